@@ -1,0 +1,76 @@
+import { z } from "zod";
+
+/** Upper bound of `response_grace_period`: the spec's 12-hour maximum async run. */
+export const MAX_GRACE_PERIOD_S = 12 * 60 * 60;
+
+const appName = z
+  .string()
+  .regex(
+    /^[a-z][a-z0-9-]{0,62}$/,
+    "must start with a lowercase letter and hold only lowercase letters, digits and dashes (at most 63)",
+  );
+
+/** The parsed `runlet.toml` of an app (DESIGN.md §3). */
+export const appConfigSchema = z
+  .strictObject({
+    name: appName,
+    runtime: z.enum(["managed", "custom"]).default("managed"),
+    response_grace_period: z.number().int().min(1).max(MAX_GRACE_PERIOD_S).default(900),
+    scaling: z
+      .strictObject({
+        min_replicas: z.number().int().min(0).max(64).default(0),
+        max_replicas: z.number().int().min(1).max(64).default(4),
+        replica_concurrency: z.number().int().min(1).max(1024).default(1),
+        cooldown: z.number().int().min(0).max(86_400).default(60),
+      })
+      .prefault({}),
+    custom: z
+      .strictObject({
+        entrypoint: z.array(z.string().min(1)).min(1),
+        port: z.number().int().min(1).max(65_535).default(8000),
+        healthcheck: z.string().startsWith("/").default("/health"),
+      })
+      .optional(),
+  })
+  .superRefine((cfg, ctx) => {
+    if (cfg.runtime === "custom" && !cfg.custom) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["custom"],
+        message: "a custom-runtime app needs a [custom] table with an entrypoint",
+      });
+    }
+    if (cfg.scaling.min_replicas > cfg.scaling.max_replicas) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["scaling", "min_replicas"],
+        message: "must not exceed max_replicas",
+      });
+    }
+  });
+
+export type AppConfig = z.infer<typeof appConfigSchema>;
+
+/** One file of an app bundle as it travels between CLI, control plane and runtime host. */
+export const bundleFileSchema = z.strictObject({
+  path: z
+    .string()
+    .min(1)
+    .max(512)
+    .refine(
+      (p) => !p.startsWith("/") && !p.split(/[\\/]/).some((part) => part === ".." || part === ""),
+      "must be a relative path without '..'",
+    ),
+  contentBase64: z.string(),
+  executable: z.boolean().optional(),
+});
+
+export type BundleFile = z.infer<typeof bundleFileSchema>;
+
+/** First line of a zod error, worded for a person: `scaling.cooldown: too big ...`. */
+export function describeZodError(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return "invalid input";
+  const where = issue.path.length ? `${issue.path.join(".")}: ` : "";
+  return `${where}${issue.message}`;
+}

@@ -1,0 +1,43 @@
+/**
+ * Names shared by every component: headers, environment variables, defaults.
+ * Runtime-agnostic: imported by the Worker, the control plane and the runtime host.
+ */
+
+export const DEFAULT_BRAND = "Runlet";
+
+export const HEADER = {
+  requestId: "X-Request-Id",
+  webhookSecret: "X-Webhook-Secret",
+  /** Internal: the run id the worker assigned, passed to the runtime host. */
+  runId: "X-Runlet-Run-Id",
+} as const;
+
+/** The branded webhook headers are built here and nowhere else. */
+export function webhookHeaders(brand: string = DEFAULT_BRAND) {
+  return {
+    timestamp: `X-${brand}-Webhook-Timestamp`,
+    signature: `X-${brand}-Webhook-Signature`,
+  } as const;
+}
+
+export const ENV = {
+  home: "RUNLET_HOME",
+  controlPort: "RUNLET_CONTROL_PORT",
+  apiPort: "RUNLET_API_PORT",
+  hostPort: "RUNLET_HOST_PORT",
+  baseUrl: "RUNLET_BASE_URL",
+  apiUrl: "RUNLET_API_URL",
+  hostUrl: "RUNLET_HOST_URL",
+  token: "RUNLET_TOKEN",
+  project: "RUNLET_PROJECT",
+  internalToken: "RUNLET_INTERNAL_TOKEN",
+  brand: "RUNLET_BRAND",
+} as const;
+
+export const DEFAULT_PORT = { control: 8080, api: 8787, host: 8790 } as const;
+
+export const LOOPBACK = "127.0.0.1";
+
+/** Issuer and audience of every JWT the control plane signs. */
+export const JWT_ISSUER = "runlet";
+export const JWT_ALG = "ES256";

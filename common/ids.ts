@@ -1,0 +1,21 @@
+const CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz";
+
+/** Prefixes of every id Runlet hands out; the prefix says what an id names. */
+export type IdPrefix = "usr" | "prj" | "tok" | "sa" | "app" | "dep" | "run" | "log";
+
+/**
+ * A prefixed id that sorts by creation time: `run_` + 10 chars of milliseconds + 16 random chars
+ * (80 bits), all lowercase Crockford base32. Runs anywhere WebCrypto does.
+ */
+export function newId(prefix: IdPrefix, now: number = Date.now()): string {
+  let time = "";
+  let t = now;
+  for (let i = 0; i < 10; i++) {
+    time = CROCKFORD[t % 32] + time;
+    t = Math.floor(t / 32);
+  }
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  let random = "";
+  for (const b of bytes) random += CROCKFORD[b % 32];
+  return `${prefix}_${time}${random}`;
+}

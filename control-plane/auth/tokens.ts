@@ -1,0 +1,95 @@
+import { and, eq } from "drizzle-orm";
+import { JWT_ISSUER } from "../../common/consts.ts";
+import { newId } from "../../common/ids.ts";
+import { importJwks, JwtError, signJwt, verifyJwt } from "../../common/jwt.ts";
+import type { Database } from "../db/index.ts";
+import { memberships, projects, tokens, users } from "../db/schema.ts";
+import { ApiError } from "../errors.ts";
+import type { SigningKeys } from "./keys.ts";
+
+export interface Principal {
+  type: "user";
+  id: string;
+  name: string;
+  tokenId: string;
+}
+
+export type Role = "owner" | "member";
+
+/** Signs a token for `subject` and records its id so it can be revoked. */
+export async function issueToken(
+  db: Database,
+  keys: SigningKeys,
+  opts: { subject: string; projectId?: string; expiresAt: Date },
+): Promise<{ token: string; id: string }> {
+  const id = newId("tok");
+  const now = Date.now();
+  await db.insert(tokens).values({
+    id,
+    subject: opts.subject,
+    projectId: opts.projectId ?? null,
+    createdAt: now,
+    expiresAt: opts.expiresAt.getTime(),
+  });
+  const token = await signJwt(
+    {
+      iss: JWT_ISSUER,
+      sub: opts.subject,
+      jti: id,
+      iat: Math.floor(now / 1000),
+      exp: Math.floor(opts.expiresAt.getTime() / 1000),
+      ...(opts.projectId ? { prj: opts.projectId } : {}),
+    },
+    keys.privateKey,
+    keys.kid,
+  );
+  return { token, id };
+}
+
+/**
+ * Turns an Authorization header into a principal, or throws 401: missing header, another scheme,
+ * a bad signature, an expired or a revoked token all end here.
+ */
+export async function authenticate(
+  db: Database,
+  publicKeys: ReadonlyMap<string, CryptoKey>,
+  header: string | undefined,
+): Promise<Principal> {
+  if (!header) throw new ApiError("unauthorized", "missing Authorization header");
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match?.[1]) throw new ApiError("unauthorized", "Authorization header must be 'Bearer <token>'");
+  let claims: Awaited<ReturnType<typeof verifyJwt>>;
+  try {
+    claims = await verifyJwt(match[1], publicKeys);
+  } catch (err) {
+    if (err instanceof JwtError) throw new ApiError("unauthorized", err.message);
+    throw err;
+  }
+  const [row] = await db
+    .select({ revokedAt: tokens.revokedAt, name: users.name })
+    .from(tokens)
+    .innerJoin(users, eq(users.id, tokens.subject))
+    .where(and(eq(tokens.id, claims.jti), eq(tokens.subject, claims.sub)));
+  if (!row) throw new ApiError("unauthorized", "token is not recognised");
+  if (row.revokedAt !== null) throw new ApiError("unauthorized", "token has been revoked");
+  return { type: "user", id: claims.sub, name: row.name, tokenId: claims.jti };
+}
+
+export function publicKeysOf(keys: SigningKeys): Promise<Map<string, CryptoKey>> {
+  return importJwks(keys.jwks);
+}
+
+/** The principal's role in a project: 404 when the project does not exist, 403 when not a member. */
+export async function roleIn(db: Database, principal: Principal, projectId: string): Promise<Role> {
+  const [row] = await db
+    .select({ role: memberships.role })
+    .from(projects)
+    .leftJoin(
+      memberships,
+      and(eq(memberships.projectId, projects.id), eq(memberships.userId, principal.id)),
+    )
+    .where(eq(projects.id, projectId));
+  if (!row) throw new ApiError("not_found", `project '${projectId}' not found`);
+  if (!row.role) throw new ApiError("forbidden", `you are not a member of project '${projectId}'`);
+  return row.role;
+}

@@ -1,0 +1,72 @@
+/** Node entry of the control plane: `tsx control-plane/server.ts`. */
+import { serve } from "@hono/node-server";
+import { mkdir } from "node:fs/promises";
+import { z } from "zod";
+import { describeZodError } from "../common/app-config.ts";
+import { DEFAULT_PORT, ENV, LOOPBACK } from "../common/consts.ts";
+import { createControlPlane } from "./app.ts";
+import { loadOrCreateSigningKey } from "./auth/keys.ts";
+import { publicKeysOf } from "./auth/tokens.ts";
+import { bootstrapLocal } from "./bootstrap.ts";
+import { openLibsql } from "./db/index.ts";
+import { httpRuntimeHost } from "./host-client.ts";
+import { homePaths, runletHome } from "./home.ts";
+
+const envSchema = z.object({
+  [ENV.controlPort]: z.coerce.number().int().min(0).max(65_535).default(DEFAULT_PORT.control),
+  [ENV.apiUrl]: z.string().url().default(`http://${LOOPBACK}:${DEFAULT_PORT.api}`),
+  [ENV.hostUrl]: z.string().url().default(`http://${LOOPBACK}:${DEFAULT_PORT.host}`),
+  [ENV.internalToken]: z.string().min(32, "must be set (npm start creates one under RUNLET_HOME)"),
+  RUNLET_DATABASE_URL: z.string().optional(),
+  RUNLET_DATABASE_TOKEN: z.string().optional(),
+});
+
+async function main() {
+  const parsed = envSchema.safeParse(process.env);
+  if (!parsed.success) {
+    console.error(`control plane: bad environment: ${describeZodError(parsed.error)}`);
+    process.exit(1);
+  }
+  const env = parsed.data;
+  const home = runletHome();
+  await mkdir(home, { recursive: true, mode: 0o700 });
+  const port = env[ENV.controlPort];
+  const { db, close } = await openLibsql(
+    env.RUNLET_DATABASE_URL ?? `file:${homePaths(home).database}`,
+    env.RUNLET_DATABASE_TOKEN,
+  );
+  const keys = await loadOrCreateSigningKey(home);
+  const publicKeys = await publicKeysOf(keys);
+  const app = createControlPlane({
+    db,
+    keys,
+    publicKeys,
+    host: httpRuntimeHost(env[ENV.hostUrl], env[ENV.internalToken]),
+  });
+  const baseUrl = `http://${LOOPBACK}:${port}`;
+  await bootstrapLocal(db, keys, publicKeys, { home, baseUrl, apiUrl: env[ENV.apiUrl] });
+
+  const server = serve({ fetch: app.fetch, port, hostname: LOOPBACK }, (info) => {
+    console.log(`control plane listening on http://${LOOPBACK}:${info.port}`);
+  });
+  server.on("error", (err: NodeJS.ErrnoException) => {
+    console.error(
+      err.code === "EADDRINUSE"
+        ? `control plane: port ${port} is already in use; stop what holds it or set ${ENV.controlPort}`
+        : `control plane: ${err.message}`,
+    );
+    process.exit(1);
+  });
+  const stop = () => {
+    server.close();
+    close();
+    process.exit(0);
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+}
+
+main().catch((err) => {
+  console.error(`control plane failed to start: ${(err as Error).message}`);
+  process.exit(1);
+});
