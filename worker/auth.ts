@@ -1,0 +1,93 @@
+/**
+ * Caller authentication at the edge: the JWT is verified with WebCrypto against the control
+ * plane's JWKS (cached per isolate), then the control plane says whether the token may use the
+ * project and whether the app exists (cached 10 s, so a revocation bites within 10 s).
+ */
+import { importJwks, type Jwks, JwtError, type RunletClaims, verifyJwt } from "../common/jwt.ts";
+import type { Env } from "./env.ts";
+import { RunApiError } from "./errors.ts";
+
+const JWKS_TTL_MS = 5 * 60_000;
+const JWKS_RETRY_MS = 10_000;
+const RESOLVE_TTL_MS = 10_000;
+const RESOLVE_CACHE_MAX = 10_000;
+
+let jwks: { keys: Map<string, CryptoKey>; fetchedAt: number } | undefined;
+const resolved = new Map<string, { app: ResolvedApp; at: number }>();
+
+export interface ResolvedApp {
+  id: string;
+  name: string;
+  runtime: "managed" | "custom";
+  version: number;
+}
+
+async function publicKeys(env: Env, kidMissing: boolean): Promise<Map<string, CryptoKey>> {
+  const age = jwks ? Date.now() - jwks.fetchedAt : Number.POSITIVE_INFINITY;
+  if (jwks && age < JWKS_TTL_MS && !(kidMissing && age > JWKS_RETRY_MS)) return jwks.keys;
+  let res: Response;
+  try {
+    res = await fetch(`${env.CONTROL_PLANE_URL}/.well-known/jwks.json`);
+  } catch {
+    if (jwks) return jwks.keys;
+    throw new RunApiError(502, "cannot verify tokens: the control plane is not reachable");
+  }
+  if (!res.ok) throw new RunApiError(502, `cannot verify tokens: the control plane answered ${res.status}`);
+  jwks = { keys: await importJwks((await res.json()) as Jwks), fetchedAt: Date.now() };
+  return jwks.keys;
+}
+
+/** Verifies `Authorization: Bearer <JWT>`; 401 `{message}` on anything wrong. */
+export async function verifyCaller(env: Env, header: string | undefined): Promise<{ token: string; claims: RunletClaims }> {
+  if (!header) throw new RunApiError(401, "missing Authorization header");
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match?.[1]) throw new RunApiError(401, "Authorization header must be 'Bearer <token>'");
+  const token = match[1];
+  try {
+    return { token, claims: await verifyJwt(token, await publicKeys(env, false)) };
+  } catch (err) {
+    if (!(err instanceof JwtError)) throw err;
+    if (err.reason !== "unknown-key") throw new RunApiError(401, err.message);
+  }
+  try {
+    // The control plane may have rotated its key since the JWKS was cached.
+    return { token, claims: await verifyJwt(token, await publicKeys(env, true)) };
+  } catch (err) {
+    if (err instanceof JwtError) throw new RunApiError(401, err.message);
+    throw err;
+  }
+}
+
+/** Asks the control plane whether this token may use `project` and what `app` is there. */
+export async function resolveApp(
+  env: Env,
+  caller: { token: string; claims: RunletClaims },
+  project: string,
+  app: string,
+): Promise<ResolvedApp> {
+  if (caller.claims.prj && caller.claims.prj !== project) {
+    throw new RunApiError(403, `this token belongs to project '${caller.claims.prj}', not '${project}'`);
+  }
+  const key = `${caller.claims.jti}\n${project}\n${app}`;
+  const hit = resolved.get(key);
+  if (hit && Date.now() - hit.at < RESOLVE_TTL_MS) return hit.app;
+
+  let res: Response;
+  try {
+    res = await fetch(
+      `${env.CONTROL_PLANE_URL}/v2/projects/${encodeURIComponent(project)}/apps/${encodeURIComponent(app)}`,
+      { headers: { authorization: `Bearer ${caller.token}` } },
+    );
+  } catch {
+    throw new RunApiError(502, "the control plane is not reachable");
+  }
+  if (res.ok) {
+    const found = (await res.json()) as ResolvedApp;
+    if (resolved.size >= RESOLVE_CACHE_MAX) resolved.clear();
+    resolved.set(key, { app: found, at: Date.now() });
+    return found;
+  }
+  const body = (await res.json().catch(() => ({}))) as { message?: string };
+  const status = res.status === 401 || res.status === 403 || res.status === 404 ? res.status : 502;
+  throw new RunApiError(status, body.message ?? `the control plane answered ${res.status}`);
+}

@@ -1,0 +1,18 @@
+import { Hono } from "hono";
+import type { WorkerEnv } from "./env.ts";
+import { registerRun } from "./routes/run.ts";
+
+export { RunObject } from "./run-object.ts";
+
+/** `{api_url}`: the edge that callers of deployed functions talk to. */
+export const app = new Hono<WorkerEnv>();
+
+app.get("/healthz", (c) => c.json({ ok: true, component: "worker" }));
+registerRun(app);
+app.notFound((c) => c.json({ message: `no route for ${c.req.method} ${c.req.path}` }, 404));
+app.onError((err, c) => {
+  console.error("[worker] unexpected error:", err);
+  return c.json({ message: "internal error" }, 500);
+});
+
+export default app;
