@@ -17,7 +17,13 @@ export interface RunletClaims {
   prj?: string;
 }
 
-export type JwtFailure = "malformed" | "algorithm" | "unknown-key" | "signature" | "expired" | "claims";
+export type JwtFailure =
+  | "malformed"
+  | "algorithm"
+  | "unknown-key"
+  | "signature"
+  | "expired"
+  | "claims";
 
 export class JwtError extends Error {
   constructor(
@@ -65,8 +71,15 @@ function decodeJson(part: string): Record<string, unknown> {
 }
 
 /** A new signing key pair; the private half never leaves the control plane. */
-export async function generateSigningKey(): Promise<{ privateJwk: JsonWebKey; publicJwk: JsonWebKey; kid: string }> {
-  const pair = (await crypto.subtle.generateKey(ALGORITHM, true, ["sign", "verify"])) as CryptoKeyPair;
+export async function generateSigningKey(): Promise<{
+  privateJwk: JsonWebKey;
+  publicJwk: JsonWebKey;
+  kid: string;
+}> {
+  const pair = (await crypto.subtle.generateKey(ALGORITHM, true, [
+    "sign",
+    "verify",
+  ])) as CryptoKeyPair;
   const privateJwk = (await crypto.subtle.exportKey("jwk", pair.privateKey)) as JsonWebKey;
   const publicJwk = (await crypto.subtle.exportKey("jwk", pair.publicKey)) as JsonWebKey;
   return { privateJwk, publicJwk, kid: await keyId(publicJwk) };
@@ -74,7 +87,12 @@ export async function generateSigningKey(): Promise<{ privateJwk: JsonWebKey; pu
 
 /** RFC 7638 thumbprint of a P-256 public key, used as its `kid`. */
 export async function keyId(publicJwk: JsonWebKey): Promise<string> {
-  const canonical = JSON.stringify({ crv: publicJwk.crv, kty: publicJwk.kty, x: publicJwk.x, y: publicJwk.y });
+  const canonical = JSON.stringify({
+    crv: publicJwk.crv,
+    kty: publicJwk.kty,
+    x: publicJwk.x,
+    y: publicJwk.y,
+  });
   const digest = await crypto.subtle.digest("SHA-256", encoder.encode(canonical));
   return base64urlEncode(new Uint8Array(digest)).slice(0, 16);
 }
@@ -88,10 +106,18 @@ export function importPublicKey(jwk: JsonWebKey): Promise<CryptoKey> {
   return crypto.subtle.importKey("jwk", { kty, crv, x, y }, ALGORITHM, false, ["verify"]);
 }
 
-export async function signJwt(claims: RunletClaims, privateKey: CryptoKey, kid: string): Promise<string> {
+export async function signJwt(
+  claims: RunletClaims,
+  privateKey: CryptoKey,
+  kid: string,
+): Promise<string> {
   const header = base64urlEncode(encoder.encode(JSON.stringify({ alg: JWT_ALG, typ: "JWT", kid })));
   const payload = base64urlEncode(encoder.encode(JSON.stringify(claims)));
-  const signature = await crypto.subtle.sign(SIGNATURE, privateKey, encoder.encode(`${header}.${payload}`));
+  const signature = await crypto.subtle.sign(
+    SIGNATURE,
+    privateKey,
+    encoder.encode(`${header}.${payload}`),
+  );
   return `${header}.${payload}.${base64urlEncode(new Uint8Array(signature))}`;
 }
 
@@ -137,7 +163,8 @@ export async function verifyJwt(
 export async function importJwks(jwks: Jwks): Promise<Map<string, CryptoKey>> {
   const keys = new Map<string, CryptoKey>();
   for (const jwk of jwks.keys) {
-    if (jwk.kty === "EC" && jwk.crv === "P-256" && jwk.kid) keys.set(jwk.kid, await importPublicKey(jwk));
+    if (jwk.kty === "EC" && jwk.crv === "P-256" && jwk.kid)
+      keys.set(jwk.kid, await importPublicKey(jwk));
   }
   return keys;
 }

@@ -13,7 +13,9 @@ export function createControlPlane(deps: Deps): Hono<AppEnv> {
     await next();
   });
   app.onError(handleError);
-  app.notFound((c) => c.json({ message: `no route for ${c.req.method} ${c.req.path}`, code: "not_found" }, 404));
+  app.notFound((c) =>
+    c.json({ message: `no route for ${c.req.method} ${c.req.path}`, code: "not_found" }, 404),
+  );
 
   app.get("/healthz", (c) => c.json({ ok: true, component: "control-plane" }));
   registerJwks(app);

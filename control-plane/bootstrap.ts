@@ -1,6 +1,6 @@
 import { and, asc, eq } from "drizzle-orm";
 import { newId } from "../common/ids.ts";
-import { type SigningKeys } from "./auth/keys.ts";
+import type { SigningKeys } from "./auth/keys.ts";
 import { authenticate, issueToken } from "./auth/tokens.ts";
 import type { Database } from "./db/index.ts";
 import { memberships, projects, users } from "./db/schema.ts";
@@ -24,7 +24,12 @@ export async function bootstrapLocal(
   const previous = await readLocalJson(opts.home);
   const now = Date.now();
 
-  let [owner] = await db.select().from(users).where(eq(users.name, LOCAL_OWNER_NAME)).orderBy(asc(users.createdAt)).limit(1);
+  let [owner] = await db
+    .select()
+    .from(users)
+    .where(eq(users.name, LOCAL_OWNER_NAME))
+    .orderBy(asc(users.createdAt))
+    .limit(1);
   if (!owner) {
     owner = { id: newId("usr"), name: LOCAL_OWNER_NAME, createdAt: now };
     await db.insert(users).values(owner);
@@ -40,7 +45,9 @@ export async function bootstrapLocal(
   if (!project) {
     project = { id: newId("prj") };
     await db.batch([
-      db.insert(projects).values({ id: project.id, name: "default", plan: "hobby", createdAt: now }),
+      db
+        .insert(projects)
+        .values({ id: project.id, name: "default", plan: "hobby", createdAt: now }),
       db.insert(memberships).values({ projectId: project.id, userId: owner.id, role: "owner" }),
     ]);
   }
@@ -48,21 +55,36 @@ export async function bootstrapLocal(
   let token = previous?.token;
   if (token && !(await stillGood(db, publicKeys, token, owner.id))) token = undefined;
   if (!token) {
-    ({ token } = await issueToken(db, keys, { subject: owner.id, expiresAt: new Date(now + TOKEN_LIFETIME_MS) }));
+    ({ token } = await issueToken(db, keys, {
+      subject: owner.id,
+      expiresAt: new Date(now + TOKEN_LIFETIME_MS),
+    }));
   }
 
-  const local: LocalJson = { baseUrl: opts.baseUrl, apiUrl: opts.apiUrl, projectId: project.id, token };
+  const local: LocalJson = {
+    baseUrl: opts.baseUrl,
+    apiUrl: opts.apiUrl,
+    projectId: project.id,
+    token,
+  };
   if (JSON.stringify(local) !== JSON.stringify(previous)) {
     await writePrivateFile(homePaths(opts.home).localJson, `${JSON.stringify(local, null, 2)}\n`);
   }
   return local;
 }
 
-async function stillGood(db: Database, publicKeys: ReadonlyMap<string, CryptoKey>, token: string, ownerId: string) {
+async function stillGood(
+  db: Database,
+  publicKeys: ReadonlyMap<string, CryptoKey>,
+  token: string,
+  ownerId: string,
+) {
   try {
     const principal = await authenticate(db, publicKeys, `Bearer ${token}`);
     const [, payload = ""] = token.split(".");
-    const { exp } = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as { exp: number };
+    const { exp } = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as {
+      exp: number;
+    };
     return principal.id === ownerId && exp * 1000 - Date.now() > RENEW_BEFORE_MS;
   } catch {
     return false;

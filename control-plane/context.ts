@@ -1,6 +1,6 @@
 import type { Context } from "hono";
-import { authenticate, type Principal, type Role, roleIn } from "./auth/tokens.ts";
 import type { SigningKeys } from "./auth/keys.ts";
+import { authenticate, type Principal, type Role, roleIn } from "./auth/tokens.ts";
 import type { Database } from "./db/index.ts";
 import type { RuntimeHost } from "./host-client.ts";
 
@@ -17,7 +17,9 @@ export type AppEnv = { Variables: { deps: Deps } };
 export type Ctx = Context<AppEnv>;
 
 /** Authenticates the caller and resolves their role in the path's project (401/403/404). */
-export async function projectAccess(c: Ctx): Promise<{ principal: Principal; role: Role; projectId: string }> {
+export async function projectAccess(
+  c: Ctx,
+): Promise<{ principal: Principal; role: Role; projectId: string }> {
   const { db, publicKeys } = c.var.deps;
   const principal = await authenticate(db, publicKeys, c.req.header("authorization"));
   const projectId = c.req.param("projectId") ?? "";

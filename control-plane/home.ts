@@ -49,7 +49,9 @@ export type LocalJson = z.infer<typeof localJsonSchema>;
 
 export async function readLocalJson(home: string): Promise<LocalJson | undefined> {
   try {
-    const parsed = localJsonSchema.safeParse(JSON.parse(await readFile(homePaths(home).localJson, "utf8")));
+    const parsed = localJsonSchema.safeParse(
+      JSON.parse(await readFile(homePaths(home).localJson, "utf8")),
+    );
     return parsed.success ? parsed.data : undefined;
   } catch {
     return undefined;

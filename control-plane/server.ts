@@ -1,6 +1,7 @@
 /** Node entry of the control plane: `tsx control-plane/server.ts`. */
-import { serve } from "@hono/node-server";
+
 import { mkdir } from "node:fs/promises";
+import { serve } from "@hono/node-server";
 import { z } from "zod";
 import { describeZodError } from "../common/app-config.ts";
 import { DEFAULT_PORT, ENV, LOOPBACK } from "../common/consts.ts";
@@ -9,8 +10,8 @@ import { loadOrCreateSigningKey } from "./auth/keys.ts";
 import { publicKeysOf } from "./auth/tokens.ts";
 import { bootstrapLocal } from "./bootstrap.ts";
 import { openLibsql } from "./db/index.ts";
-import { httpRuntimeHost } from "./host-client.ts";
 import { homePaths, runletHome } from "./home.ts";
+import { httpRuntimeHost } from "./host-client.ts";
 
 const envSchema = z.object({
   [ENV.controlPort]: z.coerce.number().int().min(0).max(65_535).default(DEFAULT_PORT.control),

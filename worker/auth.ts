@@ -32,13 +32,17 @@ async function publicKeys(env: Env, kidMissing: boolean): Promise<Map<string, Cr
     if (jwks) return jwks.keys;
     throw new RunApiError(502, "cannot verify tokens: the control plane is not reachable");
   }
-  if (!res.ok) throw new RunApiError(502, `cannot verify tokens: the control plane answered ${res.status}`);
+  if (!res.ok)
+    throw new RunApiError(502, `cannot verify tokens: the control plane answered ${res.status}`);
   jwks = { keys: await importJwks((await res.json()) as Jwks), fetchedAt: Date.now() };
   return jwks.keys;
 }
 
 /** Verifies `Authorization: Bearer <JWT>`; 401 `{message}` on anything wrong. */
-export async function verifyCaller(env: Env, header: string | undefined): Promise<{ token: string; claims: RunletClaims }> {
+export async function verifyCaller(
+  env: Env,
+  header: string | undefined,
+): Promise<{ token: string; claims: RunletClaims }> {
   if (!header) throw new RunApiError(401, "missing Authorization header");
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match?.[1]) throw new RunApiError(401, "Authorization header must be 'Bearer <token>'");
@@ -66,7 +70,10 @@ export async function resolveApp(
   app: string,
 ): Promise<ResolvedApp> {
   if (caller.claims.prj && caller.claims.prj !== project) {
-    throw new RunApiError(403, `this token belongs to project '${caller.claims.prj}', not '${project}'`);
+    throw new RunApiError(
+      403,
+      `this token belongs to project '${caller.claims.prj}', not '${project}'`,
+    );
   }
   const key = `${caller.claims.jti}\n${project}\n${app}`;
   const hit = resolved.get(key);

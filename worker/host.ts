@@ -16,21 +16,31 @@ export async function invokeOnHost(
   const { project, app, fn, runId } = target;
   let res: Response;
   try {
-    res = await fetch(`${env.RUNTIME_HOST_URL}/internal/invoke/${project}/${app}/${encodeURIComponent(fn)}`, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${env.INTERNAL_TOKEN}`,
-        "content-type": "application/json",
-        [HEADER.runId]: runId,
+    res = await fetch(
+      `${env.RUNTIME_HOST_URL}/internal/invoke/${project}/${app}/${encodeURIComponent(fn)}`,
+      {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${env.INTERNAL_TOKEN}`,
+          "content-type": "application/json",
+          [HEADER.runId]: runId,
+        },
+        body,
       },
-      body,
-    });
+    );
   } catch {
     throw new RunApiError(502, "the runtime host is not reachable");
   }
   if (res.ok) return (await res.json()) as Invocation;
   const { message } = (await res.json().catch(() => ({}))) as { message?: string };
   // The host's 401 means our own internal token is wrong: the caller did nothing wrong.
-  const status = res.status === 400 || res.status === 404 || res.status === 413 || res.status === 429 || res.status === 504 ? res.status : 502;
+  const status =
+    res.status === 400 ||
+    res.status === 404 ||
+    res.status === 413 ||
+    res.status === 429 ||
+    res.status === 504
+      ? res.status
+      : 502;
   throw new RunApiError(status, message ?? `the runtime host answered ${res.status}`);
 }

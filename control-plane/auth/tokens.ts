@@ -57,7 +57,8 @@ export async function authenticate(
 ): Promise<Principal> {
   if (!header) throw new ApiError("unauthorized", "missing Authorization header");
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!match?.[1]) throw new ApiError("unauthorized", "Authorization header must be 'Bearer <token>'");
+  if (!match?.[1])
+    throw new ApiError("unauthorized", "Authorization header must be 'Bearer <token>'");
   let claims: Awaited<ReturnType<typeof verifyJwt>>;
   try {
     claims = await verifyJwt(match[1], publicKeys);

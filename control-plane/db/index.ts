@@ -1,8 +1,8 @@
+import { fileURLToPath } from "node:url";
 import { createClient } from "@libsql/client";
-import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import { drizzle } from "drizzle-orm/libsql";
 import { migrate } from "drizzle-orm/libsql/migrator";
-import { fileURLToPath } from "node:url";
+import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import * as schema from "./schema.ts";
 
 /**
@@ -19,7 +19,10 @@ export type Database = BaseSQLiteDatabase<"async", any, typeof schema> & {
 export const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
 
 /** Opens (and migrates) a libSQL database: `file:/path/runlet.db`, `:memory:`, or a libsql:// URL. */
-export async function openLibsql(url: string, authToken?: string): Promise<{ db: Database; close(): void }> {
+export async function openLibsql(
+  url: string,
+  authToken?: string,
+): Promise<{ db: Database; close(): void }> {
   const client = createClient({ url, authToken });
   await client.execute("PRAGMA foreign_keys = ON");
   if (url.startsWith("file:")) {

@@ -2,7 +2,14 @@
  * The control plane's tables (SQLite dialect: libSQL under Node, D1 under Workers).
  * Timestamps are Unix milliseconds. Migrations: `npm run db:generate` writes them to ./migrations.
  */
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import {
+  index,
+  integer,
+  primaryKey,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/sqlite-core";
 
 export const users = sqliteTable("users", {
   id: text("id").primaryKey(),
@@ -13,7 +20,9 @@ export const users = sqliteTable("users", {
 export const projects = sqliteTable("projects", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
-  plan: text("plan", { enum: ["hobby", "pro", "enterprise"] }).notNull().default("hobby"),
+  plan: text("plan", { enum: ["hobby", "pro", "enterprise"] })
+    .notNull()
+    .default("hobby"),
   createdAt: integer("created_at").notNull(),
 });
 

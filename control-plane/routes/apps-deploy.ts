@@ -3,7 +3,12 @@ import type { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { parse as parseToml } from "smol-toml";
 import { z } from "zod";
-import { type AppConfig, appConfigSchema, bundleFileSchema, describeZodError } from "../../common/app-config.ts";
+import {
+  type AppConfig,
+  appConfigSchema,
+  bundleFileSchema,
+  describeZodError,
+} from "../../common/app-config.ts";
 import { newId } from "../../common/ids.ts";
 import { type AppEnv, projectAccess } from "../context.ts";
 import { apps, deployments } from "../db/schema.ts";
@@ -38,10 +43,17 @@ function readConfig(files: z.infer<typeof deployRequest>["files"]): AppConfig {
     throw new ApiError("bad_request", `runlet.toml is not valid TOML: ${first}`);
   }
   const parsed = appConfigSchema.safeParse(raw);
-  if (!parsed.success) throw new ApiError("bad_request", `runlet.toml: ${describeZodError(parsed.error)}`);
+  if (!parsed.success)
+    throw new ApiError("bad_request", `runlet.toml: ${describeZodError(parsed.error)}`);
   const config = parsed.data;
-  if (config.runtime === "managed" && !files.some((f) => f.path === "main.js" || f.path === "main.mjs")) {
-    throw new ApiError("bad_request", "a managed-runtime app needs main.js or main.mjs at its root");
+  if (
+    config.runtime === "managed" &&
+    !files.some((f) => f.path === "main.js" || f.path === "main.mjs")
+  ) {
+    throw new ApiError(
+      "bad_request",
+      "a managed-runtime app needs main.js or main.mjs at its root",
+    );
   }
   return config;
 }
@@ -52,7 +64,10 @@ export function registerDeployApp(app: Hono<AppEnv>) {
     bodyLimit({
       maxSize: Math.ceil(MAX_BUNDLE_BYTES * 1.4),
       onError: () => {
-        throw new ApiError("payload_too_large", `the bundle is larger than ${MAX_BUNDLE_BYTES / 1024 / 1024} MiB`);
+        throw new ApiError(
+          "payload_too_large",
+          `the bundle is larger than ${MAX_BUNDLE_BYTES / 1024 / 1024} MiB`,
+        );
       },
     }),
     async (c) => {
@@ -61,12 +76,16 @@ export function registerDeployApp(app: Hono<AppEnv>) {
       const paths = new Set<string>();
       let bytes = 0;
       for (const f of files) {
-        if (paths.has(f.path)) throw new ApiError("bad_request", `files: '${f.path}' appears twice`);
+        if (paths.has(f.path))
+          throw new ApiError("bad_request", `files: '${f.path}' appears twice`);
         paths.add(f.path);
         bytes += Buffer.byteLength(f.contentBase64, "base64");
       }
       if (bytes > MAX_BUNDLE_BYTES) {
-        throw new ApiError("payload_too_large", `the bundle is larger than ${MAX_BUNDLE_BYTES / 1024 / 1024} MiB`);
+        throw new ApiError(
+          "payload_too_large",
+          `the bundle is larger than ${MAX_BUNDLE_BYTES / 1024 / 1024} MiB`,
+        );
       }
       const config = readConfig(files);
       const { db, host } = c.var.deps;
@@ -110,7 +129,10 @@ export function registerDeployApp(app: Hono<AppEnv>) {
         await db.batch([upsertApp, recordDeployment]);
       } catch (err) {
         if (/UNIQUE constraint failed/i.test(String((err as Error).message))) {
-          throw new ApiError("conflict", `another deploy of '${config.name}' happened at the same time; retry`);
+          throw new ApiError(
+            "conflict",
+            `another deploy of '${config.name}' happened at the same time; retry`,
+          );
         }
         throw err;
       }

@@ -43,7 +43,8 @@ export function registerReadApps(app: Hono<AppEnv>) {
       .select()
       .from(apps)
       .where(and(eq(apps.projectId, projectId), eq(apps.name, name)));
-    if (!row) throw new ApiError("not_found", `app '${name}' is not deployed in project '${projectId}'`);
+    if (!row)
+      throw new ApiError("not_found", `app '${name}' is not deployed in project '${projectId}'`);
     return c.json(view(row));
   });
 }

@@ -13,29 +13,49 @@ export const MAX_RUN_BODY_BYTES = 10 * 1024 * 1024;
 function statusOf(result: unknown): number {
   if (result && typeof result === "object" && "status_code" in result) {
     const code = (result as { status_code: unknown }).status_code;
-    if (typeof code === "number" && Number.isInteger(code) && code >= 200 && code <= 599) return code;
+    if (typeof code === "number" && Number.isInteger(code) && code >= 200 && code <= 599)
+      return code;
   }
   return 200;
 }
 
 /** `POST /v4/{project}/{app}/{function}`: a synchronous run of a managed-runtime app. */
 export function registerRun(app: Hono<WorkerEnv>) {
+  // A WebSocket handshake (a GET with Upgrade) on any run path gets a clear refusal, not a 404.
+  app.use("/v4/*", async (c, next) => {
+    if (c.req.header("upgrade")?.toLowerCase() !== "websocket") return next();
+    return errorResponse(
+      c,
+      new RunApiError(
+        400,
+        "WebSocket connections are not supported; call the run path with an HTTP POST",
+      ),
+    );
+  });
   app.post("/v4/:project/:app/:fn", async (c) => {
     const runId = newId("run");
     try {
       if (c.req.header("upgrade")?.toLowerCase() === "websocket") {
-        throw new RunApiError(400, "WebSocket connections are not supported; call the run path with an HTTP POST");
+        throw new RunApiError(
+          400,
+          "WebSocket connections are not supported; call the run path with an HTTP POST",
+        );
       }
       const { project, app: appName, fn } = c.req.param();
       const caller = await verifyCaller(c.env, c.req.header("authorization"));
       await resolveApp(c.env, caller, project, appName);
       if (c.req.query("async") !== undefined || c.req.query("webhookEndpoint") !== undefined) {
-        throw new RunApiError(400, "async runs and webhookEndpoint are not available in this version yet");
+        throw new RunApiError(
+          400,
+          "async runs and webhookEndpoint are not available in this version yet",
+        );
       }
       const length = Number(c.req.header("content-length") ?? 0);
-      if (length > MAX_RUN_BODY_BYTES) throw new RunApiError(413, "the request body is larger than 10 MiB");
+      if (length > MAX_RUN_BODY_BYTES)
+        throw new RunApiError(413, "the request body is larger than 10 MiB");
       const body = await c.req.arrayBuffer();
-      if (body.byteLength > MAX_RUN_BODY_BYTES) throw new RunApiError(413, "the request body is larger than 10 MiB");
+      if (body.byteLength > MAX_RUN_BODY_BYTES)
+        throw new RunApiError(413, "the request body is larger than 10 MiB");
 
       const outcome = await invokeOnHost(c.env, { project, app: appName, fn, runId }, body);
       c.header(HEADER.requestId, runId);
@@ -45,7 +65,14 @@ export function registerRun(app: Hono<WorkerEnv>) {
           statusOf(outcome.result) as 200,
         );
       }
-      return c.json({ run_id: runId, error: { message: outcome.error.message }, run_time_ms: outcome.run_time_ms }, 500);
+      return c.json(
+        {
+          run_id: runId,
+          error: { message: outcome.error.message },
+          run_time_ms: outcome.run_time_ms,
+        },
+        500,
+      );
     } catch (err) {
       return errorResponse(c, err, runId);
     }

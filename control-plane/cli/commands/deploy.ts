@@ -1,0 +1,78 @@
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join, relative, resolve, sep } from "node:path";
+import { parse as parseToml } from "smol-toml";
+import type { BundleFile } from "../../../common/app-config.ts";
+import type { DeployedApp } from "../../routes/apps-deploy.ts";
+import { CliError, type Command, formatBytes } from "../command.ts";
+import { loadConfig, readAnswer, request } from "../config.ts";
+
+const SKIP = new Set([".git", ".runlet", ".wrangler", ".DS_Store"]);
+
+async function collect(root: string): Promise<BundleFile[]> {
+  const files: BundleFile[] = [];
+  async function walk(dir: string) {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      if (SKIP.has(entry.name)) continue;
+      const full = join(dir, entry.name);
+      if (entry.isDirectory()) await walk(full);
+      else if (entry.isFile()) {
+        const mode = (await stat(full)).mode;
+        files.push({
+          path: relative(root, full).split(sep).join("/"),
+          contentBase64: (await readFile(full)).toString("base64"),
+          ...(mode & 0o111 ? { executable: true } : {}),
+        });
+      }
+    }
+  }
+  await walk(root);
+  return files;
+}
+
+export const deploy: Command = {
+  name: "deploy",
+  summary: "upload an app folder (runlet.toml + code) and make it the live version",
+  usage: `Usage: runlet deploy [dir] [--json]
+
+Packs the folder (default: the current one), uploads it through the management API and
+switches the app to the new version. The folder needs a runlet.toml.`,
+  options: {},
+  async run({ values, positionals }) {
+    const dir = resolve(positionals[0] ?? ".");
+    const manifest = await readFile(join(dir, "runlet.toml"), "utf8").catch(() => {
+      throw new CliError(`${dir} has no runlet.toml: is it an app folder?`);
+    });
+    let name = "?";
+    try {
+      name = String((parseToml(manifest) as { name?: unknown }).name ?? "?");
+    } catch (err) {
+      throw new CliError(`runlet.toml is not valid TOML: ${(err as Error).message.split("\n")[0]}`);
+    }
+    const config = await loadConfig();
+    const started = performance.now();
+    const files = await collect(dir);
+    const bytes = files.reduce((n, f) => n + Buffer.byteLength(f.contentBase64, "base64"), 0);
+    if (!values.json)
+      console.error(`Packing ${name}: ${files.length} files, ${formatBytes(bytes)}`);
+    if (!values.json) console.error(`Deploying to project ${config.projectId}…`);
+    const res = await request(
+      `${config.baseUrl}/v2/projects/${config.projectId}/apps`,
+      {
+        method: "POST",
+        headers: { authorization: `Bearer ${config.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ files }),
+      },
+      "deploy",
+    );
+    const app = await readAnswer<DeployedApp>(res, "deploy");
+    if (values.json) {
+      console.log(JSON.stringify(app));
+    } else {
+      const ms = Math.round(performance.now() - started);
+      console.log(`Deployed ${app.name} v${app.version} (${app.runtime} runtime) in ${ms} ms`);
+      console.log(`Call it: npx runlet run ${app.name} --data '{}'`);
+      console.log(`     or: POST ${config.apiUrl}/v4/${config.projectId}/${app.name}/run`);
+    }
+    return 0;
+  },
+};

@@ -1,0 +1,49 @@
+import { CliError, type Command, parse } from "./command.ts";
+import { apps } from "./commands/apps.ts";
+import { deploy } from "./commands/deploy.ts";
+import { run } from "./commands/run.ts";
+import { start } from "./commands/start.ts";
+
+const COMMANDS: Command[] = [start, deploy, run, apps];
+
+function usage(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return [
+    "Usage: runlet <command> [options]",
+    "",
+    "Commands:",
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    "",
+    "Every command takes --help, and --json for machine-readable output.",
+    "Credentials come from RUNLET_HOME/local.json (written by `runlet start`) or from",
+    "RUNLET_BASE_URL, RUNLET_API_URL, RUNLET_PROJECT and RUNLET_TOKEN.",
+  ].join("\n");
+}
+
+/** Runs the CLI; returns the process exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === "help" || name === "--help" || name === "-h") {
+    console.log(usage());
+    return name ? 0 : 1;
+  }
+  const cmd = COMMANDS.find((c) => c.name === name);
+  if (!cmd) {
+    console.error(`runlet: unknown command '${name}'\n\n${usage()}`);
+    return 1;
+  }
+  try {
+    const { values, positionals } = parse(cmd, rest);
+    if (values.help) {
+      console.log(cmd.usage);
+      return 0;
+    }
+    return await cmd.run({ values, positionals });
+  } catch (err) {
+    if (err instanceof CliError) {
+      console.error(`runlet ${cmd.name}: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  }
+}

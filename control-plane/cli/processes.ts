@@ -1,0 +1,119 @@
+/** Child-process supervision for `runlet start`: process groups, log files, bounded stops. */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createWriteStream, type WriteStream } from "node:fs";
+import { createServer } from "node:net";
+
+export interface Managed {
+  name: string;
+  child: ChildProcess;
+  log: WriteStream;
+  /** The last lines the process wrote, for an error report. */
+  tail(): string[];
+  exited: Promise<number | null>;
+}
+
+const TAIL_LINES = 30;
+
+/** Starts `command` in its own process group, its output to `logFile` (and to the console if `echo`). */
+export function startProcess(
+  name: string,
+  command: string,
+  args: string[],
+  opts: { cwd: string; env: NodeJS.ProcessEnv; logFile: string; echo: boolean },
+): Managed {
+  const log = createWriteStream(opts.logFile, { flags: "a" });
+  const child = spawn(command, args, {
+    cwd: opts.cwd,
+    env: opts.env,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  const take = (chunk: Buffer) => {
+    log.write(chunk);
+    for (const line of chunk.toString("utf8").split("\n")) {
+      if (!line.trim()) continue;
+      lines.push(line);
+      if (lines.length > TAIL_LINES) lines.shift();
+      if (opts.echo) process.stderr.write(`[${name}] ${line}\n`);
+    }
+  };
+  child.stdout?.on("data", take);
+  child.stderr?.on("data", take);
+  const exited = new Promise<number | null>((resolve) => {
+    child.once("exit", (code) => resolve(code));
+    child.once("error", (err) => {
+      lines.push(String(err.message));
+      resolve(-1);
+    });
+  });
+  return { name, child, log, tail: () => [...lines], exited };
+}
+
+function signalGroup(proc: Managed, signal: NodeJS.Signals) {
+  if (proc.child.pid === undefined) return;
+  try {
+    process.kill(-proc.child.pid, signal);
+  } catch {
+    // the group is already gone
+  }
+}
+
+/** SIGTERM to the whole process group, SIGKILL after `graceMs`; never throws. */
+export async function stopProcess(proc: Managed, graceMs = 5000): Promise<void> {
+  if (proc.child.exitCode === null && proc.child.signalCode === null) {
+    signalGroup(proc, "SIGTERM");
+    const timer = setTimeout(() => signalGroup(proc, "SIGKILL"), graceMs);
+    await proc.exited;
+    clearTimeout(timer);
+  }
+  // Grandchildren (workerd under wrangler) may outlive their parent: finish the group.
+  signalGroup(proc, "SIGKILL");
+  await new Promise<void>((resolve) => proc.log.end(resolve));
+}
+
+/** True when nothing listens on `port` at `host`. */
+export function portIsFree(port: number, host: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(true)));
+  });
+}
+
+/** A port the OS says is free now (for wrangler's inspector and for tests). */
+export function freePort(host = "127.0.0.1"): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen({ port: 0, host }, () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Polls `url` until it answers 2xx, the process dies, or `timeoutMs` passes. */
+export async function waitHealthy(
+  url: string,
+  proc: Managed,
+  timeoutMs: number,
+): Promise<"ready" | "exited" | "timeout"> {
+  const deadline = Date.now() + timeoutMs;
+  let dead = false;
+  proc.exited.then(() => {
+    dead = true;
+  });
+  while (Date.now() < deadline) {
+    if (dead) return "exited";
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
+      if (res.ok) return "ready";
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  return "timeout";
+}

@@ -1,0 +1,224 @@
+import { env, fetchMock, runInDurableObject, SELF } from "cloudflare:test";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { JWT_ISSUER } from "../../common/consts.ts";
+import {
+  generateSigningKey,
+  importPrivateKey,
+  type RunletClaims,
+  signJwt,
+} from "../../common/jwt.ts";
+
+// The worker's upstreams (control plane and runtime host) are played by fetchMock here; the
+// end-to-end tests in test/ run the real ones.
+const CONTROL = "http://control.test";
+const HOST = "http://host.test";
+const PROJECT = "prj_test";
+
+let sign: (claims?: Partial<RunletClaims>) => Promise<string>;
+
+beforeAll(async () => {
+  const key = await generateSigningKey();
+  const privateKey = await importPrivateKey(key.privateJwk);
+  sign = (claims = {}) =>
+    signJwt(
+      {
+        iss: JWT_ISSUER,
+        sub: "usr_1",
+        jti: `tok_${crypto.randomUUID()}`,
+        iat: Math.floor(Date.now() / 1000),
+        exp: Math.floor(Date.now() / 1000) + 3600,
+        ...claims,
+      },
+      privateKey,
+      key.kid,
+    );
+  fetchMock.activate();
+  fetchMock.disableNetConnect();
+  fetchMock
+    .get(CONTROL)
+    .intercept({ path: "/.well-known/jwks.json" })
+    .reply(200, { keys: [{ ...key.publicJwk, kid: key.kid }] })
+    .persist();
+});
+
+afterEach(() => {
+  // Every one-shot upstream answer a test set up was used (the JWKS answer persists).
+  expect(fetchMock.pendingInterceptors().filter((i) => !i.persist)).toEqual([]);
+});
+
+function appIsDeployed(app = "hello") {
+  fetchMock
+    .get(CONTROL)
+    .intercept({ path: `/v2/projects/${PROJECT}/apps/${app}` })
+    .reply(200, { id: "app_1", name: app, runtime: "managed", version: 1 });
+}
+
+function hostAnswers(status: number, body: unknown, fn = "run") {
+  fetchMock
+    .get(HOST)
+    .intercept({ path: `/internal/invoke/${PROJECT}/hello/${fn}`, method: "POST" })
+    .reply(status, body as object);
+}
+
+async function call(path: string, init: RequestInit = {}) {
+  const res = await SELF.fetch(`https://api.test${path}`, { method: "POST", body: "{}", ...init });
+  return { res, body: (await res.json()) as Record<string, unknown> };
+}
+
+describe("run API: authentication", () => {
+  it.each([
+    ["no Authorization header", undefined, "missing Authorization header"],
+    ["another scheme", "Basic dXNlcjpwYXNz", "Authorization header must be 'Bearer <token>'"],
+    ["a token that is not a JWT", "Bearer not-a-jwt", "token is not a JWT"],
+  ])("refuses %s with 401 {message} and a run id", async (_, authorization, message) => {
+    const { res, body } = await call(`/v4/${PROJECT}/hello/run`, {
+      headers: authorization ? { authorization } : {},
+    });
+    expect(res.status).toBe(401);
+    expect(body.message).toBe(message);
+    expect(res.headers.get("X-Request-Id")).toMatch(/^run_/);
+    expect(body.run_id).toBe(res.headers.get("X-Request-Id"));
+  });
+
+  it("refuses an expired token", async () => {
+    const token = await sign({ exp: Math.floor(Date.now() / 1000) - 1 });
+    const { res, body } = await call(`/v4/${PROJECT}/hello/run`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(res.status).toBe(401);
+    expect(body.message).toBe("token has expired");
+  });
+
+  it("refuses a token whose signature was tampered with", async () => {
+    const token = await sign();
+    const [h, p] = token.split(".");
+    const forged = `${h}.${p}.${"A".repeat(86)}`;
+    const { res, body } = await call(`/v4/${PROJECT}/hello/run`, {
+      headers: { authorization: `Bearer ${forged}` },
+    });
+    expect(res.status).toBe(401);
+    expect(body.message).toBe("token signature is invalid");
+  });
+
+  it("refuses alg none", async () => {
+    const enc = (o: object) =>
+      btoa(JSON.stringify(o)).replace(/=+$/, "").replace(/\+/g, "-").replace(/\//g, "_");
+    const token = `${enc({ alg: "none", typ: "JWT" })}.${enc({ iss: JWT_ISSUER, sub: "usr_1", jti: "t", iat: 0, exp: 9e9 })}.`;
+    const { res, body } = await call(`/v4/${PROJECT}/hello/run`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(res.status).toBe(401);
+    expect(body.message).toBe("token algorithm must be ES256");
+  });
+
+  it("refuses a project token used on another project with 403", async () => {
+    const token = await sign({ prj: "prj_other" });
+    const { res } = await call(`/v4/${PROJECT}/hello/run`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(res.status).toBe(403);
+  });
+
+  it("passes the control plane's 404 for an unknown app through", async () => {
+    fetchMock
+      .get(CONTROL)
+      .intercept({ path: `/v2/projects/${PROJECT}/apps/nope` })
+      .reply(404, { message: "app 'nope' is not deployed in project 'prj_test'" });
+    const token = await sign();
+    const { res, body } = await call(`/v4/${PROJECT}/nope/run`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(res.status).toBe(404);
+    expect(body.message).toBe("app 'nope' is not deployed in project 'prj_test'");
+  });
+});
+
+describe("run API: synchronous runs", () => {
+  it("returns {run_id, result, run_time_ms} with X-Request-Id = run_id", async () => {
+    const token = await sign();
+    appIsDeployed();
+    hostAnswers(200, { ok: true, result: { greeting: "Hello, Ada!" }, run_time_ms: 1.5 });
+    const { res, body } = await call(`/v4/${PROJECT}/hello/run`, {
+      headers: { authorization: `Bearer ${token}` },
+      body: JSON.stringify({ name: "Ada" }),
+    });
+    expect(res.status).toBe(200);
+    expect(body).toEqual({
+      run_id: res.headers.get("X-Request-Id"),
+      result: { greeting: "Hello, Ada!" },
+      run_time_ms: 1.5,
+    });
+  });
+
+  it("lets a numeric status_code in the result set the HTTP status", async () => {
+    const token = await sign();
+    appIsDeployed();
+    hostAnswers(
+      200,
+      { ok: true, result: { status_code: 418, message: "teapot" }, run_time_ms: 1 },
+      "teapot",
+    );
+    const { res } = await call(`/v4/${PROJECT}/hello/teapot`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(res.status).toBe(418);
+  });
+
+  it("turns a thrown error into 500 {run_id, error: {message}}", async () => {
+    const token = await sign();
+    appIsDeployed();
+    hostAnswers(200, { ok: false, error: { message: "boom" }, run_time_ms: 2 }, "fail");
+    const { res, body } = await call(`/v4/${PROJECT}/hello/fail`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(res.status).toBe(500);
+    expect(body).toEqual({
+      run_id: res.headers.get("X-Request-Id"),
+      error: { message: "boom" },
+      run_time_ms: 2,
+    });
+  });
+
+  it("passes an unknown export's 404 through and maps a host failure to 502", async () => {
+    const token = await sign();
+    appIsDeployed();
+    hostAnswers(404, { message: "app 'hello' has no function 'nope'" }, "nope");
+    const missing = await call(`/v4/${PROJECT}/hello/nope`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(missing.res.status).toBe(404);
+    expect(missing.body.message).toBe("app 'hello' has no function 'nope'");
+
+    hostAnswers(401, { message: "bad internal token" });
+    const broken = await call(`/v4/${PROJECT}/hello/run`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(broken.res.status).toBe(502);
+  });
+
+  it("refuses WebSocket upgrades with a clear 400", async () => {
+    const { res, body } = await call(`/v4/${PROJECT}/hello/run`, {
+      method: "GET",
+      body: null,
+      headers: {
+        upgrade: "websocket",
+        connection: "Upgrade",
+        "sec-websocket-version": "13",
+        "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+      },
+    });
+    expect(res.status).toBe(400);
+    expect(body.message).toMatch(/WebSocket/);
+  });
+});
+
+describe("RunObject", () => {
+  it("keeps a run's record in its own storage", async () => {
+    const stub = env.RUNS.get(env.RUNS.idFromName("run_x"));
+    await stub.record({ status: "running" });
+    expect(await stub.read()).toEqual({ status: "running" });
+    await runInDurableObject(stub, async (_instance, state) => {
+      expect(await state.storage.get("run")).toEqual({ status: "running" });
+    });
+  });
+});
