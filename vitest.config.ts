@@ -8,6 +8,9 @@ import { defineConfig } from "vitest/config";
  */
 export default defineConfig({
   test: {
+    // The JSON report feeds the one-line totals that .ci/run prints.
+    reporters: ["default", "json"],
+    outputFile: { json: "test-results/vitest.json" },
     projects: [
       {
         test: {

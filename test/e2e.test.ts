@@ -1,0 +1,207 @@
+import { readFile, stat } from "node:fs/promises";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { portIsFree } from "../control-plane/cli/processes.ts";
+import {
+  cli,
+  freePorts,
+  json,
+  newHome,
+  ROOT,
+  type Runlet,
+  removeHome,
+  runletEnv,
+  startRunlet,
+} from "./harness.ts";
+
+// The three components run for real here: `runlet start` launches the control plane and the
+// runtime host under Node and the worker under `wrangler dev` (workerd), on loopback ports.
+
+describe("a local Runlet, end to end", () => {
+  let runlet: Runlet;
+  let home: string;
+
+  beforeAll(async () => {
+    home = await newHome();
+    runlet = await startRunlet(home);
+  });
+
+  afterAll(async () => {
+    await runlet?.stop();
+    await removeHome(home);
+  });
+
+  const run = (path: string, init: RequestInit = {}) =>
+    fetch(`${runlet.local.apiUrl}/v4/${runlet.local.projectId}${path}`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${runlet.local.token}`,
+        "content-type": "application/json",
+      },
+      body: "{}",
+      ...init,
+    });
+
+  it("bootstraps local.json (mode 0600) with the addresses, project and owner token", async () => {
+    const file = join(home, "local.json");
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect(runlet.local.baseUrl).toBe(`http://127.0.0.1:${runlet.ports.control}`);
+    expect(runlet.local.apiUrl).toBe(`http://127.0.0.1:${runlet.ports.api}`);
+    expect(runlet.local.projectId).toMatch(/^prj_/);
+    expect(runlet.local.token.split(".")).toHaveLength(3);
+  });
+
+  it("deploys examples/hello with the CLI and runs it through the worker", async () => {
+    const deployed = await cli(["deploy", "examples/hello"], runlet.env);
+    expect(deployed.stderr).toContain("Packing hello");
+    expect(deployed.stdout).toMatch(/Deployed hello v1 \(managed runtime\)/);
+    expect(deployed.code).toBe(0);
+
+    const ran = await cli(["run", "hello", "--data", '{"name":"Ada"}', "--json"], runlet.env);
+    expect(ran.code).toBe(0);
+    const body = JSON.parse(ran.stdout);
+    expect(body.result.greeting).toBe("Hello, Ada!");
+    expect(body.run_id).toMatch(/^run_/);
+  });
+
+  it("answers a run with {run_id, result, run_time_ms} and X-Request-Id = run_id", async () => {
+    const res = await run("/hello/run", { body: JSON.stringify({ name: "Grace" }) });
+    expect(res.status).toBe(200);
+    const body = await json(res);
+    expect(Object.keys(body).sort()).toEqual(["result", "run_id", "run_time_ms"]);
+    expect(res.headers.get("x-request-id")).toBe(body.run_id);
+    // The function saw the same run id as the caller got back.
+    expect(body.result).toEqual({ greeting: "Hello, Grace!", runId: body.run_id });
+    expect(typeof body.run_time_ms).toBe("number");
+  });
+
+  it("maps status_code, throws, unknown exports, unknown apps and bad tokens", async () => {
+    expect((await run("/hello/teapot")).status).toBe(418);
+
+    const failed = await run("/hello/fail", { body: JSON.stringify({ message: "no luck" }) });
+    expect(failed.status).toBe(500);
+    const failure = await json(failed);
+    expect(failure.error).toEqual({ message: "no luck" });
+    expect(JSON.stringify(failure)).not.toMatch(/at .*\.m?js|runtime-host/);
+
+    const noExport = await run("/hello/nope");
+    expect(noExport.status).toBe(404);
+    expect((await json(noExport)).message).toMatch(/no function 'nope'/);
+
+    const noApp = await run("/ghost/run");
+    expect(noApp.status).toBe(404);
+    expect((await json(noApp)).message).toMatch(/ghost/);
+
+    const anonymous = await fetch(`${runlet.local.apiUrl}/v4/${runlet.local.projectId}/hello/run`, {
+      method: "POST",
+    });
+    expect(anonymous.status).toBe(401);
+    expect(await json(anonymous)).toMatchObject({ message: "missing Authorization header" });
+
+    const forged = await run("/hello/run", {
+      headers: { authorization: `Bearer ${runlet.local.token.slice(0, -4)}AAAA` },
+    });
+    expect(forged.status).toBe(401);
+  });
+
+  it("serves a redeploy as the next version at once", async () => {
+    const again = await cli(["deploy", "examples/hello", "--json"], runlet.env);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ name: "hello", version: 2 });
+    const listed = await cli(["apps", "--json"], runlet.env);
+    expect(JSON.parse(listed.stdout).apps).toMatchObject([
+      { name: "hello", version: 2, runtime: "managed" },
+    ]);
+    expect((await run("/hello/run")).status).toBe(200);
+  });
+
+  it("refuses a bundle with a broken runlet.toml with a clear 400, deploying nothing", async () => {
+    const res = await fetch(`${runlet.local.baseUrl}/v2/projects/${runlet.local.projectId}/apps`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${runlet.local.token}`,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({
+        files: [
+          {
+            path: "runlet.toml",
+            contentBase64: Buffer.from('name = "Bad Name"').toString("base64"),
+          },
+        ],
+      }),
+    });
+    expect(res.status).toBe(400);
+    expect((await json(res)).message).toMatch(/^runlet.toml: name: /);
+    const listed = await cli(["apps", "--json"], runlet.env);
+    expect(JSON.parse(listed.stdout).apps.map((a: { name: string }) => a.name)).toEqual(["hello"]);
+  });
+});
+
+describe("starting and stopping", () => {
+  it("restarts on the same state and credentials, and Ctrl-C leaves no port bound", async () => {
+    const home = await newHome();
+    try {
+      const first = await startRunlet(home);
+      const deployed = await cli(["deploy", "examples/hello"], first.env);
+      expect(deployed.code).toBe(0);
+      expect(await first.stop()).toBe(0);
+      for (const port of Object.values(first.ports))
+        expect(await portIsFree(port, "127.0.0.1")).toBe(true);
+
+      const second = await startRunlet(home, first.ports);
+      try {
+        expect(second.local).toEqual(first.local);
+        // The app deployed before the restart still answers, with the old token.
+        const res = await fetch(`${second.local.apiUrl}/v4/${second.local.projectId}/hello/run`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${first.local.token}` },
+          body: '{"name":"again"}',
+        });
+        expect(res.status).toBe(200);
+        expect((await json(res)).result.greeting).toBe("Hello, again!");
+      } finally {
+        second.process.kill("SIGINT");
+        expect(await second.stop()).toBe(0);
+      }
+      for (const port of Object.values(second.ports))
+        expect(await portIsFree(port, "127.0.0.1")).toBe(true);
+    } finally {
+      await removeHome(home);
+    }
+  });
+
+  it("says which port is taken and what to do, in one line", async () => {
+    const home = await newHome();
+    const ports = await freePorts();
+    const blocker = createServer().listen(ports.control, "127.0.0.1");
+    await new Promise((r) => blocker.once("listening", r));
+    try {
+      const result = await cli(["start"], runletEnv(home, ports));
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim()).toBe(
+        `runlet start: port ${ports.control} on 127.0.0.1 is already in use: stop what holds it, or set RUNLET_CONTROL_PORT to a free port`,
+      );
+    } finally {
+      blocker.close();
+      await removeHome(home);
+    }
+  });
+
+  it("prints --help for every command", async () => {
+    for (const command of ["start", "deploy", "run", "apps"]) {
+      const help = await cli([command, "--help"], {
+        ...process.env,
+        RUNLET_HOME: join(ROOT, ".no-home"),
+      });
+      expect(help.code).toBe(0);
+      expect(help.stdout).toMatch(new RegExp(`^Usage: runlet ${command}`));
+    }
+    const top = await cli(["--help"], process.env);
+    expect(top.stdout).toContain("deploy");
+    expect(await readFile(join(ROOT, "package.json"), "utf8")).toContain(
+      '"runlet": "bin/runlet.mjs"',
+    );
+  });
+});
