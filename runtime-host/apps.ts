@@ -1,0 +1,176 @@
+/** The registry of deployed apps: their current versions, in memory and persisted under home. */
+import { randomBytes } from "node:crypto";
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { z } from "zod";
+import {
+  type AppConfig,
+  appConfigSchema,
+  type BundleFile,
+  describeZodError,
+} from "../common/app-config.ts";
+import {
+  appRoot,
+  appsRoot,
+  currentFile,
+  REPLACED_PREFIX,
+  STAGING_PREFIX,
+  versionDirName,
+} from "./app-paths.ts";
+import { bundleDigest, decodeBundle, writeVersion } from "./bundle.ts";
+import { appKey, isValidName } from "./names.ts";
+import type { PoolTarget } from "./pool/pool.ts";
+
+/** One app's current version, ready to run. */
+export interface Deployment extends PoolTarget {
+  config: AppConfig;
+  deployedAt: string;
+}
+
+export interface DeployInput {
+  project: string;
+  app: string;
+  version: number;
+  config: AppConfig;
+  files: readonly BundleFile[];
+}
+
+const currentSchema = z.object({
+  version: z.number().int().positive(),
+  digest: z.string().min(1),
+  config: appConfigSchema,
+  deployedAt: z.string(),
+});
+
+type CurrentJson = z.infer<typeof currentSchema>;
+
+const exists = (path: string) =>
+  stat(path).then(
+    () => true,
+    () => false,
+  );
+
+/** Writes JSON atomically: a temp file beside it, then a rename. */
+async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
+  const temp = `${path}.${randomBytes(4).toString("hex")}.tmp`;
+  await writeFile(temp, `${JSON.stringify(value, null, 2)}\n`);
+  await rename(temp, path);
+}
+
+/** Finishes or undoes what a crash interrupted in one app's folder. */
+async function recoverAppDir(dir: string): Promise<void> {
+  for (const entry of await readdir(dir)) {
+    const path = join(dir, entry);
+    if (
+      entry.startsWith(STAGING_PREFIX) ||
+      (entry.startsWith("current.json.") && entry.endsWith(".tmp"))
+    ) {
+      await rm(path, { recursive: true, force: true });
+    } else if (entry.startsWith(REPLACED_PREFIX)) {
+      const version = entry.slice(REPLACED_PREFIX.length).replace(/-[0-9a-f]+$/, "");
+      const original = join(dir, version);
+      if (await exists(original)) await rm(path, { recursive: true, force: true });
+      else await rename(path, original);
+    }
+  }
+}
+
+async function subdirs(dir: string): Promise<string[]> {
+  try {
+    const entries = await readdir(dir, { withFileTypes: true });
+    return entries.filter((e) => e.isDirectory() && isValidName(e.name)).map((e) => e.name);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw err;
+  }
+}
+
+export class AppRegistry {
+  readonly #apps = new Map<string, Deployment>();
+  /** Deploys of one app run one after the other. */
+  readonly #queues = new Map<string, Promise<unknown>>();
+
+  private constructor(readonly root: string) {}
+
+  /** Opens the registry under `home`, loading every app deployed before. */
+  static async open(home: string): Promise<AppRegistry> {
+    const registry = new AppRegistry(appsRoot(home));
+    await mkdir(registry.root, { recursive: true, mode: 0o700 });
+    // Without it an app's `main.js` would take the "type" of a package.json above home.
+    await writeFile(join(registry.root, "package.json"), '{ "private": true }\n');
+    await registry.#load();
+    return registry;
+  }
+
+  get(project: string, app: string): Deployment | undefined {
+    return this.#apps.get(appKey(project, app));
+  }
+
+  list(): Deployment[] {
+    return [...this.#apps.values()];
+  }
+
+  /**
+   * Writes the version's files, then records it as the app's current version. The same version
+   * may come again (a retried deploy); if its files differ they replace the old ones.
+   */
+  deploy(input: DeployInput): Promise<Deployment> {
+    const key = appKey(input.project, input.app);
+    const run = (this.#queues.get(key) ?? Promise.resolve()).then(() => this.#deploy(input));
+    const queued = run.catch(() => {});
+    this.#queues.set(key, queued);
+    void queued.then(() => {
+      if (this.#queues.get(key) === queued) this.#queues.delete(key);
+    });
+    return run;
+  }
+
+  async #deploy({ project, app, version, config, files }: DeployInput): Promise<Deployment> {
+    const decoded = decodeBundle(files);
+    const digest = bundleDigest(decoded);
+    const dir = appRoot(this.root, project, app);
+    const known = this.get(project, app);
+    const unchanged =
+      known?.version === version &&
+      known.digest === digest &&
+      (await exists(join(dir, versionDirName(version))));
+    if (!unchanged) await writeVersion(dir, version, decoded);
+    const current: CurrentJson = { version, digest, config, deployedAt: new Date().toISOString() };
+    await writeJsonAtomic(currentFile(dir), current);
+    const deployment = this.#toDeployment(project, app, current);
+    this.#apps.set(appKey(project, app), deployment);
+    return deployment;
+  }
+
+  #toDeployment(project: string, app: string, current: CurrentJson): Deployment {
+    return {
+      project,
+      app,
+      version: current.version,
+      digest: current.digest,
+      config: current.config,
+      deployedAt: current.deployedAt,
+      dir: join(appRoot(this.root, project, app), versionDirName(current.version)),
+    };
+  }
+
+  async #load(): Promise<void> {
+    for (const project of await subdirs(this.root)) {
+      for (const app of await subdirs(join(this.root, project))) {
+        const dir = appRoot(this.root, project, app);
+        try {
+          await recoverAppDir(dir);
+          const raw: unknown = JSON.parse(await readFile(currentFile(dir), "utf8"));
+          const current = currentSchema.parse(raw);
+          const deployment = this.#toDeployment(project, app, current);
+          if (!(await exists(deployment.dir))) throw new Error(`${deployment.dir} is missing`);
+          this.#apps.set(appKey(project, app), deployment);
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
+          const why = err instanceof z.ZodError ? describeZodError(err) : (err as Error).message;
+          console.error(`runtime host: skipping app ${appKey(project, app)}: ${why}`);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,104 @@
+/** Checks an app bundle and writes it out as one version folder, all or nothing. */
+import { createHash, randomBytes } from "node:crypto";
+import { mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
+import { dirname, join, resolve, sep } from "node:path";
+import type { BundleFile } from "../common/app-config.ts";
+import { REPLACED_PREFIX, STAGING_PREFIX, versionDirName } from "./app-paths.ts";
+import { HttpError } from "./http/errors.ts";
+import { MAX_BUNDLE_BYTES } from "./limits.ts";
+
+export interface DecodedFile {
+  path: string;
+  data: Buffer;
+  executable: boolean;
+}
+
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** Decodes a bundle's files: 400 for a duplicate path or bad base64, 413 past the size limit. */
+export function decodeBundle(files: readonly BundleFile[]): DecodedFile[] {
+  const seen = new Set<string>();
+  let bytes = 0;
+  for (const file of files) {
+    if (seen.has(file.path)) throw new HttpError(400, `files: '${file.path}' appears twice`);
+    seen.add(file.path);
+    bytes += Buffer.byteLength(file.contentBase64, "base64");
+  }
+  if (bytes > MAX_BUNDLE_BYTES) {
+    throw new HttpError(413, `the bundle is larger than ${MAX_BUNDLE_BYTES / 1024 / 1024} MiB`);
+  }
+  return files.map((file) => {
+    if (!BASE64.test(file.contentBase64)) {
+      throw new HttpError(400, `files: '${file.path}' is not valid base64`);
+    }
+    return {
+      path: file.path,
+      data: Buffer.from(file.contentBase64, "base64"),
+      executable: file.executable === true,
+    };
+  });
+}
+
+/** Identifies a bundle's content: same files, same digest. */
+export function bundleDigest(files: readonly DecodedFile[]): string {
+  const hash = createHash("sha256");
+  for (const file of [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
+    hash.update(`${file.path}\0${file.executable ? "x" : "-"}\0${file.data.length}\0`);
+    hash.update(file.data);
+  }
+  return hash.digest("hex");
+}
+
+async function writeFiles(dir: string, files: readonly DecodedFile[]): Promise<void> {
+  for (const file of files) {
+    const target = resolve(dir, file.path);
+    if (!target.startsWith(dir + sep)) {
+      throw new HttpError(400, `files: '${file.path}' is outside the bundle`);
+    }
+    try {
+      await mkdir(dirname(target), { recursive: true });
+      await writeFile(target, file.data, { mode: file.executable ? 0o755 : 0o644, flag: "wx" });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "EEXIST" || code === "ENOTDIR" || code === "EISDIR") {
+        throw new HttpError(400, `files: '${file.path}' clashes with another file of the bundle`);
+      }
+      throw err;
+    }
+  }
+}
+
+/**
+ * Writes `files` to `{appDir}/v{version}/`: first into a staging folder, then renamed into place,
+ * so a crash never leaves a half-written version. An existing folder of the same version is
+ * swapped out (and restored on start if the host died mid-swap; see `recoverVersions`).
+ */
+export async function writeVersion(
+  appDir: string,
+  version: number,
+  files: readonly DecodedFile[],
+): Promise<string> {
+  await mkdir(appDir, { recursive: true });
+  const staging = await mkdtemp(join(appDir, STAGING_PREFIX));
+  const target = join(appDir, versionDirName(version));
+  try {
+    await writeFiles(staging, files);
+    try {
+      await rename(staging, target);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== "ENOTEMPTY" && code !== "EEXIST") throw err;
+      const old = join(
+        appDir,
+        `${REPLACED_PREFIX}${versionDirName(version)}-${randomBytes(4).toString("hex")}`,
+      );
+      await rename(target, old);
+      await rename(staging, target);
+      await rm(old, { recursive: true, force: true });
+    }
+    return target;
+  } catch (err) {
+    await rm(staging, { recursive: true, force: true });
+    throw err;
+  }
+}

@@ -1,0 +1,10 @@
+import type { AppRegistry } from "./apps.ts";
+import type { HostLimits } from "./limits.ts";
+import type { ReplicaPool } from "./pool/pool.ts";
+
+/** What every route of the host works with. */
+export interface HostContext {
+  registry: AppRegistry;
+  pool: ReplicaPool;
+  limits: HostLimits;
+}

@@ -1,0 +1,17 @@
+import type { ServerResponse } from "node:http";
+
+/** Sends `body` as JSON; every answer of the host goes through here. */
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(text),
+    "cache-control": "no-store",
+  });
+  res.end(text);
+}
+
+/** The one error shape: `{"message": "..."}`. */
+export function sendError(res: ServerResponse, status: number, message: string): void {
+  sendJson(res, status, { message });
+}

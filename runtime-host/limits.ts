@@ -1,0 +1,36 @@
+/** Every limit of the runtime host in one place; tests shorten the timing ones via `HostLimits`. */
+
+const MiB = 1024 * 1024;
+
+/** Largest app bundle, counted after base64 decoding (the control plane's limit too). */
+export const MAX_BUNDLE_BYTES = 20 * MiB;
+
+/**
+ * Largest deploy request body. Base64 inflates a bundle by 4/3 and the JSON around the files adds
+ * a little, so this is the control plane's own request limit: a bundle it accepts always fits.
+ */
+export const MAX_DEPLOY_BODY_BYTES = Math.ceil(MAX_BUNDLE_BYTES * 1.4);
+
+/** Largest invoke body: the caller's JSON, as the Worker's run route accepts it. */
+export const MAX_INVOKE_BODY_BYTES = 10 * MiB;
+
+/** Bytes of stdout + stderr kept per replica (the newest ones). */
+export const LOG_RING_BYTES = 256 * 1024;
+
+export interface HostLimits {
+  /**
+   * Longest a synchronous call may run: 5 minutes. Past it the caller gets 504 and the replica is
+   * killed (a stuck function would otherwise hold it forever). Longer work belongs in async runs.
+   */
+  callTimeoutMs: number;
+  /** Longest a replica may take to import the app's module before the call fails with 502. */
+  startTimeoutMs: number;
+  /** Time between SIGTERM and SIGKILL when a replica is stopped. */
+  stopGraceMs: number;
+}
+
+export const DEFAULT_LIMITS: HostLimits = {
+  callTimeoutMs: 5 * 60_000,
+  startTimeoutMs: 30_000,
+  stopGraceMs: 2_000,
+};

@@ -1,0 +1,182 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isGone, newHome, removeHome, waitUntil } from "../test-support.ts";
+import { ManagedReplica } from "./replica.ts";
+import { WorkloadError } from "./workload.ts";
+
+const OPTIONS = { startTimeoutMs: 10_000, stopGraceMs: 500 };
+const CALL = { payload: null, runId: "run_1" };
+
+describe("ManagedReplica", () => {
+  let dir: string;
+  const replicas: ManagedReplica[] = [];
+
+  beforeEach(async () => {
+    dir = await newHome();
+  });
+
+  afterEach(async () => {
+    await Promise.all(replicas.splice(0).map((r) => r.stop()));
+    await removeHome(dir);
+  });
+
+  async function replicaOf(files: Record<string, string>, options = OPTIONS) {
+    const appDir = join(dir, `app-${replicas.length}`);
+    await mkdir(appDir);
+    for (const [path, text] of Object.entries(files)) await writeFile(join(appDir, path), text);
+    const replica = new ManagedReplica(
+      { project: "p", app: "a", version: 1, dir: appDir },
+      options,
+    );
+    replicas.push(replica);
+    return replica;
+  }
+
+  async function failureOf(promise: Promise<unknown>): Promise<WorkloadError> {
+    const err = await promise.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(WorkloadError);
+    return err as WorkloadError;
+  }
+
+  it("finds CommonJS exports, module.exports objects and ESM default objects", async () => {
+    const cjs = await replicaOf({ "main.js": "exports.run = (x) => ({ cjs: x });" });
+    const objectExport = await replicaOf({
+      "main.js": "const run = () => 'object'; module.exports = { run };",
+    });
+    const esmDefault = await replicaOf({ "main.mjs": "export default { run: () => 'default' };" });
+    const esmInJs = await replicaOf({
+      "package.json": '{"type":"module"}',
+      "main.js": "export const run = () => 'esm';",
+    });
+    for (const r of [cjs, objectExport, esmDefault, esmInJs]) await r.start();
+    expect(await cjs.invoke({ ...CALL, fn: "run", payload: 7 }, 5_000)).toEqual({
+      kind: "returned",
+      value: { cjs: 7 },
+    });
+    expect(await objectExport.invoke({ ...CALL, fn: "run" }, 5_000)).toMatchObject({
+      value: "object",
+    });
+    expect(await esmDefault.invoke({ ...CALL, fn: "run" }, 5_000)).toMatchObject({
+      value: "default",
+    });
+    expect(await esmInJs.invoke({ ...CALL, fn: "run" }, 5_000)).toMatchObject({ value: "esm" });
+    expect(await cjs.invoke({ ...CALL, fn: "toString" }, 5_000)).toEqual({ kind: "not-found" });
+  });
+
+  it("runs concurrent calls independently, matched by id", async () => {
+    const replica = await replicaOf({
+      "main.mjs": `
+export const wait = async (ms, ctx) => {
+  await new Promise((r) => setTimeout(r, ms));
+  return { ms, runId: ctx.runId };
+};`,
+    });
+    await replica.start();
+    const order: number[] = [];
+    const calls = [300, 10, 150].map((ms) =>
+      replica.invoke({ fn: "wait", payload: ms, runId: `run_${ms}` }, 5_000).then((outcome) => {
+        order.push(ms);
+        return outcome;
+      }),
+    );
+    const outcomes = await Promise.all(calls);
+    expect(order).toEqual([10, 150, 300]);
+    expect(outcomes[0]).toEqual({ kind: "returned", value: { ms: 300, runId: "run_300" } });
+  });
+
+  it("turns a result JSON cannot carry into a clear error", async () => {
+    const replica = await replicaOf({
+      "main.mjs": `
+export const big = () => 1n;
+export const circular = () => { const o = {}; o.self = o; return o; };
+export const dropped = () => ({ fn: () => 1, n: 1 });`,
+    });
+    await replica.start();
+    expect(await replica.invoke({ ...CALL, fn: "big" }, 5_000)).toEqual({
+      kind: "threw",
+      message:
+        "the function's result cannot be serialized as JSON: Do not know how to serialize a BigInt",
+    });
+    expect(await replica.invoke({ ...CALL, fn: "circular" }, 5_000)).toMatchObject({
+      kind: "threw",
+      message: expect.stringMatching(/^the function's result cannot be serialized as JSON: /),
+    });
+    expect(await replica.invoke({ ...CALL, fn: "dropped" }, 5_000)).toEqual({
+      kind: "returned",
+      value: { n: 1 },
+    });
+  });
+
+  it("reports a module that throws or exits while loading", async () => {
+    const throws = await replicaOf({ "main.mjs": "throw new Error('boom at ' + process.cwd());" });
+    const failure = await failureOf(throws.start());
+    expect(failure.failure).toEqual({ kind: "load-failed", detail: "boom at ." });
+    expect(failure.message).toBe("the app failed to start: boom at .");
+
+    const exits = await replicaOf({ "main.js": "process.exit(4);" });
+    expect((await failureOf(exits.start())).message).toBe(
+      "the app failed to start: its process exited during start-up (code 4)",
+    );
+  });
+
+  it("gives up on a module that never finishes loading", async () => {
+    const replica = await replicaOf(
+      { "main.mjs": "await new Promise(() => setInterval(() => {}, 1000));" },
+      { ...OPTIONS, startTimeoutMs: 300 },
+    );
+    const failure = await failureOf(replica.start());
+    expect(failure.message).toBe("the app failed to start: it did not load within 0.3 s");
+    await waitUntil(() => replica.exited);
+  });
+
+  it("fails calls at once when the app closes its channel to the host", async () => {
+    const replica = await replicaOf({
+      "main.mjs": "export const leave = () => { process.disconnect(); };",
+    });
+    await replica.start();
+    const started = Date.now();
+    const failure = await failureOf(replica.invoke({ ...CALL, fn: "leave" }, 60_000));
+    expect(failure.failure.kind).toBe("exited");
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it("keeps stdout and stderr, and stop() ends what the app spawned too", async () => {
+    const replica = await replicaOf({
+      "main.mjs": `
+import { spawn } from "node:child_process";
+export const spawnSleep = (_, ctx) => {
+  ctx.log("spawning");
+  console.error("on stderr");
+  const child = spawn("sleep", ["30"], { stdio: "ignore" });
+  return child.pid;
+};`,
+    });
+    await replica.start();
+    const outcome = await replica.invoke({ ...CALL, fn: "spawnSleep" }, 5_000);
+    const sleepPid = outcome.kind === "returned" ? Number(outcome.value) : 0;
+    expect(isGone(sleepPid)).toBe(false);
+    await waitUntil(() => replica.logs.text().includes("on stderr"));
+    expect(replica.logs.text()).toContain("spawning\n");
+    const pid = replica.pid ?? 0;
+    await replica.stop();
+    expect(isGone(pid)).toBe(true);
+    await waitUntil(() => isGone(sleepPid));
+  });
+
+  it("rejects calls after stop() and the calls in flight when stopped", async () => {
+    const replica = await replicaOf({
+      "main.mjs": "export const hang = () => new Promise(() => setInterval(() => {}, 1000));",
+    });
+    await replica.start();
+    const inFlight = failureOf(replica.invoke({ ...CALL, fn: "hang" }, 60_000));
+    await replica.stop();
+    expect((await inFlight).failure.kind).toBe("closing");
+    expect((await failureOf(replica.invoke({ ...CALL, fn: "hang" }, 1_000))).failure.kind).toBe(
+      "closing",
+    );
+  });
+});

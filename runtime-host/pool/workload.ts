@@ -1,0 +1,79 @@
+/**
+ * The seam between the pool and what runs an app. A `Workload` is one replica of one version of
+ * an app; `ManagedReplica` (a plain child process) is the only kind so far, sandboxed ones come
+ * later behind the same interface.
+ */
+import type { LogRing } from "./log-ring.ts";
+
+/** What a replica runs: one deployed version of an app, in its folder. */
+export interface WorkloadSpec {
+  project: string;
+  app: string;
+  version: number;
+  /** The version's folder: the app's files, the child's cwd and HOME. */
+  dir: string;
+}
+
+/** One synchronous call of an export. */
+export interface CallRequest {
+  fn: string;
+  payload: unknown;
+  runId: string;
+}
+
+/** How a call ended inside the app (as opposed to a `WorkloadError`: the replica failed). */
+export type CallOutcome =
+  | { kind: "returned"; value: unknown }
+  | { kind: "threw"; message: string }
+  | { kind: "not-found" };
+
+export type WorkloadFailure =
+  | { kind: "load-failed"; detail: string }
+  | { kind: "exited"; code: number | null; signal: NodeJS.Signals | null }
+  | { kind: "timeout"; ms: number }
+  | { kind: "closing" };
+
+function describe(failure: WorkloadFailure): string {
+  switch (failure.kind) {
+    case "load-failed":
+      return `the app failed to start: ${failure.detail}`;
+    case "exited":
+      return `the function's process exited unexpectedly (${
+        failure.signal ? `signal ${failure.signal}` : `code ${failure.code}`
+      })`;
+    case "timeout":
+      return `the function did not finish within ${failure.ms / 1000} s; its process was stopped`;
+    case "closing":
+      return "the runtime host is shutting down";
+  }
+}
+
+/** A replica could not run a call; the message is safe to show a caller. */
+export class WorkloadError extends Error {
+  constructor(readonly failure: WorkloadFailure) {
+    super(describe(failure));
+    this.name = "WorkloadError";
+  }
+}
+
+export interface Workload {
+  readonly spec: WorkloadSpec;
+  /** The process id once started (for stopping and for tests). */
+  readonly pid: number | undefined;
+  /** True once the replica's process has ended. */
+  readonly exited: boolean;
+  /** False once the replica is ending (stopped, killed or exited): it takes no more calls. */
+  readonly accepting: boolean;
+  /** The replica's stdout and stderr. */
+  readonly logs: LogRing;
+  /** Starts the replica; resolves once the app's module is loaded, else a `load-failed` error. */
+  start(): Promise<void>;
+  /** Runs one call; a failure of the replica (not of the app's code) rejects with `WorkloadError`. */
+  invoke(call: CallRequest, timeoutMs: number): Promise<CallOutcome>;
+  /** SIGTERM, then SIGKILL after the grace period; resolves once the process is gone. */
+  stop(): Promise<void>;
+  /** Called once, when the replica's process has ended (for whatever reason). */
+  onExit(listener: () => void): void;
+}
+
+export type WorkloadFactory = (spec: WorkloadSpec) => Workload;

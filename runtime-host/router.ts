@@ -1,0 +1,55 @@
+/** The host's routes and the dispatch of a request to one of them. */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { HostContext } from "./context.ts";
+import { hasBearerToken } from "./http/auth.ts";
+import { HttpError } from "./http/errors.ts";
+import { sendJson } from "./http/respond.ts";
+import { deployApp } from "./routes/deploy.ts";
+import { invokeFunction } from "./routes/invoke.ts";
+
+type Handler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  params: readonly string[],
+  ctx: HostContext,
+) => Promise<void>;
+
+interface Route {
+  method: string;
+  path: RegExp;
+  handler: Handler;
+}
+
+const ROUTES: readonly Route[] = [
+  {
+    method: "GET",
+    path: /^\/healthz$/,
+    handler: async (_req, res) => sendJson(res, 200, { ok: true }),
+  },
+  { method: "PUT", path: /^\/internal\/apps\/([^/]+)\/([^/]+)$/, handler: deployApp },
+  {
+    method: "POST",
+    path: /^\/internal\/invoke\/([^/]+)\/([^/]+)\/([^/]+)$/,
+    handler: invokeFunction,
+  },
+];
+
+/** Answers one request; throws `HttpError` for the caller's mistakes. */
+export async function route(
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: HostContext & { internalToken: string },
+): Promise<void> {
+  const pathname = new URL(req.url ?? "/", "http://host").pathname;
+  if (
+    pathname.startsWith("/internal/") &&
+    !hasBearerToken(req.headers.authorization, ctx.internalToken)
+  ) {
+    throw new HttpError(401, "missing or wrong internal token");
+  }
+  for (const { method, path, handler } of ROUTES) {
+    const match = req.method === method ? path.exec(pathname) : null;
+    if (match) return handler(req, res, match.slice(1), ctx);
+  }
+  throw new HttpError(404, `no route for ${req.method} ${pathname}`);
+}

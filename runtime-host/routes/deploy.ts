@@ -1,0 +1,34 @@
+/** `PUT /internal/apps/{project}/{app}`: stores a version of an app and makes it current. */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { z } from "zod";
+import { appConfigSchema, bundleFileSchema, describeZodError } from "../../common/app-config.ts";
+import type { HostContext } from "../context.ts";
+import { parseJsonBody, readBody } from "../http/body.ts";
+import { HttpError } from "../http/errors.ts";
+import { sendJson } from "../http/respond.ts";
+import { MAX_DEPLOY_BODY_BYTES } from "../limits.ts";
+import { projectAndApp } from "./params.ts";
+
+const deployBody = z.strictObject({
+  version: z.number().int().positive(),
+  config: appConfigSchema,
+  files: z.array(bundleFileSchema).min(1).max(5000),
+});
+
+export async function deployApp(
+  req: IncomingMessage,
+  res: ServerResponse,
+  params: readonly string[],
+  { registry, pool }: HostContext,
+): Promise<void> {
+  const { project, app } = projectAndApp(params);
+  const parsed = deployBody.safeParse(parseJsonBody(await readBody(req, MAX_DEPLOY_BODY_BYTES)));
+  if (!parsed.success) throw new HttpError(400, describeZodError(parsed.error));
+  const { version, config, files } = parsed.data;
+  if (config.name !== app) {
+    throw new HttpError(400, `config.name: '${config.name}' does not match the app '${app}'`);
+  }
+  const deployment = await registry.deploy({ project, app, version, config, files });
+  pool.retireOutdated(deployment);
+  sendJson(res, 200, { project, app, version });
+}

@@ -1,0 +1,85 @@
+/** `POST /internal/invoke/{project}/{app}/{fn}`: one synchronous call of an app's export. */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { HEADER } from "../../common/consts.ts";
+import type { HostContext } from "../context.ts";
+import { parseJsonBody, readBody } from "../http/body.ts";
+import { HttpError } from "../http/errors.ts";
+import { sendError, sendJson } from "../http/respond.ts";
+import { MAX_INVOKE_BODY_BYTES } from "../limits.ts";
+import { WorkloadError, type WorkloadFailure } from "../pool/workload.ts";
+import { projectAndApp } from "./params.ts";
+
+const MAX_FN_LENGTH = 256;
+const MAX_RUN_ID_LENGTH = 128;
+
+const STATUS: Record<WorkloadFailure["kind"], number> = {
+  "load-failed": 502,
+  exited: 502,
+  timeout: 504,
+  closing: 503,
+};
+
+function functionName(raw: string): string {
+  let fn: string;
+  try {
+    fn = decodeURIComponent(raw);
+  } catch {
+    throw new HttpError(400, "the function name is not valid percent-encoding");
+  }
+  if (fn.length > MAX_FN_LENGTH) {
+    throw new HttpError(400, `function names are at most ${MAX_FN_LENGTH} characters`);
+  }
+  return fn;
+}
+
+function runIdOf(req: IncomingMessage): string {
+  const runId = req.headers[HEADER.runId.toLowerCase()];
+  if (typeof runId !== "string" || runId.trim() === "") {
+    throw new HttpError(400, `the ${HEADER.runId} header is required`);
+  }
+  if (runId.length > MAX_RUN_ID_LENGTH) {
+    throw new HttpError(400, `the ${HEADER.runId} header is longer than ${MAX_RUN_ID_LENGTH}`);
+  }
+  return runId.trim();
+}
+
+export async function invokeFunction(
+  req: IncomingMessage,
+  res: ServerResponse,
+  params: readonly string[],
+  { registry, pool, limits }: HostContext,
+): Promise<void> {
+  const { project, app } = projectAndApp(params);
+  const fn = functionName(params[2] ?? "");
+  const runId = runIdOf(req);
+  const payload = parseJsonBody(await readBody(req, MAX_INVOKE_BODY_BYTES));
+  const deployment = registry.get(project, app);
+  if (!deployment) throw new HttpError(404, `app '${app}' is not deployed in project '${project}'`);
+  if (deployment.config.runtime !== "managed") {
+    throw new HttpError(
+      501,
+      `app '${app}' uses the custom runtime, which this host cannot run yet`,
+    );
+  }
+
+  let timed: Awaited<ReturnType<typeof pool.call>>;
+  try {
+    timed = await pool.call(deployment, { fn, payload, runId }, limits.callTimeoutMs);
+  } catch (err) {
+    if (err instanceof WorkloadError) return sendError(res, STATUS[err.failure.kind], err.message);
+    throw err;
+  }
+  const { outcome, runTimeMs } = timed;
+  switch (outcome.kind) {
+    case "returned":
+      return sendJson(res, 200, { ok: true, result: outcome.value, run_time_ms: runTimeMs });
+    case "threw":
+      return sendJson(res, 200, {
+        ok: false,
+        error: { message: outcome.message },
+        run_time_ms: runTimeMs,
+      });
+    case "not-found":
+      return sendError(res, 404, `app '${app}' has no function '${fn}'`);
+  }
+}

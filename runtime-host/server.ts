@@ -1,0 +1,109 @@
+/** The runtime host's HTTP server: the internal API over the app registry and replica pool. */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { LOOPBACK } from "../common/consts.ts";
+import { AppRegistry } from "./apps.ts";
+import type { HostContext } from "./context.ts";
+import { HttpError } from "./http/errors.ts";
+import { sendError } from "./http/respond.ts";
+import { DEFAULT_LIMITS, type HostLimits } from "./limits.ts";
+import { ReplicaPool } from "./pool/pool.ts";
+import { managedReplicaFactory } from "./pool/replica.ts";
+import { route } from "./router.ts";
+
+export interface HostOptions {
+  /** 0 picks a free port; `url` tells which. */
+  port: number;
+  /** RUNLET_HOME: deployed apps live in `{home}/host/apps/`. */
+  home: string;
+  /** The bearer token every `/internal/*` request must carry. */
+  internalToken: string;
+  /** The address to bind; loopback unless told otherwise. */
+  hostname?: string;
+  /** Shorter time limits, for tests. */
+  limits?: Partial<HostLimits>;
+}
+
+export interface RunningHost {
+  url: string;
+  /** Stops every replica (SIGTERM, then SIGKILL) and the server. */
+  close(): Promise<void>;
+}
+
+/** How long open connections get to finish their answers once the replicas are stopped. */
+const DRAIN_MS = 1_000;
+
+function listen(server: Server, port: number, hostname: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      const message =
+        err.code === "EADDRINUSE"
+          ? `port ${port} on ${hostname} is already in use`
+          : `cannot listen on ${hostname}:${port}: ${err.message}`;
+      reject(new Error(message, { cause: err }));
+    };
+    server.once("error", onError);
+    server.listen(port, hostname, () => {
+      server.off("error", onError);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+/** Stops accepting, stops the replicas (failing their calls), then ends the connections. */
+async function shutDown(server: Server, pool: ReplicaPool): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  await pool.close();
+  server.closeIdleConnections();
+  const force = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
+  await closed;
+  clearTimeout(force);
+}
+
+export async function startHost(opts: HostOptions): Promise<RunningHost> {
+  const limits: HostLimits = { ...DEFAULT_LIMITS, ...opts.limits };
+  const registry = await AppRegistry.open(opts.home);
+  const pool = new ReplicaPool(
+    managedReplicaFactory({
+      startTimeoutMs: limits.startTimeoutMs,
+      stopGraceMs: limits.stopGraceMs,
+    }),
+  );
+  const ctx: HostContext & { internalToken: string } = {
+    registry,
+    pool,
+    limits,
+    internalToken: opts.internalToken,
+  };
+
+  const server = createServer((req, res) => {
+    route(req, res, ctx).catch((err: unknown) => {
+      if (res.headersSent || res.destroyed) {
+        res.destroy();
+        return;
+      }
+      if (err instanceof HttpError) {
+        // The rest of a refused body is not worth reading.
+        if (err.status === 413) res.setHeader("connection", "close");
+        sendError(res, err.status, err.message);
+        return;
+      }
+      if (req.destroyed) return;
+      console.error("runtime host: unexpected error:", err);
+      sendError(res, 500, "internal error");
+    });
+  });
+
+  const hostname = opts.hostname ?? LOOPBACK;
+  const address = await listen(server, opts.port, hostname);
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${address.port}`,
+    close() {
+      closing ??= shutDown(server, pool);
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,97 @@
+/** Helpers of the runtime host's tests: temp homes, app bundles and an API client. */
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type AppConfig, appConfigSchema, type BundleFile } from "../common/app-config.ts";
+import { HEADER } from "../common/consts.ts";
+
+export const TOKEN = "test-internal-token-0123456789abcdef";
+
+export const newHome = () => mkdtemp(join(tmpdir(), "runlet-host-"));
+
+export const removeHome = (home: string) => rm(home, { recursive: true, force: true });
+
+export function bundle(files: Record<string, string>): BundleFile[] {
+  return Object.entries(files).map(([path, text]) => ({
+    path,
+    contentBase64: Buffer.from(text).toString("base64"),
+  }));
+}
+
+export const configOf = (name: string, extra: Record<string, unknown> = {}): AppConfig =>
+  appConfigSchema.parse({ name, ...extra });
+
+/** Whether the process has ended (a zombie its parent has not reaped yet counts as ended). */
+export function isGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return true;
+  }
+  try {
+    // Linux: the state is the field after the command, which is in parentheses.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return false;
+  }
+}
+
+/** Polls `check` every 20 ms until it holds; fails after `timeoutMs`. */
+export async function waitUntil(check: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+async function answer(res: Response): Promise<Answer> {
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : {} };
+}
+
+/** The worker's and control plane's view of the host's internal API. */
+export function hostClient(url: string, token: string = TOKEN) {
+  const auth = { authorization: `Bearer ${token}` };
+  return {
+    async deploy(
+      project: string,
+      app: string,
+      version: number,
+      files: Record<string, string>,
+      config: AppConfig = configOf(app),
+    ): Promise<Answer> {
+      const res = await fetch(`${url}/internal/apps/${project}/${app}`, {
+        method: "PUT",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ version, config, files: bundle(files) }),
+      });
+      return answer(res);
+    },
+    async invoke(
+      project: string,
+      app: string,
+      fn: string,
+      body?: string,
+      headers: Record<string, string> = {},
+    ): Promise<Answer> {
+      const res = await fetch(
+        `${url}/internal/invoke/${project}/${app}/${encodeURIComponent(fn)}`,
+        {
+          method: "POST",
+          headers: { ...auth, [HEADER.runId]: "run_test", ...headers },
+          body,
+          signal: AbortSignal.timeout(20_000),
+        },
+      );
+      return answer(res);
+    },
+  };
+}
