@@ -18,6 +18,8 @@ import {
 // The three components run for real here: `runlet start` launches the control plane and the
 // runtime host under Node and the worker under `wrangler dev` (workerd), on loopback ports.
 
+const b64 = (text: string) => Buffer.from(text).toString("base64");
+
 describe("a local Runlet, end to end", () => {
   let runlet: Runlet;
   let home: string;
@@ -116,6 +118,31 @@ describe("a local Runlet, end to end", () => {
     expect((await run("/hello/run")).status).toBe(200);
   });
 
+  it("gives concurrent deploys of one app distinct versions and serves the newest", async () => {
+    const deploy = (tag: string) =>
+      fetch(`${runlet.local.baseUrl}/v2/projects/${runlet.local.projectId}/apps`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${runlet.local.token}`,
+          "content-type": "application/json",
+        },
+        body: JSON.stringify({
+          files: [
+            { path: "runlet.toml", contentBase64: b64('name = "racer"\nruntime = "managed"') },
+            { path: "main.mjs", contentBase64: b64(`export const run = () => "${tag}";`) },
+          ],
+        }),
+      });
+    const answers = await Promise.all(["a", "b", "c"].map(deploy));
+    expect(answers.map((r) => r.status)).toEqual([201, 201, 201]);
+    const deployed = await Promise.all(answers.map(json));
+    const byVersion = new Map(deployed.map((d, i) => [d.version, "abc"[i]]));
+    expect([...byVersion.keys()].sort()).toEqual([1, 2, 3]);
+
+    const res = await run("/racer/run");
+    expect((await json(res)).result).toBe(byVersion.get(3));
+  });
+
   it("refuses a bundle with a broken runlet.toml with a clear 400, deploying nothing", async () => {
     const res = await fetch(`${runlet.local.baseUrl}/v2/projects/${runlet.local.projectId}/apps`, {
       method: "POST",
@@ -127,7 +154,7 @@ describe("a local Runlet, end to end", () => {
         files: [
           {
             path: "runlet.toml",
-            contentBase64: Buffer.from('name = "Bad Name"').toString("base64"),
+            contentBase64: b64('name = "Bad Name"'),
           },
         ],
       }),
@@ -135,7 +162,9 @@ describe("a local Runlet, end to end", () => {
     expect(res.status).toBe(400);
     expect((await json(res)).message).toMatch(/^runlet.toml: name: /);
     const listed = await cli(["apps", "--json"], runlet.env);
-    expect(JSON.parse(listed.stdout).apps.map((a: { name: string }) => a.name)).toEqual(["hello"]);
+    expect(JSON.parse(listed.stdout).apps.map((a: { name: string }) => a.name)).not.toContain(
+      "Bad Name",
+    );
   });
 });
 

@@ -13,6 +13,7 @@ import { newId } from "../../common/ids.ts";
 import { type AppEnv, projectAccess } from "../context.ts";
 import { apps, deployments } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
+import { KeyedQueue } from "../keyed-queue.ts";
 import { jsonBody } from "../validate.ts";
 
 /** Largest app bundle, counted after base64 decoding. */
@@ -59,6 +60,10 @@ function readConfig(files: z.infer<typeof deployRequest>["files"]): AppConfig {
 }
 
 export function registerDeployApp(app: Hono<AppEnv>) {
+  // Deploys of one app run one after another: each takes the next version number, and the host
+  // never holds the files of a deploy that lost a race for that number. (One control-plane
+  // process per database; the UNIQUE index below still guards against a second one.)
+  const deploysByApp = new KeyedQueue();
   app.post(
     "/v2/projects/:projectId/apps",
     bodyLimit({
@@ -89,63 +94,65 @@ export function registerDeployApp(app: Hono<AppEnv>) {
       }
       const config = readConfig(files);
       const { db, host } = c.var.deps;
+      const body = await deploysByApp.run(`${projectId}/${config.name}`, async () => {
+        const [existing] = await db
+          .select()
+          .from(apps)
+          .where(and(eq(apps.projectId, projectId), eq(apps.name, config.name)));
+        const version = (existing?.currentVersion ?? 0) + 1;
+        const appId = existing?.id ?? newId("app");
+        const now = Date.now();
 
-      const [existing] = await db
-        .select()
-        .from(apps)
-        .where(and(eq(apps.projectId, projectId), eq(apps.name, config.name)));
-      const version = (existing?.currentVersion ?? 0) + 1;
-      const appId = existing?.id ?? newId("app");
-      const now = Date.now();
+        // The host gets the code first: a row never points at a version that cannot run.
+        await host.deploy({ project: projectId, app: config.name, version, config, files });
 
-      // The host gets the code first: a row never points at a version that cannot run.
-      await host.deploy({ project: projectId, app: config.name, version, config, files });
-
-      const upsertApp = existing
-        ? db
-            .update(apps)
-            .set({ runtime: config.runtime, currentVersion: version, updatedAt: now })
-            .where(and(eq(apps.id, appId), eq(apps.currentVersion, existing.currentVersion)))
-        : db.insert(apps).values({
-            id: appId,
-            projectId,
-            name: config.name,
-            runtime: config.runtime,
-            currentVersion: version,
-            createdAt: now,
-            updatedAt: now,
-          });
-      const recordDeployment = db.insert(deployments).values({
-        id: newId("dep"),
-        appId,
-        version,
-        config,
-        files: files.length,
-        bytes,
-        deployedBy: principal.id,
-        createdAt: now,
-      });
-      try {
-        await db.batch([upsertApp, recordDeployment]);
-      } catch (err) {
-        if (/UNIQUE constraint failed/i.test(String((err as Error).message))) {
-          throw new ApiError(
-            "conflict",
-            `another deploy of '${config.name}' happened at the same time; retry`,
-          );
+        const upsertApp = existing
+          ? db
+              .update(apps)
+              .set({ runtime: config.runtime, currentVersion: version, updatedAt: now })
+              .where(and(eq(apps.id, appId), eq(apps.currentVersion, existing.currentVersion)))
+          : db.insert(apps).values({
+              id: appId,
+              projectId,
+              name: config.name,
+              runtime: config.runtime,
+              currentVersion: version,
+              createdAt: now,
+              updatedAt: now,
+            });
+        const recordDeployment = db.insert(deployments).values({
+          id: newId("dep"),
+          appId,
+          version,
+          config,
+          files: files.length,
+          bytes,
+          deployedBy: principal.id,
+          createdAt: now,
+        });
+        try {
+          await db.batch([upsertApp, recordDeployment]);
+        } catch (err) {
+          if (/UNIQUE constraint failed/i.test(String((err as Error).message))) {
+            throw new ApiError(
+              "conflict",
+              `another deploy of '${config.name}' happened at the same time; retry`,
+            );
+          }
+          throw err;
         }
-        throw err;
-      }
 
-      const body: DeployedApp = {
-        id: appId,
-        name: config.name,
-        runtime: config.runtime,
-        version,
-        files: files.length,
-        bytes,
-        deployedAt: new Date(now).toISOString(),
-      };
+        const deployed: DeployedApp = {
+          id: appId,
+          name: config.name,
+          runtime: config.runtime,
+          version,
+          files: files.length,
+          bytes,
+          deployedAt: new Date(now).toISOString(),
+        };
+        return deployed;
+      });
       return c.json(body, 201);
     },
   );
