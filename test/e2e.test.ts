@@ -18,8 +18,6 @@ import {
 // The three components run for real here: `runlet start` launches the control plane and the
 // runtime host under Node and the worker under `wrangler dev` (workerd), on loopback ports.
 
-const b64 = (text: string) => Buffer.from(text).toString("base64");
-
 describe("a local Runlet, end to end", () => {
   let runlet: Runlet;
   let home: string;
@@ -43,6 +41,22 @@ describe("a local Runlet, end to end", () => {
       },
       body: "{}",
       ...init,
+    });
+
+  /** Deploys a bundle through the management API; `files` maps paths to their text. */
+  const deployFiles = (files: Record<string, string>) =>
+    fetch(`${runlet.local.baseUrl}/v2/projects/${runlet.local.projectId}/apps`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${runlet.local.token}`,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({
+        files: Object.entries(files).map(([path, text]) => ({
+          path,
+          contentBase64: Buffer.from(text).toString("base64"),
+        })),
+      }),
     });
 
   it("bootstraps local.json (mode 0600) with the addresses, project and owner token", async () => {
@@ -120,18 +134,9 @@ describe("a local Runlet, end to end", () => {
 
   it("gives concurrent deploys of one app distinct versions and serves the newest", async () => {
     const deploy = (tag: string) =>
-      fetch(`${runlet.local.baseUrl}/v2/projects/${runlet.local.projectId}/apps`, {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${runlet.local.token}`,
-          "content-type": "application/json",
-        },
-        body: JSON.stringify({
-          files: [
-            { path: "runlet.toml", contentBase64: b64('name = "racer"\nruntime = "managed"') },
-            { path: "main.mjs", contentBase64: b64(`export const run = () => "${tag}";`) },
-          ],
-        }),
+      deployFiles({
+        "runlet.toml": 'name = "racer"\nruntime = "managed"',
+        "main.mjs": `export const run = () => "${tag}";`,
       });
     const answers = await Promise.all(["a", "b", "c"].map(deploy));
     expect(answers.map((r) => r.status)).toEqual([201, 201, 201]);
@@ -144,21 +149,7 @@ describe("a local Runlet, end to end", () => {
   });
 
   it("refuses a bundle with a broken runlet.toml with a clear 400, deploying nothing", async () => {
-    const res = await fetch(`${runlet.local.baseUrl}/v2/projects/${runlet.local.projectId}/apps`, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${runlet.local.token}`,
-        "content-type": "application/json",
-      },
-      body: JSON.stringify({
-        files: [
-          {
-            path: "runlet.toml",
-            contentBase64: b64('name = "Bad Name"'),
-          },
-        ],
-      }),
-    });
+    const res = await deployFiles({ "runlet.toml": 'name = "Bad Name"' });
     expect(res.status).toBe(400);
     expect((await json(res)).message).toMatch(/^runlet.toml: name: /);
     const listed = await cli(["apps", "--json"], runlet.env);
