@@ -72,5 +72,9 @@ export function describeZodError(error: z.ZodError): string {
   const issue = error.issues[0];
   if (!issue) return "invalid input";
   const where = issue.path.length ? `${issue.path.join(".")}: ` : "";
+  if (issue.code === "unrecognized_keys") {
+    const names = issue.keys.map((k) => `'${k}'`).join(", ");
+    return `${where}unknown field${issue.keys.length > 1 ? "s" : ""} ${names}`;
+  }
   return `${where}${issue.message}`;
 }

@@ -1,17 +1,27 @@
-import { Hono } from "hono";
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { HEADER } from "../common/consts.ts";
+import { newId } from "../common/ids.ts";
+import { recordFailures } from "./audit/record.ts";
 import type { AppEnv, Deps } from "./context.ts";
 import { ApiError, handleError } from "./errors.ts";
+import { validationHook } from "./openapi.ts";
 import { registerDeployApp } from "./routes/apps-deploy.ts";
 import { registerReadApps } from "./routes/apps-read.ts";
+import { registerListAuditLogs } from "./routes/audit-log-list.ts";
 import { registerJwks } from "./routes/jwks.ts";
 
+export type ControlPlaneApp = OpenAPIHono<AppEnv>;
+
 /** The management API as a Hono app. It is handed its database and collaborators; it opens nothing. */
-export function createControlPlane(deps: Deps): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
+export function createControlPlane(deps: Deps): ControlPlaneApp {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.use(async (c, next) => {
     c.set("deps", deps);
+    c.set("requestId", newId("req"));
+    c.header(HEADER.requestId, c.var.requestId);
     await next();
   });
+  app.use("/v2/*", recordFailures);
   app.onError(handleError);
   app.notFound((c) =>
     c.json({ message: `no route for ${c.req.method} ${c.req.path}`, code: "not_found" }, 404),
@@ -21,6 +31,18 @@ export function createControlPlane(deps: Deps): Hono<AppEnv> {
   registerJwks(app);
   registerDeployApp(app);
   registerReadApps(app);
+  registerListAuditLogs(app);
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description: "A user's or a service account's token.",
+  });
+  app.doc31("/v2/openapi.json", {
+    openapi: "3.1.0",
+    info: { title: "Runlet management API", version: "1.0.0" },
+  });
   app.all("/v2/*", () => {
     throw new ApiError("not_found", "no such management API route");
   });

@@ -1,6 +1,6 @@
 import { and, asc, eq } from "drizzle-orm";
 import { newId } from "../common/ids.ts";
-import type { SigningKeys } from "./auth/keys.ts";
+import type { SigningKeys } from "./auth/signing.ts";
 import { authenticate, issueToken } from "./auth/tokens.ts";
 import type { Database } from "./db/index.ts";
 import { memberships, projects, users } from "./db/schema.ts";

@@ -1,6 +1,8 @@
 import type { Context } from "hono";
-import type { SigningKeys } from "./auth/keys.ts";
-import { authenticate, type Principal, type Role, roleIn } from "./auth/tokens.ts";
+import type { AuditAction, AuditTarget } from "./audit/actions.ts";
+import type { DerivedKeys } from "./auth/secret-keys.ts";
+import type { SigningKeys } from "./auth/signing.ts";
+import type { Principal, Role } from "./auth/tokens.ts";
 import type { Database } from "./db/index.ts";
 import type { RuntimeHost } from "./host-client.ts";
 
@@ -9,20 +11,37 @@ export interface Deps {
   db: Database;
   keys: SigningKeys;
   publicKeys: ReadonlyMap<string, CryptoKey>;
+  /** Keys for page tokens and secrets at rest, derived from the control plane's master key. */
+  derived: DerivedKeys;
   host: RuntimeHost;
+  /** The caller's address as the platform sees it (the Node socket, or Cloudflare's header). */
+  clientIp?: (c: Context) => string | undefined;
 }
 
-export type AppEnv = { Variables: { deps: Deps } };
+/** The authenticated caller and their role in the path's project. */
+export interface Access {
+  principal: Principal;
+  role: Role;
+  projectId: string;
+}
+
+/** An audited request, once its caller and project are known: what the entry will say. */
+export interface PendingAudit {
+  action: AuditAction;
+  target: AuditTarget;
+  principal: Principal;
+  projectId: string;
+  /** Set once the route has added its success entry to a batch. */
+  written: boolean;
+}
+
+export type AppEnv = {
+  Variables: {
+    deps: Deps;
+    requestId: string;
+    access: Access;
+    audit: PendingAudit | undefined;
+  };
+};
 
 export type Ctx = Context<AppEnv>;
-
-/** Authenticates the caller and resolves their role in the path's project (401/403/404). */
-export async function projectAccess(
-  c: Ctx,
-): Promise<{ principal: Principal; role: Role; projectId: string }> {
-  const { db, publicKeys } = c.var.deps;
-  const principal = await authenticate(db, publicKeys, c.req.header("authorization"));
-  const projectId = c.req.param("projectId") ?? "";
-  const role = await roleIn(db, principal, projectId);
-  return { principal, role, projectId };
-}

@@ -2,11 +2,13 @@
 
 import { mkdir } from "node:fs/promises";
 import { serve } from "@hono/node-server";
+import { getConnInfo } from "@hono/node-server/conninfo";
 import { z } from "zod";
 import { describeZodError } from "../common/app-config.ts";
 import { DEFAULT_PORT, ENV, LOOPBACK } from "../common/consts.ts";
 import { createControlPlane } from "./app.ts";
-import { loadOrCreateSigningKey } from "./auth/keys.ts";
+import { loadOrCreateMasterSecret, loadOrCreateSigningKey } from "./auth/keys.ts";
+import { deriveKeys } from "./auth/secret-keys.ts";
 import { publicKeysOf } from "./auth/tokens.ts";
 import { bootstrapLocal } from "./bootstrap.ts";
 import { openLibsql } from "./db/index.ts";
@@ -42,6 +44,8 @@ async function main() {
     db,
     keys,
     publicKeys,
+    derived: await deriveKeys(await loadOrCreateMasterSecret(home)),
+    clientIp: (c) => getConnInfo(c).remote.address,
     host: httpRuntimeHost(env[ENV.hostUrl], env[ENV.internalToken]),
   });
   const baseUrl = `http://${LOOPBACK}:${port}`;

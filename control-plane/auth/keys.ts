@@ -1,19 +1,8 @@
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { generateSigningKey, importPrivateKey, type Jwks } from "../../common/jwt.ts";
-
-export interface SigningKeys {
-  kid: string;
-  privateKey: CryptoKey;
-  /** The public half, published at `/.well-known/jwks.json`. */
-  jwks: Jwks;
-}
-
-interface StoredKey {
-  kid: string;
-  privateJwk: JsonWebKey;
-  publicJwk: JsonWebKey;
-}
+/** Where the Node control plane keeps its keys: `RUNLET_HOME/keys/`, files of mode 0600. */
+import { generateSigningKey } from "../../common/jwt.ts";
+import { type SigningKeys, type StoredKey, signingKeysFrom } from "./signing.ts";
 
 /** Loads the control plane's ES256 signing key from `home/keys/`, creating it (mode 0600) once. */
 export async function loadOrCreateSigningKey(home: string): Promise<SigningKeys> {
@@ -29,10 +18,22 @@ export async function loadOrCreateSigningKey(home: string): Promise<SigningKeys>
     await writeFile(`${file}.tmp`, JSON.stringify(stored), { mode: 0o600 });
     await rename(`${file}.tmp`, file);
   }
-  const { kty, crv, x, y } = stored.publicJwk;
-  return {
-    kid: stored.kid,
-    privateKey: await importPrivateKey(stored.privateJwk),
-    jwks: { keys: [{ kty, crv, x, y, kid: stored.kid, alg: "ES256", use: "sig" }] },
-  };
+  return signingKeysFrom(stored);
+}
+
+/** The 32 random bytes other keys are derived from (`home/keys/master.key`, mode 0600). */
+export async function loadOrCreateMasterSecret(home: string): Promise<Uint8Array> {
+  const dir = join(home, "keys");
+  const file = join(dir, "master.key");
+  try {
+    const stored = Buffer.from((await readFile(file, "utf8")).trim(), "base64url");
+    if (stored.byteLength >= 32) return new Uint8Array(stored);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+  const secret = crypto.getRandomValues(new Uint8Array(32));
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await writeFile(`${file}.tmp`, `${Buffer.from(secret).toString("base64url")}\n`, { mode: 0o600 });
+  await rename(`${file}.tmp`, file);
+  return secret;
 }

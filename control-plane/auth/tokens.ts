@@ -3,16 +3,21 @@ import { JWT_ISSUER } from "../../common/consts.ts";
 import { newId } from "../../common/ids.ts";
 import { importJwks, JwtError, signJwt, verifyJwt } from "../../common/jwt.ts";
 import type { Database } from "../db/index.ts";
-import { memberships, projects, tokens, users } from "../db/schema.ts";
+import { memberships, projects, serviceAccounts, tokens, users } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
-import type { SigningKeys } from "./keys.ts";
+import type { SigningKeys } from "./signing.ts";
 
-export interface Principal {
-  type: "user";
-  id: string;
-  name: string;
-  tokenId: string;
-}
+/** Who is calling: a user, or a service account of one project (with its role there). */
+export type Principal =
+  | { type: "user"; id: string; name: string; tokenId: string }
+  | {
+      type: "service_account";
+      id: string;
+      name: string;
+      tokenId: string;
+      projectId: string;
+      role: Role;
+    };
 
 export type Role = "owner" | "member";
 
@@ -67,21 +72,41 @@ export async function authenticate(
     throw err;
   }
   const [row] = await db
-    .select({ revokedAt: tokens.revokedAt, name: users.name })
+    .select({
+      revokedAt: tokens.revokedAt,
+      userName: users.name,
+      account: {
+        name: serviceAccounts.name,
+        projectId: serviceAccounts.projectId,
+        role: serviceAccounts.role,
+      },
+    })
     .from(tokens)
-    .innerJoin(users, eq(users.id, tokens.subject))
+    .leftJoin(users, eq(users.id, tokens.subject))
+    .leftJoin(serviceAccounts, eq(serviceAccounts.id, tokens.subject))
     .where(and(eq(tokens.id, claims.jti), eq(tokens.subject, claims.sub)));
-  if (!row) throw new ApiError("unauthorized", "token is not recognised");
+  if (!row || (row.userName === null && row.account === null))
+    throw new ApiError("unauthorized", "token is not recognised");
   if (row.revokedAt !== null) throw new ApiError("unauthorized", "token has been revoked");
-  return { type: "user", id: claims.sub, name: row.name, tokenId: claims.jti };
+  if (row.account) {
+    return { type: "service_account", id: claims.sub, tokenId: claims.jti, ...row.account };
+  }
+  return { type: "user", id: claims.sub, name: row.userName ?? "", tokenId: claims.jti };
 }
 
 export function publicKeysOf(keys: SigningKeys): Promise<Map<string, CryptoKey>> {
   return importJwks(keys.jwks);
 }
 
-/** The principal's role in a project: 404 when the project does not exist, 403 when not a member. */
-export async function roleIn(db: Database, principal: Principal, projectId: string): Promise<Role> {
+/**
+ * The principal's role in a project, or null when they have none there (a 403 for the caller to
+ * raise). Throws 404 when the project does not exist.
+ */
+export async function roleIn(
+  db: Database,
+  principal: Principal,
+  projectId: string,
+): Promise<Role | null> {
   const [row] = await db
     .select({ role: memberships.role })
     .from(projects)
@@ -91,6 +116,8 @@ export async function roleIn(db: Database, principal: Principal, projectId: stri
     )
     .where(eq(projects.id, projectId));
   if (!row) throw new ApiError("not_found", `project '${projectId}' not found`);
-  if (!row.role) throw new ApiError("forbidden", `you are not a member of project '${projectId}'`);
+  if (principal.type === "service_account") {
+    return principal.projectId === projectId ? principal.role : null;
+  }
   return row.role;
 }

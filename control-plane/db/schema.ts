@@ -90,3 +90,104 @@ export const deployments = sqliteTable(
   },
   (t) => [uniqueIndex("deployments_app_version").on(t.appId, t.version)],
 );
+
+/** A project's non-human member: its token is a JWT whose id is `tokenId` (never stored itself). */
+export const serviceAccounts = sqliteTable(
+  "service_accounts",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id),
+    name: text("name").notNull(),
+    role: text("role", { enum: ["owner", "member"] }).notNull(),
+    tokenId: text("token_id")
+      .notNull()
+      .references(() => tokens.id),
+    createdBy: text("created_by").notNull(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    revokedAt: integer("revoked_at"),
+  },
+  (t) => [index("service_accounts_project").on(t.projectId, t.createdAt)],
+);
+
+/** Project secrets, encrypted at rest (AES-GCM; the key is the control plane's, not the DB's). */
+export const secrets = sqliteTable(
+  "secrets",
+  {
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id),
+    name: text("name").notNull(),
+    /** base64 of iv (12 bytes) + ciphertext, bound to project and name as additional data. */
+    sealed: text("sealed").notNull(),
+    updatedBy: text("updated_by").notNull(),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.name] })],
+);
+
+/** One row per run, sync or async, for `GET /v2/projects/{id}/runs`. */
+export const runs = sqliteTable(
+  "runs",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id),
+    app: text("app").notNull(),
+    fn: text("fn").notNull(),
+    async: integer("async", { mode: "boolean" }).notNull(),
+    status: text("status", {
+      enum: ["pending", "running", "success", "failure", "cancelled"],
+    }).notNull(),
+    createdAt: integer("created_at").notNull(),
+    finishedAt: integer("finished_at"),
+    runTimeMs: integer("run_time_ms"),
+  },
+  (t) => [
+    index("runs_project_time").on(t.projectId, t.createdAt, t.id),
+    index("runs_project_app_time").on(t.projectId, t.app, t.createdAt, t.id),
+  ],
+);
+
+/**
+ * The audit trail. Append-only: triggers in the migrations refuse UPDATE, and DELETE unless the
+ * row is older than the longest retention window (365 days), which is the purge.
+ * One index per combination of the equality filters (action, actor, outcome), each ending in
+ * (timestamp, id): every filtered page is a range scan in the order it is served.
+ */
+export const auditLog = sqliteTable(
+  "audit_log",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id),
+    /** Unix milliseconds. */
+    timestamp: integer("timestamp").notNull(),
+    action: text("action").notNull(),
+    actorType: text("actor_type", { enum: ["user", "service_account"] }).notNull(),
+    actorId: text("actor_id").notNull(),
+    actorName: text("actor_name").notNull(),
+    outcome: text("outcome", { enum: ["success", "failure"] }).notNull(),
+    targetType: text("target_type").notNull(),
+    targetId: text("target_id").notNull(),
+    requestId: text("request_id").notNull(),
+    ip: text("ip"),
+    userAgent: text("user_agent"),
+    metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  },
+  (t) => [
+    index("audit_time").on(t.projectId, t.timestamp, t.id),
+    index("audit_action").on(t.projectId, t.action, t.timestamp, t.id),
+    index("audit_actor").on(t.projectId, t.actorId, t.timestamp, t.id),
+    index("audit_outcome").on(t.projectId, t.outcome, t.timestamp, t.id),
+    index("audit_action_actor").on(t.projectId, t.action, t.actorId, t.timestamp, t.id),
+    index("audit_action_outcome").on(t.projectId, t.action, t.outcome, t.timestamp, t.id),
+    index("audit_actor_outcome").on(t.projectId, t.actorId, t.outcome, t.timestamp, t.id),
+    index("audit_all").on(t.projectId, t.action, t.actorId, t.outcome, t.timestamp, t.id),
+  ],
+);

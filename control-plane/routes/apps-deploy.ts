@@ -1,8 +1,7 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
-import type { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { parse as parseToml } from "smol-toml";
-import { z } from "zod";
 import {
   type AppConfig,
   appConfigSchema,
@@ -10,28 +9,73 @@ import {
   describeZodError,
 } from "../../common/app-config.ts";
 import { newId } from "../../common/ids.ts";
-import { type AppEnv, projectAccess } from "../context.ts";
+import { auditSuccess } from "../audit/record.ts";
+import { access } from "../auth/access.ts";
+import type { AppEnv } from "../context.ts";
 import { apps, deployments } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { KeyedQueue } from "../keyed-queue.ts";
-import { jsonBody } from "../validate.ts";
+import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
 
 /** Largest app bundle, counted after base64 decoding. */
 export const MAX_BUNDLE_BYTES = 20 * 1024 * 1024;
 
-export const deployRequest = z.strictObject({
-  files: z.array(bundleFileSchema).min(1).max(5000),
-});
+export const deployRequest = z
+  .strictObject({
+    files: z.array(bundleFileSchema).min(1).max(5000),
+  })
+  .openapi("AppBundle");
 
-export interface DeployedApp {
-  id: string;
-  name: string;
-  runtime: AppConfig["runtime"];
-  version: number;
-  files: number;
-  bytes: number;
-  deployedAt: string;
-}
+export const deployedAppSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    runtime: z.enum(["managed", "custom"]),
+    version: z.number().int(),
+    files: z.number().int(),
+    bytes: z.number().int(),
+    deployedAt: z.string(),
+  })
+  .openapi("DeployedApp");
+
+export type DeployedApp = z.infer<typeof deployedAppSchema>;
+
+const tooLarge = `the bundle is larger than ${MAX_BUNDLE_BYTES / 1024 / 1024} MiB`;
+
+export const deployAppRoute = createRoute({
+  method: "post",
+  path: "/v2/projects/{projectId}/apps",
+  operationId: "deployApp",
+  summary: "Deploy an app bundle as the app's next version (members and owners; audited).",
+  security: bearerAuth,
+  middleware: [
+    access({
+      role: "member",
+      audit: { action: "apps.deploy", target: () => ({ type: "app", id: "(bundle)" }) },
+    }),
+    bodyLimit({
+      maxSize: Math.ceil(MAX_BUNDLE_BYTES * 1.4),
+      onError: () => {
+        throw new ApiError("payload_too_large", tooLarge);
+      },
+    }),
+  ] as const,
+  request: {
+    params: projectIdParam,
+    body: { required: true, content: { "application/json": { schema: deployRequest } } },
+  },
+  responses: {
+    201: {
+      description: "Deployed; new calls get this version.",
+      content: { "application/json": { schema: deployedAppSchema } },
+    },
+    ...errorResponses({
+      409: "Another control plane deployed the same version at the same time; retry.",
+      413: "The bundle is larger than 20 MiB.",
+      502: "The runtime host could not take the bundle.",
+    }),
+  },
+});
 
 function readConfig(files: z.infer<typeof deployRequest>["files"]): AppConfig {
   const manifest = files.find((f) => f.path === "runlet.toml");
@@ -59,101 +103,89 @@ function readConfig(files: z.infer<typeof deployRequest>["files"]): AppConfig {
   return config;
 }
 
-export function registerDeployApp(app: Hono<AppEnv>) {
+export function registerDeployApp(app: OpenAPIHono<AppEnv>) {
   // Deploys of one app run one after another: each takes the next version number, and the host
   // never holds the files of a deploy that lost a race for that number. (One control-plane
   // process per database; the UNIQUE index below still guards against a second one.)
   const deploysByApp = new KeyedQueue();
-  app.post(
-    "/v2/projects/:projectId/apps",
-    bodyLimit({
-      maxSize: Math.ceil(MAX_BUNDLE_BYTES * 1.4),
-      onError: () => {
-        throw new ApiError(
-          "payload_too_large",
-          `the bundle is larger than ${MAX_BUNDLE_BYTES / 1024 / 1024} MiB`,
-        );
-      },
-    }),
-    async (c) => {
-      const { principal, projectId } = await projectAccess(c);
-      const { files } = await jsonBody(c, deployRequest);
-      const paths = new Set<string>();
-      let bytes = 0;
-      for (const f of files) {
-        if (paths.has(f.path))
-          throw new ApiError("bad_request", `files: '${f.path}' appears twice`);
-        paths.add(f.path);
-        bytes += Buffer.byteLength(f.contentBase64, "base64");
-      }
-      if (bytes > MAX_BUNDLE_BYTES) {
-        throw new ApiError(
-          "payload_too_large",
-          `the bundle is larger than ${MAX_BUNDLE_BYTES / 1024 / 1024} MiB`,
-        );
-      }
-      const config = readConfig(files);
-      const { db, host } = c.var.deps;
-      const body = await deploysByApp.run(`${projectId}/${config.name}`, async () => {
-        const [existing] = await db
-          .select()
-          .from(apps)
-          .where(and(eq(apps.projectId, projectId), eq(apps.name, config.name)));
-        const version = (existing?.currentVersion ?? 0) + 1;
-        const appId = existing?.id ?? newId("app");
-        const now = Date.now();
+  app.openapi(deployAppRoute, async (c) => {
+    const { principal, projectId } = c.var.access;
+    const { files } = c.req.valid("json");
+    const paths = new Set<string>();
+    let bytes = 0;
+    for (const f of files) {
+      if (paths.has(f.path)) throw new ApiError("bad_request", `files: '${f.path}' appears twice`);
+      paths.add(f.path);
+      bytes += Buffer.byteLength(f.contentBase64, "base64");
+    }
+    if (bytes > MAX_BUNDLE_BYTES) throw new ApiError("payload_too_large", tooLarge);
+    const config = readConfig(files);
+    const audit = c.var.audit;
+    if (audit) audit.target = { type: "app", id: config.name };
+    const { db, host } = c.var.deps;
+    const body = await deploysByApp.run(`${projectId}/${config.name}`, async () => {
+      const [existing] = await db
+        .select()
+        .from(apps)
+        .where(and(eq(apps.projectId, projectId), eq(apps.name, config.name)));
+      const version = (existing?.currentVersion ?? 0) + 1;
+      const appId = existing?.id ?? newId("app");
+      const now = Date.now();
 
-        // The host gets the code first: a row never points at a version that cannot run.
-        await host.deploy({ project: projectId, app: config.name, version, config, files });
+      // The host gets the code first: a row never points at a version that cannot run.
+      await host.deploy({ project: projectId, app: config.name, version, config, files });
 
-        const upsertApp = existing
-          ? db
-              .update(apps)
-              .set({ runtime: config.runtime, currentVersion: version, updatedAt: now })
-              .where(and(eq(apps.id, appId), eq(apps.currentVersion, existing.currentVersion)))
-          : db.insert(apps).values({
-              id: appId,
-              projectId,
-              name: config.name,
-              runtime: config.runtime,
-              currentVersion: version,
-              createdAt: now,
-              updatedAt: now,
-            });
-        const recordDeployment = db.insert(deployments).values({
-          id: newId("dep"),
-          appId,
-          version,
-          config,
-          files: files.length,
-          bytes,
-          deployedBy: principal.id,
-          createdAt: now,
-        });
-        try {
-          await db.batch([upsertApp, recordDeployment]);
-        } catch (err) {
-          if (/UNIQUE constraint failed/i.test(String((err as Error).message))) {
-            throw new ApiError(
-              "conflict",
-              `another deploy of '${config.name}' happened at the same time; retry`,
-            );
-          }
-          throw err;
-        }
-
-        const deployed: DeployedApp = {
-          id: appId,
-          name: config.name,
-          runtime: config.runtime,
-          version,
-          files: files.length,
-          bytes,
-          deployedAt: new Date(now).toISOString(),
-        };
-        return deployed;
+      const upsertApp = existing
+        ? db
+            .update(apps)
+            .set({ runtime: config.runtime, currentVersion: version, updatedAt: now })
+            .where(and(eq(apps.id, appId), eq(apps.currentVersion, existing.currentVersion)))
+        : db.insert(apps).values({
+            id: appId,
+            projectId,
+            name: config.name,
+            runtime: config.runtime,
+            currentVersion: version,
+            createdAt: now,
+            updatedAt: now,
+          });
+      const recordDeployment = db.insert(deployments).values({
+        id: newId("dep"),
+        appId,
+        version,
+        config,
+        files: files.length,
+        bytes,
+        deployedBy: principal.id,
+        createdAt: now,
       });
-      return c.json(body, 201);
-    },
-  );
+      try {
+        await db.batch([
+          upsertApp,
+          recordDeployment,
+          auditSuccess(c, { version, runtime: config.runtime, files: files.length, bytes }),
+        ]);
+      } catch (err) {
+        if (/UNIQUE constraint failed/i.test(String((err as Error).message))) {
+          throw new ApiError(
+            "conflict",
+            `another deploy of '${config.name}' happened at the same time; retry`,
+          );
+        }
+        throw err;
+      }
+
+      const deployed: DeployedApp = {
+        id: appId,
+        name: config.name,
+        runtime: config.runtime,
+        version,
+        files: files.length,
+        bytes,
+        deployedAt: new Date(now).toISOString(),
+      };
+      return deployed;
+    });
+    return c.json(body, 201);
+  });
 }

@@ -1,0 +1,81 @@
+/**
+ * Audit-log page tokens: opaque to callers, tamper-evident, and bound to the query that issued
+ * them. A token is `base64url(payload).base64url(HMAC-SHA256(payload))`; the payload holds the
+ * keyset position (timestamp, id) of the last entry served and a digest of the filters.
+ */
+import { base64urlDecode, base64urlEncode } from "../../common/jwt.ts";
+import { ApiError } from "../errors.ts";
+
+export interface PagePosition {
+  timestamp: number;
+  id: string;
+}
+
+/** Everything that decides which rows a query selects, except the page position and size. */
+export interface PageFilters {
+  projectId: string;
+  from?: string;
+  to?: string;
+  action?: string;
+  actor?: string;
+  outcome?: string;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+async function digest(filters: PageFilters): Promise<string> {
+  const { projectId, from, to, action, actor, outcome } = filters;
+  const canonical = JSON.stringify([projectId, from, to, action, actor, outcome]);
+  const hash = await crypto.subtle.digest("SHA-256", encoder.encode(canonical));
+  return base64urlEncode(new Uint8Array(hash).slice(0, 12));
+}
+
+export async function issuePageToken(
+  key: CryptoKey,
+  position: PagePosition,
+  filters: PageFilters,
+): Promise<string> {
+  const payload = base64urlEncode(
+    encoder.encode(
+      JSON.stringify({ t: position.timestamp, i: position.id, f: await digest(filters) }),
+    ),
+  );
+  const mac = await crypto.subtle.sign("HMAC", key, encoder.encode(payload));
+  return `${payload}.${base64urlEncode(new Uint8Array(mac))}`;
+}
+
+const invalid = () =>
+  new ApiError("bad_request", "nextToken is not a page token issued by this service");
+
+/** The position a token continues from; 400 when it is forged, garbled or from another query. */
+export async function readPageToken(
+  key: CryptoKey,
+  token: string,
+  filters: PageFilters,
+): Promise<PagePosition> {
+  const [payload, mac, ...rest] = token.split(".");
+  if (!payload || !mac || rest.length > 0) throw invalid();
+  let macBytes: Uint8Array;
+  try {
+    macBytes = base64urlDecode(mac);
+  } catch {
+    throw invalid(); // not base64url, or a length atob refuses
+  }
+  // crypto.subtle.verify compares in constant time.
+  if (!(await crypto.subtle.verify("HMAC", key, macBytes, encoder.encode(payload)))) {
+    throw invalid();
+  }
+  const body = JSON.parse(decoder.decode(base64urlDecode(payload))) as {
+    t: number;
+    i: string;
+    f: string;
+  };
+  if (body.f !== (await digest(filters))) {
+    throw new ApiError(
+      "bad_request",
+      "nextToken was issued for other filters: send the same from, to, action, actor and outcome as the first page",
+    );
+  }
+  return { timestamp: body.t, id: body.i };
+}

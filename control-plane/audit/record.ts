@@ -1,0 +1,64 @@
+import { createMiddleware } from "hono/factory";
+import { newId } from "../../common/ids.ts";
+import type { AppEnv, Ctx, PendingAudit } from "../context.ts";
+import { auditLog } from "../db/schema.ts";
+import type { Outcome } from "./actions.ts";
+
+type Metadata = Record<string, unknown>;
+
+function entry(c: Ctx, pending: PendingAudit, outcome: Outcome, metadata: Metadata) {
+  const now = Date.now();
+  const userAgent = c.req.header("user-agent");
+  return {
+    id: newId("log", now),
+    projectId: pending.projectId,
+    timestamp: now,
+    action: pending.action,
+    actorType: pending.principal.type,
+    actorId: pending.principal.id,
+    actorName: pending.principal.name,
+    outcome,
+    targetType: pending.target.type,
+    targetId: pending.target.id,
+    requestId: c.var.requestId,
+    ip: c.var.deps.clientIp?.(c) ?? null,
+    userAgent: userAgent ? userAgent.slice(0, 512) : null,
+    metadata,
+  } satisfies typeof auditLog.$inferInsert;
+}
+
+/**
+ * The success entry of an audited route, as an insert to put in the same `db.batch` as the change
+ * it records: both land, or neither. `metadata` must never hold a secret value.
+ */
+export function auditSuccess(c: Ctx, metadata: Metadata = {}) {
+  const pending = c.var.audit;
+  if (!pending) throw new Error(`${c.req.method} ${c.req.path} is not an audited route`);
+  pending.written = true;
+  return c.var.deps.db.insert(auditLog).values(entry(c, pending, "success", metadata));
+}
+
+/**
+ * App middleware: once an audited request has been refused or has failed (any 4xx/5xx after its
+ * caller was known), writes its failure entry with the status and the message the caller got.
+ * A success entry is part of the change's own batch, so a failed batch left none behind.
+ */
+export const recordFailures = createMiddleware<AppEnv>(async (c, next) => {
+  await next();
+  const pending = c.var.audit;
+  if (!pending) return;
+  if (c.res.status < 400) {
+    if (!pending.written)
+      console.error(`[control-plane] ${c.req.method} ${c.req.path} succeeded unaudited`);
+    return;
+  }
+  let message: unknown;
+  try {
+    message = ((await c.res.clone().json()) as { message?: unknown }).message;
+  } catch {
+    message = undefined;
+  }
+  const metadata: Metadata = { status: c.res.status };
+  if (typeof message === "string") metadata.error = message;
+  await c.var.deps.db.insert(auditLog).values(entry(c, pending, "failure", metadata));
+});

@@ -1,0 +1,56 @@
+import { createMiddleware } from "hono/factory";
+import type { AuditAction, AuditTarget } from "../audit/actions.ts";
+import type { AppEnv, Ctx } from "../context.ts";
+import { ApiError } from "../errors.ts";
+import { authenticate, type Role, roleIn } from "./tokens.ts";
+
+export interface AccessRule {
+  /** The least role the route needs: `member` lets owners in too. */
+  role: Role;
+  /**
+   * Audited routes name their action and target; refusals after authentication are recorded.
+   * `successes: false` records refusals only (reading the audit log itself).
+   */
+  audit?: {
+    action: AuditAction;
+    target: (c: Ctx, projectId: string) => AuditTarget;
+    successes?: boolean;
+  };
+}
+
+/**
+ * Route middleware for `/v2/projects/{projectId}/...`: authenticates the caller (401), finds the
+ * project (404), and checks the role (403). It runs before body and query validation, so an
+ * unauthenticated request is a 401 whatever it sends, and a refused or invalid request by a known
+ * caller is on the record as a failure.
+ */
+export function access(rule: AccessRule) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const { db, publicKeys } = c.var.deps;
+    const principal = await authenticate(db, publicKeys, c.req.header("authorization"));
+    const projectId = c.req.param("projectId") ?? "";
+    const role = await roleIn(db, principal, projectId);
+    if (rule.audit) {
+      c.set("audit", {
+        action: rule.audit.action,
+        target: rule.audit.target(c, projectId),
+        principal,
+        projectId,
+        written: rule.audit.successes === false,
+      });
+    }
+    if (!role) {
+      throw new ApiError(
+        "forbidden",
+        principal.type === "service_account"
+          ? "this service account belongs to another project"
+          : `you are not a member of project '${projectId}'`,
+      );
+    }
+    if (rule.role === "owner" && role !== "owner") {
+      throw new ApiError("forbidden", "only the project owner may do this");
+    }
+    c.set("access", { principal, role, projectId });
+    await next();
+  });
+}

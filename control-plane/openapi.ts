@@ -1,0 +1,44 @@
+/** Pieces every route definition shares: the error body, the bearer scheme, the 400 hook. */
+
+import type { Hook } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import { describeZodError } from "../common/app-config.ts";
+import type { AppEnv } from "./context.ts";
+import { ApiError } from "./errors.ts";
+
+export const errorSchema = z
+  .object({
+    message: z.string().openapi({ example: "limit: must be an integer from 1 to 200" }),
+    code: z.string().optional(),
+  })
+  .openapi("Error");
+
+const error = (description: string) => ({
+  description,
+  content: { "application/json": { schema: errorSchema } },
+});
+
+/** The error answers of a route behind `access()`, with the route's own extras. */
+export function errorResponses(extra: Partial<Record<400 | 404 | 409 | 413 | 502, string>> = {}) {
+  return {
+    400: error(extra[400] ?? "The request was malformed or had invalid parameters."),
+    401: error("The Authorization header is missing, or the token is invalid, expired or revoked."),
+    403: error("The caller is authenticated but not allowed to do this in this project."),
+    404: error(extra[404] ?? "The project does not exist."),
+    ...(extra[409] ? { 409: error(extra[409]) } : {}),
+    ...(extra[413] ? { 413: error(extra[413]) } : {}),
+    ...(extra[502] ? { 502: error(extra[502]) } : {}),
+  };
+}
+
+export const bearerAuth = [{ bearerAuth: [] }];
+
+export const projectIdParam = z.object({
+  projectId: z.string().openapi({ param: { name: "projectId", in: "path" }, example: "prj_…" }),
+});
+
+/** Turns a failed zod validation into `400 {message}` naming the field. */
+// biome-ignore lint/suspicious/noExplicitAny: the hook is shared by routes of every input type.
+export const validationHook: Hook<any, AppEnv, any, any> = (result) => {
+  if (!result.success) throw new ApiError("bad_request", describeZodError(result.error));
+};

@@ -1,0 +1,145 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { eq } from "drizzle-orm";
+import { AUDIT_ACTIONS, OUTCOMES } from "../audit/actions.ts";
+import { auditEntryView, listAuditEntries } from "../audit/list.ts";
+import { issuePageToken, type PageFilters, readPageToken } from "../audit/page-token.ts";
+import { access } from "../auth/access.ts";
+import type { AppEnv } from "../context.ts";
+import { projects } from "../db/schema.ts";
+import { ApiError } from "../errors.ts";
+import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
+import { DAY_MS, RETENTION_DAYS } from "../plans.ts";
+
+export const MAX_PAGE_SIZE = 200;
+export const DEFAULT_PAGE_SIZE = 50;
+
+const rfc3339 = (what: string) =>
+  z.iso
+    .datetime({
+      offset: true,
+      error: `must be an RFC 3339 date-time (${what}), like 2026-11-22T09:30:00Z`,
+    })
+    .openapi({ format: "date-time" });
+
+const limitMessage = `must be an integer from 1 to ${MAX_PAGE_SIZE}`;
+
+export const auditLogQuery = z.strictObject({
+  from: rfc3339("start of the window").optional(),
+  to: rfc3339("end of the window; default now").optional(),
+  action: z.enum(AUDIT_ACTIONS, { error: `must be one of ${AUDIT_ACTIONS.join(", ")}` }).optional(),
+  actor: z.string().min(1).max(128).optional().openapi({ description: "An actor id." }),
+  outcome: z.enum(OUTCOMES, { error: "must be success or failure" }).optional(),
+  limit: z
+    .string()
+    .regex(/^[1-9][0-9]{0,2}$/, limitMessage)
+    .transform(Number)
+    .refine((n) => n <= MAX_PAGE_SIZE, limitMessage)
+    .optional()
+    .openapi({ type: "string", example: "50", description: `1 to ${MAX_PAGE_SIZE}; default 50.` }),
+  nextToken: z.string().min(1).max(1024).optional(),
+});
+
+export const auditEntrySchema = z
+  .object({
+    id: z.string(),
+    timestamp: z.string().openapi({ format: "date-time" }),
+    action: z.string().openapi({ example: "secrets.read" }),
+    actor: z.object({
+      type: z.enum(["user", "service_account"]),
+      id: z.string(),
+      name: z.string(),
+    }),
+    outcome: z.enum(OUTCOMES),
+    target: z.object({ type: z.string(), id: z.string() }),
+    requestId: z.string(),
+    ip: z.string().nullable(),
+    userAgent: z.string().nullable(),
+    metadata: z.record(z.string(), z.unknown()),
+  })
+  .openapi("AuditLogEntry");
+
+export const auditLogPageSchema = z
+  .object({
+    logs: z.array(auditEntrySchema),
+    hasMore: z.boolean(),
+    nextPageToken: z.string().optional(),
+    retentionDays: z.number().int(),
+  })
+  .openapi("AuditLogPage");
+
+export const listAuditLogsRoute = createRoute({
+  method: "get",
+  path: "/v2/projects/{projectId}/audit-log",
+  operationId: "listAuditLogs",
+  summary: "The project's audit log, newest first, over the plan's window (owner only).",
+  security: bearerAuth,
+  middleware: [
+    access({
+      role: "owner",
+      audit: {
+        action: "audit_log.read",
+        target: (_c, projectId) => ({ type: "project", id: projectId }),
+        successes: false,
+      },
+    }),
+  ] as const,
+  request: { params: projectIdParam, query: auditLogQuery },
+  responses: {
+    200: {
+      description: "A page of entries.",
+      content: { "application/json": { schema: auditLogPageSchema } },
+    },
+    ...errorResponses(),
+  },
+});
+
+export function registerListAuditLogs(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listAuditLogsRoute, async (c) => {
+    const { db, derived } = c.var.deps;
+    const { projectId } = c.var.access;
+    const query = c.req.valid("query");
+    const now = Date.now();
+    const [project] = await db
+      .select({ plan: projects.plan })
+      .from(projects)
+      .where(eq(projects.id, projectId));
+    const retentionDays = RETENTION_DAYS[project?.plan ?? "hobby"];
+
+    const windowStart = now - retentionDays * DAY_MS;
+    const fromMs = Math.max(query.from ? Date.parse(query.from) : windowStart, windowStart);
+    const toMs = query.to ? Date.parse(query.to) : now;
+    if (query.from && query.to && Date.parse(query.from) > toMs) {
+      throw new ApiError("bad_request", "from must not be later than to");
+    }
+
+    const { from, to, action, actor, outcome } = query;
+    const filters = { projectId, from, to, action, actor, outcome } satisfies PageFilters;
+    const after = query.nextToken
+      ? await readPageToken(derived.pageTokens, query.nextToken, filters)
+      : undefined;
+    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+    const { rows, hasMore } =
+      fromMs > toMs
+        ? { rows: [], hasMore: false }
+        : await listAuditEntries(db, { ...filters, fromMs, toMs, limit, after });
+
+    const last = rows.at(-1);
+    const nextPageToken =
+      hasMore && last
+        ? await issuePageToken(
+            derived.pageTokens,
+            { timestamp: last.timestamp, id: last.id },
+            filters,
+          )
+        : undefined;
+    return c.json(
+      {
+        logs: rows.map(auditEntryView),
+        hasMore,
+        ...(nextPageToken ? { nextPageToken } : {}),
+        retentionDays,
+      },
+      200,
+    );
+  });
+}

@@ -1,0 +1,116 @@
+/**
+ * A control plane over a given (already migrated) database, with people and tokens to call it.
+ * Runtime-agnostic: the Node tests hand it a libSQL file, the Workers tests a D1 binding, and
+ * the same test cases run against both.
+ */
+import { newId } from "../../common/ids.ts";
+import { generateSigningKey } from "../../common/jwt.ts";
+import { type ControlPlaneApp, createControlPlane } from "../app.ts";
+import { deriveKeys } from "../auth/secret-keys.ts";
+import { signingKeysFrom } from "../auth/signing.ts";
+import { issueToken, publicKeysOf } from "../auth/tokens.ts";
+import type { Deps } from "../context.ts";
+import type { Database } from "../db/index.ts";
+import { memberships, projects, users } from "../db/schema.ts";
+import { ApiError } from "../errors.ts";
+import type { RuntimeHost } from "../host-client.ts";
+import type { Plan } from "../plans.ts";
+
+const YEAR_MS = 365 * 86_400_000;
+
+export interface Person {
+  id: string;
+  name: string;
+  token: string;
+}
+
+export interface Fixture {
+  app: ControlPlaneApp;
+  db: Database;
+  deps: Deps;
+  /** A project `owner` owns and `member` belongs to; `outsider` has a project of their own. */
+  projectId: string;
+  owner: Person;
+  member: Person;
+  outsider: Person;
+  outsiderProjectId: string;
+  /** Calls the app in-process: `path` is absolute (`/v2/...`), JSON bodies are serialized. */
+  call(
+    method: string,
+    path: string,
+    opts?: { token?: string | null; body?: unknown; headers?: Record<string, string> },
+  ): Promise<Response>;
+  /** A new project with `owner` as its owner. */
+  addProject(plan?: Plan): Promise<string>;
+}
+
+/** A runtime host for tests that never deploy: any deploy is a 502. */
+export const noRuntimeHost: RuntimeHost = {
+  deploy() {
+    return Promise.reject(new ApiError("bad_gateway", "no runtime host in this test"));
+  },
+};
+
+export async function createFixture(
+  db: Database,
+  opts: { host?: RuntimeHost; plan?: Plan } = {},
+): Promise<Fixture> {
+  const keys = await signingKeysFrom(await generateSigningKey());
+  const deps: Deps = {
+    db,
+    keys,
+    publicKeys: await publicKeysOf(keys),
+    derived: await deriveKeys(crypto.getRandomValues(new Uint8Array(32))),
+    host: opts.host ?? noRuntimeHost,
+    clientIp: () => "203.0.113.7",
+  };
+  const app = createControlPlane(deps);
+  const now = Date.now();
+
+  const person = async (name: string): Promise<Person> => {
+    const id = newId("usr");
+    await db.insert(users).values({ id, name, createdAt: now });
+    const { token } = await issueToken(db, keys, {
+      subject: id,
+      expiresAt: new Date(now + YEAR_MS),
+    });
+    return { id, name, token };
+  };
+  const owner = await person("Olive Owner");
+  const member = await person("Mel Member");
+  const outsider = await person("Otto Outsider");
+
+  const project = async (ownerId: string, plan: Plan) => {
+    const id = newId("prj");
+    await db.batch([
+      db.insert(projects).values({ id, name: `p-${id.slice(-6)}`, plan, createdAt: now }),
+      db.insert(memberships).values({ projectId: id, userId: ownerId, role: "owner" }),
+    ]);
+    return id;
+  };
+  const projectId = await project(owner.id, opts.plan ?? "hobby");
+  await db.insert(memberships).values({ projectId, userId: member.id, role: "member" });
+  const outsiderProjectId = await project(outsider.id, "hobby");
+
+  return {
+    app,
+    db,
+    deps,
+    projectId,
+    owner,
+    member,
+    outsider,
+    outsiderProjectId,
+    addProject: (plan = "hobby") => project(owner.id, plan),
+    call(method, path, { token = owner.token, body, headers = {} } = {}) {
+      const init: RequestInit = { method, headers: { "user-agent": "runlet-tests", ...headers } };
+      const h = init.headers as Record<string, string>;
+      if (token !== null) h.authorization = `Bearer ${token}`;
+      if (body !== undefined) {
+        h["content-type"] ??= "application/json";
+        init.body = typeof body === "string" ? body : JSON.stringify(body);
+      }
+      return Promise.resolve(app.request(path, init));
+    },
+  };
+}
