@@ -2,7 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
 import { AUDIT_ACTIONS, OUTCOMES } from "../audit/actions.ts";
 import { auditEntryView, listAuditEntries } from "../audit/list.ts";
-import { issuePageToken, type PageFilters, readPageToken } from "../audit/page-token.ts";
+import { issuePageToken, readPageToken } from "../page-token.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
 import { projects } from "../db/schema.ts";
@@ -113,7 +113,7 @@ export function registerListAuditLogs(app: OpenAPIHono<AppEnv>) {
     }
 
     const { from, to, action, actor, outcome } = query;
-    const filters = { projectId, from, to, action, actor, outcome } satisfies PageFilters;
+    const filters = { list: "audit-log", projectId, from, to, action, actor, outcome };
     const after = query.nextToken
       ? await readPageToken(derived.pageTokens, query.nextToken, filters)
       : undefined;
@@ -121,7 +121,16 @@ export function registerListAuditLogs(app: OpenAPIHono<AppEnv>) {
     const { rows, hasMore } =
       fromMs > toMs
         ? { rows: [], hasMore: false }
-        : await listAuditEntries(db, { ...filters, fromMs, toMs, limit, after });
+        : await listAuditEntries(db, {
+            projectId,
+            action,
+            actor,
+            outcome,
+            fromMs,
+            toMs,
+            limit,
+            after,
+          });
 
     const last = rows.at(-1);
     const nextPageToken =

@@ -1,32 +1,31 @@
 /**
- * Audit-log page tokens: opaque to callers, tamper-evident, and bound to the query that issued
- * them. A token is `base64url(payload).base64url(HMAC-SHA256(payload))`; the payload holds the
- * keyset position (timestamp, id) of the last entry served and a digest of the filters.
+ * Page tokens of the keyset-paginated lists (audit log, runs): opaque to callers, tamper-evident,
+ * and bound to the query that issued them. A token is `base64url(payload).base64url(HMAC)`; the
+ * payload holds the position (timestamp, id) of the last row served and a digest of the filters.
  */
-import { base64urlDecode, base64urlEncode } from "../../common/jwt.ts";
-import { ApiError } from "../errors.ts";
+import { base64urlDecode, base64urlEncode } from "../common/jwt.ts";
+import { ApiError } from "./errors.ts";
 
 export interface PagePosition {
   timestamp: number;
   id: string;
 }
 
-/** Everything that decides which rows a query selects, except the page position and size. */
-export interface PageFilters {
-  projectId: string;
-  from?: string;
-  to?: string;
-  action?: string;
-  actor?: string;
-  outcome?: string;
-}
+/**
+ * Everything that decides which rows a query selects, except the page position and size: the
+ * list's name, the project and each filter as the caller sent it (absent ones undefined).
+ */
+export type PageFilters = { list: string; projectId: string } & Record<string, string | undefined>;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 async function digest(filters: PageFilters): Promise<string> {
-  const { projectId, from, to, action, actor, outcome } = filters;
-  const canonical = JSON.stringify([projectId, from, to, action, actor, outcome]);
+  const canonical = JSON.stringify(
+    Object.keys(filters)
+      .sort()
+      .map((key) => [key, filters[key] ?? null]),
+  );
   const hash = await crypto.subtle.digest("SHA-256", encoder.encode(canonical));
   return base64urlEncode(new Uint8Array(hash).slice(0, 12));
 }
@@ -74,7 +73,7 @@ export async function readPageToken(
   if (body.f !== (await digest(filters))) {
     throw new ApiError(
       "bad_request",
-      "nextToken was issued for other filters: send the same from, to, action, actor and outcome as the first page",
+      "nextToken was issued for other filters: send the same filters as for the first page",
     );
   }
   return { timestamp: body.t, id: body.i };
