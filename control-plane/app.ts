@@ -8,7 +8,9 @@ import { validationHook } from "./openapi.ts";
 import { registerDeployApp } from "./routes/apps-deploy.ts";
 import { registerReadApps } from "./routes/apps-read.ts";
 import { registerListAuditLogs } from "./routes/audit-log-list.ts";
+import { registerInternalRuns } from "./routes/internal-runs.ts";
 import { registerJwks } from "./routes/jwks.ts";
+import { registerListRuns } from "./routes/runs-list.ts";
 
 export type ControlPlaneApp = OpenAPIHono<AppEnv>;
 
@@ -32,6 +34,8 @@ export function createControlPlane(deps: Deps): ControlPlaneApp {
   registerDeployApp(app);
   registerReadApps(app);
   registerListAuditLogs(app);
+  registerListRuns(app);
+  registerInternalRuns(app);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

@@ -42,3 +42,21 @@ export const projectIdParam = z.object({
 export const validationHook: Hook<any, AppEnv, any, any> = (result) => {
   if (!result.success) throw new ApiError("bad_request", describeZodError(result.error));
 };
+
+export const MAX_PAGE_SIZE = 200;
+export const DEFAULT_PAGE_SIZE = 50;
+
+const limitMessage = `must be an integer from 1 to ${MAX_PAGE_SIZE}`;
+
+/** `limit` of the paginated lists: a canonical integer string, 1 to 200. */
+export const pageSizeParam = z
+  .string()
+  .regex(/^[1-9][0-9]{0,2}$/, limitMessage)
+  .transform(Number)
+  .refine((n) => n <= MAX_PAGE_SIZE, limitMessage)
+  .optional()
+  .openapi({
+    type: "string",
+    example: "50",
+    description: `1 to ${MAX_PAGE_SIZE}; default ${DEFAULT_PAGE_SIZE}.`,
+  });

@@ -47,6 +47,7 @@ async function main() {
     derived: await deriveKeys(await loadOrCreateMasterSecret(home)),
     clientIp: (c) => getConnInfo(c).remote.address,
     host: httpRuntimeHost(env[ENV.hostUrl], env[ENV.internalToken]),
+    internalToken: env[ENV.internalToken],
   });
   const baseUrl = `http://${LOOPBACK}:${port}`;
   await bootstrapLocal(db, keys, publicKeys, { home, baseUrl, apiUrl: env[ENV.apiUrl] });

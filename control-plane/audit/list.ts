@@ -1,8 +1,8 @@
 import { and, desc, eq, gte, lte, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/index.ts";
 import { auditLog } from "../db/schema.ts";
-import type { AuditAction, Outcome } from "./actions.ts";
 import type { PagePosition } from "../page-token.ts";
+import type { AuditAction, Outcome } from "./actions.ts";
 
 export interface AuditQuery {
   projectId: string;

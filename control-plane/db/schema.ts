@@ -6,6 +6,7 @@ import {
   index,
   integer,
   primaryKey,
+  real,
   sqliteTable,
   text,
   uniqueIndex,
@@ -145,7 +146,7 @@ export const runs = sqliteTable(
     }).notNull(),
     createdAt: integer("created_at").notNull(),
     finishedAt: integer("finished_at"),
-    runTimeMs: integer("run_time_ms"),
+    runTimeMs: real("run_time_ms"),
   },
   (t) => [
     index("runs_project_time").on(t.projectId, t.createdAt, t.id),

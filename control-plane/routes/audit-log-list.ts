@@ -2,16 +2,19 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
 import { AUDIT_ACTIONS, OUTCOMES } from "../audit/actions.ts";
 import { auditEntryView, listAuditEntries } from "../audit/list.ts";
-import { issuePageToken, readPageToken } from "../page-token.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
 import { projects } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
-import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
+import {
+  bearerAuth,
+  DEFAULT_PAGE_SIZE,
+  errorResponses,
+  pageSizeParam,
+  projectIdParam,
+} from "../openapi.ts";
+import { issuePageToken, readPageToken } from "../page-token.ts";
 import { DAY_MS, RETENTION_DAYS } from "../plans.ts";
-
-export const MAX_PAGE_SIZE = 200;
-export const DEFAULT_PAGE_SIZE = 50;
 
 const rfc3339 = (what: string) =>
   z.iso
@@ -21,21 +24,13 @@ const rfc3339 = (what: string) =>
     })
     .openapi({ format: "date-time" });
 
-const limitMessage = `must be an integer from 1 to ${MAX_PAGE_SIZE}`;
-
 export const auditLogQuery = z.strictObject({
   from: rfc3339("start of the window").optional(),
   to: rfc3339("end of the window; default now").optional(),
   action: z.enum(AUDIT_ACTIONS, { error: `must be one of ${AUDIT_ACTIONS.join(", ")}` }).optional(),
   actor: z.string().min(1).max(128).optional().openapi({ description: "An actor id." }),
   outcome: z.enum(OUTCOMES, { error: "must be success or failure" }).optional(),
-  limit: z
-    .string()
-    .regex(/^[1-9][0-9]{0,2}$/, limitMessage)
-    .transform(Number)
-    .refine((n) => n <= MAX_PAGE_SIZE, limitMessage)
-    .optional()
-    .openapi({ type: "string", example: "50", description: `1 to ${MAX_PAGE_SIZE}; default 50.` }),
+  limit: pageSizeParam,
   nextToken: z.string().min(1).max(1024).optional(),
 });
 

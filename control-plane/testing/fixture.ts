@@ -18,6 +18,9 @@ import type { Plan } from "../plans.ts";
 
 const YEAR_MS = 365 * 86_400_000;
 
+/** The internal token of the fixture's control plane (for `/internal/*` routes). */
+export const INTERNAL_TOKEN = "fixture-internal-token-0123456789abcdef";
+
 export interface Person {
   id: string;
   name: string;
@@ -63,6 +66,7 @@ export async function createFixture(
     derived: await deriveKeys(crypto.getRandomValues(new Uint8Array(32))),
     host: opts.host ?? noRuntimeHost,
     clientIp: () => "203.0.113.7",
+    internalToken: INTERNAL_TOKEN,
   };
   const app = createControlPlane(deps);
   const now = Date.now();

@@ -16,6 +16,9 @@ const PROJECT = "prj_test";
 
 let sign: (claims?: Partial<RunletClaims>) => Promise<string>;
 
+/** What the worker reported to the control plane's runs index, by run id. */
+const runReports = new Map<string, Record<string, unknown>>();
+
 beforeAll(async () => {
   const key = await generateSigningKey();
   const privateKey = await importPrivateKey(key.privateJwk);
@@ -39,7 +42,24 @@ beforeAll(async () => {
     .intercept({ path: "/.well-known/jwks.json" })
     .reply(200, { keys: [{ ...key.publicJwk, kid: key.kid }] })
     .persist();
+  fetchMock
+    .get(CONTROL)
+    .intercept({ path: /^\/internal\/runs\/run_/, method: "PUT" })
+    .reply(({ path, body, headers }) => {
+      const auth = new Headers(headers as HeadersInit).get("authorization");
+      if (auth !== `Bearer ${env.INTERNAL_TOKEN}`) return { statusCode: 401, data: "{}" };
+      runReports.set(path.split("/").at(-1) ?? "", JSON.parse(String(body)));
+      return { statusCode: 200, data: "{}" };
+    })
+    .persist();
 });
+
+/** The runs-index report of a run, once the worker's waitUntil has sent it (bounded wait). */
+async function reportOf(runId: string) {
+  for (let i = 0; i < 100 && !runReports.has(runId); i++)
+    await new Promise((r) => setTimeout(r, 10));
+  return runReports.get(runId);
+}
 
 afterEach(() => {
   // Every one-shot upstream answer a test set up was used (the JWKS answer persists).
@@ -148,6 +168,35 @@ describe("run API: synchronous runs", () => {
       result: { greeting: "Hello, Ada!" },
       run_time_ms: 1.5,
     });
+  });
+
+  it("reports each run that reached the host to the runs index, with its outcome", async () => {
+    const token = await sign();
+    appIsDeployed();
+    hostAnswers(200, { ok: true, result: 1, run_time_ms: 2.5 });
+    const ok = await call(`/v4/${PROJECT}/hello/run`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(await reportOf(ok.body.run_id as string)).toMatchObject({
+      projectId: PROJECT,
+      app: "hello",
+      function: "run",
+      async: false,
+      status: "success",
+      runTimeMs: 2.5,
+    });
+
+    // (the app's resolution is cached for 10 s, so the control plane is not asked again)
+    hostAnswers(200, { ok: false, error: { message: "boom" }, run_time_ms: 1 });
+    const threw = await call(`/v4/${PROJECT}/hello/run`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(await reportOf(threw.body.run_id as string)).toMatchObject({ status: "failure" });
+
+    // Refused before reaching the host: not a run.
+    const refused = await call(`/v4/${PROJECT}/hello/run`);
+    expect(refused.res.status).toBe(401);
+    expect(await reportOf(refused.body.run_id as string)).toBeUndefined();
   });
 
   it("lets a numeric status_code in the result set the HTTP status", async () => {

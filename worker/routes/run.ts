@@ -5,6 +5,7 @@ import { resolveApp, verifyCaller } from "../auth.ts";
 import type { WorkerEnv } from "../env.ts";
 import { errorResponse, RunApiError } from "../errors.ts";
 import { invokeOnHost } from "../host.ts";
+import { reportRun } from "../runs-index.ts";
 
 /** Largest request body a run accepts. */
 export const MAX_RUN_BODY_BYTES = 10 * 1024 * 1024;
@@ -33,7 +34,10 @@ export function registerRun(app: Hono<WorkerEnv>) {
     );
   });
   app.post("/v4/:project/:app/:fn", async (c) => {
+    const startedAt = Date.now();
     const runId = newId("run");
+    // Set once the call reaches the runtime host: from then on it is a run, in the runs index.
+    let ran: ((status: "success" | "failure", runTimeMs: number | null) => void) | undefined;
     try {
       if (c.req.header("upgrade")?.toLowerCase() === "websocket") {
         throw new RunApiError(
@@ -57,8 +61,22 @@ export function registerRun(app: Hono<WorkerEnv>) {
       if (body.byteLength > MAX_RUN_BODY_BYTES)
         throw new RunApiError(413, "the request body is larger than 10 MiB");
 
+      ran = (status, runTimeMs) =>
+        c.executionCtx.waitUntil(
+          reportRun(c.env, runId, {
+            projectId: project,
+            app: appName,
+            function: fn,
+            async: false,
+            status,
+            createdAt: startedAt,
+            finishedAt: Date.now(),
+            runTimeMs,
+          }),
+        );
       const outcome = await invokeOnHost(c.env, { project, app: appName, fn, runId }, body);
       c.header(HEADER.requestId, runId);
+      ran(outcome.ok ? "success" : "failure", outcome.run_time_ms);
       if (outcome.ok) {
         return c.json(
           { run_id: runId, result: outcome.result, run_time_ms: outcome.run_time_ms },
@@ -74,6 +92,7 @@ export function registerRun(app: Hono<WorkerEnv>) {
         500,
       );
     } catch (err) {
+      ran?.("failure", null);
       return errorResponse(c, err, runId);
     }
   });

@@ -33,7 +33,7 @@ CREATE TABLE `runs` (
 	`status` text NOT NULL,
 	`created_at` integer NOT NULL,
 	`finished_at` integer,
-	`run_time_ms` integer,
+	`run_time_ms` real,
 	FOREIGN KEY (`project_id`) REFERENCES `projects`(`id`) ON UPDATE no action ON DELETE no action
 );
 --> statement-breakpoint

@@ -1,0 +1,49 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { eq } from "drizzle-orm";
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../context.ts";
+import { projects } from "../db/schema.ts";
+import { ApiError } from "../errors.ts";
+import { recordRun, runReportSchema } from "../runs/index.ts";
+import { jsonBody } from "../validate.ts";
+
+const encoder = new TextEncoder();
+
+/** Equal in constant time: both sides are hashed first, so neither length nor content leaks. */
+async function sameSecret(given: string, expected: string): Promise<boolean> {
+  const [a, b] = await Promise.all(
+    [given, expected].map(
+      async (s) => new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(s))),
+    ),
+  );
+  let diff = 0;
+  for (let i = 0; i < 32; i++) diff |= (a?.[i] ?? 0) ^ (b?.[i] ?? 0);
+  return diff === 0 && given.length > 0;
+}
+
+/** `/internal/*`: Runlet's own components only, with the internal token. Not in the OpenAPI document. */
+const internalOnly = createMiddleware<AppEnv>(async (c, next) => {
+  const expected = c.var.deps.internalToken;
+  const given = /^Bearer[ ]+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
+  if (!expected || !(await sameSecret(given, expected))) {
+    throw new ApiError("unauthorized", "internal routes need the internal token");
+  }
+  await next();
+});
+
+/** `PUT /internal/runs/{runId}`: the Worker reports a run's state for the runs index. */
+export function registerInternalRuns(app: OpenAPIHono<AppEnv>) {
+  app.put("/internal/runs/:runId", internalOnly, async (c) => {
+    const runId = c.req.param("runId");
+    if (!/^run_[0-9a-z]{26}$/.test(runId)) throw new ApiError("bad_request", "not a run id");
+    const report = await jsonBody(c, runReportSchema);
+    const { db } = c.var.deps;
+    const [project] = await db
+      .select({ id: projects.id })
+      .from(projects)
+      .where(eq(projects.id, report.projectId));
+    if (!project) throw new ApiError("not_found", `project '${report.projectId}' not found`);
+    await recordRun(db, runId, report);
+    return c.body(null, 204);
+  });
+}

@@ -1,0 +1,140 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newId } from "../../common/ids.ts";
+import { openLibsql } from "../db/index.ts";
+import { createFixture, type Fixture, INTERNAL_TOKEN } from "../testing/fixture.ts";
+
+let dir: string;
+let close: () => void;
+let f: Fixture;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "runlet-runs-"));
+  const opened = await openLibsql(`file:${join(dir, "runlet.db")}`);
+  close = opened.close;
+  f = await createFixture(opened.db);
+});
+
+afterAll(async () => {
+  close?.();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const report = (
+  runId: string,
+  body: Record<string, unknown>,
+  token: string | null = INTERNAL_TOKEN,
+) => f.call("PUT", `/internal/runs/${runId}`, { token, body });
+
+const run = (over: Record<string, unknown> = {}) => ({
+  projectId: f.projectId,
+  app: "hello",
+  function: "run",
+  async: false,
+  status: "success",
+  createdAt: Date.now(),
+  finishedAt: Date.now(),
+  runTimeMs: 1.25,
+  ...over,
+});
+
+describe("runs index: reports from the worker", () => {
+  it("takes reports only with the internal token", async () => {
+    const id = newId("run");
+    expect((await report(id, run(), null)).status).toBe(401);
+    expect((await report(id, run(), f.owner.token)).status).toBe(401);
+    expect((await report(id, run())).status).toBe(204);
+  });
+
+  it("refuses a bad report with 400 and an unknown project with 404", async () => {
+    expect((await report("not-a-run", run())).status).toBe(400);
+    const bad = await report(newId("run"), run({ status: "done" }));
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { message: string }).message).toMatch(/^status: /);
+    expect((await report(newId("run"), run({ extra: 1 }))).status).toBe(400);
+    expect((await report(newId("run"), run({ projectId: "prj_nope" }))).status).toBe(404);
+  });
+
+  it("moves a run forward but never back out of a final state", async () => {
+    const id = newId("run");
+    await report(id, run({ async: true, status: "pending", finishedAt: null, runTimeMs: null }));
+    await report(id, run({ async: true, status: "failure" }));
+    await report(id, run({ async: true, status: "running", finishedAt: null }));
+    const res = await f.call("GET", `/v2/projects/${f.projectId}/runs?async=true`);
+    const { runs } = (await res.json()) as { runs: { id: string; status: string }[] };
+    expect(runs.find((r) => r.id === id)?.status).toBe("failure");
+  });
+});
+
+describe("GET /v2/projects/{id}/runs", () => {
+  it("lists newest first with filters and keyset pages, for members too", async () => {
+    const project = await f.addProject();
+    const base = Date.now() - 60_000;
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      const id = newId("run", base + i);
+      ids.push(id);
+      const res = await report(
+        id,
+        run({
+          projectId: project,
+          createdAt: base + i,
+          app: i % 2 ? "odd" : "even",
+          status: i === 3 ? "failure" : "success",
+        }),
+      );
+      expect(res.status).toBe(204);
+    }
+    const seen: string[] = [];
+    let next: string | undefined;
+    for (let page = 0; page < 10; page++) {
+      const q = `limit=3${next ? `&nextToken=${next}` : ""}`;
+      const res = await f.call("GET", `/v2/projects/${project}/runs?${q}`);
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as {
+        runs: { id: string }[];
+        hasMore: boolean;
+        nextPageToken?: string;
+      };
+      seen.push(...body.runs.map((r) => r.id));
+      if (!body.hasMore) {
+        expect(body).not.toHaveProperty("nextPageToken");
+        break;
+      }
+      next = body.nextPageToken;
+    }
+    expect(seen).toEqual([...ids].reverse());
+
+    const odd = await f.call("GET", `/v2/projects/${project}/runs?app=odd&status=success`);
+    const oddRuns = (
+      (await odd.json()) as {
+        runs: { app: string; status: string; function: string; runTimeMs: number }[];
+      }
+    ).runs;
+    expect(oddRuns.map((r) => [r.app, r.status])).toEqual([
+      ["odd", "success"],
+      ["odd", "success"],
+    ]);
+    expect(oddRuns[0]).toMatchObject({ function: "run", runTimeMs: 1.25 });
+  });
+
+  it("answers 400 for bad filters, 403 to outsiders, 401 without a token", async () => {
+    for (const q of ["status=done", "async=yes", "limit=0", "limit=1.5", "colour=red"]) {
+      const res = await f.call("GET", `/v2/projects/${f.projectId}/runs?${q}`);
+      expect(res.status, q).toBe(400);
+    }
+    const member = await f.call("GET", `/v2/projects/${f.projectId}/runs`, {
+      token: f.member.token,
+    });
+    expect(member.status).toBe(200);
+    const outsider = await f.call("GET", `/v2/projects/${f.projectId}/runs`, {
+      token: f.outsider.token,
+    });
+    expect(outsider.status).toBe(403);
+    expect((await f.call("GET", `/v2/projects/${f.projectId}/runs`, { token: null })).status).toBe(
+      401,
+    );
+  });
+});

@@ -1,0 +1,91 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { access } from "../auth/access.ts";
+import type { AppEnv } from "../context.ts";
+import {
+  bearerAuth,
+  DEFAULT_PAGE_SIZE,
+  errorResponses,
+  pageSizeParam,
+  projectIdParam,
+} from "../openapi.ts";
+import { issuePageToken, readPageToken } from "../page-token.ts";
+import { listRuns, RUN_STATUSES, runView } from "../runs/index.ts";
+
+export const runsQuery = z.strictObject({
+  app: z.string().min(1).max(64).optional(),
+  status: z.enum(RUN_STATUSES, { error: `must be one of ${RUN_STATUSES.join(", ")}` }).optional(),
+  async: z.enum(["true", "false"], { error: "must be true or false" }).optional(),
+  limit: pageSizeParam,
+  nextToken: z.string().min(1).max(1024).optional(),
+});
+
+export const runSchema = z
+  .object({
+    id: z.string(),
+    app: z.string(),
+    function: z.string(),
+    async: z.boolean(),
+    status: z.enum(RUN_STATUSES),
+    createdAt: z.string().openapi({ format: "date-time" }),
+    finishedAt: z.string().nullable().openapi({ format: "date-time" }),
+    runTimeMs: z.number().nullable(),
+  })
+  .openapi("Run");
+
+export const listRunsRoute = createRoute({
+  method: "get",
+  path: "/v2/projects/{projectId}/runs",
+  operationId: "listRuns",
+  summary: "The project's runs, sync and async, newest first (members and owners).",
+  security: bearerAuth,
+  middleware: [access({ role: "member" })] as const,
+  request: { params: projectIdParam, query: runsQuery },
+  responses: {
+    200: {
+      description: "A page of runs.",
+      content: {
+        "application/json": {
+          schema: z.object({
+            runs: z.array(runSchema),
+            hasMore: z.boolean(),
+            nextPageToken: z.string().optional(),
+          }),
+        },
+      },
+    },
+    ...errorResponses(),
+  },
+});
+
+export function registerListRuns(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listRunsRoute, async (c) => {
+    const { db, derived } = c.var.deps;
+    const { projectId } = c.var.access;
+    const { app: appName, status, async, limit, nextToken } = c.req.valid("query");
+    const filters = { list: "runs", projectId, app: appName, status, async };
+    const after = nextToken
+      ? await readPageToken(derived.pageTokens, nextToken, filters)
+      : undefined;
+    const { rows, hasMore } = await listRuns(db, {
+      projectId,
+      app: appName,
+      status,
+      async: async === undefined ? undefined : async === "true",
+      limit: limit ?? DEFAULT_PAGE_SIZE,
+      after,
+    });
+    const last = rows.at(-1);
+    const nextPageToken =
+      hasMore && last
+        ? await issuePageToken(
+            derived.pageTokens,
+            { timestamp: last.createdAt, id: last.id },
+            filters,
+          )
+        : undefined;
+    return c.json(
+      { runs: rows.map(runView), hasMore, ...(nextPageToken ? { nextPageToken } : {}) },
+      200,
+    );
+  });
+}

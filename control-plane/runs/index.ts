@@ -1,0 +1,88 @@
+/** The runs index: one row per run, reported by the Worker as a run moves through its states. */
+import { z } from "@hono/zod-openapi";
+import { and, desc, eq, notInArray, type SQL, sql } from "drizzle-orm";
+import type { Database } from "../db/index.ts";
+import { runs } from "../db/schema.ts";
+import type { PagePosition } from "../page-token.ts";
+
+export const RUN_STATUSES = ["pending", "running", "success", "failure", "cancelled"] as const;
+
+/** States a run never leaves: a late report of an earlier state does not move it back. */
+export const FINAL_STATUSES = ["success", "failure", "cancelled"] as const;
+
+export const runReportSchema = z.strictObject({
+  projectId: z.string().min(1).max(64),
+  app: z.string().min(1).max(64),
+  function: z.string().min(1).max(256),
+  async: z.boolean(),
+  status: z.enum(RUN_STATUSES),
+  createdAt: z.number().int().nonnegative(),
+  finishedAt: z.number().int().nonnegative().nullable().optional(),
+  runTimeMs: z.number().nonnegative().nullable().optional(),
+});
+
+export type RunReport = z.infer<typeof runReportSchema>;
+
+/** Inserts a run or moves it to its reported state, unless it already ended. */
+export function recordRun(db: Database, id: string, report: RunReport) {
+  const changes = {
+    status: report.status,
+    finishedAt: report.finishedAt ?? null,
+    runTimeMs: report.runTimeMs ?? null,
+  };
+  return db
+    .insert(runs)
+    .values({
+      id,
+      projectId: report.projectId,
+      app: report.app,
+      fn: report.function,
+      async: report.async,
+      createdAt: report.createdAt,
+      ...changes,
+    })
+    .onConflictDoUpdate({
+      target: runs.id,
+      set: changes,
+      where: notInArray(runs.status, [...FINAL_STATUSES]),
+    });
+}
+
+export interface RunQuery {
+  projectId: string;
+  app?: string;
+  status?: (typeof RUN_STATUSES)[number];
+  async?: boolean;
+  limit: number;
+  after?: PagePosition;
+}
+
+export async function listRuns(db: Database, q: RunQuery) {
+  const where: SQL[] = [eq(runs.projectId, q.projectId)];
+  if (q.app) where.push(eq(runs.app, q.app));
+  if (q.status) where.push(eq(runs.status, q.status));
+  if (q.async !== undefined) where.push(eq(runs.async, q.async));
+  if (q.after)
+    where.push(sql`(${runs.createdAt}, ${runs.id}) < (${q.after.timestamp}, ${q.after.id})`);
+  const rows = await db
+    .select()
+    .from(runs)
+    .where(and(...where))
+    .orderBy(desc(runs.createdAt), desc(runs.id))
+    .limit(q.limit + 1);
+  const hasMore = rows.length > q.limit;
+  return { rows: hasMore ? rows.slice(0, q.limit) : rows, hasMore };
+}
+
+export function runView(row: typeof runs.$inferSelect) {
+  return {
+    id: row.id,
+    app: row.app,
+    function: row.fn,
+    async: row.async,
+    status: row.status,
+    createdAt: new Date(row.createdAt).toISOString(),
+    finishedAt: row.finishedAt === null ? null : new Date(row.finishedAt).toISOString(),
+    runTimeMs: row.runTimeMs,
+  };
+}

@@ -1,0 +1,32 @@
+/**
+ * Reports runs to the control plane's runs index (`PUT /internal/runs/{id}`), off the caller's
+ * path: a failed report is logged and never changes a run's answer.
+ */
+import type { Env } from "./env.ts";
+
+export interface RunReport {
+  projectId: string;
+  app: string;
+  function: string;
+  async: boolean;
+  status: "pending" | "running" | "success" | "failure" | "cancelled";
+  createdAt: number;
+  finishedAt?: number | null;
+  runTimeMs?: number | null;
+}
+
+export async function reportRun(env: Env, runId: string, report: RunReport): Promise<void> {
+  try {
+    const res = await fetch(`${env.CONTROL_PLANE_URL}/internal/runs/${runId}`, {
+      method: "PUT",
+      headers: {
+        authorization: `Bearer ${env.INTERNAL_TOKEN}`,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify(report),
+    });
+    if (!res.ok) console.error(`[worker] runs index refused ${runId}: ${res.status}`);
+  } catch (err) {
+    console.error(`[worker] runs index unreachable for ${runId}: ${(err as Error).message}`);
+  }
+}
