@@ -6,6 +6,7 @@ import { portIsFree } from "../control-plane/cli/processes.ts";
 import {
   cli,
   freePorts,
+  type Json,
   json,
   newHome,
   ROOT,
@@ -90,6 +91,25 @@ describe("a local Runlet, end to end", () => {
     // The function saw the same run id as the caller got back.
     expect(body.result).toEqual({ greeting: "Hello, Grace!", runId: body.run_id });
     expect(typeof body.run_time_ms).toBe("number");
+  });
+
+  it("lists the runs it served in the runs index, with their outcome", async () => {
+    const ok = await json(await run("/hello/run"));
+    const failed = await json(await run("/hello/fail"));
+    const runsUrl = `${runlet.local.baseUrl}/v2/projects/${runlet.local.projectId}/runs?app=hello`;
+    let listed: Json["runs"] = [];
+    // The Worker reports after answering (waitUntil): allow it a moment, boundedly.
+    for (let i = 0; i < 50; i++) {
+      const res = await fetch(runsUrl, {
+        headers: { authorization: `Bearer ${runlet.local.token}` },
+      });
+      listed = (await json(res)).runs;
+      if (listed.some((r: Json) => r.id === failed.run_id)) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const byId = new Map(listed.map((r: Json) => [r.id, r]));
+    expect(byId.get(ok.run_id)).toMatchObject({ function: "run", status: "success", async: false });
+    expect(byId.get(failed.run_id)).toMatchObject({ function: "fail", status: "failure" });
   });
 
   it("maps status_code, throws, unknown exports, unknown apps and bad tokens", async () => {
