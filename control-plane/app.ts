@@ -10,7 +10,11 @@ import { registerReadApps } from "./routes/apps-read.ts";
 import { registerListAuditLogs } from "./routes/audit-log-list.ts";
 import { registerInternalRuns } from "./routes/internal-runs.ts";
 import { registerJwks } from "./routes/jwks.ts";
+import { registerCreateProject } from "./routes/projects-create.ts";
+import { registerUpdateProject } from "./routes/projects-update.ts";
 import { registerListRuns } from "./routes/runs-list.ts";
+import { registerSecrets } from "./routes/secrets.ts";
+import { registerServiceAccounts } from "./routes/service-accounts.ts";
 
 export type ControlPlaneApp = OpenAPIHono<AppEnv>;
 
@@ -31,6 +35,10 @@ export function createControlPlane(deps: Deps): ControlPlaneApp {
 
   app.get("/healthz", (c) => c.json({ ok: true, component: "control-plane" }));
   registerJwks(app);
+  registerCreateProject(app);
+  registerUpdateProject(app);
+  registerServiceAccounts(app);
+  registerSecrets(app);
   registerDeployApp(app);
   registerReadApps(app);
   registerListAuditLogs(app);

@@ -41,6 +41,8 @@ export type AppEnv = {
   Variables: {
     deps: Deps;
     requestId: string;
+    /** The authenticated caller (set by `signedIn` and `access()`). */
+    principal: Principal;
     access: Access;
     audit: PendingAudit | undefined;
   };

@@ -2,6 +2,7 @@
 
 import type { Hook } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
+import { bodyLimit } from "hono/body-limit";
 import { describeZodError } from "../common/app-config.ts";
 import type { AppEnv } from "./context.ts";
 import { ApiError } from "./errors.ts";
@@ -60,3 +61,13 @@ export const pageSizeParam = z
     example: "50",
     description: `1 to ${MAX_PAGE_SIZE}; default ${DEFAULT_PAGE_SIZE}.`,
   });
+
+export const SMALL_BODY_BYTES = 256 * 1024;
+
+/** Route middleware: JSON bodies of the small routes are at most 256 KiB, else 413 `{message}`. */
+export const smallBody = bodyLimit({
+  maxSize: SMALL_BODY_BYTES,
+  onError: () => {
+    throw new ApiError("payload_too_large", "the request body is larger than 256 KiB");
+  },
+});

@@ -39,6 +39,14 @@ export function auditSuccess(c: Ctx, metadata: Metadata = {}) {
 }
 
 /**
+ * Opens the audit record of a route whose project is only known inside the handler (creating a
+ * project): from here on it behaves as if `access()` had opened it.
+ */
+export function openAudit(c: Ctx, pending: Omit<PendingAudit, "written">) {
+  c.set("audit", { ...pending, written: false });
+}
+
+/**
  * App middleware: once an audited request has been refused or has failed (any 4xx/5xx after its
  * caller was known), writes its failure entry with the status and the message the caller got.
  * A success entry is part of the change's own batch, so a failed batch left none behind.
@@ -60,5 +68,10 @@ export const recordFailures = createMiddleware<AppEnv>(async (c, next) => {
   }
   const metadata: Metadata = { status: c.res.status };
   if (typeof message === "string") metadata.error = message;
-  await c.var.deps.db.insert(auditLog).values(entry(c, pending, "failure", metadata));
+  try {
+    await c.var.deps.db.insert(auditLog).values(entry(c, pending, "failure", metadata));
+  } catch (err) {
+    // The project may not exist (a failed create); the caller's answer stands either way.
+    console.error(`[control-plane] could not record a failed ${pending.action}:`, err);
+  }
 });

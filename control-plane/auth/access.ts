@@ -28,6 +28,7 @@ export function access(rule: AccessRule) {
   return createMiddleware<AppEnv>(async (c, next) => {
     const { db, publicKeys } = c.var.deps;
     const principal = await authenticate(db, publicKeys, c.req.header("authorization"));
+    c.set("principal", principal);
     const projectId = c.req.param("projectId") ?? "";
     const role = await roleIn(db, principal, projectId);
     if (rule.audit) {
@@ -54,3 +55,10 @@ export function access(rule: AccessRule) {
     await next();
   });
 }
+
+/** Route middleware for routes outside a project: authenticates the caller (401) and no more. */
+export const signedIn = createMiddleware<AppEnv>(async (c, next) => {
+  const { db, publicKeys } = c.var.deps;
+  c.set("principal", await authenticate(db, publicKeys, c.req.header("authorization")));
+  await next();
+});

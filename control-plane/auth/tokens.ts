@@ -21,21 +21,16 @@ export type Principal =
 
 export type Role = "owner" | "member";
 
-/** Signs a token for `subject` and records its id so it can be revoked. */
-export async function issueToken(
-  db: Database,
+/**
+ * Signs a token for `subject`; returns it with the row that records its id (never the token
+ * itself), for the caller to insert — alone, or in the batch of the change it belongs to.
+ */
+export async function prepareToken(
   keys: SigningKeys,
   opts: { subject: string; projectId?: string; expiresAt: Date },
-): Promise<{ token: string; id: string }> {
+): Promise<{ token: string; id: string; row: typeof tokens.$inferInsert }> {
   const id = newId("tok");
   const now = Date.now();
-  await db.insert(tokens).values({
-    id,
-    subject: opts.subject,
-    projectId: opts.projectId ?? null,
-    createdAt: now,
-    expiresAt: opts.expiresAt.getTime(),
-  });
   const token = await signJwt(
     {
       iss: JWT_ISSUER,
@@ -48,6 +43,24 @@ export async function issueToken(
     keys.privateKey,
     keys.kid,
   );
+  const row = {
+    id,
+    subject: opts.subject,
+    projectId: opts.projectId ?? null,
+    createdAt: now,
+    expiresAt: opts.expiresAt.getTime(),
+  };
+  return { token, id, row };
+}
+
+/** Signs a token for `subject` and records its id so it can be revoked. */
+export async function issueToken(
+  db: Database,
+  keys: SigningKeys,
+  opts: { subject: string; projectId?: string; expiresAt: Date },
+): Promise<{ token: string; id: string }> {
+  const { token, id, row } = await prepareToken(keys, opts);
+  await db.insert(tokens).values(row);
   return { token, id };
 }
 

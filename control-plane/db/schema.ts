@@ -121,7 +121,7 @@ export const secrets = sqliteTable(
       .notNull()
       .references(() => projects.id),
     name: text("name").notNull(),
-    /** base64 of iv (12 bytes) + ciphertext, bound to project and name as additional data. */
+    /** base64url of iv (12 bytes) + ciphertext, bound to project and name as additional data. */
     sealed: text("sealed").notNull(),
     updatedBy: text("updated_by").notNull(),
     createdAt: integer("created_at").notNull(),

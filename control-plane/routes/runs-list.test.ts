@@ -1,26 +1,15 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../common/ids.ts";
-import { openLibsql } from "../db/index.ts";
-import { createFixture, type Fixture, INTERNAL_TOKEN } from "../testing/fixture.ts";
+import { INTERNAL_TOKEN } from "../testing/fixture.ts";
+import { libsqlFixture } from "../testing/libsql.ts";
 
-let dir: string;
-let close: () => void;
-let f: Fixture;
+let f: Awaited<ReturnType<typeof libsqlFixture>>;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "runlet-runs-"));
-  const opened = await openLibsql(`file:${join(dir, "runlet.db")}`);
-  close = opened.close;
-  f = await createFixture(opened.db);
+  f = await libsqlFixture();
 });
 
-afterAll(async () => {
-  close?.();
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => f?.cleanup());
 
 const report = (
   runId: string,

@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { auditRows } from "../testing/audit-rows.ts";
+import { libsqlFixture } from "../testing/libsql.ts";
+
+let f: Awaited<ReturnType<typeof libsqlFixture>>;
+
+beforeAll(async () => {
+  f = await libsqlFixture();
+});
+
+afterAll(() => f?.cleanup());
+
+type Body = Record<string, unknown> & { message?: string };
+const body = async (res: Response) => (await res.json()) as Body;
+
+describe("POST /v2/projects", () => {
+  it("creates a project owned by the caller, with its retention and an audit entry", async () => {
+    const res = await f.call("POST", "/v2/projects", {
+      token: f.member.token,
+      body: { name: "  staging  ", plan: "pro" },
+    });
+    expect(res.status).toBe(201);
+    const project = await body(res);
+    expect(project).toMatchObject({ name: "staging", plan: "pro", retentionDays: 90 });
+    expect(project.id).toMatch(/^prj_/);
+
+    // The creator owns it: they may read its audit log, which starts with the creation.
+    const log = await f.call("GET", `/v2/projects/${project.id}/audit-log`, {
+      token: f.member.token,
+    });
+    expect(log.status).toBe(200);
+    const { logs } = (await log.json()) as { logs: Body[] };
+    expect(logs).toMatchObject([
+      {
+        action: "projects.create",
+        outcome: "success",
+        actor: { type: "user", id: f.member.id, name: f.member.name },
+        target: { type: "project", id: project.id },
+        metadata: { name: "staging", plan: "pro" },
+      },
+    ]);
+    expect(log.headers.get("x-request-id")).toMatch(/^req_/);
+  });
+
+  it("defaults to the hobby plan", async () => {
+    const res = await f.call("POST", "/v2/projects", { body: { name: "side" } });
+    expect(await body(res)).toMatchObject({ plan: "hobby", retentionDays: 7 });
+  });
+
+  it.each([
+    ["no name", {}, /^name: /],
+    ["an empty name", { name: "   " }, /^name: must not be empty/],
+    ["a long name", { name: "x".repeat(65) }, /^name: must be at most 64/],
+    ["a control character", { name: "a\u0007b" }, /^name: must not contain control/],
+    ["an unknown plan", { name: "p", plan: "gold" }, /^plan: must be one of hobby, pro/],
+    ["an unknown field", { name: "p", owner: "me" }, /unknown field 'owner'/],
+    ["a non-object", ["p"], /expected object/],
+  ])("refuses %s with 400 {message}", async (_, payload, message) => {
+    const res = await f.call("POST", "/v2/projects", { body: payload });
+    expect(res.status).toBe(400);
+    expect((await body(res)).message).toMatch(message);
+  });
+
+  it("refuses invalid JSON with 400 and an anonymous caller with 401, whatever the body", async () => {
+    expect((await f.call("POST", "/v2/projects", { body: "{nope" })).status).toBe(400);
+    expect((await f.call("POST", "/v2/projects", { token: null, body: "{nope" })).status).toBe(401);
+  });
+
+  it("refuses a body over 256 KiB with 413", async () => {
+    const res = await f.call("POST", "/v2/projects", {
+      body: { name: "big", pad: "x".repeat(300 * 1024) },
+    });
+    expect(res.status).toBe(413);
+    expect((await body(res)).message).toMatch(/larger than 256 KiB/);
+  });
+});
+
+describe("PATCH /v2/projects/{id}", () => {
+  it("changes name and plan for the owner and records what changed", async () => {
+    const projectId = await f.addProject();
+    const res = await f.call("PATCH", `/v2/projects/${projectId}`, {
+      body: { plan: "enterprise" },
+    });
+    expect(res.status).toBe(200);
+    expect(await body(res)).toMatchObject({ plan: "enterprise", retentionDays: 365 });
+    const [entry] = await auditRows(f.db, projectId);
+    expect(entry).toMatchObject({
+      action: "projects.update",
+      outcome: "success",
+      metadata: { changed: { plan: { from: "hobby", to: "enterprise" } } },
+    });
+  });
+
+  it("refuses an empty change with 400, a member with 403 (recorded), an outsider with 403", async () => {
+    const empty = await f.call("PATCH", `/v2/projects/${f.projectId}`, { body: {} });
+    expect(empty.status).toBe(400);
+    expect((await body(empty)).message).toMatch(/give name, plan or both/);
+
+    const member = await f.call("PATCH", `/v2/projects/${f.projectId}`, {
+      token: f.member.token,
+      body: { plan: "pro" },
+    });
+    expect(member.status).toBe(403);
+    const outsider = await f.call("PATCH", `/v2/projects/${f.projectId}`, {
+      token: f.outsider.token,
+      body: { plan: "pro" },
+    });
+    expect(outsider.status).toBe(403);
+
+    const entries = await auditRows(f.db, f.projectId);
+    expect(entries.slice(0, 3).map((e) => [e.action, e.outcome, e.actorId, e.metadata])).toEqual([
+      ["projects.update", "failure", f.outsider.id, expect.objectContaining({ status: 403 })],
+      ["projects.update", "failure", f.member.id, expect.objectContaining({ status: 403 })],
+      ["projects.update", "failure", f.owner.id, expect.objectContaining({ status: 400 })],
+    ]);
+  });
+
+  it("answers 404 for a project that does not exist", async () => {
+    const res = await f.call("PATCH", "/v2/projects/prj_missing", { body: { plan: "pro" } });
+    expect(res.status).toBe(404);
+  });
+});

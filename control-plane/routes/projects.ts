@@ -1,0 +1,35 @@
+/** What the project routes share: the body fields and the view. */
+import { z } from "@hono/zod-openapi";
+import type { projects } from "../db/schema.ts";
+import { PLANS, RETENTION_DAYS } from "../plans.ts";
+
+/** A display name: 1 to 64 characters after trimming, no control characters. */
+export const displayName = z
+  .string()
+  .trim()
+  .min(1, "must not be empty")
+  .max(64, "must be at most 64 characters")
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
+  .regex(/^[^\u0000-\u001f\u007f]*$/, "must not contain control characters");
+
+export const planSchema = z.enum(PLANS, { error: `must be one of ${PLANS.join(", ")}` });
+
+export const projectSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    plan: planSchema,
+    retentionDays: z.number().int(),
+    createdAt: z.string().openapi({ format: "date-time" }),
+  })
+  .openapi("Project");
+
+export function projectView(row: typeof projects.$inferSelect): z.infer<typeof projectSchema> {
+  return {
+    id: row.id,
+    name: row.name,
+    plan: row.plan,
+    retentionDays: RETENTION_DAYS[row.plan],
+    createdAt: new Date(row.createdAt).toISOString(),
+  };
+}

@@ -1,0 +1,138 @@
+import { and, eq } from "drizzle-orm";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { auditLog, secrets } from "../db/schema.ts";
+import { auditRows } from "../testing/audit-rows.ts";
+import { libsqlFixture } from "../testing/libsql.ts";
+
+let f: Awaited<ReturnType<typeof libsqlFixture>>;
+const VALUE = "postgres://app:s3cr3t-Zq9w@db.internal/app";
+
+beforeAll(async () => {
+  f = await libsqlFixture();
+});
+
+afterAll(() => f?.cleanup());
+
+afterEach(() => vi.restoreAllMocks());
+
+type Body = Record<string, unknown> & { message?: string };
+const body = async (res: Response) => (await res.json()) as Body;
+const path = (name: string) => `/v2/projects/${f.projectId}/secrets/${name}`;
+
+describe("secrets", () => {
+  it("stores a value encrypted and gives it back to the owner, auditing both", async () => {
+    const put = await f.call("PUT", path("DATABASE_URL"), { body: { value: VALUE } });
+    expect(put.status).toBe(204);
+    const [row] = await f.db
+      .select()
+      .from(secrets)
+      .where(and(eq(secrets.projectId, f.projectId), eq(secrets.name, "DATABASE_URL")));
+    expect(row?.sealed).toBeDefined();
+    expect(row?.sealed).not.toContain("s3cr3t");
+    expect(Buffer.from(String(row?.sealed), "base64url").toString("latin1")).not.toContain(
+      "s3cr3t",
+    );
+
+    const got = await f.call("GET", path("DATABASE_URL"));
+    expect(got.status).toBe(200);
+    expect(await body(got)).toEqual({ name: "DATABASE_URL", value: VALUE });
+
+    const [read, write] = await auditRows(f.db, f.projectId);
+    expect(write).toMatchObject({
+      action: "secrets.write",
+      outcome: "success",
+      targetType: "secret",
+      targetId: "DATABASE_URL",
+      metadata: { created: true },
+    });
+    expect(read).toMatchObject({ action: "secrets.read", outcome: "success", actorId: f.owner.id });
+  });
+
+  it("replaces a value and says it was not a creation", async () => {
+    await f.call("PUT", path("TOKEN"), { body: { value: "one" } });
+    await f.call("PUT", path("TOKEN"), { body: { value: "two" } });
+    expect(await body(await f.call("GET", path("TOKEN")))).toMatchObject({ value: "two" });
+    const entries = await auditRows(f.db, f.projectId);
+    expect(entries[1]).toMatchObject({ action: "secrets.write", metadata: { created: false } });
+  });
+
+  it("keeps a sealed value bound to its project and name", async () => {
+    await f.call("PUT", path("A"), { body: { value: "alpha" } });
+    const [a] = await f.db.select().from(secrets).where(eq(secrets.name, "A"));
+    await f.db.insert(secrets).values({ ...(a as typeof secrets.$inferSelect), name: "B" });
+    const copied = await f.call("GET", path("B"));
+    expect(copied.status).toBe(500);
+    expect(JSON.stringify(await body(copied))).not.toContain("alpha");
+  });
+
+  it("refuses members (recorded as failures), outsiders and anonymous callers", async () => {
+    await f.call("PUT", path("GUARDED"), { body: { value: VALUE } });
+    const asMember = await f.call("GET", path("GUARDED"), { token: f.member.token });
+    expect(asMember.status).toBe(403);
+    const [entry] = await auditRows(f.db, f.projectId);
+    expect(entry).toMatchObject({
+      action: "secrets.read",
+      outcome: "failure",
+      actorId: f.member.id,
+      targetId: "GUARDED",
+      metadata: { status: 403 },
+    });
+    expect(
+      (await f.call("PUT", path("GUARDED"), { token: f.member.token, body: { value: "x" } }))
+        .status,
+    ).toBe(403);
+    expect((await f.call("GET", path("GUARDED"), { token: f.outsider.token })).status).toBe(403);
+    expect((await f.call("GET", path("GUARDED"), { token: null })).status).toBe(401);
+  });
+
+  it("answers 404 for a secret that does not exist, on the record", async () => {
+    const res = await f.call("GET", path("MISSING"));
+    expect(res.status).toBe(404);
+    const [entry] = await auditRows(f.db, f.projectId);
+    expect(entry).toMatchObject({
+      action: "secrets.read",
+      outcome: "failure",
+      metadata: { status: 404 },
+    });
+  });
+
+  it.each([
+    ["a name starting with a digit", "1ABC", { value: "v" }, /^name: /],
+    ["a name with a dash", "MY-KEY", { value: "v" }, /^name: /],
+    ["a name over 128 characters", "A".repeat(129), { value: "v" }, /^name: /],
+    ["no value", "OK", {}, /^value: /],
+    ["a value that is not a string", "OK", { value: 42 }, /^value: /],
+    [
+      "a value over 64 KiB",
+      "OK",
+      { value: "é".repeat(33 * 1024) },
+      /^value: must be at most 64 KiB/,
+    ],
+    ["an unknown field", "OK", { value: "v", note: "x" }, /unknown field 'note'/],
+  ])("refuses %s with 400", async (_, name, payload, message) => {
+    const res = await f.call("PUT", path(name), { body: payload });
+    expect(res.status).toBe(400);
+    expect((await body(res)).message).toMatch(message);
+  });
+
+  it("never lets a value reach an audit entry, an error or a log line", async () => {
+    const logged: unknown[] = [];
+    for (const method of ["log", "error", "warn", "info"] as const) {
+      vi.spyOn(console, method).mockImplementation((...args) => logged.push(...args));
+    }
+    const secret = "never-print-me-4f1c";
+    await f.call("PUT", path("PRIVATE"), { body: { value: secret } });
+    await f.call("GET", path("PRIVATE"));
+    // A refused write whose body holds the value, and a malformed one.
+    const refused = await f.call("PUT", path("PRIVATE"), {
+      token: f.member.token,
+      body: { value: secret },
+    });
+    const bad = await f.call("PUT", path("PRIVATE"), { body: { value: secret, extra: secret } });
+    const answers = JSON.stringify([await body(refused), await body(bad)]);
+    expect(answers).not.toContain(secret);
+    const everything = JSON.stringify(await f.db.select().from(auditLog));
+    expect(everything).not.toContain(secret);
+    expect(JSON.stringify(logged)).not.toContain(secret);
+  });
+});

@@ -1,0 +1,127 @@
+/**
+ * Project secrets: `PUT` and `GET /v2/projects/{projectId}/secrets/{name}`. Owners only, both
+ * audited; a value is never written to an entry, a log line or an error.
+ */
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { and, eq } from "drizzle-orm";
+import { auditSuccess } from "../audit/record.ts";
+import { access } from "../auth/access.ts";
+import type { AppEnv, Ctx } from "../context.ts";
+import { secrets } from "../db/schema.ts";
+import { ApiError } from "../errors.ts";
+import { bearerAuth, errorResponses, projectIdParam, smallBody } from "../openapi.ts";
+import { openSecret, sealSecret } from "../secrets.ts";
+
+export const MAX_SECRET_BYTES = 64 * 1024;
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
+
+const nameParam = projectIdParam.extend({
+  name: z
+    .string()
+    .regex(NAME, "must be 1 to 128 letters, digits or underscores, not starting with a digit")
+    .openapi({ param: { name: "name", in: "path" }, example: "DATABASE_URL" }),
+});
+
+const secretTarget = (c: Ctx) => ({
+  type: "secret",
+  id: (c.req.param("name") ?? "").slice(0, 128),
+});
+
+export const putSecretBody = z
+  .strictObject({
+    value: z
+      .string()
+      .refine(
+        (v) => new TextEncoder().encode(v).byteLength <= MAX_SECRET_BYTES,
+        `must be at most ${MAX_SECRET_BYTES / 1024} KiB`,
+      ),
+  })
+  .openapi("SecretValue");
+
+export const putSecretRoute = createRoute({
+  method: "put",
+  path: "/v2/projects/{projectId}/secrets/{name}",
+  operationId: "putSecret",
+  summary: "Create or replace a secret (owner only; audited as secrets.write, without the value).",
+  security: bearerAuth,
+  middleware: [
+    access({ role: "owner", audit: { action: "secrets.write", target: secretTarget } }),
+    smallBody,
+  ] as const,
+  request: {
+    params: nameParam,
+    body: { required: true, content: { "application/json": { schema: putSecretBody } } },
+  },
+  responses: {
+    204: { description: "Stored." },
+    ...errorResponses({ 413: "The body is larger than 256 KiB." }),
+  },
+});
+
+export const getSecretRoute = createRoute({
+  method: "get",
+  path: "/v2/projects/{projectId}/secrets/{name}",
+  operationId: "getSecret",
+  summary: "Read a secret's value (owner only; audited as secrets.read before it is returned).",
+  security: bearerAuth,
+  middleware: [
+    access({ role: "owner", audit: { action: "secrets.read", target: secretTarget } }),
+  ] as const,
+  request: { params: nameParam },
+  responses: {
+    200: {
+      description: "The secret.",
+      content: {
+        "application/json": { schema: z.object({ name: z.string(), value: z.string() }) },
+      },
+    },
+    ...errorResponses({ 404: "The project or the secret does not exist." }),
+  },
+});
+
+export function registerSecrets(app: OpenAPIHono<AppEnv>) {
+  app.openapi(putSecretRoute, async (c) => {
+    const { name } = c.req.valid("param");
+    const { db, derived } = c.var.deps;
+    const { principal, projectId } = c.var.access;
+    const { value } = c.req.valid("json");
+    const now = Date.now();
+    const sealed = await sealSecret(derived.secrets, projectId, name, value);
+    const where = and(eq(secrets.projectId, projectId), eq(secrets.name, name));
+    const [existing] = await db.select({ name: secrets.name }).from(secrets).where(where);
+    await db.batch([
+      db
+        .insert(secrets)
+        .values({
+          projectId,
+          name,
+          sealed,
+          updatedBy: principal.id,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .onConflictDoUpdate({
+          target: [secrets.projectId, secrets.name],
+          set: { sealed, updatedBy: principal.id, updatedAt: now },
+        }),
+      auditSuccess(c, { created: !existing }),
+    ]);
+    return c.body(null, 204);
+  });
+
+  app.openapi(getSecretRoute, async (c) => {
+    const { name } = c.req.valid("param");
+    const { db, derived } = c.var.deps;
+    const { projectId } = c.var.access;
+    const [row] = await db
+      .select({ sealed: secrets.sealed })
+      .from(secrets)
+      .where(and(eq(secrets.projectId, projectId), eq(secrets.name, name)));
+    if (!row) throw new ApiError("not_found", `secret '${name}' not found`);
+    const value = await openSecret(derived.secrets, projectId, name, row.sealed);
+    // On the record before the value leaves: no unaudited read.
+    await db.batch([auditSuccess(c)]);
+    return c.json({ name, value }, 200);
+  });
+}

@@ -1,0 +1,215 @@
+/**
+ * Service accounts: `POST`, `GET` and `DELETE /v2/projects/{projectId}/service-accounts[/{saId}]`.
+ * Owners only — a member must not mint tokens, least of all owner tokens.
+ */
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { and, desc, eq } from "drizzle-orm";
+import { newId } from "../../common/ids.ts";
+import { auditSuccess } from "../audit/record.ts";
+import { access } from "../auth/access.ts";
+import { prepareToken } from "../auth/tokens.ts";
+import type { AppEnv } from "../context.ts";
+import { serviceAccounts, tokens } from "../db/schema.ts";
+import { ApiError } from "../errors.ts";
+import { bearerAuth, errorResponses, projectIdParam, smallBody } from "../openapi.ts";
+import { displayName } from "./projects.ts";
+
+/** How far ahead a service account's expiry may be set. */
+export const MAX_LIFETIME_DAYS = 3650;
+
+const roleSchema = z.enum(["owner", "member"], { error: "must be owner or member" });
+
+export const createServiceAccountBody = z
+  .strictObject({
+    name: displayName,
+    expiresAt: z.iso
+      .datetime({
+        offset: true,
+        error: "must be an RFC 3339 date-time, like 2027-01-31T00:00:00Z",
+      })
+      .openapi({ format: "date-time" }),
+    role: roleSchema.optional(),
+  })
+  .openapi("NewServiceAccount");
+
+export const serviceAccountSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    role: roleSchema,
+    createdAt: z.string().openapi({ format: "date-time" }),
+    expiresAt: z.string().openapi({ format: "date-time" }),
+    revokedAt: z.string().nullable().openapi({ format: "date-time" }),
+    createdBy: z.string(),
+  })
+  .openapi("ServiceAccount");
+
+function view(row: typeof serviceAccounts.$inferSelect): z.infer<typeof serviceAccountSchema> {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return {
+    id: row.id,
+    name: row.name,
+    role: row.role,
+    createdAt: iso(row.createdAt),
+    expiresAt: iso(row.expiresAt),
+    revokedAt: row.revokedAt === null ? null : iso(row.revokedAt),
+    createdBy: row.createdBy,
+  };
+}
+
+const saIdParam = projectIdParam.extend({ saId: z.string().max(64) });
+
+export const createServiceAccountRoute = createRoute({
+  method: "post",
+  path: "/v2/projects/{projectId}/service-accounts",
+  operationId: "createServiceAccount",
+  summary: "Create a service account; its token is in this answer and nowhere else (audited).",
+  security: bearerAuth,
+  middleware: [
+    access({
+      role: "owner",
+      audit: {
+        action: "service_accounts.create",
+        target: () => ({ type: "service_account", id: "(new)" }),
+      },
+    }),
+    smallBody,
+  ] as const,
+  request: {
+    params: projectIdParam,
+    body: {
+      required: true,
+      content: { "application/json": { schema: createServiceAccountBody } },
+    },
+  },
+  responses: {
+    201: {
+      description: "The account and its token (shown once: store it securely).",
+      content: {
+        "application/json": {
+          schema: z.object({
+            id: z.string(),
+            name: z.string(),
+            role: roleSchema,
+            expiresAt: z.string().openapi({ format: "date-time" }),
+            token: z.string(),
+          }),
+        },
+      },
+    },
+    ...errorResponses({ 413: "The body is larger than 256 KiB." }),
+  },
+});
+
+export const listServiceAccountsRoute = createRoute({
+  method: "get",
+  path: "/v2/projects/{projectId}/service-accounts",
+  operationId: "listServiceAccounts",
+  summary: "The project's service accounts, newest first, revoked ones included; never tokens.",
+  security: bearerAuth,
+  middleware: [access({ role: "owner" })] as const,
+  request: { params: projectIdParam },
+  responses: {
+    200: {
+      description: "The accounts.",
+      content: {
+        "application/json": {
+          schema: z.object({ serviceAccounts: z.array(serviceAccountSchema) }),
+        },
+      },
+    },
+    ...errorResponses(),
+  },
+});
+
+export const revokeServiceAccountRoute = createRoute({
+  method: "delete",
+  path: "/v2/projects/{projectId}/service-accounts/{saId}",
+  operationId: "revokeServiceAccount",
+  summary: "Revoke a service account: its token stops working at once (audited).",
+  security: bearerAuth,
+  middleware: [
+    access({
+      role: "owner",
+      audit: {
+        action: "service_accounts.revoke",
+        target: (c) => ({ type: "service_account", id: c.req.param("saId") ?? "" }),
+      },
+    }),
+  ] as const,
+  request: { params: saIdParam },
+  responses: {
+    204: { description: "Revoked (or already revoked)." },
+    ...errorResponses({ 404: "The project or the service account does not exist." }),
+  },
+});
+
+export function registerServiceAccounts(app: OpenAPIHono<AppEnv>) {
+  app.openapi(createServiceAccountRoute, async (c) => {
+    const { db, keys } = c.var.deps;
+    const { principal, projectId } = c.var.access;
+    const { name, expiresAt, role = "member" } = c.req.valid("json");
+    const now = Date.now();
+    const expires = Date.parse(expiresAt);
+    if (expires <= now) throw new ApiError("bad_request", "expiresAt: must be in the future");
+    if (expires > now + MAX_LIFETIME_DAYS * 86_400_000) {
+      throw new ApiError("bad_request", `expiresAt: must be within ${MAX_LIFETIME_DAYS} days`);
+    }
+    const id = newId("sa", now);
+    const audit = c.var.audit;
+    if (audit) audit.target = { type: "service_account", id };
+    const issued = await prepareToken(keys, {
+      subject: id,
+      projectId,
+      expiresAt: new Date(expires),
+    });
+    await db.batch([
+      db.insert(tokens).values(issued.row),
+      db.insert(serviceAccounts).values({
+        id,
+        projectId,
+        name,
+        role,
+        tokenId: issued.id,
+        createdBy: principal.id,
+        createdAt: now,
+        expiresAt: expires,
+      }),
+      auditSuccess(c, { name, role, expiresAt: new Date(expires).toISOString() }),
+    ]);
+    return c.json(
+      { id, name, role, expiresAt: new Date(expires).toISOString(), token: issued.token },
+      201,
+    );
+  });
+
+  app.openapi(listServiceAccountsRoute, async (c) => {
+    const rows = await c.var.deps.db
+      .select()
+      .from(serviceAccounts)
+      .where(eq(serviceAccounts.projectId, c.var.access.projectId))
+      .orderBy(desc(serviceAccounts.createdAt), desc(serviceAccounts.id));
+    return c.json({ serviceAccounts: rows.map(view) }, 200);
+  });
+
+  app.openapi(revokeServiceAccountRoute, async (c) => {
+    const { db } = c.var.deps;
+    const { projectId } = c.var.access;
+    const { saId } = c.req.valid("param");
+    const [account] = await db
+      .select()
+      .from(serviceAccounts)
+      .where(and(eq(serviceAccounts.id, saId), eq(serviceAccounts.projectId, projectId)));
+    if (!account) {
+      throw new ApiError("not_found", `service account '${saId}' not found in this project`);
+    }
+    const now = Date.now();
+    const revokedAt = account.revokedAt ?? now;
+    await db.batch([
+      db.update(serviceAccounts).set({ revokedAt }).where(eq(serviceAccounts.id, saId)),
+      db.update(tokens).set({ revokedAt }).where(eq(tokens.id, account.tokenId)),
+      auditSuccess(c, { name: account.name, alreadyRevoked: account.revokedAt !== null }),
+    ]);
+    return c.body(null, 204);
+  });
+}
