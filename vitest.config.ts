@@ -1,10 +1,11 @@
-import { defineWorkersProject } from "@cloudflare/vitest-pool-workers/config";
+import { defineWorkersProject, readD1Migrations } from "@cloudflare/vitest-pool-workers/config";
 import { defineConfig } from "vitest/config";
 
 /**
- * Two projects: `workers` runs inside workerd (the Worker and its Durable Object, through
- * @cloudflare/vitest-pool-workers), `node` runs the control plane, the runtime host and the
- * end-to-end tests that start all three components for real.
+ * Three projects: `workers` runs inside workerd (the Worker and its Durable Object, through
+ * @cloudflare/vitest-pool-workers); `control-plane-d1` runs the control plane's shared test
+ * cases inside workerd on a D1 database built from the same migrations; `node` runs the control
+ * plane on libSQL, the runtime host and the end-to-end tests that start all three components.
  */
 export default defineConfig({
   test: {
@@ -46,6 +47,27 @@ export default defineConfig({
           },
         },
       }),
+      defineWorkersProject(async () => ({
+        test: {
+          name: "control-plane-d1",
+          include: ["control-plane/**/*.d1.test.ts"],
+          poolOptions: {
+            workers: {
+              singleWorker: true,
+              // The cases share one database per file, as on libSQL.
+              isolatedStorage: false,
+              miniflare: {
+                compatibilityDate: "2026-03-01",
+                compatibilityFlags: ["nodejs_compat"],
+                d1Databases: ["DB"],
+                bindings: {
+                  TEST_MIGRATIONS: await readD1Migrations("control-plane/db/migrations"),
+                },
+              },
+            },
+          },
+        },
+      })),
     ],
   },
 });

@@ -1,0 +1,17 @@
+// The audit-log cases on libSQL, the control plane's database under Node (a real file).
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll } from "vitest";
+import { openLibsql } from "./db/index.ts";
+import { auditLogCases } from "./testing/audit-log.cases.ts";
+
+const dir = await mkdtemp(join(tmpdir(), "runlet-audit-"));
+const opened = openLibsql(`file:${join(dir, "runlet.db")}`);
+
+afterAll(async () => {
+  (await opened).close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+auditLogCases(async () => (await opened).db);
