@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll } from "vitest";
 import { openLibsql } from "./db/index.ts";
 import { auditLogCases } from "./testing/audit-log.cases.ts";
+import { paginationProperty } from "./testing/pagination.property.ts";
 
 const dir = await mkdtemp(join(tmpdir(), "runlet-audit-"));
 const opened = openLibsql(`file:${join(dir, "runlet.db")}`);
@@ -15,3 +16,5 @@ afterAll(async () => {
 });
 
 auditLogCases(async () => (await opened).db);
+
+paginationProperty(async () => (await opened).db, 60);
