@@ -87,23 +87,25 @@ export async function startRunlet(
   };
 }
 
-/** Runs the CLI to completion; bounded. */
+/** Runs the CLI to completion, with `input` on its stdin if given; bounded. */
 export function cli(
   args: string[],
   env: NodeJS.ProcessEnv,
+  input?: string,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: ROOT,
       env,
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
+    if (input !== undefined) child.stdin?.end(input);
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d) => {
+    child.stdout?.on("data", (d) => {
       stdout += d;
     });
-    child.stderr.on("data", (d) => {
+    child.stderr?.on("data", (d) => {
       stderr += d;
     });
     const timer = setTimeout(() => {

@@ -55,3 +55,60 @@ export async function request(url: string, init: RequestInit, what: string): Pro
     );
   }
 }
+
+/** Calls the management API of the configured project: `path` is below `/v2/projects/{id}`. */
+export async function callProject<T>(
+  config: CliConfig,
+  method: string,
+  path: string,
+  what: string,
+  body?: unknown,
+): Promise<T> {
+  const headers: Record<string, string> = { authorization: `Bearer ${config.token}` };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const res = await request(
+    `${config.baseUrl}/v2/projects/${config.projectId}${path}`,
+    { method, headers, body: body === undefined ? undefined : JSON.stringify(body) },
+    what,
+  );
+  return readAnswer<T>(res, what);
+}
+
+/** Renders rows as aligned columns under a header line. */
+export function columns(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  return [headers, ...rows]
+    .map((r) =>
+      r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join("  "),
+    )
+    .join("\n");
+}
+
+/** At most this many pages for `--all`: a bound on the loop, far beyond any real log. */
+const MAX_PAGES = 10_000;
+
+/**
+ * Fetches one page of a paginated list, or every page with `all` (following `nextPageToken`,
+ * with progress on stderr). Returns the items and the last page's other fields.
+ */
+export async function fetchPages<T, K extends string>(
+  config: CliConfig,
+  path: string,
+  key: K,
+  query: URLSearchParams,
+  opts: { all: boolean; what: string },
+): Promise<{ items: T[]; last: Record<string, unknown> }> {
+  const items: T[] = [];
+  let last: Record<string, unknown> = {};
+  for (let page = 1; page <= MAX_PAGES; page++) {
+    const suffix = query.size ? `?${query}` : "";
+    last = await callProject<Record<string, unknown>>(config, "GET", `${path}${suffix}`, opts.what);
+    items.push(...((last[key] as T[] | undefined) ?? []));
+    const next = last.nextPageToken;
+    if (!opts.all || typeof next !== "string") break;
+    if (process.stderr.isTTY || page % 10 === 0) process.stderr.write(`\r${items.length} so far…`);
+    query.set("nextToken", next);
+  }
+  if (opts.all && items.length > 0) process.stderr.write(`\r${items.length} in all.    \n`);
+  return { items, last };
+}

@@ -1,0 +1,72 @@
+import type { Command } from "../command.ts";
+import { columns, fetchPages, loadConfig } from "../config.ts";
+
+const USAGE = `Usage: runlet runs [--app A] [--status S] [--async | --sync] [--limit N] [--all] [--json]
+
+The project's runs, sync and async, newest first.
+
+  --app       only this app's runs
+  --status    pending, running, success, failure or cancelled
+  --async     only background runs (--sync: only synchronous ones)
+  --limit     runs per page, 1 to 200 (default 50)
+  --all       follow the pages to the end`;
+
+interface Run {
+  id: string;
+  app: string;
+  function: string;
+  async: boolean;
+  status: string;
+  createdAt: string;
+  runTimeMs: number | null;
+}
+
+export const runs: Command = {
+  name: "runs",
+  summary: "list the project's recent runs",
+  usage: USAGE,
+  options: {
+    app: { type: "string" },
+    status: { type: "string" },
+    async: { type: "boolean" },
+    sync: { type: "boolean" },
+    limit: { type: "string" },
+    all: { type: "boolean" },
+  },
+  async run({ values }) {
+    const config = await loadConfig();
+    const query = new URLSearchParams();
+    for (const key of ["app", "status", "limit"] as const) {
+      const value = values[key];
+      if (typeof value === "string") query.set(key, value);
+    }
+    if (values.async) query.set("async", "true");
+    if (values.sync) query.set("async", "false");
+    const all = values.all === true;
+    const { items, last } = await fetchPages<Run, "runs">(config, "/runs", "runs", query, {
+      all,
+      what: "listing runs",
+    });
+    if (values.json) {
+      console.log(JSON.stringify(all ? { runs: items } : last));
+    } else if (items.length === 0) {
+      console.log("No runs match.");
+    } else {
+      console.log(
+        columns(
+          ["RUN", "APP", "FUNCTION", "MODE", "STATUS", "STARTED", "TIME"],
+          items.map((r) => [
+            r.id,
+            r.app,
+            r.function,
+            r.async ? "async" : "sync",
+            r.status,
+            r.createdAt,
+            r.runTimeMs === null ? "-" : `${r.runTimeMs.toFixed(1)} ms`,
+          ]),
+        ),
+      );
+    }
+    return 0;
+  },
+};

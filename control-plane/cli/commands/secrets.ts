@@ -1,0 +1,53 @@
+import { CliError, type Command } from "../command.ts";
+import { callProject, loadConfig } from "../config.ts";
+
+const USAGE = `Usage: runlet secrets set <NAME> [VALUE | -] [--json]
+       runlet secrets get <NAME> [--json]
+
+Project secrets, encrypted at rest (project owners only; every read and write is audited).
+
+  set   stores VALUE under NAME. Leave VALUE out (or give -) to read it from standard input,
+        which keeps it out of your shell history:  printf %s "$DB_URL" | npx runlet secrets set DB_URL
+  get   prints the value alone, for  $(npx runlet secrets get DB_URL);  --json prints {name, value}
+
+NAME: letters, digits and underscores, not starting with a digit.`;
+
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) console.error("Type the value, then Ctrl-D:");
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  // One trailing newline is the terminal's, not the value's.
+  return Buffer.concat(chunks)
+    .toString("utf8")
+    .replace(/\r?\n$/, "");
+}
+
+export const secrets: Command = {
+  name: "secrets",
+  summary: "set and get project secrets",
+  usage: USAGE,
+  options: {},
+  async run({ values, positionals }) {
+    const [action, name, given] = positionals;
+    if ((action !== "set" && action !== "get") || !name) {
+      throw new CliError(`say set or get, and the secret's name\n\n${USAGE}`);
+    }
+    const config = await loadConfig();
+    const path = `/secrets/${encodeURIComponent(name)}`;
+    if (action === "set") {
+      const value = given === undefined || given === "-" ? await readStdin() : given;
+      await callProject(config, "PUT", path, `setting ${name}`, { value });
+      if (values.json) console.log(JSON.stringify({ name, stored: true }));
+      else console.error(`Stored ${name}.`);
+      return 0;
+    }
+    const secret = await callProject<{ name: string; value: string }>(
+      config,
+      "GET",
+      path,
+      `reading ${name}`,
+    );
+    console.log(values.json ? JSON.stringify(secret) : secret.value);
+    return 0;
+  },
+};

@@ -1,0 +1,115 @@
+import { CliError, type Command } from "../command.ts";
+import { callProject, columns, loadConfig } from "../config.ts";
+
+const USAGE = `Usage: runlet tokens create --name NAME --expires WHEN [--role owner|member] [--json]
+       runlet tokens list [--json]
+       runlet tokens revoke <service-account-id> [--json]
+
+Service-account tokens for scripts and CI (project owners only).
+
+  create   --name      a name for the account, e.g. "ci-staging"
+           --expires   an RFC 3339 time (2027-01-31T00:00:00Z) or a duration from now: 12h, 30d
+           --role      member (default: may deploy and run) or owner (may also manage tokens,
+                       secrets and read the audit log)
+           The token is printed once: store it in a secret manager, never in source control.
+  list     the project's service accounts and whether each is active, expired or revoked
+  revoke   stops the account's token at once`;
+
+interface Account {
+  id: string;
+  name: string;
+  role: string;
+  createdAt: string;
+  expiresAt: string;
+  revokedAt: string | null;
+}
+
+/** `30d`, `12h`, `90m` from now, or an RFC 3339 time as given. */
+export function expiryOf(text: string, now = Date.now()): string {
+  const relative = /^(\d+)([mhd])$/.exec(text);
+  if (relative) {
+    const unit = { m: 60_000, h: 3_600_000, d: 86_400_000 }[relative[2] as "m" | "h" | "d"];
+    return new Date(now + Number(relative[1]) * unit).toISOString();
+  }
+  if (Number.isNaN(Date.parse(text))) {
+    throw new CliError(
+      `--expires must be an RFC 3339 time or a duration like 30d, 12h (got '${text}')`,
+    );
+  }
+  return text;
+}
+
+function status(a: Account): string {
+  if (a.revokedAt) return "revoked";
+  return Date.parse(a.expiresAt) <= Date.now() ? "expired" : "active";
+}
+
+export const tokens: Command = {
+  name: "tokens",
+  summary: "create, list and revoke service-account tokens",
+  usage: USAGE,
+  options: {
+    name: { type: "string" },
+    expires: { type: "string" },
+    role: { type: "string" },
+  },
+  async run({ values, positionals }) {
+    const [action, ...rest] = positionals;
+    if (action !== "create" && action !== "list" && action !== "revoke") {
+      throw new CliError(`say create, list or revoke\n\n${USAGE}`);
+    }
+    const config = await loadConfig();
+    if (action === "create") {
+      if (!values.name) throw new CliError(`--name is required\n\n${USAGE}`);
+      if (!values.expires) throw new CliError(`--expires is required\n\n${USAGE}`);
+      const created = await callProject<Account & { token: string }>(
+        config,
+        "POST",
+        "/service-accounts",
+        "creating the token",
+        {
+          name: values.name,
+          expiresAt: expiryOf(String(values.expires)),
+          ...(values.role ? { role: values.role } : {}),
+        },
+      );
+      if (values.json) {
+        console.log(JSON.stringify(created));
+        return 0;
+      }
+      console.error(
+        `Created service account ${created.name} (${created.id}, ${created.role}), expires ${created.expiresAt}.`,
+      );
+      console.error("This token is shown only this once. Store it securely; never commit it:");
+      console.log(created.token);
+      return 0;
+    }
+    if (action === "list") {
+      const { serviceAccounts } = await callProject<{ serviceAccounts: Account[] }>(
+        config,
+        "GET",
+        "/service-accounts",
+        "listing tokens",
+      );
+      if (values.json) {
+        console.log(JSON.stringify({ serviceAccounts }));
+      } else if (serviceAccounts.length === 0) {
+        console.log("No service accounts yet: npx runlet tokens create --name ci --expires 30d");
+      } else {
+        console.log(
+          columns(
+            ["ID", "NAME", "ROLE", "EXPIRES", "STATUS"],
+            serviceAccounts.map((a) => [a.id, a.name, a.role, a.expiresAt, status(a)]),
+          ),
+        );
+      }
+      return 0;
+    }
+    const [id] = rest;
+    if (!id) throw new CliError(`give the id of the account to revoke\n\n${USAGE}`);
+    await callProject(config, "DELETE", `/service-accounts/${encodeURIComponent(id)}`, "revoking");
+    if (values.json) console.log(JSON.stringify({ id, revoked: true }));
+    else console.log(`Revoked ${id}: its token no longer works.`);
+    return 0;
+  },
+};

@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cli, json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
+
+// The administrative CLI against a real local Runlet: tokens, secrets, the audit log and runs.
+
+describe("runlet tokens, secrets, audit-log and runs", () => {
+  let runlet: Runlet;
+  let home: string;
+
+  beforeAll(async () => {
+    home = await newHome();
+    runlet = await startRunlet(home);
+  });
+
+  afterAll(async () => {
+    await runlet?.stop();
+    await removeHome(home);
+  });
+
+  const apps = (token: string) =>
+    fetch(`${runlet.local.baseUrl}/v2/projects/${runlet.local.projectId}/apps`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+
+  it("creates a token that works until it is revoked, and lists it", async () => {
+    const created = await cli(["tokens", "create", "--name", "ci", "--expires", "30d"], runlet.env);
+    expect(created.code).toBe(0);
+    expect(created.stderr).toMatch(/shown only this once/);
+    const token = created.stdout.trim();
+    expect(token.split(".")).toHaveLength(3);
+
+    // The new token drives the CLI too.
+    const listedApps = await cli(["apps", "--json"], { ...runlet.env, RUNLET_TOKEN: token });
+    expect(listedApps.code).toBe(0);
+
+    const listed = await cli(["tokens", "list", "--json"], runlet.env);
+    const account = JSON.parse(listed.stdout).serviceAccounts.find(
+      (a: { name: string }) => a.name === "ci",
+    );
+    expect(account).toMatchObject({ role: "member", revokedAt: null });
+    const table = await cli(["tokens", "list"], runlet.env);
+    expect(table.stdout).toMatch(new RegExp(`${account.id}\\s+ci\\s+member\\s+\\S+\\s+active`));
+
+    expect((await apps(token)).status).toBe(200);
+    const revoked = await cli(["tokens", "revoke", account.id], runlet.env);
+    expect(revoked.code).toBe(0);
+    const after = await apps(token);
+    expect(after.status).toBe(401);
+    expect((await json(after)).message).toBe("token has been revoked");
+  });
+
+  it("refuses a bad expiry before calling the API, and says why", async () => {
+    const bad = await cli(["tokens", "create", "--name", "x", "--expires", "soon"], runlet.env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^runlet tokens: --expires must be an RFC 3339 time/);
+    const past = await cli(
+      ["tokens", "create", "--name", "x", "--expires", "2020-01-01T00:00:00Z"],
+      runlet.env,
+    );
+    expect(past.code).toBe(1);
+    expect(past.stderr).toMatch(/\(400\): expiresAt: must be in the future/);
+  });
+
+  it("sets a secret from stdin and gets exactly it back", async () => {
+    const value = "postgres://u:p@db/app?ssl=true ünïcode";
+    const set = await cli(["secrets", "set", "DB_URL"], runlet.env, `${value}\n`);
+    expect(set.code).toBe(0);
+    const got = await cli(["secrets", "get", "DB_URL"], runlet.env);
+    expect(got.stdout).toBe(`${value}\n`);
+    const asJson = await cli(["secrets", "get", "DB_URL", "--json"], runlet.env);
+    expect(JSON.parse(asJson.stdout)).toEqual({ name: "DB_URL", value });
+    const missing = await cli(["secrets", "get", "NOPE"], runlet.env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/\(404\): secret 'NOPE' not found/);
+  });
+
+  it("shows the audit trail of all that, filtered and paged", async () => {
+    const all = await cli(["audit-log", "--all", "--limit", "2", "--json"], runlet.env);
+    expect(all.code).toBe(0);
+    const { logs, retentionDays } = JSON.parse(all.stdout);
+    expect(retentionDays).toBe(7);
+    const actions = logs.map(
+      (l: { action: string; outcome: string }) => `${l.action}:${l.outcome}`,
+    );
+    for (const expected of [
+      "service_accounts.create:success",
+      "service_accounts.revoke:success",
+      "secrets.write:success",
+      "secrets.read:success",
+      "secrets.read:failure",
+      "service_accounts.create:failure",
+    ]) {
+      expect(actions).toContain(expected);
+    }
+    // Newest first, and nothing a secret's value could hide in.
+    expect(JSON.stringify(logs)).not.toContain("postgres://");
+
+    const failures = await cli(["audit-log", "--outcome", "failure", "--json"], runlet.env);
+    const failed = JSON.parse(failures.stdout).logs as { outcome: string }[];
+    expect(failed.length).toBeGreaterThanOrEqual(2);
+    expect(failed.every((l) => l.outcome === "failure")).toBe(true);
+
+    const readable = await cli(["audit-log", "--action", "secrets.read"], runlet.env);
+    expect(readable.stdout).toMatch(/^TIME\s+ACTION\s+OUTCOME\s+ACTOR\s+TARGET/);
+    expect(readable.stdout).toMatch(/secrets\.read\s+success\s+local owner \(user usr_/);
+    expect(readable.stdout).toMatch(/keeps 7 days of audit log/);
+
+    const bad = await cli(["audit-log", "--limit", "500"], runlet.env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/\(400\): limit: must be an integer from 1 to 200/);
+  });
+
+  it("lists runs after a call", async () => {
+    expect((await cli(["deploy", "examples/hello"], runlet.env)).code).toBe(0);
+    expect((await cli(["run", "hello"], runlet.env)).code).toBe(0);
+    let listed: { runs: { app: string; status: string }[] } = { runs: [] };
+    for (let i = 0; i < 50 && listed.runs.length === 0; i++) {
+      listed = JSON.parse((await cli(["runs", "--app", "hello", "--json"], runlet.env)).stdout);
+      if (listed.runs.length === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(listed.runs[0]).toMatchObject({ app: "hello", status: "success" });
+    const table = await cli(["runs", "--sync"], runlet.env);
+    expect(table.stdout).toMatch(/^RUN\s+APP\s+FUNCTION\s+MODE\s+STATUS/);
+  });
+
+  it("prints --help for every new command", async () => {
+    for (const command of ["tokens", "secrets", "audit-log", "runs"]) {
+      const help = await cli([command, "--help"], runlet.env);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toMatch(new RegExp(`^Usage: runlet ${command}`));
+    }
+  });
+});
