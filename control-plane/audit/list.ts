@@ -27,10 +27,13 @@ export async function listAuditEntries(
   db: Database,
   q: AuditQuery,
 ): Promise<{ rows: AuditRow[]; hasMore: boolean }> {
+  // Continuing after an entry: the window ends at its timestamp, so the index range starts
+  // there (a deep page costs what the first does); the row value settles ties within that ms.
+  const toMs = q.after ? Math.min(q.toMs, q.after.timestamp) : q.toMs;
   const where: SQL[] = [
     eq(auditLog.projectId, q.projectId),
     gte(auditLog.timestamp, q.fromMs),
-    lte(auditLog.timestamp, q.toMs),
+    lte(auditLog.timestamp, toMs),
   ];
   if (q.action) where.push(eq(auditLog.action, q.action));
   if (q.actor) where.push(eq(auditLog.actorId, q.actor));

@@ -1,0 +1,48 @@
+/** Samples → medians and tails, and the plain tables the benchmarks print. */
+
+export interface Summary {
+  n: number;
+  p50: number;
+  p99: number;
+}
+
+/** Nearest-rank percentile of already sorted samples. */
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1] as number;
+}
+
+export function summarize(samples: number[]): Summary {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { n: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+}
+
+/** Runs `fn` `warmup` times unmeasured, then `samples` times, timing each call in ms. */
+export async function measure(
+  fn: () => Promise<unknown>,
+  { warmup = 20, samples = 200 } = {},
+): Promise<Summary> {
+  for (let i = 0; i < warmup; i++) await fn();
+  const times: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const start = performance.now();
+    await fn();
+    times.push(performance.now() - start);
+  }
+  return summarize(times);
+}
+
+/** A Markdown table, columns padded so it also reads well in a terminal. */
+export function table(headers: string[], rows: (string | number)[][]): string {
+  const cells = [headers, ...rows.map((r) => r.map(String))];
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? "").length)));
+  const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i] ?? 0)).join(" | ")} |`;
+  return [
+    line(cells[0] ?? []),
+    `| ${widths.map((w) => "-".repeat(w)).join(" | ")} |`,
+    ...cells.slice(1).map(line),
+  ].join("\n");
+}
+
+export const ms = (value: number) => value.toFixed(value < 10 ? 2 : 1);
