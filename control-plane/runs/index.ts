@@ -1,6 +1,6 @@
 /** The runs index: one row per run, reported by the Worker as a run moves through its states. */
 import { z } from "@hono/zod-openapi";
-import { and, desc, eq, notInArray, type SQL, sql } from "drizzle-orm";
+import { and, desc, eq, lte, notInArray, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/index.ts";
 import { runs } from "../db/schema.ts";
 import type { PagePosition } from "../page-token.ts";
@@ -62,8 +62,11 @@ export async function listRuns(db: Database, q: RunQuery) {
   if (q.app) where.push(eq(runs.app, q.app));
   if (q.status) where.push(eq(runs.status, q.status));
   if (q.async !== undefined) where.push(eq(runs.async, q.async));
-  if (q.after)
+  if (q.after) {
+    // The bound on created_at lets the index range start at the cursor (see audit/list.ts).
+    where.push(lte(runs.createdAt, q.after.timestamp));
     where.push(sql`(${runs.createdAt}, ${runs.id}) < (${q.after.timestamp}, ${q.after.id})`);
+  }
   const rows = await db
     .select()
     .from(runs)
