@@ -1,5 +1,6 @@
 import { defineWorkersProject, readD1Migrations } from "@cloudflare/vitest-pool-workers/config";
 import { defineConfig } from "vitest/config";
+import { generateSigningKey } from "./common/jwt.ts";
 
 /**
  * Three projects: `workers` runs inside workerd (the Worker and its Durable Object, through
@@ -23,6 +24,8 @@ export default defineConfig({
             "runtime-host/**/*.test.ts",
             "test/**/*.test.ts",
           ],
+          // Those run inside workerd, in the control-plane-d1 project.
+          exclude: ["**/node_modules/**", "**/*.d1.test.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,
           pool: "forks",
@@ -62,6 +65,11 @@ export default defineConfig({
                 d1Databases: ["DB"],
                 bindings: {
                   TEST_MIGRATIONS: await readD1Migrations("control-plane/db/migrations"),
+                  // What `control-plane/worker.ts` reads from its secrets in production.
+                  SIGNING_KEY: JSON.stringify(await generateSigningKey()),
+                  MASTER_SECRET: "dGVzdC1tYXN0ZXItc2VjcmV0LW9mLWF0LWxlYXN0LTMyLWJ5dGVz",
+                  INTERNAL_TOKEN: "internal-token-for-tests",
+                  RUNTIME_HOST_URL: "http://host.test",
                 },
               },
             },

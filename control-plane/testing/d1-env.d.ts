@@ -1,9 +1,9 @@
 // The bindings of the `control-plane-d1` vitest project (vitest.config.ts).
 /// <reference types="@cloudflare/vitest-pool-workers" />
+import type { ControlPlaneEnv } from "../worker.ts";
 
 declare module "cloudflare:test" {
-  interface ProvidedEnv {
-    DB: D1Database;
+  interface ProvidedEnv extends ControlPlaneEnv {
     TEST_MIGRATIONS: D1Migration[];
   }
 }

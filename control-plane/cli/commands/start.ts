@@ -131,6 +131,8 @@ Ports: RUNLET_CONTROL_PORT (${DEFAULT_PORT.control}), RUNLET_API_PORT (${DEFAULT
         "dev",
         "--config",
         join(ROOT, "wrangler.toml"),
+        // The top-level Worker; `--env control-plane` is the control plane on Workers + D1.
+        "--env=",
         "--ip",
         LOOPBACK,
         "--port",

@@ -1,0 +1,49 @@
+/**
+ * The control plane on Cloudflare Workers: the same Hono app as `server.ts`, over D1 instead of
+ * a libSQL file (`wrangler deploy --env control-plane`). Keys come from secrets set with
+ * `wrangler secret put --env control-plane`: SIGNING_KEY (the JSON the Node control plane keeps
+ * in RUNLET_HOME/keys/jwt-signing-key.json) and MASTER_SECRET (base64url, 32+ bytes).
+ */
+import { drizzle } from "drizzle-orm/d1";
+import { base64urlDecode } from "../common/jwt.ts";
+import { type ControlPlaneApp, createControlPlane } from "./app.ts";
+import { deriveKeys } from "./auth/secret-keys.ts";
+import { type StoredKey, signingKeysFrom } from "./auth/signing.ts";
+import { publicKeysOf } from "./auth/tokens.ts";
+import type { Database } from "./db/index.ts";
+import * as schema from "./db/schema.ts";
+import { httpRuntimeHost } from "./host-client.ts";
+
+export interface ControlPlaneEnv {
+  DB: D1Database;
+  SIGNING_KEY: string;
+  MASTER_SECRET: string;
+  RUNTIME_HOST_URL: string;
+  INTERNAL_TOKEN: string;
+}
+
+let app: Promise<ControlPlaneApp> | undefined;
+
+async function build(env: ControlPlaneEnv): Promise<ControlPlaneApp> {
+  const keys = await signingKeysFrom(JSON.parse(env.SIGNING_KEY) as StoredKey);
+  return createControlPlane({
+    // Drizzle's D1 and libSQL databases differ only in their raw result types, never read.
+    db: drizzle(env.DB, { schema }) as unknown as Database,
+    keys,
+    publicKeys: await publicKeysOf(keys),
+    derived: await deriveKeys(base64urlDecode(env.MASTER_SECRET)),
+    host: httpRuntimeHost(env.RUNTIME_HOST_URL, env.INTERNAL_TOKEN),
+    internalToken: env.INTERNAL_TOKEN,
+    clientIp: (c) => c.req.header("cf-connecting-ip"),
+  });
+}
+
+export default {
+  async fetch(request: Request, env: ControlPlaneEnv, ctx: ExecutionContext): Promise<Response> {
+    app ??= build(env).catch((err) => {
+      app = undefined;
+      throw err;
+    });
+    return (await app).fetch(request, env, ctx);
+  },
+} satisfies ExportedHandler<ControlPlaneEnv>;
