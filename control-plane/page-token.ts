@@ -78,3 +78,17 @@ export async function readPageToken(
   }
   return { timestamp: body.t, id: body.i };
 }
+
+/**
+ * The paging fields of a list's answer: `{nextPageToken}` continuing after `last` when there is
+ * more, else nothing at all (the specification wants the key absent at the end).
+ */
+export async function nextPageFields(
+  key: CryptoKey,
+  hasMore: boolean,
+  last: PagePosition | undefined,
+  filters: PageFilters,
+): Promise<{ nextPageToken?: string }> {
+  if (!hasMore || !last) return {};
+  return { nextPageToken: await issuePageToken(key, last, filters) };
+}

@@ -13,7 +13,7 @@ import {
   pageSizeParam,
   projectIdParam,
 } from "../openapi.ts";
-import { issuePageToken, readPageToken } from "../page-token.ts";
+import { nextPageFields, readPageToken } from "../page-token.ts";
 import { DAY_MS, RETENTION_DAYS } from "../plans.ts";
 
 const rfc3339 = (what: string) =>
@@ -128,19 +128,17 @@ export function registerListAuditLogs(app: OpenAPIHono<AppEnv>) {
           });
 
     const last = rows.at(-1);
-    const nextPageToken =
-      hasMore && last
-        ? await issuePageToken(
-            derived.pageTokens,
-            { timestamp: last.timestamp, id: last.id },
-            filters,
-          )
-        : undefined;
+    const paging = await nextPageFields(
+      derived.pageTokens,
+      hasMore,
+      last && { timestamp: last.timestamp, id: last.id },
+      filters,
+    );
     return c.json(
       {
         logs: rows.map(auditEntryView),
         hasMore,
-        ...(nextPageToken ? { nextPageToken } : {}),
+        ...paging,
         retentionDays,
       },
       200,

@@ -8,7 +8,7 @@ import {
   pageSizeParam,
   projectIdParam,
 } from "../openapi.ts";
-import { issuePageToken, readPageToken } from "../page-token.ts";
+import { nextPageFields, readPageToken } from "../page-token.ts";
 import { listRuns, RUN_STATUSES, runView } from "../runs/index.ts";
 
 export const runsQuery = z.strictObject({
@@ -75,17 +75,12 @@ export function registerListRuns(app: OpenAPIHono<AppEnv>) {
       after,
     });
     const last = rows.at(-1);
-    const nextPageToken =
-      hasMore && last
-        ? await issuePageToken(
-            derived.pageTokens,
-            { timestamp: last.createdAt, id: last.id },
-            filters,
-          )
-        : undefined;
-    return c.json(
-      { runs: rows.map(runView), hasMore, ...(nextPageToken ? { nextPageToken } : {}) },
-      200,
+    const paging = await nextPageFields(
+      derived.pageTokens,
+      hasMore,
+      last && { timestamp: last.createdAt, id: last.id },
+      filters,
     );
+    return c.json({ runs: rows.map(runView), hasMore, ...paging }, 200);
   });
 }
