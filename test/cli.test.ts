@@ -92,8 +92,16 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     ]) {
       expect(actions).toContain(expected);
     }
-    // Newest first, and nothing a secret's value could hide in.
+    // Nothing a secret's value could hide in.
     expect(JSON.stringify(logs)).not.toContain("postgres://");
+    // --all with pages of 2 returns every entry one big page holds, newest first, no repeats.
+    const onePage = await cli(["audit-log", "--limit", "200", "--json"], runlet.env);
+    const page = JSON.parse(onePage.stdout);
+    expect(page.hasMore).toBe(false);
+    const ids = (l: { id: string }[]) => l.map((e) => e.id);
+    expect(ids(logs)).toEqual(ids(page.logs));
+    expect(new Set(ids(logs)).size).toBe(logs.length);
+    expect(all.stderr).toContain(`${logs.length} in all.`);
 
     const failures = await cli(["audit-log", "--outcome", "failure", "--json"], runlet.env);
     const failed = JSON.parse(failures.stdout).logs as { outcome: string }[];
@@ -121,6 +129,13 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     expect(listed.runs[0]).toMatchObject({ app: "hello", status: "success" });
     const table = await cli(["runs", "--sync"], runlet.env);
     expect(table.stdout).toMatch(/^RUN\s+APP\s+FUNCTION\s+MODE\s+STATUS/);
+    expect((await cli(["run", "hello"], runlet.env)).code).toBe(0);
+    const paged = await cli(["runs", "--limit", "1"], runlet.env);
+    expect(paged.stdout).toMatch(/\sMore runs: --all/);
+    const every = JSON.parse(
+      (await cli(["runs", "--all", "--limit", "1", "--json"], runlet.env)).stdout,
+    );
+    expect(every.runs.length).toBeGreaterThanOrEqual(2);
   });
 
   it("prints --help for every new command", async () => {

@@ -67,6 +67,9 @@ export const runs: Command = {
         ),
       );
     }
+    if (!values.json && !all && last.hasMore) {
+      console.log("\nMore runs: --all, or narrow with --app/--status.");
+    }
     return 0;
   },
 };
