@@ -37,6 +37,14 @@ export function registerCreateProject(app: OpenAPIHono<AppEnv>) {
     const { db } = c.var.deps;
     const principal = c.var.principal;
     if (principal.type !== "user") {
+      // A refused attempt by a known caller is on the record: in the account's own project,
+      // the only one it belongs to (a user's invalid create has no project to hold an entry).
+      openAudit(c, {
+        action: "projects.create",
+        target: { type: "project", id: "(new)" },
+        principal,
+        projectId: principal.projectId,
+      });
       throw new ApiError(
         "forbidden",
         "a service account belongs to one project and cannot create others",
