@@ -54,15 +54,17 @@ export default defineConfig({
         test: {
           name: "control-plane-d1",
           include: ["control-plane/**/*.d1.test.ts"],
+          // Applies the drizzle-kit migrations (TEST_MIGRATIONS below) to the D1 binding.
+          setupFiles: ["control-plane/testing/apply-d1-migrations.ts"],
           poolOptions: {
             workers: {
               singleWorker: true,
               // The cases share one database per file, as on libSQL.
               isolatedStorage: false,
+              // The control plane's own wrangler environment: its compatibility settings and its
+              // D1 binding `DB`, whose migrations_dir is the folder read below.
+              wrangler: { configPath: "./wrangler.toml", environment: "control-plane" },
               miniflare: {
-                compatibilityDate: "2026-03-01",
-                compatibilityFlags: ["nodejs_compat"],
-                d1Databases: ["DB"],
                 bindings: {
                   TEST_MIGRATIONS: await readD1Migrations("control-plane/db/migrations"),
                   // What `control-plane/worker.ts` reads from its secrets in production.

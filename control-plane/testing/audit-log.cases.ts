@@ -83,20 +83,28 @@ export function auditLogCases(open: () => Promise<Database>) {
       ["from=yesterday", /^from: must be an RFC 3339/],
       ["from=2026-13-01T00:00:00Z", /^from: /],
       ["from=2026-11-22", /^from: /],
+      ["from=2026-02-30T00:00:00Z", /^from: /],
+      ["from=2026-11-22T10:00:00", /^from: /],
       ["to=2026-11-22T10:00:00", /^to: /],
+      ["to=now", /^to: /],
       ["outcome=maybe", /^outcome: must be success or failure/],
       ["outcome=", /^outcome: /],
       ["action=secret.read", /^action: must be one of /],
       ["actor=", /^actor: /],
       ["colour=red", /unknown field 'colour'/],
       ["limit=5&limit=6", /^limit: /],
+      ["limit=5&limit=5", /^limit: /],
+      ["action=apps.deploy&action=secrets.read", /^action: /],
+      ["outcome=success&outcome=failure", /^outcome: /],
+      ["from=2026-11-22T10:00:00Z&from=2026-11-22T11:00:00Z", /^from: /],
       ["nextToken=garbage", /^nextToken is not a page token/],
       ["from=2026-11-22T10:00:00Z&to=2026-11-22T09:00:00Z", /from must not be later than to/],
     ];
     it.each(cases)("%s", async (query, message) => {
       const { status, body } = await page(f.projectId, query);
       expect(status).toBe(400);
-      expect(Object.keys(body)).toContain("message");
+      // The spec's error body: `{message}` (with our closed `code` beside it), nothing else.
+      expect(body).toEqual({ message: expect.any(String), code: "bad_request" });
       expect(body.message).toMatch(message);
     });
   });
@@ -124,14 +132,21 @@ export function auditLogCases(open: () => Promise<Database>) {
       expect(next.body.logs).toHaveLength(2);
     });
 
+    // Flips one character in the middle of a token part: never the last one, whose low bits are
+    // padding in base64url that a decoder may ignore (the forged token would then be the same).
+    const flip = (t: string, part: 0 | 1) => {
+      const parts = t.split(".");
+      const text = parts[part] ?? "";
+      const i = Math.floor(text.length / 2);
+      parts[part] = `${text.slice(0, i)}${text[i] === "A" ? "B" : "A"}${text.slice(i + 1)}`;
+      return parts.join(".");
+    };
     it.each([
-      ["a flipped payload character", (t: string) => `${t[0] === "e" ? "f" : "e"}${t.slice(1)}`],
-      [
-        "a flipped signature character",
-        (t: string) => `${t.slice(0, -1)}${t.endsWith("A") ? "B" : "A"}`,
-      ],
+      ["a flipped payload character", (t: string) => flip(t, 0)],
+      ["a flipped signature character", (t: string) => flip(t, 1)],
       ["a missing signature", (t: string) => t.split(".")[0] ?? ""],
       ["an extra part", (t: string) => `${t}.x`],
+      ["a signature that is not base64url", (t: string) => `${t.split(".")[0]}.@@@`],
     ])("refuses %s", async (_, forge) => {
       const res = await page(
         projectId,
@@ -171,7 +186,7 @@ export function auditLogCases(open: () => Promise<Database>) {
         headers: header ? { authorization: header } : {},
       });
       expect(res.status).toBe(401);
-      expect(((await res.json()) as Page).message).toBe(message);
+      expect(await res.json()).toEqual({ message, code: "unauthorized" });
     });
 
     it("401 for a token signed by another key", async () => {
@@ -204,9 +219,41 @@ export function auditLogCases(open: () => Promise<Database>) {
     });
 
     it("403 for a member and an outsider, 404 for a project that does not exist", async () => {
-      expect((await page(f.projectId, "", f.member.token)).status).toBe(403);
-      expect((await page(f.projectId, "", f.outsider.token)).status).toBe(403);
-      expect((await page("prj_nope")).status).toBe(404);
+      const cases = [
+        [f.projectId, f.member.token, 403, "only the project owner may do this"],
+        [f.projectId, f.outsider.token, 403, `you are not a member of project '${f.projectId}'`],
+        ["prj_nope", f.owner.token, 404, "project 'prj_nope' not found"],
+      ] as const;
+      for (const [projectId, token, status, message] of cases) {
+        const res = await page(projectId, "", token);
+        expect(res.status).toBe(status);
+        expect(res.body).toEqual({ message, code: status === 403 ? "forbidden" : "not_found" });
+      }
+    });
+
+    it("lets an owner service account read, refuses a member one and another project's", async () => {
+      const projectId = await f.addProject();
+      const account = async (project: string, role: "owner" | "member") => {
+        const res = await f.call("POST", `/v2/projects/${project}/service-accounts`, {
+          body: { name: `ci-${role}`, role, expiresAt: new Date(Date.now() + DAY).toISOString() },
+        });
+        expect(res.status).toBe(201);
+        return (await res.json()) as { id: string; token: string };
+      };
+      const owner = await account(projectId, "owner");
+      const member = await account(projectId, "member");
+      const elsewhere = await account(f.projectId, "owner");
+      expect((await page(projectId, "", owner.token)).status).toBe(200);
+      expect((await page(projectId, "", member.token)).status).toBe(403);
+      expect((await page(projectId, "", elsewhere.token)).status).toBe(403);
+      // A revoked service account's token stops working: 401.
+      const revoke = await f.call(
+        "DELETE",
+        `/v2/projects/${projectId}/service-accounts/${owner.id}`,
+      );
+      expect(revoke.status).toBe(204);
+      const after = await page(projectId, "", owner.token);
+      expect(after.status).toBe(401);
     });
 
     it("records a member's refused read as an audit_log.read failure the owner can see", async () => {
@@ -228,23 +275,37 @@ export function auditLogCases(open: () => Promise<Database>) {
     it("is newest first with ties broken by id, 50 by default, 200 at most", async () => {
       const projectId = await f.addProject();
       const now = Date.now();
-      // 230 entries over 23 distinct milliseconds: ten share each timestamp.
-      await seed(
-        f.db,
-        Array.from({ length: 230 }, (_, i) =>
-          entryAt(projectId, now - 10_000 - Math.floor(i / 10)),
-        ),
+      // 230 entries over 33 distinct milliseconds, seven sharing each: pages of 50 and of 200
+      // both end inside a millisecond, so the id must settle where the next page starts.
+      const rows = Array.from({ length: 230 }, (_, i) =>
+        entryAt(projectId, now - 10_000 - Math.floor(i / 7)),
       );
-      const first = await page(projectId);
-      expect(first.body.logs).toHaveLength(50);
-      expect(first.body.hasMore).toBe(true);
+      await seed(f.db, rows);
+      const newestFirst = [...rows]
+        .sort((a, b) => b.timestamp - a.timestamp || (a.id < b.id ? 1 : -1))
+        .map((r) => ({ timestamp: new Date(r.timestamp).toISOString(), id: r.id }));
+
+      const pages: Page[] = [];
+      let next: string | undefined;
+      do {
+        const res = await page(projectId, next ? `nextToken=${next}` : "");
+        expect(res.status).toBe(200);
+        pages.push(res.body);
+        next = res.body.nextPageToken;
+      } while (next && pages.length < 10);
+      expect(pages.map((p) => p.logs.length)).toEqual([50, 50, 50, 50, 30]);
+      expect(pages.map((p) => p.hasMore)).toEqual([true, true, true, true, false]);
+      expect(pages.at(-1)).not.toHaveProperty("nextPageToken");
+      const walked = pages.flatMap((p) =>
+        p.logs.map((l) => ({ timestamp: l.timestamp, id: l.id })),
+      );
+      expect(walked).toEqual(newestFirst);
+
       const max = await page(projectId, "limit=200");
-      expect(max.body.logs).toHaveLength(200);
-      const keys = max.body.logs.map((l) => [Date.parse(l.timestamp), l.id] as const);
-      const sorted = [...keys].sort((a, b) => b[0] - a[0] || (a[1] < b[1] ? 1 : -1));
-      expect(keys).toEqual(sorted);
+      expect(max.body.logs.map((l) => l.id)).toEqual(newestFirst.slice(0, 200).map((r) => r.id));
+      expect(max.body.hasMore).toBe(true);
       const rest = await page(projectId, `limit=200&nextToken=${max.body.nextPageToken}`);
-      expect(rest.body.logs).toHaveLength(30);
+      expect(rest.body.logs.map((l) => l.id)).toEqual(newestFirst.slice(200).map((r) => r.id));
       expect(rest.body.hasMore).toBe(false);
       expect(rest.body).not.toHaveProperty("nextPageToken");
     });
@@ -262,12 +323,16 @@ export function auditLogCases(open: () => Promise<Database>) {
           entryAt(projectId, now - (days + 1) * DAY, { targetId: "outside" }),
         ]);
         const from = new Date(now - 2 * days * DAY).toISOString();
-        const { status, body } = await page(projectId, `from=${from}`);
-        expect(status).toBe(200);
-        expect(body.retentionDays).toBe(days);
-        expect(
-          body.logs.map((l) => (l as unknown as { target: { id: string } }).target.id),
-        ).toEqual(["inside"]);
+        // With a `from` before the window, and without one (the window's start by default).
+        for (const query of [`from=${from}`, ""]) {
+          const { status, body } = await page(projectId, query);
+          expect(status).toBe(200);
+          expect(body.retentionDays).toBe(days);
+          expect(body.hasMore).toBe(false);
+          expect(
+            body.logs.map((l) => (l as unknown as { target: { id: string } }).target.id),
+          ).toEqual(["inside"]);
+        }
       }
     });
 
@@ -310,6 +375,11 @@ export function auditLogCases(open: () => Promise<Database>) {
         }
       }
       await seed(f.db, rows);
+      // A window over the middle of the rows: its bounds are the timestamps of rows 3 and 12.
+      const window = {
+        from: new Date(now - 1000 - 12).toISOString(),
+        to: new Date(now - 1000 - 3).toISOString(),
+      };
       const combos = [
         {},
         { action: "secrets.read" },
@@ -319,6 +389,10 @@ export function auditLogCases(open: () => Promise<Database>) {
         { action: "secrets.read", outcome: "success" },
         { actor: "usr_a", outcome: "failure" },
         { action: "secrets.read", actor: "sa_b", outcome: "failure" },
+        window,
+        { ...window, action: "apps.deploy" },
+        { ...window, actor: "sa_b", outcome: "success" },
+        { ...window, action: "secrets.read", actor: "usr_a", outcome: "failure" },
       ] as Record<string, string>[];
       for (const combo of combos) {
         const query = new URLSearchParams(combo).toString();
@@ -327,8 +401,11 @@ export function auditLogCases(open: () => Promise<Database>) {
           (r) =>
             (!combo.action || r.action === combo.action) &&
             (!combo.actor || r.actorId === combo.actor) &&
-            (!combo.outcome || r.outcome === combo.outcome),
+            (!combo.outcome || r.outcome === combo.outcome) &&
+            (!combo.from || r.timestamp >= Date.parse(combo.from)) &&
+            (!combo.to || r.timestamp <= Date.parse(combo.to)),
         );
+        expect(expected.length, query).toBeGreaterThan(0);
         expect(
           body.logs.map((l) => l.id),
           query,
