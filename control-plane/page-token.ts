@@ -8,7 +8,8 @@ import { ApiError } from "./errors.ts";
 
 export interface PagePosition {
   timestamp: number;
-  id: string;
+  /** The row's tie-break within its timestamp: an id, or the audit log's `seq`. */
+  id: string | number;
 }
 
 /**
@@ -67,7 +68,7 @@ export async function readPageToken(
   }
   const body = JSON.parse(decoder.decode(base64urlDecode(payload))) as {
     t: number;
-    i: string;
+    i: string | number;
     f: string;
   };
   if (body.f !== (await digest(filters))) {

@@ -12,9 +12,28 @@ export const AUDIT_ACTIONS = [
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
+/**
+ * How the audit table stores each action: a small integer keeps its indexes small. Codes are
+ * permanent — a new action gets the next unused number; none is ever reused or renumbered
+ * (migration 0003 spells out the same mapping for the entries written before it).
+ */
+export const AUDIT_ACTION_CODES: Record<AuditAction, number> = {
+  "projects.create": 1,
+  "projects.update": 2,
+  "service_accounts.create": 3,
+  "service_accounts.revoke": 4,
+  "secrets.write": 5,
+  "secrets.read": 6,
+  "apps.deploy": 7,
+  "audit_log.read": 8,
+};
+
 export const OUTCOMES = ["success", "failure"] as const;
 
 export type Outcome = (typeof OUTCOMES)[number];
+
+/** How the audit table stores an outcome. */
+export const OUTCOME_CODES: Record<Outcome, number> = { success: 0, failure: 1 };
 
 /** What an action was done to: `{type: "secret", id: "DB_URL"}`. */
 export interface AuditTarget {

@@ -3,13 +3,21 @@ import { newId } from "../../common/ids.ts";
 import type { AppEnv, Ctx, PendingAudit } from "../context.ts";
 import { auditLog } from "../db/schema.ts";
 import type { Outcome } from "./actions.ts";
+import { subjectKey } from "./keys.ts";
 
 type Metadata = Record<string, unknown>;
+
+export type AuditEntry = Omit<typeof auditLog.$inferInsert, "seq" | "projectKey" | "actorKey">;
+
+/** An entry as the audit table stores it: with the index keys of its project and actor. */
+export function auditRow(entry: AuditEntry): typeof auditLog.$inferInsert {
+  return { ...entry, projectKey: subjectKey(entry.projectId), actorKey: subjectKey(entry.actorId) };
+}
 
 function entry(c: Ctx, pending: PendingAudit, outcome: Outcome, metadata: Metadata) {
   const now = Date.now();
   const userAgent = c.req.header("user-agent");
-  return {
+  return auditRow({
     id: newId("log", now),
     projectId: pending.projectId,
     timestamp: now,
@@ -24,7 +32,7 @@ function entry(c: Ctx, pending: PendingAudit, outcome: Outcome, metadata: Metada
     ip: c.var.deps.clientIp?.(c) ?? null,
     userAgent: userAgent ? userAgent.slice(0, 512) : null,
     metadata,
-  } satisfies typeof auditLog.$inferInsert;
+  });
 }
 
 /**

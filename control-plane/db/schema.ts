@@ -3,6 +3,7 @@
  * Timestamps are Unix milliseconds. Migrations: `npm run db:generate` writes them to ./migrations.
  */
 import {
+  customType,
   index,
   integer,
   primaryKey,
@@ -11,6 +12,12 @@ import {
   text,
   uniqueIndex,
 } from "drizzle-orm/sqlite-core";
+import {
+  AUDIT_ACTION_CODES,
+  type AuditAction,
+  OUTCOME_CODES,
+  type Outcome,
+} from "../audit/actions.ts";
 
 export const users = sqliteTable("users", {
   id: text("id").primaryKey(),
@@ -154,26 +161,53 @@ export const runs = sqliteTable(
   ],
 );
 
+/** An action, stored as its permanent code (AUDIT_ACTION_CODES). */
+const auditAction = customType<{ data: AuditAction; driverData: number }>({
+  dataType: () => "integer",
+  toDriver: (action) => AUDIT_ACTION_CODES[action],
+  fromDriver: (code) => ACTION_OF_CODE.get(code) ?? (`unknown.${code}` as AuditAction),
+});
+const ACTION_OF_CODE = new Map(
+  Object.entries(AUDIT_ACTION_CODES).map(([action, code]) => [code, action as AuditAction]),
+);
+
+/** An outcome, stored as 0 (success) or 1 (failure). */
+const auditOutcome = customType<{ data: Outcome; driverData: number }>({
+  dataType: () => "integer",
+  toDriver: (outcome) => OUTCOME_CODES[outcome],
+  fromDriver: (code) => (code === OUTCOME_CODES.failure ? "failure" : "success"),
+});
+
 /**
  * The audit trail. Append-only: triggers in the migrations refuse UPDATE, and DELETE unless the
  * row is older than the longest retention window (365 days), which is the purge.
- * One index per combination of the equality filters (action, actor, outcome), each ending in
- * (timestamp, id): every filtered page is a range scan in the order it is served.
+ *
+ * `seq` (the rowid) is the order entries were written: the tie-break between entries of the
+ * same millisecond, and part of every index at no cost. Indexes hold integers only: the
+ * project and actor as `subjectKey` hashes (queries compare the ids too), action and outcome as
+ * codes. One index per combination of action and actor, each ending in (outcome, timestamp):
+ * a page with an outcome filter is one range scan in the order it is served; without one it is
+ * two (one per outcome) merged — half the indexes of one per combination, which is what an
+ * insert pays for.
  */
 export const auditLog = sqliteTable(
   "audit_log",
   {
-    id: text("id").primaryKey(),
+    seq: integer("seq").primaryKey(),
+    /** The entry's public id (`log_…`); never looked up, so not indexed. */
+    id: text("id").notNull(),
     projectId: text("project_id")
       .notNull()
       .references(() => projects.id),
+    projectKey: integer("project_key").notNull(),
     /** Unix milliseconds. */
     timestamp: integer("timestamp").notNull(),
-    action: text("action").notNull(),
+    action: auditAction("action").notNull(),
     actorType: text("actor_type", { enum: ["user", "service_account"] }).notNull(),
     actorId: text("actor_id").notNull(),
+    actorKey: integer("actor_key").notNull(),
     actorName: text("actor_name").notNull(),
-    outcome: text("outcome", { enum: ["success", "failure"] }).notNull(),
+    outcome: auditOutcome("outcome").notNull(),
     targetType: text("target_type").notNull(),
     targetId: text("target_id").notNull(),
     requestId: text("request_id").notNull(),
@@ -182,13 +216,9 @@ export const auditLog = sqliteTable(
     metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
   },
   (t) => [
-    index("audit_time").on(t.projectId, t.timestamp, t.id),
-    index("audit_action").on(t.projectId, t.action, t.timestamp, t.id),
-    index("audit_actor").on(t.projectId, t.actorId, t.timestamp, t.id),
-    index("audit_outcome").on(t.projectId, t.outcome, t.timestamp, t.id),
-    index("audit_action_actor").on(t.projectId, t.action, t.actorId, t.timestamp, t.id),
-    index("audit_action_outcome").on(t.projectId, t.action, t.outcome, t.timestamp, t.id),
-    index("audit_actor_outcome").on(t.projectId, t.actorId, t.outcome, t.timestamp, t.id),
-    index("audit_all").on(t.projectId, t.action, t.actorId, t.outcome, t.timestamp, t.id),
+    index("audit_time").on(t.projectKey, t.outcome, t.timestamp),
+    index("audit_action").on(t.projectKey, t.action, t.outcome, t.timestamp),
+    index("audit_actor").on(t.projectKey, t.actorKey, t.outcome, t.timestamp),
+    index("audit_action_actor").on(t.projectKey, t.action, t.actorKey, t.outcome, t.timestamp),
   ],
 );

@@ -131,7 +131,7 @@ export function registerListAuditLogs(app: OpenAPIHono<AppEnv>) {
     const paging = await nextPageFields(
       derived.pageTokens,
       hasMore,
-      last && { timestamp: last.timestamp, id: last.id },
+      last && { timestamp: last.timestamp, id: last.seq },
       filters,
     );
     return c.json(

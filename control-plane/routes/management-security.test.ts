@@ -5,7 +5,7 @@
  */
 import { eq, sql } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import type { AuditAction } from "../audit/actions.ts";
+import { AUDIT_ACTION_CODES, type AuditAction, OUTCOME_CODES } from "../audit/actions.ts";
 import { issueToken } from "../auth/tokens.ts";
 import { auditLog, projects, secrets, serviceAccounts, tokens } from "../db/schema.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
@@ -287,7 +287,7 @@ describe("a failing batch leaves nothing half-written", () => {
   async function breakAuditOf(action: AuditAction) {
     await f.db.run(
       sql.raw(`CREATE TRIGGER test_audit_down BEFORE INSERT ON audit_log
-        WHEN NEW.action = '${action}' AND NEW.outcome = 'success'
+        WHEN NEW.action = ${AUDIT_ACTION_CODES[action]} AND NEW.outcome = ${OUTCOME_CODES.success}
         BEGIN SELECT RAISE(ABORT, 'audit store unavailable'); END`),
     );
   }

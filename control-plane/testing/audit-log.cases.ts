@@ -7,6 +7,8 @@ import { eq, sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../common/ids.ts";
 import { generateSigningKey, importPrivateKey, signJwt } from "../../common/jwt.ts";
+import type { AuditAction } from "../audit/actions.ts";
+import { type AuditEntry, auditRow } from "../audit/record.ts";
 import { issueToken } from "../auth/tokens.ts";
 import type { Database } from "../db/index.ts";
 import { auditLog, memberships, tokens } from "../db/schema.ts";
@@ -23,16 +25,12 @@ type Page = {
 };
 
 /** An audit row as the control plane writes it, with the given time and fields. */
-export function entryAt(
-  projectId: string,
-  timestamp: number,
-  over: Partial<typeof auditLog.$inferInsert> = {},
-) {
-  return {
+export function entryAt(projectId: string, timestamp: number, over: Partial<AuditEntry> = {}) {
+  return auditRow({
     id: newId("log", timestamp),
     projectId,
     timestamp,
-    action: "apps.deploy",
+    action: "apps.deploy" as const,
     actorType: "user" as const,
     actorId: "usr_seed",
     actorName: "Seed",
@@ -44,7 +42,18 @@ export function entryAt(
     userAgent: null,
     metadata: {},
     ...over,
-  };
+  });
+}
+
+/**
+ * Rows in the order the audit log serves them: newest first, and entries of one millisecond
+ * latest written first (`seed` writes them in array order).
+ */
+export function newestFirst<T extends { timestamp: number }>(rows: T[]): T[] {
+  return rows
+    .map((row, written) => ({ row, written }))
+    .sort((a, b) => b.row.timestamp - a.row.timestamp || b.written - a.written)
+    .map(({ row }) => row);
 }
 
 /** Inserts rows in chunks (D1 limits the bound parameters of one statement). */
@@ -272,18 +281,19 @@ export function auditLogCases(open: () => Promise<Database>) {
   });
 
   describe("audit log: order, pages, filters and the retention window", () => {
-    it("is newest first with ties broken by id, 50 by default, 200 at most", async () => {
+    it("is newest first with ties broken by write order, 50 by default, 200 at most", async () => {
       const projectId = await f.addProject();
       const now = Date.now();
       // 230 entries over 33 distinct milliseconds, seven sharing each: pages of 50 and of 200
-      // both end inside a millisecond, so the id must settle where the next page starts.
+      // both end inside a millisecond, so the write order must settle where the next page starts.
       const rows = Array.from({ length: 230 }, (_, i) =>
         entryAt(projectId, now - 10_000 - Math.floor(i / 7)),
       );
       await seed(f.db, rows);
-      const newestFirst = [...rows]
-        .sort((a, b) => b.timestamp - a.timestamp || (a.id < b.id ? 1 : -1))
-        .map((r) => ({ timestamp: new Date(r.timestamp).toISOString(), id: r.id }));
+      const served = newestFirst(rows).map((r) => ({
+        timestamp: new Date(r.timestamp).toISOString(),
+        id: r.id,
+      }));
 
       const pages: Page[] = [];
       let next: string | undefined;
@@ -299,13 +309,13 @@ export function auditLogCases(open: () => Promise<Database>) {
       const walked = pages.flatMap((p) =>
         p.logs.map((l) => ({ timestamp: l.timestamp, id: l.id })),
       );
-      expect(walked).toEqual(newestFirst);
+      expect(walked).toEqual(served);
 
       const max = await page(projectId, "limit=200");
-      expect(max.body.logs.map((l) => l.id)).toEqual(newestFirst.slice(0, 200).map((r) => r.id));
+      expect(max.body.logs.map((l) => l.id)).toEqual(served.slice(0, 200).map((r) => r.id));
       expect(max.body.hasMore).toBe(true);
       const rest = await page(projectId, `limit=200&nextToken=${max.body.nextPageToken}`);
-      expect(rest.body.logs.map((l) => l.id)).toEqual(newestFirst.slice(200).map((r) => r.id));
+      expect(rest.body.logs.map((l) => l.id)).toEqual(served.slice(200).map((r) => r.id));
       expect(rest.body.hasMore).toBe(false);
       expect(rest.body).not.toHaveProperty("nextPageToken");
     });
@@ -367,7 +377,7 @@ export function auditLogCases(open: () => Promise<Database>) {
       const now = Date.now();
       const rows = [];
       let i = 0;
-      for (const action of ["apps.deploy", "secrets.read"]) {
+      for (const action of ["apps.deploy", "secrets.read"] as AuditAction[]) {
         for (const actorId of ["usr_a", "sa_b"]) {
           for (const outcome of ["success", "failure"] as const) {
             rows.push(entryAt(projectId, now - 1000 - i++, { action, actorId, outcome }));

@@ -1,4 +1,4 @@
-/** Reads a project's raw audit rows (newest first), as the table holds them. */
+/** Reads a project's raw audit rows (newest first, latest written first), as the table holds them. */
 import { desc, eq } from "drizzle-orm";
 import type { Database } from "../db/index.ts";
 import { auditLog } from "../db/schema.ts";
@@ -8,5 +8,5 @@ export function auditRows(db: Database, projectId: string) {
     .select()
     .from(auditLog)
     .where(eq(auditLog.projectId, projectId))
-    .orderBy(desc(auditLog.timestamp), desc(auditLog.id));
+    .orderBy(desc(auditLog.timestamp), desc(auditLog.seq));
 }
