@@ -27,10 +27,16 @@ export interface HostLimits {
   startTimeoutMs: number;
   /** Time between SIGTERM and SIGKILL when a replica is stopped. */
   stopGraceMs: number;
+  /**
+   * Longest a call waits for a free replica slot when its app is at `max_replicas`, all busy:
+   * 30 s, then 429. The queue itself holds as many calls as the app can run at once.
+   */
+  queueWaitMs: number;
 }
 
 export const DEFAULT_LIMITS: HostLimits = {
   callTimeoutMs: 5 * 60_000,
   startTimeoutMs: 30_000,
   stopGraceMs: 2_000,
+  queueWaitMs: 30_000,
 };

@@ -26,6 +26,11 @@ const ROUTES: readonly Route[] = [
     path: /^\/healthz$/,
     handler: async (_req, res) => sendJson(res, 200, { ok: true }),
   },
+  {
+    method: "GET",
+    path: /^\/internal\/metrics$/,
+    handler: async (_req, res, _params, { pool }) => sendJson(res, 200, { apps: pool.stats() }),
+  },
   { method: "PUT", path: /^\/internal\/apps\/([^/]+)\/([^/]+)$/, handler: deployApp },
   {
     method: "POST",

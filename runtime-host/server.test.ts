@@ -73,8 +73,14 @@ describe("runtime host", () => {
     expect(typeof ran.body.run_time_ms).toBe("number");
   });
 
-  it("starts one replica for concurrent first calls and keeps it warm", async () => {
-    await client.deploy("p", "hello", 1, HELLO);
+  it("starts one replica for concurrent first calls it can take, and keeps it warm", async () => {
+    await client.deploy(
+      "p",
+      "hello",
+      1,
+      HELLO,
+      configOf("hello", { scaling: { replica_concurrency: 4 } }),
+    );
     const answers = await Promise.all([1, 2, 3, 4].map(() => client.invoke("p", "hello", "pid")));
     const pids = new Set(answers.map((a) => a.body.result));
     expect(pids.size).toBe(1);

@@ -68,7 +68,10 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       startTimeoutMs: limits.startTimeoutMs,
       stopGraceMs: limits.stopGraceMs,
     }),
+    { queueWaitMs: limits.queueWaitMs },
   );
+  // Apps with `min_replicas` are warm from the start, not from their first call.
+  for (const deployment of registry.list()) pool.deployed(deployment);
   const ctx: HostContext & { internalToken: string } = {
     registry,
     pool,

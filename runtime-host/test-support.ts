@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AppConfig, appConfigSchema, type BundleFile } from "../common/app-config.ts";
 import { HEADER } from "../common/consts.ts";
+import type { AppStats } from "./pool/pool.ts";
 
 export const TOKEN = "test-internal-token-0123456789abcdef";
 
@@ -42,6 +43,21 @@ export function isGone(pid: number): boolean {
 export async function waitUntil(check: () => boolean, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Polls `probe` every 20 ms until `ok` holds for its value, which it returns; bounded. */
+export async function eventually<T>(
+  probe: () => Promise<T>,
+  ok: (value: T) => boolean,
+  timeoutMs = 5_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (ok(value)) return value;
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -92,6 +108,10 @@ export function hostClient(url: string, token: string = TOKEN) {
         },
       );
       return answer(res);
+    },
+    async metrics(): Promise<AppStats[]> {
+      const res = await fetch(`${url}/internal/metrics`, { headers: auth });
+      return ((await res.json()) as { apps: AppStats[] }).apps;
     },
   };
 }

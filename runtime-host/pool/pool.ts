@@ -1,8 +1,16 @@
 /**
- * Keeps one warm replica per app, of the app's current version. A replica of an older version
- * finishes the calls it has, then stops. Scaling (min/max replicas, concurrency, cooldown) comes
- * later; for now every call of an app goes to its one replica, which runs them concurrently.
+ * The replicas of every app, scaled per its `[scaling]` table (DESIGN.md §3):
+ *
+ * - a call goes to a ready replica with a free slot (fewest calls first), else to a new replica
+ *   while there are fewer than `max_replicas`, else it waits in the app's queue — as many waiting
+ *   calls as the app can run at once (`max_replicas × replica_concurrency`); past that, or after
+ *   waiting `queueWaitMs`, it is refused as busy (429);
+ * - a replica idle for `cooldown` seconds is stopped, down to `min_replicas` (0: scale to zero),
+ *   and `min_replicas` are started on deploy and at host start, and replaced when they crash;
+ * - a deploy switches new calls to the new version at once; replicas of the old version finish
+ *   the calls they have, then stop.
  */
+import type { AppConfig } from "../../common/app-config.ts";
 import { appKey } from "../names.ts";
 import {
   type CallOutcome,
@@ -13,101 +21,302 @@ import {
   type WorkloadSpec,
 } from "./workload.ts";
 
-/** What the pool needs to know of a deployment: which replica runs it, and its identity. */
+/** What the pool needs to know of a deployment: what to run, its identity and its scaling. */
 export interface PoolTarget extends WorkloadSpec {
   /** Changes whenever the files behind `version` do (a re-deploy of the same version). */
   digest: string;
+  config: Pick<AppConfig, "scaling">;
 }
 
-interface Slot {
-  target: PoolTarget;
-  workload: Workload;
-  ready: Promise<void>;
-  /** Calls waiting for or running on this replica. */
-  users: number;
-  retired: boolean;
+export interface PoolOptions {
+  /** Longest a call waits in an app's queue for a free slot before it is refused as busy. */
+  queueWaitMs: number;
 }
 
 export interface TimedOutcome {
   outcome: CallOutcome;
-  /** Milliseconds the call took on the replica, start-up excluded. */
+  /** Milliseconds the call took on the replica, start-up and queueing excluded. */
   runTimeMs: number;
 }
+
+export interface AppStats {
+  project: string;
+  app: string;
+  version: number;
+  /** Calls waiting for a slot. */
+  queued: number;
+  /** Replicas of the current version (outdated ones still finishing calls are not listed). */
+  replicas: { pid: number | null; ready: boolean; active: number }[];
+}
+
+interface Replica {
+  workload: Workload;
+  ready: Promise<void>;
+  isReady: boolean;
+  /** Calls given to this replica (running, or waiting for it to start). */
+  active: number;
+  /** Of an outdated version, or scaled down: takes no new calls, stops once idle. */
+  retired: boolean;
+  idleTimer?: NodeJS.Timeout;
+}
+
+interface Waiter {
+  resolve(replica: Replica): void;
+  reject(error: WorkloadError): void;
+  timer: NodeJS.Timeout;
+}
+
+/** One app's replicas of its current version, and the calls waiting for a slot. */
+interface AppReplicas {
+  target: PoolTarget;
+  replicas: Set<Replica>;
+  queue: Waiter[];
+}
+
+/** Pause before replacing a crashed replica kept for `min_replicas`. */
+const REFILL_DELAY_MS = 1_000;
 
 const sameTarget = (a: PoolTarget, b: PoolTarget) =>
   a.version === b.version && a.digest === b.digest && a.dir === b.dir;
 
+const usable = (r: Replica) => !r.retired && r.workload.accepting;
+
 export class ReplicaPool {
-  readonly #current = new Map<string, Slot>();
-  readonly #all = new Set<Slot>();
+  readonly #apps = new Map<string, AppReplicas>();
+  readonly #all = new Set<Replica>();
   #closing = false;
 
-  constructor(private readonly create: WorkloadFactory) {}
+  constructor(
+    private readonly create: WorkloadFactory,
+    private readonly options: PoolOptions,
+  ) {}
 
-  /** Runs a call on a warm replica of `target`, starting one if there is none. */
+  /** Runs a call on a replica of `target`, starting or waiting for one as its scaling allows. */
   async call(target: PoolTarget, call: CallRequest, timeoutMs: number): Promise<TimedOutcome> {
     if (this.#closing) throw new WorkloadError({ kind: "closing" });
-    const slot = this.#slotFor(target);
-    slot.users++;
+    const app = this.#appFor(target);
+    const replica = await this.#acquire(app);
     try {
-      await slot.ready;
+      await replica.ready;
       const started = performance.now();
-      const outcome = await slot.workload.invoke(call, timeoutMs);
+      const outcome = await replica.workload.invoke(call, timeoutMs);
       return { outcome, runTimeMs: Math.round((performance.now() - started) * 100) / 100 };
     } finally {
-      slot.users--;
-      if (slot.retired && slot.users === 0) void slot.workload.stop();
+      this.#release(app, replica);
     }
   }
 
-  /** After a deploy: the app's replica of any other version drains and stops. */
-  retireOutdated(target: PoolTarget): void {
-    const slot = this.#current.get(appKey(target.project, target.app));
-    if (slot && !sameTarget(slot.target, target)) this.#retire(slot);
+  /** After a deploy or at start: switches to `target` and starts its `min_replicas`. */
+  deployed(target: PoolTarget): void {
+    if (this.#closing) return;
+    this.#fill(this.#appFor(target));
   }
 
-  /** The replicas alive now (for tests and, later, `runlet logs`). */
+  /** Each app's replicas and queue, for `GET /internal/metrics`. */
+  stats(): AppStats[] {
+    return [...this.#apps.values()].map((app) => ({
+      project: app.target.project,
+      app: app.target.app,
+      version: app.target.version,
+      queued: app.queue.length,
+      replicas: [...app.replicas].map((r) => ({
+        pid: r.workload.pid ?? null,
+        ready: r.isReady,
+        active: r.active,
+      })),
+    }));
+  }
+
+  /** The replicas alive now (for tests, logs and metrics). */
   workloads(): Workload[] {
-    return [...this.#all].map((slot) => slot.workload);
+    return [...this.#all].map((r) => r.workload);
   }
 
-  /** Stops every replica; calls in flight fail with a `closing` error. */
+  /** Stops every replica; calls in flight or queued fail with a `closing` error. */
   async close(): Promise<void> {
     this.#closing = true;
-    await Promise.all([...this.#all].map((slot) => slot.workload.stop()));
+    for (const app of this.#apps.values()) {
+      for (const waiter of app.queue.splice(0)) {
+        clearTimeout(waiter.timer);
+        waiter.reject(new WorkloadError({ kind: "closing" }));
+      }
+    }
+    await Promise.all(
+      [...this.#all].map((r) => {
+        clearTimeout(r.idleTimer);
+        return r.workload.stop();
+      }),
+    );
   }
 
-  #slotFor(target: PoolTarget): Slot {
+  /** The app's replicas, switched to `target` if it is another version (the old ones retire). */
+  #appFor(target: PoolTarget): AppReplicas {
     const key = appKey(target.project, target.app);
-    const current = this.#current.get(key);
-    if (current?.workload.accepting && sameTarget(current.target, target)) return current;
-    if (current) this.#retire(current);
-
-    const workload = this.create({
-      project: target.project,
-      app: target.app,
-      version: target.version,
-      dir: target.dir,
-    });
-    const slot: Slot = { target, workload, ready: workload.start(), users: 0, retired: false };
-    this.#current.set(key, slot);
-    this.#all.add(slot);
-    const forget = () => {
-      if (this.#current.get(key) === slot) this.#current.delete(key);
-    };
-    // A replica that failed to start is dropped: the next call starts a fresh one.
-    slot.ready.catch(forget);
-    workload.onExit(() => {
-      forget();
-      this.#all.delete(slot);
-    });
-    return slot;
+    let app = this.#apps.get(key);
+    if (!app) {
+      app = { target, replicas: new Set(), queue: [] };
+      this.#apps.set(key, app);
+    } else if (!sameTarget(app.target, target)) {
+      for (const replica of app.replicas) this.#retire(app, replica);
+      app.target = target;
+    } else {
+      app.target = target; // the same files; the scaling may have changed
+    }
+    return app;
   }
 
-  #retire(slot: Slot): void {
-    slot.retired = true;
-    const key = appKey(slot.target.project, slot.target.app);
-    if (this.#current.get(key) === slot) this.#current.delete(key);
-    if (slot.users === 0) void slot.workload.stop();
+  /** A replica with a slot reserved for one call: free, new, or after waiting in the queue. */
+  #acquire(app: AppReplicas): Promise<Replica> | Replica {
+    const replica = this.#freeReplica(app) ?? this.#startIfRoom(app);
+    if (replica) {
+      this.#reserve(replica);
+      return replica;
+    }
+    const { max_replicas, replica_concurrency } = app.target.config.scaling;
+    const capacity = max_replicas * replica_concurrency;
+    if (app.queue.length >= capacity) throw this.#busy(app, "and its queue is full");
+    return new Promise<Replica>((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        timer: setTimeout(() => {
+          app.queue.splice(app.queue.indexOf(waiter), 1);
+          reject(this.#busy(app, `for ${this.options.queueWaitMs / 1000} s`));
+        }, this.options.queueWaitMs),
+      };
+      app.queue.push(waiter);
+    });
+  }
+
+  #busy(app: AppReplicas, detail: string): WorkloadError {
+    const { max_replicas, replica_concurrency } = app.target.config.scaling;
+    return new WorkloadError({ kind: "busy", max_replicas, replica_concurrency, detail });
+  }
+
+  /** The usable replica with the fewest calls below `replica_concurrency`; ready ones first. */
+  #freeReplica(app: AppReplicas): Replica | undefined {
+    const limit = app.target.config.scaling.replica_concurrency;
+    let best: Replica | undefined;
+    for (const r of app.replicas) {
+      if (!usable(r) || r.active >= limit) continue;
+      if (
+        !best ||
+        (r.isReady && !best.isReady) ||
+        (r.isReady === best.isReady && r.active < best.active)
+      ) {
+        best = r;
+      }
+    }
+    return best;
+  }
+
+  #startIfRoom(app: AppReplicas): Replica | undefined {
+    const live = [...app.replicas].filter(usable).length;
+    return live < app.target.config.scaling.max_replicas ? this.#start(app) : undefined;
+  }
+
+  #reserve(replica: Replica): void {
+    replica.active++;
+    clearTimeout(replica.idleTimer);
+    replica.idleTimer = undefined;
+  }
+
+  #release(app: AppReplicas, replica: Replica): void {
+    replica.active--;
+    if (replica.retired || !replica.workload.accepting) {
+      if (replica.active === 0) void replica.workload.stop();
+      this.#pump(app);
+      return;
+    }
+    const next = app.queue.shift();
+    if (next) {
+      clearTimeout(next.timer);
+      this.#reserve(replica);
+      next.resolve(replica);
+    } else if (replica.active === 0) {
+      this.#scheduleIdle(app, replica);
+    }
+  }
+
+  /** Gives queued calls the slots there are: free replicas, or new ones while there is room. */
+  #pump(app: AppReplicas): void {
+    while (app.queue.length > 0 && !this.#closing) {
+      const replica = this.#freeReplica(app) ?? this.#startIfRoom(app);
+      if (!replica) return;
+      const next = app.queue.shift() as Waiter;
+      clearTimeout(next.timer);
+      this.#reserve(replica);
+      next.resolve(replica);
+    }
+  }
+
+  /** Starts replicas up to `min_replicas`. */
+  #fill(app: AppReplicas): void {
+    if (this.#closing || this.#apps.get(appKey(app.target.project, app.target.app)) !== app) {
+      return;
+    }
+    const live = [...app.replicas].filter(usable).length;
+    for (let i = live; i < app.target.config.scaling.min_replicas; i++) {
+      const replica = this.#start(app);
+      replica.ready.then(
+        () => {
+          if (replica.active === 0) this.#scheduleIdle(app, replica);
+        },
+        () => {}, // a warm replica that cannot start is dropped; the next call shows why
+      );
+    }
+  }
+
+  /** After `cooldown` idle seconds, stops the replica unless the app would fall below its minimum. */
+  #scheduleIdle(app: AppReplicas, replica: Replica): void {
+    const { min_replicas, cooldown } = app.target.config.scaling;
+    const live = () => [...app.replicas].filter(usable).length;
+    if (live() <= min_replicas) return;
+    replica.idleTimer = setTimeout(() => {
+      replica.idleTimer = undefined;
+      if (replica.active === 0 && usable(replica) && live() > min_replicas) {
+        this.#retire(app, replica);
+      }
+    }, cooldown * 1000);
+    replica.idleTimer.unref();
+  }
+
+  #start(app: AppReplicas): Replica {
+    const { digest: _digest, config: _config, ...spec } = app.target;
+    const workload = this.create(spec);
+    const replica: Replica = {
+      workload,
+      ready: workload.start(),
+      isReady: false,
+      active: 0,
+      retired: false,
+    };
+    app.replicas.add(replica);
+    this.#all.add(replica);
+    replica.ready.then(
+      () => {
+        replica.isReady = true;
+      },
+      () => {}, // the calls given to it see the error; its exit removes it
+    );
+    workload.onExit(() => {
+      clearTimeout(replica.idleTimer);
+      app.replicas.delete(replica);
+      this.#all.delete(replica);
+      if (replica.retired) return;
+      // Queued calls get a fresh replica. A replica that had been serving and crashed is
+      // replaced to keep the minimum, after a pause (an app that crashes at once must not make
+      // the host spin); one that never started is not: the next call says why.
+      this.#pump(app);
+      if (replica.isReady) setTimeout(() => this.#fill(app), REFILL_DELAY_MS).unref();
+    });
+    return replica;
+  }
+
+  #retire(app: AppReplicas, replica: Replica): void {
+    replica.retired = true;
+    clearTimeout(replica.idleTimer);
+    app.replicas.delete(replica);
+    if (replica.active === 0) void replica.workload.stop();
   }
 }

@@ -31,6 +31,7 @@ export type WorkloadFailure =
   | { kind: "load-failed"; detail: string }
   | { kind: "exited"; code: number | null; signal: NodeJS.Signals | null }
   | { kind: "timeout"; ms: number }
+  | { kind: "busy"; max_replicas: number; replica_concurrency: number; detail: string }
   | { kind: "closing" };
 
 function describe(failure: WorkloadFailure): string {
@@ -43,6 +44,8 @@ function describe(failure: WorkloadFailure): string {
       })`;
     case "timeout":
       return `the function did not finish within ${failure.ms / 1000} s; its process was stopped`;
+    case "busy":
+      return `the app is at capacity (${failure.max_replicas} replicas × ${failure.replica_concurrency} concurrent calls, all busy) ${failure.detail}: try again shortly, or raise [scaling] max_replicas`;
     case "closing":
       return "the runtime host is shutting down";
   }

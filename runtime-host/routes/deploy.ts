@@ -29,6 +29,6 @@ export async function deployApp(
     throw new HttpError(400, `config.name: '${config.name}' does not match the app '${app}'`);
   }
   const deployment = await registry.deploy({ project, app, version, config, files });
-  pool.retireOutdated(deployment);
+  pool.deployed(deployment);
   sendJson(res, 200, { project, app, version });
 }

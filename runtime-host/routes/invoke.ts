@@ -16,6 +16,7 @@ const STATUS: Record<WorkloadFailure["kind"], number> = {
   "load-failed": 502,
   exited: 502,
   timeout: 504,
+  busy: 429,
   closing: 503,
 };
 
