@@ -5,6 +5,7 @@ import { hasBearerToken } from "./http/auth.ts";
 import { HttpError } from "./http/errors.ts";
 import { sendJson } from "./http/respond.ts";
 import { deployApp } from "./routes/deploy.ts";
+import { forwardRequest } from "./routes/forward.ts";
 import { invokeFunction } from "./routes/invoke.ts";
 
 type Handler = (
@@ -37,6 +38,8 @@ const ROUTES: readonly Route[] = [
     path: /^\/internal\/invoke\/([^/]+)\/([^/]+)\/([^/]+)$/,
     handler: invokeFunction,
   },
+  // Any method: custom-runtime apps serve what they like.
+  { method: "*", path: /^\/internal\/http\/([^/]+)\/([^/]+)(?:\/.*)?$/, handler: forwardRequest },
 ];
 
 /** Answers one request; throws `HttpError` for the caller's mistakes. */
@@ -53,7 +56,7 @@ export async function route(
     throw new HttpError(401, "missing or wrong internal token");
   }
   for (const { method, path, handler } of ROUTES) {
-    const match = req.method === method ? path.exec(pathname) : null;
+    const match = req.method === method || method === "*" ? path.exec(pathname) : null;
     if (match) return handler(req, res, match.slice(1), ctx);
   }
   throw new HttpError(404, `no route for ${req.method} ${pathname}`);

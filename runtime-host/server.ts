@@ -10,6 +10,7 @@ import { DEFAULT_LIMITS, type HostLimits } from "./limits.ts";
 import { ReplicaPool } from "./pool/pool.ts";
 import { managedReplicaFactory } from "./pool/replica.ts";
 import { route } from "./router.ts";
+import { CustomReplica } from "./runtimes/custom/replica.ts";
 
 export interface HostOptions {
   /** 0 picks a free port; `url` tells which. */
@@ -63,11 +64,13 @@ async function shutDown(server: Server, pool: ReplicaPool): Promise<void> {
 export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const limits: HostLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const registry = await AppRegistry.open(opts.home);
+  const replicaOptions = { startTimeoutMs: limits.startTimeoutMs, stopGraceMs: limits.stopGraceMs };
+  const managed = managedReplicaFactory(replicaOptions);
   const pool = new ReplicaPool(
-    managedReplicaFactory({
-      startTimeoutMs: limits.startTimeoutMs,
-      stopGraceMs: limits.stopGraceMs,
-    }),
+    (target) =>
+      target.config.runtime === "custom"
+        ? new CustomReplica(target, replicaOptions)
+        : managed(target),
     { queueWaitMs: limits.queueWaitMs },
   );
   // Apps with `min_replicas` are warm from the start, not from their first call.

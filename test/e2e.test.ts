@@ -168,6 +168,47 @@ describe("a local Runlet, end to end", () => {
     expect((await json(res)).result).toBe(byVersion.get(3));
   });
 
+  it("forwards any method and path to a custom-runtime app and returns its answer as is", async () => {
+    const deployed = await deployFiles({
+      "runlet.toml": [
+        'name = "web"',
+        'runtime = "custom"',
+        "[custom]",
+        'entrypoint = ["node", "server.js"]',
+        'healthcheck = "/health"',
+      ].join("\n"),
+      "server.js": `require("node:http").createServer((req, res) => {
+  if (req.url === "/health") return res.end("ok");
+  let body = "";
+  req.on("data", (c) => { body += c; });
+  req.on("end", () => {
+    res.writeHead(req.method === "DELETE" ? 409 : 200, { "content-type": "application/json", "x-from-app": "1" });
+    res.end(JSON.stringify({ method: req.method, url: req.url, body, auth: req.headers.authorization ?? null }));
+  });
+}).listen(Number(process.env.PORT), "127.0.0.1");`,
+    });
+    expect(deployed.status).toBe(201);
+
+    const put = await run("/web/items/7?sort=desc", { method: "PUT", body: "raw text" });
+    expect(put.status).toBe(200);
+    expect(put.headers.get("x-from-app")).toBe("1");
+    expect(put.headers.get("x-request-id")).toMatch(/^run_/);
+    expect(await json(put)).toEqual({
+      method: "PUT",
+      url: "/items/7?sort=desc",
+      body: "raw text",
+      auth: null, // the caller's Runlet token is not handed to the app
+    });
+    const del = await run("/web", { method: "DELETE", body: undefined });
+    expect(del.status).toBe(409);
+    expect((await json(del)).url).toBe("/");
+
+    // A managed app still only takes POST /{function}.
+    const get = await run("/hello/run", { method: "GET", body: undefined });
+    expect(get.status).toBe(405);
+    expect((await json(get)).message).toMatch(/runs functions: POST/);
+  });
+
   it("refuses a bundle with a broken runlet.toml with a clear 400, deploying nothing", async () => {
     const res = await deployFiles({ "runlet.toml": 'name = "Bad Name"' });
     expect(res.status).toBe(400);

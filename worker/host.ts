@@ -32,6 +32,14 @@ export async function invokeOnHost(
     throw new RunApiError(502, "the runtime host is not reachable");
   }
   if (res.ok) return (await res.json()) as Invocation;
+  throw await hostError(res);
+}
+
+/** Marks the host's own error answers, told apart from a custom-runtime app's own errors. */
+const HOST_ERROR_HEADER = "x-runlet-host-error";
+
+/** The run API error for an error answer of the host itself. */
+async function hostError(res: Response): Promise<RunApiError> {
   const { message } = (await res.json().catch(() => ({}))) as { message?: string };
   // The host's 401 means our own internal token is wrong: the caller did nothing wrong.
   const status =
@@ -42,5 +50,34 @@ export async function invokeOnHost(
     res.status === 504
       ? res.status
       : 502;
-  throw new RunApiError(status, message ?? `the runtime host answered ${res.status}`);
+  return new RunApiError(status, message ?? `the runtime host answered ${res.status}`);
+}
+
+/**
+ * Forwards a request to a custom-runtime app through its runtime host: method, the path after
+ * the app, query, headers (the caller's token replaced by the host's) and body, unchanged. The
+ * app's answer comes back as it is, streamed; the host's own failures become `RunApiError`s.
+ */
+export async function forwardToHost(
+  env: Env,
+  target: { project: string; app: string; pathAndQuery: string; runId: string },
+  request: Request,
+): Promise<Response> {
+  const { project, app, pathAndQuery, runId } = target;
+  const headers = new Headers(request.headers);
+  headers.set("authorization", `Bearer ${env.INTERNAL_TOKEN}`);
+  headers.set(HEADER.runId, runId);
+  let res: Response;
+  try {
+    res = await fetch(`${env.RUNTIME_HOST_URL}/internal/http/${project}/${app}${pathAndQuery}`, {
+      method: request.method,
+      headers,
+      body: request.method === "GET" || request.method === "HEAD" ? undefined : request.body,
+      redirect: "manual",
+    });
+  } catch {
+    throw new RunApiError(502, "the runtime host is not reachable");
+  }
+  if (res.headers.get(HOST_ERROR_HEADER)) throw await hostError(res);
+  return res;
 }

@@ -11,7 +11,11 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   res.end(text);
 }
 
+/** Marks the host's own error answers, told apart from a custom-runtime app's own errors. */
+export const HOST_ERROR_HEADER = "x-runlet-host-error";
+
 /** The one error shape: `{"message": "..."}`. */
 export function sendError(res: ServerResponse, status: number, message: string): void {
+  res.setHeader(HOST_ERROR_HEADER, "1");
   sendJson(res, status, { message });
 }

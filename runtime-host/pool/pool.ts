@@ -17,7 +17,6 @@ import {
   type CallRequest,
   type Workload,
   WorkloadError,
-  type WorkloadFactory,
   type WorkloadSpec,
 } from "./workload.ts";
 
@@ -25,8 +24,11 @@ import {
 export interface PoolTarget extends WorkloadSpec {
   /** Changes whenever the files behind `version` do (a re-deploy of the same version). */
   digest: string;
-  config: Pick<AppConfig, "scaling">;
+  config: Pick<AppConfig, "scaling" | "runtime" | "custom">;
 }
+
+/** Starts a replica of a target: managed or custom, sandboxed or not (server.ts decides). */
+export type ReplicaFactory = (target: PoolTarget) => Workload;
 
 export interface PoolOptions {
   /** Longest a call waits in an app's queue for a free slot before it is refused as busy. */
@@ -87,20 +89,30 @@ export class ReplicaPool {
   #closing = false;
 
   constructor(
-    private readonly create: WorkloadFactory,
+    private readonly create: ReplicaFactory,
     private readonly options: PoolOptions,
   ) {}
 
-  /** Runs a call on a replica of `target`, starting or waiting for one as its scaling allows. */
-  async call(target: PoolTarget, call: CallRequest, timeoutMs: number): Promise<TimedOutcome> {
+  /** Runs a call on a replica of `target` (managed runtime). */
+  call(target: PoolTarget, call: CallRequest, timeoutMs: number): Promise<TimedOutcome> {
+    return this.use(target, async (workload) => {
+      const started = performance.now();
+      const outcome = await workload.invoke(call, timeoutMs);
+      return { outcome, runTimeMs: Math.round((performance.now() - started) * 100) / 100 };
+    });
+  }
+
+  /**
+   * Holds a slot of a ready replica of `target` while `work` runs: starting or waiting for one
+   * as the app's scaling allows.
+   */
+  async use<T>(target: PoolTarget, work: (workload: Workload) => Promise<T>): Promise<T> {
     if (this.#closing) throw new WorkloadError({ kind: "closing" });
     const app = this.#appFor(target);
     const replica = await this.#acquire(app);
     try {
       await replica.ready;
-      const started = performance.now();
-      const outcome = await replica.workload.invoke(call, timeoutMs);
-      return { outcome, runTimeMs: Math.round((performance.now() - started) * 100) / 100 };
+      return await work(replica.workload);
     } finally {
       this.#release(app, replica);
     }
@@ -282,8 +294,7 @@ export class ReplicaPool {
   }
 
   #start(app: AppReplicas): Replica {
-    const { digest: _digest, config: _config, ...spec } = app.target;
-    const workload = this.create(spec);
+    const workload = this.create(app.target);
     const replica: Replica = {
       workload,
       ready: workload.start(),

@@ -12,6 +12,8 @@ export interface WorkloadSpec {
   version: number;
   /** The version's folder: the app's files, the child's cwd and HOME. */
   dir: string;
+  /** Extra environment of the app (its project's secrets). */
+  env?: Record<string, string>;
 }
 
 /** One synchronous call of an export. */

@@ -12,7 +12,7 @@ import { projectAndApp } from "./params.ts";
 const MAX_FN_LENGTH = 256;
 const MAX_RUN_ID_LENGTH = 128;
 
-const STATUS: Record<WorkloadFailure["kind"], number> = {
+export const STATUS: Record<WorkloadFailure["kind"], number> = {
   "load-failed": 502,
   exited: 502,
   timeout: 504,
@@ -33,7 +33,7 @@ function functionName(raw: string): string {
   return fn;
 }
 
-function runIdOf(req: IncomingMessage): string {
+export function runIdOf(req: IncomingMessage): string {
   const runId = req.headers[HEADER.runId.toLowerCase()];
   if (typeof runId !== "string" || runId.trim() === "") {
     throw new HttpError(400, `the ${HEADER.runId} header is required`);
@@ -58,8 +58,8 @@ export async function invokeFunction(
   if (!deployment) throw new HttpError(404, `app '${app}' is not deployed in project '${project}'`);
   if (deployment.config.runtime !== "managed") {
     throw new HttpError(
-      501,
-      `app '${app}' uses the custom runtime, which this host cannot run yet`,
+      400,
+      `app '${app}' uses the custom runtime: send requests to its own paths (/internal/http/...)`,
     );
   }
 

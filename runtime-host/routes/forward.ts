@@ -1,0 +1,120 @@
+/**
+ * `* /internal/http/{project}/{app}/{path…}`: one request to a custom-runtime app, forwarded to a
+ * replica's own server — method, path, query, headers and body as they came, and its response
+ * streamed back unchanged. The replica slot is held until the response has been sent.
+ */
+import {
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  request,
+  type ServerResponse,
+} from "node:http";
+import type { HostContext } from "../context.ts";
+import { HttpError } from "../http/errors.ts";
+import { WorkloadError } from "../pool/workload.ts";
+import type { CustomReplica } from "../runtimes/custom/replica.ts";
+import { runIdOf, STATUS } from "./invoke.ts";
+import { projectAndApp } from "./params.ts";
+
+/** Headers that describe one connection, not the message (RFC 9110 §7.6.1), and the host's token. */
+const NOT_FORWARDED = new Set([
+  "authorization",
+  "connection",
+  "host",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
+
+function forwardable(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const out: IncomingHttpHeaders = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (!NOT_FORWARDED.has(name) && value !== undefined) out[name] = value;
+  }
+  return out;
+}
+
+export async function forwardRequest(
+  req: IncomingMessage,
+  res: ServerResponse,
+  params: readonly string[],
+  { registry, pool, limits }: HostContext,
+): Promise<void> {
+  const { project, app } = projectAndApp(params);
+  runIdOf(req); // required, and passed on to the app as it came
+  const deployment = registry.get(project, app);
+  if (!deployment) throw new HttpError(404, `app '${app}' is not deployed in project '${project}'`);
+  if (deployment.config.runtime !== "custom") {
+    throw new HttpError(
+      400,
+      `app '${app}' uses the managed runtime: call its functions with POST /{function}`,
+    );
+  }
+  // Everything after `/internal/http/{project}/{app}`, query included, exactly as sent.
+  const prefix = `/internal/http/${params[0]}/${params[1]}`;
+  const pathAndQuery = (req.url ?? "").slice(prefix.length) || "/";
+  const target = pathAndQuery.startsWith("?") ? `/${pathAndQuery}` : pathAndQuery;
+  try {
+    await pool.use(deployment, (workload) =>
+      proxy(req, res, workload as CustomReplica, target, limits.callTimeoutMs),
+    );
+  } catch (err) {
+    if (err instanceof WorkloadError) throw new HttpError(STATUS[err.failure.kind], err.message);
+    throw err;
+  }
+}
+
+/** Sends the request to the replica and pipes its answer back; resolves once it is sent. */
+function proxy(
+  req: IncomingMessage,
+  res: ServerResponse,
+  replica: CustomReplica,
+  target: string,
+  timeoutMs: number,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let answered = false;
+    const timer = setTimeout(() => {
+      upstream.destroy();
+      if (answered) res.destroy();
+      else reject(new HttpError(504, `the app did not answer within ${timeoutMs / 1000} s`));
+      resolve();
+    }, timeoutMs);
+    const upstream = request(
+      `${replica.origin}${target}`,
+      { method: req.method, headers: forwardable(req.headers) },
+      (answer) => {
+        answered = true;
+        res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardable(answer.headers));
+        answer.pipe(res);
+        answer.on("end", () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        answer.on("error", () => {
+          clearTimeout(timer);
+          res.destroy(); // cut off mid-answer: the caller sees a broken response, not a short one
+          resolve();
+        });
+      },
+    );
+    upstream.on("error", (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      if (answered) {
+        res.destroy();
+        resolve();
+        return;
+      }
+      // The replica's server is gone or refused: it takes no more requests.
+      if (err.code === "ECONNREFUSED" || err.code === "ECONNRESET") replica.fail();
+      reject(new HttpError(502, `the app's server failed to answer (${err.code ?? err.message})`));
+    });
+    req.pipe(upstream);
+    req.on("aborted", () => upstream.destroy());
+  });
+}

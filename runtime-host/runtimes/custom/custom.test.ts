@@ -1,0 +1,154 @@
+// The custom runtime through the real host: the app's own server, started from its entrypoint
+// with PORT, ready by its healthcheck, every part of a request forwarded and the answer streamed
+// back unchanged; failures are the host's `{message}` errors, marked as such.
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { HEADER } from "../../../common/consts.ts";
+import { HOST_ERROR_HEADER } from "../../http/respond.ts";
+import { type RunningHost, startHost } from "../../server.ts";
+import { configOf, hostClient, isGone, newHome, removeHome, TOKEN } from "../../test-support.ts";
+
+const SERVER = `
+const http = require("node:http");
+let healthy = false;
+setTimeout(() => { healthy = true; }, 150); // ready some time after listening
+http.createServer((req, res) => {
+  if (req.url === "/health") {
+    res.writeHead(healthy ? 200 : 503).end();
+    return;
+  }
+  if (req.url.startsWith("/stream")) {
+    res.writeHead(200, { "content-type": "text/plain", "x-app": "yes" });
+    res.write("one\\n");
+    setTimeout(() => res.end("two\\n"), 50);
+    return;
+  }
+  if (req.url === "/crash") process.exit(9);
+  const chunks = [];
+  req.on("data", (c) => chunks.push(c));
+  req.on("end", () => {
+    res.writeHead(req.url === "/teapot" ? 418 : 201, {
+      "content-type": "application/json",
+      "set-cookie": ["a=1", "b=2"],
+    });
+    res.end(JSON.stringify({
+      method: req.method,
+      url: req.url,
+      body: Buffer.concat(chunks).toString(),
+      header: req.headers["x-custom"] ?? null,
+      authorization: req.headers.authorization ?? null,
+      runId: req.headers["x-runlet-run-id"] ?? null,
+      port: process.env.PORT,
+      pid: process.pid,
+    }));
+  });
+}).listen(Number(process.env.PORT), "127.0.0.1");
+`;
+
+const CONFIG = configOf("web", {
+  runtime: "custom",
+  custom: { entrypoint: ["node", "server.js"], healthcheck: "/health" },
+});
+
+let home: string;
+let host: RunningHost;
+
+beforeEach(async () => {
+  home = await newHome();
+  host = await startHost({
+    port: 0,
+    home,
+    internalToken: TOKEN,
+    limits: { startTimeoutMs: 5_000 },
+  });
+});
+
+afterEach(async () => {
+  await host.close();
+  await removeHome(home);
+});
+
+type Json = Record<string, unknown>;
+const json = async (res: Response) => (await res.json()) as Json;
+
+const send = (path: string, init: RequestInit = {}) =>
+  fetch(`${host.url}/internal/http/p/web${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${TOKEN}`, [HEADER.runId]: "run_c", ...init.headers },
+  });
+
+describe("custom runtime", () => {
+  it("forwards method, path, query, headers and body, and returns the answer unchanged", async () => {
+    expect(
+      (await hostClient(host.url).deploy("p", "web", 1, { "server.js": SERVER }, CONFIG)).status,
+    ).toBe(200);
+    const res = await send("/things/42?x=1&y=%20two", {
+      method: "PUT",
+      headers: { "x-custom": "kept", "content-type": "text/plain" },
+      body: "payload",
+    });
+    expect(res.status).toBe(201);
+    expect(res.headers.get(HOST_ERROR_HEADER)).toBeNull();
+    expect(res.headers.getSetCookie()).toEqual(["a=1", "b=2"]);
+    const body = await json(res);
+    expect(body).toMatchObject({
+      method: "PUT",
+      url: "/things/42?x=1&y=%20two",
+      body: "payload",
+      header: "kept",
+      authorization: null, // the host's token never reaches the app
+      runId: "run_c",
+    });
+    expect(Number(body.port)).toBeGreaterThan(0);
+
+    const teapot = await send("/teapot", { method: "DELETE" });
+    expect(teapot.status).toBe(418);
+    expect((await send("?only=query")).status).toBe(201);
+  });
+
+  it("streams the answer as the app writes it", async () => {
+    await hostClient(host.url).deploy("p", "web", 1, { "server.js": SERVER }, CONFIG);
+    const res = await send("/stream");
+    expect(res.headers.get("x-app")).toBe("yes");
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toBe("one\n"); // before the app wrote "two"
+    let rest = "";
+    for (let r = await reader.read(); !r.done; r = await reader.read()) {
+      rest += new TextDecoder().decode(r.value);
+    }
+    expect(rest).toBe("two\n");
+  });
+
+  it("answers 502 {message} when the app crashes mid-request, then starts a new replica", async () => {
+    await hostClient(host.url).deploy("p", "web", 1, { "server.js": SERVER }, CONFIG);
+    const before = (await json(await send("/"))).pid as number;
+    const crashed = await send("/crash");
+    expect(crashed.status).toBe(502);
+    expect(crashed.headers.get(HOST_ERROR_HEADER)).toBe("1");
+    expect((await json(crashed)).message).toMatch(/the app's server failed to answer/);
+    const after = (await json(await send("/"))).pid as number;
+    expect(after).not.toBe(before);
+    expect(isGone(before)).toBe(true);
+  });
+
+  it("answers 502 with the app's last words when it exits before it is healthy", async () => {
+    const broken = { "server.js": 'console.error("missing DATABASE_URL"); process.exit(1);' };
+    await hostClient(host.url).deploy("p", "web", 1, broken, CONFIG);
+    const res = await send("/");
+    expect(res.status).toBe(502);
+    expect((await json(res)).message).toMatch(
+      /exited before it was healthy \(code 1\): missing DATABASE_URL/,
+    );
+  });
+
+  it("refuses the managed call route for a custom app and the forward route for a managed one", async () => {
+    const client = hostClient(host.url);
+    await client.deploy("p", "web", 1, { "server.js": SERVER }, CONFIG);
+    expect((await client.invoke("p", "web", "run")).status).toBe(400);
+    await client.deploy("p", "fn", 1, { "main.mjs": "export const run = () => 1;" });
+    const res = await fetch(`${host.url}/internal/http/p/fn/`, {
+      headers: { authorization: `Bearer ${TOKEN}`, [HEADER.runId]: "run_c" },
+    });
+    expect(res.status).toBe(400);
+  });
+});
