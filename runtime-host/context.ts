@@ -1,4 +1,5 @@
 import type { AppRegistry } from "./apps.ts";
+import type { AsyncRuns } from "./async-runs.ts";
 import type { HostLimits } from "./limits.ts";
 import type { ReplicaPool } from "./pool/pool.ts";
 
@@ -7,4 +8,5 @@ export interface HostContext {
   registry: AppRegistry;
   pool: ReplicaPool;
   limits: HostLimits;
+  runs: AsyncRuns;
 }

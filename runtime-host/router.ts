@@ -7,6 +7,7 @@ import { sendJson } from "./http/respond.ts";
 import { deployApp } from "./routes/deploy.ts";
 import { forwardRequest } from "./routes/forward.ts";
 import { invokeFunction } from "./routes/invoke.ts";
+import { cancelRun, getRun, submitRun } from "./routes/runs.ts";
 
 type Handler = (
   req: IncomingMessage,
@@ -38,6 +39,13 @@ const ROUTES: readonly Route[] = [
     path: /^\/internal\/invoke\/([^/]+)\/([^/]+)\/([^/]+)$/,
     handler: invokeFunction,
   },
+  {
+    method: "POST",
+    path: /^\/internal\/async\/([^/]+)\/([^/]+)\/([^/]+)$/,
+    handler: submitRun,
+  },
+  { method: "GET", path: /^\/internal\/runs\/([^/]+)$/, handler: getRun },
+  { method: "DELETE", path: /^\/internal\/runs\/([^/]+)$/, handler: cancelRun },
   // Any method: custom-runtime apps serve what they like.
   { method: "*", path: /^\/internal\/http\/([^/]+)\/([^/]+)(?:\/.*)?$/, handler: forwardRequest },
 ];

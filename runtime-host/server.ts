@@ -3,6 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { LOOPBACK } from "../common/consts.ts";
 import { AppRegistry } from "./apps.ts";
+import { AsyncRuns } from "./async-runs.ts";
 import type { HostContext } from "./context.ts";
 import { HttpError } from "./http/errors.ts";
 import { sendError } from "./http/respond.ts";
@@ -75,9 +76,11 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   );
   // Apps with `min_replicas` are warm from the start, not from their first call.
   for (const deployment of registry.list()) pool.deployed(deployment);
+  const runs = new AsyncRuns(pool, opts.internalToken);
   const ctx: HostContext & { internalToken: string } = {
     registry,
     pool,
+    runs,
     limits,
     internalToken: opts.internalToken,
   };
@@ -108,6 +111,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   return {
     url: `http://${host}:${address.port}`,
     close() {
+      runs.close();
       closing ??= shutDown(server, pool);
       return closing;
     },

@@ -2,7 +2,8 @@
  * The IPC message catalog between the host and a managed replica (`runtimes/managed/shim.mjs`,
  * which imports these types through JSDoc). Messages travel as JSON over Node's IPC channel.
  *
- * host → child: `invoke` (one call; several may be in flight, told apart by `id`).
+ * host → child: `invoke` (one call; several may be in flight, told apart by `id`), `cancel`
+ * (abort that call's `ctx.signal`).
  * child → host: `ready` once the app's module is imported, or `load-error` (then it exits);
  * one `result` per `invoke`.
  */
@@ -15,10 +16,16 @@ export interface InvokeMessage {
   fn: string;
   payload: unknown;
   runId: string;
-  async: false;
+  async: boolean;
 }
 
-export type HostMessage = InvokeMessage;
+/** host → child: the call `id` was cancelled; its `ctx.signal` aborts. */
+export interface CancelMessage {
+  type: "cancel";
+  id: string;
+}
+
+export type HostMessage = InvokeMessage | CancelMessage;
 
 /** child → host: the app's module is imported; calls may come. */
 export interface ReadyMessage {

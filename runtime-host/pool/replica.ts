@@ -195,7 +195,8 @@ export class ManagedReplica implements Workload {
         this.#kill("SIGKILL");
       }, timeoutMs);
       this.#pending.set(id, { resolve, reject, timer });
-      const msg: InvokeMessage = { type: "invoke", id, ...call, async: false };
+      const { fn, payload, runId, signal } = call;
+      const msg: InvokeMessage = { type: "invoke", id, fn, payload, runId, async: !!call.async };
       // A failed send means the channel is gone: the process ends and its exit rejects the call.
       try {
         child.send(msg, (err) => {
@@ -204,6 +205,17 @@ export class ManagedReplica implements Workload {
       } catch {
         this.#kill("SIGKILL");
       }
+      // A cancelled call is told to the function (its ctx.signal; IPC keeps the order, so this
+      // follows the invoke). Its slot stays taken until it returns: it may still be working.
+      const cancel = () => {
+        try {
+          child.send({ type: "cancel", id }, () => {});
+        } catch {
+          // The channel is gone: the process ends, and its exit settles the call.
+        }
+      };
+      if (signal?.aborted) cancel();
+      else signal?.addEventListener("abort", cancel, { once: true });
     });
   }
 

@@ -21,6 +21,10 @@ export interface CallRequest {
   fn: string;
   payload: unknown;
   runId: string;
+  /** An async run (the function sees `ctx.async`); sync calls leave it out. */
+  async?: boolean;
+  /** Aborting it cancels the call: the function's `ctx.signal` aborts. */
+  signal?: AbortSignal;
 }
 
 /** How a call ended inside the app (as opposed to a `WorkloadError`: the replica failed). */

@@ -20,7 +20,7 @@ export const STATUS: Record<WorkloadFailure["kind"], number> = {
   closing: 503,
 };
 
-function functionName(raw: string): string {
+export function functionName(raw: string): string {
   let fn: string;
   try {
     fn = decodeURIComponent(raw);

@@ -160,6 +160,8 @@ async function main() {
   process.on("message", (/** @type {unknown} */ raw) => {
     const msg = /** @type {HostMessage | null} */ (raw);
     if (msg?.type === "invoke") void invoke(mod, msg);
+    else if (msg?.type === "cancel")
+      inFlight.get(msg.id)?.abort(new Error("the run was cancelled"));
   });
   await send({ type: "ready" });
 }

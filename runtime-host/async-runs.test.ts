@@ -1,0 +1,165 @@
+// Async runs through the real host: submitted with a callback, limited by the app's
+// response_grace_period, cancellable through ctx.signal, and askable afterwards.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { HEADER } from "../common/consts.ts";
+import type { AsyncRun } from "./async-runs.ts";
+import { CALLBACK_HEADER } from "./routes/runs.ts";
+import { type RunningHost, startHost } from "./server.ts";
+import { configOf, eventually, hostClient, newHome, removeHome, TOKEN } from "./test-support.ts";
+
+const APP = {
+  "main.mjs": `
+let sawAbort = false;
+export async function work(input, ctx) {
+  await new Promise((resolve) => setTimeout(resolve, input.ms ?? 0));
+  return { async: ctx.async, runId: ctx.runId, doubled: input.n * 2 };
+}
+export async function waitForCancel(input, ctx) {
+  await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
+  sawAbort = true;
+  return "stopped";
+}
+export const sawCancel = () => sawAbort;
+export function fail() {
+  throw new Error("no luck");
+}
+`,
+};
+
+let home: string;
+let host: RunningHost;
+let receiver: Server;
+let callbackUrl: string;
+const received: { auth: string | undefined; body: AsyncRun }[] = [];
+
+beforeEach(async () => {
+  home = await newHome();
+  host = await startHost({ port: 0, home, internalToken: TOKEN });
+  received.length = 0;
+  receiver = createServer((req, res) => {
+    let text = "";
+    req.on("data", (c) => {
+      text += c;
+    });
+    req.on("end", () => {
+      received.push({ auth: req.headers.authorization, body: JSON.parse(text) });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  callbackUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/runs/done`;
+});
+
+afterEach(async () => {
+  await host.close();
+  await new Promise((resolve) => receiver.close(resolve));
+  await removeHome(home);
+});
+
+async function deploy(extra: Record<string, unknown> = {}) {
+  const res = await hostClient(host.url).deploy("p", "jobs", 1, APP, configOf("jobs", extra));
+  expect(res.status).toBe(200);
+}
+
+const submit = (fn: string, body: unknown, runId: string, headers: Record<string, string> = {}) =>
+  fetch(`${host.url}/internal/async/p/jobs/${fn}`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      [HEADER.runId]: runId,
+      [CALLBACK_HEADER]: callbackUrl,
+      ...headers,
+    },
+    body: JSON.stringify(body),
+  });
+
+const runState = async (runId: string, method = "GET") => {
+  const res = await fetch(`${host.url}/internal/runs/${runId}`, {
+    method,
+    headers: { authorization: `Bearer ${TOKEN}` },
+  });
+  return { status: res.status, body: (await res.json()) as AsyncRun & { message?: string } };
+};
+
+describe("async runs on the host", () => {
+  it("answers 202 at once, runs with ctx.async, and reports the result to the callback", async () => {
+    await deploy();
+    const res = await submit("work", { n: 21, ms: 200 }, "run_a1");
+    expect(res.status).toBe(202);
+    expect(await res.json()).toMatchObject({ runId: "run_a1", status: "running", fn: "work" });
+
+    await eventually(
+      async () => received.length,
+      (n) => n === 1,
+    );
+    const [delivery] = received;
+    expect(delivery?.auth).toBe(`Bearer ${TOKEN}`);
+    expect(delivery?.body).toMatchObject({
+      runId: "run_a1",
+      status: "success",
+      result: { async: true, runId: "run_a1", doubled: 42 },
+    });
+    expect(delivery?.body.runTimeMs).toBeGreaterThanOrEqual(150);
+    expect((await runState("run_a1")).body).toEqual(delivery?.body);
+  });
+
+  it("reports a throw as a failure with the message", async () => {
+    await deploy();
+    await submit("fail", null, "run_a2");
+    await eventually(
+      async () => received.length,
+      (n) => n === 1,
+    );
+    expect(received[0]?.body).toMatchObject({ status: "failure", error: { message: "no luck" } });
+  });
+
+  it("fails a run that outlives response_grace_period, and stops it", async () => {
+    await deploy({ response_grace_period: 1 });
+    await submit("work", { n: 1, ms: 5_000 }, "run_a3");
+    await eventually(
+      async () => received.length,
+      (n) => n === 1,
+      4_000,
+    );
+    expect(received[0]?.body).toMatchObject({ status: "failure" });
+    expect(received[0]?.body.error?.message).toMatch(/response_grace_period \(1 s\)/);
+  });
+
+  it("cancels a running run: ctx.signal aborts, no callback, the state says cancelled", async () => {
+    await deploy({ scaling: { max_replicas: 1, replica_concurrency: 2 } });
+    await submit("waitForCancel", null, "run_a4");
+    const cancelled = await runState("run_a4", "DELETE");
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body.status).toBe("cancelled");
+    const client = hostClient(host.url);
+    await eventually(
+      async () => (await client.invoke("p", "jobs", "sawCancel")).body.result,
+      (saw) => saw === true,
+    );
+    expect((await runState("run_a4")).body.status).toBe("cancelled");
+    await new Promise((r) => setTimeout(r, 100));
+    expect(received).toEqual([]);
+    expect((await runState("run_a4", "DELETE")).status).toBe(200); // cancelling twice is harmless
+  });
+
+  it("refuses a reused run id, a bad callback URL and unknown runs", async () => {
+    await deploy();
+    expect((await submit("work", { n: 1 }, "run_a5")).status).toBe(202);
+    const again = await submit("work", { n: 1 }, "run_a5");
+    expect(again.status).toBe(409);
+    const bad = await submit("work", { n: 1 }, "run_a6", { [CALLBACK_HEADER]: "ftp://x" });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { message: string }).message).toMatch(/absolute http\(s\) URL/);
+    expect((await runState("run_nope")).status).toBe(404);
+    expect((await runState("run_a6")).status).toBe(404); // the refused one never existed
+    await eventually(
+      () => runState("run_a5"),
+      (r) => r.body.status === "success",
+    );
+    const late = await runState("run_a5", "DELETE");
+    expect(late.status).toBe(409); // an ended run cannot be cancelled
+    expect(late.body.message).toMatch(/has ended: success/);
+  });
+});
