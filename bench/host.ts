@@ -8,6 +8,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { Agent, request as httpRequest } from "node:http";
 import { createServer } from "node:net";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
@@ -78,6 +79,25 @@ function freePort(): Promise<number> {
   });
 }
 
+/**
+ * One request with a lean keep-alive client (node:http): what is measured is the host, not the
+ * client, and the same client calls the replicas directly.
+ */
+const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+const auth = { authorization: `Bearer ${TOKEN}`, [HEADER.runId]: "run_bench" };
+function request(url: string, method: string, body?: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method, agent, headers: auth }, (res) => {
+      res.resume();
+      res.on("end", () =>
+        res.statusCode === 200 ? resolve() : reject(new Error(`${url}: ${res.statusCode}`)),
+      );
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
 /** Polls `check` every millisecond until it holds (bounded). */
 async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -99,7 +119,8 @@ async function plainNodeStart(dir: string): Promise<number> {
   try {
     await until(async () => {
       try {
-        return (await fetch(`http://${LOOPBACK}:${port}/`)).ok;
+        await request(`http://${LOOPBACK}:${port}/`, "GET");
+        return true;
       } catch {
         return false;
       }
@@ -113,7 +134,6 @@ async function plainNodeStart(dir: string): Promise<number> {
 const home = await mkdtemp(join(tmpdir(), "runlet-bench-host-"));
 const host = await startHost({ port: 0, home, internalToken: TOKEN });
 const client = hostClient(host.url);
-const auth = { authorization: `Bearer ${TOKEN}`, [HEADER.runId]: "run_bench" };
 try {
   // Scale-to-zero apps (cooldown 0: each replica stops once idle) and warm ones.
   const deploy = async (
@@ -132,19 +152,8 @@ try {
   await deploy("warm-custom", { "server.js": SERVER }, { ...custom, scaling: warmScaling });
 
   const invoke = (app: string) =>
-    fetch(`${host.url}/internal/invoke/bench/${app}/run`, {
-      method: "POST",
-      headers: auth,
-      body: '{"n":1}',
-    }).then(async (res) => {
-      await res.arrayBuffer();
-      if (!res.ok) throw new Error(`${app}: ${res.status}`);
-    });
-  const forward = (app: string) =>
-    fetch(`${host.url}/internal/http/bench/${app}/`, { headers: auth }).then(async (res) => {
-      await res.arrayBuffer();
-      if (!res.ok) throw new Error(`${app}: ${res.status}`);
-    });
+    request(`${host.url}/internal/invoke/bench/${app}/run`, "POST", '{"n":1}');
+  const forward = (app: string) => request(`${host.url}/internal/http/bench/${app}/`, "GET");
   const noReplicas = (app: string) => async () =>
     !(await client.metrics()).find((a) => a.app === app)?.replicas.length;
 
@@ -199,10 +208,7 @@ try {
     replicaOptions,
   );
   await customReplica.start();
-  const directCustom = await measure(
-    () => fetch(`${customReplica.origin}/`).then((res) => res.arrayBuffer()),
-    { samples },
-  );
+  const directCustom = await measure(() => request(`${customReplica.origin}/`, "GET"), { samples });
   await customReplica.stop();
 
   // ---- throughput: N callers in a loop for a fixed time ----
