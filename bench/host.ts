@@ -154,8 +154,10 @@ try {
   const invoke = (app: string) =>
     request(`${host.url}/internal/invoke/bench/${app}/run`, "POST", '{"n":1}');
   const forward = (app: string) => request(`${host.url}/internal/http/bench/${app}/`, "GET");
+  // Between cold starts: the app is at zero again and the spares are back (the steady state).
   const noReplicas = (app: string) => async () =>
-    !(await client.metrics()).find((a) => a.app === app)?.replicas.length;
+    !(await client.metrics()).find((a) => a.app === app)?.replicas.length &&
+    (await client.spares()).length === DEFAULT_LIMITS.spares;
 
   // ---- cold starts ----
   const coldOf = async (app: string, call: () => Promise<void>) => {

@@ -1,5 +1,6 @@
 import type { AppConfig, BundleFile } from "../common/app-config.ts";
 import { ApiError } from "./errors.ts";
+import { type RunLogs, runLogsSchema } from "./runs/logs.ts";
 
 /** The control plane's side of the runtime host's internal API. */
 export interface RuntimeHost {
@@ -10,7 +11,12 @@ export interface RuntimeHost {
     config: AppConfig;
     files: BundleFile[];
   }): Promise<void>;
+  /** What a run of `project` wrote, as the host keeps it; undefined if it keeps none. */
+  runLogs(input: { project: string; runId: string }): Promise<RunLogs | undefined>;
 }
+
+const unreachable = () =>
+  new ApiError("bad_gateway", "the runtime host is not reachable; is it running?");
 
 export function httpRuntimeHost(baseUrl: string, internalToken: string): RuntimeHost {
   return {
@@ -24,7 +30,7 @@ export function httpRuntimeHost(baseUrl: string, internalToken: string): Runtime
           signal: AbortSignal.timeout(60_000),
         });
       } catch {
-        throw new ApiError("bad_gateway", "the runtime host is not reachable; is it running?");
+        throw unreachable();
       }
       if (!res.ok) {
         const body = (await res.json().catch(() => ({}))) as { message?: string };
@@ -33,6 +39,32 @@ export function httpRuntimeHost(baseUrl: string, internalToken: string): Runtime
           `the runtime host refused the deploy: ${body.message ?? `status ${res.status}`}`,
         );
       }
+    },
+    async runLogs({ project, runId }) {
+      const query = new URLSearchParams({ project });
+      let res: Response;
+      let body: unknown;
+      try {
+        res = await fetch(`${baseUrl}/internal/runs/${encodeURIComponent(runId)}/logs?${query}`, {
+          headers: { authorization: `Bearer ${internalToken}` },
+          signal: AbortSignal.timeout(10_000),
+        });
+        body = await res.json().catch(() => undefined);
+      } catch {
+        throw unreachable();
+      }
+      if (res.status === 404) return undefined;
+      const logs = res.ok ? runLogsSchema.safeParse(body) : undefined;
+      if (!logs?.success) {
+        const message = (body as { message?: unknown } | undefined)?.message;
+        throw new ApiError(
+          "bad_gateway",
+          `the runtime host could not answer with the run's logs: ${
+            typeof message === "string" ? message : `status ${res.status}`
+          }`,
+        );
+      }
+      return logs.data;
     },
   };
 }

@@ -17,6 +17,14 @@ export const MAX_INVOKE_BODY_BYTES = 10 * MiB;
 /** Bytes of stdout + stderr kept per replica (the newest ones). */
 export const LOG_RING_BYTES = 256 * 1024;
 
+/**
+ * The logs of runs (`GET /internal/runs/{runId}/logs`), kept in the host's memory: per run the
+ * newest `bytesPerRun` bytes of text (older lines are dropped and the run is marked
+ * `truncated`), for the latest `runs` runs (the oldest run's log goes first). At most
+ * 64 KiB × 500 = 32 MiB in all.
+ */
+export const RUN_LOG_LIMITS = { bytesPerRun: 64 * 1024, runs: 500 } as const;
+
 export interface HostLimits {
   /**
    * Longest a synchronous call may run: 5 minutes. Past it the caller gets 504 and the replica is
@@ -32,6 +40,8 @@ export interface HostLimits {
    * 30 s, then 429. The queue itself holds as many calls as the app can run at once.
    */
   queueWaitMs: number;
+  /** Spare managed-runtime processes kept started, so a cold start skips starting node. */
+  spares: number;
 }
 
 export const DEFAULT_LIMITS: HostLimits = {
@@ -39,4 +49,5 @@ export const DEFAULT_LIMITS: HostLimits = {
   startTimeoutMs: 30_000,
   stopGraceMs: 2_000,
   queueWaitMs: 30_000,
+  spares: 2,
 };

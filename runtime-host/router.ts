@@ -7,6 +7,7 @@ import { sendJson } from "./http/respond.ts";
 import { deployApp } from "./routes/deploy.ts";
 import { forwardRequest } from "./routes/forward.ts";
 import { invokeFunction } from "./routes/invoke.ts";
+import { getRunLogs } from "./routes/run-logs.ts";
 import { cancelRun, getRun, submitRun } from "./routes/runs.ts";
 
 type Handler = (
@@ -31,7 +32,8 @@ const ROUTES: readonly Route[] = [
   {
     method: "GET",
     path: /^\/internal\/metrics$/,
-    handler: async (_req, res, _params, { pool }) => sendJson(res, 200, { apps: pool.stats() }),
+    handler: async (_req, res, _params, { pool, spares }) =>
+      sendJson(res, 200, { apps: pool.stats(), spares: spares.pids() }),
   },
   { method: "PUT", path: /^\/internal\/apps\/([^/]+)\/([^/]+)$/, handler: deployApp },
   {
@@ -46,6 +48,7 @@ const ROUTES: readonly Route[] = [
   },
   { method: "GET", path: /^\/internal\/runs\/([^/]+)$/, handler: getRun },
   { method: "DELETE", path: /^\/internal\/runs\/([^/]+)$/, handler: cancelRun },
+  { method: "GET", path: /^\/internal\/runs\/([^/]+)\/logs$/, handler: getRunLogs },
   // Any method: custom-runtime apps serve what they like.
   { method: "*", path: /^\/internal\/http\/([^/]+)\/([^/]+)(?:\/.*)?$/, handler: forwardRequest },
 ];

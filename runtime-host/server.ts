@@ -1,6 +1,7 @@
 /** The runtime host's HTTP server: the internal API over the app registry and replica pool. */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { LOOPBACK } from "../common/consts.ts";
 import { AppRegistry } from "./apps.ts";
 import { AsyncRuns } from "./async-runs.ts";
@@ -9,7 +10,7 @@ import { HttpError } from "./http/errors.ts";
 import { sendError } from "./http/respond.ts";
 import { DEFAULT_LIMITS, type HostLimits } from "./limits.ts";
 import { ReplicaPool } from "./pool/pool.ts";
-import { managedReplicaFactory } from "./pool/replica.ts";
+import { Spares } from "./pool/spares.ts";
 import { route } from "./router.ts";
 import { CustomReplica } from "./runtimes/custom/replica.ts";
 
@@ -53,9 +54,9 @@ function listen(server: Server, port: number, hostname: string): Promise<Address
 }
 
 /** Stops accepting, stops the replicas (failing their calls), then ends the connections. */
-async function shutDown(server: Server, pool: ReplicaPool): Promise<void> {
+async function shutDown(server: Server, pool: ReplicaPool, spares: Spares): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  await pool.close();
+  await Promise.all([pool.close(), spares.close()]);
   server.closeIdleConnections();
   const force = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
   await closed;
@@ -66,12 +67,14 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const limits: HostLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const registry = await AppRegistry.open(opts.home);
   const replicaOptions = { startTimeoutMs: limits.startTimeoutMs, stopGraceMs: limits.stopGraceMs };
-  const managed = managedReplicaFactory(replicaOptions);
+  // Managed replicas start from spare processes, each app in a folder of its own.
+  const spares = new Spares(join(opts.home, "host", "slots"), limits.spares, replicaOptions);
+  spares.fill();
   const pool = new ReplicaPool(
     (target) =>
       target.config.runtime === "custom"
         ? new CustomReplica(target, replicaOptions)
-        : managed(target),
+        : spares.replicaFor(target),
     { queueWaitMs: limits.queueWaitMs },
   );
   // Apps with `min_replicas` are warm from the start, not from their first call.
@@ -82,6 +85,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     pool,
     runs,
     limits,
+    spares,
     internalToken: opts.internalToken,
   };
 
@@ -112,7 +116,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     url: `http://${host}:${address.port}`,
     close() {
       runs.close();
-      closing ??= shutDown(server, pool);
+      closing ??= shutDown(server, pool, spares);
       return closing;
     },
   };

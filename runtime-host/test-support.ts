@@ -76,6 +76,10 @@ async function answer(res: Response): Promise<Answer> {
 /** The worker's and control plane's view of the host's internal API. */
 export function hostClient(url: string, token: string = TOKEN) {
   const auth = { authorization: `Bearer ${token}` };
+  const hostMetrics = async () => {
+    const res = await fetch(`${url}/internal/metrics`, { headers: auth });
+    return (await res.json()) as { apps: AppStats[]; spares: number[] };
+  };
   return {
     async deploy(
       project: string,
@@ -109,9 +113,8 @@ export function hostClient(url: string, token: string = TOKEN) {
       );
       return answer(res);
     },
-    async metrics(): Promise<AppStats[]> {
-      const res = await fetch(`${url}/internal/metrics`, { headers: auth });
-      return ((await res.json()) as { apps: AppStats[] }).apps;
-    },
+    metrics: async () => (await hostMetrics()).apps,
+    /** Pids of the spare processes waiting for an app. */
+    spares: async () => (await hostMetrics()).spares,
   };
 }

@@ -1,4 +1,7 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newId } from "../common/ids.ts";
 import { cli, json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
 
 // The administrative CLI against a real local Runlet: tokens, secrets, the audit log and runs.
@@ -138,8 +141,54 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     expect(every.runs.length).toBeGreaterThanOrEqual(2);
   });
 
+  it("shows what a run wrote with runlet logs", async () => {
+    const dir = join(home, "logger");
+    await mkdir(dir);
+    await writeFile(join(dir, "runlet.toml"), 'name = "logger"\nruntime = "managed"\n');
+    await writeFile(
+      join(dir, "main.mjs"),
+      `console.log("loading");
+export async function run(input, ctx) {
+  ctx.log("greeting", input.name);
+  await new Promise((r) => setTimeout(r, 5));
+  console.error("a warning");
+  return "ok";
+}`,
+    );
+    expect((await cli(["deploy", dir], runlet.env)).code).toBe(0);
+    const ran = await cli(["run", "logger", "--data", '{"name":"Ada"}', "--json"], runlet.env);
+    expect(ran.code).toBe(0);
+    const runId = JSON.parse(ran.stdout).run_id as string;
+
+    // The Worker adds the run to the runs index after answering: a moment later at most.
+    let shown = await cli(["logs", runId], runlet.env);
+    for (let i = 0; i < 50 && shown.code !== 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      shown = await cli(["logs", runId], runlet.env);
+    }
+    expect(shown.code).toBe(0);
+    const time = "\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z";
+    expect(shown.stdout).toMatch(
+      new RegExp(`^${time}  stdout  greeting Ada\\n${time}  stderr  a warning\\n$`),
+    );
+    const asJson = JSON.parse((await cli(["logs", runId, "--json"], runlet.env)).stdout);
+    expect(asJson).toMatchObject({ runId, truncated: false });
+    expect(asJson.lines.map((l: { stream: string; text: string }) => [l.stream, l.text])).toEqual([
+      ["stdout", "greeting Ada"],
+      ["stderr", "a warning"],
+    ]);
+
+    const unknown = newId("run");
+    const missing = await cli(["logs", unknown], runlet.env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain(`(404): run '${unknown}' not found in project`);
+    const bad = await cli(["logs"], runlet.env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^runlet logs: give one run id/);
+  });
+
   it("prints --help for every new command", async () => {
-    for (const command of ["tokens", "secrets", "audit-log", "runs"]) {
+    for (const command of ["tokens", "secrets", "audit-log", "runs", "logs"]) {
       const help = await cli([command, "--help"], runlet.env);
       expect(help.code).toBe(0);
       expect(help.stdout).toMatch(new RegExp(`^Usage: runlet ${command}`));

@@ -2,13 +2,14 @@ import { CliError, type Command, parse } from "./command.ts";
 import { apps } from "./commands/apps.ts";
 import { auditLog } from "./commands/audit-log.ts";
 import { deploy } from "./commands/deploy.ts";
+import { logs } from "./commands/logs.ts";
 import { run } from "./commands/run.ts";
 import { runs } from "./commands/runs.ts";
 import { secrets } from "./commands/secrets.ts";
 import { start } from "./commands/start.ts";
 import { tokens } from "./commands/tokens.ts";
 
-const COMMANDS: Command[] = [start, deploy, run, apps, runs, tokens, secrets, auditLog];
+const COMMANDS: Command[] = [start, deploy, run, apps, runs, logs, tokens, secrets, auditLog];
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

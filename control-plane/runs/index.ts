@@ -77,6 +77,15 @@ export async function listRuns(db: Database, q: RunQuery) {
   return { rows: hasMore ? rows.slice(0, q.limit) : rows, hasMore };
 }
 
+/** The run `id` if it is one of `projectId`'s. */
+export async function findRun(db: Database, projectId: string, id: string) {
+  const [row] = await db
+    .select()
+    .from(runs)
+    .where(and(eq(runs.projectId, projectId), eq(runs.id, id)));
+  return row;
+}
+
 export function runView(row: typeof runs.$inferSelect) {
   return {
     id: row.id,

@@ -47,9 +47,12 @@ export interface Fixture {
   addProject(plan?: Plan): Promise<string>;
 }
 
-/** A runtime host for tests that never deploy: any deploy is a 502. */
+/** A runtime host for tests that never reach one: any call is a 502. */
 export const noRuntimeHost: RuntimeHost = {
   deploy() {
+    return Promise.reject(new ApiError("bad_gateway", "no runtime host in this test"));
+  },
+  runLogs() {
     return Promise.reject(new ApiError("bad_gateway", "no runtime host in this test"));
   },
 };

@@ -2,10 +2,12 @@
  * The IPC message catalog between the host and a managed replica (`runtimes/managed/shim.mjs`,
  * which imports these types through JSDoc). Messages travel as JSON over Node's IPC channel.
  *
- * host → child: `invoke` (one call; several may be in flight, told apart by `id`), `cancel`
- * (abort that call's `ctx.signal`).
- * child → host: `ready` once the app's module is imported, or `load-error` (then it exits);
- * one `result` per `invoke`.
+ * host → child: `load` (a spare process becomes a replica of an app), `invoke` (one call;
+ * several may be in flight, told apart by `id`), `cancel` (abort that call's `ctx.signal`).
+ * child → host: `spare` once a spare process waits for its app, `ready` once the app's module
+ * is imported, or `load-error` (then it exits);
+ * one `result` per `invoke`; `log` for what a call writes while it runs (always before its
+ * `result`: IPC keeps the order).
  */
 import { z } from "zod";
 
@@ -25,11 +27,22 @@ export interface CancelMessage {
   id: string;
 }
 
-export type HostMessage = InvokeMessage | CancelMessage;
+/** host → spare child: the app's files are in the cwd now; take `env` and import them. */
+export interface LoadMessage {
+  type: "load";
+  env: Record<string, string>;
+}
+
+export type HostMessage = LoadMessage | InvokeMessage | CancelMessage;
 
 /** child → host: the app's module is imported; calls may come. */
 export interface ReadyMessage {
   type: "ready";
+}
+
+/** child → host: a spare process is up and waits for a `load`. */
+export interface SpareMessage {
+  type: "spare";
 }
 
 /** child → host: the app's module could not be imported; `message` is one line, no stack. */
@@ -44,14 +57,40 @@ export type ResultMessage =
   | { type: "result"; id: string; ok: false; error: { message: string } }
   | { type: "result"; id: string; ok: false; notFound: true };
 
-export type ChildMessage = ReadyMessage | LoadErrorMessage | ResultMessage;
+/**
+ * child → host: text the run `runId` wrote (through `ctx.log`, `console.*`, `process.stdout` or
+ * `process.stderr`) while it ran; `at` is when, in milliseconds since the epoch. Output outside
+ * any call goes to the process's own stdout and stderr instead.
+ */
+export interface LogMessage {
+  type: "log";
+  runId: string;
+  stream: "stdout" | "stderr";
+  text: string;
+  at: number;
+}
+
+export type ChildMessage =
+  | SpareMessage
+  | ReadyMessage
+  | LoadErrorMessage
+  | ResultMessage
+  | LogMessage;
 
 /**
  * The child runs the app's code, which can call `process.send` itself: the host trusts no
  * message's shape and checks each against this schema.
  */
 export const childMessageSchema: z.ZodType<ChildMessage> = z.union([
+  z.object({ type: z.literal("spare") }),
   z.object({ type: z.literal("ready") }),
+  z.object({
+    type: z.literal("log"),
+    runId: z.string(),
+    stream: z.enum(["stdout", "stderr"]),
+    text: z.string(),
+    at: z.number(),
+  }),
   z.object({ type: z.literal("load-error"), message: z.string() }),
   z.object({ type: z.literal("result"), id: z.string(), ok: z.literal(true), value: z.unknown() }),
   z.object({

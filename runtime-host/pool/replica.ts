@@ -1,9 +1,17 @@
 /** A managed replica: one child process running `shim.mjs`, spoken to over typed IPC. */
 import type { ChildProcess } from "node:child_process";
+import { cp } from "node:fs/promises";
 import { LOG_RING_BYTES } from "../limits.ts";
 import { type Launcher, launchManaged } from "../runtimes/managed/launch.ts";
 import { LogRing } from "./log-ring.ts";
-import { type ChildMessage, childMessageSchema, type InvokeMessage } from "./messages.ts";
+import {
+  type ChildMessage,
+  childMessageSchema,
+  type InvokeMessage,
+  type LoadMessage,
+} from "./messages.ts";
+import { hostRunLogs, type RunLogStore } from "./run-logs.ts";
+import { RunOutput } from "./run-output.ts";
 import {
   type CallOutcome,
   type CallRequest,
@@ -17,7 +25,12 @@ export interface ReplicaOptions {
   stopGraceMs: number;
   /** How the process is started (tests and, later, the sandbox swap this). */
   launch?: Launcher;
+  /** Where the logs of the replica's runs go; the host's store unless given. */
+  runLogs?: RunLogStore;
 }
+
+/** How long after its exit a process's last output may still be arriving. */
+const LAST_OUTPUT_MS = 1_000;
 
 interface PendingCall {
   resolve(outcome: CallOutcome): void;
@@ -35,6 +48,7 @@ function outcomeOf(msg: Extract<ChildMessage, { type: "result" }>): CallOutcome 
 
 export class ManagedReplica implements Workload {
   readonly logs = new LogRing(LOG_RING_BYTES);
+  #runOutputOf: RunOutput | undefined;
   #child: ChildProcess | undefined;
   #started: Promise<void> | undefined;
   #settleStart: ((error?: WorkloadError) => void) | undefined;
@@ -55,13 +69,27 @@ export class ManagedReplica implements Workload {
   readonly #pending = new Map<string, PendingCall>();
   #nextId = 0;
 
+  #spec: WorkloadSpec;
+  #spareStarted: Promise<void> | undefined;
+
   constructor(
-    readonly spec: WorkloadSpec,
+    spec: WorkloadSpec,
     private readonly options: ReplicaOptions,
   ) {
+    this.#spec = spec;
     this.#gone = new Promise((resolve) => {
       this.#markGone = resolve;
     });
+  }
+
+  get spec(): WorkloadSpec {
+    return this.#spec;
+  }
+
+  /** Sorts the process's output between its runs' logs and `logs`. */
+  get #runOutput(): RunOutput {
+    this.#runOutputOf ??= new RunOutput(this.options.runLogs ?? hostRunLogs, this.logs);
+    return this.#runOutputOf;
   }
 
   get pid(): number | undefined {
@@ -82,7 +110,47 @@ export class ManagedReplica implements Workload {
   }
 
   start(): Promise<void> {
-    this.#started ??= new Promise<void>((resolve, reject) => {
+    this.#started ??= this.#startup(() => this.#spawn());
+    return this.#started;
+  }
+
+  /**
+   * A spare (its spec's env holds RUNLET_SPARE=1): starts node and the shim before any app is
+   * known; resolves once the process waits for one.
+   */
+  startSpare(): Promise<void> {
+    this.#spareStarted ??= this.#startup(() => this.#spawn());
+    return this.#spareStarted;
+  }
+
+  /**
+   * Makes a spare the replica of `spec`: `start()` then copies the version's files into the
+   * spare's own folder (the app writes there, never into the deployed version) and loads them.
+   */
+  assign(spec: WorkloadSpec): this {
+    const spare = this.startSpare(); // with the spare's own spec, before it becomes the app's
+    const slot = this.#spec.dir;
+    this.#spec = { ...spec, dir: slot };
+    this.#started = spare.then(() =>
+      this.#startup(async () => {
+        await cp(spec.dir, slot, { recursive: true });
+        const env = {
+          ...spec.env,
+          RUNLET_PROJECT: spec.project,
+          RUNLET_APP: spec.app,
+          RUNLET_VERSION: String(spec.version),
+        };
+        this.#child?.send({ type: "load", env } satisfies LoadMessage, (err) => {
+          if (err) this.#kill("SIGKILL");
+        });
+      }),
+    );
+    return this;
+  }
+
+  /** Runs `begin`, then waits for the process's `spare` or `ready` (or its failure). */
+  #startup(begin: () => void | Promise<void>): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#settleStart?.(
           new WorkloadError({
@@ -98,22 +166,34 @@ export class ManagedReplica implements Workload {
         if (error) reject(error);
         else resolve();
       };
-      this.#spawn();
+      const failed = (err: unknown) => {
+        this.#settleStart?.(
+          new WorkloadError({ kind: "load-failed", detail: (err as Error).message }),
+        );
+        this.#kill("SIGKILL");
+      };
+      // At once, not in a later tick: a spare must spawn with its own spec, before `assign`.
+      try {
+        begin()?.catch(failed);
+      } catch (err) {
+        failed(err);
+      }
     });
-    return this.#started;
   }
 
   #spawn(): void {
     let child: ChildProcess;
     try {
-      child = (this.options.launch ?? launchManaged)(this.spec);
+      child = (this.options.launch ?? launchManaged)(this.#spec);
     } catch {
       this.#onExit(null, null);
       return;
     }
     this.#child = child;
-    child.stdout?.on("data", (data: Buffer) => this.logs.append("stdout", data));
-    child.stderr?.on("data", (data: Buffer) => this.logs.append("stderr", data));
+    child.stdout?.on("data", (data: Buffer) => this.#runOutput.own("stdout", data));
+    child.stderr?.on("data", (data: Buffer) => this.#runOutput.own("stderr", data));
+    // Every output of the process is read: the runs it left unfinished get its last words.
+    child.on("close", () => this.#lastWords());
     child.on("message", (raw: unknown) => this.#onMessage(raw));
     // The app's code can close the channel; without it no result can come back, so end it.
     child.on("disconnect", () => this.#kill("SIGKILL"));
@@ -128,7 +208,10 @@ export class ManagedReplica implements Workload {
     const parsed = childMessageSchema.safeParse(raw);
     if (!parsed.success) return;
     const msg = parsed.data;
-    if (msg.type === "result") {
+    if (msg.type === "log") {
+      this.#runOutput.log(msg);
+    } else if (msg.type === "result") {
+      this.#runOutput.end(msg.id);
       const call = this.#pending.get(msg.id);
       if (!call) return;
       this.#pending.delete(msg.id);
@@ -136,6 +219,8 @@ export class ManagedReplica implements Workload {
       call.resolve(outcomeOf(msg));
     } else if (this.#ready) {
       // Start-up is over; a late `ready` or `load-error` can only come from the app's own code.
+    } else if (msg.type === "spare") {
+      this.#settleStart?.();
     } else if (msg.type === "ready") {
       this.#ready = true;
       this.#settleStart?.();
@@ -171,6 +256,8 @@ export class ManagedReplica implements Workload {
     }
     // Whatever the app spawned lives in the replica's process group: end it too.
     this.#signalGroup("SIGKILL");
+    // A grandchild outside the group may hold the process's stdout open: `close` may never come.
+    setTimeout(() => this.#lastWords(), LAST_OUTPUT_MS).unref();
     this.#markGone();
     for (const listener of this.#exitListeners.splice(0)) listener();
   }
@@ -196,6 +283,7 @@ export class ManagedReplica implements Workload {
       }, timeoutMs);
       this.#pending.set(id, { resolve, reject, timer });
       const { fn, payload, runId, signal } = call;
+      this.#runOutput.begin(id, runId, { project: this.spec.project, app: this.spec.app });
       const msg: InvokeMessage = { type: "invoke", id, fn, payload, runId, async: !!call.async };
       // A failed send means the channel is gone: the process ends and its exit rejects the call.
       try {
@@ -217,6 +305,17 @@ export class ManagedReplica implements Workload {
       if (signal?.aborted) cancel();
       else signal?.addEventListener("abort", cancel, { once: true });
     });
+  }
+
+  /** Once the process has ended: the runs still in flight keep its last output and its end. */
+  #lastWords(): void {
+    const { code, signal } = this.#exitStatus;
+    const how = signal ? `signal ${signal}` : `code ${code}`;
+    this.#runOutput.processEnded(
+      this.#stopping
+        ? `the replica was stopped (${how}) before this run finished`
+        : `the function's process exited (${how}) before this run finished`,
+    );
   }
 
   stop(): Promise<void> {

@@ -15,6 +15,7 @@ export type Launcher = (spec: WorkloadSpec) => ChildProcess;
  */
 export function managedEnv(spec: WorkloadSpec): NodeJS.ProcessEnv {
   return {
+    ...spec.env,
     PATH: process.env.PATH || FALLBACK_PATH,
     HOME: spec.dir,
     NODE_ENV: "production",

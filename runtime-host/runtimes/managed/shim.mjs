@@ -1,9 +1,11 @@
 // The managed runtime's process: imports the app's module from its cwd and runs the calls the
 // host sends over IPC. Plain JavaScript for plain `node` (it must start fast); the message types
 // are those of `runtime-host/pool/messages.ts`.
+import { AsyncLocalStorage } from "node:async_hooks";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { format } from "node:util";
 
 /**
  * @typedef {import("../../pool/messages.ts").HostMessage} HostMessage
@@ -11,13 +13,14 @@ import { pathToFileURL } from "node:url";
  * @typedef {import("../../pool/messages.ts").InvokeMessage} InvokeMessage
  * @typedef {(payload: unknown, ctx: CallContext) => unknown} AppFunction
  * @typedef {{ runId: string, async: boolean, signal: AbortSignal, log: (...args: unknown[]) => void }} CallContext
+ * @typedef {{ runId: string, open: boolean }} RunScope  a call's output goes to its run while `open`
+ * @typedef {"stdout" | "stderr"} StreamName
  */
 
 const ENTRY_FILES = ["main.mjs", "main.js"];
 
 // Taken before the app's code runs, so the app cannot swap them out.
 const channel = process.send?.bind(process);
-const log = console.log.bind(console);
 const appDir = process.cwd();
 const appUrl = pathToFileURL(appDir).href;
 
@@ -39,6 +42,69 @@ function send(msg) {
       reject(err);
     }
   });
+}
+
+// ── Output of runs ──────────────────────────────────────────────────────────────────────────
+// Each call runs in an AsyncLocalStorage scope that follows it across awaits, timers and
+// callbacks. While its call runs, what the code writes to process.stdout / process.stderr (and so
+// every console method) goes to the host as `log` messages of that run; outside any call, or
+// once the call has returned, it goes to the process's own stdout / stderr (the replica's log).
+
+/** @type {AsyncLocalStorage<RunScope>} */
+const runScope = new AsyncLocalStorage();
+
+/** The streams' own `write`, taken before the app's code runs. */
+const realWrite = {
+  stdout: process.stdout.write.bind(process.stdout),
+  stderr: process.stderr.write.bind(process.stderr),
+};
+
+/**
+ * The text of a `write` chunk: strings in their encoding, bytes as UTF-8.
+ * @param {unknown} chunk
+ * @param {unknown} encoding
+ */
+function textOf(chunk, encoding) {
+  if (typeof chunk === "string") {
+    return typeof encoding === "string" && encoding !== "utf8" && Buffer.isEncoding(encoding)
+      ? Buffer.from(chunk, encoding).toString("utf8")
+      : chunk;
+  }
+  if (chunk instanceof Uint8Array) {
+    return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString("utf8");
+  }
+  return String(chunk);
+}
+
+/**
+ * Writes `text` as the run's output while it is open, else to the process's own stream.
+ * @param {RunScope | undefined} scope
+ * @param {StreamName} stream
+ * @param {string} text
+ */
+function writeFor(scope, stream, text) {
+  if (!scope?.open) {
+    realWrite[stream](text);
+    return;
+  }
+  if (text === "") return;
+  // A failed send means the channel is gone, and with it the host: nothing is left to tell.
+  send({ type: "log", runId: scope.runId, stream, text, at: Date.now() }).catch(() => {});
+}
+
+for (const stream of /** @type {const} */ (["stdout", "stderr"])) {
+  const target = process[stream];
+  const original = target.write;
+  /** @type {(chunk: unknown, encoding?: unknown, callback?: unknown) => boolean} */
+  const write = (chunk, encoding, callback) => {
+    const scope = runScope.getStore();
+    if (!scope?.open) return Reflect.apply(original, target, [chunk, encoding, callback]);
+    writeFor(scope, stream, textOf(chunk, encoding));
+    const done = typeof encoding === "function" ? encoding : callback;
+    if (typeof done === "function") process.nextTick(() => done(null));
+    return true;
+  };
+  target.write = /** @type {typeof target.write} */ (write);
 }
 
 /** An error's text for the caller: its message (or the thrown value), without host paths. */
@@ -122,15 +188,19 @@ async function invoke(mod, msg) {
     runId: msg.runId,
     async: msg.async,
     signal: controller.signal,
-    log: (...args) => log(...args),
+    log: (...args) => writeFor(scope, "stdout", `${format(...args)}\n`),
   };
+  /** @type {RunScope} */
+  const scope = { runId: msg.runId, open: true };
   /** @type {{ ok: true, value: unknown } | { ok: false, error: unknown }} */
   let outcome;
   try {
-    outcome = { ok: true, value: await fn(msg.payload, ctx) };
+    outcome = { ok: true, value: await runScope.run(scope, () => fn(msg.payload, ctx)) };
   } catch (err) {
     outcome = { ok: false, error: err };
   }
+  // What the function's timers and leftover promises write from now on is the replica's own.
+  scope.open = false;
   try {
     if (outcome.ok) await sendValue(msg.id, outcome.value);
     else
@@ -146,7 +216,28 @@ async function invoke(mod, msg) {
   }
 }
 
+/**
+ * A spare process (RUNLET_SPARE=1) starts before any app is known, so that a cold start does
+ * not pay for starting node: it waits until the host has put an app's files in its folder and
+ * sends `load` with the app's environment.
+ */
+function waitForApp() {
+  return new Promise((resolve) => {
+    const onMessage = (/** @type {unknown} */ raw) => {
+      const msg = /** @type {HostMessage | null} */ (raw);
+      if (msg?.type !== "load") return;
+      process.off("message", onMessage);
+      delete process.env.RUNLET_SPARE;
+      Object.assign(process.env, msg.env);
+      resolve(undefined);
+    };
+    process.on("message", onMessage);
+    void send({ type: "spare" });
+  });
+}
+
 async function main() {
+  if (process.env.RUNLET_SPARE === "1") await waitForApp();
   /** @type {Record<string, unknown>} */
   let mod;
   try {

@@ -1,0 +1,159 @@
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newId } from "../../common/ids.ts";
+import { freePort } from "../cli/processes.ts";
+import { auditLog } from "../db/schema.ts";
+import { httpRuntimeHost, type RuntimeHost } from "../host-client.ts";
+import type { RunLogs } from "../runs/logs.ts";
+import { INTERNAL_TOKEN } from "../testing/fixture.ts";
+import { libsqlFixture } from "../testing/libsql.ts";
+
+type Body = { message?: string } & Partial<RunLogs>;
+
+/** A runtime host that keeps the logs it is given, and notes what it was asked. */
+const kept = new Map<string, RunLogs & { project: string }>();
+const asked: string[] = [];
+const fakeHost: RuntimeHost = {
+  deploy: () => Promise.resolve(),
+  async runLogs({ project, runId }) {
+    asked.push(runId);
+    const logs = kept.get(runId);
+    if (!logs || logs.project !== project) return undefined;
+    return { runId: logs.runId, lines: logs.lines, truncated: logs.truncated };
+  },
+};
+
+let f: Awaited<ReturnType<typeof libsqlFixture>>;
+
+beforeAll(async () => {
+  f = await libsqlFixture({ host: fakeHost });
+});
+
+afterAll(() => f?.cleanup());
+
+/** A run in the runs index of `projectId` (as the Worker reports it), with logs on the host. */
+async function runOf(projectId: string, opts: { logs?: boolean } = {}): Promise<string> {
+  const id = newId("run");
+  const res = await f.call("PUT", `/internal/runs/${id}`, {
+    token: INTERNAL_TOKEN,
+    body: {
+      projectId,
+      app: "hello",
+      function: "run",
+      async: false,
+      status: "success",
+      createdAt: Date.now(),
+      finishedAt: Date.now(),
+      runTimeMs: 3,
+    },
+  });
+  expect(res.status).toBe(204);
+  if (opts.logs !== false) {
+    kept.set(id, {
+      project: projectId,
+      runId: id,
+      lines: [
+        { time: "2026-01-02T03:04:05.006Z", stream: "stdout", text: `hello from ${id}` },
+        { time: "2026-01-02T03:04:05.007Z", stream: "stderr", text: "careful" },
+      ],
+      truncated: false,
+    });
+  }
+  return id;
+}
+
+const logsPath = (projectId: string, runId: string) =>
+  `/v2/projects/${projectId}/runs/${runId}/logs`;
+
+describe("GET /v2/projects/{id}/runs/{runId}/logs", () => {
+  it("answers the host's lines to owners and members, without an audit entry", async () => {
+    const id = await runOf(f.projectId);
+    for (const token of [f.owner.token, f.member.token]) {
+      const res = await f.call("GET", logsPath(f.projectId, id), { token });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({
+        runId: id,
+        lines: [
+          { time: "2026-01-02T03:04:05.006Z", stream: "stdout", text: `hello from ${id}` },
+          { time: "2026-01-02T03:04:05.007Z", stream: "stderr", text: "careful" },
+        ],
+        truncated: false,
+      });
+      const requestId = res.headers.get("x-request-id") ?? "";
+      const entries = await f.db.select().from(auditLog).where(eq(auditLog.requestId, requestId));
+      expect(entries).toEqual([]);
+    }
+  });
+
+  it("answers 404 for a run of another project, without asking the host", async () => {
+    const theirs = await runOf(f.outsiderProjectId);
+    asked.length = 0;
+    const res = await f.call("GET", logsPath(f.projectId, theirs));
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as Body).message).toBe(
+      `run '${theirs}' not found in project '${f.projectId}'`,
+    );
+    expect(asked).toEqual([]);
+    // Its owner reads it.
+    const own = await f.call("GET", logsPath(f.outsiderProjectId, theirs), {
+      token: f.outsider.token,
+    });
+    expect(own.status).toBe(200);
+  });
+
+  it("answers 404 for an unknown run, and for a run whose logs the host no longer has", async () => {
+    expect((await f.call("GET", logsPath(f.projectId, newId("run")))).status).toBe(404);
+    const forgotten = await runOf(f.projectId, { logs: false });
+    const res = await f.call("GET", logsPath(f.projectId, forgotten));
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as Body).message).toMatch(
+      new RegExp(`^no logs of run '${forgotten}': the runtime host keeps`),
+    );
+  });
+
+  it("answers 400 for what is not a run id, 403 to outsiders, 401 without a token, 404 for no project", async () => {
+    const bad = await f.call("GET", logsPath(f.projectId, "not-a-run"));
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as Body).message).toMatch(/^runId: not a run id/);
+    const id = await runOf(f.projectId);
+    const outsider = await f.call("GET", logsPath(f.projectId, id), { token: f.outsider.token });
+    expect(outsider.status).toBe(403);
+    expect((await f.call("GET", logsPath(f.projectId, id), { token: null })).status).toBe(401);
+    const forged = await f.call("GET", logsPath(f.projectId, id), { token: "not.a.token" });
+    expect(forged.status).toBe(401);
+    expect((await f.call("GET", logsPath("prj_nope", id))).status).toBe(404);
+  });
+});
+
+describe("GET /v2/projects/{id}/runs/{runId}/logs, host unreachable", () => {
+  let g: Awaited<ReturnType<typeof libsqlFixture>>;
+
+  beforeAll(async () => {
+    // A loopback port nothing listens on.
+    const port = await freePort();
+    g = await libsqlFixture({ host: httpRuntimeHost(`http://127.0.0.1:${port}`, "t") });
+  });
+
+  afterAll(() => g?.cleanup());
+
+  it("answers 502 {message}", async () => {
+    const id = newId("run");
+    const report = await g.call("PUT", `/internal/runs/${id}`, {
+      token: INTERNAL_TOKEN,
+      body: {
+        projectId: g.projectId,
+        app: "hello",
+        function: "run",
+        async: false,
+        status: "failure",
+        createdAt: Date.now(),
+      },
+    });
+    expect(report.status).toBe(204);
+    const res = await g.call("GET", logsPath(g.projectId, id));
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as Body).message).toBe(
+      "the runtime host is not reachable; is it running?",
+    );
+  });
+});

@@ -1,0 +1,57 @@
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { access } from "../auth/access.ts";
+import type { AppEnv } from "../context.ts";
+import { ApiError } from "../errors.ts";
+import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
+import { findRun } from "../runs/index.ts";
+import { runLogsSchema } from "../runs/logs.ts";
+
+export const runLogsParams = projectIdParam.extend({
+  runId: z
+    .string()
+    .regex(/^run_[0-9a-z]{26}$/, "not a run id")
+    .openapi({ param: { name: "runId", in: "path" }, example: "run_…" }),
+});
+
+/**
+ * Members and owners, like the runs list. Not audited: it reads the output of the caller's own
+ * project's code, as the runs list reads its runs (docs/api.md).
+ */
+export const getRunLogsRoute = createRoute({
+  method: "get",
+  path: "/v2/projects/{projectId}/runs/{runId}/logs",
+  operationId: "getRunLogs",
+  summary: "What a run wrote while it ran, line by line (members and owners).",
+  security: bearerAuth,
+  middleware: [access({ role: "member" })] as const,
+  request: { params: runLogsParams },
+  responses: {
+    200: {
+      description: "The run's lines, oldest first.",
+      content: { "application/json": { schema: runLogsSchema } },
+    },
+    ...errorResponses({
+      404: "The project does not exist, the run is not one of its runs, or no logs of it are kept.",
+      502: "The runtime host is not reachable, or could not answer.",
+    }),
+  },
+});
+
+export function registerGetRunLogs(app: OpenAPIHono<AppEnv>) {
+  app.openapi(getRunLogsRoute, async (c) => {
+    const { db, host } = c.var.deps;
+    const { projectId } = c.var.access;
+    const { runId } = c.req.valid("param");
+    if (!(await findRun(db, projectId, runId))) {
+      throw new ApiError("not_found", `run '${runId}' not found in project '${projectId}'`);
+    }
+    const logs = await host.runLogs({ project: projectId, runId });
+    if (!logs) {
+      throw new ApiError(
+        "not_found",
+        `no logs of run '${runId}': the runtime host keeps those of the latest runs of managed-runtime apps only, in memory`,
+      );
+    }
+    return c.json(logs, 200);
+  });
+}

@@ -1,0 +1,22 @@
+/** The logs of a run as the runtime host keeps them, and as `GET …/runs/{runId}/logs` answers. */
+import { z } from "@hono/zod-openapi";
+
+export const runLogLineSchema = z
+  .object({
+    time: z.string().openapi({ format: "date-time", description: "When the line was written." }),
+    stream: z.enum(["stdout", "stderr"]),
+    text: z.string().openapi({ description: "The line, without its newline." }),
+  })
+  .openapi("RunLogLine");
+
+export const runLogsSchema = z
+  .object({
+    runId: z.string(),
+    lines: z.array(runLogLineSchema),
+    truncated: z
+      .boolean()
+      .openapi({ description: "Older lines were dropped: a run keeps its newest 64 KiB." }),
+  })
+  .openapi("RunLogs");
+
+export type RunLogs = z.infer<typeof runLogsSchema>;

@@ -1,0 +1,183 @@
+/** The logs of runs, captured by the shim in a real replica process and kept by the host. */
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { newHome, removeHome, waitUntil } from "../test-support.ts";
+import { ManagedReplica } from "./replica.ts";
+import { RunLogStore } from "./run-logs.ts";
+import { WorkloadError } from "./workload.ts";
+
+const OPTIONS = { startTimeoutMs: 10_000, stopGraceMs: 500 };
+
+const APP = `
+console.log("module loaded");
+
+const pause = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export async function chatty(n, ctx) {
+  for (let i = 0; i < n; i++) {
+    console.log(ctx.runId, "log", i);
+    await pause(2);
+    process.stdout.write(\`\${ctx.runId} write \${i}\\n\`);
+    console.error(\`\${ctx.runId} error \${i}\`);
+    await Promise.resolve();
+    ctx.log("%s ctx %d", ctx.runId, i);
+    setImmediate(() => console.warn(\`\${ctx.runId} warn \${i}\`));
+    await pause(1);
+  }
+  setTimeout(() => console.log(\`\${ctx.runId} after return\`), 20);
+  setTimeout(() => ctx.log(\`\${ctx.runId} ctx after return\`), 20);
+  return n;
+}
+
+export function crash(_, ctx) {
+  console.log("last words");
+  ctx.log("from ctx");
+  setTimeout(() => { throw new Error("boom in a timer"); }, 10);
+  return new Promise(() => {});
+}
+
+export function exits() {
+  console.error("bye");
+  process.exit(3);
+}
+
+export function lots(n) {
+  for (let i = 0; i < n; i++) console.log(\`line \${i} \${"x".repeat(40)}\`);
+  return n;
+}
+
+export function forge() {
+  process.send({ type: "log", runId: "run_elsewhere", stream: "stdout", text: "forged\\n", at: 0 });
+  return "sent";
+}
+`;
+
+describe("ManagedReplica: the logs of runs", () => {
+  let dir: string;
+  const replicas: ManagedReplica[] = [];
+
+  beforeEach(async () => {
+    dir = await newHome();
+  });
+
+  afterEach(async () => {
+    await Promise.all(replicas.splice(0).map((r) => r.stop()));
+    await removeHome(dir);
+  });
+
+  async function started(store: RunLogStore) {
+    const appDir = join(dir, `app-${replicas.length}`);
+    await mkdir(appDir);
+    await writeFile(join(appDir, "main.mjs"), APP);
+    const replica = new ManagedReplica(
+      { project: "prj_1", app: "chatty", version: 1, dir: appDir },
+      { ...OPTIONS, runLogs: store },
+    );
+    replicas.push(replica);
+    await replica.start();
+    return replica;
+  }
+
+  const textsOf = (store: RunLogStore, runId: string) =>
+    (store.get(runId)?.lines ?? []).map((l) => `${l.stream} ${l.text}`);
+
+  it("keeps two concurrent runs apart, across awaits and every way of writing", async () => {
+    const store = new RunLogStore({ bytesPerRun: 64 * 1024, runs: 10 });
+    const replica = await started(store);
+    const n = 15;
+    const outcomes = await Promise.all(
+      ["run_a", "run_b"].map((runId) =>
+        replica.invoke({ fn: "chatty", payload: n, runId }, 10_000),
+      ),
+    );
+    expect(outcomes).toEqual([
+      { kind: "returned", value: n },
+      { kind: "returned", value: n },
+    ]);
+    for (const [runId, other] of [
+      ["run_a", "run_b"],
+      ["run_b", "run_a"],
+    ] as const) {
+      const lines = textsOf(store, runId);
+      expect(lines).toHaveLength(5 * n);
+      expect(lines.filter((l) => l.includes(other))).toEqual([]);
+      for (const [stream, kind] of [
+        ["stdout", "log"],
+        ["stdout", "write"],
+        ["stderr", "error"],
+        ["stdout", "ctx"],
+        ["stderr", "warn"],
+      ]) {
+        for (let i = 0; i < n; i++) expect(lines).toContain(`${stream} ${runId} ${kind} ${i}`);
+      }
+      expect(store.get(runId)?.truncated).toBe(false);
+    }
+    // The runs did overlap: each began before the other ended.
+    const times = (runId: string) => store.get(runId)?.lines.map((l) => Date.parse(l.time)) ?? [];
+    expect(times("run_a")[0]).toBeLessThan(times("run_b").at(-1) ?? 0);
+    expect(times("run_b")[0]).toBeLessThan(times("run_a").at(-1) ?? 0);
+
+    // Output outside any call is the replica's own, in no run.
+    await waitUntil(() => replica.logs.text().includes("run_b ctx after return"));
+    const own = replica.logs.text();
+    expect(own).toContain("module loaded\n");
+    expect(own).toContain("run_a after return\n");
+    expect(own).toContain("run_a write 3\n");
+    for (const runId of ["run_a", "run_b"]) {
+      expect(textsOf(store, runId).join("\n")).not.toMatch(/after return|module loaded/);
+    }
+  });
+
+  it("keeps a crashed run's output, the crash report and how the process ended", async () => {
+    const store = new RunLogStore({ bytesPerRun: 64 * 1024, runs: 10 });
+    const replica = await started(store);
+    await waitUntil(() => replica.logs.text().includes("module loaded"));
+    const failure = await replica
+      .invoke({ fn: "crash", payload: null, runId: "run_crash" }, 10_000)
+      .catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(WorkloadError);
+    await waitUntil(() => textsOf(store, "run_crash").some((l) => l.includes("runlet: ")));
+    expect(replica.exited).toBe(true);
+    const lines = textsOf(store, "run_crash");
+    expect(lines.slice(0, 2)).toEqual(["stdout last words", "stdout from ctx"]);
+    expect(lines).toContain("stderr Error: boom in a timer");
+    expect(lines.at(-1)).toBe(
+      "stderr runlet: the function's process exited (code 1) before this run finished",
+    );
+
+    const other = await started(store);
+    // The crash report takes the replica's own output that reaches the host during the run:
+    // what the module printed must be in before.
+    await waitUntil(() => other.logs.text().includes("module loaded"));
+    await other.invoke({ fn: "exits", payload: null, runId: "run_exit" }, 10_000).catch(() => {});
+    await waitUntil(() => textsOf(store, "run_exit").some((l) => l.includes("runlet: ")));
+    expect(textsOf(store, "run_exit")).toEqual([
+      "stderr bye",
+      "stderr runlet: the function's process exited (code 3) before this run finished",
+    ]);
+  });
+
+  it("keeps the newest lines of a run within the limit, marked truncated", async () => {
+    const store = new RunLogStore({ bytesPerRun: 1024, runs: 10 });
+    const replica = await started(store);
+    await replica.invoke({ fn: "lots", payload: 200, runId: "run_big" }, 10_000);
+    const log = store.get("run_big");
+    expect(log?.truncated).toBe(true);
+    expect(log?.lines.at(-1)?.text).toBe(`line 199 ${"x".repeat(40)}`);
+    const bytes = (log?.lines ?? []).reduce((sum, l) => sum + Buffer.byteLength(l.text) + 1, 0);
+    expect(bytes).toBeLessThanOrEqual(1024);
+    expect(bytes).toBeGreaterThan(900);
+  });
+
+  it("keeps no log a run's code sends for a run it is not running", async () => {
+    const store = new RunLogStore({ bytesPerRun: 1024, runs: 10 });
+    const replica = await started(store);
+    expect(await replica.invoke({ fn: "forge", payload: null, runId: "run_f" }, 10_000)).toEqual({
+      kind: "returned",
+      value: "sent",
+    });
+    expect(store.has("run_elsewhere")).toBe(false);
+    expect(textsOf(store, "run_f")).toEqual([]);
+  });
+});

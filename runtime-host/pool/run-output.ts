@@ -1,0 +1,100 @@
+/**
+ * Sorts one managed replica's output between the logs of its runs and its own log. The shim
+ * sends what a call writes as `log` messages naming the run; the replica keeps everything in
+ * its own ring as well. What the process writes outside any call (module load, timers after a
+ * call returned, processes it spawned, Node's own fatal-error report) arrives on its stdout and
+ * stderr, belongs to no run, and stays the replica's.
+ *
+ * One exception, for the last words of a crash: when the process ends while calls are in flight,
+ * each of their runs gets the replica's own output that reached the host since the run began
+ * (where Node's report of an uncaught exception lands) and a line saying how the process ended.
+ */
+import { LogRing, type LogStream } from "./log-ring.ts";
+import type { LogMessage } from "./messages.ts";
+import type { RunLogStore, RunOwner } from "./run-logs.ts";
+
+interface CallInFlight {
+  runId: string;
+  /** How many bytes of its own output the process had sent when the call was sent. */
+  since: number;
+}
+
+export class RunOutput {
+  /** Calls sent whose result has not come back, by call id. */
+  readonly #calls = new Map<string, CallInFlight>();
+  /** The process's own output only, for a crash's last words. */
+  readonly #own: LogRing;
+
+  constructor(
+    private readonly store: RunLogStore,
+    /** The replica's log: everything the process wrote, the runs' output included. */
+    private readonly ring: LogRing,
+  ) {
+    this.#own = new LogRing(store.limits.bytesPerRun);
+  }
+
+  /** The call `callId` of run `runId` is being sent to the process. */
+  begin(callId: string, runId: string, owner: RunOwner): void {
+    this.store.open(runId, owner);
+    this.#calls.set(callId, { runId, since: this.#ownBytes() });
+  }
+
+  /** The call's result came back: its run has written all it will (its logs came first). */
+  end(callId: string): void {
+    const call = this.#calls.get(callId);
+    if (!call) return;
+    this.#calls.delete(callId);
+    if (!this.#inFlight(call.runId)) this.store.flush(call.runId);
+  }
+
+  /** A `log` message of the shim: kept for its run if that run is in flight here. */
+  log(msg: LogMessage): void {
+    this.ring.append(msg.stream, Buffer.from(msg.text));
+    // The app's code can send messages too: it may only write to runs it is running.
+    if (this.#inFlight(msg.runId)) this.store.write(msg.runId, msg.stream, msg.text, msg.at);
+  }
+
+  /** What the process wrote to its stdout or stderr itself. */
+  own(stream: LogStream, data: Buffer): void {
+    this.ring.append(stream, data);
+    this.#own.append(stream, data);
+  }
+
+  /**
+   * The process has ended and its output is read: the runs still in flight get its last words
+   * and `reason`. Later messages belong to no run.
+   */
+  processEnded(reason: string): void {
+    const runs = new Map<string, number>();
+    for (const { runId, since } of this.#calls.values()) {
+      runs.set(runId, Math.min(since, runs.get(runId) ?? since));
+    }
+    this.#calls.clear();
+    const chunks = this.#own.chunks();
+    for (const [runId, since] of runs) {
+      this.store.flush(runId);
+      // The ring holds the bytes from offset `dropped` on.
+      let offset = this.#own.dropped;
+      for (const chunk of chunks) {
+        const end = offset + chunk.data.length;
+        if (end > since) {
+          const data = chunk.data.subarray(Math.max(0, since - offset));
+          this.store.write(runId, chunk.stream, data.toString(), chunk.at);
+        }
+        offset = end;
+      }
+      this.store.flush(runId);
+      this.store.write(runId, "stderr", `runlet: ${reason}\n`);
+    }
+  }
+
+  /** Bytes of its own output the process has sent so far. */
+  #ownBytes(): number {
+    return this.#own.dropped + this.#own.size;
+  }
+
+  #inFlight(runId: string): boolean {
+    for (const call of this.#calls.values()) if (call.runId === runId) return true;
+    return false;
+  }
+}

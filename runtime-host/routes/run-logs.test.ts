@@ -1,0 +1,80 @@
+/** `GET /internal/runs/{runId}/logs` on a real host, with real replicas (replica_concurrency 2). */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HEADER } from "../../common/consts.ts";
+import { type RunningHost, startHost } from "../server.ts";
+import { configOf, hostClient, newHome, removeHome, TOKEN } from "../test-support.ts";
+
+const APP = {
+  "main.mjs": `
+export async function run(input, ctx) {
+  console.log("hello from", ctx.runId);
+  await new Promise((r) => setTimeout(r, 50));
+  console.error("a warning for", input?.name);
+  return "ok";
+}`,
+};
+
+describe("GET /internal/runs/{runId}/logs", () => {
+  let home: string;
+  let host: RunningHost;
+  let client: ReturnType<typeof hostClient>;
+  // Run ids are unique per test file: the host's store is the process's.
+  const suffix = `${process.pid}${Date.now()}`;
+
+  beforeAll(async () => {
+    home = await newHome();
+    host = await startHost({ port: 0, home, internalToken: TOKEN });
+    client = hostClient(host.url);
+    const config = configOf("logger", { scaling: { max_replicas: 1, replica_concurrency: 2 } });
+    expect((await client.deploy("prj_logs", "logger", 1, APP, config)).status).toBe(200);
+  });
+
+  afterAll(async () => {
+    await host?.close();
+    if (home) await removeHome(home);
+  });
+
+  const logsOf = (runId: string, token = TOKEN, query = "") =>
+    fetch(`${host.url}/internal/runs/${runId}/logs${query}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+
+  it("answers each run's own lines, for two runs at once on one replica", async () => {
+    const ids = [`run_one${suffix}`, `run_two${suffix}`];
+    const answers = await Promise.all(
+      ids.map((runId, i) =>
+        client.invoke("prj_logs", "logger", "run", JSON.stringify({ name: `caller ${i}` }), {
+          [HEADER.runId]: runId,
+        }),
+      ),
+    );
+    expect(answers.map((a) => a.status)).toEqual([200, 200]);
+    for (const [i, runId] of ids.entries()) {
+      const res = await logsOf(runId);
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { lines: { time: string }[] };
+      expect(body).toEqual({
+        runId,
+        lines: [
+          { time: expect.any(String), stream: "stdout", text: `hello from ${runId}` },
+          { time: expect.any(String), stream: "stderr", text: `a warning for caller ${i}` },
+        ],
+        truncated: false,
+      });
+      expect(Date.parse(body.lines[0]?.time ?? "")).toBeGreaterThan(Date.now() - 60_000);
+    }
+    expect((await logsOf(ids[0] ?? "", TOKEN, "?project=prj_logs")).status).toBe(200);
+    // Asked for as another project's run, it does not exist.
+    const other = await logsOf(ids[0] ?? "", TOKEN, "?project=prj_other");
+    expect(other.status).toBe(404);
+  });
+
+  it("answers 404 {message} for an unknown run and 401 without the internal token", async () => {
+    const unknown = await logsOf(`run_unknown${suffix}`);
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { message: string }).message).toMatch(
+      /^no logs of run 'run_unknown\w+' on this runtime host/,
+    );
+    expect((await logsOf(`run_unknown${suffix}`, "wrong-token")).status).toBe(401);
+  });
+});

@@ -1,0 +1,29 @@
+/**
+ * `GET /internal/runs/{runId}/logs[?project=P]`: what a run of a managed app wrote while it ran,
+ * `{runId, lines: [{time, stream, text}], truncated}`. With `project`, a run of another project
+ * is as unknown as a run never seen (the control plane passes the project it checked).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { HttpError } from "../http/errors.ts";
+import { sendJson } from "../http/respond.ts";
+import { hostRunLogs, type RunLogStore, type RunLogs } from "../pool/run-logs.ts";
+
+export async function getRunLogs(
+  req: IncomingMessage,
+  res: ServerResponse,
+  params: readonly string[],
+  _ctx: unknown,
+  store: RunLogStore = hostRunLogs,
+): Promise<void> {
+  const runId = params[0] ?? "";
+  const project = new URL(req.url ?? "/", "http://host").searchParams.get("project");
+  const kept = store.get(runId);
+  if (!kept || (project !== null && kept.project !== project)) {
+    throw new HttpError(
+      404,
+      `no logs of run '${runId}' on this runtime host: it keeps the latest runs of managed-runtime apps only, in memory`,
+    );
+  }
+  const body: RunLogs = { runId: kept.runId, lines: kept.lines, truncated: kept.truncated };
+  sendJson(res, 200, body);
+}
