@@ -9,7 +9,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { Agent, request as httpRequest } from "node:http";
-import { createServer } from "node:net";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -18,7 +17,7 @@ import { HEADER, LOOPBACK } from "../common/consts.ts";
 import { appRoot, appsRoot, versionDirName } from "../runtime-host/app-paths.ts";
 import { DEFAULT_LIMITS } from "../runtime-host/limits.ts";
 import { ManagedReplica } from "../runtime-host/pool/replica.ts";
-import { CustomReplica } from "../runtime-host/runtimes/custom/replica.ts";
+import { CustomReplica, freePort } from "../runtime-host/runtimes/custom/replica.ts";
 import { startHost } from "../runtime-host/server.ts";
 import { hostClient, TOKEN } from "../runtime-host/test-support.ts";
 import { measure, ms, type Summary, summarize, table } from "./stats.ts";
@@ -67,17 +66,6 @@ const SERVER = `require("node:http").createServer((req, res) => {
 
 const configOf = (name: string, extra: Record<string, unknown>) =>
   appConfigSchema.parse({ name, ...extra });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, LOOPBACK, () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * One request with a lean keep-alive client (node:http): what is measured is the host, not the

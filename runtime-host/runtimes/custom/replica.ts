@@ -29,8 +29,8 @@ export interface CustomReplicaOptions {
 /** Between two readiness probes: short, since the probe is what a cold start waits on. */
 const PROBE_INTERVAL_MS = 5;
 
-/** A port nothing listens on now, for the replica to take. */
-function freePort(): Promise<number> {
+/** A loopback port nothing listens on now, for a replica to take. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
