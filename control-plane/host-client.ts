@@ -11,6 +11,8 @@ export interface RuntimeHost {
     config: AppConfig;
     files: BundleFile[];
   }): Promise<void>;
+  /** Stops the app's replicas and deletes its files; harmless if the host never had it. */
+  remove(input: { project: string; app: string }): Promise<void>;
   /** What a run of `project` wrote, as the host keeps it; undefined if it keeps none. */
   runLogs(input: { project: string; runId: string }): Promise<RunLogs | undefined>;
 }
@@ -37,6 +39,24 @@ export function httpRuntimeHost(baseUrl: string, internalToken: string): Runtime
         throw new ApiError(
           res.status === 400 ? "bad_request" : "bad_gateway",
           `the runtime host refused the deploy: ${body.message ?? `status ${res.status}`}`,
+        );
+      }
+    },
+    async remove({ project, app }) {
+      let res: Response;
+      try {
+        res = await fetch(`${baseUrl}/internal/apps/${project}/${app}`, {
+          method: "DELETE",
+          headers: { authorization: `Bearer ${internalToken}` },
+          signal: AbortSignal.timeout(30_000),
+        });
+      } catch {
+        throw unreachable();
+      }
+      if (!res.ok) {
+        throw new ApiError(
+          "bad_gateway",
+          `the runtime host could not delete the app (${res.status})`,
         );
       }
     },

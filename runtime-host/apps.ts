@@ -87,7 +87,7 @@ async function subdirs(dir: string): Promise<string[]> {
 
 export class AppRegistry {
   readonly #apps = new Map<string, Deployment>();
-  /** Deploys of one app run one after the other. */
+  /** Deploys and removals of one app run one after the other. */
   readonly #queues = new Map<string, Promise<unknown>>();
 
   private constructor(readonly root: string) {}
@@ -115,8 +115,27 @@ export class AppRegistry {
    * may come again (a retried deploy); if its files differ they replace the old ones.
    */
   deploy(input: DeployInput): Promise<Deployment> {
-    const key = appKey(input.project, input.app);
-    const run = (this.#queues.get(key) ?? Promise.resolve()).then(() => this.#deploy(input));
+    return this.#serial(input.project, input.app, () => this.#deploy(input));
+  }
+
+  /**
+   * Forgets the app and deletes its files; false if it was not deployed. The record goes first,
+   * so a crash halfway leaves an unknown app with stray files, never a known app without them.
+   */
+  remove(project: string, app: string): Promise<boolean> {
+    return this.#serial(project, app, async () => {
+      const dir = appRoot(this.root, project, app);
+      const known = this.#apps.delete(appKey(project, app));
+      await rm(currentFile(dir), { force: true });
+      await rm(dir, { recursive: true, force: true });
+      return known;
+    });
+  }
+
+  /** Runs `work` after every earlier deploy or removal of the same app. */
+  #serial<T>(project: string, app: string, work: () => Promise<T>): Promise<T> {
+    const key = appKey(project, app);
+    const run = (this.#queues.get(key) ?? Promise.resolve()).then(work);
     const queued = run.catch(() => {});
     this.#queues.set(key, queued);
     void queued.then(() => {

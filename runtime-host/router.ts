@@ -4,7 +4,7 @@ import type { HostContext } from "./context.ts";
 import { hasBearerToken } from "./http/auth.ts";
 import { HttpError } from "./http/errors.ts";
 import { sendJson } from "./http/respond.ts";
-import { deployApp } from "./routes/deploy.ts";
+import { deployApp, removeApp } from "./routes/deploy.ts";
 import { forwardRequest } from "./routes/forward.ts";
 import { invokeFunction } from "./routes/invoke.ts";
 import { getRunLogs } from "./routes/run-logs.ts";
@@ -36,6 +36,7 @@ const ROUTES: readonly Route[] = [
       sendJson(res, 200, { apps: pool.stats(), spares: spares.pids() }),
   },
   { method: "PUT", path: /^\/internal\/apps\/([^/]+)\/([^/]+)$/, handler: deployApp },
+  { method: "DELETE", path: /^\/internal\/apps\/([^/]+)\/([^/]+)$/, handler: removeApp },
   {
     method: "POST",
     path: /^\/internal\/invoke\/([^/]+)\/([^/]+)\/([^/]+)$/,

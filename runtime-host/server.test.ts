@@ -1,3 +1,5 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type RunningHost, startHost } from "./server.ts";
 import {
@@ -262,6 +264,25 @@ export const pid = () => process.pid;`,
     expect(Date.now() - started).toBeLessThan(5_000);
     const answer = await inFlight;
     expect([0, 503]).toContain(answer.status);
+  });
+
+  it("deletes an app: its replicas stop, its files go, and it stays gone after a restart", async () => {
+    await client.deploy("p", "hello", 1, HELLO);
+    const pid = (await client.invoke("p", "hello", "pid")).body.result as number;
+    const remove = () =>
+      fetch(`${host.url}/internal/apps/p/hello`, {
+        method: "DELETE",
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+    expect((await remove()).status).toBe(204);
+    await waitUntil(() => isGone(pid));
+    expect((await client.invoke("p", "hello", "pid")).status).toBe(404);
+    expect(existsSync(join(home, "host", "apps", "p", "hello"))).toBe(false);
+    expect((await remove()).status).toBe(204); // deleting again is harmless
+
+    await host.close();
+    host = await startHost({ port: 0, home, internalToken: TOKEN });
+    expect((await hostClient(host.url).invoke("p", "hello", "pid")).status).toBe(404);
   });
 
   it("keeps serving deployed apps after a restart on the same home", async () => {

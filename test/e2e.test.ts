@@ -209,6 +209,22 @@ describe("a local Runlet, end to end", () => {
     expect((await json(get)).message).toMatch(/runs functions: POST/);
   });
 
+  it("deletes an app with the CLI: its calls are 404 and it is no longer listed", async () => {
+    expect((await run("/racer/run")).status).toBe(200);
+    const deleted = await cli(["apps", "delete", "racer"], runlet.env);
+    expect(deleted.code).toBe(0);
+    expect(deleted.stdout).toMatch(/Deleted racer/);
+    const res = await run("/racer/run");
+    expect(res.status).toBe(404);
+    const listed = await cli(["apps", "--json"], runlet.env);
+    expect(JSON.parse(listed.stdout).apps.map((a: { name: string }) => a.name)).not.toContain(
+      "racer",
+    );
+    const again = await cli(["apps", "delete", "racer"], runlet.env);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/deleting the app failed \(404\)/);
+  });
+
   it("refuses a bundle with a broken runlet.toml with a clear 400, deploying nothing", async () => {
     const res = await deployFiles({ "runlet.toml": 'name = "Bad Name"' });
     expect(res.status).toBe(400);

@@ -8,6 +8,7 @@ export const AUDIT_ACTIONS = [
   "secrets.read",
   "apps.deploy",
   "audit_log.read",
+  "apps.delete",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
@@ -26,6 +27,7 @@ export const AUDIT_ACTION_CODES: Record<AuditAction, number> = {
   "secrets.read": 6,
   "apps.deploy": 7,
   "audit_log.read": 8,
+  "apps.delete": 9,
 };
 
 export const OUTCOMES = ["success", "failure"] as const;

@@ -77,6 +77,32 @@ export const deployAppRoute = createRoute({
   },
 });
 
+export const deleteAppRoute = createRoute({
+  method: "delete",
+  path: "/v2/projects/{projectId}/apps/{appName}",
+  operationId: "deleteApp",
+  summary:
+    "Delete an app: its replicas stop, its files and deployments go (members and owners; audited).",
+  security: bearerAuth,
+  middleware: [
+    access({
+      role: "member",
+      audit: {
+        action: "apps.delete",
+        target: (c) => ({ type: "app", id: c.req.param("appName") ?? "" }),
+      },
+    }),
+  ] as const,
+  request: { params: projectIdParam.extend({ appName: z.string().max(64) }) },
+  responses: {
+    204: { description: "Deleted; calls of the app are 404 from now on." },
+    ...errorResponses({
+      404: "The project or the app does not exist.",
+      502: "The runtime host could not stop the app; nothing was deleted.",
+    }),
+  },
+});
+
 function readConfig(files: z.infer<typeof deployRequest>["files"]): AppConfig {
   const manifest = files.find((f) => f.path === "runlet.toml");
   if (!manifest) throw new ApiError("bad_request", "the bundle has no runlet.toml at its root");
@@ -187,5 +213,32 @@ export function registerDeployApp(app: OpenAPIHono<AppEnv>) {
       return deployed;
     });
     return c.json(body, 201);
+  });
+
+  app.openapi(deleteAppRoute, async (c) => {
+    const { projectId } = c.var.access;
+    const { appName } = c.req.valid("param");
+    const { db, host } = c.var.deps;
+    await deploysByApp.run(`${projectId}/${appName}`, async () => {
+      const [existing] = await db
+        .select()
+        .from(apps)
+        .where(and(eq(apps.projectId, projectId), eq(apps.name, appName)));
+      if (!existing) {
+        throw new ApiError(
+          "not_found",
+          `app '${appName}' is not deployed in project '${projectId}'`,
+        );
+      }
+      // The host first: if it fails nothing is deleted; if the rows then fail to go, deleting
+      // again converges (the host's delete is harmless when the app is already gone there).
+      await host.remove({ project: projectId, app: appName });
+      await db.batch([
+        db.delete(deployments).where(eq(deployments.appId, existing.id)),
+        db.delete(apps).where(eq(apps.id, existing.id)),
+        auditSuccess(c, { version: existing.currentVersion }),
+      ]);
+    });
+    return c.body(null, 204);
   });
 }

@@ -15,6 +15,7 @@ const kept = new Map<string, RunLogs & { project: string }>();
 const asked: string[] = [];
 const fakeHost: RuntimeHost = {
   deploy: () => Promise.resolve(),
+  remove: () => Promise.resolve(),
   async runLogs({ project, runId }) {
     asked.push(runId);
     const logs = kept.get(runId);

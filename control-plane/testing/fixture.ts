@@ -52,6 +52,9 @@ export const noRuntimeHost: RuntimeHost = {
   deploy() {
     return Promise.reject(new ApiError("bad_gateway", "no runtime host in this test"));
   },
+  remove() {
+    return Promise.reject(new ApiError("bad_gateway", "no runtime host in this test"));
+  },
   runLogs() {
     return Promise.reject(new ApiError("bad_gateway", "no runtime host in this test"));
   },

@@ -124,6 +124,19 @@ export class ReplicaPool {
     this.#fill(this.#appFor(target));
   }
 
+  /** The app is gone: its queued calls fail, its replicas finish what they run, then stop. */
+  removed(project: string, app: string): void {
+    const key = appKey(project, app);
+    const replicas = this.#apps.get(key);
+    if (!replicas) return;
+    this.#apps.delete(key);
+    for (const waiter of replicas.queue.splice(0)) {
+      clearTimeout(waiter.timer);
+      waiter.reject(new WorkloadError({ kind: "removed" }));
+    }
+    for (const replica of replicas.replicas) this.#retire(replicas, replica);
+  }
+
   /** Each app's replicas and queue, for `GET /internal/metrics`. */
   stats(): AppStats[] {
     return [...this.#apps.values()].map((app) => ({

@@ -38,6 +38,7 @@ export type WorkloadFailure =
   | { kind: "exited"; code: number | null; signal: NodeJS.Signals | null }
   | { kind: "timeout"; ms: number }
   | { kind: "busy"; max_replicas: number; replica_concurrency: number; detail: string }
+  | { kind: "removed" }
   | { kind: "closing" };
 
 function describe(failure: WorkloadFailure): string {
@@ -52,6 +53,8 @@ function describe(failure: WorkloadFailure): string {
       return `the function did not finish within ${failure.ms / 1000} s; its process was stopped`;
     case "busy":
       return `the app is at capacity (${failure.max_replicas} replicas × ${failure.replica_concurrency} concurrent calls, all busy) ${failure.detail}: try again shortly, or raise [scaling] max_replicas`;
+    case "removed":
+      return "the app was deleted";
     case "closing":
       return "the runtime host is shutting down";
   }

@@ -1,4 +1,7 @@
-/** `PUT /internal/apps/{project}/{app}`: stores a version of an app and makes it current. */
+/**
+ * `PUT /internal/apps/{project}/{app}`: stores a version of an app and makes it current.
+ * `DELETE` on it: the app's replicas stop and its files go (204, also when it was not there).
+ */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { z } from "zod";
 import { appConfigSchema, bundleFileSchema, describeZodError } from "../../common/app-config.ts";
@@ -31,4 +34,16 @@ export async function deployApp(
   const deployment = await registry.deploy({ project, app, version, config, files });
   pool.deployed(deployment);
   sendJson(res, 200, { project, app, version });
+}
+
+export async function removeApp(
+  _req: IncomingMessage,
+  res: ServerResponse,
+  params: readonly string[],
+  { registry, pool }: HostContext,
+): Promise<void> {
+  const { project, app } = projectAndApp(params);
+  await registry.remove(project, app);
+  pool.removed(project, app);
+  res.writeHead(204).end();
 }

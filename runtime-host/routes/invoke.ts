@@ -17,6 +17,7 @@ export const STATUS: Record<WorkloadFailure["kind"], number> = {
   exited: 502,
   timeout: 504,
   busy: 429,
+  removed: 404,
   closing: 503,
 };
 

@@ -1,20 +1,31 @@
 import type { AppView } from "../../routes/apps-read.ts";
-import type { Command } from "../command.ts";
-import { loadConfig, readAnswer, request } from "../config.ts";
+import { CliError, type Command } from "../command.ts";
+import { callProject, loadConfig } from "../config.ts";
+
+const USAGE = `Usage: runlet apps [--json]
+       runlet apps delete <name> [--json]
+
+  (none)   the project's apps: name, live version, runtime, last deploy
+  delete   stops the app's replicas and deletes it with its deployments (audited); calls of it
+           are 404 from then on, and a later deploy of the same name starts at version 1`;
 
 export const apps: Command = {
   name: "apps",
-  summary: "list the apps deployed in the project",
-  usage: "Usage: runlet apps [--json]",
+  summary: "list the project's apps, or delete one",
+  usage: USAGE,
   options: {},
-  async run({ values }) {
+  async run({ values, positionals }) {
     const config = await loadConfig();
-    const res = await request(
-      `${config.baseUrl}/v2/projects/${config.projectId}/apps`,
-      { headers: { authorization: `Bearer ${config.token}` } },
-      "listing apps",
-    );
-    const body = await readAnswer<{ apps: AppView[] }>(res, "listing apps");
+    const [sub, name, ...extra] = positionals;
+    if (sub === "delete") {
+      if (!name || extra.length > 0)
+        throw new CliError(`apps delete takes one app name\n\n${USAGE}`);
+      await callProject(config, "DELETE", `/apps/${encodeURIComponent(name)}`, "deleting the app");
+      console.log(values.json ? JSON.stringify({ deleted: name }) : `Deleted ${name}.`);
+      return 0;
+    }
+    if (sub !== undefined) throw new CliError(`unknown subcommand '${sub}'\n\n${USAGE}`);
+    const body = await callProject<{ apps: AppView[] }>(config, "GET", "/apps", "listing apps");
     if (values.json) {
       console.log(JSON.stringify(body));
     } else if (body.apps.length === 0) {

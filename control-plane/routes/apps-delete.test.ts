@@ -1,0 +1,97 @@
+// DELETE /v2/projects/{id}/apps/{name}: the host stops the app first, then its rows go with a
+// success entry in one batch; a host that cannot is a 502 with nothing deleted.
+import { and, eq } from "drizzle-orm";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { auditLog } from "../db/schema.ts";
+import { ApiError } from "../errors.ts";
+import type { RuntimeHost } from "../host-client.ts";
+import { libsqlFixture } from "../testing/libsql.ts";
+
+const removed: string[] = [];
+let hostDown = false;
+const host: RuntimeHost = {
+  deploy: () => Promise.resolve(),
+  async remove({ project, app }) {
+    if (hostDown) throw new ApiError("bad_gateway", "the runtime host is not reachable");
+    removed.push(`${project}/${app}`);
+  },
+  runLogs: () => Promise.resolve(undefined),
+};
+
+let f: Awaited<ReturnType<typeof libsqlFixture>>;
+
+beforeAll(async () => {
+  f = await libsqlFixture({ host });
+});
+
+afterAll(() => f.cleanup());
+
+const bundle = (name: string) => ({
+  files: [
+    ["runlet.toml", `name = "${name}"`],
+    ["main.mjs", "export const run = () => 1;"],
+  ].map(([path, text]) => ({
+    path,
+    contentBase64: Buffer.from(text as string).toString("base64"),
+  })),
+});
+
+async function deploy(name: string) {
+  const res = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: bundle(name) });
+  expect(res.status).toBe(201);
+}
+
+const appPath = (name: string) => `/v2/projects/${f.projectId}/apps/${name}`;
+
+it("stops the app on the host, forgets it, records apps.delete, and then answers 404", async () => {
+  await deploy("doomed");
+  await deploy("doomed");
+  const res = await f.call("DELETE", appPath("doomed"), { token: f.member.token });
+  expect(res.status).toBe(204);
+  expect(removed).toContain(`${f.projectId}/doomed`);
+  expect((await f.call("GET", appPath("doomed"))).status).toBe(404);
+  const [entry] = await f.db
+    .select()
+    .from(auditLog)
+    .where(
+      and(
+        eq(auditLog.requestId, res.headers.get("x-request-id") ?? ""),
+        eq(auditLog.action, "apps.delete"),
+      ),
+    );
+  expect(entry).toMatchObject({ outcome: "success", targetId: "doomed", metadata: { version: 2 } });
+
+  const again = await f.call("DELETE", appPath("doomed"));
+  expect(again.status).toBe(404);
+  // Deployed again, it starts over at version 1.
+  const redeployed = await f.call("POST", `/v2/projects/${f.projectId}/apps`, {
+    body: bundle("doomed"),
+  });
+  expect(((await redeployed.json()) as { version: number }).version).toBe(1);
+});
+
+it("deletes nothing when the runtime host cannot stop the app (502), and records the failure", async () => {
+  await deploy("sturdy");
+  hostDown = true;
+  try {
+    const res = await f.call("DELETE", appPath("sturdy"));
+    expect(res.status).toBe(502);
+    expect((await f.call("GET", appPath("sturdy"))).status).toBe(200);
+    const [entry] = await f.db
+      .select()
+      .from(auditLog)
+      .where(eq(auditLog.requestId, res.headers.get("x-request-id") ?? ""));
+    expect(entry).toMatchObject({ action: "apps.delete", outcome: "failure" });
+  } finally {
+    hostDown = false;
+  }
+});
+
+it("refuses callers outside the project (403) and unauthenticated ones (401)", async () => {
+  await deploy("guarded");
+  expect((await f.call("DELETE", appPath("guarded"), { token: f.outsider.token })).status).toBe(
+    403,
+  );
+  expect((await f.call("DELETE", appPath("guarded"), { token: null })).status).toBe(401);
+  expect((await f.call("GET", appPath("guarded"))).status).toBe(200);
+});
