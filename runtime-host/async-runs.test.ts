@@ -1,11 +1,13 @@
 // Async runs through the real host: submitted with a callback, limited by the app's
 // response_grace_period, cancellable through ctx.signal, and askable afterwards.
+
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HEADER } from "../common/consts.ts";
 import type { AsyncRun } from "./async-runs.ts";
 import { CALLBACK_HEADER } from "./routes/runs.ts";
+import { NO_SANDBOX } from "./sandbox/sandbox.ts";
 import { type RunningHost, startHost } from "./server.ts";
 import { configOf, eventually, hostClient, newHome, removeHome, TOKEN } from "./test-support.ts";
 
@@ -36,7 +38,7 @@ const received: { auth: string | undefined; body: AsyncRun }[] = [];
 
 beforeEach(async () => {
   home = await newHome();
-  host = await startHost({ port: 0, home, internalToken: TOKEN });
+  host = await startHost({ sandbox: NO_SANDBOX, port: 0, home, internalToken: TOKEN });
   received.length = 0;
   receiver = createServer((req, res) => {
     let text = "";

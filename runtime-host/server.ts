@@ -13,6 +13,8 @@ import { ReplicaPool } from "./pool/pool.ts";
 import { Spares } from "./pool/spares.ts";
 import { route } from "./router.ts";
 import { CustomReplica } from "./runtimes/custom/replica.ts";
+import { managedLauncher } from "./runtimes/managed/launch.ts";
+import { detectSandbox, type Sandbox } from "./sandbox/sandbox.ts";
 
 export interface HostOptions {
   /** 0 picks a free port; `url` tells which. */
@@ -23,6 +25,8 @@ export interface HostOptions {
   internalToken: string;
   /** The address to bind; loopback unless told otherwise. */
   hostname?: string;
+  /** Where replicas run; by default bubblewrap if this machine has it (see sandbox.ts). */
+  sandbox?: Sandbox;
   /** Shorter time limits, for tests. */
   limits?: Partial<HostLimits>;
 }
@@ -63,10 +67,20 @@ async function shutDown(server: Server, pool: ReplicaPool, spares: Spares): Prom
   clearTimeout(force);
 }
 
+/** The machine's sandbox, found once per process (the check starts a process). */
+let detected: Sandbox | undefined;
+
 export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const limits: HostLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const registry = await AppRegistry.open(opts.home);
-  const replicaOptions = { startTimeoutMs: limits.startTimeoutMs, stopGraceMs: limits.stopGraceMs };
+  detected ??= opts.sandbox ? undefined : detectSandbox();
+  const sandbox = opts.sandbox ?? (detected as Sandbox);
+  const replicaOptions = {
+    startTimeoutMs: limits.startTimeoutMs,
+    stopGraceMs: limits.stopGraceMs,
+    launch: managedLauncher(sandbox),
+    sandbox,
+  };
   // Managed replicas start from spare processes, each app in a folder of its own.
   const spares = new Spares(join(opts.home, "host", "slots"), limits.spares, replicaOptions);
   spares.fill();

@@ -1,6 +1,8 @@
 // `[scaling]` through the real host and real replica processes: max_replicas, replica_concurrency
 // with a bounded queue, cooldown to zero, min_replicas kept warm and replaced after a crash.
+
 import { afterEach, describe, expect, it } from "vitest";
+import { NO_SANDBOX } from "../sandbox/sandbox.ts";
 import { type RunningHost, startHost } from "../server.ts";
 import {
   configOf,
@@ -34,7 +36,13 @@ let host: RunningHost | undefined;
 
 async function hostWith(scaling: Record<string, number>, queueWaitMs = 10_000) {
   home = await newHome();
-  host = await startHost({ port: 0, home, internalToken: TOKEN, limits: { queueWaitMs } });
+  host = await startHost({
+    sandbox: NO_SANDBOX,
+    port: 0,
+    home,
+    internalToken: TOKEN,
+    limits: { queueWaitMs },
+  });
   const client = hostClient(host.url);
   const deployed = await client.deploy("p", "app", 1, APP, configOf("app", { scaling }));
   expect(deployed.status).toBe(200);

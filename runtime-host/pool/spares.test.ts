@@ -1,9 +1,11 @@
 // Spare processes through the real host: started before any app, taken by a cold start, refilled,
 // and each replica working in a copy of its version's files that goes away with it.
+
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { appRoot, appsRoot, versionDirName } from "../app-paths.ts";
+import { NO_SANDBOX } from "../sandbox/sandbox.ts";
 import { type RunningHost, startHost } from "../server.ts";
 import {
   configOf,
@@ -31,7 +33,13 @@ let client: ReturnType<typeof hostClient>;
 
 beforeEach(async () => {
   home = await newHome();
-  host = await startHost({ port: 0, home, internalToken: TOKEN, limits: { spares: 2 } });
+  host = await startHost({
+    sandbox: NO_SANDBOX,
+    port: 0,
+    home,
+    internalToken: TOKEN,
+    limits: { spares: 2 },
+  });
   client = hostClient(host.url);
 });
 

@@ -5,7 +5,7 @@
  * background; when it is empty a new process is started on the spot.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ManagedReplica, type ReplicaOptions } from "./replica.ts";
 import type { WorkloadSpec } from "./workload.ts";
@@ -24,6 +24,8 @@ export class Spares {
   ) {
     rmSync(root, { recursive: true, force: true });
     mkdirSync(root, { recursive: true });
+    // Without it an app's `main.js` would take the "type" of a package.json above home.
+    writeFileSync(join(root, "package.json"), '{ "private": true }\n');
   }
 
   /** Pids of the spares waiting now (for metrics and tests). */

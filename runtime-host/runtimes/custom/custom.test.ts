@@ -1,9 +1,11 @@
 // The custom runtime through the real host: the app's own server, started from its entrypoint
 // with PORT, ready by its healthcheck, every part of a request forwarded and the answer streamed
 // back unchanged; failures are the host's `{message}` errors, marked as such.
+
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HEADER } from "../../../common/consts.ts";
 import { HOST_ERROR_HEADER } from "../../http/respond.ts";
+import { NO_SANDBOX } from "../../sandbox/sandbox.ts";
 import { type RunningHost, startHost } from "../../server.ts";
 import { configOf, hostClient, isGone, newHome, removeHome, TOKEN } from "../../test-support.ts";
 
@@ -55,6 +57,7 @@ let host: RunningHost;
 beforeEach(async () => {
   home = await newHome();
   host = await startHost({
+    sandbox: NO_SANDBOX,
     port: 0,
     home,
     internalToken: TOKEN,

@@ -16,6 +16,8 @@ import {
   WorkloadError,
   type WorkloadSpec,
 } from "../../pool/workload.ts";
+import { NO_SANDBOX, type Sandbox } from "../../sandbox/sandbox.ts";
+import { managedEnv } from "../managed/launch.ts";
 
 export interface CustomSpec extends WorkloadSpec {
   config: Pick<AppConfig, "custom">;
@@ -24,6 +26,8 @@ export interface CustomSpec extends WorkloadSpec {
 export interface CustomReplicaOptions {
   startTimeoutMs: number;
   stopGraceMs: number;
+  /** Where the app's server runs (default: a plain process). */
+  sandbox?: Sandbox;
 }
 
 /** Between two readiness probes: short, since the probe is what a cold start waits on. */
@@ -95,18 +99,15 @@ export class CustomReplica implements Workload {
     if (!custom) throw new WorkloadError({ kind: "load-failed", detail: "no [custom] table" });
     const port = await freePort();
     this.#origin = `http://${LOOPBACK}:${port}`;
-    const [command, ...args] = custom.entrypoint as [string, ...string[]];
+    const [entry, ...entryArgs] = custom.entrypoint as [string, ...string[]];
+    const { command, args, appDir } = (this.options.sandbox ?? NO_SANDBOX).wrap(
+      entry,
+      entryArgs,
+      this.spec.dir,
+    );
     const child = spawn(command, args, {
       cwd: this.spec.dir,
-      env: {
-        ...this.spec.env,
-        PATH: process.env.PATH || "/usr/local/bin:/usr/bin:/bin",
-        HOME: this.spec.dir,
-        PORT: String(port),
-        RUNLET_PROJECT: this.spec.project,
-        RUNLET_APP: this.spec.app,
-        RUNLET_VERSION: String(this.spec.version),
-      },
+      env: { ...managedEnv(this.spec, appDir), PORT: String(port) },
       stdio: ["ignore", "pipe", "pipe"],
       // Its own process group: stopping the replica stops whatever it spawned.
       detached: true,
@@ -120,7 +121,7 @@ export class CustomReplica implements Workload {
         reject(
           new WorkloadError({
             kind: "load-failed",
-            detail: `cannot start ${JSON.stringify(command)}: ${(err as NodeJS.ErrnoException).code ?? err.message}`,
+            detail: `cannot start ${JSON.stringify(entry)}: ${(err as NodeJS.ErrnoException).code ?? err.message}`,
           }),
         ),
       );

@@ -1,41 +1,63 @@
-/** How a managed replica's process is started: plain `node shim.mjs` for now (no sandbox yet). */
+/** How a managed replica's process is started: `node shim.mjs`, inside the host's sandbox. */
 import { type ChildProcess, spawn } from "node:child_process";
+import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { WorkloadSpec } from "../../pool/workload.ts";
+import { NO_SANDBOX, SANDBOX_LIMITS, type Sandbox } from "../../sandbox/sandbox.ts";
 
 export const SHIM_PATH = fileURLToPath(new URL("./shim.mjs", import.meta.url));
 
 const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
 
-/** Starts the process of one replica; a sandboxing launcher will wrap the same command. */
+/** V8's heap limit for a managed replica, MiB (half of SANDBOX_LIMITS.dataBytes). */
+const MAX_HEAP_MIB = SANDBOX_LIMITS.dataBytes / 1024 / 1024 / 2;
+
+/** Starts the process of one replica. */
 export type Launcher = (spec: WorkloadSpec) => ChildProcess;
 
 /**
- * The child's whole environment. Never the host's own: it holds the internal token.
+ * The child's whole environment: the app's own (its project's secrets) and ours on top. Never
+ * the host's environment: it holds the internal token.
  */
-export function managedEnv(spec: WorkloadSpec): NodeJS.ProcessEnv {
+export function managedEnv(spec: WorkloadSpec, home: string = spec.dir): NodeJS.ProcessEnv {
   return {
     ...spec.env,
     PATH: process.env.PATH || FALLBACK_PATH,
-    HOME: spec.dir,
+    HOME: home,
     NODE_ENV: "production",
     RUNLET_PROJECT: spec.project,
     RUNLET_APP: spec.app,
+    RUNLET_VERSION: String(spec.version),
   };
 }
 
-export const launchManaged: Launcher = (spec) =>
-  spawn(
-    process.execPath,
-    // An app's `main.js` without "type" in its package.json is detected as ESM or CommonJS; the
-    // warning Node prints about that says nothing the app's author can act on.
-    ["--disable-warning=MODULE_TYPELESS_PACKAGE_JSON", SHIM_PATH],
-    {
+/** Starts replicas in `sandbox` (the shim's own folder is visible to them, read-only). */
+export function managedLauncher(sandbox: Sandbox): Launcher {
+  return (spec) => {
+    const { command, args, appDir } = sandbox.wrap(
+      process.execPath,
+      // An app's `main.js` without "type" in its package.json is detected as ESM or CommonJS;
+      // the warning Node prints about that says nothing the app's author can act on.
+      [
+        "--disable-warning=MODULE_TYPELESS_PACKAGE_JSON",
+        // Below the sandbox's memory limit, so V8 collects garbage before allocations fail.
+        `--max-old-space-size=${MAX_HEAP_MIB}`,
+        SHIM_PATH,
+      ],
+      spec.dir,
+      [dirname(SHIM_PATH)],
+    );
+    return spawn(command, args, {
       cwd: spec.dir,
-      env: managedEnv(spec),
+      // Node adds its IPC channel's variables; the sandbox passes the environment on as is.
+      env: managedEnv(spec, appDir),
       stdio: ["ignore", "pipe", "pipe", "ipc"],
       serialization: "json",
       // Its own process group: stopping the replica also stops whatever it spawned.
       detached: true,
-    },
-  );
+    });
+  };
+}
+
+/** Plain processes, no limits: for tests of other parts. */
+export const launchManaged: Launcher = managedLauncher(NO_SANDBOX);

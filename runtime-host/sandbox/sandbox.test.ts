@@ -1,0 +1,142 @@
+// The sandbox, for real: apps deployed to a host that runs them inside bubblewrap cannot see each
+// other, the host's files or its processes, write only in their folder and /tmp, and stay within
+// their limits. Skipped (saying why) only on a machine without bubblewrap; CI installs it.
+import { execFileSync } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningHost, startHost } from "../server.ts";
+import {
+  eventually,
+  hostClient,
+  isGone,
+  newHome,
+  removeHome,
+  TOKEN,
+  waitUntil,
+} from "../test-support.ts";
+import { detectSandbox, SANDBOX_APP_DIR } from "./sandbox.ts";
+
+const sandbox = detectSandbox();
+
+const PROBE = {
+  "main.mjs": `
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+const attempt = (fn) => { try { return { ok: true, value: fn() }; } catch (e) { return { ok: false, code: e.code ?? e.message }; } };
+export function read({ path }) { return attempt(() => readFileSync(path, "utf8")); }
+export function write({ path }) { return attempt(() => { writeFileSync(path, "x"); return "written"; }); }
+export function look() {
+  return {
+    cwd: process.cwd(),
+    home: process.env.HOME,
+    env: Object.keys(process.env).sort(),
+    pids: readdirSync("/proc").filter((e) => /^\\d+$/.test(e)).map(Number),
+    own: readdirSync("."),
+  };
+}
+export function spawnChild() {
+  const out = execFileSync("/bin/sh", ["-c", "sleep 30 >/dev/null 2>&1 & echo started"], { encoding: "utf8" });
+  return out.trim();
+}
+export function hog() {
+  const kept = [];
+  try { for (;;) kept.push(Buffer.alloc(64 * 1024 * 1024, 1)); }
+  catch (e) { return { failedAfterMiB: kept.length * 64, error: e.message }; }
+}
+`,
+};
+
+describe.skipIf(sandbox.kind !== "bubblewrap")("the bubblewrap sandbox", () => {
+  let home: string;
+  let host: RunningHost;
+  let client: ReturnType<typeof hostClient>;
+  const call = async (app: string, fn: string, input: unknown = null) => {
+    const res = await client.invoke("p", app, fn, JSON.stringify(input));
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body.result as Record<string, unknown>;
+  };
+
+  beforeAll(async () => {
+    home = await newHome();
+    await writeFile(join(home, "internal-token"), "the host's secret");
+    host = await startHost({ port: 0, home, internalToken: TOKEN, sandbox });
+    client = hostClient(host.url);
+    for (const app of ["alpha", "beta"]) {
+      const files = { ...PROBE, "secret.txt": `${app}'s own data` };
+      expect((await client.deploy("p", app, 1, files)).status).toBe(200);
+    }
+  });
+
+  afterAll(async () => {
+    await host.close();
+    await removeHome(home);
+  });
+
+  it("shows an app its own files at /app, and nothing of other apps or of RUNLET_HOME", async () => {
+    expect(await call("alpha", "read", { path: "secret.txt" })).toEqual({
+      ok: true,
+      value: "alpha's own data",
+    });
+    const look = await call("alpha", "look");
+    expect(look).toMatchObject({ cwd: SANDBOX_APP_DIR, home: SANDBOX_APP_DIR });
+    expect(look.own).toContain("main.mjs");
+    for (const path of [
+      join(home, "host", "apps", "p", "beta", "v1", "secret.txt"),
+      join(home, "internal-token"),
+      `/proc/${process.pid}/environ`, // the host's own process
+    ]) {
+      const result = await call("alpha", "read", { path });
+      expect(result.ok, path).toBe(false);
+    }
+  });
+
+  it("lets an app write only in its folder and its private /tmp", async () => {
+    expect(await call("alpha", "write", { path: "out.txt" })).toEqual({
+      ok: true,
+      value: "written",
+    });
+    expect(await call("alpha", "write", { path: "/tmp/scratch" })).toEqual({
+      ok: true,
+      value: "written",
+    });
+    for (const path of ["/usr/evil", "/etc/evil", join(home, "evil")]) {
+      expect((await call("alpha", "write", { path })).ok, path).toBe(false);
+    }
+    // beta's /tmp is not alpha's.
+    expect((await call("beta", "read", { path: "/tmp/scratch" })).ok).toBe(false);
+  });
+
+  it("runs an app in its own pid namespace with only its own environment", async () => {
+    const look = await call("beta", "look");
+    expect((look.pids as number[]).every((pid) => pid < 10)).toBe(true);
+    expect(look.env).not.toContain("RUNLET_INTERNAL_TOKEN");
+    expect(look.env).toEqual(
+      expect.arrayContaining(["RUNLET_APP", "RUNLET_PROJECT", "PATH", "HOME"]),
+    );
+  });
+
+  it("stops the app's whole process tree with its replica", async () => {
+    expect(await call("beta", "spawnChild")).toBe("started");
+    const [app] = (await client.metrics()).filter((a) => a.app === "beta");
+    const pid = app?.replicas[0]?.pid as number;
+    expect(pid).toBeGreaterThan(0);
+    await fetch(`${host.url}/internal/apps/p/beta`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    await waitUntil(() => isGone(pid));
+    // No `sleep 30` of the sandbox is left anywhere on the machine.
+    const sleepers = async () =>
+      execFileSync("ps", ["-eo", "args"], { encoding: "utf8" })
+        .split("\n")
+        .filter((line) => line.trim() === "sleep 30");
+    expect(await eventually(sleepers, (left) => left.length === 0)).toEqual([]);
+  });
+
+  it("contains a runaway allocation: it fails inside the app, and the host answers on", async () => {
+    const hog = await call("alpha", "hog");
+    expect(hog.failedAfterMiB as number).toBeLessThanOrEqual(1024);
+    expect((await fetch(`${host.url}/healthz`)).status).toBe(200);
+  });
+});

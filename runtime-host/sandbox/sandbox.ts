@@ -1,0 +1,172 @@
+/**
+ * Where replicas run: inside bubblewrap when this machine has it — their own pid, ipc, uts and
+ * user namespaces, the system read-only, their app folder (at /app) and a private /tmp the only
+ * writable places, nothing else of RUNLET_HOME in view — and always under resource limits.
+ * Without bubblewrap (or with RUNLET_SANDBOX=off) replicas run as plain processes, with one loud
+ * warning when the host starts.
+ */
+import { spawnSync } from "node:child_process";
+import { accessSync, constants, existsSync } from "node:fs";
+import { delimiter, dirname, join } from "node:path";
+
+/** Per-replica limits (RLIMIT_*): memory the process may allocate, open files, processes. */
+export const SANDBOX_LIMITS = {
+  /** RLIMIT_DATA: heap and other private memory; past it allocations fail (node: a clean OOM). */
+  dataBytes: 1024 * 1024 * 1024,
+  openFiles: 1024,
+  /**
+   * RLIMIT_NPROC counts the processes (and threads) of the user, set inside each sandbox so each
+   * counts its own; the kernel does not apply it when the host runs as root.
+   */
+  processes: 256,
+} as const;
+
+/** Where the app's folder is inside the sandbox. */
+export const SANDBOX_APP_DIR = "/app";
+
+export interface Sandbox {
+  readonly kind: "bubblewrap" | "none";
+  /**
+   * The command that runs `command args` for an app whose folder is `dir`, and the app folder's
+   * path as the app sees it (its cwd and HOME).
+   */
+  wrap(
+    command: string,
+    args: readonly string[],
+    dir: string,
+    readOnly?: readonly string[],
+  ): { command: string; args: string[]; appDir: string };
+}
+
+function onPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? "").split(delimiter)) {
+    const path = join(dir, name);
+    try {
+      accessSync(path, constants.X_OK);
+      return path;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** prlimit's flags for SANDBOX_LIMITS, when the machine has prlimit. */
+function limitsPrefix(prlimit: string | undefined): string[] {
+  if (!prlimit) return [];
+  return [
+    prlimit,
+    `--data=${SANDBOX_LIMITS.dataBytes}`,
+    `--nofile=${SANDBOX_LIMITS.openFiles}`,
+    `--nproc=${SANDBOX_LIMITS.processes}`,
+    "--",
+  ];
+}
+
+/** The system directories a program needs, read-only; those missing here are skipped. */
+const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc/alternatives"];
+const SYSTEM_FILES = [
+  "/etc/ssl",
+  "/etc/ca-certificates",
+  "/etc/resolv.conf",
+  "/etc/hosts",
+  "/etc/nsswitch.conf",
+  "/etc/localtime",
+];
+
+function bubblewrap(bwrap: string, prlimit: string | undefined): Sandbox {
+  const prefix = limitsPrefix(prlimit);
+  // Node itself, wherever it is installed (usually under /usr, already bound).
+  const nodePrefix = dirname(dirname(process.execPath));
+  const nodeDir = SYSTEM_DIRS.some((d) => nodePrefix === d || nodePrefix.startsWith(`${d}/`))
+    ? []
+    : [nodePrefix];
+  return {
+    kind: "bubblewrap",
+    wrap(command, args, dir, readOnly = []) {
+      const binds: string[] = [];
+      for (const path of [...SYSTEM_DIRS, ...SYSTEM_FILES, ...nodeDir, ...readOnly]) {
+        if (existsSync(path)) binds.push("--ro-bind", path, path);
+      }
+      const argv = [
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--hostname",
+        "runlet",
+        "--die-with-parent",
+        // Root inside its user namespace, but without any capability there.
+        "--cap-drop",
+        "ALL",
+        ...binds,
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+        "--bind",
+        dir,
+        SANDBOX_APP_DIR,
+        // Last: the sandbox's own root (where bwrap made the mount points) read-only too.
+        "--remount-ro",
+        "/",
+        "--chdir",
+        SANDBOX_APP_DIR,
+        "--",
+        // The limits inside: each sandbox counts its own processes, not all of the host user's.
+        ...prefix,
+        command,
+        ...args,
+      ];
+      return { command: bwrap, args: argv, appDir: SANDBOX_APP_DIR };
+    },
+  };
+}
+
+function unsandboxed(prlimit: string | undefined): Sandbox {
+  const prefix = limitsPrefix(prlimit);
+  return {
+    kind: "none",
+    wrap(command, args, dir) {
+      return prefix.length
+        ? {
+            command: prefix[0] as string,
+            args: [...prefix.slice(1), command, ...args],
+            appDir: dir,
+          }
+        : { command, args: [...args], appDir: dir };
+    },
+  };
+}
+
+/** No sandbox and no limits: for tests of other parts. */
+export const NO_SANDBOX: Sandbox = unsandboxed(undefined);
+
+/**
+ * Picks the sandbox once at host start: bubblewrap if it is installed and works here (it needs
+ * user namespaces), else plain processes with a warning saying what is missing.
+ */
+export function detectSandbox(env: NodeJS.ProcessEnv = process.env): Sandbox {
+  const prlimit = onPath("prlimit");
+  if (env.RUNLET_SANDBOX === "off") {
+    console.error(
+      "runtime host: WARNING: RUNLET_SANDBOX=off — apps run as plain processes, NOT sandboxed",
+    );
+    return unsandboxed(prlimit);
+  }
+  const bwrap = onPath("bwrap");
+  const why = !bwrap
+    ? "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+    : spawnSync(bwrap, ["--unshare-user", "--unshare-pid", "--ro-bind", "/", "/", "true"], {
+          timeout: 5_000,
+        }).status !== 0
+      ? "bubblewrap cannot create namespaces on this machine (user namespaces disabled?)"
+      : undefined;
+  if (bwrap && !why) return bubblewrap(bwrap, prlimit);
+  console.error(
+    `runtime host: WARNING: apps run as plain processes, NOT sandboxed: ${why}. Every app can read what the host's user can.`,
+  );
+  return unsandboxed(prlimit);
+}
