@@ -18,6 +18,8 @@ import { appRoot, appsRoot, versionDirName } from "../runtime-host/app-paths.ts"
 import { DEFAULT_LIMITS } from "../runtime-host/limits.ts";
 import { ManagedReplica } from "../runtime-host/pool/replica.ts";
 import { CustomReplica, freePort } from "../runtime-host/runtimes/custom/replica.ts";
+import { managedLauncher } from "../runtime-host/runtimes/managed/launch.ts";
+import { detectSandbox } from "../runtime-host/sandbox/sandbox.ts";
 import { startHost } from "../runtime-host/server.ts";
 import { hostClient, TOKEN } from "../runtime-host/test-support.ts";
 import { measure, ms, type Summary, summarize, table } from "./stats.ts";
@@ -120,7 +122,9 @@ async function plainNodeStart(dir: string): Promise<number> {
 }
 
 const home = await mkdtemp(join(tmpdir(), "runlet-bench-host-"));
-const host = await startHost({ port: 0, home, internalToken: TOKEN });
+// The sandbox the host would pick (bubblewrap where installed); the direct replicas run in it too.
+const sandbox = detectSandbox();
+const host = await startHost({ port: 0, home, internalToken: TOKEN, sandbox });
 const client = hostClient(host.url);
 try {
   // Scale-to-zero apps (cooldown 0: each replica stops once idle) and warm ones.
@@ -177,7 +181,12 @@ try {
   );
   const viaHostManaged = await measure(() => invoke("warm-managed"), { samples });
   const viaHostCustom = await measure(() => forward("warm-custom"), { samples });
-  const replicaOptions = { startTimeoutMs: 30_000, stopGraceMs: DEFAULT_LIMITS.stopGraceMs };
+  const replicaOptions = {
+    startTimeoutMs: 30_000,
+    stopGraceMs: DEFAULT_LIMITS.stopGraceMs,
+    launch: managedLauncher(sandbox),
+    sandbox,
+  };
   // The direct replicas run the files the host deployed.
   const versionDir = (app: string) =>
     join(appRoot(appsRoot(home), "bench", app), versionDirName(1));
@@ -267,7 +276,7 @@ try {
     );
     console.log(
       `\nwarm overhead (p50, through the host minus direct): managed ${ms(overhead(viaHostManaged, directManaged))} ms, custom ${ms(overhead(viaHostCustom, directCustom))} ms` +
-        `\nmachine: ${machine.cpus} × ${machine.cpu}, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.date}`,
+        `\nreplicas: ${sandbox.kind === "bubblewrap" ? "in bubblewrap" : "unsandboxed"}; machine: ${machine.cpus} × ${machine.cpu}, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.date}`,
     );
   }
   console.log(
