@@ -15,13 +15,13 @@ import {
   TOKEN,
   waitUntil,
 } from "../test-support.ts";
-import { detectSandbox, SANDBOX_APP_DIR } from "./sandbox.ts";
+import { detectSandbox, SANDBOX_APP_DIR, SANDBOX_LIMITS } from "./sandbox.ts";
 
 const sandbox = detectSandbox();
 
 const PROBE = {
   "main.mjs": `
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 const attempt = (fn) => { try { return { ok: true, value: fn() }; } catch (e) { return { ok: false, code: e.code ?? e.message }; } };
 export function read({ path }) { return attempt(() => readFileSync(path, "utf8")); }
@@ -38,6 +38,18 @@ export function look() {
 export function spawnChild() {
   const out = execFileSync("/bin/sh", ["-c", "sleep 30 >/dev/null 2>&1 & echo started"], { encoding: "utf8" });
   return out.trim();
+}
+export async function forkBomb() {
+  const children = [];
+  for (let i = 0; i < 400; i++) {
+    const child = spawn("/bin/sleep", ["30"], { stdio: "ignore" });
+    child.on("error", () => {}); // a refused fork is reported here, with no pid
+    children.push(child);
+  }
+  await new Promise((r) => setTimeout(r, 100));
+  const started = children.filter((c) => c.pid !== undefined);
+  for (const child of started) child.kill("SIGKILL");
+  return { started: started.length };
 }
 export function hog() {
   const kept = [];
@@ -132,6 +144,12 @@ describe.skipIf(sandbox.kind !== "bubblewrap")("the bubblewrap sandbox", () => {
         .split("\n")
         .filter((line) => line.trim() === "sleep 30");
     expect(await eventually(sleepers, (left) => left.length === 0)).toEqual([]);
+  });
+
+  it("contains a fork bomb: past the process limit spawning fails, and the host answers on", async () => {
+    const bomb = await call("alpha", "forkBomb");
+    expect(bomb.started as number).toBeLessThan(SANDBOX_LIMITS.processes);
+    expect((await fetch(`${host.url}/healthz`)).status).toBe(200);
   });
 
   it("contains a runaway allocation: it fails inside the app, and the host answers on", async () => {

@@ -6,7 +6,17 @@
  * warning when the host starts.
  */
 import { spawnSync } from "node:child_process";
-import { accessSync, constants, existsSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  rmdirSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 
 /** Per-replica limits (RLIMIT_*): memory the process may allocate, open files, processes. */
@@ -16,7 +26,8 @@ export const SANDBOX_LIMITS = {
   openFiles: 1024,
   /**
    * RLIMIT_NPROC counts the processes (and threads) of the user, set inside each sandbox so each
-   * counts its own; the kernel does not apply it when the host runs as root.
+   * counts its own; the kernel does not apply it when the host runs as root, so where the host
+   * may make cgroups each sandbox also gets a pids cgroup with this maximum.
    */
   processes: 256,
 } as const;
@@ -35,7 +46,16 @@ export interface Sandbox {
     args: readonly string[],
     dir: string,
     readOnly?: readonly string[],
-  ): { command: string; args: string[]; appDir: string };
+  ): Wrapped;
+}
+
+export interface Wrapped {
+  command: string;
+  args: string[];
+  /** The app folder's path as the app sees it (its cwd and HOME). */
+  appDir: string;
+  /** To call once the process has exited: removes what the sandbox made for it. */
+  cleanup(): void;
 }
 
 function onPath(name: string): string | undefined {
@@ -74,8 +94,74 @@ const SYSTEM_FILES = [
   "/etc/localtime",
 ];
 
+/**
+ * Removes groups of replicas gone for a minute or more (a host that stopped before it could
+ * remove them); rmdir removes only empty groups, and young ones may be about to be joined.
+ */
+function sweep(root: string): void {
+  for (const name of readdirSync(root)) {
+    if (!name.startsWith("runlet-")) continue;
+    try {
+      if (Date.now() - statSync(join(root, name)).mtimeMs > 60_000) rmdirSync(join(root, name));
+    } catch {
+      // still in use, or gone already
+    }
+  }
+}
+
+/** A writable pids cgroup hierarchy (v1 `pids`, or v2 with the pids controller), if any. */
+function pidsCgroupRoot(): string | undefined {
+  for (const root of ["/sys/fs/cgroup/pids", "/sys/fs/cgroup"]) {
+    const probe = join(root, `runlet-probe-${process.pid}`);
+    try {
+      mkdirSync(probe);
+    } catch {
+      continue;
+    }
+    const usable = existsSync(join(probe, "pids.max"));
+    rmdirSync(probe);
+    if (usable) {
+      sweep(root);
+      return root;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A pids cgroup of its own for the process about to start (SANDBOX_LIMITS.processes), joined
+ * by a tiny shell before it execs the sandbox — so nothing the sandbox forks escapes it — and
+ * removed after. The process limit that holds even when the host runs as root.
+ */
+function pidsGroup(root: string | undefined): { prefix: string[]; cleanup(): void } {
+  const none = { prefix: [], cleanup: () => {} };
+  if (!root) return none;
+  const group = join(root, `runlet-${randomBytes(6).toString("hex")}`);
+  try {
+    mkdirSync(group);
+    writeFileSync(join(group, "pids.max"), String(SANDBOX_LIMITS.processes));
+  } catch {
+    return none; // not allowed after all: prlimit's limit still holds on non-root hosts
+  }
+  return {
+    prefix: ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', group],
+    cleanup() {
+      // The sandbox's last processes may need a moment to be reaped.
+      const remove = (attempt: number) => {
+        try {
+          rmdirSync(group);
+        } catch {
+          if (attempt < 50) setTimeout(() => remove(attempt + 1), 100).unref();
+        }
+      };
+      remove(0);
+    },
+  };
+}
+
 function bubblewrap(bwrap: string, prlimit: string | undefined): Sandbox {
   const prefix = limitsPrefix(prlimit);
+  const cgroupRoot = pidsCgroupRoot();
   // Node itself, wherever it is installed (usually under /usr, already bound).
   const nodePrefix = dirname(dirname(process.execPath));
   const nodeDir = SYSTEM_DIRS.some((d) => nodePrefix === d || nodePrefix.startsWith(`${d}/`))
@@ -99,13 +185,14 @@ function bubblewrap(bwrap: string, prlimit: string | undefined): Sandbox {
         // Root inside its user namespace, but without any capability there.
         "--cap-drop",
         "ALL",
+        // The private /tmp first: binds below may live under the host's /tmp (a checkout there).
+        "--tmpfs",
+        "/tmp",
         ...binds,
         "--proc",
         "/proc",
         "--dev",
         "/dev",
-        "--tmpfs",
-        "/tmp",
         "--bind",
         dir,
         SANDBOX_APP_DIR,
@@ -120,7 +207,9 @@ function bubblewrap(bwrap: string, prlimit: string | undefined): Sandbox {
         command,
         ...args,
       ];
-      return { command: bwrap, args: argv, appDir: SANDBOX_APP_DIR };
+      const group = pidsGroup(cgroupRoot);
+      const [first, ...rest] = [...group.prefix, bwrap, ...argv] as [string, ...string[]];
+      return { command: first, args: rest, appDir: SANDBOX_APP_DIR, cleanup: group.cleanup };
     },
   };
 }
@@ -130,13 +219,8 @@ function unsandboxed(prlimit: string | undefined): Sandbox {
   return {
     kind: "none",
     wrap(command, args, dir) {
-      return prefix.length
-        ? {
-            command: prefix[0] as string,
-            args: [...prefix.slice(1), command, ...args],
-            appDir: dir,
-          }
-        : { command, args: [...args], appDir: dir };
+      const [first, ...rest] = [...prefix, command, ...args] as [string, ...string[]];
+      return { command: first, args: rest, appDir: dir, cleanup: () => {} };
     },
   };
 }

@@ -100,7 +100,7 @@ export class CustomReplica implements Workload {
     const port = await freePort();
     this.#origin = `http://${LOOPBACK}:${port}`;
     const [entry, ...entryArgs] = custom.entrypoint as [string, ...string[]];
-    const { command, args, appDir } = (this.options.sandbox ?? NO_SANDBOX).wrap(
+    const { command, args, appDir, cleanup } = (this.options.sandbox ?? NO_SANDBOX).wrap(
       entry,
       entryArgs,
       this.spec.dir,
@@ -112,6 +112,8 @@ export class CustomReplica implements Workload {
       // Its own process group: stopping the replica stops whatever it spawned.
       detached: true,
     });
+    child.once("exit", cleanup);
+    child.once("error", cleanup);
     this.#child = child;
     child.stdout?.on("data", (data: Buffer) => this.logs.append("stdout", data));
     child.stderr?.on("data", (data: Buffer) => this.logs.append("stderr", data));

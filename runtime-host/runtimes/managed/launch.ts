@@ -34,7 +34,7 @@ export function managedEnv(spec: WorkloadSpec, home: string = spec.dir): NodeJS.
 /** Starts replicas in `sandbox` (the shim's own folder is visible to them, read-only). */
 export function managedLauncher(sandbox: Sandbox): Launcher {
   return (spec) => {
-    const { command, args, appDir } = sandbox.wrap(
+    const { command, args, appDir, cleanup } = sandbox.wrap(
       process.execPath,
       // An app's `main.js` without "type" in its package.json is detected as ESM or CommonJS;
       // the warning Node prints about that says nothing the app's author can act on.
@@ -47,7 +47,7 @@ export function managedLauncher(sandbox: Sandbox): Launcher {
       spec.dir,
       [dirname(SHIM_PATH)],
     );
-    return spawn(command, args, {
+    const child = spawn(command, args, {
       cwd: spec.dir,
       // Node adds its IPC channel's variables; the sandbox passes the environment on as is.
       env: managedEnv(spec, appDir),
@@ -56,6 +56,9 @@ export function managedLauncher(sandbox: Sandbox): Launcher {
       // Its own process group: stopping the replica also stops whatever it spawned.
       detached: true,
     });
+    child.once("exit", cleanup);
+    child.once("error", cleanup);
+    return child;
   };
 }
 
