@@ -23,7 +23,7 @@ import {
 export interface ReplicaOptions {
   startTimeoutMs: number;
   stopGraceMs: number;
-  /** How the process is started (tests and, later, the sandbox swap this). */
+  /** How the process is started (the host's sandboxed launcher; plain processes by default). */
   launch?: Launcher;
   /** Where the logs of the replica's runs go; the host's store unless given. */
   runLogs?: RunLogStore;

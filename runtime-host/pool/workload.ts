@@ -1,7 +1,7 @@
 /**
  * The seam between the pool and what runs an app. A `Workload` is one replica of one version of
- * an app; `ManagedReplica` (a plain child process) is the only kind so far, sandboxed ones come
- * later behind the same interface.
+ * an app: a `ManagedReplica` (the shim, spoken to over IPC) or a `CustomReplica` (the app's own
+ * HTTP server), each started inside the host's sandbox.
  */
 import type { LogRing } from "./log-ring.ts";
 
