@@ -10,6 +10,10 @@ export const HEADER = {
   webhookSecret: "X-Webhook-Secret",
   /** Internal: the run id the worker assigned, passed to the runtime host. */
   runId: "X-Runlet-Run-Id",
+  /** Internal: marks the runtime host's own error answers, told apart from a custom app's. */
+  hostError: "X-Runlet-Host-Error",
+  /** Internal: where the runtime host reports the end of an async run. */
+  callbackUrl: "X-Runlet-Callback-Url",
 } as const;
 
 /** The branded webhook headers are built here and nowhere else. */

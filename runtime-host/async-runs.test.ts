@@ -6,7 +6,6 @@ import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HEADER } from "../common/consts.ts";
 import type { AsyncRun } from "./async-runs.ts";
-import { CALLBACK_HEADER } from "./routes/runs.ts";
 import { NO_SANDBOX } from "./sandbox/sandbox.ts";
 import { type RunningHost, startHost } from "./server.ts";
 import { configOf, eventually, hostClient, newHome, removeHome, TOKEN } from "./test-support.ts";
@@ -71,7 +70,7 @@ const submit = (fn: string, body: unknown, runId: string, headers: Record<string
     headers: {
       authorization: `Bearer ${TOKEN}`,
       [HEADER.runId]: runId,
-      [CALLBACK_HEADER]: callbackUrl,
+      [HEADER.callbackUrl]: callbackUrl,
       ...headers,
     },
     body: JSON.stringify(body),
@@ -151,7 +150,7 @@ describe("async runs on the host", () => {
     expect((await submit("work", { n: 1 }, "run_a5")).status).toBe(202);
     const again = await submit("work", { n: 1 }, "run_a5");
     expect(again.status).toBe(409);
-    const bad = await submit("work", { n: 1 }, "run_a6", { [CALLBACK_HEADER]: "ftp://x" });
+    const bad = await submit("work", { n: 1 }, "run_a6", { [HEADER.callbackUrl]: "ftp://x" });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { message: string }).message).toMatch(/absolute http\(s\) URL/);
     expect((await runState("run_nope")).status).toBe(404);

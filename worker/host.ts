@@ -35,9 +35,6 @@ export async function invokeOnHost(
   throw await hostError(res);
 }
 
-/** Marks the host's own error answers, told apart from a custom-runtime app's own errors. */
-const HOST_ERROR_HEADER = "x-runlet-host-error";
-
 /** The run API error for an error answer of the host itself. */
 async function hostError(res: Response): Promise<RunApiError> {
   const { message } = (await res.json().catch(() => ({}))) as { message?: string };
@@ -78,6 +75,6 @@ export async function forwardToHost(
   } catch {
     throw new RunApiError(502, "the runtime host is not reachable");
   }
-  if (res.headers.get(HOST_ERROR_HEADER)) throw await hostError(res);
+  if (res.headers.get(HEADER.hostError)) throw await hostError(res);
   return res;
 }

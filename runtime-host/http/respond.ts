@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import { HEADER } from "../../common/consts.ts";
 
 /** Sends `body` as JSON; every answer of the host goes through here. */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -11,11 +12,8 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   res.end(text);
 }
 
-/** Marks the host's own error answers, told apart from a custom-runtime app's own errors. */
-export const HOST_ERROR_HEADER = "x-runlet-host-error";
-
 /** The one error shape: `{"message": "..."}`. */
 export function sendError(res: ServerResponse, status: number, message: string): void {
-  res.setHeader(HOST_ERROR_HEADER, "1");
+  res.setHeader(HEADER.hostError, "1");
   sendJson(res, status, { message });
 }

@@ -83,6 +83,17 @@ const sameTarget = (a: PoolTarget, b: PoolTarget) =>
 
 const usable = (r: Replica) => !r.retired && r.workload.accepting;
 
+/** The app's replicas that take calls (starting ones included). */
+const liveCount = (app: AppReplicas) => [...app.replicas].filter(usable).length;
+
+/** Fails every call waiting in the app's queue. */
+function failQueued(app: AppReplicas, kind: "closing" | "removed"): void {
+  for (const waiter of app.queue.splice(0)) {
+    clearTimeout(waiter.timer);
+    waiter.reject(new WorkloadError({ kind }));
+  }
+}
+
 export class ReplicaPool {
   readonly #apps = new Map<string, AppReplicas>();
   readonly #all = new Set<Replica>();
@@ -130,10 +141,7 @@ export class ReplicaPool {
     const replicas = this.#apps.get(key);
     if (!replicas) return;
     this.#apps.delete(key);
-    for (const waiter of replicas.queue.splice(0)) {
-      clearTimeout(waiter.timer);
-      waiter.reject(new WorkloadError({ kind: "removed" }));
-    }
+    failQueued(replicas, "removed");
     for (const replica of replicas.replicas) this.#retire(replicas, replica);
   }
 
@@ -152,20 +160,10 @@ export class ReplicaPool {
     }));
   }
 
-  /** The replicas alive now (for tests, logs and metrics). */
-  workloads(): Workload[] {
-    return [...this.#all].map((r) => r.workload);
-  }
-
   /** Stops every replica; calls in flight or queued fail with a `closing` error. */
   async close(): Promise<void> {
     this.#closing = true;
-    for (const app of this.#apps.values()) {
-      for (const waiter of app.queue.splice(0)) {
-        clearTimeout(waiter.timer);
-        waiter.reject(new WorkloadError({ kind: "closing" }));
-      }
-    }
+    for (const app of this.#apps.values()) failQueued(app, "closing");
     await Promise.all(
       [...this.#all].map((r) => {
         clearTimeout(r.idleTimer);
@@ -183,10 +181,8 @@ export class ReplicaPool {
       this.#apps.set(key, app);
     } else if (!sameTarget(app.target, target)) {
       for (const replica of app.replicas) this.#retire(app, replica);
-      app.target = target;
-    } else {
-      app.target = target; // the same files; the scaling may have changed
     }
+    app.target = target; // a new version, or the same files with perhaps another scaling
     return app;
   }
 
@@ -236,8 +232,7 @@ export class ReplicaPool {
   }
 
   #startIfRoom(app: AppReplicas): Replica | undefined {
-    const live = [...app.replicas].filter(usable).length;
-    return live < app.target.config.scaling.max_replicas ? this.#start(app) : undefined;
+    return liveCount(app) < app.target.config.scaling.max_replicas ? this.#start(app) : undefined;
   }
 
   #reserve(replica: Replica): void {
@@ -280,8 +275,7 @@ export class ReplicaPool {
     if (this.#closing || this.#apps.get(appKey(app.target.project, app.target.app)) !== app) {
       return;
     }
-    const live = [...app.replicas].filter(usable).length;
-    for (let i = live; i < app.target.config.scaling.min_replicas; i++) {
+    for (let i = liveCount(app); i < app.target.config.scaling.min_replicas; i++) {
       const replica = this.#start(app);
       replica.ready.then(
         () => {
@@ -295,11 +289,10 @@ export class ReplicaPool {
   /** After `cooldown` idle seconds, stops the replica unless the app would fall below its minimum. */
   #scheduleIdle(app: AppReplicas, replica: Replica): void {
     const { min_replicas, cooldown } = app.target.config.scaling;
-    const live = () => [...app.replicas].filter(usable).length;
-    if (live() <= min_replicas) return;
+    if (liveCount(app) <= min_replicas) return;
     replica.idleTimer = setTimeout(() => {
       replica.idleTimer = undefined;
-      if (replica.active === 0 && usable(replica) && live() > min_replicas) {
+      if (replica.active === 0 && usable(replica) && liveCount(app) > min_replicas) {
         this.#retire(app, replica);
       }
     }, cooldown * 1000);

@@ -355,8 +355,3 @@ export class ManagedReplica implements Workload {
     }
   }
 }
-
-/** The `WorkloadFactory` of managed replicas. */
-export function managedReplicaFactory(options: ReplicaOptions) {
-  return (spec: WorkloadSpec): Workload => new ManagedReplica(spec, options);
-}

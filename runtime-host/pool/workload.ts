@@ -87,5 +87,3 @@ export interface Workload {
   /** Called once, when the replica's process has ended (for whatever reason). */
   onExit(listener: () => void): void;
 }
-
-export type WorkloadFactory = (spec: WorkloadSpec) => Workload;

@@ -14,7 +14,7 @@ import { HttpError } from "../http/errors.ts";
 import { WorkloadError } from "../pool/workload.ts";
 import type { CustomReplica } from "../runtimes/custom/replica.ts";
 import { runIdOf, STATUS } from "./invoke.ts";
-import { projectAndApp } from "./params.ts";
+import { deploymentOf, projectAndApp } from "./params.ts";
 
 /** Headers that describe one connection, not the message (RFC 9110 §7.6.1), and the host's token. */
 const NOT_FORWARDED = new Set([
@@ -45,16 +45,14 @@ export async function forwardRequest(
   params: readonly string[],
   { registry, pool, limits }: HostContext,
 ): Promise<void> {
-  const { project, app } = projectAndApp(params);
+  const names = projectAndApp(params);
   runIdOf(req); // required, and passed on to the app as it came
-  const deployment = registry.get(project, app);
-  if (!deployment) throw new HttpError(404, `app '${app}' is not deployed in project '${project}'`);
-  if (deployment.config.runtime !== "custom") {
-    throw new HttpError(
-      400,
-      `app '${app}' uses the managed runtime: call its functions with POST /{function}`,
-    );
-  }
+  const deployment = deploymentOf(
+    registry,
+    names,
+    "custom",
+    `app '${names.app}' uses the managed runtime: call its functions with POST /{function}`,
+  );
   // Everything after `/internal/http/{project}/{app}`, query included, exactly as sent.
   const prefix = `/internal/http/${params[0]}/${params[1]}`;
   const pathAndQuery = (req.url ?? "").slice(prefix.length) || "/";

@@ -7,7 +7,7 @@ import { HttpError } from "../http/errors.ts";
 import { sendError, sendJson } from "../http/respond.ts";
 import { MAX_INVOKE_BODY_BYTES } from "../limits.ts";
 import { WorkloadError, type WorkloadFailure } from "../pool/workload.ts";
-import { projectAndApp } from "./params.ts";
+import { deploymentOf, projectAndApp } from "./params.ts";
 
 const MAX_FN_LENGTH = 256;
 const MAX_RUN_ID_LENGTH = 128;
@@ -51,18 +51,17 @@ export async function invokeFunction(
   params: readonly string[],
   { registry, pool, limits }: HostContext,
 ): Promise<void> {
-  const { project, app } = projectAndApp(params);
+  const names = projectAndApp(params);
+  const { app } = names;
   const fn = functionName(params[2] ?? "");
   const runId = runIdOf(req);
   const payload = parseJsonBody(await readBody(req, MAX_INVOKE_BODY_BYTES));
-  const deployment = registry.get(project, app);
-  if (!deployment) throw new HttpError(404, `app '${app}' is not deployed in project '${project}'`);
-  if (deployment.config.runtime !== "managed") {
-    throw new HttpError(
-      400,
-      `app '${app}' uses the custom runtime: send requests to its own paths (/internal/http/...)`,
-    );
-  }
+  const deployment = deploymentOf(
+    registry,
+    names,
+    "managed",
+    `app '${app}' uses the custom runtime: send requests to its own paths (/internal/http/...)`,
+  );
 
   let timed: Awaited<ReturnType<typeof pool.call>>;
   try {

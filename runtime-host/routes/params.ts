@@ -1,3 +1,5 @@
+import type { AppConfig } from "../../common/app-config.ts";
+import type { AppRegistry, Deployment } from "../apps.ts";
 import { HttpError } from "../http/errors.ts";
 import { NAME_PATTERN } from "../names.ts";
 
@@ -16,4 +18,20 @@ export function projectAndApp(params: readonly string[]): { project: string; app
     }
   }
   return { project, app };
+}
+
+/**
+ * The app's current deployment, which must use `runtime`: 404 if it is not deployed, 400 with
+ * `otherwise` (what to do instead) if it uses the other runtime.
+ */
+export function deploymentOf(
+  registry: AppRegistry,
+  { project, app }: { project: string; app: string },
+  runtime: AppConfig["runtime"],
+  otherwise: string,
+): Deployment {
+  const deployment = registry.get(project, app);
+  if (!deployment) throw new HttpError(404, `app '${app}' is not deployed in project '${project}'`);
+  if (deployment.config.runtime !== runtime) throw new HttpError(400, otherwise);
+  return deployment;
 }

@@ -3,23 +3,22 @@
  * `GET /internal/runs/{runId}` tells its state, `DELETE /internal/runs/{runId}` cancels it.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { HEADER } from "../../common/consts.ts";
 import type { HostContext } from "../context.ts";
 import { parseJsonBody, readBody } from "../http/body.ts";
 import { HttpError } from "../http/errors.ts";
 import { sendJson } from "../http/respond.ts";
 import { MAX_INVOKE_BODY_BYTES } from "../limits.ts";
 import { functionName, runIdOf } from "./invoke.ts";
-import { projectAndApp } from "./params.ts";
-
-/** Where the host reports the run's end (the Worker's internal route); optional. */
-export const CALLBACK_HEADER = "x-runlet-callback-url";
+import { deploymentOf, projectAndApp } from "./params.ts";
 
 function callbackOf(req: IncomingMessage): string | undefined {
-  const raw = req.headers[CALLBACK_HEADER];
+  // Where the host reports the run's end (the Worker's internal route); optional.
+  const raw = req.headers[HEADER.callbackUrl.toLowerCase()];
   if (raw === undefined) return undefined;
   const url = typeof raw === "string" && URL.canParse(raw) ? new URL(raw) : undefined;
   if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
-    throw new HttpError(400, `the ${CALLBACK_HEADER} header must be an absolute http(s) URL`);
+    throw new HttpError(400, `the ${HEADER.callbackUrl} header must be an absolute http(s) URL`);
   }
   return url.href;
 }
@@ -30,16 +29,17 @@ export async function submitRun(
   params: readonly string[],
   { registry, runs }: HostContext,
 ): Promise<void> {
-  const { project, app } = projectAndApp(params);
+  const names = projectAndApp(params);
   const fn = functionName(params[2] ?? "");
   const runId = runIdOf(req);
   const callbackUrl = callbackOf(req);
   const payload = parseJsonBody(await readBody(req, MAX_INVOKE_BODY_BYTES));
-  const deployment = registry.get(project, app);
-  if (!deployment) throw new HttpError(404, `app '${app}' is not deployed in project '${project}'`);
-  if (deployment.config.runtime !== "managed") {
-    throw new HttpError(400, `app '${app}' uses the custom runtime: async runs call functions`);
-  }
+  const deployment = deploymentOf(
+    registry,
+    names,
+    "managed",
+    `app '${names.app}' uses the custom runtime: async runs call functions`,
+  );
   const run = runs.submit(deployment, { fn, payload, runId }, callbackUrl);
   if (!run) throw new HttpError(409, `run '${runId}' exists already`);
   sendJson(res, 202, run);

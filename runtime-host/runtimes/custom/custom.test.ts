@@ -4,7 +4,6 @@
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HEADER } from "../../../common/consts.ts";
-import { HOST_ERROR_HEADER } from "../../http/respond.ts";
 import { NO_SANDBOX } from "../../sandbox/sandbox.ts";
 import { type RunningHost, startHost } from "../../server.ts";
 import { configOf, hostClient, isGone, newHome, removeHome, TOKEN } from "../../test-support.ts";
@@ -90,7 +89,7 @@ describe("custom runtime", () => {
       body: "payload",
     });
     expect(res.status).toBe(201);
-    expect(res.headers.get(HOST_ERROR_HEADER)).toBeNull();
+    expect(res.headers.get(HEADER.hostError)).toBeNull();
     expect(res.headers.getSetCookie()).toEqual(["a=1", "b=2"]);
     const body = await json(res);
     expect(body).toMatchObject({
@@ -127,7 +126,7 @@ describe("custom runtime", () => {
     const before = (await json(await send("/"))).pid as number;
     const crashed = await send("/crash");
     expect(crashed.status).toBe(502);
-    expect(crashed.headers.get(HOST_ERROR_HEADER)).toBe("1");
+    expect(crashed.headers.get(HEADER.hostError)).toBe("1");
     expect((await json(crashed)).message).toMatch(/the app's server failed to answer/);
     const after = (await json(await send("/"))).pid as number;
     expect(after).not.toBe(before);
