@@ -17,23 +17,35 @@ export interface RuntimeHost {
   runLogs(input: { project: string; runId: string }): Promise<RunLogs | undefined>;
 }
 
-const unreachable = () =>
-  new ApiError("bad_gateway", "the runtime host is not reachable; is it running?");
-
 export function httpRuntimeHost(baseUrl: string, internalToken: string): RuntimeHost {
+  /** One request of the host's internal API; 502 when the host cannot be reached in time. */
+  async function send(
+    method: string,
+    path: string,
+    timeoutMs: number,
+    json?: unknown,
+  ): Promise<Response> {
+    const headers: Record<string, string> = { authorization: `Bearer ${internalToken}` };
+    if (json !== undefined) headers["content-type"] = "application/json";
+    try {
+      return await fetch(`${baseUrl}${path}`, {
+        method,
+        headers,
+        body: json === undefined ? undefined : JSON.stringify(json),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch {
+      throw new ApiError("bad_gateway", "the runtime host is not reachable; is it running?");
+    }
+  }
+
   return {
     async deploy({ project, app, version, config, files }) {
-      let res: Response;
-      try {
-        res = await fetch(`${baseUrl}/internal/apps/${project}/${app}`, {
-          method: "PUT",
-          headers: { authorization: `Bearer ${internalToken}`, "content-type": "application/json" },
-          body: JSON.stringify({ version, config, files }),
-          signal: AbortSignal.timeout(60_000),
-        });
-      } catch {
-        throw unreachable();
-      }
+      const res = await send("PUT", `/internal/apps/${project}/${app}`, 60_000, {
+        version,
+        config,
+        files,
+      });
       if (!res.ok) {
         const body = (await res.json().catch(() => ({}))) as { message?: string };
         throw new ApiError(
@@ -43,16 +55,7 @@ export function httpRuntimeHost(baseUrl: string, internalToken: string): Runtime
       }
     },
     async remove({ project, app }) {
-      let res: Response;
-      try {
-        res = await fetch(`${baseUrl}/internal/apps/${project}/${app}`, {
-          method: "DELETE",
-          headers: { authorization: `Bearer ${internalToken}` },
-          signal: AbortSignal.timeout(30_000),
-        });
-      } catch {
-        throw unreachable();
-      }
+      const res = await send("DELETE", `/internal/apps/${project}/${app}`, 30_000);
       if (!res.ok) {
         throw new ApiError(
           "bad_gateway",
@@ -62,17 +65,12 @@ export function httpRuntimeHost(baseUrl: string, internalToken: string): Runtime
     },
     async runLogs({ project, runId }) {
       const query = new URLSearchParams({ project });
-      let res: Response;
-      let body: unknown;
-      try {
-        res = await fetch(`${baseUrl}/internal/runs/${encodeURIComponent(runId)}/logs?${query}`, {
-          headers: { authorization: `Bearer ${internalToken}` },
-          signal: AbortSignal.timeout(10_000),
-        });
-        body = await res.json().catch(() => undefined);
-      } catch {
-        throw unreachable();
-      }
+      const res = await send(
+        "GET",
+        `/internal/runs/${encodeURIComponent(runId)}/logs?${query}`,
+        10_000,
+      );
+      const body: unknown = await res.json().catch(() => undefined);
       if (res.status === 404) return undefined;
       const logs = res.ok ? runLogsSchema.safeParse(body) : undefined;
       if (!logs?.success) {

@@ -77,10 +77,11 @@ async function run(c: Context<WorkerEnv>) {
 
     if (resolved.runtime === "custom") {
       // Recorded by method and path, never the query (it may carry secrets).
-      ran = report(`${c.req.method} ${rest || "/"}`);
+      const path = rest || "/";
+      ran = report(`${c.req.method} ${path}`);
       const answer = await forwardToHost(
         c.env,
-        { project, app: appName, pathAndQuery: `${rest || "/"}${url.search}`, runId },
+        { project, app: appName, pathAndQuery: `${path}${url.search}`, runId },
         c.req.raw,
       );
       ran(answer.status < 500 ? "success" : "failure", Date.now() - startedAt);
