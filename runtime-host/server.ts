@@ -58,9 +58,15 @@ function listen(server: Server, port: number, hostname: string): Promise<Address
 }
 
 /** Stops accepting, stops the replicas (failing their calls), then ends the connections. */
-async function shutDown(server: Server, pool: ReplicaPool, spares: Spares): Promise<void> {
+async function shutDown(
+  server: Server,
+  pool: ReplicaPool,
+  spares: Spares,
+  sandbox: Sandbox,
+): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   await Promise.all([pool.close(), spares.close()]);
+  await sandbox.settle();
   server.closeIdleConnections();
   const force = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
   await closed;
@@ -130,7 +136,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     url: `http://${host}:${address.port}`,
     close() {
       runs.close();
-      closing ??= shutDown(server, pool, spares);
+      closing ??= shutDown(server, pool, spares, sandbox);
       return closing;
     },
   };

@@ -47,6 +47,11 @@ export interface Sandbox {
     dir: string,
     readOnly?: readonly string[],
   ): Wrapped;
+  /**
+   * Waits (up to 2 s) until what was made for replicas that have exited is gone: their last
+   * processes can take a moment to be reaped after the replica's own exit. For host shutdown.
+   */
+  settle(): Promise<void>;
 }
 
 export interface Wrapped {
@@ -147,16 +152,32 @@ function pidsGroup(root: string | undefined): { prefix: string[]; cleanup(): voi
     prefix: ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', group],
     cleanup() {
       // The sandbox's last processes may need a moment to be reaped.
-      const remove = (attempt: number) => {
-        try {
-          rmdirSync(group);
-        } catch {
-          if (attempt < 50) setTimeout(() => remove(attempt + 1), 100).unref();
+      const removal = (async () => {
+        for (let attempt = 0; attempt < 50; attempt++) {
+          try {
+            rmdirSync(group);
+            return;
+          } catch {
+            await new Promise((r) => setTimeout(r, 100).unref());
+          }
         }
-      };
-      remove(0);
+      })();
+      removals.add(removal);
+      void removal.then(() => removals.delete(removal));
     },
   };
+}
+
+/** Group removals still waiting for the group to empty (see `Sandbox.settle`). */
+const removals = new Set<Promise<void>>();
+
+async function settle(): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<void>((r) => {
+    timer = setTimeout(r, 2_000);
+  });
+  await Promise.race([Promise.all(removals), limit]);
+  clearTimeout(timer);
 }
 
 function bubblewrap(bwrap: string, prlimit: string | undefined): Sandbox {
@@ -169,6 +190,7 @@ function bubblewrap(bwrap: string, prlimit: string | undefined): Sandbox {
     : [nodePrefix];
   return {
     kind: "bubblewrap",
+    settle,
     wrap(command, args, dir, readOnly = []) {
       const binds: string[] = [];
       for (const path of [...SYSTEM_DIRS, ...SYSTEM_FILES, ...nodeDir, ...readOnly]) {
@@ -218,6 +240,7 @@ function unsandboxed(prlimit: string | undefined): Sandbox {
   const prefix = limitsPrefix(prlimit);
   return {
     kind: "none",
+    settle: async () => {},
     wrap(command, args, dir) {
       const [first, ...rest] = [...prefix, command, ...args] as [string, ...string[]];
       return { command: first, args: rest, appDir: dir, cleanup: () => {} };
