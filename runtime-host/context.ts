@@ -2,7 +2,10 @@ import type { AppRegistry } from "./apps.ts";
 import type { AsyncRuns } from "./async-runs.ts";
 import type { HostLimits } from "./limits.ts";
 import type { ReplicaPool } from "./pool/pool.ts";
+import type { ManagedReplica } from "./pool/replica.ts";
 import type { Spares } from "./pool/spares.ts";
+import type { WorkloadSpec } from "./pool/workload.ts";
+import type { CustomReplica, CustomSpec } from "./runtimes/custom/replica.ts";
 
 /** What every route of the host works with. */
 export interface HostContext {
@@ -10,5 +13,11 @@ export interface HostContext {
   pool: ReplicaPool;
   limits: HostLimits;
   runs: AsyncRuns;
-  spares: Spares;
+  spares: HostSpares;
+}
+
+/** Spare processes of each runtime. */
+export interface HostSpares {
+  managed: Spares<WorkloadSpec, ManagedReplica>;
+  custom: Spares<CustomSpec, CustomReplica>;
 }

@@ -33,7 +33,10 @@ const ROUTES: readonly Route[] = [
     method: "GET",
     path: /^\/internal\/metrics$/,
     handler: async (_req, res, _params, { pool, spares }) =>
-      sendJson(res, 200, { apps: pool.stats(), spares: spares.pids() }),
+      sendJson(res, 200, {
+        apps: pool.stats(),
+        spares: { managed: spares.managed.pids(), custom: spares.custom.pids() },
+      }),
   },
   { method: "PUT", path: /^\/internal\/apps\/([^/]+)\/([^/]+)$/, handler: deployApp },
   { method: "DELETE", path: /^\/internal\/apps\/([^/]+)\/([^/]+)$/, handler: removeApp },

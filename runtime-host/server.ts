@@ -1,15 +1,17 @@
 /** The runtime host's HTTP server: the internal API over the app registry and replica pool. */
+import { rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { LOOPBACK } from "../common/consts.ts";
 import { AppRegistry } from "./apps.ts";
 import { AsyncRuns } from "./async-runs.ts";
-import type { HostContext } from "./context.ts";
+import type { HostContext, HostSpares } from "./context.ts";
 import { HttpError } from "./http/errors.ts";
 import { sendError } from "./http/respond.ts";
 import { DEFAULT_LIMITS, type HostLimits } from "./limits.ts";
 import { ReplicaPool } from "./pool/pool.ts";
+import { ManagedReplica } from "./pool/replica.ts";
 import { Spares } from "./pool/spares.ts";
 import { route } from "./router.ts";
 import { CustomReplica } from "./runtimes/custom/replica.ts";
@@ -61,11 +63,11 @@ function listen(server: Server, port: number, hostname: string): Promise<Address
 async function shutDown(
   server: Server,
   pool: ReplicaPool,
-  spares: Spares,
+  spares: HostSpares,
   sandbox: Sandbox,
 ): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  await Promise.all([pool.close(), spares.close()]);
+  await Promise.all([pool.close(), spares.managed.close(), spares.custom.close()]);
   await sandbox.settle();
   server.closeIdleConnections();
   const force = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
@@ -87,14 +89,29 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     launch: managedLauncher(sandbox),
     sandbox,
   };
-  // Managed replicas start from spare processes, each app in a folder of its own.
-  const spares = new Spares(join(opts.home, "host", "slots"), limits.spares, replicaOptions);
-  spares.fill();
+  // Replicas start from spare processes, each app in a folder of its own.
+  const slots = join(opts.home, "host", "slots");
+  rmSync(slots, { recursive: true, force: true }); // of a host that crashed
+  const spare = { project: "", app: "", version: 0 };
+  const spares: HostSpares = {
+    managed: new Spares(
+      join(slots, "managed"),
+      limits.spares,
+      (dir) => new ManagedReplica({ ...spare, dir, env: { RUNLET_SPARE: "1" } }, replicaOptions),
+    ),
+    custom: new Spares(
+      join(slots, "custom"),
+      limits.spares,
+      (dir) => new CustomReplica({ ...spare, dir, config: {} }, replicaOptions),
+    ),
+  };
+  spares.managed.fill();
+  spares.custom.fill();
   const pool = new ReplicaPool(
     (target) =>
       target.config.runtime === "custom"
-        ? new CustomReplica(target, replicaOptions)
-        : spares.replicaFor(target),
+        ? spares.custom.replicaFor(target)
+        : spares.managed.replicaFor(target),
     { queueWaitMs: limits.queueWaitMs },
   );
   // Apps with `min_replicas` are warm from the start, not from their first call.

@@ -78,7 +78,10 @@ export function hostClient(url: string, token: string = TOKEN) {
   const auth = { authorization: `Bearer ${token}` };
   const hostMetrics = async () => {
     const res = await fetch(`${url}/internal/metrics`, { headers: auth });
-    return (await res.json()) as { apps: AppStats[]; spares: number[] };
+    return (await res.json()) as {
+      apps: AppStats[];
+      spares: { managed: number[]; custom: number[] };
+    };
   };
   return {
     async deploy(
@@ -115,6 +118,7 @@ export function hostClient(url: string, token: string = TOKEN) {
     },
     metrics: async () => (await hostMetrics()).apps,
     /** Pids of the spare processes waiting for an app. */
-    spares: async () => (await hostMetrics()).spares,
+    spares: async () => (await hostMetrics()).spares.managed,
+    customSpares: async () => (await hostMetrics()).spares.custom,
   };
 }

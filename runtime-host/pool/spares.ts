@@ -1,26 +1,36 @@
 /**
- * Spare managed-runtime processes: node and the shim already started, each in a folder of its
- * own (a "slot"), waiting for an app. A cold start takes one, copies the app's files into its
- * slot and loads them — it does not pay for starting a process. The pool refills itself in the
- * background; when it is empty a new process is started on the spot.
+ * Spare replica processes, each in a folder of its own (a "slot"), started before any app is
+ * known and waiting for one: for the managed runtime node and the shim, for the custom runtime
+ * the sandbox with a shell that will exec the entrypoint. A cold start takes one, copies the
+ * app's files into its slot and starts the app there — it does not pay for starting a process
+ * (or a sandbox). The pool refills itself in the background; when it is empty a new process is
+ * started on the spot.
  */
 import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ManagedReplica, type ReplicaOptions } from "./replica.ts";
-import type { WorkloadSpec } from "./workload.ts";
+import type { Workload, WorkloadSpec } from "./workload.ts";
 
-export class Spares {
-  readonly #waiting: ManagedReplica[] = [];
+/** A replica that can start before its app is known, then be given one. */
+export interface SpareReplica<Spec extends WorkloadSpec> extends Workload {
+  startSpare(): Promise<void>;
+  assign(spec: Spec): this;
+}
+
+export class Spares<Spec extends WorkloadSpec, R extends SpareReplica<Spec>> {
+  readonly #waiting: R[] = [];
   #starting = 0;
   #closed = false;
   #warned = false;
 
-  /** `root` holds the slots; it is emptied first (slots of a host that crashed). */
+  /**
+   * `root` holds the slots; it is emptied first (slots of a host that crashed). `make` creates
+   * the (not yet started) replica of a slot.
+   */
   constructor(
     private readonly root: string,
     private readonly size: number,
-    private readonly options: ReplicaOptions,
+    private readonly make: (slot: string) => R,
   ) {
     rmSync(root, { recursive: true, force: true });
     mkdirSync(root, { recursive: true });
@@ -56,7 +66,7 @@ export class Spares {
   }
 
   /** A replica of `spec`: a waiting spare when there is one, else a process started now. */
-  replicaFor(spec: WorkloadSpec): ManagedReplica {
+  replicaFor(spec: Spec): R {
     const spare = this.#waiting.shift() ?? this.#spare();
     this.fill();
     return spare.assign(spec);
@@ -68,13 +78,10 @@ export class Spares {
     await Promise.all(this.#waiting.splice(0).map((r) => r.stop()));
   }
 
-  #spare(): ManagedReplica {
+  #spare(): R {
     const slot = join(this.root, randomBytes(6).toString("hex"));
     mkdirSync(slot);
-    const spare = new ManagedReplica(
-      { project: "", app: "", version: 0, dir: slot, env: { RUNLET_SPARE: "1" } },
-      this.options,
-    );
+    const spare = this.make(slot);
     spare.onExit(() => {
       const at = this.#waiting.indexOf(spare);
       if (at >= 0) this.#waiting.splice(at, 1);

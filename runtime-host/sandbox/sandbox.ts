@@ -91,6 +91,8 @@ function limitsPrefix(prlimit: string | undefined): string[] {
 /** The system directories a program needs, read-only; those missing here are skipped. */
 const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc/alternatives"];
 const SYSTEM_FILES = [
+  // Without it the dynamic linker searches every library directory at each start.
+  "/etc/ld.so.cache",
   "/etc/ssl",
   "/etc/ca-certificates",
   "/etc/resolv.conf",

@@ -2,11 +2,24 @@
 // with PORT, ready by its healthcheck, every part of a request forwarded and the answer streamed
 // back unchanged; failures are the host's `{message}` errors, marked as such.
 
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HEADER } from "../../../common/consts.ts";
+import { appRoot, appsRoot, versionDirName } from "../../app-paths.ts";
 import { NO_SANDBOX } from "../../sandbox/sandbox.ts";
 import { type RunningHost, startHost } from "../../server.ts";
-import { configOf, hostClient, isGone, newHome, removeHome, TOKEN } from "../../test-support.ts";
+import {
+  configOf,
+  eventually,
+  hostClient,
+  isGone,
+  newHome,
+  removeHome,
+  TOKEN,
+} from "../../test-support.ts";
+import { launchScript } from "./replica.ts";
 
 const SERVER = `
 const http = require("node:http");
@@ -24,6 +37,7 @@ http.createServer((req, res) => {
     return;
   }
   if (req.url === "/crash") process.exit(9);
+  if (req.url === "/write") require("node:fs").writeFileSync("out.txt", "written by the app");
   const chunks = [];
   req.on("data", (c) => chunks.push(c));
   req.on("end", () => {
@@ -40,6 +54,7 @@ http.createServer((req, res) => {
       runId: req.headers["x-runlet-run-id"] ?? null,
       port: process.env.PORT,
       pid: process.pid,
+      cwd: process.cwd(),
     }));
   });
 }).listen(Number(process.env.PORT), "127.0.0.1");
@@ -141,6 +156,43 @@ describe("custom runtime", () => {
     expect((await json(res)).message).toMatch(
       /exited before it was healthy \(code 1\): missing DATABASE_URL/,
     );
+  });
+
+  it("starts a cold app in a spare started before the deploy, in its own copy of the files", async () => {
+    const client = hostClient(host.url);
+    const before = await eventually(client.customSpares, (pids) => pids.length === 2);
+    await client.deploy("p", "web", 1, { "server.js": SERVER }, CONFIG);
+    const answer = await json(await send("/write"));
+    expect(before).toContain(answer.pid); // unsandboxed, the spare's shell became the app
+    const versionDir = join(appRoot(appsRoot(home), "p", "web"), versionDirName(1));
+    expect(answer.cwd).not.toBe(versionDir);
+    expect(existsSync(join(answer.cwd as string, "out.txt"))).toBe(true);
+    expect(existsSync(join(versionDir, "out.txt"))).toBe(false); // the deployed files stay as deployed
+    const after = await eventually(client.customSpares, (pids) => pids.length === 2);
+    expect(after).not.toContain(answer.pid);
+  });
+
+  it("answers 502 naming an entrypoint that does not exist", async () => {
+    const config = configOf("web", {
+      runtime: "custom",
+      custom: { entrypoint: ["no-such-server"] },
+    });
+    await hostClient(host.url).deploy("p", "web", 1, { "server.js": SERVER }, config);
+    const res = await send("/");
+    expect(res.status).toBe(502);
+    expect((await json(res)).message).toMatch(/exited before it was healthy.*no-such-server/);
+  });
+
+  it("hands the environment to the entrypoint exactly, whatever its values hold", () => {
+    const env = { QUOTES: `it's "quoted"`, SHELLY: "$HOME `id` $(id) \\ *", LINES: "one\ntwo\n" };
+    const printEnv = "process.stdout.write(JSON.stringify(process.env))";
+    const out = spawnSync("/bin/sh", ["-s"], {
+      input: launchScript(env, [process.execPath, "-e", printEnv]),
+      env: {},
+      encoding: "utf8",
+    });
+    expect(out.stderr).toBe("");
+    expect(JSON.parse(out.stdout)).toMatchObject(env);
   });
 
   it("refuses the managed call route for a custom app and the forward route for a managed one", async () => {

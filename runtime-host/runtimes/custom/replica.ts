@@ -5,6 +5,7 @@
  * answers 2xx. The host proxies requests to `origin`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { cp } from "node:fs/promises";
 import { createServer } from "node:net";
 import type { AppConfig } from "../../../common/app-config.ts";
 import { LOOPBACK } from "../../../common/consts.ts";
@@ -17,7 +18,7 @@ import {
   type WorkloadSpec,
 } from "../../pool/workload.ts";
 import { NO_SANDBOX, type Sandbox } from "../../sandbox/sandbox.ts";
-import { managedEnv } from "../managed/launch.ts";
+import { FALLBACK_PATH, managedEnv } from "../managed/launch.ts";
 
 export interface CustomSpec extends WorkloadSpec {
   config: Pick<AppConfig, "custom">;
@@ -32,6 +33,23 @@ export interface CustomReplicaOptions {
 
 /** Between two readiness probes: short, since the probe is what a cold start waits on. */
 const PROBE_INTERVAL_MS = 5;
+
+/** `word` as one single-quoted shell word. */
+function shellWord(word: string): string {
+  return `'${word.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * What the replica's waiting shell runs: export the app's environment, then exec its
+ * entrypoint (looked up on PATH, as a spawn would). Sent over stdin, so secrets never touch a
+ * file; the entrypoint keeps the sandbox's process, limits and cgroup.
+ */
+export function launchScript(env: NodeJS.ProcessEnv, entrypoint: readonly string[]): string {
+  const exports = Object.entries(env).flatMap(([name, value]) =>
+    value === undefined ? [] : [`export ${shellWord(`${name}=${value}`)}\n`],
+  );
+  return `${exports.join("")}exec ${entrypoint.map(shellWord).join(" ")}\n`;
+}
 
 /** A loopback port nothing listens on now, for a replica to take. */
 export function freePort(): Promise<number> {
@@ -49,7 +67,10 @@ export class CustomReplica implements Workload {
   readonly logs = new LogRing(LOG_RING_BYTES);
   #child: ChildProcess | undefined;
   #origin = "";
+  #spawned: Promise<void> | undefined;
   #started: Promise<void> | undefined;
+  /** The app folder as the app sees it (set by the sandbox). */
+  #appDir = "";
   #exited = false;
   #stopping = false;
   #exitStatus: { code: number | null; signal: NodeJS.Signals | null } = {
@@ -63,7 +84,7 @@ export class CustomReplica implements Workload {
   });
 
   constructor(
-    readonly spec: CustomSpec,
+    public spec: CustomSpec,
     private readonly options: CustomReplicaOptions,
   ) {}
 
@@ -90,46 +111,76 @@ export class CustomReplica implements Workload {
   }
 
   start(): Promise<void> {
-    this.#started ??= this.#start();
+    this.#started ??= this.startSpare().then(() => this.#launch());
     return this.#started;
   }
 
-  async #start(): Promise<void> {
-    const custom = this.spec.config.custom;
-    if (!custom) throw new WorkloadError({ kind: "load-failed", detail: "no [custom] table" });
-    const port = await freePort();
-    this.#origin = `http://${LOOPBACK}:${port}`;
-    const [entry, ...entryArgs] = custom.entrypoint as [string, ...string[]];
+  /**
+   * Starts the replica's sandbox before its app is known: a shell in it waits on stdin for the
+   * script that sets the app's environment and execs its entrypoint (see `#launch`). Costly
+   * parts of a start (the sandbox, its cgroup, the limits) are paid here, ahead of a cold start.
+   */
+  startSpare(): Promise<void> {
+    this.#spawned ??= this.#spawn();
+    return this.#spawned;
+  }
+
+  /**
+   * Makes a spare the replica of `spec`: `start()` copies the version's files into the spare's
+   * own folder (the app writes there, never into the deployed version) and starts the app.
+   */
+  assign(spec: CustomSpec): this {
+    const slot = this.spec.dir;
+    this.spec = { ...spec, dir: slot };
+    this.#started = this.startSpare()
+      .then(() => cp(spec.dir, slot, { recursive: true }))
+      .then(() => this.#launch());
+    return this;
+  }
+
+  async #spawn(): Promise<void> {
     const { command, args, appDir, cleanup } = (this.options.sandbox ?? NO_SANDBOX).wrap(
-      entry,
-      entryArgs,
+      "/bin/sh",
+      ["-s"],
       this.spec.dir,
     );
+    this.#appDir = appDir;
     const child = spawn(command, args, {
       cwd: this.spec.dir,
-      env: { ...managedEnv(this.spec, appDir), PORT: String(port) },
-      stdio: ["ignore", "pipe", "pipe"],
+      env: { PATH: process.env.PATH || FALLBACK_PATH, HOME: appDir },
+      stdio: ["pipe", "pipe", "pipe"],
       // Its own process group: stopping the replica stops whatever it spawned.
       detached: true,
     });
     child.once("exit", cleanup);
     child.once("error", cleanup);
+    // A replica that exits before its script is written must not take the host down.
+    child.stdin?.on("error", () => {});
     this.#child = child;
     child.stdout?.on("data", (data: Buffer) => this.logs.append("stdout", data));
     child.stderr?.on("data", (data: Buffer) => this.logs.append("stderr", data));
-    const spawned = new Promise<void>((resolve, reject) => {
+    child.on("exit", (code, signal) => this.#onExit(code, signal));
+    await new Promise<void>((resolve, reject) => {
       child.once("spawn", resolve);
       child.once("error", (err) =>
         reject(
           new WorkloadError({
             kind: "load-failed",
-            detail: `cannot start ${JSON.stringify(entry)}: ${(err as NodeJS.ErrnoException).code ?? err.message}`,
+            detail: `cannot start its sandbox: ${(err as NodeJS.ErrnoException).code ?? err.message}`,
           }),
         ),
       );
     });
-    child.on("exit", (code, signal) => this.#onExit(code, signal));
-    await spawned;
+  }
+
+  /** Gives the waiting shell the app's environment and entrypoint, then waits until healthy. */
+  async #launch(): Promise<void> {
+    const custom = this.spec.config.custom;
+    if (!custom) throw new WorkloadError({ kind: "load-failed", detail: "no [custom] table" });
+    const port = await freePort();
+    this.#origin = `http://${LOOPBACK}:${port}`;
+    const env = { ...managedEnv(this.spec, this.#appDir), PORT: String(port) };
+    this.#child?.stdin?.end(launchScript(env, custom.entrypoint));
     await this.#waitUntilHealthy(custom.healthcheck);
   }
 

@@ -7,7 +7,7 @@ import { NO_SANDBOX, SANDBOX_LIMITS, type Sandbox } from "../../sandbox/sandbox.
 
 export const SHIM_PATH = fileURLToPath(new URL("./shim.mjs", import.meta.url));
 
-const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
+export const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
 
 /** V8's heap limit for a managed replica, MiB (half of SANDBOX_LIMITS.dataBytes). */
 const MAX_HEAP_MIB = SANDBOX_LIMITS.dataBytes / 1024 / 1024 / 2;
