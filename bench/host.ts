@@ -149,7 +149,8 @@ try {
   // Between cold starts: the app is at zero again and the spares are back (the steady state).
   const noReplicas = (app: string) => async () =>
     !(await client.metrics()).find((a) => a.app === app)?.replicas.length &&
-    (await client.spares()).length === DEFAULT_LIMITS.spares;
+    (await client.spares()).length === DEFAULT_LIMITS.spares &&
+    (await client.customSpares()).length === DEFAULT_LIMITS.spares;
 
   // ---- cold starts ----
   const coldOf = async (app: string, call: () => Promise<void>) => {

@@ -6,7 +6,8 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { cp } from "node:fs/promises";
-import { createServer } from "node:net";
+import { get } from "node:http";
+import { connect, createServer } from "node:net";
 import type { AppConfig } from "../../../common/app-config.ts";
 import { LOOPBACK } from "../../../common/consts.ts";
 import { LOG_RING_BYTES } from "../../limits.ts";
@@ -31,8 +32,40 @@ export interface CustomReplicaOptions {
   sandbox?: Sandbox;
 }
 
-/** Between two readiness probes: short, since the probe is what a cold start waits on. */
+/**
+ * Between two readiness probes: short, since the probe is what a cold start waits on. Until the
+ * port takes connections a probe is a bare connect (cheap to refuse); then the healthcheck.
+ */
+const CONNECT_INTERVAL_MS = 1;
 const PROBE_INTERVAL_MS = 5;
+
+/**
+ * Whether `url` answers 2xx (within a second). Through the agent the proxy uses, so the first
+ * request forwarded to a new replica finds this connection open.
+ */
+function healthy(url: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = get(url, { timeout: 1_000 }, (res) => {
+      res.resume();
+      res.once("end", () => resolve((res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300));
+      res.once("error", () => resolve(false));
+    });
+    probe.once("timeout", () => probe.destroy());
+    probe.once("error", () => resolve(false));
+  });
+}
+
+/** Whether something on loopback accepts a connection on `port` now. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, LOOPBACK);
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}
 
 /** `word` as one single-quoted shell word. */
 function shellWord(word: string): string {
@@ -181,12 +214,13 @@ export class CustomReplica implements Workload {
     this.#origin = `http://${LOOPBACK}:${port}`;
     const env = { ...managedEnv(this.spec, this.#appDir), PORT: String(port) };
     this.#child?.stdin?.end(launchScript(env, custom.entrypoint));
-    await this.#waitUntilHealthy(custom.healthcheck);
+    await this.#waitUntilHealthy(port, custom.healthcheck);
   }
 
   /** Probes the healthcheck until it answers 2xx; fails if the process ends or time runs out. */
-  async #waitUntilHealthy(path: string): Promise<void> {
+  async #waitUntilHealthy(port: number, path: string): Promise<void> {
     const deadline = Date.now() + this.options.startTimeoutMs;
+    let listening = false;
     for (;;) {
       if (this.#exited) {
         const { code, signal } = this.#exitStatus;
@@ -196,12 +230,9 @@ export class CustomReplica implements Workload {
           detail: `its process exited before it was healthy (${signal ? `signal ${signal}` : `code ${code}`})${lastWords ? `: ${lastWords}` : ""}`,
         });
       }
-      try {
-        const res = await fetch(`${this.#origin}${path}`, { signal: AbortSignal.timeout(1_000) });
-        await res.arrayBuffer();
-        if (res.ok) return;
-      } catch {
-        // Not listening yet.
+      listening ||= await accepts(port);
+      if (listening) {
+        if (await healthy(`${this.#origin}${path}`)) return;
       }
       if (Date.now() > deadline) {
         this.#kill("SIGKILL");
@@ -210,7 +241,7 @@ export class CustomReplica implements Workload {
           detail: `${path} did not answer 2xx within ${this.options.startTimeoutMs / 1000} s`,
         });
       }
-      await new Promise((r) => setTimeout(r, PROBE_INTERVAL_MS));
+      await new Promise((r) => setTimeout(r, listening ? PROBE_INTERVAL_MS : CONNECT_INTERVAL_MS));
     }
   }
 
