@@ -12,7 +12,7 @@ import { registerInternalRuns } from "./routes/internal-runs.ts";
 import { registerJwks } from "./routes/jwks.ts";
 import { registerCreateProject } from "./routes/projects-create.ts";
 import { registerUpdateProject } from "./routes/projects-update.ts";
-import { registerListRuns } from "./routes/runs-list.ts";
+import { registerGetRun, registerListRuns } from "./routes/runs-list.ts";
 import { registerGetRunLogs } from "./routes/runs-logs.ts";
 import { registerSecrets } from "./routes/secrets.ts";
 import { registerServiceAccounts } from "./routes/service-accounts.ts";
@@ -44,6 +44,7 @@ export function createControlPlane(deps: Deps): ControlPlaneApp {
   registerReadApps(app);
   registerListAuditLogs(app);
   registerListRuns(app);
+  registerGetRun(app);
   registerGetRunLogs(app);
   registerInternalRuns(app);
 

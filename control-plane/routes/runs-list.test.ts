@@ -127,3 +127,22 @@ describe("GET /v2/projects/{id}/runs", () => {
     );
   });
 });
+
+describe("GET /v2/projects/{id}/runs/{run_id}", () => {
+  it("shows one run of the project; another project's run is 404", async () => {
+    const id = newId("run");
+    await report(id, run({ app: "single", status: "failure", runTimeMs: 7 }));
+    const res = await f.call("GET", `/v2/projects/${f.projectId}/runs/${id}`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      id,
+      app: "single",
+      async: false,
+      status: "failure",
+      runTimeMs: 7,
+    });
+    const other = await f.addProject();
+    expect((await f.call("GET", `/v2/projects/${other}/runs/${id}`)).status).toBe(404);
+    expect((await f.call("GET", `/v2/projects/${f.projectId}/runs/not-a-run`)).status).toBe(400);
+  });
+});

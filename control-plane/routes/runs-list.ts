@@ -1,6 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
+import { ApiError } from "../errors.ts";
 import {
   bearerAuth,
   DEFAULT_PAGE_SIZE,
@@ -9,7 +10,8 @@ import {
   projectIdParam,
 } from "../openapi.ts";
 import { nextPageFields, readPageToken } from "../page-token.ts";
-import { listRuns, RUN_STATUSES, runView } from "../runs/index.ts";
+import { findRun, listRuns, RUN_STATUSES, runView } from "../runs/index.ts";
+import { runLogsParams } from "./runs-logs.ts";
 
 export const runsQuery = z.strictObject({
   app: z.string().min(1).max(64).optional(),
@@ -82,5 +84,29 @@ export function registerListRuns(app: OpenAPIHono<AppEnv>) {
       filters,
     );
     return c.json({ runs: rows.map(runView), hasMore, ...paging }, 200);
+  });
+}
+
+export const getRunRoute = createRoute({
+  method: "get",
+  path: "/v2/projects/{projectId}/runs/{runId}",
+  operationId: "getRun",
+  summary: "One run of the project, as the runs list shows it (members and owners).",
+  security: bearerAuth,
+  middleware: [access({ role: "member" })] as const,
+  request: { params: runLogsParams },
+  responses: {
+    200: { description: "The run.", content: { "application/json": { schema: runSchema } } },
+    ...errorResponses({ 404: "The project does not exist, or the run is not one of its runs." }),
+  },
+});
+
+export function registerGetRun(app: OpenAPIHono<AppEnv>) {
+  app.openapi(getRunRoute, async (c) => {
+    const { projectId } = c.var.access;
+    const { runId } = c.req.valid("param");
+    const row = await findRun(c.var.deps.db, projectId, runId);
+    if (!row) throw new ApiError("not_found", `run '${runId}' not found in project '${projectId}'`);
+    return c.json(runView(row), 200);
   });
 }
