@@ -17,6 +17,8 @@ export interface AsyncRun {
   fn: string;
   status: AsyncStatus;
   startedAt: number;
+  /** When the run fails unless it has ended: start + the app's response_grace_period. */
+  deadlineAt: number;
   finishedAt?: number;
   result?: unknown;
   error?: { message: string };
@@ -55,6 +57,7 @@ export class AsyncRuns {
       fn: call.fn,
       status: "running",
       startedAt: Date.now(),
+      deadlineAt: Date.now() + deployment.config.response_grace_period * 1000,
     };
     const abort = new AbortController();
     this.#runs.set(call.runId, { run, abort });
