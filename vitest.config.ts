@@ -23,6 +23,7 @@ export default defineConfig({
             "control-plane/**/*.test.ts",
             "runtime-host/**/*.test.ts",
             "test/**/*.test.ts",
+            "webhooks/**/*.test.ts",
           ],
           // Those run inside workerd, in the control-plane-d1 project.
           exclude: ["**/node_modules/**", "**/*.d1.test.ts"],
@@ -38,12 +39,18 @@ export default defineConfig({
           poolOptions: {
             workers: {
               singleWorker: true,
+              // Run objects keep working after a test's last call (deliveries, alarms): a
+              // per-test storage snapshot cannot be taken then. Each test uses its own run ids.
+              isolatedStorage: false,
               wrangler: { configPath: "./wrangler.toml" },
               miniflare: {
                 bindings: {
                   CONTROL_PLANE_URL: "http://control.test",
                   RUNTIME_HOST_URL: "http://host.test",
                   INTERNAL_TOKEN: "internal-token-for-tests",
+                  // Short pauses and timeouts, so the whole retry table runs in seconds.
+                  WEBHOOK_RETRY_DELAYS_MS: "30,30",
+                  WEBHOOK_TIMEOUT_MS: "300",
                 },
               },
             },

@@ -9,6 +9,15 @@ export interface Env {
   /** Shared among Runlet's own components; never sent to callers. A secret in production. */
   INTERNAL_TOKEN: string;
   RUNS: DurableObjectNamespace<RunObject>;
+  /** "1": webhooks may target private, loopback and link-local addresses (local use). */
+  RUNLET_WEBHOOK_ALLOW_PRIVATE?: string;
+  /** The brand in the webhook headers' names (`X-{brand}-Webhook-…`); "Runlet" by default. */
+  RUNLET_BRAND?: string;
+  /** For tests: the pauses between delivery attempts ("ms,ms"), each attempt's timeout, and
+   * the watchdog's interval, shorter than the real ones. */
+  WEBHOOK_RETRY_DELAYS_MS?: string;
+  WEBHOOK_TIMEOUT_MS?: string;
+  RUN_WATCHDOG_MS?: string;
 }
 
 export type WorkerEnv = { Bindings: Env };

@@ -36,7 +36,7 @@ export async function invokeOnHost(
 }
 
 /** The run API error for an error answer of the host itself. */
-async function hostError(res: Response): Promise<RunApiError> {
+export async function hostError(res: Response): Promise<RunApiError> {
   const { message } = (await res.json().catch(() => ({}))) as { message?: string };
   // The host's 401 means our own internal token is wrong: the caller did nothing wrong.
   const status =

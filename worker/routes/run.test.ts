@@ -1,4 +1,4 @@
-import { env, fetchMock, runInDurableObject, SELF } from "cloudflare:test";
+import { env, fetchMock, SELF } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { JWT_ISSUER } from "../../common/consts.ts";
 import {
@@ -261,13 +261,98 @@ describe("run API: synchronous runs", () => {
   });
 });
 
-describe("RunObject", () => {
-  it("keeps a run's record in its own storage", async () => {
-    const stub = env.RUNS.get(env.RUNS.idFromName("run_x"));
-    await stub.record({ status: "running" });
-    expect(await stub.read()).toEqual({ status: "running" });
-    await runInDurableObject(stub, async (_instance, state) => {
-      expect(await state.storage.get("run")).toEqual({ status: "running" });
+describe("run API: async runs, run state and webhooks", () => {
+  const asyncAccepted = (fn = "run") =>
+    fetchMock
+      .get(HOST)
+      .intercept({ path: `/internal/async/${PROJECT}/hello/${fn}`, method: "POST" })
+      .reply(202, { status: "running", startedAt: Date.now(), deadlineAt: Date.now() + 60_000 });
+
+  const complete = (runId: string, body: unknown, token = env.INTERNAL_TOKEN) =>
+    SELF.fetch(`https://api.test/internal/runs/${runId}/complete`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+
+  it("answers async=true with 202 and exactly {run_id}; the run's URL follows it to its end", async () => {
+    const token = await sign();
+    const headers = { authorization: `Bearer ${token}` };
+    appIsDeployed();
+    asyncAccepted();
+    const { res, body } = await call(`/v4/${PROJECT}/hello/run?async=true`, { headers });
+    expect(res.status).toBe(202);
+    expect(body).toEqual({ run_id: res.headers.get("X-Request-Id") });
+    const runId = body.run_id as string;
+    const url = `https://api.test/v4/${PROJECT}/hello/runs/${runId}`;
+    const running = await SELF.fetch(url, { headers });
+    expect(await running.json()).toMatchObject({ run_id: runId, status: "running", async: true });
+    expect(await reportOf(runId)).toMatchObject({ async: true });
+
+    expect((await complete(runId, { status: "success" }, "wrong")).status).toBe(401);
+    expect((await complete(runId, { status: "success", result: 1, runTimeMs: 5 })).status).toBe(
+      200,
+    );
+    const done = await SELF.fetch(url, { headers });
+    expect(done.headers.get("X-Request-Id")).toBe(runId);
+    expect(await done.json()).toMatchObject({ status: "success", run_time_ms: 5 });
+
+    // Not a run of another app, and a sync-only action on it is refused.
+    appIsDeployed("other");
+    const elsewhere = await SELF.fetch(`https://api.test/v4/${PROJECT}/other/runs/${runId}`, {
+      headers,
+    });
+    expect(elsewhere.status).toBe(404);
+    const cancel = await SELF.fetch(url, { method: "DELETE", headers });
+    expect(cancel.status).toBe(409);
+  });
+
+  it("refuses a bad async value and a bad or private webhookEndpoint with 400", async () => {
+    const headers = { authorization: `Bearer ${await sign()}` };
+    appIsDeployed();
+    for (const query of [
+      "async=1",
+      "webhookEndpoint=",
+      "webhookEndpoint=ftp%3A%2F%2Fexample.com%2F",
+      "webhookEndpoint=http%3A%2F%2F127.0.0.1%3A9%2Fhook",
+    ]) {
+      const { res, body } = await call(`/v4/${PROJECT}/hello/run?${query}`, { headers });
+      expect({ query, status: res.status }).toEqual({ query, status: 400 });
+      expect(body.run_id).toBe(res.headers.get("X-Request-Id"));
+    }
+  });
+
+  it("answers a sync run unchanged and delivers its response to the webhook afterwards", async () => {
+    const headers = { authorization: `Bearer ${await sign()}`, "x-webhook-secret": "k" };
+    appIsDeployed();
+    hostAnswers(200, { ok: true, result: { v: 1 }, run_time_ms: 2 });
+    let delivered: string | undefined;
+    fetchMock
+      .get("https://hooks.test")
+      .intercept({ path: "/sync", method: "POST" })
+      .reply(({ body }) => {
+        delivered = String(body);
+        return { statusCode: 200, data: "" };
+      });
+    const hook = encodeURIComponent("https://hooks.test/sync");
+    const { res, body } = await call(`/v4/${PROJECT}/hello/run?webhookEndpoint=${hook}`, {
+      headers,
+    });
+    expect(res.status).toBe(200);
+    expect(body).toEqual({ run_id: body.run_id, result: { v: 1 }, run_time_ms: 2 });
+    for (let i = 0; i < 100 && !delivered; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(JSON.parse(delivered ?? "{}")).toMatchObject({
+      run_id: body.run_id,
+      status: "success",
+      result: { v: 1 },
+    });
+    const state = await SELF.fetch(`https://api.test/v4/${PROJECT}/hello/runs/${body.run_id}`, {
+      headers,
+    });
+    expect(await state.json()).toMatchObject({
+      async: false,
+      status: "success",
+      webhook: { signed: true, state: "delivered" },
     });
   });
 });

@@ -5,7 +5,9 @@ import { resolveApp, verifyCaller } from "../auth.ts";
 import type { WorkerEnv } from "../env.ts";
 import { errorResponse, RunApiError } from "../errors.ts";
 import { forwardToHost, invokeOnHost } from "../host.ts";
+import { type NewRun, type Outcome, viewOrThrow, type WebhookRequest } from "../run-object.ts";
 import { reportRun } from "../runs-index.ts";
+import { webhookTarget } from "../webhooks/target.ts";
 
 /** Largest request body a run accepts. */
 export const MAX_RUN_BODY_BYTES = 10 * 1024 * 1024;
@@ -40,6 +42,40 @@ export function registerRun(app: Hono<WorkerEnv>) {
   app.all("/v4/:project/:app/*", run);
 }
 
+/** A custom app's answer as a delivery's `result`: JSON parsed where it is JSON, else text. */
+function resultOf(text: string, contentType: string | null): unknown {
+  if (contentType?.includes("json")) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      // not JSON after all: the text as it is
+    }
+  }
+  return text;
+}
+
+/** Reads at most `limit` bytes of a stream as text; undefined if it holds more. */
+async function readCapped(stream: ReadableStream<Uint8Array>, limit: number) {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    size += r.value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(r.value);
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return new TextDecoder().decode(all);
+}
+
 async function run(c: Context<WorkerEnv>) {
   const startedAt = Date.now();
   const runId = newId("run");
@@ -52,15 +88,18 @@ async function run(c: Context<WorkerEnv>) {
     const rest = url.pathname.slice(`/v4/${project}/${appName}`.length);
     const caller = await verifyCaller(c.env, c.req.header("authorization"));
     const resolved = await resolveApp(c.env, caller, project, appName);
-    if (c.req.query("async") !== undefined || c.req.query("webhookEndpoint") !== undefined) {
-      throw new RunApiError(
-        400,
-        "async runs and webhookEndpoint are not available in this version yet",
-      );
-    }
+    const isAsync = asyncFlag(c.req.query("async"));
+    const webhook = webhookOf(c);
     const length = Number(c.req.header("content-length") ?? 0);
     if (length > MAX_RUN_BODY_BYTES)
       throw new RunApiError(413, "the request body is larger than 10 MiB");
+    const newRun = (fn: string): NewRun => ({
+      runId,
+      project,
+      app: appName,
+      fn,
+      createdAt: startedAt,
+    });
     const report = (fn: string) => (status: "success" | "failure", runTimeMs: number | null) =>
       c.executionCtx.waitUntil(
         reportRun(c.env, runId, {
@@ -74,20 +113,71 @@ async function run(c: Context<WorkerEnv>) {
           runTimeMs,
         }),
       );
+    // A sync run's delivery is driven by its own Durable Object, kept alive here by waitUntil.
+    const deliver = (fn: string, outcome: Outcome) => {
+      if (webhook)
+        c.executionCtx.waitUntil(runObject(c.env, runId).delivered(newRun(fn), outcome, webhook));
+    };
 
     if (resolved.runtime === "custom") {
+      if (isAsync) {
+        throw new RunApiError(
+          400,
+          `'${appName}' is a custom-runtime app: it answers synchronously (async=true runs functions of managed apps); add webhookEndpoint to have its answer delivered`,
+        );
+      }
       // Recorded by method and path, never the query (it may carry secrets).
       const path = rest || "/";
-      ran = report(`${c.req.method} ${path}`);
+      const fn = `${c.req.method} ${path}`;
+      ran = report(fn);
+      const search = withoutWebhookParameter(url.search);
       const answer = await forwardToHost(
         c.env,
-        { project, app: appName, pathAndQuery: `${path}${url.search}`, runId },
+        { project, app: appName, pathAndQuery: `${path}${search}`, runId },
         c.req.raw,
       );
-      ran(answer.status < 500 ? "success" : "failure", Date.now() - startedAt);
+      const runTimeMs = Date.now() - startedAt;
+      ran(answer.status < 500 ? "success" : "failure", runTimeMs);
       const headers = new Headers(answer.headers);
       headers.set(HEADER.requestId, runId);
-      return new Response(answer.body, { status: answer.status, headers });
+      let body = answer.body;
+      if (webhook && body) {
+        // The caller's copy streams on; the delivery's copy is read alongside it.
+        const [toCaller, toWebhook] = body.tee();
+        body = toCaller;
+        const contentType = answer.headers.get("content-type");
+        c.executionCtx.waitUntil(
+          readCapped(toWebhook, MAX_RUN_BODY_BYTES).then((text) => {
+            const status_code = answer.status;
+            const result = text === undefined ? null : resultOf(text, contentType);
+            deliver(
+              fn,
+              answer.status < 500 && text !== undefined
+                ? { status: "success", result, status_code, run_time_ms: runTimeMs }
+                : {
+                    status: "failure",
+                    error: {
+                      message:
+                        text === undefined
+                          ? "the app's answer is larger than 10 MiB: not delivered"
+                          : `the app answered ${answer.status}`,
+                    },
+                    result,
+                    status_code,
+                    run_time_ms: runTimeMs,
+                  },
+            );
+          }),
+        );
+      } else if (webhook) {
+        deliver(fn, {
+          status: "success",
+          result: "",
+          status_code: answer.status,
+          run_time_ms: runTimeMs,
+        });
+      }
+      return new Response(body, { status: answer.status, headers });
     }
 
     const fn = /^\/([^/]+)$/.exec(rest)?.[1];
@@ -107,10 +197,24 @@ async function run(c: Context<WorkerEnv>) {
     const body = await c.req.arrayBuffer();
     if (body.byteLength > MAX_RUN_BODY_BYTES)
       throw new RunApiError(413, "the request body is larger than 10 MiB");
+
+    if (isAsync) {
+      const callback = `${url.origin}/internal/runs/${runId}/complete`;
+      viewOrThrow(await runObject(c.env, runId).begin(newRun(name), body, callback, webhook));
+      c.header(HEADER.requestId, runId);
+      return c.json({ run_id: runId }, 202);
+    }
+
     ran = report(name);
     const outcome = await invokeOnHost(c.env, { project, app: appName, fn: name, runId }, body);
     c.header(HEADER.requestId, runId);
     ran(outcome.ok ? "success" : "failure", outcome.run_time_ms);
+    deliver(
+      name,
+      outcome.ok
+        ? { status: "success", result: outcome.result, run_time_ms: outcome.run_time_ms }
+        : { status: "failure", error: outcome.error, run_time_ms: outcome.run_time_ms },
+    );
     if (outcome.ok) {
       return c.json(
         { run_id: runId, result: outcome.result, run_time_ms: outcome.run_time_ms },
@@ -129,4 +233,46 @@ async function run(c: Context<WorkerEnv>) {
     ran?.("failure", null);
     return errorResponse(c, err, runId);
   }
+}
+
+/**
+ * The query for a custom app: as sent, less `webhookEndpoint` (Runlet's, not the app's); the
+ * other parameters keep their exact encoding.
+ */
+function withoutWebhookParameter(search: string): string {
+  const kept = search
+    .slice(1)
+    .split("&")
+    .filter((part) => part !== "" && part.split("=")[0] !== "webhookEndpoint");
+  return kept.length ? `?${kept.join("&")}` : "";
+}
+
+/** `?async=`: `true` runs in the background, `false` (or no parameter) answers with the result. */
+function asyncFlag(raw: string | undefined): boolean {
+  if (raw === undefined || raw === "false") return false;
+  if (raw === "true") return true;
+  throw new RunApiError(400, `async must be 'true' or 'false', got '${raw.slice(0, 40)}'`);
+}
+
+/** The largest `X-Webhook-Secret` accepted: an HMAC key longer than this adds nothing. */
+const MAX_SECRET_LENGTH = 1024;
+
+/** `?webhookEndpoint=` and the `X-Webhook-Secret` that signs its deliveries. */
+function webhookOf(c: Context<WorkerEnv>): WebhookRequest | undefined {
+  const target = webhookTarget(
+    c.req.query("webhookEndpoint"),
+    c.env.RUNLET_WEBHOOK_ALLOW_PRIVATE === "1",
+  );
+  if (!target) return undefined;
+  const secret = c.req.header(HEADER.webhookSecret) || undefined;
+  if (secret && secret.length > MAX_SECRET_LENGTH)
+    throw new RunApiError(
+      400,
+      `${HEADER.webhookSecret} is longer than ${MAX_SECRET_LENGTH} characters`,
+    );
+  return { url: target.href, ...(secret ? { secret } : {}) };
+}
+
+export function runObject(env: WorkerEnv["Bindings"], runId: string) {
+  return env.RUNS.get(env.RUNS.idFromName(runId));
 }

@@ -94,7 +94,8 @@ Ports: RUNLET_CONTROL_PORT (${DEFAULT_PORT.control}), RUNLET_API_PORT (${DEFAULT
     const workerEnvFile = join(home, "worker.env");
     await writePrivateFile(
       workerEnvFile,
-      `CONTROL_PLANE_URL=${url.control}\nRUNTIME_HOST_URL=${url.host}\nINTERNAL_TOKEN=${internalToken}\n`,
+      // Locally, webhooks may go to a receiver on this machine.
+      `CONTROL_PLANE_URL=${url.control}\nRUNTIME_HOST_URL=${url.host}\nINTERNAL_TOKEN=${internalToken}\nRUNLET_WEBHOOK_ALLOW_PRIVATE=1\n`,
     );
     const tsx = ["--import", "tsx"];
     const echo = values.verbose === true;

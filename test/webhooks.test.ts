@@ -1,0 +1,277 @@
+import { createHmac } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { verifyWebhook } from "../webhooks/index.mjs";
+import { type Json, json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
+import { type Receiver, startReceiver } from "./receiver.ts";
+
+// Async runs and webhook deliveries through the real components: `runlet start` (wrangler dev
+// with the run Durable Objects, the runtime host, the control plane) and a real receiver on
+// loopback. The signature is checked here with node:crypto, independently of the signer.
+
+const JOBS = {
+  "runlet.toml": 'name = "jobs"\nruntime = "managed"\nresponse_grace_period = 120',
+  "main.mjs": `
+export function run(input, ctx) { return { echo: input, async: ctx.async }; }
+export function fail() { throw new Error("it broke"); }
+export async function slow(input, ctx) {
+  await new Promise((resolve) => {
+    const timer = setTimeout(resolve, 60_000);
+    ctx.signal.addEventListener("abort", () => { clearTimeout(timer); resolve(); });
+  });
+  return "finished";
+}
+`,
+};
+
+const SITE = {
+  "runlet.toml": 'name = "site"\nruntime = "custom"\n[custom]\nentrypoint = ["node", "server.js"]',
+  "server.js": `require("node:http").createServer((req, res) => {
+  if (req.url === "/health") return res.end("ok");
+  res.writeHead(201, { "content-type": "application/json" });
+  res.end(JSON.stringify({ made: true, url: req.url }));
+}).listen(Number(process.env.PORT), "127.0.0.1");`,
+};
+
+describe("async runs and webhooks, end to end", () => {
+  let runlet: Runlet;
+  let home: string;
+  let receiver: Receiver;
+
+  const auth = () => ({
+    authorization: `Bearer ${runlet.local.token}`,
+    "content-type": "application/json",
+  });
+
+  const run = (path: string, init: RequestInit = {}) =>
+    fetch(`${runlet.local.apiUrl}/v4/${runlet.local.projectId}${path}`, {
+      method: "POST",
+      body: "{}",
+      ...init,
+      headers: { ...auth(), ...(init.headers as Record<string, string>) },
+    });
+
+  const runUrl = (app: string, runId: string) =>
+    `${runlet.local.apiUrl}/v4/${runlet.local.projectId}/${app}/runs/${runId}`;
+
+  const state = async (app: string, runId: string) =>
+    json(await fetch(runUrl(app, runId), { headers: auth() }));
+
+  /** The run's state once `done` holds (bounded). */
+  async function stateWhen(app: string, runId: string, done: (s: Json) => boolean) {
+    const deadline = Date.now() + 45_000;
+    for (;;) {
+      const s = await state(app, runId);
+      if (done(s)) return s;
+      if (Date.now() > deadline) throw new Error(`run ${runId}: ${JSON.stringify(s)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  const hook = (path: string) => `webhookEndpoint=${encodeURIComponent(`${receiver.url}${path}`)}`;
+
+  async function deploy(files: Record<string, string>) {
+    const res = await fetch(`${runlet.local.baseUrl}/v2/projects/${runlet.local.projectId}/apps`, {
+      method: "POST",
+      headers: auth(),
+      body: JSON.stringify({
+        files: Object.entries(files).map(([path, text]) => ({
+          path,
+          contentBase64: Buffer.from(text).toString("base64"),
+        })),
+      }),
+    });
+    expect(res.status).toBe(201);
+  }
+
+  beforeAll(async () => {
+    home = await newHome();
+    [runlet, receiver] = await Promise.all([startRunlet(home), startReceiver()]);
+    await deploy(JOBS);
+    await deploy(SITE);
+  });
+
+  afterAll(async () => {
+    await runlet?.stop();
+    await receiver?.close();
+    await removeHome(home);
+  });
+
+  it("answers async=true with 202 and exactly {run_id}, then runs it in the background", async () => {
+    const res = await run("/jobs/run?async=true", { body: JSON.stringify({ n: 1 }) });
+    expect(res.status).toBe(202);
+    const runId = res.headers.get("x-request-id");
+    expect(await json(res)).toEqual({ run_id: runId });
+    const done = await stateWhen("jobs", runId as string, (s) => s.status === "success");
+    expect(done).toMatchObject({ run_id: runId, app: "jobs", function: "run", async: true });
+    expect(done.run_time_ms).toBeGreaterThanOrEqual(0);
+    expect(done).not.toHaveProperty("result"); // the caller of an async run gets no result
+
+    // The runs index lists it, marked async.
+    const index = await json(
+      await fetch(
+        `${runlet.local.baseUrl}/v2/projects/${runlet.local.projectId}/runs?async=true&app=jobs`,
+        { headers: auth() },
+      ),
+    );
+    expect(index.runs.find((r: Json) => r.id === runId)).toMatchObject({
+      async: true,
+      status: "success",
+    });
+  });
+
+  it("delivers an async run's result to its webhook, signed as the spec says", async () => {
+    const secret = "whsec_e2e";
+    const res = await run(`/jobs/run?async=true&${hook("/async-signed")}`, {
+      headers: { "x-webhook-secret": secret },
+      body: JSON.stringify({ name: "Ada" }),
+    });
+    expect(res.status).toBe(202);
+    const runId = res.headers.get("x-request-id") as string;
+    const [delivery] = await receiver.waitFor("/async-signed", 1);
+    const body = JSON.parse(delivery?.body ?? "");
+    expect(body).toEqual({
+      run_id: runId,
+      status: "success",
+      result: { echo: { name: "Ada" }, async: true },
+      run_time_ms: expect.any(Number),
+      timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
+    const headers = delivery?.headers ?? {};
+    expect(headers["x-request-id"]).toBe(runId);
+    const timestamp = headers["x-runlet-webhook-timestamp"] as string;
+    const expected = createHmac("sha256", secret)
+      .update(`${runId}.${timestamp}.${delivery?.body}`)
+      .digest("hex");
+    expect(headers["x-runlet-webhook-signature"]).toBe(`v1,${expected}`);
+    // The receiver-side helper agrees, and refuses the same delivery with another secret.
+    const check = { body: delivery?.body ?? "", headers: headers as Record<string, string> };
+    expect(await verifyWebhook({ secret, ...check })).toMatchObject({ ok: true });
+    expect(await verifyWebhook({ secret: "wrong", ...check })).toMatchObject({ ok: false });
+
+    const after = await stateWhen("jobs", runId, (s) => s.webhook?.state === "delivered");
+    expect(after.webhook).toMatchObject({ signed: true, attempts: [{ attempt: 1, status: 200 }] });
+    expect(JSON.stringify(after)).not.toContain(secret);
+  });
+
+  it("forwards a sync run's response to the webhook without changing the caller's answer", async () => {
+    const res = await run(`/jobs/run?${hook("/sync")}`, { body: JSON.stringify({ x: 1 }) });
+    expect(res.status).toBe(200);
+    const answer = await json(res);
+    expect(answer).toEqual({
+      run_id: res.headers.get("x-request-id"),
+      result: { echo: { x: 1 }, async: false },
+      run_time_ms: expect.any(Number),
+    });
+    const [delivery] = await receiver.waitFor("/sync", 1);
+    expect(JSON.parse(delivery?.body ?? "")).toMatchObject({
+      run_id: answer.run_id,
+      status: "success",
+      result: answer.result,
+    });
+    expect(delivery?.headers["x-runlet-webhook-signature"]).toBeUndefined(); // no secret sent
+
+    const failed = await run(`/jobs/fail?${hook("/sync-fail")}`);
+    expect(failed.status).toBe(500);
+    const [failure] = await receiver.waitFor("/sync-fail", 1);
+    expect(JSON.parse(failure?.body ?? "")).toMatchObject({
+      status: "failure",
+      error: { message: "it broke" },
+    });
+  });
+
+  it("delivers a custom app's answer with its status code; custom apps do not run async", async () => {
+    const res = await run(`/site/things?a=1&${hook("/custom")}`, {
+      method: "GET",
+      body: undefined,
+    });
+    expect(res.status).toBe(201);
+    expect(await json(res)).toEqual({ made: true, url: "/things?a=1" }); // the parameter is Runlet's
+    const [delivery] = await receiver.waitFor("/custom", 1);
+    expect(JSON.parse(delivery?.body ?? "")).toMatchObject({
+      status: "success",
+      status_code: 201,
+      result: { made: true, url: "/things?a=1" },
+    });
+    const refused = await run("/site/things?async=true");
+    expect(refused.status).toBe(400);
+    expect((await json(refused)).message).toMatch(/custom-runtime app/);
+  });
+
+  it("follows every row of the retry table (spec 6.4) against a real receiver", async () => {
+    const rows: Array<[string, Array<number | "drop" | "hang">, number, string]> = [
+      ["/r-200", [200], 1, "delivered"],
+      ["/r-404-then-200", [404, 200], 2, "delivered"],
+      ["/r-404-thrice", [404, 404, 404], 3, "failed"],
+      ["/r-400", [400], 1, "failed"],
+      ["/r-500", [500], 1, "failed"],
+      ["/r-302-thrice", [302, 302, 302], 3, "failed"],
+      ["/r-drop-then-200", ["drop", 200], 2, "delivered"],
+      ["/r-timeout-then-200", ["hang", 200], 2, "delivered"],
+    ];
+    const runs = await Promise.all(
+      rows.map(async ([path, behaviours]) => {
+        receiver.script(path, behaviours);
+        const res = await run(`/jobs/run?${hook(path)}`);
+        expect(res.status).toBe(200);
+        return res.headers.get("x-request-id") as string;
+      }),
+    );
+    const ended = await Promise.all(
+      runs.map((runId) =>
+        stateWhen("jobs", runId, (s) => s.webhook && s.webhook.state !== "pending"),
+      ),
+    );
+    for (const [i, [path, , attempts, outcome]] of rows.entries()) {
+      const webhook = ended[i]?.webhook;
+      expect({ path, state: webhook.state, attempts: webhook.attempts.length }).toEqual({
+        path,
+        state: outcome,
+        attempts,
+      });
+      expect(receiver.received(path)).toHaveLength(attempts);
+      for (const attempt of webhook.attempts.slice(1)) expect(attempt.at).toBeTruthy();
+    }
+    expect(ended[7]?.webhook.attempts[0].error).toMatch(/timeout/);
+    expect(ended[6]?.webhook.attempts[0].status).toBeUndefined();
+    expect(receiver.received("/followed")).toHaveLength(0); // redirects are not followed
+    // Attempts are at most 5 s apart.
+    const gaps = receiver
+      .received("/r-404-thrice")
+      .map((d, i, all) => (i ? d.at - (all[i - 1]?.at ?? 0) : 0));
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(5_500);
+  }, 90_000);
+
+  it("cancels a running async run with DELETE; no delivery, and a second DELETE is 409", async () => {
+    const res = await run(`/jobs/slow?async=true&${hook("/cancelled")}`);
+    const runId = res.headers.get("x-request-id") as string;
+    await stateWhen("jobs", runId, (s) => s.status === "running");
+    const cancel = await fetch(runUrl("jobs", runId), { method: "DELETE", headers: auth() });
+    expect(cancel.status).toBe(200);
+    expect(await json(cancel)).toMatchObject({ status: "cancelled", async: true });
+    expect((await state("jobs", runId)).status).toBe("cancelled");
+    const again = await fetch(runUrl("jobs", runId), { method: "DELETE", headers: auth() });
+    expect(again.status).toBe(409);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(receiver.received("/cancelled")).toHaveLength(0);
+  });
+
+  it("refuses bad parameters with 400; an unknown function's async run ends failure", async () => {
+    const bad = await run("/jobs/run?webhookEndpoint=not-a-url");
+    expect(bad.status).toBe(400);
+    expect((await json(bad)).message).toMatch(/webhookEndpoint/);
+    expect((await run("/jobs/run?async=yes")).status).toBe(400);
+    // Which functions an app exports is known once a replica has loaded it: the run is accepted
+    // and fails, as a sync call of it would.
+    const missing = await run(`/jobs/nope?async=true&${hook("/nope")}`);
+    expect(missing.status).toBe(202);
+    const runId = missing.headers.get("x-request-id") as string;
+    const failed = await stateWhen("jobs", runId, (s) => s.status === "failure");
+    expect(failed.error.message).toBe("app 'jobs' has no function 'nope'");
+    const [delivery] = await receiver.waitFor("/nope", 1);
+    expect(JSON.parse(delivery?.body ?? "")).toMatchObject({ status: "failure" });
+    const unknown = await fetch(runUrl("jobs", "run_00000000000000000000000000"), {
+      headers: auth(),
+    });
+    expect(unknown.status).toBe(404);
+  });
+});

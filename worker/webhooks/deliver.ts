@@ -1,0 +1,127 @@
+/**
+ * One webhook delivery attempt and the retry rules of spec §6.4. Each attempt is signed afresh
+ * (its timestamp is the moment it is sent), has its own timeout and never follows a redirect;
+ * what it ended with is recorded on the run.
+ */
+import { HEADER, webhookHeaders } from "../../common/consts.ts";
+import { signDelivery } from "../../common/webhook-signature.ts";
+
+/** At most this many attempts in all (spec §8). */
+export const MAX_ATTEMPTS = 3;
+/** Pause before the 2nd and the 3rd attempt: at most 5 s apart (spec §6.4). */
+export const RETRY_DELAYS_MS = [1_000, 4_000] as const;
+/** Each attempt's own limit: past it the attempt counts as a network error (retried). */
+export const ATTEMPT_TIMEOUT_MS = 10_000;
+
+/** What the rules make of an attempt's end. */
+export type Verdict = "delivered" | "retry" | "final";
+
+export interface DeliveryAttempt {
+  attempt: number;
+  /** When it was sent (ms since the epoch). */
+  at: number;
+  /** The receiver's status, when it answered. */
+  status?: number;
+  /** Why no status: "timeout" or the network error. */
+  error?: string;
+  duration_ms: number;
+  verdict: Verdict;
+}
+
+/** Spec §6.4, row by row. `undefined`: no answer (network error or timeout). */
+export function verdictOf(status: number | undefined): Verdict {
+  if (status === undefined) return "retry";
+  if (status >= 200 && status < 300) return "delivered";
+  if (status === 404) return "retry";
+  if (status >= 400 && status < 500) return "final";
+  if (status >= 500 && status < 600) return "final"; // avoids duplicate side effects
+  return "retry"; // other non-2xx: 1xx, 3xx (redirects are not followed)
+}
+
+export interface Delivery {
+  url: string;
+  runId: string;
+  /** The delivery body, exactly as sent and signed. */
+  body: string;
+  /** The caller's X-Webhook-Secret: the delivery is signed when there is one. */
+  secret?: string;
+  brand?: string;
+}
+
+export interface AttemptLimits {
+  timeoutMs: number;
+}
+
+/** Sends attempt number `attempt` of `delivery` and says how it ended; never throws. */
+export async function attemptDelivery(
+  delivery: Delivery,
+  attempt: number,
+  limits: AttemptLimits = { timeoutMs: ATTEMPT_TIMEOUT_MS },
+): Promise<DeliveryAttempt> {
+  const at = Date.now();
+  const headers = new Headers({
+    "content-type": "application/json",
+    [HEADER.requestId]: delivery.runId,
+  });
+  if (delivery.secret) {
+    const timestamp = Math.floor(at / 1000);
+    const names = webhookHeaders(delivery.brand);
+    headers.set(names.timestamp, String(timestamp));
+    headers.set(
+      names.signature,
+      await signDelivery(delivery.secret, delivery.runId, timestamp, delivery.body),
+    );
+  }
+  let status: number | undefined;
+  let error: string | undefined;
+  try {
+    const res = await fetch(delivery.url, {
+      method: "POST",
+      headers,
+      body: delivery.body,
+      redirect: "manual",
+      signal: AbortSignal.timeout(limits.timeoutMs),
+    });
+    status = res.status;
+    await res.body?.cancel();
+  } catch (err) {
+    const { name, message } = err as Error;
+    // The target's query may hold credentials: an error naming the URL must not show it.
+    const query = new URL(delivery.url).search;
+    error =
+      name === "TimeoutError" || name === "AbortError"
+        ? `timeout after ${limits.timeoutMs} ms`
+        : (query ? message.replaceAll(query, "") : message) || "network error";
+  }
+  return {
+    attempt,
+    at,
+    ...(status === undefined ? { error } : { status }),
+    duration_ms: Date.now() - at,
+    verdict: verdictOf(status),
+  };
+}
+
+/**
+ * After `attempts`, when the next attempt is due (ms since the epoch), or `undefined` when the
+ * delivery has ended (delivered, refused for good, or out of attempts).
+ */
+export function nextAttemptAt(
+  attempts: readonly DeliveryAttempt[],
+  delaysMs: readonly number[] = RETRY_DELAYS_MS,
+): number | undefined {
+  const last = attempts.at(-1);
+  if (!last) return Date.now();
+  if (last.verdict !== "retry" || attempts.length >= MAX_ATTEMPTS) return undefined;
+  return last.at + last.duration_ms + (delaysMs[attempts.length - 1] ?? 0);
+}
+
+/** How a delivery ended, once `nextAttemptAt` says it has. */
+export function deliveryState(
+  attempts: readonly DeliveryAttempt[],
+): "pending" | "delivered" | "failed" {
+  const last = attempts.at(-1);
+  if (last?.verdict === "delivered") return "delivered";
+  if (nextAttemptAt(attempts) !== undefined) return "pending";
+  return "failed";
+}
