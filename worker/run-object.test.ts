@@ -44,6 +44,15 @@ async function deliveryEnded(runId: string): Promise<RunView> {
   throw new Error(`the delivery of ${runId} did not end`);
 }
 
+/** Waits until the run is in `status` (bounded). */
+async function statusOf(runId: string, status: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if ((await stubOf(runId).view())?.status === status) return;
+    await sleep(10);
+  }
+  throw new Error(`run ${runId} never became ${status}`);
+}
+
 interface Received {
   path: string;
   headers: Headers;
@@ -258,15 +267,10 @@ describe("async run state machine", () => {
     const path = `/${run.runId}`;
     const got = receiver(path, [200]);
     const stub = stubOf(run.runId);
-    const begun = await stub.begin(
-      run,
-      new TextEncoder().encode("{}").buffer as ArrayBuffer,
-      CALLBACK,
-      {
-        url: `${HOOKS}${path}`,
-      },
-    );
-    expect(begun).toMatchObject({ status: "running", async: true });
+    const payload = new TextEncoder().encode("{}").buffer as ArrayBuffer;
+    const begun = await stub.begin(run, payload, CALLBACK, { url: `${HOOKS}${path}` });
+    expect(begun).toMatchObject({ status: "pending", async: true });
+    await statusOf(run.runId, "running");
     expect(sent()?.get("x-runlet-callback-url")).toBe(CALLBACK);
     expect(sent()?.get("authorization")).toBe(`Bearer ${env.INTERNAL_TOKEN}`);
     await stub.complete({ status: "success", result: { n: 2 }, runTimeMs: 12 });
@@ -287,6 +291,7 @@ describe("async run state machine", () => {
     const got = receiver(path, [200]);
     const stub = stubOf(run.runId);
     await stub.begin(run, new ArrayBuffer(0), CALLBACK, { url: `${HOOKS}${path}` });
+    await statusOf(run.runId, "running");
     await stub.complete({ status: "failure", error: { message: "boom" }, runTimeMs: 1 });
     const view = await deliveryEnded(run.runId);
     expect(view).toMatchObject({ status: "failure", async: true, error: { message: "boom" } });
@@ -296,18 +301,20 @@ describe("async run state machine", () => {
     });
   });
 
-  it("failure at once when the host refuses the run; the refusal is thrown, nothing delivered", async () => {
-    const run = newRun("nope");
+  it("failure when the host refuses the run, delivered with the host's reason", async () => {
+    const run = newRun();
     fetchMock
       .get(HOST)
-      .intercept({ path: `/internal/async/${PROJECT}/hello/nope`, method: "POST" })
-      .reply(404, { message: "app 'hello' has no function 'nope'" });
+      .intercept({ path: `/internal/async/${PROJECT}/hello/run`, method: "POST" })
+      .reply(404, { message: "app 'hello' is not deployed on this host" });
+    const path = `/${run.runId}`;
+    const got = receiver(path, [200]);
     const stub = stubOf(run.runId);
-    expect(await stub.begin(run, new ArrayBuffer(0), CALLBACK, { url: `${HOOKS}/never` })).toEqual({
-      refused: { status: 404, message: "app 'hello' has no function 'nope'" },
-    });
-    const view = await stub.view();
-    expect(view).toMatchObject({ status: "failure", webhook: { state: "failed", attempts: [] } });
+    await stub.begin(run, new ArrayBuffer(0), CALLBACK, { url: `${HOOKS}${path}` });
+    const view = await deliveryEnded(run.runId);
+    const reason = "app 'hello' is not deployed on this host";
+    expect(view).toMatchObject({ status: "failure", error: { message: reason } });
+    expect(JSON.parse(got[0]?.body ?? "{}")).toMatchObject({ error: { message: reason } });
   });
 
   it("DELETE cancels a running run on the host; a later report does not move it; a second cancel is 409", async () => {
@@ -323,6 +330,7 @@ describe("async run state machine", () => {
       });
     const stub = stubOf(run.runId);
     await stub.begin(run, new ArrayBuffer(0), CALLBACK);
+    await statusOf(run.runId, "running");
     expect(await stub.cancel()).toMatchObject({ status: "cancelled" });
     expect(deleted).toBe(true);
     await stub.complete({ status: "success", result: 1 });
@@ -330,6 +338,33 @@ describe("async run state machine", () => {
     expect(await stub.cancel()).toEqual({
       refused: { status: 409, message: `run '${run.runId}' has already ended: cancelled` },
     });
+  });
+});
+
+describe("cancel before the host answered", () => {
+  it("stops the run on the host once the host has accepted it", async () => {
+    const run = newRun();
+    fetchMock
+      .get(HOST)
+      .intercept({ path: `/internal/async/${PROJECT}/hello/run`, method: "POST" })
+      .reply(202, JSON.stringify({ status: "running", startedAt: Date.now() }))
+      .delay(100);
+    let deleted = false;
+    fetchMock
+      .get(HOST)
+      .intercept({ path: `/internal/runs/${run.runId}`, method: "DELETE" })
+      .reply(() => {
+        deleted = true;
+        return { statusCode: 200, data: "{}" };
+      })
+      .times(2);
+    const stub = stubOf(run.runId);
+    await stub.begin(run, new ArrayBuffer(0), CALLBACK);
+    expect(await stub.cancel()).toMatchObject({ status: "cancelled" });
+    deleted = false; // the first DELETE came before the host knew the run
+    for (let i = 0; i < 100 && !deleted; i++) await sleep(10);
+    expect(deleted).toBe(true);
+    expect(await stub.view()).toMatchObject({ status: "cancelled" });
   });
 });
 

@@ -140,9 +140,12 @@ function refusal(err: RunApiError): Refusal {
 }
 
 /** The view, or the refusal as the `RunApiError` it was. */
-export function viewOrThrow<T extends object>(answer: T | Refusal): T {
-  if ("refused" in answer) throw new RunApiError(answer.refused.status, answer.refused.message);
-  return answer;
+export function viewOrThrow<T extends object>(answer: T): Exclude<T, Refusal> {
+  if ("refused" in answer) {
+    const { status, message } = (answer as Refusal).refused;
+    throw new RunApiError(status, message);
+  }
+  return answer as Exclude<T, Refusal>;
 }
 
 function failed(message: string): Outcome {
@@ -159,16 +162,17 @@ export class RunObject extends DurableObject<Env> {
   #pumping: Promise<void> | undefined;
 
   /**
-   * An async run: records it `pending`, hands it to the runtime host (which reports its end to
-   * `callbackUrl`) and answers once the host accepted it — or with the host's refusal, the
-   * run then recorded as `failure`.
+   * An async run: records it `pending` and answers as soon as that is durable; then hands it
+   * to the runtime host (which reports its end to `callbackUrl`). A host that refuses it or
+   * cannot be reached makes it `failure`, delivered like any failure; if this object goes away
+   * before the host answered, the alarm makes it `failure`.
    */
   async begin(
     run: NewRun,
     payload: ArrayBuffer,
     callbackUrl: string,
     webhook?: WebhookRequest,
-  ): Promise<RunView | Refusal> {
+  ): Promise<RunView> {
     const record: RunRecord = {
       run_id: run.runId,
       project: run.project,
@@ -179,21 +183,24 @@ export class RunObject extends DurableObject<Env> {
       created_at: run.createdAt,
       ...(webhook ? { webhook: this.#webhookState(webhook) } : {}),
     };
-    await this.#save(record, webhook);
-    // If this object goes away before the host answers, the alarm fails the run.
-    await this.ctx.storage.setAlarm(Date.now() + this.#watchdogMs());
-    this.#report(record);
+    // One write, durable before the answer leaves and before the host hears of the run.
+    this.#save(record, webhook);
+    this.ctx.storage.setAlarm(Date.now() + this.#watchdogMs());
+    void this.#submit(record, payload, callbackUrl);
+    return runView(record);
+  }
 
+  async #submit(record: RunRecord, payload: ArrayBuffer, callbackUrl: string): Promise<void> {
     let answer: Response;
     try {
       answer = await fetch(
-        `${this.env.RUNTIME_HOST_URL}/internal/async/${run.project}/${run.app}/${encodeURIComponent(run.fn)}`,
+        `${this.env.RUNTIME_HOST_URL}/internal/async/${record.project}/${record.app}/${encodeURIComponent(record.function)}`,
         {
           method: "POST",
           headers: {
             authorization: `Bearer ${this.env.INTERNAL_TOKEN}`,
             "content-type": "application/json",
-            [HEADER.runId]: run.runId,
+            [HEADER.runId]: record.run_id,
             [HEADER.callbackUrl]: callbackUrl,
           },
           body: payload,
@@ -201,28 +208,24 @@ export class RunObject extends DurableObject<Env> {
         },
       );
     } catch {
-      const refused = new RunApiError(502, "the runtime host is not reachable");
-      await this.#end(record, failed(refused.message), false);
-      return refusal(refused);
+      await this.#end(record, failed("the runtime host is not reachable"), true);
+      return;
     }
     if (answer.status !== 202) {
-      const refused = await hostError(answer);
-      // The caller hears of it now, in the answer: no delivery for a run that never started.
-      await this.#end(record, failed(refused.message), false);
-      return refusal(refused);
+      await this.#end(record, failed((await hostError(answer)).message), true);
+      return;
     }
     const accepted = (await answer.json()) as HostRun;
-    // The host may already have reported the end (a quick function) while we waited.
+    // The host may already have reported the end (a quick function), or the run was cancelled.
     const current = (await this.#load()) ?? record;
-    if (current.status === "pending") {
-      current.status = "running";
-      current.started_at = accepted.startedAt ?? Date.now();
-      current.deadline_at = accepted.deadlineAt;
-      await this.#save(current);
-      await this.#schedule(current);
-      this.#report(current);
-    }
-    return runView(current);
+    if (current.status === "cancelled") await this.#cancelOnHost(current.run_id);
+    if (current.status !== "pending") return;
+    current.status = "running";
+    current.started_at = accepted.startedAt ?? Date.now();
+    current.deadline_at = accepted.deadlineAt;
+    this.#save(current);
+    this.#report(current);
+    await this.#schedule(current);
   }
 
   /** The runtime host's report of an async run's end (its callback). */
@@ -278,16 +281,20 @@ export class RunObject extends DurableObject<Env> {
     if (ENDED.includes(run.status))
       return refusal(new RunApiError(409, `run '${run.run_id}' has already ended: ${run.status}`));
     await this.#end(run, { status: "cancelled" }, false);
-    // Stops the function (its ctx.signal aborts); a host that already forgot the run is fine.
-    await fetch(`${this.env.RUNTIME_HOST_URL}/internal/runs/${run.run_id}`, {
+    await this.#cancelOnHost(run.run_id);
+    return runView(run);
+  }
+
+  /** Stops the function (its ctx.signal aborts); a host that does not know the run is fine. */
+  async #cancelOnHost(runId: string): Promise<void> {
+    await fetch(`${this.env.RUNTIME_HOST_URL}/internal/runs/${runId}`, {
       method: "DELETE",
       headers: { authorization: `Bearer ${this.env.INTERNAL_TOKEN}` },
       signal: AbortSignal.timeout(10_000),
     }).then(
       (res) => res.body?.cancel(),
-      (err: Error) => console.error(`[run] could not cancel ${run.run_id} on the host: ${err}`),
+      (err: Error) => console.error(`[run] could not cancel ${runId} on the host: ${err}`),
     );
-    return runView(run);
   }
 
   async view(): Promise<RunView | null> {
@@ -479,7 +486,10 @@ export class RunObject extends DurableObject<Env> {
     return this.ctx.storage.get<RunRecord>("run");
   }
 
-  /** Async runs' states go to the runs index (a sync run's Worker reported it already). */
+  /**
+   * An async run's end goes to the runs index (the Worker reports its start, and a sync run
+   * whole, from the request).
+   */
   #report(run: RunRecord): void {
     if (!run.async) return;
     const report: RunReport = {

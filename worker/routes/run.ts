@@ -5,7 +5,7 @@ import { resolveApp, verifyCaller } from "../auth.ts";
 import type { WorkerEnv } from "../env.ts";
 import { errorResponse, RunApiError } from "../errors.ts";
 import { forwardToHost, invokeOnHost } from "../host.ts";
-import { type NewRun, type Outcome, viewOrThrow, type WebhookRequest } from "../run-object.ts";
+import type { NewRun, Outcome, WebhookRequest } from "../run-object.ts";
 import { reportRun } from "../runs-index.ts";
 import { webhookTarget } from "../webhooks/target.ts";
 
@@ -200,7 +200,18 @@ async function run(c: Context<WorkerEnv>) {
 
     if (isAsync) {
       const callback = `${url.origin}/internal/runs/${runId}/complete`;
-      viewOrThrow(await runObject(c.env, runId).begin(newRun(name), body, callback, webhook));
+      const accepted = await runObject(c.env, runId).begin(newRun(name), body, callback, webhook);
+      // After the answer: the runs index hears of the run (its object reports what follows).
+      c.executionCtx.waitUntil(
+        reportRun(c.env, runId, {
+          projectId: project,
+          app: appName,
+          function: name,
+          async: true,
+          status: accepted.status,
+          createdAt: startedAt,
+        }),
+      );
       c.header(HEADER.requestId, runId);
       return c.json({ run_id: runId }, 202);
     }
