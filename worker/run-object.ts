@@ -487,8 +487,8 @@ export class RunObject extends DurableObject<Env> {
   }
 
   /**
-   * An async run's end goes to the runs index (the Worker reports its start, and a sync run
-   * whole, from the request).
+   * An async run's states go to the runs index as it leaves `pending` and as it ends (a sync
+   * run's Worker reports it whole, from the request).
    */
   #report(run: RunRecord): void {
     if (!run.async) return;

@@ -200,18 +200,8 @@ async function run(c: Context<WorkerEnv>) {
 
     if (isAsync) {
       const callback = `${url.origin}/internal/runs/${runId}/complete`;
-      const accepted = await runObject(c.env, runId).begin(newRun(name), body, callback, webhook);
-      // After the answer: the runs index hears of the run (its object reports what follows).
-      c.executionCtx.waitUntil(
-        reportRun(c.env, runId, {
-          projectId: project,
-          app: appName,
-          function: name,
-          async: true,
-          status: accepted.status,
-          createdAt: startedAt,
-        }),
-      );
+      // The run's object reports it to the runs index from here on.
+      await runObject(c.env, runId).begin(newRun(name), body, callback, webhook);
       c.header(HEADER.requestId, runId);
       return c.json({ run_id: runId }, 202);
     }

@@ -49,7 +49,8 @@ export const start: Command = {
 Starts the three components on loopback, waits until each answers, prints their addresses and
 a ready line, and stops them all on Ctrl-C. State lives in RUNLET_HOME (default ./.runlet).
 Ports: RUNLET_CONTROL_PORT (${DEFAULT_PORT.control}), RUNLET_API_PORT (${DEFAULT_PORT.api}), RUNLET_HOST_PORT (${DEFAULT_PORT.host}).
---verbose copies every component's output to this terminal (it always goes to RUNLET_HOME/logs/).
+--verbose copies every component's output to this terminal (it always goes to RUNLET_HOME/logs/)
+and has the worker log a line per request.
 --json prints the ready line as one JSON object.`,
   options: { verbose: { type: "boolean", short: "v" } },
   async run({ values }) {
@@ -145,6 +146,8 @@ Ports: RUNLET_CONTROL_PORT (${DEFAULT_PORT.control}), RUNLET_API_PORT (${DEFAULT
         "--persist-to",
         paths.wrangler,
         "--show-interactive-dev-session=false",
+        // wrangler's line per request costs the whole machine CPU on every call: --verbose.
+        `--log-level=${echo ? "info" : "warn"}`,
       ],
       { cwd: ROOT, env, logFile: log("worker"), echo },
     );
