@@ -164,3 +164,71 @@ describe("async runs on the host", () => {
     expect(late.body.message).toMatch(/has ended: success/);
   });
 });
+
+describe("async runs of a custom app on the host", () => {
+  const SERVER = `require("node:http").createServer((req, res) => {
+  if (req.url === "/health") return res.end("ok");
+  let body = "";
+  req.on("data", (c) => { body += c; });
+  req.on("end", () => {
+    const status = req.url.startsWith("/broken") ? 503 : 201;
+    res.writeHead(status, { "content-type": "application/json" });
+    res.end(JSON.stringify({ method: req.method, url: req.url, body, runId: req.headers["x-runlet-run-id"] ?? null, callback: req.headers["x-runlet-callback-url"] ?? null }));
+  });
+}).listen(Number(process.env.PORT), "127.0.0.1");`;
+
+  const submitHttp = (path: string, runId: string, init: RequestInit = {}) =>
+    fetch(`${host.url}/internal/async-http/p/web${path}`, {
+      ...init,
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        [HEADER.runId]: runId,
+        [HEADER.callbackUrl]: callbackUrl,
+      },
+    });
+
+  beforeEach(async () => {
+    const config = configOf("web", {
+      runtime: "custom",
+      custom: { entrypoint: ["node", "server.js"] },
+    });
+    const res = await hostClient(host.url).deploy("p", "web", 1, { "server.js": SERVER }, config);
+    expect(res.status).toBe(200);
+  });
+
+  it("sends the request in the background and reports the app's answer to the callback", async () => {
+    const res = await submitHttp("/things/7?x=1", "run_h1", { method: "PUT", body: "payload" });
+    expect(res.status).toBe(202);
+    const [report] = await eventually(
+      async () => received,
+      (r) => r.length === 1,
+    );
+    expect(report?.body).toMatchObject({
+      runId: "run_h1",
+      fn: "PUT /things/7",
+      status: "success",
+      http: { status_code: 201, content_type: "application/json" },
+    });
+    // The app got the request as it came, its run id, and none of the host's own headers.
+    expect(JSON.parse(report?.body.http?.body ?? "{}")).toEqual({
+      method: "PUT",
+      url: "/things/7?x=1",
+      body: "payload",
+      runId: "run_h1",
+      callback: null,
+    });
+  });
+
+  it("ends as failure when the app answers 500 or more, with its answer kept", async () => {
+    await submitHttp("/broken", "run_h2", { method: "POST", body: "{}" });
+    const [report] = await eventually(
+      async () => received,
+      (r) => r.length === 1,
+    );
+    expect(report?.body).toMatchObject({
+      status: "failure",
+      error: { message: "the app answered 503" },
+      http: { status_code: 503 },
+    });
+  });
+});

@@ -4,9 +4,12 @@
  * Worker's internal route). The host keeps each run's state for an hour after it ends, so a
  * caller whose callback was lost can ask; the Worker's Durable Object is the run's record.
  */
+import { request } from "node:http";
 import type { Deployment } from "./apps.ts";
+import { MAX_INVOKE_BODY_BYTES } from "./limits.ts";
 import type { ReplicaPool } from "./pool/pool.ts";
 import { WorkloadError } from "./pool/workload.ts";
+import type { CustomReplica } from "./runtimes/custom/replica.ts";
 
 export type AsyncStatus = "running" | "success" | "failure" | "cancelled";
 
@@ -21,9 +24,25 @@ export interface AsyncRun {
   deadlineAt: number;
   finishedAt?: number;
   result?: unknown;
+  /** A custom app's answer (its body as text, at most 10 MiB). */
+  http?: HttpAnswer;
   error?: { message: string };
   runTimeMs?: number;
 }
+
+export interface HttpAnswer {
+  status_code: number;
+  content_type: string | null;
+  body: string;
+}
+
+/** What an async run does: call a function, or send a custom app one request. */
+export type AsyncCall =
+  | { runId: string; fn: string; payload: unknown }
+  | {
+      runId: string;
+      http: { method: string; pathAndQuery: string; headers: Record<string, string>; body: Buffer };
+    };
 
 /** How long an ended run's state stays answerable. */
 const KEEP_ENDED_MS = 60 * 60_000;
@@ -46,7 +65,7 @@ export class AsyncRuns {
   /** Starts the run; false if a run with this id exists already. */
   submit(
     deployment: Deployment,
-    call: { fn: string; payload: unknown; runId: string },
+    call: AsyncCall,
     callbackUrl: string | undefined,
   ): AsyncRun | undefined {
     if (this.#runs.has(call.runId)) return undefined;
@@ -54,7 +73,7 @@ export class AsyncRuns {
       runId: call.runId,
       project: deployment.project,
       app: deployment.app,
-      fn: call.fn,
+      fn: "fn" in call ? call.fn : `${call.http.method} ${call.http.pathAndQuery.split("?")[0]}`,
       status: "running",
       startedAt: Date.now(),
       deadlineAt: Date.now() + deployment.config.response_grace_period * 1000,
@@ -95,13 +114,31 @@ export class AsyncRuns {
 
   async #execute(
     deployment: Deployment,
-    call: { fn: string; payload: unknown; runId: string },
+    call: AsyncCall,
     run: AsyncRun,
     signal: AbortSignal,
   ): Promise<void> {
     const limitMs = deployment.config.response_grace_period * 1000;
     let ended: Partial<AsyncRun>;
     try {
+      if ("http" in call) {
+        const started = performance.now();
+        const http = await this.pool.use(deployment, (replica) =>
+          sendBuffered(replica as CustomReplica, call.http, limitMs, signal),
+        );
+        const runTimeMs = Math.round((performance.now() - started) * 100) / 100;
+        ended =
+          http.status_code < 500
+            ? { status: "success", http, runTimeMs }
+            : {
+                status: "failure",
+                http,
+                runTimeMs,
+                error: { message: `the app answered ${http.status_code}` },
+              };
+        if (run.status === "running") Object.assign(run, ended, { finishedAt: Date.now() });
+        return;
+      }
       const { outcome, runTimeMs } = await this.pool.call(
         deployment,
         { ...call, async: true, signal },
@@ -124,10 +161,11 @@ export class AsyncRuns {
       const message =
         err instanceof WorkloadError && err.failure.kind === "timeout"
           ? `the run exceeded the app's response_grace_period (${deployment.config.response_grace_period} s) and was stopped`
-          : err instanceof WorkloadError
+          : err instanceof WorkloadError || err instanceof AppAnswerError
             ? err.message
             : "internal error";
-      if (!(err instanceof WorkloadError)) console.error("runtime host: async run failed:", err);
+      if (!(err instanceof WorkloadError || err instanceof AppAnswerError))
+        console.error("runtime host: async run failed:", err);
       ended = { status: "failure", error: { message } };
     }
     if (run.status !== "running") return; // cancelled, or the host closed meanwhile
@@ -157,4 +195,58 @@ export class AsyncRuns {
     }
     console.error(`runtime host: could not report async run ${run.runId} to its callback`);
   }
+}
+
+/** A custom app's answer could not be had; the message is safe to show its caller. */
+class AppAnswerError extends Error {}
+
+/**
+ * Sends a custom app's replica one buffered request and reads its whole answer (at most
+ * 10 MiB). Past `limitMs`, or once `signal` aborts, the request is cut off.
+ */
+function sendBuffered(
+  replica: CustomReplica,
+  call: { method: string; pathAndQuery: string; headers: Record<string, string>; body: Buffer },
+  limitMs: number,
+  signal: AbortSignal,
+): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const upstream = request(`${replica.origin}${call.pathAndQuery}`, {
+      method: call.method,
+      headers: { ...call.headers, "content-length": String(call.body.length) },
+      signal,
+    });
+    const timer = setTimeout(() => {
+      upstream.destroy();
+      reject(new WorkloadError({ kind: "timeout", ms: limitMs }));
+    }, limitMs);
+    upstream.on("response", (answer) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      answer.on("data", (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_INVOKE_BODY_BYTES) {
+          upstream.destroy();
+          clearTimeout(timer);
+          reject(new AppAnswerError("the app's answer is larger than 10 MiB"));
+          return;
+        }
+        chunks.push(chunk);
+      });
+      answer.on("end", () => {
+        clearTimeout(timer);
+        resolve({
+          status_code: answer.statusCode ?? 502,
+          content_type: answer.headers["content-type"] ?? null,
+          body: Buffer.concat(chunks).toString("utf8"),
+        });
+      });
+    });
+    upstream.on("error", (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      if (err.code === "ECONNREFUSED" || err.code === "ECONNRESET") replica.fail();
+      reject(new AppAnswerError(`the app's server failed to answer (${err.code ?? err.message})`));
+    });
+    upstream.end(call.body);
+  });
 }

@@ -8,7 +8,7 @@ import { deployApp, removeApp } from "./routes/deploy.ts";
 import { forwardRequest } from "./routes/forward.ts";
 import { invokeFunction } from "./routes/invoke.ts";
 import { getRunLogs } from "./routes/run-logs.ts";
-import { cancelRun, getRun, submitRun } from "./routes/runs.ts";
+import { cancelRun, getRun, submitHttpRun, submitRun } from "./routes/runs.ts";
 
 type Handler = (
   req: IncomingMessage,
@@ -54,6 +54,11 @@ const ROUTES: readonly Route[] = [
   { method: "DELETE", path: /^\/internal\/runs\/([^/]+)$/, handler: cancelRun },
   { method: "GET", path: /^\/internal\/runs\/([^/]+)\/logs$/, handler: getRunLogs },
   // Any method: custom-runtime apps serve what they like.
+  {
+    method: "*",
+    path: /^\/internal\/async-http\/([^/]+)\/([^/]+)(?:\/.*)?$/,
+    handler: submitHttpRun,
+  },
   { method: "*", path: /^\/internal\/http\/([^/]+)\/([^/]+)(?:\/.*)?$/, handler: forwardRequest },
 ];
 

@@ -28,7 +28,7 @@ const SITE = {
   "server.js": `require("node:http").createServer((req, res) => {
   if (req.url === "/health") return res.end("ok");
   res.writeHead(201, { "content-type": "application/json" });
-  res.end(JSON.stringify({ made: true, url: req.url }));
+  res.end(JSON.stringify({ made: true, url: req.url, secret: req.headers["x-webhook-secret"] ?? null }));
 }).listen(Number(process.env.PORT), "127.0.0.1");`,
 };
 
@@ -179,22 +179,46 @@ describe("async runs and webhooks, end to end", () => {
     });
   });
 
-  it("delivers a custom app's answer with its status code; custom apps do not run async", async () => {
+  it("delivers a custom app's answer with its status code, sync and async", async () => {
     const res = await run(`/site/things?a=1&${hook("/custom")}`, {
       method: "GET",
       body: undefined,
+      headers: { "x-webhook-secret": "kept-from-the-app" },
     });
     expect(res.status).toBe(201);
-    expect(await json(res)).toEqual({ made: true, url: "/things?a=1" }); // the parameter is Runlet's
+    // Runlet's parameter and the webhook secret are not the app's.
+    expect(await json(res)).toEqual({ made: true, url: "/things?a=1", secret: null });
     const [delivery] = await receiver.waitFor("/custom", 1);
     expect(JSON.parse(delivery?.body ?? "")).toMatchObject({
       status: "success",
       status_code: 201,
-      result: { made: true, url: "/things?a=1" },
+      result: { made: true, url: "/things?a=1", secret: null },
     });
-    const refused = await run("/site/things?async=true");
-    expect(refused.status).toBe(400);
-    expect((await json(refused)).message).toMatch(/custom-runtime app/);
+    const secret = "whsec_custom";
+    const queued = await run(`/site/jobs/9?async=true&b=2&${hook("/custom-async")}`, {
+      method: "PUT",
+      body: "raw",
+      headers: { "x-webhook-secret": secret },
+    });
+    expect(queued.status).toBe(202);
+    const runId = queued.headers.get("x-request-id") as string;
+    expect(await json(queued)).toEqual({ run_id: runId });
+    const [later] = await receiver.waitFor("/custom-async", 1);
+    expect(JSON.parse(later?.body ?? "")).toMatchObject({
+      run_id: runId,
+      status: "success",
+      status_code: 201,
+      result: { made: true, url: "/jobs/9?b=2", secret: null }, // Runlet's, not the app's
+    });
+    expect(
+      await verifyWebhook({
+        secret,
+        body: later?.body ?? "",
+        headers: later?.headers as Record<string, string>,
+      }),
+    ).toMatchObject({ ok: true });
+    const done = await stateWhen("site", runId, (s) => s.status === "success");
+    expect(done).toMatchObject({ async: true, function: "PUT /jobs/9" });
   });
 
   it("follows every row of the retry table (spec 6.4) against a real receiver", async () => {

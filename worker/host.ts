@@ -51,6 +51,17 @@ export async function hostError(res: Response): Promise<RunApiError> {
 }
 
 /**
+ * The caller's headers as a custom app gets them: without their Runlet token (app code could
+ * act as the caller with it) and without the webhook secret (kept only for the delivery).
+ */
+export function appHeaders(headers: Headers): Headers {
+  const out = new Headers(headers);
+  out.delete("authorization");
+  out.delete(HEADER.webhookSecret);
+  return out;
+}
+
+/**
  * Forwards a request to a custom-runtime app through its runtime host: method, the path after
  * the app, query, headers (the caller's token replaced by the host's) and body, unchanged. The
  * app's answer comes back as it is, streamed; the host's own failures become `RunApiError`s.
@@ -61,7 +72,7 @@ export async function forwardToHost(
   request: Request,
 ): Promise<Response> {
   const { project, app, pathAndQuery, runId } = target;
-  const headers = new Headers(request.headers);
+  const headers = appHeaders(request.headers);
   headers.set("authorization", `Bearer ${env.INTERNAL_TOKEN}`);
   headers.set(HEADER.runId, runId);
   let res: Response;

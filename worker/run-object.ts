@@ -84,8 +84,30 @@ export interface HostRun {
   finishedAt?: number;
   deadlineAt?: number;
   result?: unknown;
+  /** A custom app's answer, for its async runs. */
+  http?: { status_code: number; content_type: string | null; body: string };
   error?: { message: string };
   runTimeMs?: number;
+}
+
+/** A custom app's request, for its async runs: sent to the app as it came. */
+export interface AppRequest {
+  method: string;
+  /** The path after the app, and the query less Runlet's own parameters. */
+  pathAndQuery: string;
+  headers: Record<string, string>;
+}
+
+/** A custom app's answer as a delivery's `result`: JSON parsed where it is JSON, else text. */
+export function appResult(text: string, contentType: string | null): unknown {
+  if (contentType?.includes("json")) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      // not JSON after all: the text as it is
+    }
+  }
+  return text;
 }
 
 /** What a delivery body says about the run (DESIGN.md §4, "Webhook delivery"). */
@@ -172,6 +194,7 @@ export class RunObject extends DurableObject<Env> {
     payload: ArrayBuffer,
     callbackUrl: string,
     webhook?: WebhookRequest,
+    request?: AppRequest,
   ): Promise<RunView> {
     const record: RunRecord = {
       run_id: run.runId,
@@ -186,24 +209,34 @@ export class RunObject extends DurableObject<Env> {
     // One write, durable before the answer leaves and before the host hears of the run.
     this.#save(record, webhook);
     this.ctx.storage.setAlarm(Date.now() + this.#watchdogMs());
-    void this.#submit(record, payload, callbackUrl);
+    void this.#submit(record, payload, callbackUrl, request);
     return runView(record);
   }
 
-  async #submit(record: RunRecord, payload: ArrayBuffer, callbackUrl: string): Promise<void> {
+  async #submit(
+    record: RunRecord,
+    payload: ArrayBuffer,
+    callbackUrl: string,
+    request?: AppRequest,
+  ): Promise<void> {
+    const { project, app } = record;
+    const internal = {
+      authorization: `Bearer ${this.env.INTERNAL_TOKEN}`,
+      [HEADER.runId]: record.run_id,
+      [HEADER.callbackUrl]: callbackUrl,
+    };
     let answer: Response;
     try {
       answer = await fetch(
-        `${this.env.RUNTIME_HOST_URL}/internal/async/${record.project}/${record.app}/${encodeURIComponent(record.function)}`,
+        request
+          ? `${this.env.RUNTIME_HOST_URL}/internal/async-http/${project}/${app}${request.pathAndQuery}`
+          : `${this.env.RUNTIME_HOST_URL}/internal/async/${project}/${app}/${encodeURIComponent(record.function)}`,
         {
-          method: "POST",
-          headers: {
-            authorization: `Bearer ${this.env.INTERNAL_TOKEN}`,
-            "content-type": "application/json",
-            [HEADER.runId]: record.run_id,
-            [HEADER.callbackUrl]: callbackUrl,
-          },
-          body: payload,
+          method: request?.method ?? "POST",
+          headers: request
+            ? { ...request.headers, ...internal }
+            : { ...internal, "content-type": "application/json" },
+          body: request?.method === "GET" || request?.method === "HEAD" ? undefined : payload,
           signal: AbortSignal.timeout(10_000),
         },
       );
@@ -237,14 +270,20 @@ export class RunObject extends DurableObject<Env> {
       await this.#end(run, { status: "cancelled" }, false);
     } else {
       if (run.started_at === undefined) run.started_at = report.startedAt;
+      const run_time_ms = report.runTimeMs ?? null;
+      const answer = report.http && {
+        result: appResult(report.http.body, report.http.content_type),
+        status_code: report.http.status_code,
+      };
       await this.#end(
         run,
         report.status === "success"
-          ? { status: "success", result: report.result, run_time_ms: report.runTimeMs ?? null }
+          ? { status: "success", result: report.result, ...answer, run_time_ms }
           : {
               status: "failure",
               error: report.error ?? { message: "the run failed" },
-              run_time_ms: report.runTimeMs ?? null,
+              ...answer,
+              run_time_ms,
             },
         true,
         report.finishedAt,

@@ -31,7 +31,7 @@ const NOT_FORWARDED = new Set([
   "upgrade",
 ]);
 
-function forwardable(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+export function forwardable(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   const out: IncomingHttpHeaders = {};
   for (const [name, value] of Object.entries(headers)) {
     if (!NOT_FORWARDED.has(name) && value !== undefined) out[name] = value;

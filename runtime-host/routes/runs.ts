@@ -1,5 +1,6 @@
 /**
- * Async runs on the host: `POST /internal/async/{project}/{app}/{fn}` starts one (202),
+ * Async runs on the host: `POST /internal/async/{project}/{app}/{fn}` starts one of a function
+ * (202), `* /internal/async-http/{project}/{app}/{path…}` one request to a custom app (202),
  * `GET /internal/runs/{runId}` tells its state, `DELETE /internal/runs/{runId}` cancels it.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -9,6 +10,7 @@ import { parseJsonBody, readBody } from "../http/body.ts";
 import { HttpError } from "../http/errors.ts";
 import { sendJson } from "../http/respond.ts";
 import { MAX_INVOKE_BODY_BYTES } from "../limits.ts";
+import { forwardable } from "./forward.ts";
 import { functionName, runIdOf } from "./invoke.ts";
 import { deploymentOf, projectAndApp } from "./params.ts";
 
@@ -41,6 +43,40 @@ export async function submitRun(
     `app '${names.app}' uses the custom runtime: async runs call functions`,
   );
   const run = runs.submit(deployment, { fn, payload, runId }, callbackUrl);
+  if (!run) throw new HttpError(409, `run '${runId}' exists already`);
+  sendJson(res, 202, run);
+}
+
+/** A custom app's async run: the request as it came (less the host's own headers), buffered. */
+export async function submitHttpRun(
+  req: IncomingMessage,
+  res: ServerResponse,
+  params: readonly string[],
+  { registry, runs }: HostContext,
+): Promise<void> {
+  const names = projectAndApp(params);
+  const runId = runIdOf(req);
+  const callbackUrl = callbackOf(req);
+  const deployment = deploymentOf(
+    registry,
+    names,
+    "custom",
+    `app '${names.app}' uses the managed runtime: async runs of it call functions`,
+  );
+  const prefix = `/internal/async-http/${params[0]}/${params[1]}`;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(forwardable(req.headers))) {
+    if (name !== HEADER.callbackUrl.toLowerCase() && name !== "content-length")
+      headers[name] = Array.isArray(value) ? value.join(", ") : String(value);
+  }
+  const body = await readBody(req, MAX_INVOKE_BODY_BYTES);
+  const http = {
+    method: req.method ?? "GET",
+    pathAndQuery: (req.url ?? "").slice(prefix.length) || "/",
+    headers,
+    body,
+  };
+  const run = runs.submit(deployment, { runId, http }, callbackUrl);
   if (!run) throw new HttpError(409, `run '${runId}' exists already`);
   sendJson(res, 202, run);
 }

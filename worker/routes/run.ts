@@ -4,8 +4,8 @@ import { newId } from "../../common/ids.ts";
 import { resolveApp, verifyCaller } from "../auth.ts";
 import type { WorkerEnv } from "../env.ts";
 import { errorResponse, RunApiError } from "../errors.ts";
-import { forwardToHost, invokeOnHost } from "../host.ts";
-import type { NewRun, Outcome, WebhookRequest } from "../run-object.ts";
+import { appHeaders, forwardToHost, invokeOnHost } from "../host.ts";
+import { appResult, type NewRun, type Outcome, type WebhookRequest } from "../run-object.ts";
 import { reportRun } from "../runs-index.ts";
 import { webhookTarget } from "../webhooks/target.ts";
 
@@ -40,18 +40,6 @@ export function registerRun(app: Hono<WorkerEnv>) {
   });
   app.all("/v4/:project/:app", run);
   app.all("/v4/:project/:app/*", run);
-}
-
-/** A custom app's answer as a delivery's `result`: JSON parsed where it is JSON, else text. */
-function resultOf(text: string, contentType: string | null): unknown {
-  if (contentType?.includes("json")) {
-    try {
-      return JSON.parse(text);
-    } catch {
-      // not JSON after all: the text as it is
-    }
-  }
-  return text;
 }
 
 /** Reads at most `limit` bytes of a stream as text; undefined if it holds more. */
@@ -119,18 +107,29 @@ async function run(c: Context<WorkerEnv>) {
         c.executionCtx.waitUntil(runObject(c.env, runId).delivered(newRun(fn), outcome, webhook));
     };
 
+    const callback = `${url.origin}/internal/runs/${runId}/complete`;
+    const accept = () => {
+      c.header(HEADER.requestId, runId);
+      return c.json({ run_id: runId }, 202);
+    };
+
     if (resolved.runtime === "custom") {
-      if (isAsync) {
-        throw new RunApiError(
-          400,
-          `'${appName}' is a custom-runtime app: it answers synchronously (async=true runs functions of managed apps); add webhookEndpoint to have its answer delivered`,
-        );
-      }
       // Recorded by method and path, never the query (it may carry secrets).
       const path = rest || "/";
       const fn = `${c.req.method} ${path}`;
+      const search = withoutRunletParameters(url.search);
+      if (isAsync) {
+        // The host sends the app a request of its own: this one's framing is not the app's.
+        const sent = appHeaders(c.req.raw.headers);
+        for (const name of ["host", "content-length", "transfer-encoding", "connection"])
+          sent.delete(name);
+        const headers = Object.fromEntries(sent);
+        const request = { method: c.req.method, pathAndQuery: `${path}${search}`, headers };
+        const body = await cappedBody(c);
+        await runObject(c.env, runId).begin(newRun(fn), body, callback, webhook, request);
+        return accept();
+      }
       ran = report(fn);
-      const search = withoutWebhookParameter(url.search);
       const answer = await forwardToHost(
         c.env,
         { project, app: appName, pathAndQuery: `${path}${search}`, runId },
@@ -149,7 +148,7 @@ async function run(c: Context<WorkerEnv>) {
         c.executionCtx.waitUntil(
           readCapped(toWebhook, MAX_RUN_BODY_BYTES).then((text) => {
             const status_code = answer.status;
-            const result = text === undefined ? null : resultOf(text, contentType);
+            const result = text === undefined ? null : appResult(text, contentType);
             deliver(
               fn,
               answer.status < 500 && text !== undefined
@@ -194,16 +193,11 @@ async function run(c: Context<WorkerEnv>) {
     } catch {
       throw new RunApiError(400, "the function name is not valid percent-encoding");
     }
-    const body = await c.req.arrayBuffer();
-    if (body.byteLength > MAX_RUN_BODY_BYTES)
-      throw new RunApiError(413, "the request body is larger than 10 MiB");
-
+    const body = await cappedBody(c);
     if (isAsync) {
-      const callback = `${url.origin}/internal/runs/${runId}/complete`;
       // The run's object reports it to the runs index from here on.
       await runObject(c.env, runId).begin(newRun(name), body, callback, webhook);
-      c.header(HEADER.requestId, runId);
-      return c.json({ run_id: runId }, 202);
+      return accept();
     }
 
     ran = report(name);
@@ -236,15 +230,26 @@ async function run(c: Context<WorkerEnv>) {
   }
 }
 
+/** The request body, refused past 10 MiB (a Content-Length over it was refused before). */
+async function cappedBody(c: Context<WorkerEnv>): Promise<ArrayBuffer> {
+  const body = await c.req.arrayBuffer();
+  if (body.byteLength > MAX_RUN_BODY_BYTES)
+    throw new RunApiError(413, "the request body is larger than 10 MiB");
+  return body;
+}
+
+/** Runlet's own query parameters on a run call. */
+const RUNLET_PARAMETERS = new Set(["async", "webhookEndpoint"]);
+
 /**
- * The query for a custom app: as sent, less `webhookEndpoint` (Runlet's, not the app's); the
- * other parameters keep their exact encoding.
+ * The query for a custom app: as sent, less Runlet's own parameters; the others keep their
+ * exact encoding.
  */
-function withoutWebhookParameter(search: string): string {
+function withoutRunletParameters(search: string): string {
   const kept = search
     .slice(1)
     .split("&")
-    .filter((part) => part !== "" && part.split("=")[0] !== "webhookEndpoint");
+    .filter((part) => part !== "" && !RUNLET_PARAMETERS.has(part.split("=")[0] ?? ""));
   return kept.length ? `?${kept.join("&")}` : "";
 }
 
