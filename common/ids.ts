@@ -19,3 +19,12 @@ export function newId(prefix: IdPrefix, now: number = Date.now()): string {
   for (const b of bytes) random += CROCKFORD[b % 32];
   return `${prefix}_${time}${random}`;
 }
+
+/** When an id of `newId` was made (ms since the epoch), or undefined if it is not one. */
+export function timeOfId(id: string): number | undefined {
+  const match = /^[a-z]+_([0-9a-hjkmnp-tv-z]{10})[0-9a-hjkmnp-tv-z]{16}$/.exec(id);
+  if (!match?.[1]) return undefined;
+  let time = 0;
+  for (const char of match[1]) time = time * 32 + CROCKFORD.indexOf(char);
+  return time;
+}

@@ -5,6 +5,7 @@ import type { ReplicaPool } from "./pool/pool.ts";
 import type { ManagedReplica } from "./pool/replica.ts";
 import type { Spares } from "./pool/spares.ts";
 import type { WorkloadSpec } from "./pool/workload.ts";
+import type { RunReports } from "./run-reports.ts";
 import type { CustomReplica, CustomSpec } from "./runtimes/custom/replica.ts";
 
 /** What every route of the host works with. */
@@ -14,6 +15,7 @@ export interface HostContext {
   limits: HostLimits;
   runs: AsyncRuns;
   spares: HostSpares;
+  reports: RunReports;
 }
 
 /** Spare processes of each runtime. */

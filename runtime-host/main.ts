@@ -8,6 +8,7 @@ import { startHost } from "./server.ts";
 const envSchema = z.object({
   [ENV.hostPort]: z.coerce.number().int().min(0).max(65_535).default(DEFAULT_PORT.host),
   [ENV.home]: z.string().optional(),
+  [ENV.baseUrl]: z.url({ error: "must be the control plane's URL" }).optional(),
   [ENV.internalToken]: z
     .string({ error: "must be set to the internal token the components share" })
     .min(32, "must be at least 32 characters"),
@@ -24,6 +25,7 @@ async function main(): Promise<void> {
     port: env[ENV.hostPort],
     home: resolve(env[ENV.home] || ".runlet"),
     internalToken: env[ENV.internalToken],
+    controlPlaneUrl: env[ENV.baseUrl],
   });
   console.log(`runtime host listening on ${host.url}`);
 

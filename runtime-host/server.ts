@@ -14,6 +14,7 @@ import { ReplicaPool } from "./pool/pool.ts";
 import { ManagedReplica } from "./pool/replica.ts";
 import { Spares } from "./pool/spares.ts";
 import { route } from "./router.ts";
+import { RunReports } from "./run-reports.ts";
 import { CustomReplica } from "./runtimes/custom/replica.ts";
 import { managedLauncher } from "./runtimes/managed/launch.ts";
 import { detectSandbox, type Sandbox } from "./sandbox/sandbox.ts";
@@ -31,6 +32,8 @@ export interface HostOptions {
   sandbox?: Sandbox;
   /** Shorter time limits, for tests. */
   limits?: Partial<HostLimits>;
+  /** The control plane, whose runs index hears of the sync runs served here (see run-reports.ts). */
+  controlPlaneUrl?: string;
 }
 
 export interface RunningHost {
@@ -117,12 +120,14 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   // Apps with `min_replicas` are warm from the start, not from their first call.
   for (const deployment of registry.list()) pool.deployed(deployment);
   const runs = new AsyncRuns(pool, opts.internalToken);
+  const reports = new RunReports(opts.controlPlaneUrl, opts.internalToken);
   const ctx: HostContext & { internalToken: string } = {
     registry,
     pool,
     runs,
     limits,
     spares,
+    reports,
     internalToken: opts.internalToken,
   };
 
@@ -153,7 +158,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     url: `http://${host}:${address.port}`,
     close() {
       runs.close();
-      closing ??= shutDown(server, pool, spares, sandbox);
+      closing ??= shutDown(server, pool, spares, sandbox).then(() => reports.close());
       return closing;
     },
   };

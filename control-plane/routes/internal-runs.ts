@@ -1,10 +1,10 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
+import { eq, inArray } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../context.ts";
 import { projects } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
-import { recordRun, runReportSchema } from "../runs/index.ts";
+import { recordRun, runReportBatchSchema, runReportSchema } from "../runs/index.ts";
 import { jsonBody } from "../validate.ts";
 
 const encoder = new TextEncoder();
@@ -31,8 +31,27 @@ const internalOnly = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
-/** `PUT /internal/runs/{runId}`: the Worker reports a run's state for the runs index. */
+/**
+ * `PUT /internal/runs/{runId}`: the Worker reports a run's state for the runs index;
+ * `POST /internal/runs` with `{runs: [{id, ...report}]}`: many at once, in one write. Reports
+ * of projects that do not exist (any more) are skipped and counted.
+ */
 export function registerInternalRuns(app: OpenAPIHono<AppEnv>) {
+  app.post("/internal/runs", internalOnly, async (c) => {
+    const { runs } = await jsonBody(c, runReportBatchSchema);
+    const { db } = c.var.deps;
+    const named = [...new Set(runs.map((r) => r.projectId))];
+    const known = new Set(
+      (await db.select({ id: projects.id }).from(projects).where(inArray(projects.id, named))).map(
+        (p) => p.id,
+      ),
+    );
+    const accepted = runs.filter((r) => known.has(r.projectId));
+    const [first, ...rest] = accepted.map(({ id, ...report }) => recordRun(db, id, report));
+    if (first) await db.batch([first, ...rest]);
+    return c.json({ recorded: accepted.length, skipped: runs.length - accepted.length }, 200);
+  });
+
   app.put("/internal/runs/:runId", internalOnly, async (c) => {
     const runId = c.req.param("runId");
     if (!/^run_[0-9a-z]{26}$/.test(runId)) throw new ApiError("bad_request", "not a run id");

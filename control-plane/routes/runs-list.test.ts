@@ -146,3 +146,30 @@ describe("GET /v2/projects/{id}/runs/{run_id}", () => {
     expect((await f.call("GET", `/v2/projects/${f.projectId}/runs/not-a-run`)).status).toBe(400);
   });
 });
+
+describe("runs index: batched reports", () => {
+  const batch = (runs: unknown[], token: string | null = INTERNAL_TOKEN) =>
+    f.call("POST", "/internal/runs", { token, body: { runs } });
+
+  it("records many runs in one call, skips unknown projects, refuses bad batches", async () => {
+    const [a, b, c] = [newId("run"), newId("run"), newId("run")];
+    const res = await batch([
+      { id: a, ...run({ app: "batched" }) },
+      { id: b, ...run({ app: "batched", status: "failure" }) },
+      { id: c, ...run({ projectId: "prj_gone" }) },
+    ]);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ recorded: 2, skipped: 1 });
+    const listed = await f.call("GET", `/v2/projects/${f.projectId}/runs?app=batched`);
+    const { runs } = (await listed.json()) as { runs: { id: string; status: string }[] };
+    expect(runs.map((r) => [r.id, r.status]).sort()).toEqual(
+      [
+        [a, "success"],
+        [b, "failure"],
+      ].sort(),
+    );
+    expect((await batch([{ id: newId("run"), ...run() }], null)).status).toBe(401);
+    expect((await batch([])).status).toBe(400);
+    expect((await batch([{ id: "nope", ...run() }])).status).toBe(400);
+  });
+});

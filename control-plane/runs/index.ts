@@ -23,6 +23,14 @@ export const runReportSchema = z.strictObject({
 
 export type RunReport = z.infer<typeof runReportSchema>;
 
+/** Many reports at once (the Worker sends what it gathered over a few milliseconds). */
+export const runReportBatchSchema = z.strictObject({
+  runs: z
+    .array(runReportSchema.extend({ id: z.string().regex(/^run_[0-9a-z]{26}$/, "not a run id") }))
+    .min(1)
+    .max(500),
+});
+
 /** Inserts a run or moves it to its reported state, unless it already ended. */
 export function recordRun(db: Database, id: string, report: RunReport) {
   const changes = {

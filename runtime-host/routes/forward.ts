@@ -43,10 +43,10 @@ export async function forwardRequest(
   req: IncomingMessage,
   res: ServerResponse,
   params: readonly string[],
-  { registry, pool, limits }: HostContext,
+  { registry, pool, limits, reports }: HostContext,
 ): Promise<void> {
   const names = projectAndApp(params);
-  runIdOf(req); // required, and passed on to the app as it came
+  const runId = runIdOf(req); // required, and passed on to the app as it came
   const deployment = deploymentOf(
     registry,
     names,
@@ -58,30 +58,42 @@ export async function forwardRequest(
   const pathAndQuery = (req.url ?? "").slice(prefix.length) || "/";
   const target = pathAndQuery.startsWith("?") ? `/${pathAndQuery}` : pathAndQuery;
   try {
-    await pool.use(deployment, (workload) =>
+    const started = performance.now();
+    const status = await pool.use(deployment, (workload) =>
       proxy(req, res, workload as CustomReplica, target, limits.callTimeoutMs),
     );
+    // Recorded by method and path, never the query (it may carry secrets).
+    reports.ended(runId, {
+      projectId: names.project,
+      app: names.app,
+      function: `${req.method} ${target.split("?")[0]}`,
+      status: status !== undefined && status < 500 ? "success" : "failure",
+      runTimeMs: Math.round((performance.now() - started) * 100) / 100,
+    });
   } catch (err) {
     if (err instanceof WorkloadError) throw new HttpError(STATUS[err.failure.kind], err.message);
     throw err;
   }
 }
 
-/** Sends the request to the replica and pipes its answer back; resolves once it is sent. */
+/**
+ * Sends the request to the replica and pipes its answer back; resolves once it is sent, with
+ * the app's status (undefined when the answer broke off).
+ */
 function proxy(
   req: IncomingMessage,
   res: ServerResponse,
   replica: CustomReplica,
   target: string,
   timeoutMs: number,
-): Promise<void> {
+): Promise<number | undefined> {
   return new Promise((resolve, reject) => {
     let answered = false;
     const timer = setTimeout(() => {
       upstream.destroy();
       if (answered) res.destroy();
       else reject(new HttpError(504, `the app did not answer within ${timeoutMs / 1000} s`));
-      resolve();
+      resolve(undefined);
     }, timeoutMs);
     const upstream = request(
       `${replica.origin}${target}`,
@@ -92,12 +104,12 @@ function proxy(
         answer.pipe(res);
         answer.on("end", () => {
           clearTimeout(timer);
-          resolve();
+          resolve(answer.statusCode);
         });
         answer.on("error", () => {
           clearTimeout(timer);
           res.destroy(); // cut off mid-answer: the caller sees a broken response, not a short one
-          resolve();
+          resolve(undefined);
         });
       },
     );
@@ -105,7 +117,7 @@ function proxy(
       clearTimeout(timer);
       if (answered) {
         res.destroy();
-        resolve();
+        resolve(undefined);
         return;
       }
       // The replica's server is gone or refused: it takes no more requests.

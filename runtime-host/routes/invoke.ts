@@ -49,7 +49,7 @@ export async function invokeFunction(
   req: IncomingMessage,
   res: ServerResponse,
   params: readonly string[],
-  { registry, pool, limits }: HostContext,
+  { registry, pool, limits, reports }: HostContext,
 ): Promise<void> {
   const names = projectAndApp(params);
   const { app } = names;
@@ -71,6 +71,10 @@ export async function invokeFunction(
     throw err;
   }
   const { outcome, runTimeMs } = timed;
+  if (outcome.kind !== "not-found") {
+    const status = outcome.kind === "returned" ? "success" : "failure";
+    reports.ended(runId, { projectId: names.project, app, function: fn, status, runTimeMs });
+  }
   switch (outcome.kind) {
     case "returned":
       return sendJson(res, 200, { ok: true, result: outcome.value, run_time_ms: runTimeMs });

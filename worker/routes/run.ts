@@ -67,8 +67,9 @@ async function readCapped(stream: ReadableStream<Uint8Array>, limit: number) {
 async function run(c: Context<WorkerEnv>) {
   const startedAt = Date.now();
   const runId = newId("run");
-  // Set once the call reaches the runtime host: from then on it is a run, in the runs index.
-  let ran: ((status: "success" | "failure", runTimeMs: number | null) => void) | undefined;
+  // Set once the call goes to the runtime host: from then on it is a run, in the runs index.
+  // The host reports the runs it served; the Worker those the host failed (or never got).
+  let failed: (() => void) | undefined;
   try {
     const { project, app: appName } = c.req.param() as { project: string; app: string };
     const url = new URL(c.req.url);
@@ -88,17 +89,17 @@ async function run(c: Context<WorkerEnv>) {
       fn,
       createdAt: startedAt,
     });
-    const report = (fn: string) => (status: "success" | "failure", runTimeMs: number | null) =>
+    const ifFailed = (fn: string) => () =>
       c.executionCtx.waitUntil(
         reportRun(c.env, runId, {
           projectId: project,
           app: appName,
           function: fn,
           async: false,
-          status,
+          status: "failure",
           createdAt: startedAt,
           finishedAt: Date.now(),
-          runTimeMs,
+          runTimeMs: null,
         }),
       );
     // A sync run's delivery is driven by its own Durable Object, kept alive here by waitUntil.
@@ -129,14 +130,14 @@ async function run(c: Context<WorkerEnv>) {
         await runObject(c.env, runId).begin(newRun(fn), body, callback, webhook, request);
         return accept();
       }
-      ran = report(fn);
+      failed = ifFailed(fn);
       const answer = await forwardToHost(
         c.env,
         { project, app: appName, pathAndQuery: `${path}${search}`, runId },
         c.req.raw,
       );
+      failed = undefined; // the host answered: it reports the run
       const runTimeMs = Date.now() - startedAt;
-      ran(answer.status < 500 ? "success" : "failure", runTimeMs);
       const headers = new Headers(answer.headers);
       headers.set(HEADER.requestId, runId);
       let body = answer.body;
@@ -200,10 +201,10 @@ async function run(c: Context<WorkerEnv>) {
       return accept();
     }
 
-    ran = report(name);
+    failed = ifFailed(name);
     const outcome = await invokeOnHost(c.env, { project, app: appName, fn: name, runId }, body);
+    failed = undefined; // the host answered: it reports the run
     c.header(HEADER.requestId, runId);
-    ran(outcome.ok ? "success" : "failure", outcome.run_time_ms);
     deliver(
       name,
       outcome.ok
@@ -225,7 +226,7 @@ async function run(c: Context<WorkerEnv>) {
       500,
     );
   } catch (err) {
-    ran?.("failure", null);
+    failed?.();
     return errorResponse(c, err, runId);
   }
 }

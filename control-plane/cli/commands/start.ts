@@ -87,6 +87,7 @@ and has the worker log a line per request.
       [ENV.controlPort]: String(ports.control),
       [ENV.hostPort]: String(ports.host),
       [ENV.apiUrl]: url.api,
+      [ENV.baseUrl]: url.control,
       [ENV.hostUrl]: url.host,
       WRANGLER_SEND_METRICS: "false",
       WRANGLER_LOG_PATH: paths.logs,

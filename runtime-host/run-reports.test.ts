@@ -1,0 +1,111 @@
+// The host reports the sync runs it served to the runs index, gathered into batches; a real
+// receiver plays the control plane's POST /internal/runs.
+
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { HEADER } from "../common/consts.ts";
+import { newId } from "../common/ids.ts";
+import { NO_SANDBOX } from "./sandbox/sandbox.ts";
+import { type RunningHost, startHost } from "./server.ts";
+import { configOf, eventually, hostClient, newHome, removeHome, TOKEN } from "./test-support.ts";
+
+let home: string;
+let host: RunningHost;
+let control: Server;
+const batches: { auth: string | undefined; runs: Record<string, unknown>[] }[] = [];
+
+beforeEach(async () => {
+  batches.length = 0;
+  control = createServer((req, res) => {
+    let text = "";
+    req.on("data", (c) => {
+      text += c;
+    });
+    req.on("end", () => {
+      if (req.method === "POST" && req.url === "/internal/runs")
+        batches.push({ auth: req.headers.authorization, runs: JSON.parse(text).runs });
+      res.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  await new Promise<void>((resolve) => control.listen(0, "127.0.0.1", resolve));
+  home = await newHome();
+  host = await startHost({
+    sandbox: NO_SANDBOX,
+    port: 0,
+    home,
+    internalToken: TOKEN,
+    controlPlaneUrl: `http://127.0.0.1:${(control.address() as AddressInfo).port}`,
+  });
+});
+
+afterEach(async () => {
+  await host.close();
+  await new Promise((resolve) => control.close(resolve));
+  await removeHome(home);
+});
+
+const reported = () => batches.flatMap((b) => b.runs);
+
+it("reports the runs it answered, in batches, with the internal token", async () => {
+  const client = hostClient(host.url);
+  await client.deploy("p", "fns", 1, {
+    "main.mjs": "export const ok = () => 1; export const bad = () => { throw new Error('x'); };",
+  });
+  const [ok, bad, missing] = [newId("run"), newId("run"), newId("run")];
+  await Promise.all([
+    client.invoke("p", "fns", "ok", undefined, { [HEADER.runId]: ok }),
+    client.invoke("p", "fns", "bad", undefined, { [HEADER.runId]: bad }),
+    client.invoke("p", "fns", "nope", undefined, { [HEADER.runId]: missing }),
+    client.invoke("p", "fns", "ok", undefined, { [HEADER.runId]: "not-a-run-id" }),
+  ]);
+  const runs = await eventually(
+    async () => reported(),
+    (r) => r.length >= 2,
+  );
+  await new Promise((r) => setTimeout(r, 100)); // nothing else comes
+  expect(reported()).toHaveLength(2); // an unknown function is the Worker's to report; a foreign id is no run
+  expect(batches.every((b) => b.auth === `Bearer ${TOKEN}`)).toBe(true);
+  const byId = new Map(runs.map((r) => [r.id, r]));
+  expect(byId.get(ok)).toMatchObject({
+    projectId: "p",
+    app: "fns",
+    function: "ok",
+    async: false,
+    status: "success",
+    runTimeMs: expect.any(Number),
+  });
+  expect(byId.get(bad)).toMatchObject({ function: "bad", status: "failure" });
+  // The run's creation time is the one its id says (the Worker's), not the host's.
+  expect(Number(byId.get(ok)?.createdAt)).toBeLessThanOrEqual(Number(byId.get(ok)?.finishedAt));
+});
+
+it("reports a custom app's requests by method and path, never the query", async () => {
+  const server = `require("node:http").createServer((req, res) => {
+  res.writeHead(req.url.startsWith("/boom") ? 500 : 200).end("ok");
+}).listen(Number(process.env.PORT), "127.0.0.1");`;
+  const config = configOf("web", {
+    runtime: "custom",
+    custom: { entrypoint: ["node", "server.js"], healthcheck: "/" },
+  });
+  await hostClient(host.url).deploy("p", "web", 1, { "server.js": server }, config);
+  const [fine, boom] = [newId("run"), newId("run")];
+  for (const [runId, path] of [
+    [fine, "/items/1?token=secret"],
+    [boom, "/boom"],
+  ] as const) {
+    const res = await fetch(`${host.url}/internal/http/p/web${path}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${TOKEN}`, [HEADER.runId]: runId },
+    });
+    await res.arrayBuffer();
+  }
+  const runs = await eventually(
+    async () => reported(),
+    (r) => r.length === 2,
+  );
+  const byId = new Map(runs.map((r) => [r.id, r]));
+  expect(byId.get(fine)).toMatchObject({ function: "DELETE /items/1", status: "success" });
+  expect(byId.get(boom)).toMatchObject({ function: "DELETE /boom", status: "failure" });
+  expect(JSON.stringify(runs)).not.toContain("secret");
+});
