@@ -141,6 +141,27 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     expect(every.runs.length).toBeGreaterThanOrEqual(2);
   });
 
+  it("runs in the background with --async, follows it with status, and cannot cancel it once ended", async () => {
+    expect((await cli(["deploy", "examples/hello"], runlet.env)).code).toBe(0);
+    const started = await cli(["run", "hello", "--async", "--data", '{"name":"Bo"}'], runlet.env);
+    expect(started.code).toBe(0);
+    const runId = started.stdout.trim();
+    expect(runId).toMatch(/^run_[0-9a-z]{26}$/);
+    expect(started.stderr).toContain(`runlet status ${runId}`);
+    let state: { status?: string; async?: boolean } = {};
+    for (let i = 0; i < 50 && state.status !== "success"; i++) {
+      const shown = await cli(["status", runId, "--json"], runlet.env);
+      if (shown.code === 0) state = JSON.parse(shown.stdout);
+      if (state.status !== "success") await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(state).toMatchObject({ status: "success", async: true });
+    const table = await cli(["status", runId], runlet.env);
+    expect(table.stdout).toMatch(/^status\s+success$/m);
+    const cancel = await cli(["cancel", runId], runlet.env);
+    expect(cancel.code).toBe(1);
+    expect(cancel.stderr).toMatch(/has already ended: success/);
+  });
+
   it("shows what a run wrote with runlet logs", async () => {
     const dir = join(home, "logger");
     await mkdir(dir);
@@ -188,7 +209,7 @@ export async function run(input, ctx) {
   });
 
   it("prints --help for every new command", async () => {
-    for (const command of ["tokens", "secrets", "audit-log", "runs", "logs"]) {
+    for (const command of ["tokens", "secrets", "audit-log", "runs", "logs", "status", "cancel"]) {
       const help = await cli([command, "--help"], runlet.env);
       expect(help.code).toBe(0);
       expect(help.stdout).toMatch(new RegExp(`^Usage: runlet ${command}`));

@@ -7,9 +7,22 @@ import { run } from "./commands/run.ts";
 import { runs } from "./commands/runs.ts";
 import { secrets } from "./commands/secrets.ts";
 import { start } from "./commands/start.ts";
+import { cancel, status } from "./commands/status.ts";
 import { tokens } from "./commands/tokens.ts";
 
-const COMMANDS: Command[] = [start, deploy, run, apps, runs, logs, tokens, secrets, auditLog];
+const COMMANDS: Command[] = [
+  start,
+  deploy,
+  run,
+  status,
+  cancel,
+  apps,
+  runs,
+  logs,
+  tokens,
+  secrets,
+  auditLog,
+];
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
