@@ -10,9 +10,8 @@
 import { Agent, createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import { cpus, totalmem } from "node:os";
-import { parseArgs } from "node:util";
 import { newHome, removeHome, startRunlet } from "../test/harness.ts";
-import { measure, ms, type Summary, summarize, table } from "./stats.ts";
+import { countOptions, measure, ms, type Summary, summarize, table } from "./stats.ts";
 
 const HELP = `Usage: npm run bench:edge -- [options]
 
@@ -27,26 +26,8 @@ Options:
   --help           show this help
 `;
 
-const { values: args } = parseArgs({
-  options: {
-    samples: { type: "string", default: "300" },
-    deliveries: { type: "string", default: "50" },
-    seconds: { type: "string", default: "3" },
-    json: { type: "boolean", default: false },
-    help: { type: "boolean", default: false },
-  },
-});
-if (args.help) {
-  process.stdout.write(HELP);
-  process.exit(0);
-}
-const samples = Number(args.samples);
-const deliveries = Number(args.deliveries);
-const seconds = Number(args.seconds);
-if (![samples, deliveries, seconds].every((n) => Number.isInteger(n) && n > 0)) {
-  console.error("bench:edge: --samples, --deliveries and --seconds must be positive integers");
-  process.exit(2);
-}
+const args = countOptions("bench:edge", HELP, { samples: 300, deliveries: 50, seconds: 3 });
+const { samples, deliveries, seconds } = args;
 
 const progress = (line: string) => process.stderr.write(`${line}\n`);
 

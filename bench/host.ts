@@ -11,7 +11,6 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { Agent, request as httpRequest } from "node:http";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { appConfigSchema } from "../common/app-config.ts";
 import { HEADER, LOOPBACK } from "../common/consts.ts";
 import { appRoot, appsRoot, versionDirName } from "../runtime-host/app-paths.ts";
@@ -22,7 +21,7 @@ import { managedLauncher } from "../runtime-host/runtimes/managed/launch.ts";
 import { detectSandbox } from "../runtime-host/sandbox/sandbox.ts";
 import { startHost } from "../runtime-host/server.ts";
 import { hostClient, TOKEN } from "../runtime-host/test-support.ts";
-import { measure, ms, type Summary, summarize, table } from "./stats.ts";
+import { countOptions, measure, ms, type Summary, summarize, table } from "./stats.ts";
 
 const HELP = `Usage: npm run bench:host -- [options]
 
@@ -36,26 +35,8 @@ Options:
   --help        show this help
 `;
 
-const { values: args } = parseArgs({
-  options: {
-    samples: { type: "string", default: "300" },
-    cold: { type: "string", default: "30" },
-    seconds: { type: "string", default: "3" },
-    json: { type: "boolean", default: false },
-    help: { type: "boolean", default: false },
-  },
-});
-if (args.help) {
-  process.stdout.write(HELP);
-  process.exit(0);
-}
-const samples = Number(args.samples);
-const coldSamples = Number(args.cold);
-const seconds = Number(args.seconds);
-if (![samples, coldSamples, seconds].every((n) => Number.isInteger(n) && n > 0)) {
-  console.error("bench:host: --samples, --cold and --seconds must be positive integers");
-  process.exit(2);
-}
+const args = countOptions("bench:host", HELP, { samples: 300, cold: 30, seconds: 3 });
+const { samples, cold: coldSamples, seconds } = args;
 
 const progress = (line: string) => process.stderr.write(`${line}\n`);
 

@@ -1,3 +1,4 @@
+import { parseArgs } from "node:util";
 /** Samples → medians and tails, and the plain tables the benchmarks print. */
 
 export interface Summary {
@@ -46,3 +47,40 @@ export function table(headers: string[], rows: (string | number)[][]): string {
 }
 
 export const ms = (value: number) => value.toFixed(value < 10 ? 2 : 1);
+
+/**
+ * A benchmark's command line: `--help` (prints `help` and exits), `--json`, and positive
+ * integer options with their defaults (exits 2 naming them when one is not).
+ */
+export function countOptions<K extends string>(
+  name: string,
+  help: string,
+  counts: Record<K, number>,
+): Record<K, number> & { json: boolean } {
+  const { values } = parseArgs({
+    options: {
+      ...Object.fromEntries(
+        Object.entries(counts).map(([key, value]) => [
+          key,
+          { type: "string", default: String(value) },
+        ]),
+      ),
+      json: { type: "boolean", default: false },
+      help: { type: "boolean", default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(help);
+    process.exit(0);
+  }
+  const given = values as Record<string, string | boolean | undefined>;
+  const parsed = Object.fromEntries(
+    Object.keys(counts).map((key) => [key, Number(given[key])]),
+  ) as Record<K, number>;
+  if (!Object.values<number>(parsed).every((n) => Number.isInteger(n) && n > 0)) {
+    const flags = Object.keys(counts).map((key) => `--${key}`);
+    console.error(`${name}: ${flags.join(", ")} must be positive integers`);
+    process.exit(2);
+  }
+  return { ...parsed, json: values.json === true };
+}

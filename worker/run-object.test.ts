@@ -4,7 +4,14 @@
 import { env, fetchMock, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../common/ids.ts";
-import type { NewRun, RunView } from "./run-object.ts";
+import {
+  type NewRun,
+  RETAIN_MS,
+  type RunObject,
+  type RunRecord,
+  type RunView,
+} from "./run-object.ts";
+import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from "./webhooks/deliver.ts";
 
 const HOST = "http://host.test";
 const CONTROL = "http://control.test";
@@ -42,6 +49,33 @@ async function deliveryEnded(runId: string): Promise<RunView> {
     await sleep(10);
   }
   throw new Error(`the delivery of ${runId} did not end`);
+}
+
+/**
+ * A run's object as it would be found after an eviction: `fields` over an async run of `run`
+ * ("hello"/"run"), `extra` storage keys beside it, and an alarm a minute out.
+ */
+async function seeded(
+  run: NewRun,
+  fields: Partial<RunRecord>,
+  extra: Record<string, unknown> = {},
+): Promise<DurableObjectStub<RunObject>> {
+  const stub = stubOf(run.runId);
+  const record: RunRecord = {
+    run_id: run.runId,
+    project: PROJECT,
+    app: "hello",
+    function: "run",
+    async: true,
+    status: "running",
+    created_at: run.createdAt,
+    ...fields,
+  };
+  await runInDurableObject(stub, async (_, state) => {
+    await state.storage.put({ run: record, ...extra });
+    await state.storage.setAlarm(Date.now() + 60_000);
+  });
+  return stub;
 }
 
 /** Waits until the run is in `status` (bounded). */
@@ -148,7 +182,6 @@ describe("webhook retry rules (spec 6.4)", () => {
       const gap = Date.parse(String(attempts[i]?.at)) - Date.parse(String(attempts[i - 1]?.at));
       expect(gap).toBeGreaterThanOrEqual(delays[i - 1] ?? 0);
     }
-    const { RETRY_DELAYS_MS, MAX_ATTEMPTS } = await import("./webhooks/deliver.ts");
     expect(MAX_ATTEMPTS).toBe(3);
     expect(Math.max(...RETRY_DELAYS_MS)).toBeLessThanOrEqual(5_000);
   });
@@ -211,26 +244,16 @@ describe("webhook delivery", () => {
     const run = newRun();
     const path = `/${run.runId}`;
     const got = receiver(path, [200]);
-    const stub = stubOf(run.runId);
-    // As an evicted object would find it: ended, body stored, no attempt made yet.
-    await runInDurableObject(stub, async (_, state) => {
-      await state.storage.put({
-        run: {
-          run_id: run.runId,
-          project: PROJECT,
-          app: "hello",
-          function: "run",
-          async: true,
-          status: "success",
-          created_at: run.createdAt,
-          finished_at: Date.now(),
-          webhook: { target: `${HOOKS}${path}`, signed: false, state: "pending", attempts: [] },
-        },
-        url: `${HOOKS}${path}`,
-        body: JSON.stringify({ run_id: run.runId, status: "success" }),
-      });
-      await state.storage.setAlarm(Date.now() + 60_000);
-    });
+    // Ended, its body stored, no attempt made yet.
+    const stub = await seeded(
+      run,
+      {
+        status: "success",
+        finished_at: Date.now(),
+        webhook: { target: `${HOOKS}${path}`, signed: false, state: "pending", attempts: [] },
+      },
+      { url: `${HOOKS}${path}`, body: JSON.stringify({ run_id: run.runId, status: "success" }) },
+    );
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect((await deliveryEnded(run.runId)).webhook?.state).toBe("delivered");
     expect(got).toHaveLength(1);
@@ -369,24 +392,8 @@ describe("cancel before the host answered", () => {
 });
 
 describe("alarm watchdog", () => {
-  async function running(run: NewRun, deadlineAt = Date.now() + 900_000) {
-    const stub = stubOf(run.runId);
-    await runInDurableObject(stub, async (_, state) => {
-      await state.storage.put("run", {
-        run_id: run.runId,
-        project: PROJECT,
-        app: "hello",
-        function: "run",
-        async: true,
-        status: "running",
-        created_at: run.createdAt,
-        started_at: run.createdAt,
-        deadline_at: deadlineAt,
-      });
-      await state.storage.setAlarm(Date.now() + 60_000);
-    });
-    return stub;
-  }
+  const running = (run: NewRun, deadlineAt = Date.now() + 900_000) =>
+    seeded(run, { started_at: run.createdAt, deadline_at: deadlineAt });
 
   const hostSays = (run: NewRun, status: number | "error", body: unknown = {}) => {
     const scope = fetchMock
@@ -453,40 +460,14 @@ describe("alarm watchdog", () => {
 
   it("fails a run that was never handed to the host (its object went away mid-begin)", async () => {
     const run = newRun();
-    const stub = stubOf(run.runId);
-    await runInDurableObject(stub, async (_, state) => {
-      await state.storage.put("run", {
-        run_id: run.runId,
-        project: PROJECT,
-        app: "hello",
-        function: "run",
-        async: true,
-        status: "pending",
-        created_at: run.createdAt,
-      });
-      await state.storage.setAlarm(Date.now() + 60_000);
-    });
+    const stub = await seeded(run, { status: "pending" });
     await runDurableObjectAlarm(stub);
     expect(await stub.view()).toMatchObject({ status: "failure" });
   });
 
   it("forgets an ended run's record after the retention period", async () => {
     const run = newRun();
-    const stub = stubOf(run.runId);
-    const { RETAIN_MS } = await import("./run-object.ts");
-    await runInDurableObject(stub, async (_, state) => {
-      await state.storage.put("run", {
-        run_id: run.runId,
-        project: PROJECT,
-        app: "hello",
-        function: "run",
-        async: true,
-        status: "success",
-        created_at: run.createdAt,
-        finished_at: Date.now() - RETAIN_MS - 1,
-      });
-      await state.storage.setAlarm(Date.now() + 60_000);
-    });
+    const stub = await seeded(run, { status: "success", finished_at: Date.now() - RETAIN_MS - 1 });
     await runDurableObjectAlarm(stub);
     expect(await stub.view()).toBeNull();
   });
