@@ -98,8 +98,28 @@ export interface AppRequest {
   headers: Record<string, string>;
 }
 
-/** A custom app's answer as a delivery's `result`: JSON parsed where it is JSON, else text. */
-export function appResult(text: string, contentType: string | null): unknown {
+/**
+ * A custom app's answer as a run's outcome: `result` its body (JSON parsed where it is JSON,
+ * else text), `status_code` its status; `failure` from 500 on, or when the body was over
+ * 10 MiB (`text` undefined, not delivered).
+ */
+export function answerOutcome(
+  status_code: number,
+  contentType: string | null,
+  text: string | undefined,
+  run_time_ms: number | null,
+): Outcome {
+  const result = text === undefined ? null : appResult(text, contentType);
+  if (status_code < 500 && text !== undefined)
+    return { status: "success", result, status_code, run_time_ms };
+  const message =
+    text === undefined
+      ? "the app's answer is larger than 10 MiB: not delivered"
+      : `the app answered ${status_code}`;
+  return { status: "failure", error: { message }, result, status_code, run_time_ms };
+}
+
+function appResult(text: string, contentType: string | null): unknown {
   if (contentType?.includes("json")) {
     try {
       return JSON.parse(text);
@@ -170,8 +190,8 @@ export function viewOrThrow<T extends object>(answer: T): Exclude<T, Refusal> {
   return answer as Exclude<T, Refusal>;
 }
 
-function failed(message: string): Outcome {
-  return { status: "failure", error: { message }, run_time_ms: null };
+function failed(message: string, run_time_ms: number | null = null): Outcome {
+  return { status: "failure", error: { message }, run_time_ms };
 }
 
 function webhookTarget(url: string): string {
@@ -225,6 +245,11 @@ export class RunObject extends DurableObject<Env> {
       [HEADER.runId]: record.run_id,
       [HEADER.callbackUrl]: callbackUrl,
     };
+    // Unless it was cancelled meanwhile, a run the host did not take has failed.
+    const notTaken = async (message: string) => {
+      const current = (await this.#load()) ?? record;
+      if (current.status === "pending") await this.#end(current, failed(message), true);
+    };
     let answer: Response;
     try {
       answer = await fetch(
@@ -241,11 +266,11 @@ export class RunObject extends DurableObject<Env> {
         },
       );
     } catch {
-      await this.#end(record, failed("the runtime host is not reachable"), true);
+      await notTaken("the runtime host is not reachable");
       return;
     }
     if (answer.status !== 202) {
-      await this.#end(record, failed((await hostError(answer)).message), true);
+      await notTaken((await hostError(answer)).message);
       return;
     }
     const accepted = (await answer.json()) as HostRun;
@@ -271,20 +296,14 @@ export class RunObject extends DurableObject<Env> {
     } else {
       if (run.started_at === undefined) run.started_at = report.startedAt;
       const run_time_ms = report.runTimeMs ?? null;
-      const answer = report.http && {
-        result: appResult(report.http.body, report.http.content_type),
-        status_code: report.http.status_code,
-      };
+      const { http } = report;
       await this.#end(
         run,
-        report.status === "success"
-          ? { status: "success", result: report.result, ...answer, run_time_ms }
-          : {
-              status: "failure",
-              error: report.error ?? { message: "the run failed" },
-              ...answer,
-              run_time_ms,
-            },
+        http
+          ? answerOutcome(http.status_code, http.content_type, http.body, run_time_ms)
+          : report.status === "success"
+            ? { status: "success", result: report.result, run_time_ms }
+            : failed(report.error?.message ?? "the run failed", run_time_ms),
         true,
         report.finishedAt,
       );

@@ -5,7 +5,7 @@ import { resolveApp, verifyCaller } from "../auth.ts";
 import type { WorkerEnv } from "../env.ts";
 import { errorResponse, RunApiError } from "../errors.ts";
 import { appHeaders, forwardToHost, invokeOnHost } from "../host.ts";
-import { appResult, type NewRun, type Outcome, type WebhookRequest } from "../run-object.ts";
+import { answerOutcome, type NewRun, type Outcome, type WebhookRequest } from "../run-object.ts";
 import { reportRun } from "../runs-index.ts";
 import { webhookTarget } from "../webhooks/target.ts";
 
@@ -141,41 +141,15 @@ async function run(c: Context<WorkerEnv>) {
       const headers = new Headers(answer.headers);
       headers.set(HEADER.requestId, runId);
       let body = answer.body;
-      if (webhook && body) {
+      if (webhook) {
         // The caller's copy streams on; the delivery's copy is read alongside it.
-        const [toCaller, toWebhook] = body.tee();
+        const [toCaller, toWebhook] = body ? body.tee() : [null, null];
         body = toCaller;
+        const text = toWebhook ? readCapped(toWebhook, MAX_RUN_BODY_BYTES) : Promise.resolve("");
         const contentType = answer.headers.get("content-type");
         c.executionCtx.waitUntil(
-          readCapped(toWebhook, MAX_RUN_BODY_BYTES).then((text) => {
-            const status_code = answer.status;
-            const result = text === undefined ? null : appResult(text, contentType);
-            deliver(
-              fn,
-              answer.status < 500 && text !== undefined
-                ? { status: "success", result, status_code, run_time_ms: runTimeMs }
-                : {
-                    status: "failure",
-                    error: {
-                      message:
-                        text === undefined
-                          ? "the app's answer is larger than 10 MiB: not delivered"
-                          : `the app answered ${answer.status}`,
-                    },
-                    result,
-                    status_code,
-                    run_time_ms: runTimeMs,
-                  },
-            );
-          }),
+          text.then((t) => deliver(fn, answerOutcome(answer.status, contentType, t, runTimeMs))),
         );
-      } else if (webhook) {
-        deliver(fn, {
-          status: "success",
-          result: "",
-          status_code: answer.status,
-          run_time_ms: runTimeMs,
-        });
       }
       return new Response(body, { status: answer.status, headers });
     }
