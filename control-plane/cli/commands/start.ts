@@ -44,15 +44,17 @@ function requireInstalled() {
 export const start: Command = {
   name: "start",
   summary: "start the control plane, runtime host and worker locally",
-  usage: `Usage: runlet start [--verbose] [--json]
+  usage: `Usage: runlet start [--verbose] [--inspect] [--json]
 
 Starts the three components on loopback, waits until each answers, prints their addresses and
 a ready line, and stops them all on Ctrl-C. State lives in RUNLET_HOME (default ./.runlet).
 Ports: RUNLET_CONTROL_PORT (${DEFAULT_PORT.control}), RUNLET_API_PORT (${DEFAULT_PORT.api}), RUNLET_HOST_PORT (${DEFAULT_PORT.host}).
 --verbose copies every component's output to this terminal (it always goes to RUNLET_HOME/logs/)
 and has the worker log a line per request.
+--inspect runs the worker with \`wrangler dev\` and its devtools inspector (for debugging the
+Worker; every request it sends out is slower then).
 --json prints the ready line as one JSON object.`,
-  options: { verbose: { type: "boolean", short: "v" } },
+  options: { verbose: { type: "boolean", short: "v" }, inspect: { type: "boolean" } },
   async run({ values }) {
     requireInstalled();
     const parsed = portsSchema.safeParse(process.env);
@@ -126,30 +128,36 @@ and has the worker log a line per request.
         echo,
       },
     );
+    const workerArgs = [
+      "--config",
+      join(ROOT, "wrangler.toml"),
+      "--ip",
+      LOOPBACK,
+      "--port",
+      String(ports.api),
+      "--env-file",
+      workerEnvFile,
+      "--persist-to",
+      paths.wrangler,
+      // wrangler's line per request costs the whole machine CPU on every call: --verbose.
+      `--log-level=${echo ? "info" : "warn"}`,
+    ];
     const workerProc = startProcess(
       "worker",
       process.execPath,
-      [
-        join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
-        "dev",
-        "--config",
-        join(ROOT, "wrangler.toml"),
-        // The top-level Worker; `--env control-plane` is the control plane on Workers + D1.
-        "--env=",
-        "--ip",
-        LOOPBACK,
-        "--port",
-        String(ports.api),
-        "--inspector-port",
-        String(await freePort()),
-        "--env-file",
-        workerEnvFile,
-        "--persist-to",
-        paths.wrangler,
-        "--show-interactive-dev-session=false",
-        // wrangler's line per request costs the whole machine CPU on every call: --verbose.
-        `--log-level=${echo ? "info" : "warn"}`,
-      ],
+      values.inspect
+        ? [
+            // The `wrangler dev` command itself, with its devtools inspector (slower).
+            join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
+            "dev",
+            // The top-level Worker; `--env control-plane` is the control plane on Workers + D1.
+            "--env=",
+            "--inspector-port",
+            String(await freePort()),
+            "--show-interactive-dev-session=false",
+            ...workerArgs,
+          ]
+        : [...tsx, "control-plane/cli/worker-dev.ts", ...workerArgs],
       { cwd: ROOT, env, logFile: log("worker"), echo },
     );
     const procs: Managed[] = [hostProc, controlProc, workerProc];
