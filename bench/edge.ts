@@ -185,7 +185,7 @@ try {
     console.log(JSON.stringify({ machine, rows: Object.fromEntries(rows), summary }, null, 2));
   } else {
     console.log(
-      `\nRun API through the local Worker (wrangler dev), ${samples} samples each (ms)\n`,
+      `\nRun API through the local Worker (wrangler's dev server), ${samples} samples each (ms)\n`,
     );
     console.log(
       table(
