@@ -1,6 +1,6 @@
 /**
  * `npm run bench:edge`: the run API's speed through the local Worker. Starts a whole local
- * Runlet (`runlet start`: wrangler dev with the run Durable Objects, the runtime host, the
+ * Runlet (`runlet start`: wrangler's dev server with the run Durable Objects, the runtime host, the
  * control plane) on a temporary home and a webhook receiver on loopback, then times: a trivial
  * Worker route (the floor of the local runtime), a warm synchronous run end to end, the
  * acknowledgement of an async run, async runs accepted per second, and the time from a
