@@ -38,6 +38,19 @@ async function publicKeys(env: Env, kidMissing: boolean): Promise<Map<string, Cr
   return jwks.keys;
 }
 
+/**
+ * Tokens whose signature this isolate has checked, with their claims: a caller sends the same
+ * token call after call. Revocation is the control plane's answer (resolveApp, 10 s).
+ */
+const verified = new Map<string, RunletClaims>();
+const VERIFIED_MAX = 10_000;
+
+function remember(token: string, claims: RunletClaims): RunletClaims {
+  if (verified.size >= VERIFIED_MAX) verified.clear();
+  verified.set(token, claims);
+  return claims;
+}
+
 /** Verifies `Authorization: Bearer <JWT>`; 401 `{message}` on anything wrong. */
 export async function verifyCaller(
   env: Env,
@@ -47,15 +60,22 @@ export async function verifyCaller(
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match?.[1]) throw new RunApiError(401, "Authorization header must be 'Bearer <token>'");
   const token = match[1];
+  const known = verified.get(token);
+  if (known) {
+    // The signature was checked once; expiry is checked on every call.
+    if (known.exp > Date.now() / 1000) return { token, claims: known };
+    verified.delete(token);
+    throw new RunApiError(401, "token has expired");
+  }
   try {
-    return { token, claims: await verifyJwt(token, await publicKeys(env, false)) };
+    return { token, claims: remember(token, await verifyJwt(token, await publicKeys(env, false))) };
   } catch (err) {
     if (!(err instanceof JwtError)) throw err;
     if (err.reason !== "unknown-key") throw new RunApiError(401, err.message);
   }
   try {
     // The control plane may have rotated its key since the JWKS was cached.
-    return { token, claims: await verifyJwt(token, await publicKeys(env, true)) };
+    return { token, claims: remember(token, await verifyJwt(token, await publicKeys(env, true))) };
   } catch (err) {
     if (err instanceof JwtError) throw new RunApiError(401, err.message);
     throw err;

@@ -109,6 +109,23 @@ describe("run API: authentication", () => {
     expect(body.message).toBe("token has expired");
   });
 
+  it("refuses a token once it expires, though its signature was checked before", async () => {
+    const exp = Math.floor(Date.now() / 1000) + 2;
+    const token = await sign({ exp });
+    appIsDeployed();
+    hostAnswers(200, { ok: true, result: 1, run_time_ms: 1 });
+    const first = await call(`/v4/${PROJECT}/hello/run`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(first.res.status).toBe(200);
+    await new Promise((r) => setTimeout(r, exp * 1000 - Date.now() + 50));
+    const later = await call(`/v4/${PROJECT}/hello/run`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(later.res.status).toBe(401);
+    expect(later.body.message).toBe("token has expired");
+  });
+
   it("refuses a token whose signature was tampered with", async () => {
     const token = await sign();
     const [h, p] = token.split(".");
