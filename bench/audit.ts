@@ -6,7 +6,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { mkdtemp, rm, stat } from "node:fs/promises";
-import { cpus, tmpdir, totalmem } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { InValue } from "@libsql/client";
@@ -19,7 +19,7 @@ import { openLibsql } from "../control-plane/db/index.ts";
 import { auditLog } from "../control-plane/db/schema.ts";
 import { issuePageToken } from "../control-plane/page-token.ts";
 import { createFixture } from "../control-plane/testing/fixture.ts";
-import { measure, ms, type Summary, table } from "./stats.ts";
+import { describeMachine, machineInfo, measure, ms, type Summary, table } from "./stats.ts";
 
 const HELP = `Usage: npm run bench:audit -- [options]
 
@@ -282,13 +282,7 @@ try {
   const deepResult = results[1] as (typeof results)[number];
   const filters = results.slice(2);
   const worstFilter = Math.max(...filters.map((r) => r.http.p50));
-  const machine = {
-    cpus: cpus().length,
-    cpu: cpus()[0]?.model ?? "unknown",
-    memoryGiB: Math.round(totalmem() / 2 ** 30),
-    node: process.version,
-    date: new Date().toISOString().slice(0, 10),
-  };
+  const machine = machineInfo();
 
   if (args.json) {
     console.log(
@@ -322,7 +316,7 @@ try {
     );
     console.log(
       `deep/first page ratio (HTTP p50): ${(deepResult.http.p50 / first.http.p50).toFixed(2)}; ` +
-        `machine: ${machine.cpus} × ${machine.cpu}, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.date}`,
+        `machine: ${describeMachine(machine)}`,
     );
   }
   console.log(

@@ -9,9 +9,17 @@
  */
 import { Agent, createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
-import { cpus, totalmem } from "node:os";
 import { newHome, removeHome, startRunlet } from "../test/harness.ts";
-import { countOptions, measure, ms, type Summary, summarize, table } from "./stats.ts";
+import {
+  countOptions,
+  describeMachine,
+  machineInfo,
+  measure,
+  ms,
+  type Summary,
+  summarize,
+  table,
+} from "./stats.ts";
 
 const HELP = `Usage: npm run bench:edge -- [options]
 
@@ -166,13 +174,7 @@ try {
     ["async run acknowledged (202)", ack],
     ["function completion → first delivery attempt", firstDelivery],
   ];
-  const machine = {
-    cpus: cpus().length,
-    cpu: cpus()[0]?.model ?? "unknown",
-    memoryGiB: Math.round(totalmem() / 2 ** 30),
-    node: process.version,
-    date: new Date().toISOString().slice(0, 10),
-  };
+  const machine = machineInfo();
   const summary = {
     ack_p50_ms: ack.p50,
     ack_p99_ms: ack.p99,
@@ -195,7 +197,7 @@ try {
     );
     console.log(
       `\nasync runs accepted per second at concurrency 16: ${Math.round(runsPerSecond)}` +
-        `\nmachine: ${machine.cpus} × ${machine.cpu.split(" ").slice(0, 2).join(" ")}, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.date}`,
+        `\nmachine: ${describeMachine(machine)}`,
     );
   }
   console.log(

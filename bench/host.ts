@@ -9,7 +9,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { Agent, request as httpRequest } from "node:http";
-import { cpus, tmpdir, totalmem } from "node:os";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { appConfigSchema } from "../common/app-config.ts";
 import { HEADER, LOOPBACK } from "../common/consts.ts";
@@ -21,7 +21,16 @@ import { managedLauncher } from "../runtime-host/runtimes/managed/launch.ts";
 import { detectSandbox } from "../runtime-host/sandbox/sandbox.ts";
 import { startHost } from "../runtime-host/server.ts";
 import { hostClient, TOKEN } from "../runtime-host/test-support.ts";
-import { countOptions, measure, ms, type Summary, summarize, table } from "./stats.ts";
+import {
+  countOptions,
+  describeMachine,
+  machineInfo,
+  measure,
+  ms,
+  type Summary,
+  summarize,
+  table,
+} from "./stats.ts";
 
 const HELP = `Usage: npm run bench:host -- [options]
 
@@ -219,13 +228,7 @@ try {
     ["custom warm request through the host", viaHostCustom],
     ["custom warm request, replica direct (HTTP)", directCustom],
   ];
-  const machine = {
-    cpus: cpus().length,
-    cpu: cpus()[0]?.model ?? "unknown",
-    memoryGiB: Math.round(totalmem() / 2 ** 30),
-    node: process.version,
-    date: new Date().toISOString().slice(0, 10),
-  };
+  const machine = machineInfo();
   const summary = {
     managed_cold_p50_ms: coldManaged.p50,
     custom_cold_overhead_p50_ms: coldCustom.p50 - plainStart.p50,
@@ -258,7 +261,7 @@ try {
     );
     console.log(
       `\nwarm overhead (p50, through the host minus direct): managed ${ms(overhead(viaHostManaged, directManaged))} ms, custom ${ms(overhead(viaHostCustom, directCustom))} ms` +
-        `\nreplicas: ${sandbox.kind === "bubblewrap" ? "in bubblewrap" : "unsandboxed"}; machine: ${machine.cpus} × ${machine.cpu}, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.date}`,
+        `\nreplicas: ${sandbox.kind === "bubblewrap" ? "in bubblewrap" : "unsandboxed"}; machine: ${describeMachine(machine)}`,
     );
   }
   console.log(

@@ -1,3 +1,4 @@
+import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 /** Samples → medians and tails, and the plain tables the benchmarks print. */
 
@@ -83,4 +84,19 @@ export function countOptions<K extends string>(
     process.exit(2);
   }
   return { ...parsed, json: values.json === true };
+}
+
+/** The machine a benchmark ran on, for its output and the docs. */
+export function machineInfo() {
+  return {
+    cpus: cpus().length,
+    cpu: cpus()[0]?.model ?? "unknown",
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    date: new Date().toISOString().slice(0, 10),
+  };
+}
+
+export function describeMachine(m: ReturnType<typeof machineInfo>): string {
+  return `${m.cpus} × ${m.cpu}, ${m.memoryGiB} GiB, Node ${m.node}, ${m.date}`;
 }
