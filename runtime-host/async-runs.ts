@@ -7,8 +7,9 @@
 import { request } from "node:http";
 import type { Deployment } from "./apps.ts";
 import { MAX_INVOKE_BODY_BYTES } from "./limits.ts";
-import type { ReplicaPool } from "./pool/pool.ts";
+import { msSince, type ReplicaPool } from "./pool/pool.ts";
 import { WorkloadError } from "./pool/workload.ts";
+import { requestName } from "./routes/forward.ts";
 import type { CustomReplica } from "./runtimes/custom/replica.ts";
 
 export type AsyncStatus = "running" | "success" | "failure" | "cancelled";
@@ -73,7 +74,7 @@ export class AsyncRuns {
       runId: call.runId,
       project: deployment.project,
       app: deployment.app,
-      fn: "fn" in call ? call.fn : `${call.http.method} ${call.http.pathAndQuery.split("?")[0]}`,
+      fn: "fn" in call ? call.fn : requestName(call.http.method, call.http.pathAndQuery),
       status: "running",
       startedAt: Date.now(),
       deadlineAt: Date.now() + deployment.config.response_grace_period * 1000,
@@ -126,7 +127,7 @@ export class AsyncRuns {
         const http = await this.pool.use(deployment, (replica) =>
           sendBuffered(replica as CustomReplica, call.http, limitMs, signal),
         );
-        const runTimeMs = Math.round((performance.now() - started) * 100) / 100;
+        const runTimeMs = msSince(started);
         ended =
           http.status_code < 500
             ? { status: "success", http, runTimeMs }
@@ -136,27 +137,26 @@ export class AsyncRuns {
                 runTimeMs,
                 error: { message: `the app answered ${http.status_code}` },
               };
-        if (run.status === "running") Object.assign(run, ended, { finishedAt: Date.now() });
-        return;
+      } else {
+        const { outcome, runTimeMs } = await this.pool.call(
+          deployment,
+          { ...call, async: true, signal },
+          limitMs,
+        );
+        ended =
+          outcome.kind === "returned"
+            ? { status: "success", result: outcome.value, runTimeMs }
+            : {
+                status: "failure",
+                runTimeMs,
+                error: {
+                  message:
+                    outcome.kind === "threw"
+                      ? outcome.message
+                      : `app '${deployment.app}' has no function '${call.fn}'`,
+                },
+              };
       }
-      const { outcome, runTimeMs } = await this.pool.call(
-        deployment,
-        { ...call, async: true, signal },
-        limitMs,
-      );
-      ended =
-        outcome.kind === "returned"
-          ? { status: "success", result: outcome.value, runTimeMs }
-          : {
-              status: "failure",
-              runTimeMs,
-              error: {
-                message:
-                  outcome.kind === "threw"
-                    ? outcome.message
-                    : `app '${deployment.app}' has no function '${call.fn}'`,
-              },
-            };
     } catch (err) {
       const message =
         err instanceof WorkloadError && err.failure.kind === "timeout"

@@ -11,6 +11,7 @@ import {
 } from "node:http";
 import type { HostContext } from "../context.ts";
 import { HttpError } from "../http/errors.ts";
+import { msSince } from "../pool/pool.ts";
 import { WorkloadError } from "../pool/workload.ts";
 import type { CustomReplica } from "../runtimes/custom/replica.ts";
 import { runIdOf, STATUS } from "./invoke.ts";
@@ -39,6 +40,20 @@ export function forwardable(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   return out;
 }
 
+/**
+ * What follows `prefix` in the request's URL (the path after the app, and the query) exactly as
+ * sent: the request to make of the app.
+ */
+export function appTarget(req: IncomingMessage, prefix: string): string {
+  const pathAndQuery = (req.url ?? "").slice(prefix.length) || "/";
+  return pathAndQuery.startsWith("?") ? `/${pathAndQuery}` : pathAndQuery;
+}
+
+/** A custom app's run as the runs index names it: method and path, never the query (secrets). */
+export function requestName(method: string | undefined, target: string): string {
+  return `${method} ${target.split("?")[0]}`;
+}
+
 export async function forwardRequest(
   req: IncomingMessage,
   res: ServerResponse,
@@ -53,22 +68,18 @@ export async function forwardRequest(
     "custom",
     `app '${names.app}' uses the managed runtime: call its functions with POST /{function}`,
   );
-  // Everything after `/internal/http/{project}/{app}`, query included, exactly as sent.
-  const prefix = `/internal/http/${params[0]}/${params[1]}`;
-  const pathAndQuery = (req.url ?? "").slice(prefix.length) || "/";
-  const target = pathAndQuery.startsWith("?") ? `/${pathAndQuery}` : pathAndQuery;
+  const target = appTarget(req, `/internal/http/${params[0]}/${params[1]}`);
   try {
     const started = performance.now();
     const status = await pool.use(deployment, (workload) =>
       proxy(req, res, workload as CustomReplica, target, limits.callTimeoutMs),
     );
-    // Recorded by method and path, never the query (it may carry secrets).
     reports.ended(runId, {
       projectId: names.project,
       app: names.app,
-      function: `${req.method} ${target.split("?")[0]}`,
+      function: requestName(req.method, target),
       status: status !== undefined && status < 500 ? "success" : "failure",
-      runTimeMs: Math.round((performance.now() - started) * 100) / 100,
+      runTimeMs: msSince(started),
     });
   } catch (err) {
     if (err instanceof WorkloadError) throw new HttpError(STATUS[err.failure.kind], err.message);

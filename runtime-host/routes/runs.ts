@@ -10,7 +10,7 @@ import { parseJsonBody, readBody } from "../http/body.ts";
 import { HttpError } from "../http/errors.ts";
 import { sendJson } from "../http/respond.ts";
 import { MAX_INVOKE_BODY_BYTES } from "../limits.ts";
-import { forwardable } from "./forward.ts";
+import { appTarget, forwardable } from "./forward.ts";
 import { functionName, runIdOf } from "./invoke.ts";
 import { deploymentOf, projectAndApp } from "./params.ts";
 
@@ -63,7 +63,6 @@ export async function submitHttpRun(
     "custom",
     `app '${names.app}' uses the managed runtime: async runs of it call functions`,
   );
-  const prefix = `/internal/async-http/${params[0]}/${params[1]}`;
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(forwardable(req.headers))) {
     if (name !== HEADER.callbackUrl.toLowerCase() && name !== "content-length")
@@ -72,7 +71,7 @@ export async function submitHttpRun(
   const body = await readBody(req, MAX_INVOKE_BODY_BYTES);
   const http = {
     method: req.method ?? "GET",
-    pathAndQuery: (req.url ?? "").slice(prefix.length) || "/",
+    pathAndQuery: appTarget(req, `/internal/async-http/${params[0]}/${params[1]}`),
     headers,
     body,
   };
