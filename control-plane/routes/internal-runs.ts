@@ -1,25 +1,12 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { eq, inArray } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
+import { sameSecret } from "../../common/same-secret.ts";
 import type { AppEnv } from "../context.ts";
 import { projects } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { recordRun, runReportBatchSchema, runReportSchema } from "../runs/index.ts";
 import { jsonBody } from "../validate.ts";
-
-const encoder = new TextEncoder();
-
-/** Equal in constant time: both sides are hashed first, so neither length nor content leaks. */
-async function sameSecret(given: string, expected: string): Promise<boolean> {
-  const [a, b] = await Promise.all(
-    [given, expected].map(
-      async (s) => new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(s))),
-    ),
-  );
-  let diff = 0;
-  for (let i = 0; i < 32; i++) diff |= (a?.[i] ?? 0) ^ (b?.[i] ?? 0);
-  return diff === 0 && given.length > 0;
-}
 
 /** `/internal/*`: Runlet's own components only, with the internal token. Not in the OpenAPI document. */
 const internalOnly = createMiddleware<AppEnv>(async (c, next) => {

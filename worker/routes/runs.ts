@@ -5,6 +5,7 @@
  */
 import type { Context, Hono } from "hono";
 import { HEADER } from "../../common/consts.ts";
+import { sameSecret } from "../../common/same-secret.ts";
 import { resolveApp, verifyCaller } from "../auth.ts";
 import type { Env, WorkerEnv } from "../env.ts";
 import { errorResponse, RunApiError } from "../errors.ts";
@@ -89,18 +90,9 @@ async function indexedRun(env: Env, token: string, project: string, runId: strin
   };
 }
 
-/** Equal strings, compared in time that does not depend on where they differ. */
-function sameSecret(a: string, b: string): boolean {
-  const x = new TextEncoder().encode(a);
-  const y = new TextEncoder().encode(b);
-  let diff = x.length ^ y.length;
-  for (let i = 0; i < Math.max(x.length, y.length); i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
-  return diff === 0;
-}
-
 async function hostReport(c: Context<WorkerEnv>) {
   const given = /^Bearer (.+)$/.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
-  if (!given || !sameSecret(given, c.env.INTERNAL_TOKEN))
+  if (!(await sameSecret(given, c.env.INTERNAL_TOKEN)))
     return c.json({ message: "internal route: invalid token" }, 401);
   let report: HostRun;
   try {
