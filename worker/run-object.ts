@@ -451,10 +451,18 @@ export class RunObject extends DurableObject<Env> {
       return;
     }
     if (run.webhook?.state === "pending") run.webhook.state = "failed";
+    await this.#closeDelivery(run);
+    this.#report(run);
+  }
+
+  /**
+   * Saves `run` with its delivery over (or never to be): the secret, the body and the target
+   * are not kept a moment longer; the alarm moves on to what is left.
+   */
+  async #closeDelivery(run: RunRecord): Promise<void> {
     await this.ctx.storage.delete(["secret", "body", "url"]);
     await this.#save(run);
     await this.#schedule(run);
-    this.#report(run);
   }
 
   /** Sends the attempts that are due, one after another, until the delivery ends or waits. */
@@ -496,10 +504,7 @@ export class RunObject extends DurableObject<Env> {
               `[run] webhook delivery of ${run.run_id} failed after ${run.webhook.attempts.length} attempt(s): ${last?.status ?? last?.error}`,
             );
           }
-          // The delivery is over: the secret and the body are not kept a moment longer.
-          await this.ctx.storage.delete(["secret", "body", "url"]);
-          await this.#save(run);
-          await this.#schedule(run);
+          await this.#closeDelivery(run);
           return;
         }
       } finally {
