@@ -281,6 +281,20 @@ function hostAccepts(fn: string, run: NewRun) {
   return () => sent;
 }
 
+/** The host takes up to `times` cancels of `run`; says how many it got so far. */
+function hostCancels(run: NewRun, times: number): () => number {
+  let count = 0;
+  fetchMock
+    .get(HOST)
+    .intercept({ path: `/internal/runs/${run.runId}`, method: "DELETE" })
+    .reply(() => {
+      count++;
+      return { statusCode: 200, data: "{}" };
+    })
+    .times(times);
+  return () => count;
+}
+
 const CALLBACK = "https://api.test/internal/runs/x/complete";
 
 describe("async run state machine", () => {
@@ -343,19 +357,12 @@ describe("async run state machine", () => {
   it("DELETE cancels a running run on the host; a later report does not move it; a second cancel is 409", async () => {
     const run = newRun();
     hostAccepts("run", run);
-    let deleted = false;
-    fetchMock
-      .get(HOST)
-      .intercept({ path: `/internal/runs/${run.runId}`, method: "DELETE" })
-      .reply(() => {
-        deleted = true;
-        return { statusCode: 200, data: "{}" };
-      });
+    const deletes = hostCancels(run, 1);
     const stub = stubOf(run.runId);
     await stub.begin(run, new ArrayBuffer(0), CALLBACK);
     await statusOf(run.runId, "running");
     expect(await stub.cancel()).toMatchObject({ status: "cancelled" });
-    expect(deleted).toBe(true);
+    expect(deletes()).toBe(1);
     await stub.complete({ status: "success", result: 1 });
     expect(await stub.view()).toMatchObject({ status: "cancelled" });
     expect(await stub.cancel()).toEqual({
@@ -372,21 +379,13 @@ describe("cancel before the host answered", () => {
       .intercept({ path: `/internal/async/${PROJECT}/hello/run`, method: "POST" })
       .reply(202, JSON.stringify({ status: "running", startedAt: Date.now() }))
       .delay(100);
-    let deleted = false;
-    fetchMock
-      .get(HOST)
-      .intercept({ path: `/internal/runs/${run.runId}`, method: "DELETE" })
-      .reply(() => {
-        deleted = true;
-        return { statusCode: 200, data: "{}" };
-      })
-      .times(2);
+    const deletes = hostCancels(run, 2);
     const stub = stubOf(run.runId);
     await stub.begin(run, new ArrayBuffer(0), CALLBACK);
     expect(await stub.cancel()).toMatchObject({ status: "cancelled" });
-    deleted = false; // the first DELETE came before the host knew the run
-    for (let i = 0; i < 100 && !deleted; i++) await sleep(10);
-    expect(deleted).toBe(true);
+    expect(deletes()).toBe(1); // it came before the host knew the run
+    for (let i = 0; i < 100 && deletes() < 2; i++) await sleep(10);
+    expect(deletes()).toBe(2);
     expect(await stub.view()).toMatchObject({ status: "cancelled" });
   });
 });
