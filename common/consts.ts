@@ -14,6 +14,11 @@ export const HEADER = {
   hostError: "X-Runlet-Host-Error",
   /** Internal: where the runtime host reports the end of an async run. */
   callbackUrl: "X-Runlet-Callback-Url",
+  /**
+   * Internal: how many milliseconds the submitter of an async run will wait for its end; a run
+   * that ends sooner is answered with its end (200), and no callback is sent for it.
+   */
+  waitMs: "X-Runlet-Wait-Ms",
 } as const;
 
 /** The branded webhook headers are built here and nowhere else. */

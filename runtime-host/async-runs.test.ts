@@ -145,6 +145,61 @@ describe("async runs on the host", () => {
     expect((await runState("run_a4", "DELETE")).status).toBe(200); // cancelling twice is harmless
   });
 
+  it("answers a run that ends within X-Runlet-Wait-Ms with its end (200), and sends no callback", async () => {
+    await deploy();
+    const res = await submit("work", { n: 2, ms: 20 }, "run_w1", { [HEADER.waitMs]: "1000" });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      runId: "run_w1",
+      status: "success",
+      result: { doubled: 4 },
+    });
+    const failed = await submit("fail", null, "run_w2", { [HEADER.waitMs]: "1000" });
+    expect(failed.status).toBe(200);
+    expect(await failed.json()).toMatchObject({ status: "failure", error: { message: "no luck" } });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(received).toEqual([]);
+  });
+
+  it("answers a run that outlasts the wait 202, and reports its end to the callback", async () => {
+    await deploy();
+    const res = await submit("work", { n: 3, ms: 300 }, "run_w3", { [HEADER.waitMs]: "50" });
+    expect(res.status).toBe(202);
+    expect(await res.json()).toMatchObject({ runId: "run_w3", status: "running" });
+    const [report] = await eventually(
+      async () => received,
+      (r) => r.length === 1,
+    );
+    expect(report?.body).toMatchObject({ runId: "run_w3", status: "success" });
+  });
+
+  it("reports the end to the callback when the submitter goes away during the wait", async () => {
+    await deploy();
+    const abort = new AbortController();
+    const submitted = fetch(`${host.url}/internal/async/p/jobs/work`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        [HEADER.runId]: "run_w4",
+        [HEADER.callbackUrl]: callbackUrl,
+        [HEADER.waitMs]: "1000",
+      },
+      body: JSON.stringify({ n: 4, ms: 300 }),
+      signal: abort.signal,
+    });
+    await eventually(
+      () => runState("run_w4"),
+      (r) => r.status === 200,
+    );
+    abort.abort();
+    await expect(submitted).rejects.toThrow();
+    const [report] = await eventually(
+      async () => received,
+      (r) => r.length === 1,
+    );
+    expect(report?.body).toMatchObject({ runId: "run_w4", status: "success" });
+  });
+
   it("refuses a reused run id, a bad callback URL and unknown runs", async () => {
     await deploy();
     expect((await submit("work", { n: 1 }, "run_a5")).status).toBe(202);
@@ -153,6 +208,9 @@ describe("async runs on the host", () => {
     const bad = await submit("work", { n: 1 }, "run_a6", { [HEADER.callbackUrl]: "ftp://x" });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { message: string }).message).toMatch(/absolute http\(s\) URL/);
+    const badWait = await submit("work", { n: 1 }, "run_a6", { [HEADER.waitMs]: "soon" });
+    expect(badWait.status).toBe(400);
+    expect(((await badWait.json()) as { message: string }).message).toMatch(/milliseconds/);
     expect((await runState("run_nope")).status).toBe(404);
     expect((await runState("run_a6")).status).toBe(404); // the refused one never existed
     await eventually(

@@ -1,8 +1,10 @@
 /**
  * Async runs on the host: submitted, run on the app's replicas like any call but with the app's
  * `response_grace_period` as their limit, and reported on completion to a callback URL (the
- * Worker's internal route). The host keeps each run's state for an hour after it ends, so a
- * caller whose callback was lost can ask; the Worker's Durable Object is the run's record.
+ * Worker's internal route) — or, for a run that ends while its submitter still waits for the
+ * answer (`awaitEnd`), in that answer. The host keeps each run's state for an hour after it
+ * ends, so a caller whose report was lost can ask; the Worker's Durable Object is the run's
+ * record.
  */
 import { request } from "node:http";
 import type { Deployment } from "./apps.ts";
@@ -50,8 +52,15 @@ const KEEP_ENDED_MS = 60 * 60_000;
 /** Callback attempts, and the pause before each retry (a lost callback is also askable). */
 const CALLBACK_RETRY_DELAYS_MS = [0, 1_000, 4_000];
 
+interface Submitted {
+  run: AsyncRun;
+  abort: AbortController;
+  /** The submitter still waiting for the run's end (see `awaitEnd`). */
+  waiter?: (ended: boolean) => void;
+}
+
 export class AsyncRuns {
-  readonly #runs = new Map<string, { run: AsyncRun; abort: AbortController }>();
+  readonly #runs = new Map<string, Submitted>();
   #closed = false;
 
   constructor(
@@ -79,13 +88,36 @@ export class AsyncRuns {
       startedAt: Date.now(),
       deadlineAt: Date.now() + deployment.config.response_grace_period * 1000,
     };
-    const abort = new AbortController();
-    this.#runs.set(call.runId, { run, abort });
-    void this.#execute(deployment, call, run, abort.signal).then(() => {
-      if (run.status !== "cancelled" && callbackUrl) void this.#report(callbackUrl, run);
+    const entry: Submitted = { run, abort: new AbortController() };
+    this.#runs.set(call.runId, entry);
+    void this.#execute(deployment, call, run, entry.abort.signal).then(() => {
+      if (entry.waiter) entry.waiter(true);
+      else if (run.status !== "cancelled" && callbackUrl) void this.#report(callbackUrl, run);
       setTimeout(() => this.#runs.delete(run.runId), KEEP_ENDED_MS).unref();
     });
     return run;
+  }
+
+  /**
+   * Waits at most `ms` for a run just submitted to end. True: it ended, and its end is the
+   * waiter's to pass on (no callback is sent). False: it is still running — past `ms`, or once
+   * `gone` aborts (the submitter went away) — and the callback will report its end.
+   */
+  awaitEnd(runId: string, ms: number, gone: AbortSignal): Promise<boolean> {
+    const entry = this.#runs.get(runId);
+    if (entry?.run.status !== "running" || ms <= 0 || gone.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const stop = (ended: boolean) => {
+        entry.waiter = undefined;
+        clearTimeout(timer);
+        gone.removeEventListener("abort", giveUp);
+        resolve(ended);
+      };
+      const giveUp = () => stop(false);
+      const timer = setTimeout(giveUp, ms);
+      gone.addEventListener("abort", giveUp);
+      entry.waiter = stop;
+    });
   }
 
   /** Cancels a running run: it ends `cancelled` now; a result that comes later is dropped. */

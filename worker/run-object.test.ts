@@ -321,6 +321,29 @@ describe("async run state machine", () => {
     });
   });
 
+  it("a run that ends while the host holds its answer goes from pending straight to its end", async () => {
+    const run = newRun();
+    let sent: Headers | undefined;
+    fetchMock
+      .get(HOST)
+      .intercept({ path: `/internal/async/${PROJECT}/hello/run`, method: "POST" })
+      .reply((opts) => {
+        sent = new Headers(opts.headers as HeadersInit);
+        const startedAt = Date.now() - 5;
+        const ended = { status: "success", result: { quick: true }, runTimeMs: 3 };
+        return { statusCode: 200, data: JSON.stringify({ startedAt, ...ended }) };
+      });
+    const path = `/${run.runId}`;
+    const got = receiver(path, [200]);
+    const stub = stubOf(run.runId);
+    await stub.begin(run, new ArrayBuffer(0), CALLBACK, { url: `${HOOKS}${path}` });
+    const view = await deliveryEnded(run.runId);
+    expect(Number(sent?.get("x-runlet-wait-ms"))).toBeGreaterThan(0);
+    expect(view).toMatchObject({ status: "success", run_time_ms: 3 });
+    expect(view.started_at).not.toBeNull();
+    expect(JSON.parse(got[0]?.body ?? "{}")).toMatchObject({ result: { quick: true } });
+  });
+
   it("failure with the host's message when the function fails, and delivers that", async () => {
     const run = newRun();
     hostAccepts("run", run);

@@ -7,7 +7,9 @@
  *
  *   pending ──host accepted──▶ running ──host reported──▶ success | failure
  *      │                          │──deadline passed, host lost it──▶ failure
- *      └──host refused──▶ failure  └──DELETE──▶ cancelled   (pending also ──DELETE──▶ cancelled)
+ *      │                          └──DELETE──▶ cancelled   (pending also ──DELETE──▶ cancelled)
+ *      ├──host refused──▶ failure
+ *      └──ended within HOST_WAIT_MS (the host's answer is its end)──▶ success | failure
  */
 import { DurableObject } from "cloudflare:workers";
 import { HEADER } from "../common/consts.ts";
@@ -34,6 +36,11 @@ const WATCHDOG_MS = 30_000;
 const HOST_MISSES = 3;
 /** How long past its deadline a run may still be reported before it is failed. */
 const DEADLINE_MARGIN_MS = 60_000;
+/**
+ * How long the host may hold its answer to a run's submission for the run's end: a run that
+ * ends sooner goes from pending straight to its end, with one write and no callback.
+ */
+const HOST_WAIT_MS = 100;
 /** How long a run's record is kept after it ended and its delivery is over. */
 export const RETAIN_MS = 7 * 24 * 60 * 60_000;
 
@@ -244,6 +251,7 @@ export class RunObject extends DurableObject<Env> {
       authorization: `Bearer ${this.env.INTERNAL_TOKEN}`,
       [HEADER.runId]: record.run_id,
       [HEADER.callbackUrl]: callbackUrl,
+      [HEADER.waitMs]: String(HOST_WAIT_MS),
     };
     // Unless it was cancelled meanwhile, a run the host did not take has failed.
     const notTaken = async (message: string) => {
@@ -267,6 +275,10 @@ export class RunObject extends DurableObject<Env> {
       );
     } catch {
       await notTaken("the runtime host is not reachable");
+      return;
+    }
+    if (answer.status === 200) {
+      await this.complete((await answer.json()) as HostRun); // it ended while the host held on
       return;
     }
     if (answer.status !== 202) {

@@ -1,10 +1,12 @@
 /**
- * Async runs on the host: `POST /internal/async/{project}/{app}/{fn}` starts one of a function
- * (202), `* /internal/async-http/{project}/{app}/{path…}` one request to a custom app (202),
+ * Async runs on the host: `POST /internal/async/{project}/{app}/{fn}` starts one of a function,
+ * `* /internal/async-http/{project}/{app}/{path…}` one request to a custom app (202, or 200
+ * with the run's end if it ended within the submitter's `X-Runlet-Wait-Ms`),
  * `GET /internal/runs/{runId}` tells its state, `DELETE /internal/runs/{runId}` cancels it.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { HEADER } from "../../common/consts.ts";
+import type { AsyncRun } from "../async-runs.ts";
 import type { HostContext } from "../context.ts";
 import { parseJsonBody, readBody } from "../http/body.ts";
 import { HttpError } from "../http/errors.ts";
@@ -35,6 +37,7 @@ export async function submitRun(
   const fn = functionName(params[2] ?? "");
   const runId = runIdOf(req);
   const callbackUrl = callbackOf(req);
+  const waitMs = waitOf(req);
   const payload = parseJsonBody(await readBody(req, MAX_INVOKE_BODY_BYTES));
   const deployment = deploymentOf(
     registry,
@@ -44,8 +47,13 @@ export async function submitRun(
   );
   const run = runs.submit(deployment, { fn, payload, runId }, callbackUrl);
   if (!run) throw new HttpError(409, `run '${runId}' exists already`);
-  sendJson(res, 202, run);
+  await answerSubmitted(res, runs, run, waitMs);
 }
+
+/** Headers of the submission itself, not of the app's request. */
+const SUBMISSION_ONLY = new Set(
+  [HEADER.callbackUrl, HEADER.waitMs, "content-length"].map((name) => name.toLowerCase()),
+);
 
 /** A custom app's async run: the request as it came (less the host's own headers), buffered. */
 export async function submitHttpRun(
@@ -57,6 +65,7 @@ export async function submitHttpRun(
   const names = projectAndApp(params);
   const runId = runIdOf(req);
   const callbackUrl = callbackOf(req);
+  const waitMs = waitOf(req);
   const deployment = deploymentOf(
     registry,
     names,
@@ -65,7 +74,7 @@ export async function submitHttpRun(
   );
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(forwardable(req.headers))) {
-    if (name !== HEADER.callbackUrl.toLowerCase() && name !== "content-length")
+    if (!SUBMISSION_ONLY.has(name))
       headers[name] = Array.isArray(value) ? value.join(", ") : String(value);
   }
   const body = await readBody(req, MAX_INVOKE_BODY_BYTES);
@@ -77,7 +86,35 @@ export async function submitHttpRun(
   };
   const run = runs.submit(deployment, { runId, http }, callbackUrl);
   if (!run) throw new HttpError(409, `run '${runId}' exists already`);
-  sendJson(res, 202, run);
+  await answerSubmitted(res, runs, run, waitMs);
+}
+
+/** The longest a submitter may wait for a run's end in the answer to its submission. */
+const MAX_WAIT_MS = 1_000;
+
+function waitOf(req: IncomingMessage): number {
+  const raw = req.headers[HEADER.waitMs.toLowerCase()];
+  if (raw === undefined) return 0;
+  if (typeof raw !== "string" || !/^\d{1,6}$/.test(raw))
+    throw new HttpError(400, `the ${HEADER.waitMs} header must be a number of milliseconds`);
+  return Math.min(Number(raw), MAX_WAIT_MS);
+}
+
+/**
+ * Answers a submission: a run that ends within the submitter's `X-Runlet-Wait-Ms` with its end
+ * (200, and no callback), otherwise as running (202, its end goes to the callback). A submitter
+ * that goes away meanwhile leaves the end to the callback.
+ */
+async function answerSubmitted(
+  res: ServerResponse,
+  runs: HostContext["runs"],
+  run: AsyncRun,
+  waitMs: number,
+): Promise<void> {
+  const gone = new AbortController();
+  res.once("close", () => gone.abort());
+  const ended = await runs.awaitEnd(run.runId, waitMs, gone.signal);
+  if (!res.destroyed) sendJson(res, ended ? 200 : 202, run);
 }
 
 export async function getRun(
