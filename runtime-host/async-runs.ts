@@ -12,6 +12,7 @@ import { MAX_INVOKE_BODY_BYTES } from "./limits.ts";
 import { msSince, type ReplicaPool } from "./pool/pool.ts";
 import { WorkloadError } from "./pool/workload.ts";
 import { requestName } from "./routes/forward.ts";
+import type { RunReports } from "./run-reports.ts";
 import type { CustomReplica } from "./runtimes/custom/replica.ts";
 
 export type AsyncStatus = "running" | "success" | "failure" | "cancelled";
@@ -66,6 +67,7 @@ export class AsyncRuns {
   constructor(
     private readonly pool: ReplicaPool,
     private readonly internalToken: string,
+    private readonly reports: RunReports,
   ) {}
 
   get(runId: string): AsyncRun | undefined {
@@ -91,6 +93,7 @@ export class AsyncRuns {
     const entry: Submitted = { run, abort: new AbortController() };
     this.#runs.set(call.runId, entry);
     void this.#execute(deployment, call, run, entry.abort.signal).then(() => {
+      if (!this.#closed) this.reports.asyncRun(run);
       if (entry.waiter) entry.waiter(true);
       else if (run.status !== "cancelled" && callbackUrl) void this.#report(callbackUrl, run);
       setTimeout(() => this.#runs.delete(run.runId), KEEP_ENDED_MS).unref();
@@ -101,11 +104,18 @@ export class AsyncRuns {
   /**
    * Waits at most `ms` for a run just submitted to end. True: it ended, and its end is the
    * waiter's to pass on (no callback is sent). False: it is still running — past `ms`, or once
-   * `gone` aborts (the submitter went away) — and the callback will report its end.
+   * `gone` aborts (the submitter went away) — it is reported running to the runs index, and the
+   * callback will report its end.
    */
-  awaitEnd(runId: string, ms: number, gone: AbortSignal): Promise<boolean> {
+  async awaitEnd(runId: string, ms: number, gone: AbortSignal): Promise<boolean> {
     const entry = this.#runs.get(runId);
-    if (entry?.run.status !== "running" || ms <= 0 || gone.aborted) return Promise.resolve(false);
+    if (entry?.run.status !== "running") return false;
+    const ended = ms > 0 && !gone.aborted && (await this.#waitForEnd(entry, ms, gone));
+    if (!ended) this.reports.asyncRun(entry.run);
+    return ended;
+  }
+
+  #waitForEnd(entry: Submitted, ms: number, gone: AbortSignal): Promise<boolean> {
     return new Promise((resolve) => {
       const stop = (ended: boolean) => {
         entry.waiter = undefined;

@@ -1,11 +1,13 @@
-// The host reports the sync runs it served to the runs index, gathered into batches; a real
-// receiver plays the control plane's POST /internal/runs.
+// The host reports the sync runs it served and the async runs it ran to the runs index, gathered
+// into batches; a real receiver plays the control plane's POST /internal/runs.
 
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { HEADER } from "../common/consts.ts";
 import { newId } from "../common/ids.ts";
+import type { AsyncRun } from "./async-runs.ts";
+import { RunReports } from "./run-reports.ts";
 import { NO_SANDBOX } from "./sandbox/sandbox.ts";
 import { type RunningHost, startHost } from "./server.ts";
 import { configOf, eventually, hostClient, newHome, removeHome, TOKEN } from "./test-support.ts";
@@ -108,4 +110,62 @@ it("reports a custom app's requests by method and path, never the query", async 
   expect(byId.get(fine)).toMatchObject({ function: "DELETE /items/1", status: "success" });
   expect(byId.get(boom)).toMatchObject({ function: "DELETE /boom", status: "failure" });
   expect(JSON.stringify(runs)).not.toContain("secret");
+});
+
+it("reports async runs: a quick one by its end alone, a longer one running then ended, a cancelled one not at all", async () => {
+  const client = hostClient(host.url);
+  await client.deploy("p", "jobs", 1, {
+    "main.mjs": `export const nap = (input, ctx) => new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(input.ms), input.ms);
+      ctx.signal.addEventListener("abort", () => { clearTimeout(timer); resolve("stopped"); });
+    });`,
+  });
+  const submit = (runId: string, ms: number) =>
+    fetch(`${host.url}/internal/async/p/jobs/nap`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, [HEADER.runId]: runId, [HEADER.waitMs]: "50" },
+      body: JSON.stringify({ ms }),
+    });
+  const [quick, long, cancelled] = [newId("run"), newId("run"), newId("run")];
+  expect((await submit(quick, 1)).status).toBe(200);
+  expect((await submit(long, 300)).status).toBe(202);
+  expect((await submit(cancelled, 5_000)).status).toBe(202);
+  const cancel = await fetch(`${host.url}/internal/runs/${cancelled}`, {
+    method: "DELETE",
+    headers: { authorization: `Bearer ${TOKEN}` },
+  });
+  expect(cancel.status).toBe(200);
+  const statesOf = (id: string) => reported().flatMap((r) => (r.id === id ? [r.status] : []));
+  await eventually(
+    async () => statesOf(long),
+    (states) => states.includes("success"),
+  );
+  await new Promise((r) => setTimeout(r, 100)); // nothing else comes
+  expect(statesOf(quick)).toEqual(["success"]);
+  expect(statesOf(long)).toEqual(["running", "success"]);
+  expect(statesOf(cancelled)).toEqual(["running"]); // its end is the Worker's to report
+  const longEnd = reported().find((r) => r.id === long && r.status === "success");
+  expect(longEnd).toMatchObject({ projectId: "p", app: "jobs", function: "nap", async: true });
+  expect(Number(longEnd?.runTimeMs)).toBeGreaterThanOrEqual(250);
+});
+
+it("sends only the last of several reports of one run in a batch", async () => {
+  const reports = new RunReports(
+    `http://127.0.0.1:${(control.address() as AddressInfo).port}`,
+    TOKEN,
+  );
+  const runId = newId("run");
+  const run: AsyncRun = {
+    runId,
+    project: "p",
+    app: "jobs",
+    fn: "nap",
+    status: "running",
+    startedAt: Date.now(),
+    deadlineAt: Date.now() + 60_000,
+  };
+  reports.asyncRun(run);
+  reports.asyncRun({ ...run, status: "success", finishedAt: Date.now(), runTimeMs: 2 });
+  await reports.close();
+  expect(reported()).toEqual([expect.objectContaining({ id: runId, status: "success" })]);
 });

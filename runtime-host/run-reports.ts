@@ -1,19 +1,22 @@
 /**
- * The runs index hears of the synchronous runs a host served from the host itself: it knows
- * how each one ended, and the Worker's answer then waits for no second request. Reports are
- * gathered for a few milliseconds and sent together (`POST {control plane}/internal/runs`),
- * off every caller's path; a failed send is retried once, then logged.
+ * The runs index hears from the host itself of the synchronous runs it served and of the
+ * async runs it ran: it knows how each one ended, and neither the Worker's answer nor a run's
+ * Durable Object then waits on, or pays for, a request of its own. Reports are gathered for a
+ * few milliseconds and sent together (`POST {control plane}/internal/runs`), off every caller's
+ * path; of several reports of one run in a batch only the last is sent. A failed send is retried
+ * once, then logged.
  */
 import { timeOfId } from "../common/ids.ts";
+import type { AsyncRun } from "./async-runs.ts";
 
 export interface RunReport {
   projectId: string;
   app: string;
   function: string;
-  async: false;
-  status: "success" | "failure";
+  async: boolean;
+  status: "running" | "success" | "failure";
   createdAt: number;
-  finishedAt: number;
+  finishedAt: number | null;
   runTimeMs: number | null;
 }
 
@@ -23,7 +26,7 @@ const BATCH = 500;
 const RETRY_MS = 1_000;
 
 export class RunReports {
-  #queued: Array<RunReport & { id: string }> = [];
+  readonly #queued = new Map<string, RunReport>();
   #timer: NodeJS.Timeout | undefined;
   readonly #sending = new Set<Promise<void>>();
 
@@ -33,11 +36,38 @@ export class RunReports {
     private readonly internalToken: string,
   ) {}
 
-  /** Reports a run that ended on this host; ids not made by Runlet's Worker are not runs. */
-  ended(runId: string, run: Omit<RunReport, "async" | "createdAt" | "finishedAt">): void {
+  /** A synchronous run that ended on this host. */
+  ended(
+    runId: string,
+    run: Pick<RunReport, "projectId" | "app" | "function" | "runTimeMs"> & {
+      status: "success" | "failure";
+    },
+  ): void {
+    this.#queue(runId, { ...run, async: false, finishedAt: Date.now() });
+  }
+
+  /**
+   * An async run running, or as it ended. A cancelled one is not reported here: cancelling is
+   * the run's record's doing, and the Worker reports it.
+   */
+  asyncRun(run: AsyncRun): void {
+    if (run.status === "cancelled") return;
+    this.#queue(run.runId, {
+      projectId: run.project,
+      app: run.app,
+      function: run.fn,
+      async: true,
+      status: run.status,
+      finishedAt: run.finishedAt ?? null,
+      runTimeMs: run.runTimeMs ?? null,
+    });
+  }
+
+  /** Ids not made by Runlet's Worker are not runs. */
+  #queue(runId: string, report: Omit<RunReport, "createdAt">): void {
     const createdAt = timeOfId(runId);
     if (!this.controlPlaneUrl || createdAt === undefined) return;
-    this.#queued.push({ id: runId, ...run, async: false, createdAt, finishedAt: Date.now() });
+    this.#queued.set(runId, { ...report, createdAt });
     this.#timer ??= setTimeout(() => this.#flush(), GATHER_MS);
   }
 
@@ -50,8 +80,10 @@ export class RunReports {
   #flush(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    while (this.#queued.length) {
-      const sent = this.#send(this.#queued.splice(0, BATCH));
+    const queued = [...this.#queued].map(([id, report]) => ({ id, ...report }));
+    this.#queued.clear();
+    for (let at = 0; at < queued.length; at += BATCH) {
+      const sent = this.#send(queued.slice(at, at + BATCH));
       this.#sending.add(sent);
       void sent.then(() => this.#sending.delete(sent));
     }

@@ -32,7 +32,7 @@ export interface HostOptions {
   sandbox?: Sandbox;
   /** Shorter time limits, for tests. */
   limits?: Partial<HostLimits>;
-  /** The control plane, whose runs index hears of the sync runs served here (see run-reports.ts). */
+  /** The control plane, whose runs index hears of the runs served here (see run-reports.ts). */
   controlPlaneUrl?: string;
 }
 
@@ -119,8 +119,8 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   );
   // Apps with `min_replicas` are warm from the start, not from their first call.
   for (const deployment of registry.list()) pool.deployed(deployment);
-  const runs = new AsyncRuns(pool, opts.internalToken);
   const reports = new RunReports(opts.controlPlaneUrl, opts.internalToken);
+  const runs = new AsyncRuns(pool, opts.internalToken, reports);
   const ctx: HostContext & { internalToken: string } = {
     registry,
     pool,

@@ -18,6 +18,9 @@ const CONTROL = "http://control.test";
 const HOOKS = "https://hooks.test";
 const PROJECT = "prj_do";
 
+/** The states the runs index heard from run objects, by run id. */
+const indexed = new Map<string, string[]>();
+
 beforeAll(() => {
   fetchMock.activate();
   fetchMock.disableNetConnect();
@@ -25,9 +28,20 @@ beforeAll(() => {
   fetchMock
     .get(CONTROL)
     .intercept({ path: /^\/internal\/runs\//, method: "PUT" })
-    .reply(204, "")
+    .reply((opts) => {
+      const runId = String(opts.path).split("/").at(-1) ?? "";
+      const { status } = JSON.parse(String(opts.body)) as { status: string };
+      indexed.set(runId, [...(indexed.get(runId) ?? []), status]);
+      return { statusCode: 204, data: "" };
+    })
     .persist();
 });
+
+/** What the run's object reported to the runs index, once `count` reports came (bounded). */
+async function reportsOf(runId: string, count: number): Promise<string[]> {
+  for (let i = 0; i < 100 && (indexed.get(runId)?.length ?? 0) < count; i++) await sleep(10);
+  return indexed.get(runId) ?? [];
+}
 
 const newRun = (fn = "run"): NewRun => ({
   runId: newId("run"),
@@ -342,6 +356,8 @@ describe("async run state machine", () => {
     expect(view).toMatchObject({ status: "success", run_time_ms: 3 });
     expect(view.started_at).not.toBeNull();
     expect(JSON.parse(got[0]?.body ?? "{}")).toMatchObject({ result: { quick: true } });
+    await sleep(50);
+    expect(await reportsOf(run.runId, 0)).toEqual([]); // the host reports the ends it sends
   });
 
   it("failure with the host's message when the function fails, and delivers that", async () => {
@@ -375,6 +391,7 @@ describe("async run state machine", () => {
     const reason = "app 'hello' is not deployed on this host";
     expect(view).toMatchObject({ status: "failure", error: { message: reason } });
     expect(JSON.parse(got[0]?.body ?? "{}")).toMatchObject({ error: { message: reason } });
+    expect(await reportsOf(run.runId, 1)).toEqual(["failure"]); // the host never had it
   });
 
   it("DELETE cancels a running run on the host; a later report does not move it; a second cancel is 409", async () => {
@@ -388,6 +405,7 @@ describe("async run state machine", () => {
     expect(deletes()).toBe(1);
     await stub.complete({ status: "success", result: 1 });
     expect(await stub.view()).toMatchObject({ status: "cancelled" });
+    expect(await reportsOf(run.runId, 1)).toEqual(["cancelled"]);
     expect(await stub.cancel()).toEqual({
       refused: { status: 409, message: `run '${run.runId}' has already ended: cancelled` },
     });
@@ -434,6 +452,7 @@ describe("alarm watchdog", () => {
       status: "failure",
       error: { message: expect.stringMatching(/lost the run/) },
     });
+    expect(await reportsOf(run.runId, 1)).toEqual(["failure"]); // the record decided this end
   });
 
   it("takes the end from the host when its report was lost", async () => {

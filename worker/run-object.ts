@@ -294,11 +294,10 @@ export class RunObject extends DurableObject<Env> {
     current.started_at = accepted.startedAt ?? Date.now();
     current.deadline_at = accepted.deadlineAt;
     this.#save(current);
-    this.#report(current);
     await this.#schedule(current);
   }
 
-  /** The runtime host's report of an async run's end (its callback). */
+  /** The runtime host's report of an async run's end (its callback, or its answer). */
   async complete(report: HostRun): Promise<RunView | null> {
     const run = await this.#load();
     if (!run) return null;
@@ -317,7 +316,7 @@ export class RunObject extends DurableObject<Env> {
             ? { status: "success", result: report.result, run_time_ms }
             : failed(report.error?.message ?? "the run failed", run_time_ms),
         true,
-        report.finishedAt,
+        report,
       );
     }
     return runView(run);
@@ -437,14 +436,17 @@ export class RunObject extends DurableObject<Env> {
 
   /**
    * Ends the run with `outcome`; with `deliver` and a webhook, builds the delivery body and
-   * starts the delivery, else the webhook (if any) is dropped with its secret.
+   * starts the delivery, else the webhook (if any) is dropped with its secret. An end that is
+   * `byHost`'s report (success or failure) the host also reports to the runs index; any other
+   * this object reports.
    */
   async #end(
     run: RunRecord,
     outcome: Outcome | { status: "cancelled" },
     deliver: boolean,
-    finishedAt: number = Date.now(),
+    byHost?: HostRun,
   ): Promise<void> {
+    const finishedAt = byHost?.finishedAt ?? Date.now();
     run.status = outcome.status;
     run.finished_at = finishedAt;
     if ("run_time_ms" in outcome && outcome.run_time_ms !== null)
@@ -458,13 +460,12 @@ export class RunObject extends DurableObject<Env> {
         timestamp: new Date(finishedAt).toISOString(),
       });
       await this.ctx.storage.put({ run, body });
-      this.#report(run);
       void this.#pump();
-      return;
+    } else {
+      if (run.webhook?.state === "pending") run.webhook.state = "failed";
+      await this.#closeDelivery(run);
     }
-    if (run.webhook?.state === "pending") run.webhook.state = "failed";
-    await this.#closeDelivery(run);
-    this.#report(run);
+    if (!byHost || outcome.status === "cancelled") this.#report(run);
   }
 
   /**
@@ -562,8 +563,10 @@ export class RunObject extends DurableObject<Env> {
   }
 
   /**
-   * An async run's states go to the runs index as it leaves `pending` and as it ends (a sync
-   * run's Worker reports it whole, from the request).
+   * An async run's end that this object decided (cancelled; failed by the watchdog or by the
+   * host's refusal) goes to the runs index from here, and replaces an end the host reported;
+   * the host reports the run's `running` and the ends it reported itself. A sync run is the
+   * host's (or its Worker's) to report.
    */
   #report(run: RunRecord): void {
     if (!run.async) return;

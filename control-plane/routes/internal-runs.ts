@@ -19,9 +19,10 @@ const internalOnly = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /**
- * `PUT /internal/runs/{runId}`: the Worker reports a run's state for the runs index;
- * `POST /internal/runs` with `{runs: [{id, ...report}]}`: many at once, in one write. Reports
- * of projects that do not exist (any more) are skipped and counted.
+ * `PUT /internal/runs/{runId}`: the Worker reports a run's state for the runs index (an end it
+ * reports replaces one the host reported: the run's record decides);
+ * `POST /internal/runs` with `{runs: [{id, ...report}]}`: the host's reports, many at once, in
+ * one write. Reports of projects that do not exist (any more) are skipped and counted.
  */
 export function registerInternalRuns(app: OpenAPIHono<AppEnv>) {
   app.post("/internal/runs", internalOnly, async (c) => {
@@ -49,7 +50,7 @@ export function registerInternalRuns(app: OpenAPIHono<AppEnv>) {
       .from(projects)
       .where(eq(projects.id, report.projectId));
     if (!project) throw new ApiError("not_found", `project '${report.projectId}' not found`);
-    await recordRun(db, runId, report);
+    await recordRun(db, runId, report, true);
     return c.body(null, 204);
   });
 }

@@ -55,6 +55,26 @@ describe("runs index: reports from the worker", () => {
     const { runs } = (await res.json()) as { runs: { id: string; status: string }[] };
     expect(runs.find((r) => r.id === id)?.status).toBe("failure");
   });
+
+  it("lets the Worker's end replace the end the host reported, never the other way", async () => {
+    const id = newId("run");
+    const host = (status: string) =>
+      f.call("POST", "/internal/runs", {
+        token: INTERNAL_TOKEN,
+        body: { runs: [{ id, ...run({ async: true, status }) }] },
+      });
+    const statusNow = async () => {
+      const res = await f.call("GET", `/v2/projects/${f.projectId}/runs/${id}`);
+      return ((await res.json()) as { status: string }).status;
+    };
+    await host("success");
+    await report(id, run({ async: true, status: "cancelled" })); // cancelled as it finished
+    expect(await statusNow()).toBe("cancelled");
+    await host("success"); // the host's report, sent again late
+    expect(await statusNow()).toBe("cancelled");
+    await report(id, run({ async: true, status: "running", finishedAt: null }));
+    expect(await statusNow()).toBe("cancelled");
+  });
 });
 
 describe("GET /v2/projects/{id}/runs", () => {

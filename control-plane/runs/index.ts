@@ -1,4 +1,8 @@
-/** The runs index: one row per run, reported by the Worker as a run moves through its states. */
+/**
+ * The runs index: one row per run. The runtime host reports the runs it served and the async
+ * runs it ran (batched); the Worker the runs the host failed or never got, and the ends an async
+ * run's record decided itself (cancelled, failed by its watchdog or by a host's refusal).
+ */
 import { z } from "@hono/zod-openapi";
 import { and, desc, eq, lte, notInArray, type SQL, sql } from "drizzle-orm";
 import type { Database } from "../db/index.ts";
@@ -23,7 +27,7 @@ export const runReportSchema = z.strictObject({
 
 export type RunReport = z.infer<typeof runReportSchema>;
 
-/** Many reports at once (the Worker sends what it gathered over a few milliseconds). */
+/** Many reports at once (the host sends what it gathered over a few milliseconds). */
 export const runReportBatchSchema = z.strictObject({
   runs: z
     .array(runReportSchema.extend({ id: z.string().regex(/^run_[0-9a-z]{26}$/, "not a run id") }))
@@ -31,8 +35,13 @@ export const runReportBatchSchema = z.strictObject({
     .max(500),
 });
 
-/** Inserts a run or moves it to its reported state, unless it already ended. */
-export function recordRun(db: Database, id: string, report: RunReport) {
+/**
+ * Inserts a run or moves it to its reported state, unless it already ended. With `decides`
+ * (the report comes from the run's own record, its Durable Object) an end replaces an end the
+ * runtime host reported: a run cancelled, or given up by the watchdog, as the host finished it.
+ */
+export function recordRun(db: Database, id: string, report: RunReport, decides = false) {
+  const overrides = decides && (FINAL_STATUSES as readonly string[]).includes(report.status);
   const changes = {
     status: report.status,
     finishedAt: report.finishedAt ?? null,
@@ -52,7 +61,7 @@ export function recordRun(db: Database, id: string, report: RunReport) {
     .onConflictDoUpdate({
       target: runs.id,
       set: changes,
-      where: notInArray(runs.status, [...FINAL_STATUSES]),
+      where: overrides ? undefined : notInArray(runs.status, [...FINAL_STATUSES]),
     });
 }
 
