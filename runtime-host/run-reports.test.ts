@@ -175,3 +175,56 @@ it("sends only the last of several reports of one run in a batch", async () => {
   await reports.close();
   expect(reported()).toEqual([expect.objectContaining({ id: runId, status: "success" })]);
 });
+
+it("sends a batch again while the control plane cannot take it, and gives up when told to stop", async () => {
+  let refusals = 2;
+  const bodies: string[] = [];
+  const flaky = createServer((req, res) => {
+    let text = "";
+    req.on("data", (c) => {
+      text += c;
+    });
+    req.on("end", () => {
+      bodies.push(text);
+      res.writeHead(refusals-- > 0 ? 503 : 200).end("{}");
+    });
+  });
+  await new Promise<void>((resolve) => flaky.listen(0, "127.0.0.1", resolve));
+  try {
+    const url = `http://127.0.0.1:${(flaky.address() as AddressInfo).port}`;
+    const reports = new RunReports(url, TOKEN, [10, 10, 60_000]);
+    const runId = newId("run");
+    reports.ended(runId, {
+      projectId: "p",
+      app: "a",
+      function: "f",
+      status: "success",
+      runTimeMs: 1,
+    });
+    await eventually(
+      async () => bodies.length,
+      (n) => n === 3,
+    );
+    expect(bodies.every((b) => b.includes(runId))).toBe(true); // the same batch, three times
+
+    // Stopping cuts a long pause short: one last try, then the host can go.
+    refusals = 10;
+    reports.ended(newId("run"), {
+      projectId: "p",
+      app: "a",
+      function: "f",
+      status: "failure",
+      runTimeMs: 1,
+    });
+    await eventually(
+      async () => bodies.length,
+      (n) => n === 6, // three tries, the third pause is a minute long
+    );
+    const started = Date.now();
+    await reports.close();
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(bodies).toHaveLength(7);
+  } finally {
+    await new Promise((resolve) => flaky.close(resolve));
+  }
+});

@@ -3,8 +3,9 @@
  * async runs it ran: it knows how each one ended, and neither the Worker's answer nor a run's
  * Durable Object then waits on, or pays for, a request of its own. Reports are gathered for a
  * few milliseconds and sent together (`POST {control plane}/internal/runs`), off every caller's
- * path; of several reports of one run in a batch only the last is sent. A failed send is retried
- * once, then logged.
+ * path; of several reports of one run in a batch only the last is sent. A batch the control
+ * plane could not take (unreachable, 5xx) is sent again for about a minute — a control plane
+ * restarting loses no run from the index — then logged; a host that stops tries each once more.
  */
 import { timeOfId } from "../common/ids.ts";
 import type { AsyncRun } from "./async-runs.ts";
@@ -23,17 +24,22 @@ export interface RunReport {
 /** How long reports are gathered before they are sent, and the most sent at once. */
 const GATHER_MS = 25;
 const BATCH = 500;
-const RETRY_MS = 1_000;
+/** The pauses before each new try of a batch the control plane could not take. */
+const RETRY_DELAYS_MS = [1_000, 2_000, 4_000, 8_000, 15_000, 30_000];
 
 export class RunReports {
   readonly #queued = new Map<string, RunReport>();
   #timer: NodeJS.Timeout | undefined;
   readonly #sending = new Set<Promise<void>>();
 
+  /** Ends the pauses between tries once the host stops. */
+  readonly #closing = new AbortController();
+
   /** Without a control plane URL (a host on its own, in tests) nothing is reported. */
   constructor(
     private readonly controlPlaneUrl: string | undefined,
     private readonly internalToken: string,
+    private readonly retryDelaysMs: readonly number[] = RETRY_DELAYS_MS,
   ) {}
 
   /** A synchronous run that ended on this host. */
@@ -73,6 +79,7 @@ export class RunReports {
 
   /** Sends what is gathered now and waits for every send (host shutdown). */
   async close(): Promise<void> {
+    this.#closing.abort();
     this.#flush();
     await Promise.all(this.#sending);
   }
@@ -90,8 +97,8 @@ export class RunReports {
   }
 
   async #send(runs: Array<RunReport & { id: string }>): Promise<void> {
-    for (const delay of [0, RETRY_MS]) {
-      if (delay) await new Promise((r) => setTimeout(r, delay));
+    for (const delay of [0, ...this.retryDelaysMs]) {
+      if (delay) await this.#pause(delay);
       try {
         const res = await fetch(`${this.controlPlaneUrl}/internal/runs`, {
           method: "POST",
@@ -106,9 +113,25 @@ export class RunReports {
         if (res.ok) return;
         if (res.status < 500) break; // refused: sending it again would not help
       } catch {
-        // unreachable: once more
+        // unreachable: again, after a pause
       }
+      if (this.#closing.signal.aborted && delay) break; // stopping: it had its last try
     }
     console.error(`runtime host: ${runs.length} run report(s) could not reach the runs index`);
+  }
+
+  /** Waits `ms`, or less once the host stops. */
+  #pause(ms: number): Promise<void> {
+    const { signal } = this.#closing;
+    if (signal.aborted) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      signal.addEventListener("abort", done, { once: true });
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      }
+    });
   }
 }
