@@ -6,7 +6,8 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { HEADER } from "../../common/consts.ts";
-import type { AsyncRun } from "../async-runs.ts";
+import type { Deployment } from "../apps.ts";
+import type { AsyncCall } from "../async-runs.ts";
 import type { HostContext } from "../context.ts";
 import { parseJsonBody, readBody } from "../http/body.ts";
 import { HttpError } from "../http/errors.ts";
@@ -36,8 +37,6 @@ export async function submitRun(
   const names = projectAndApp(params);
   const fn = functionName(params[2] ?? "");
   const runId = runIdOf(req);
-  const callbackUrl = callbackOf(req);
-  const waitMs = waitOf(req);
   const payload = parseJsonBody(await readBody(req, MAX_INVOKE_BODY_BYTES));
   const deployment = deploymentOf(
     registry,
@@ -45,9 +44,7 @@ export async function submitRun(
     "managed",
     `app '${names.app}' uses the custom runtime: async runs call functions`,
   );
-  const run = runs.submit(deployment, { fn, payload, runId }, callbackUrl);
-  if (!run) throw new HttpError(409, `run '${runId}' exists already`);
-  await answerSubmitted(res, runs, run, waitMs);
+  await start(req, res, runs, deployment, { fn, payload, runId });
 }
 
 /** Headers of the submission itself, not of the app's request. */
@@ -64,8 +61,6 @@ export async function submitHttpRun(
 ): Promise<void> {
   const names = projectAndApp(params);
   const runId = runIdOf(req);
-  const callbackUrl = callbackOf(req);
-  const waitMs = waitOf(req);
   const deployment = deploymentOf(
     registry,
     names,
@@ -84,9 +79,7 @@ export async function submitHttpRun(
     headers,
     body,
   };
-  const run = runs.submit(deployment, { runId, http }, callbackUrl);
-  if (!run) throw new HttpError(409, `run '${runId}' exists already`);
-  await answerSubmitted(res, runs, run, waitMs);
+  await start(req, res, runs, deployment, { runId, http });
 }
 
 /** The longest a submitter may wait for a run's end in the answer to its submission. */
@@ -101,16 +94,22 @@ function waitOf(req: IncomingMessage): number {
 }
 
 /**
- * Answers a submission: a run that ends within the submitter's `X-Runlet-Wait-Ms` with its end
- * (200, and no callback), otherwise as running (202, its end goes to the callback). A submitter
- * that goes away meanwhile leaves the end to the callback.
+ * Starts `call` as a run of `deployment` and answers its submitter: with the run's end if it
+ * ends within the submitter's `X-Runlet-Wait-Ms` (200, and no callback), otherwise as running
+ * (202, its end goes to the `X-Runlet-Callback-Url`). A submitter that goes away meanwhile
+ * leaves the end to the callback.
  */
-async function answerSubmitted(
+async function start(
+  req: IncomingMessage,
   res: ServerResponse,
   runs: HostContext["runs"],
-  run: AsyncRun,
-  waitMs: number,
+  deployment: Deployment,
+  call: AsyncCall,
 ): Promise<void> {
+  const callbackUrl = callbackOf(req);
+  const waitMs = waitOf(req);
+  const run = runs.submit(deployment, call, callbackUrl);
+  if (!run) throw new HttpError(409, `run '${call.runId}' exists already`);
   const gone = new AbortController();
   res.once("close", () => gone.abort());
   const ended = await runs.awaitEnd(run.runId, waitMs, gone.signal);
