@@ -13,6 +13,10 @@ const JOBS = {
   "main.mjs": `
 export function run(input, ctx) { return { echo: input, async: ctx.async }; }
 export function fail() { throw new Error("it broke"); }
+export async function nap(input) {
+  await new Promise((resolve) => setTimeout(resolve, input.ms));
+  return { napped: input.ms };
+}
 export async function slow(input, ctx) {
   await new Promise((resolve) => {
     const timer = setTimeout(resolve, 60_000);
@@ -67,6 +71,18 @@ describe("async runs and webhooks, end to end", () => {
     }
   }
 
+  /** The run's entry in the runs index once it is in `status` (bounded: the host reports in batches). */
+  async function indexed(runId: string, status: string) {
+    const url = `${runlet.local.baseUrl}/v2/projects/${runlet.local.projectId}/runs?async=true&app=jobs`;
+    let entry: Json | undefined;
+    for (let i = 0; i < 50 && entry?.status !== status; i++) {
+      if (i) await new Promise((r) => setTimeout(r, 20));
+      const index = await json(await fetch(url, { headers: auth() }));
+      entry = index.runs.find((r: Json) => r.id === runId);
+    }
+    return entry;
+  }
+
   const hook = (path: string) => `webhookEndpoint=${encodeURIComponent(`${receiver.url}${path}`)}`;
 
   async function deploy(files: Record<string, string>) {
@@ -106,18 +122,28 @@ describe("async runs and webhooks, end to end", () => {
     expect(done.run_time_ms).toBeGreaterThanOrEqual(0);
     expect(done).not.toHaveProperty("result"); // the caller of an async run gets no result
 
-    // The runs index lists it, marked async (the host's report comes within a few ms).
-    const listed = async () => {
-      const url = `${runlet.local.baseUrl}/v2/projects/${runlet.local.projectId}/runs?async=true&app=jobs`;
-      const index = await json(await fetch(url, { headers: auth() }));
-      return index.runs.find((r: Json) => r.id === runId);
-    };
-    let entry = await listed();
-    for (let i = 0; i < 50 && entry?.status !== "success"; i++) {
-      await new Promise((r) => setTimeout(r, 20));
-      entry = await listed();
-    }
-    expect(entry).toMatchObject({ async: true, status: "success" });
+    // The runs index lists it, marked async.
+    expect(await indexed(runId as string, "success")).toMatchObject({ async: true });
+  });
+
+  it("runs one that outlasts the hand-over: running, then ended by the host's report, and delivered", async () => {
+    const res = await run(`/jobs/nap?async=true&${hook("/napped")}`, {
+      body: JSON.stringify({ ms: 1_000 }),
+    });
+    expect(res.status).toBe(202);
+    const runId = res.headers.get("x-request-id") as string;
+    const running = await stateWhen("jobs", runId, (s) => s.status !== "pending");
+    expect(running.status).toBe("running");
+    expect(await indexed(runId, "running")).toMatchObject({ status: "running" });
+    const [delivery] = await receiver.waitFor("/napped", 1);
+    expect(JSON.parse(delivery?.body ?? "")).toMatchObject({
+      run_id: runId,
+      status: "success",
+      result: { napped: 1_000 },
+    });
+    expect(await state("jobs", runId)).toMatchObject({ status: "success" });
+    expect((await state("jobs", runId)).run_time_ms).toBeGreaterThanOrEqual(950);
+    expect(await indexed(runId, "success")).toMatchObject({ status: "success" });
   });
 
   it("delivers an async run's result to its webhook, signed as the spec says", async () => {
