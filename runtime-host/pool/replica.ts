@@ -10,6 +10,7 @@ import {
   type InvokeMessage,
   type LoadMessage,
 } from "./messages.ts";
+import { ReplicaProcess } from "./replica-process.ts";
 import { hostRunLogs, type RunLogStore } from "./run-logs.ts";
 import { RunOutput } from "./run-output.ts";
 import {
@@ -49,23 +50,13 @@ function outcomeOf(msg: Extract<ChildMessage, { type: "result" }>): CallOutcome 
 export class ManagedReplica implements Workload {
   readonly logs = new LogRing(LOG_RING_BYTES);
   #runOutputOf: RunOutput | undefined;
-  #child: ChildProcess | undefined;
+  readonly #process = new ReplicaProcess(() => this.#ended());
   #started: Promise<void> | undefined;
   #settleStart: ((error?: WorkloadError) => void) | undefined;
   #ready = false;
   #loadError: string | undefined;
-  #stopping = false;
   /** Set when the host kills the process: it is as good as gone. */
   #killedWith: NodeJS.Signals | undefined;
-  #stopTimer: NodeJS.Timeout | undefined;
-  #exited = false;
-  #exitStatus: { code: number | null; signal: NodeJS.Signals | null } = {
-    code: null,
-    signal: null,
-  };
-  readonly #exitListeners: Array<() => void> = [];
-  readonly #gone: Promise<void>;
-  #markGone: () => void = () => {};
   readonly #pending = new Map<string, PendingCall>();
   #nextId = 0;
 
@@ -77,9 +68,6 @@ export class ManagedReplica implements Workload {
     private readonly options: ReplicaOptions,
   ) {
     this.#spec = spec;
-    this.#gone = new Promise((resolve) => {
-      this.#markGone = resolve;
-    });
   }
 
   get spec(): WorkloadSpec {
@@ -93,20 +81,19 @@ export class ManagedReplica implements Workload {
   }
 
   get pid(): number | undefined {
-    return this.#child?.pid;
+    return this.#process.pid;
   }
 
   get exited(): boolean {
-    return this.#exited;
+    return this.#process.exited;
   }
 
   get accepting(): boolean {
-    return !this.#exited && !this.#stopping && this.#killedWith === undefined;
+    return !this.#process.exited && !this.#process.stopping && this.#killedWith === undefined;
   }
 
   onExit(listener: () => void): void {
-    if (this.#exited) queueMicrotask(listener);
-    else this.#exitListeners.push(listener);
+    this.#process.onExit(listener);
   }
 
   start(): Promise<void> {
@@ -140,7 +127,7 @@ export class ManagedReplica implements Workload {
           RUNLET_APP: spec.app,
           RUNLET_VERSION: String(spec.version),
         };
-        this.#child?.send({ type: "load", env } satisfies LoadMessage, (err) => {
+        this.#process.child?.send({ type: "load", env } satisfies LoadMessage, (err) => {
           if (err) this.#kill("SIGKILL");
         });
       }),
@@ -186,10 +173,10 @@ export class ManagedReplica implements Workload {
     try {
       child = (this.options.launch ?? launchManaged)(this.#spec);
     } catch {
-      this.#onExit(null, null);
+      this.#process.exitedWith(null, null);
       return;
     }
-    this.#child = child;
+    this.#process.attach(child);
     child.stdout?.on("data", (data: Buffer) => this.#runOutput.own("stdout", data));
     child.stderr?.on("data", (data: Buffer) => this.#runOutput.own("stderr", data));
     // Every output of the process is read: the runs it left unfinished get its last words.
@@ -197,10 +184,9 @@ export class ManagedReplica implements Workload {
     child.on("message", (raw: unknown) => this.#onMessage(raw));
     // The app's code can close the channel; without it no result can come back, so end it.
     child.on("disconnect", () => this.#kill("SIGKILL"));
-    child.on("exit", (code, signal) => this.#onExit(code, signal));
     child.on("error", () => {
       // Spawning failed (no pid, no exit event), or a signal could not be sent.
-      if (child.pid === undefined) this.#onExit(null, null);
+      if (child.pid === undefined) this.#process.exitedWith(null, null);
     });
   }
 
@@ -231,16 +217,15 @@ export class ManagedReplica implements Workload {
     }
   }
 
-  #onExit(code: number | null, signal: NodeJS.Signals | null): void {
-    if (this.#exited) return;
-    this.#exited = true;
-    this.#exitStatus = { code, signal };
-    clearTimeout(this.#stopTimer);
-    const failure = this.#stopping
+  /** The process has exited: its start and its calls in flight fail. */
+  #ended(): void {
+    const { code, signal } = this.#process.status;
+    const stopping = this.#process.stopping;
+    const failure = stopping
       ? new WorkloadError({ kind: "closing" })
       : new WorkloadError({ kind: "exited", code, signal });
     this.#settleStart?.(
-      this.#stopping
+      stopping
         ? failure
         : new WorkloadError({
             kind: "load-failed",
@@ -254,19 +239,15 @@ export class ManagedReplica implements Workload {
       clearTimeout(call.timer);
       call.reject(failure);
     }
-    // Whatever the app spawned lives in the replica's process group: end it too.
-    this.#signalGroup("SIGKILL");
     // A grandchild outside the group may hold the process's stdout open: `close` may never come.
     setTimeout(() => this.#lastWords(), LAST_OUTPUT_MS).unref();
-    this.#markGone();
-    for (const listener of this.#exitListeners.splice(0)) listener();
   }
 
   invoke(call: CallRequest, timeoutMs: number): Promise<CallOutcome> {
-    const child = this.#child;
-    if (this.#stopping) return Promise.reject(new WorkloadError({ kind: "closing" }));
-    if (this.#exited || !child) {
-      return Promise.reject(new WorkloadError({ kind: "exited", ...this.#exitStatus }));
+    const child = this.#process.child;
+    if (this.#process.stopping) return Promise.reject(new WorkloadError({ kind: "closing" }));
+    if (this.#process.exited || !child) {
+      return Promise.reject(new WorkloadError({ kind: "exited", ...this.#process.status }));
     }
     if (this.#killedWith) {
       return Promise.reject(
@@ -309,49 +290,22 @@ export class ManagedReplica implements Workload {
 
   /** Once the process has ended: the runs still in flight keep its last output and its end. */
   #lastWords(): void {
-    const { code, signal } = this.#exitStatus;
+    const { code, signal } = this.#process.status;
     const how = signal ? `signal ${signal}` : `code ${code}`;
     this.#runOutput.processEnded(
-      this.#stopping
+      this.#process.stopping
         ? `the replica was stopped (${how}) before this run finished`
         : `the function's process exited (${how}) before this run finished`,
     );
   }
 
   stop(): Promise<void> {
-    if (!this.#child || this.#exited) {
-      this.#stopping = true;
-      return Promise.resolve();
-    }
-    if (!this.#stopping) {
-      this.#stopping = true;
-      this.#kill("SIGTERM");
-      this.#stopTimer = setTimeout(() => this.#kill("SIGKILL"), this.options.stopGraceMs);
-    }
-    return this.#gone;
+    return this.#process.stop(this.options.stopGraceMs);
   }
 
   #kill(signal: NodeJS.Signals): void {
-    if (this.#exited) return;
+    if (this.#process.exited) return;
     if (signal === "SIGKILL") this.#killedWith = signal;
-    if (!this.#signalGroup(signal)) {
-      try {
-        this.#child?.kill(signal);
-      } catch {
-        // Already gone: its exit event follows.
-      }
-    }
-  }
-
-  /** Signals the replica's process group; false if there is none (any more). */
-  #signalGroup(signal: NodeJS.Signals): boolean {
-    const pid = this.#child?.pid;
-    if (pid === undefined) return false;
-    try {
-      process.kill(-pid, signal);
-      return true;
-    } catch {
-      return false;
-    }
+    this.#process.signal(signal);
   }
 }

@@ -4,7 +4,7 @@
  * port; `[custom] port` is the app's default elsewhere). Ready once its `healthcheck` path
  * answers 2xx. The host proxies requests to `origin`.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { cp } from "node:fs/promises";
 import { get } from "node:http";
 import { connect, createServer } from "node:net";
@@ -12,6 +12,7 @@ import type { AppConfig } from "../../../common/app-config.ts";
 import { LOOPBACK } from "../../../common/consts.ts";
 import { LOG_RING_BYTES } from "../../limits.ts";
 import { LogRing } from "../../pool/log-ring.ts";
+import { ReplicaProcess } from "../../pool/replica-process.ts";
 import {
   type CallOutcome,
   type Workload,
@@ -98,23 +99,12 @@ export function freePort(): Promise<number> {
 
 export class CustomReplica implements Workload {
   readonly logs = new LogRing(LOG_RING_BYTES);
-  #child: ChildProcess | undefined;
+  readonly #process = new ReplicaProcess();
   #origin = "";
   #spawned: Promise<void> | undefined;
   #started: Promise<void> | undefined;
   /** The app folder as the app sees it (set by the sandbox). */
   #appDir = "";
-  #exited = false;
-  #stopping = false;
-  #exitStatus: { code: number | null; signal: NodeJS.Signals | null } = {
-    code: null,
-    signal: null,
-  };
-  readonly #exitListeners: Array<() => void> = [];
-  #markGone: () => void = () => {};
-  readonly #gone = new Promise<void>((resolve) => {
-    this.#markGone = resolve;
-  });
 
   constructor(
     public spec: CustomSpec,
@@ -127,20 +117,19 @@ export class CustomReplica implements Workload {
   }
 
   get pid(): number | undefined {
-    return this.#child?.pid;
+    return this.#process.pid;
   }
 
   get exited(): boolean {
-    return this.#exited;
+    return this.#process.exited;
   }
 
   get accepting(): boolean {
-    return !this.#exited && !this.#stopping;
+    return !this.#process.exited && !this.#process.stopping;
   }
 
   onExit(listener: () => void): void {
-    if (this.#exited) queueMicrotask(listener);
-    else this.#exitListeners.push(listener);
+    this.#process.onExit(listener);
   }
 
   start(): Promise<void> {
@@ -189,10 +178,9 @@ export class CustomReplica implements Workload {
     child.once("error", cleanup);
     // A replica that exits before its script is written must not take the host down.
     child.stdin?.on("error", () => {});
-    this.#child = child;
+    this.#process.attach(child);
     child.stdout?.on("data", (data: Buffer) => this.logs.append("stdout", data));
     child.stderr?.on("data", (data: Buffer) => this.logs.append("stderr", data));
-    child.on("exit", (code, signal) => this.#onExit(code, signal));
     await new Promise<void>((resolve, reject) => {
       child.once("spawn", resolve);
       child.once("error", (err) =>
@@ -213,7 +201,7 @@ export class CustomReplica implements Workload {
     const port = await freePort();
     this.#origin = `http://${LOOPBACK}:${port}`;
     const env = { ...managedEnv(this.spec, this.#appDir), PORT: String(port) };
-    this.#child?.stdin?.end(launchScript(env, custom.entrypoint));
+    this.#process.child?.stdin?.end(launchScript(env, custom.entrypoint));
     await this.#waitUntilHealthy(port, custom.healthcheck);
   }
 
@@ -222,8 +210,8 @@ export class CustomReplica implements Workload {
     const deadline = Date.now() + this.options.startTimeoutMs;
     let listening = false;
     for (;;) {
-      if (this.#exited) {
-        const { code, signal } = this.#exitStatus;
+      if (this.#process.exited) {
+        const { code, signal } = this.#process.status;
         const lastWords = this.logs.text().trim().split("\n").at(-1);
         throw new WorkloadError({
           kind: "load-failed",
@@ -235,7 +223,7 @@ export class CustomReplica implements Workload {
         if (await healthy(`${this.#origin}${path}`)) return;
       }
       if (Date.now() > deadline) {
-        this.#kill("SIGKILL");
+        this.#process.signal("SIGKILL");
         throw new WorkloadError({
           kind: "load-failed",
           detail: `${path} did not answer 2xx within ${this.options.startTimeoutMs / 1000} s`,
@@ -251,40 +239,11 @@ export class CustomReplica implements Workload {
   }
 
   stop(): Promise<void> {
-    if (!this.#child || this.#exited) {
-      this.#stopping = true;
-      return Promise.resolve();
-    }
-    if (!this.#stopping) {
-      this.#stopping = true;
-      this.#kill("SIGTERM");
-      setTimeout(() => this.#kill("SIGKILL"), this.options.stopGraceMs).unref();
-    }
-    return this.#gone;
+    return this.#process.stop(this.options.stopGraceMs);
   }
 
   /** Marks the replica failed (a request on it broke): no more requests go to it. */
   fail(): void {
-    this.#kill("SIGKILL");
-    this.#stopping = true;
-  }
-
-  #onExit(code: number | null, signal: NodeJS.Signals | null): void {
-    if (this.#exited) return;
-    this.#exited = true;
-    this.#exitStatus = { code, signal };
-    this.#kill("SIGKILL"); // whatever it spawned, in its process group
-    this.#markGone();
-    for (const listener of this.#exitListeners.splice(0)) listener();
-  }
-
-  #kill(signal: NodeJS.Signals): void {
-    const pid = this.#child?.pid;
-    if (pid === undefined) return;
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      // Already gone.
-    }
+    this.#process.abandon();
   }
 }
