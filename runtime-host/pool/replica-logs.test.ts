@@ -100,17 +100,20 @@ describe("ManagedReplica: the logs of runs", () => {
       ["run_b", "run_a"],
     ] as const) {
       const lines = textsOf(store, runId);
-      expect(lines).toHaveLength(5 * n);
-      expect(lines.filter((l) => l.includes(other))).toEqual([]);
-      for (const [stream, kind] of [
+      const expected = [
         ["stdout", "log"],
         ["stdout", "write"],
         ["stderr", "error"],
         ["stdout", "ctx"],
         ["stderr", "warn"],
-      ]) {
-        for (let i = 0; i < n; i++) expect(lines).toContain(`${stream} ${runId} ${kind} ${i}`);
-      }
+      ].flatMap(([stream, kind]) =>
+        Array.from({ length: n }, (_, i) => `${stream} ${runId} ${kind} ${i}`),
+      );
+      // Named on failure: which lines went missing, and what came that was not expected.
+      expect(expected.filter((line) => !lines.includes(line))).toEqual([]);
+      expect(lines.filter((line) => !expected.includes(line))).toEqual([]);
+      expect(lines).toHaveLength(5 * n);
+      expect(lines.filter((l) => l.includes(other))).toEqual([]);
       expect(store.get(runId)?.truncated).toBe(false);
     }
     // The runs did overlap: each began before the other ended.
