@@ -1,3 +1,4 @@
+import { statfsSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 /** Samples → medians and tails, and the plain tables the benchmarks print. */
@@ -95,6 +96,21 @@ export function machineInfo() {
     node: process.version,
     date: new Date().toISOString().slice(0, 10),
   };
+}
+
+/** Names of file systems by their `statfs` magic number (Linux). */
+const FILE_SYSTEMS: Record<number, string> = {
+  61267: "ext4",
+  16914836: "tmpfs",
+  1481003842: "xfs",
+  2435016766: "btrfs",
+  2035054128: "overlayfs",
+};
+
+/** The file system `path` lives on, by name where known. */
+export function fileSystemOf(path: string): string {
+  const { type } = statfsSync(path);
+  return FILE_SYSTEMS[type] ?? `type 0x${type.toString(16)}`;
 }
 
 export function describeMachine(m: ReturnType<typeof machineInfo>): string {
