@@ -6,9 +6,16 @@ import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HEADER } from "../common/consts.ts";
 import type { AsyncRun } from "./async-runs.ts";
-import { NO_SANDBOX } from "./sandbox/sandbox.ts";
-import { type RunningHost, startHost } from "./server.ts";
-import { configOf, eventually, hostClient, newHome, removeHome, TOKEN } from "./test-support.ts";
+import type { RunningHost } from "./server.ts";
+import {
+  configOf,
+  eventually,
+  hostClient,
+  newHome,
+  removeHome,
+  startTestHost,
+  TOKEN,
+} from "./test-support.ts";
 
 const APP = {
   "main.mjs": `
@@ -37,7 +44,7 @@ const received: { auth: string | undefined; body: AsyncRun }[] = [];
 
 beforeEach(async () => {
   home = await newHome();
-  host = await startHost({ sandbox: NO_SANDBOX, port: 0, home, internalToken: TOKEN });
+  host = await startTestHost(home);
   received.length = 0;
   receiver = createServer((req, res) => {
     let text = "";

@@ -8,9 +8,16 @@ import { HEADER } from "../common/consts.ts";
 import { newId } from "../common/ids.ts";
 import type { AsyncRun } from "./async-runs.ts";
 import { RunReports } from "./run-reports.ts";
-import { NO_SANDBOX } from "./sandbox/sandbox.ts";
-import { type RunningHost, startHost } from "./server.ts";
-import { configOf, eventually, hostClient, newHome, removeHome, TOKEN } from "./test-support.ts";
+import type { RunningHost } from "./server.ts";
+import {
+  configOf,
+  eventually,
+  hostClient,
+  newHome,
+  removeHome,
+  startTestHost,
+  TOKEN,
+} from "./test-support.ts";
 
 let home: string;
 let host: RunningHost;
@@ -32,11 +39,7 @@ beforeEach(async () => {
   });
   await new Promise<void>((resolve) => control.listen(0, "127.0.0.1", resolve));
   home = await newHome();
-  host = await startHost({
-    sandbox: NO_SANDBOX,
-    port: 0,
-    home,
-    internalToken: TOKEN,
+  host = await startTestHost(home, {
     controlPlaneUrl: `http://127.0.0.1:${(control.address() as AddressInfo).port}`,
   });
 });

@@ -1,14 +1,14 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { NO_SANDBOX } from "./sandbox/sandbox.ts";
-import { type RunningHost, startHost } from "./server.ts";
+import type { RunningHost } from "./server.ts";
 import {
   configOf,
   hostClient,
   isGone,
   newHome,
   removeHome,
+  startTestHost,
   TOKEN,
   waitUntil,
 } from "./test-support.ts";
@@ -45,7 +45,7 @@ describe("runtime host", () => {
 
   beforeEach(async () => {
     home = await newHome();
-    host = await startHost({ sandbox: NO_SANDBOX, port: 0, home, internalToken: TOKEN });
+    host = await startTestHost(home);
     client = hostClient(host.url);
   });
 
@@ -282,7 +282,7 @@ export const pid = () => process.pid;`,
     expect((await remove()).status).toBe(204); // deleting again is harmless
 
     await host.close();
-    host = await startHost({ sandbox: NO_SANDBOX, port: 0, home, internalToken: TOKEN });
+    host = await startTestHost(home);
     expect((await hostClient(host.url).invoke("p", "hello", "pid")).status).toBe(404);
   });
 
@@ -290,7 +290,7 @@ export const pid = () => process.pid;`,
     await client.deploy("p", "hello", 1, HELLO);
     expect((await client.invoke("p", "hello", "run")).status).toBe(200);
     await host.close();
-    host = await startHost({ sandbox: NO_SANDBOX, port: 0, home, internalToken: TOKEN });
+    host = await startTestHost(home);
     client = hostClient(host.url);
     expect((await client.invoke("p", "hello", "run", '{"name":"again"}')).body).toMatchObject({
       ok: true,
@@ -327,13 +327,7 @@ export const pid = () => process.pid;`,
 describe("runtime host time limits", () => {
   it("answers 504 past the call time limit and kills the replica", async () => {
     const home = await newHome();
-    const host = await startHost({
-      sandbox: NO_SANDBOX,
-      port: 0,
-      home,
-      internalToken: TOKEN,
-      limits: { callTimeoutMs: 300 },
-    });
+    const host = await startTestHost(home, { limits: { callTimeoutMs: 300 } });
     try {
       const client = hostClient(host.url);
       await client.deploy("p", "slow", 1, {

@@ -1,4 +1,4 @@
-/** Helpers of the runtime host's tests: temp homes, app bundles and an API client. */
+/** Helpers of the runtime host's tests: temp homes, a host on one, app bundles and an API client. */
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -6,12 +6,18 @@ import { join } from "node:path";
 import { type AppConfig, appConfigSchema, type BundleFile } from "../common/app-config.ts";
 import { HEADER } from "../common/consts.ts";
 import type { AppStats } from "./pool/pool.ts";
+import { NO_SANDBOX } from "./sandbox/sandbox.ts";
+import { type HostOptions, startHost } from "./server.ts";
 
 export const TOKEN = "test-internal-token-0123456789abcdef";
 
 export const newHome = () => mkdtemp(join(tmpdir(), "runlet-host-"));
 
 export const removeHome = (home: string) => rm(home, { recursive: true, force: true });
+
+/** A host on `home` as the tests run one: no sandbox, a free port, the test token. */
+export const startTestHost = (home: string, options: Partial<HostOptions> = {}) =>
+  startHost({ sandbox: NO_SANDBOX, port: 0, home, internalToken: TOKEN, ...options });
 
 export function bundle(files: Record<string, string>): BundleFile[] {
   return Object.entries(files).map(([path, text]) => ({

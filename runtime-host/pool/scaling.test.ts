@@ -2,8 +2,7 @@
 // with a bounded queue, cooldown to zero, min_replicas kept warm and replaced after a crash.
 
 import { afterEach, describe, expect, it } from "vitest";
-import { NO_SANDBOX } from "../sandbox/sandbox.ts";
-import { type RunningHost, startHost } from "../server.ts";
+import type { RunningHost } from "../server.ts";
 import {
   configOf,
   eventually,
@@ -11,7 +10,7 @@ import {
   isGone,
   newHome,
   removeHome,
-  TOKEN,
+  startTestHost,
   waitUntil,
 } from "../test-support.ts";
 
@@ -36,13 +35,7 @@ let host: RunningHost | undefined;
 
 async function hostWith(scaling: Record<string, number>, queueWaitMs = 10_000) {
   home = await newHome();
-  host = await startHost({
-    sandbox: NO_SANDBOX,
-    port: 0,
-    home,
-    internalToken: TOKEN,
-    limits: { queueWaitMs },
-  });
+  host = await startTestHost(home, { limits: { queueWaitMs } });
   const client = hostClient(host.url);
   const deployed = await client.deploy("p", "app", 1, APP, configOf("app", { scaling }));
   expect(deployed.status).toBe(200);

@@ -5,8 +5,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { appRoot, appsRoot, versionDirName } from "../app-paths.ts";
-import { NO_SANDBOX } from "../sandbox/sandbox.ts";
-import { type RunningHost, startHost } from "../server.ts";
+import type { RunningHost } from "../server.ts";
 import {
   configOf,
   eventually,
@@ -14,7 +13,7 @@ import {
   isGone,
   newHome,
   removeHome,
-  TOKEN,
+  startTestHost,
 } from "../test-support.ts";
 
 const APP = {
@@ -33,13 +32,7 @@ let client: ReturnType<typeof hostClient>;
 
 beforeEach(async () => {
   home = await newHome();
-  host = await startHost({
-    sandbox: NO_SANDBOX,
-    port: 0,
-    home,
-    internalToken: TOKEN,
-    limits: { spares: 2 },
-  });
+  host = await startTestHost(home, { limits: { spares: 2 } });
   client = hostClient(host.url);
 });
 

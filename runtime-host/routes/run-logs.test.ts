@@ -1,9 +1,15 @@
 /** `GET /internal/runs/{runId}/logs` on a real host, with real replicas (replica_concurrency 2). */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HEADER } from "../../common/consts.ts";
-import { NO_SANDBOX } from "../sandbox/sandbox.ts";
-import { type RunningHost, startHost } from "../server.ts";
-import { configOf, hostClient, newHome, removeHome, TOKEN } from "../test-support.ts";
+import type { RunningHost } from "../server.ts";
+import {
+  configOf,
+  hostClient,
+  newHome,
+  removeHome,
+  startTestHost,
+  TOKEN,
+} from "../test-support.ts";
 
 const APP = {
   "main.mjs": `
@@ -24,7 +30,7 @@ describe("GET /internal/runs/{runId}/logs", () => {
 
   beforeAll(async () => {
     home = await newHome();
-    host = await startHost({ sandbox: NO_SANDBOX, port: 0, home, internalToken: TOKEN });
+    host = await startTestHost(home);
     client = hostClient(host.url);
     const config = configOf("logger", { scaling: { max_replicas: 1, replica_concurrency: 2 } });
     expect((await client.deploy("prj_logs", "logger", 1, APP, config)).status).toBe(200);

@@ -5,13 +5,14 @@ import { execFileSync } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningHost, startHost } from "../server.ts";
+import type { RunningHost } from "../server.ts";
 import {
   eventually,
   hostClient,
   isGone,
   newHome,
   removeHome,
+  startTestHost,
   TOKEN,
   waitUntil,
 } from "../test-support.ts";
@@ -72,7 +73,7 @@ describe.skipIf(sandbox.kind !== "bubblewrap")("the bubblewrap sandbox", () => {
   beforeAll(async () => {
     home = await newHome();
     await writeFile(join(home, "internal-token"), "the host's secret");
-    host = await startHost({ port: 0, home, internalToken: TOKEN, sandbox });
+    host = await startTestHost(home, { sandbox });
     client = hostClient(host.url);
     for (const app of ["alpha", "beta"]) {
       const files = { ...PROBE, "secret.txt": `${app}'s own data` };

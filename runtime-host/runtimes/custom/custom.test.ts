@@ -8,8 +8,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HEADER } from "../../../common/consts.ts";
 import { appRoot, appsRoot, versionDirName } from "../../app-paths.ts";
-import { NO_SANDBOX } from "../../sandbox/sandbox.ts";
-import { type RunningHost, startHost } from "../../server.ts";
+import type { RunningHost } from "../../server.ts";
 import {
   configOf,
   eventually,
@@ -17,6 +16,7 @@ import {
   isGone,
   newHome,
   removeHome,
+  startTestHost,
   TOKEN,
 } from "../../test-support.ts";
 import { launchScript } from "./replica.ts";
@@ -70,13 +70,7 @@ let host: RunningHost;
 
 beforeEach(async () => {
   home = await newHome();
-  host = await startHost({
-    sandbox: NO_SANDBOX,
-    port: 0,
-    home,
-    internalToken: TOKEN,
-    limits: { startTimeoutMs: 5_000 },
-  });
+  host = await startTestHost(home, { limits: { startTimeoutMs: 5_000 } });
 });
 
 afterEach(async () => {
