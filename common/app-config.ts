@@ -3,6 +3,11 @@ import { z } from "zod";
 /** Upper bound of `response_grace_period`: the spec's 12-hour maximum async run. */
 export const MAX_GRACE_PERIOD_S = 12 * 60 * 60;
 
+/** How long an accepted async run may wait for a replica by default (`queue_timeout`): 24 h. */
+export const DEFAULT_QUEUE_TIMEOUT_S = 24 * 60 * 60;
+/** Upper bound of `queue_timeout`: a run's record is kept 7 days, so it cannot wait longer. */
+export const MAX_QUEUE_TIMEOUT_S = 7 * 24 * 60 * 60;
+
 const appName = z
   .string()
   .regex(
@@ -16,6 +21,12 @@ export const appConfigSchema = z
     name: appName,
     runtime: z.enum(["managed", "custom"]).default("managed"),
     response_grace_period: z.number().int().min(1).max(MAX_GRACE_PERIOD_S).default(900),
+    queue_timeout: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_QUEUE_TIMEOUT_S)
+      .default(DEFAULT_QUEUE_TIMEOUT_S),
     scaling: z
       .strictObject({
         min_replicas: z.number().int().min(0).max(64).default(0),

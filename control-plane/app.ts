@@ -8,6 +8,7 @@ import { validationHook } from "./openapi.ts";
 import { registerDeployApp } from "./routes/apps-deploy.ts";
 import { registerReadApps } from "./routes/apps-read.ts";
 import { registerListAuditLogs } from "./routes/audit-log-list.ts";
+import { registerInternalApps } from "./routes/internal-apps.ts";
 import { registerInternalRuns } from "./routes/internal-runs.ts";
 import { registerJwks } from "./routes/jwks.ts";
 import { registerCreateProject } from "./routes/projects-create.ts";
@@ -47,6 +48,7 @@ export function createControlPlane(deps: Deps): ControlPlaneApp {
   registerGetRun(app);
   registerGetRunLogs(app);
   registerInternalRuns(app);
+  registerInternalApps(app);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

@@ -149,7 +149,7 @@ export const runs = sqliteTable(
     fn: text("fn").notNull(),
     async: integer("async", { mode: "boolean" }).notNull(),
     status: text("status", {
-      enum: ["pending", "running", "success", "failure", "cancelled"],
+      enum: ["queued", "running", "success", "failure", "cancelled"],
     }).notNull(),
     createdAt: integer("created_at").notNull(),
     finishedAt: integer("finished_at"),

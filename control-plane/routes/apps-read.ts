@@ -1,8 +1,10 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, type SQL } from "drizzle-orm";
+import { type AppConfig, DEFAULT_QUEUE_TIMEOUT_S } from "../../common/app-config.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
-import { apps } from "../db/schema.ts";
+import type { Database } from "../db/index.ts";
+import { apps, deployments } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
 
@@ -12,6 +14,16 @@ export const appSchema = z
     name: z.string(),
     runtime: z.enum(["managed", "custom"]),
     version: z.number().int(),
+    /** The live version's `[scaling]`: `capacity` is how many calls it runs at once. */
+    scaling: z.object({
+      minReplicas: z.number().int(),
+      maxReplicas: z.number().int(),
+      replicaConcurrency: z.number().int(),
+      capacity: z.number().int(),
+    }),
+    /** Seconds an async run may take (`response_grace_period`), and wait for a replica. */
+    responseGracePeriod: z.number().int(),
+    queueTimeout: z.number().int(),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
@@ -19,15 +31,38 @@ export const appSchema = z
 
 export type AppView = z.infer<typeof appSchema>;
 
-function view(row: typeof apps.$inferSelect): AppView {
+function view(row: typeof apps.$inferSelect, config: AppConfig): AppView {
+  const { scaling } = config;
   return {
     id: row.id,
     name: row.name,
     runtime: row.runtime,
     version: row.currentVersion,
+    scaling: {
+      minReplicas: scaling.min_replicas,
+      maxReplicas: scaling.max_replicas,
+      replicaConcurrency: scaling.replica_concurrency,
+      capacity: scaling.max_replicas * scaling.replica_concurrency,
+    },
+    responseGracePeriod: config.response_grace_period,
+    // Deployed before queue_timeout existed: the default it has now.
+    queueTimeout: config.queue_timeout ?? DEFAULT_QUEUE_TIMEOUT_S,
     createdAt: new Date(row.createdAt).toISOString(),
     updatedAt: new Date(row.updatedAt).toISOString(),
   };
+}
+
+/** The apps with the config of their live version. */
+function withConfig(db: Database, where: SQL) {
+  return db
+    .select({ app: apps, config: deployments.config })
+    .from(apps)
+    .innerJoin(
+      deployments,
+      and(eq(deployments.appId, apps.id), eq(deployments.version, apps.currentVersion)),
+    )
+    .where(where)
+    .orderBy(asc(apps.name));
 }
 
 export const listAppsRoute = createRoute({
@@ -63,23 +98,19 @@ export const getAppRoute = createRoute({
 
 export function registerReadApps(app: OpenAPIHono<AppEnv>) {
   app.openapi(listAppsRoute, async (c) => {
-    const rows = await c.var.deps.db
-      .select()
-      .from(apps)
-      .where(eq(apps.projectId, c.var.access.projectId))
-      .orderBy(asc(apps.name));
-    return c.json({ apps: rows.map(view) }, 200);
+    const rows = await withConfig(c.var.deps.db, eq(apps.projectId, c.var.access.projectId));
+    return c.json({ apps: rows.map((r) => view(r.app, r.config as AppConfig)) }, 200);
   });
 
   app.openapi(getAppRoute, async (c) => {
     const { projectId } = c.var.access;
     const { appName } = c.req.valid("param");
-    const [row] = await c.var.deps.db
-      .select()
-      .from(apps)
-      .where(and(eq(apps.projectId, projectId), eq(apps.name, appName)));
+    const [row] = await withConfig(
+      c.var.deps.db,
+      and(eq(apps.projectId, projectId), eq(apps.name, appName)) as SQL,
+    );
     if (!row)
       throw new ApiError("not_found", `app '${appName}' is not deployed in project '${projectId}'`);
-    return c.json(view(row), 200);
+    return c.json(view(row.app, row.config as AppConfig), 200);
   });
 }

@@ -1,22 +1,11 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { eq, inArray } from "drizzle-orm";
-import { createMiddleware } from "hono/factory";
-import { sameSecret } from "../../common/same-secret.ts";
+import { internalOnly } from "../auth/internal-only.ts";
 import type { AppEnv } from "../context.ts";
 import { projects } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { recordRun, runReportBatchSchema, runReportSchema } from "../runs/index.ts";
 import { jsonBody } from "../validate.ts";
-
-/** `/internal/*`: Runlet's own components only, with the internal token. Not in the OpenAPI document. */
-const internalOnly = createMiddleware<AppEnv>(async (c, next) => {
-  const expected = c.var.deps.internalToken;
-  const given = /^Bearer[ ]+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
-  if (!expected || !(await sameSecret(given, expected))) {
-    throw new ApiError("unauthorized", "internal routes need the internal token");
-  }
-  await next();
-});
 
 /**
  * `PUT /internal/runs/{runId}`: the Worker reports a run's state for the runs index (an end it

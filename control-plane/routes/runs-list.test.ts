@@ -48,7 +48,7 @@ describe("runs index: reports from the worker", () => {
 
   it("moves a run forward but never back out of a final state", async () => {
     const id = newId("run");
-    await report(id, run({ async: true, status: "pending", finishedAt: null, runTimeMs: null }));
+    await report(id, run({ async: true, status: "queued", finishedAt: null, runTimeMs: null }));
     await report(id, run({ async: true, status: "failure" }));
     await report(id, run({ async: true, status: "running", finishedAt: null }));
     const res = await f.call("GET", `/v2/projects/${f.projectId}/runs?async=true`);

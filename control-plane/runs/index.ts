@@ -9,7 +9,7 @@ import type { Database } from "../db/index.ts";
 import { runs } from "../db/schema.ts";
 import type { PagePosition } from "../page-token.ts";
 
-export const RUN_STATUSES = ["pending", "running", "success", "failure", "cancelled"] as const;
+export const RUN_STATUSES = ["queued", "running", "success", "failure", "cancelled"] as const;
 
 /** States a run never leaves: a late report of an earlier state does not move it back. */
 export const FINAL_STATUSES = ["success", "failure", "cancelled"] as const;

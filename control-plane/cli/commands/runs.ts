@@ -6,7 +6,7 @@ const USAGE = `Usage: runlet runs [--app A] [--status S] [--async | --sync] [--l
 The project's runs, sync and async, newest first.
 
   --app       only this app's runs
-  --status    pending, running, success, failure or cancelled
+  --status    queued, running, success, failure or cancelled
   --async     only background runs (--sync: only synchronous ones)
   --limit     runs per page, 1 to 200 (default 50)
   --all       follow the pages to the end`;

@@ -195,6 +195,7 @@ Worker; every request it sends out is slower then).
       );
     }
 
+    const woken = await wakeRuns(url.api, internalToken);
     const local = await readLocalJson(home);
     if (values.json) {
       console.log(
@@ -213,6 +214,7 @@ Worker; every request it sends out is slower then).
       console.log(`  runtime host   ${url.host}   (internal)`);
       console.log(`  credentials    ${paths.localJson} (project ${local?.projectId})`);
       console.log(`  logs           ${paths.logs}/`);
+      if (woken) console.log(`  async runs     ${woken}`);
       console.log(
         'Runlet is ready. Try: npx runlet deploy examples/hello && npx runlet run hello --data \'{"name":"Ada"}\'',
       );
@@ -228,3 +230,24 @@ Worker; every request it sends out is slower then).
     return 1;
   },
 };
+
+/**
+ * Wakes the run store once everything answers: queued runs are handed over and running ones
+ * checked at once. The local runtime does not bring a Durable Object's alarm back after a
+ * restart, so without this a run accepted before a crash would wait for the next request.
+ * Says what it found, or why it could not (the start goes on: the next request wakes nothing).
+ */
+async function wakeRuns(apiUrl: string, internalToken: string): Promise<string | undefined> {
+  try {
+    const res = await fetch(`${apiUrl}/internal/wake`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${internalToken}` },
+      signal: AbortSignal.timeout(30_000),
+    });
+    if (!res.ok) return `could not be resumed: the worker answered ${res.status}`;
+    const { queued, running } = (await res.json()) as { queued: number; running: number };
+    return queued + running > 0 ? `${queued} queued and ${running} running resumed` : undefined;
+  } catch (err) {
+    return `could not be resumed: ${(err as Error).message}`;
+  }
+}

@@ -1,0 +1,87 @@
+// GET /v2/projects/{id}/apps[/{name}]: what the Worker reads to run and queue an app — its live
+// version's scaling and queue settings; and GET /internal/apps, every app, for the Worker's
+// wake-up of its run store after a restart.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import type { RuntimeHost } from "../host-client.ts";
+import { INTERNAL_TOKEN } from "../testing/fixture.ts";
+import { libsqlFixture } from "../testing/libsql.ts";
+
+const host: RuntimeHost = {
+  deploy: () => Promise.resolve(),
+  remove: () => Promise.resolve(),
+  runLogs: () => Promise.resolve(undefined),
+};
+
+let f: Awaited<ReturnType<typeof libsqlFixture>>;
+
+beforeAll(async () => {
+  f = await libsqlFixture({ host });
+});
+
+afterAll(() => f.cleanup());
+
+async function deploy(toml: string) {
+  const files = [
+    ["runlet.toml", toml],
+    ["main.mjs", "export const run = () => 1;"],
+  ].map(([path, text]) => ({
+    path,
+    contentBase64: Buffer.from(text as string).toString("base64"),
+  }));
+  const res = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
+  expect(res.status).toBe(201);
+}
+
+it("shows the live version's scaling, capacity and queue settings", async () => {
+  await deploy(
+    'name = "worker"\nqueue_timeout = 600\n[scaling]\nmax_replicas = 3\nreplica_concurrency = 4',
+  );
+  const res = await f.call("GET", `/v2/projects/${f.projectId}/apps/worker`, {
+    token: f.member.token,
+  });
+  expect(res.status).toBe(200);
+  expect(await res.json()).toMatchObject({
+    name: "worker",
+    version: 1,
+    scaling: { minReplicas: 0, maxReplicas: 3, replicaConcurrency: 4, capacity: 12 },
+    responseGracePeriod: 900,
+    queueTimeout: 600,
+  });
+
+  await deploy('name = "worker"\n[scaling]\nmax_replicas = 1');
+  const list = await f.call("GET", `/v2/projects/${f.projectId}/apps`);
+  const { apps } = (await list.json()) as { apps: Array<Record<string, unknown>> };
+  expect(apps.find((a) => a.name === "worker")).toMatchObject({
+    version: 2,
+    scaling: { capacity: 1 },
+    queueTimeout: 86_400, // the default: 24 h
+  });
+});
+
+it("refuses a queue_timeout out of bounds with 400 naming it", async () => {
+  const files = [
+    ["runlet.toml", 'name = "late"\nqueue_timeout = 9999999'],
+    ["main.mjs", "export const run = () => 1;"],
+  ].map(([path, text]) => ({
+    path,
+    contentBase64: Buffer.from(text as string).toString("base64"),
+  }));
+  const res = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
+  expect(res.status).toBe(400);
+  expect(((await res.json()) as { message: string }).message).toContain("queue_timeout");
+});
+
+it("lists every app of every project on /internal/apps, for the internal token only", async () => {
+  await deploy('name = "listed"');
+  const refused = await f.call("GET", "/internal/apps", { token: "not-the-token" });
+  expect(refused.status).toBe(401);
+  const res = await f.call("GET", "/internal/apps", { token: INTERNAL_TOKEN });
+  expect(res.status).toBe(200);
+  const { apps } = (await res.json()) as { apps: Array<{ project: string; app: string }> };
+  expect(apps).toEqual(
+    expect.arrayContaining([
+      { project: f.projectId, app: "listed" },
+      { project: f.projectId, app: "worker" },
+    ]),
+  );
+});
