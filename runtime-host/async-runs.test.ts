@@ -1,18 +1,18 @@
 // Async runs through the real host: submitted with a callback, limited by the app's
 // response_grace_period, cancellable through ctx.signal, and askable afterwards.
 
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HEADER } from "../common/consts.ts";
-import type { AsyncRun } from "./async-runs.ts";
+import type { AsyncRun } from "./runs/types.ts";
 import type { RunningHost } from "./server.ts";
 import {
   configOf,
   eventually,
   hostClient,
   newHome,
+  type Received,
   removeHome,
+  startReceiver,
   startTestHost,
   TOKEN,
 } from "./test-support.ts";
@@ -38,31 +38,21 @@ export function fail() {
 
 let home: string;
 let host: RunningHost;
-let receiver: Server;
+let receiver: Awaited<ReturnType<typeof startReceiver<AsyncRun>>>;
 let callbackUrl: string;
-const received: { auth: string | undefined; body: AsyncRun }[] = [];
+let received: Received<AsyncRun>[];
 
 beforeEach(async () => {
   home = await newHome();
   host = await startTestHost(home);
-  received.length = 0;
-  receiver = createServer((req, res) => {
-    let text = "";
-    req.on("data", (c) => {
-      text += c;
-    });
-    req.on("end", () => {
-      received.push({ auth: req.headers.authorization, body: JSON.parse(text) });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-  callbackUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/runs/done`;
+  receiver = await startReceiver<AsyncRun>();
+  received = receiver.received;
+  callbackUrl = `${receiver.url}/runs/done`;
 });
 
 afterEach(async () => {
   await host.close();
-  await new Promise((resolve) => receiver.close(resolve));
+  await receiver.close();
   await removeHome(home);
 });
 
@@ -95,8 +85,10 @@ describe("async runs on the host", () => {
   it("answers 202 at once, runs with ctx.async, and reports the result to the callback", async () => {
     await deploy();
     const res = await submit("work", { n: 21, ms: 200 }, "run_a1");
-    expect(res.status).toBe(202);
-    expect(await res.json()).toMatchObject({ runId: "run_a1", status: "running", fn: "work" });
+    expect(res.status).toBe(202); // answered once it started
+    const answered = (await res.json()) as AsyncRun;
+    expect(answered).toMatchObject({ runId: "run_a1", status: "running", fn: "work" });
+    expect(Number(answered.deadlineAt) - Number(answered.startedAt)).toBe(900_000);
 
     await eventually(
       async () => received.length,
@@ -200,7 +192,7 @@ describe("async runs on the host", () => {
     });
     await eventually(
       () => runState("run_w4"),
-      (r) => r.status === 200,
+      (r) => r.body.status === "running", // once it started; while queued it would be withdrawn
     );
     abort.abort();
     await expect(submitted).rejects.toThrow();
@@ -211,11 +203,15 @@ describe("async runs on the host", () => {
     expect(report?.body).toMatchObject({ runId: "run_w4", status: "success" });
   });
 
-  it("refuses a reused run id, a bad callback URL and unknown runs", async () => {
+  it("refuses a reused run id (409 with the run), a bad callback URL and unknown runs", async () => {
     await deploy();
     expect((await submit("work", { n: 1 }, "run_a5")).status).toBe(202);
     const again = await submit("work", { n: 1 }, "run_a5");
     expect(again.status).toBe(409);
+    expect(await again.json()).toMatchObject({
+      message: expect.stringMatching(/^run 'run_a5' exists already/),
+      run: { runId: "run_a5", fn: "work" },
+    });
     const bad = await submit("work", { n: 1 }, "run_a6", { [HEADER.callbackUrl]: "ftp://x" });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { message: string }).message).toMatch(/absolute http\(s\) URL/);

@@ -36,10 +36,16 @@ export interface HostLimits {
   /** Time between SIGTERM and SIGKILL when a replica is stopped. */
   stopGraceMs: number;
   /**
-   * Longest a call waits for a free replica slot when its app is at `max_replicas`, all busy:
-   * 30 s, then 429. The queue itself holds as many calls as the app can run at once.
+   * Longest a synchronous call waits for a free replica slot when its app is at `max_replicas`,
+   * all busy: 30 s, then 429. An async run waits as long as it takes: the Worker holds the runs
+   * queued and hands each one over as the app can take it.
    */
   queueWaitMs: number;
+  /**
+   * Most calls and async runs waiting for a slot of one app at once: 10,000; one more is refused
+   * at once with 429. Generous: a wait is bounded by time (`queueWaitMs`), this bounds memory.
+   */
+  maxWaiting: number;
   /** Spare managed-runtime processes kept started, so a cold start skips starting node. */
   spares: number;
 }
@@ -49,5 +55,6 @@ export const DEFAULT_LIMITS: HostLimits = {
   startTimeoutMs: 30_000,
   stopGraceMs: 2_000,
   queueWaitMs: 30_000,
+  maxWaiting: 10_000,
   spares: 2,
 };

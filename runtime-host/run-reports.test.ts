@@ -6,8 +6,8 @@ import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { HEADER } from "../common/consts.ts";
 import { newId } from "../common/ids.ts";
-import type { AsyncRun } from "./async-runs.ts";
 import { RunReports } from "./run-reports.ts";
+import type { AsyncRun } from "./runs/types.ts";
 import type { RunningHost } from "./server.ts";
 import {
   configOf,
@@ -156,6 +156,62 @@ it("reports async runs: a quick one by its end alone, a longer one running then 
   const longEnd = reported().find((r) => r.id === long && r.status === "success");
   expect(longEnd).toMatchObject({ projectId: "p", app: "jobs", function: "nap", async: true });
   expect(Number(longEnd?.runTimeMs)).toBeGreaterThanOrEqual(250);
+});
+
+it("never reports a queued run: one withdrawn or cancelled while queued is not reported at all", async () => {
+  const client = hostClient(host.url);
+  const scaling = { max_replicas: 1, replica_concurrency: 1 };
+  await client.deploy(
+    "p",
+    "jobs",
+    1,
+    { "main.mjs": "export const nap = (ms) => new Promise((r) => setTimeout(r, ms));" },
+    configOf("jobs", { scaling }),
+  );
+  const submit = (runId: string, ms: number, signal?: AbortSignal) =>
+    fetch(`${host.url}/internal/async/p/jobs/nap`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, [HEADER.runId]: runId },
+      body: JSON.stringify(ms),
+      signal,
+    });
+  const stateOf = async (runId: string) => {
+    const res = await fetch(`${host.url}/internal/runs/${runId}`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    return res.ok ? ((await res.json()) as AsyncRun).status : res.status;
+  };
+  const [first, withdrawn, cancelled, waited] = [1, 2, 3, 4].map(() => newId("run"));
+  expect((await submit(first as string, 400)).status).toBe(202);
+  const gone = new AbortController();
+  const withdrawing = submit(withdrawn as string, 1, gone.signal).catch(() => undefined);
+  const cancelling = submit(cancelled as string, 1);
+  const waiting = submit(waited as string, 200); // answered 202 once it starts
+  for (const runId of [withdrawn, cancelled, waited] as string[]) {
+    await eventually(
+      () => stateOf(runId),
+      (state) => state === "queued",
+    );
+  }
+  gone.abort();
+  await withdrawing;
+  await fetch(`${host.url}/internal/runs/${cancelled}`, {
+    method: "DELETE",
+    headers: { authorization: `Bearer ${TOKEN}` },
+  });
+  expect((await cancelling).status).toBe(200);
+  expect((await waiting).status).toBe(202);
+  const statesOf = (id: unknown) => reported().flatMap((r) => (r.id === id ? [r.status] : []));
+  await eventually(
+    async () => statesOf(waited),
+    (states) => states.includes("success"),
+  );
+  await new Promise((r) => setTimeout(r, 100)); // nothing else comes
+  expect(statesOf(first)).toEqual(["running", "success"]);
+  expect(statesOf(waited)).toEqual(["running", "success"]);
+  expect(statesOf(withdrawn)).toEqual([]);
+  expect(statesOf(cancelled)).toEqual([]);
+  expect(reported().filter((r) => r.status === "queued")).toEqual([]);
 });
 
 it("sends only the last of several reports of one run in a batch", async () => {

@@ -8,7 +8,7 @@
  * restarting loses no run from the index — then logged; a host that stops tries each once more.
  */
 import { timeOfId } from "../common/ids.ts";
-import type { AsyncRun } from "./async-runs.ts";
+import type { AsyncRun } from "./runs/types.ts";
 
 export interface RunReport {
   projectId: string;
@@ -53,11 +53,12 @@ export class RunReports {
   }
 
   /**
-   * An async run running, or as it ended. A cancelled one is not reported here: cancelling is
-   * the run's record's doing, and the Worker reports it.
+   * An async run running, or as it ended. A queued one is not reported (it is the Worker's
+   * until it starts), nor a cancelled one: cancelling is the run's record's doing, and the
+   * Worker reports it.
    */
   asyncRun(run: AsyncRun): void {
-    if (run.status === "cancelled") return;
+    if (run.status === "queued" || run.status === "cancelled") return;
     this.#queue(run.runId, {
       projectId: run.project,
       app: run.app,

@@ -115,7 +115,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       target.config.runtime === "custom"
         ? spares.custom.replicaFor(target)
         : spares.managed.replicaFor(target),
-    { queueWaitMs: limits.queueWaitMs },
+    { queueWaitMs: limits.queueWaitMs, maxWaiting: limits.maxWaiting },
   );
   // Apps with `min_replicas` are warm from the start, not from their first call.
   for (const deployment of registry.list()) pool.deployed(deployment);

@@ -1,6 +1,8 @@
 /** Helpers of the runtime host's tests: temp homes, a host on one, app bundles and an API client. */
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AppConfig, appConfigSchema, type BundleFile } from "../common/app-config.ts";
@@ -67,6 +69,37 @@ export async function eventually<T>(
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** What a test's stand-in for a receiver of the host's POSTs (the Worker's callback) got. */
+export interface Received<Body> {
+  auth: string | undefined;
+  body: Body;
+}
+
+/** A local server that records every JSON body POSTed to it and answers 204. */
+export async function startReceiver<Body = Record<string, unknown>>(): Promise<{
+  url: string;
+  received: Received<Body>[];
+  close(): Promise<void>;
+}> {
+  const received: Received<Body>[] = [];
+  const server = createServer((req, res) => {
+    let text = "";
+    req.on("data", (chunk) => {
+      text += chunk;
+    });
+    req.on("end", () => {
+      received.push({ auth: req.headers.authorization, body: JSON.parse(text) });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    received,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 export interface Answer {

@@ -12,8 +12,21 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   res.end(text);
 }
 
-/** The one error shape: `{"message": "..."}`. */
-export function sendError(res: ServerResponse, status: number, message: string): void {
+/** The one error shape: `{"message": "..."}`, and what more a route says of the error. */
+export function sendError(
+  res: ServerResponse,
+  status: number,
+  message: string,
+  more: Record<string, unknown> = {},
+): void {
   res.setHeader(HEADER.hostError, "1");
-  sendJson(res, status, { message });
+  sendJson(res, status, { message, ...more });
+}
+
+/** Aborts once the answer's connection has closed: the caller went away, or it was answered. */
+export function closedSignal(res: ServerResponse): AbortSignal {
+  const closed = new AbortController();
+  if (res.destroyed) closed.abort();
+  else res.once("close", () => closed.abort());
+  return closed.signal;
 }

@@ -1,17 +1,27 @@
 /**
- * The replicas of every app, scaled per its `[scaling]` table (DESIGN.md §3):
+ * The replicas of every app, scaled per its `[scaling]` table:
  *
  * - a call goes to a ready replica with a free slot (fewest calls first), else to a new replica
- *   while there are fewer than `max_replicas`, else it waits in the app's queue — as many waiting
- *   calls as the app can run at once (`max_replicas × replica_concurrency`); past that, or after
- *   waiting `queueWaitMs`, it is refused as busy (429);
+ *   while there are fewer than `max_replicas`, else it waits in the app's queue; while anyone
+ *   waits there, a new call queues behind them;
+ * - a freed slot goes to the waiter that arrived first — unless that waiter is an async run: then
+ *   to the waiting async run with the smallest `order` (its creation time; equal orders go by
+ *   arrival). Sync calls and async runs thus take turns in the order they arrived, and the async
+ *   runs among them start oldest first, whatever order they reached the host in;
+ * - a waiter waits at most its `waitMs` (by default `queueWaitMs`, 30 s; async runs as long as it
+ *   takes), then it is refused as busy (429); one whose `signal` aborts leaves the queue at once
+ *   (`withdrawn`) and takes no slot. An app's queue holds at most `maxWaiting` waiters: one more
+ *   is refused as busy at once;
  * - a replica idle for `cooldown` seconds is stopped, down to `min_replicas` (0: scale to zero),
  *   and `min_replicas` are started on deploy and at host start, and replaced when they crash;
  * - a deploy switches new calls to the new version at once; replicas of the old version finish
- *   the calls they have, then stop.
+ *   the calls they have, then stop. Removing an app fails its waiters (`removed`), closing the
+ *   pool fails every waiter (`closing`).
  */
 import type { AppConfig } from "../../common/app-config.ts";
 import { appKey } from "../names.ts";
+import { msSince } from "../runs/describe.ts";
+import { type WaitOptions, WaitQueue } from "./wait-queue.ts";
 import {
   type CallOutcome,
   type CallRequest,
@@ -31,9 +41,14 @@ export interface PoolTarget extends WorkloadSpec {
 export type ReplicaFactory = (target: PoolTarget) => Workload;
 
 export interface PoolOptions {
-  /** Longest a call waits in an app's queue for a free slot before it is refused as busy. */
+  /** Longest a call waits in an app's queue for a free slot, unless it says otherwise. */
   queueWaitMs: number;
+  /** Most waiters an app's queue holds; one more is refused as busy at once. */
+  maxWaiting: number;
 }
+
+/** How one call waits for its slot (see wait-queue.ts); `waitMs` is `queueWaitMs` unless given. */
+export type UseOptions = Partial<WaitOptions>;
 
 export interface TimedOutcome {
   outcome: CallOutcome;
@@ -62,17 +77,11 @@ interface Replica {
   idleTimer?: NodeJS.Timeout;
 }
 
-interface Waiter {
-  resolve(replica: Replica): void;
-  reject(error: WorkloadError): void;
-  timer: NodeJS.Timeout;
-}
-
 /** One app's replicas of its current version, and the calls waiting for a slot. */
 interface AppReplicas {
   target: PoolTarget;
   replicas: Set<Replica>;
-  queue: Waiter[];
+  queue: WaitQueue<Replica>;
 }
 
 /** Pause before replacing a crashed replica kept for `min_replicas`. */
@@ -88,15 +97,7 @@ const liveCount = (app: AppReplicas) => [...app.replicas].filter(usable).length;
 
 /** Fails every call waiting in the app's queue. */
 function failQueued(app: AppReplicas, kind: "closing" | "removed"): void {
-  for (const waiter of app.queue.splice(0)) {
-    clearTimeout(waiter.timer);
-    waiter.reject(new WorkloadError({ kind }));
-  }
-}
-
-/** Milliseconds since `started` (a `performance.now()`), to a hundredth: a run's time. */
-export function msSince(started: number): number {
-  return Math.round((performance.now() - started) * 100) / 100;
+  app.queue.failAll(() => new WorkloadError({ kind }));
 }
 
 export class ReplicaPool {
@@ -110,22 +111,37 @@ export class ReplicaPool {
   ) {}
 
   /** Runs a call on a replica of `target` (managed runtime). */
-  call(target: PoolTarget, call: CallRequest, timeoutMs: number): Promise<TimedOutcome> {
-    return this.use(target, async (workload) => {
-      const started = performance.now();
-      const outcome = await workload.invoke(call, timeoutMs);
-      return { outcome, runTimeMs: msSince(started) };
-    });
+  call(
+    target: PoolTarget,
+    call: CallRequest,
+    timeoutMs: number,
+    options: UseOptions = {},
+  ): Promise<TimedOutcome> {
+    return this.use(
+      target,
+      async (workload) => {
+        const started = performance.now();
+        const outcome = await workload.invoke(call, timeoutMs);
+        return { outcome, runTimeMs: msSince(started) };
+      },
+      options,
+    );
   }
 
   /**
    * Holds a slot of a ready replica of `target` while `work` runs: starting or waiting for one
-   * as the app's scaling allows.
+   * as the app's scaling allows. Once the call has its slot, `options.signal` is the work's
+   * business.
    */
-  async use<T>(target: PoolTarget, work: (workload: Workload) => Promise<T>): Promise<T> {
+  async use<T>(
+    target: PoolTarget,
+    work: (workload: Workload) => Promise<T>,
+    options: UseOptions = {},
+  ): Promise<T> {
     if (this.#closing) throw new WorkloadError({ kind: "closing" });
+    if (options.signal?.aborted) throw new WorkloadError({ kind: "withdrawn" });
     const app = this.#appFor(target);
-    const replica = await this.#acquire(app);
+    const replica = await this.#acquire(app, options);
     try {
       await replica.ready;
       return await work(replica.workload);
@@ -182,7 +198,7 @@ export class ReplicaPool {
     const key = appKey(target.project, target.app);
     let app = this.#apps.get(key);
     if (!app) {
-      app = { target, replicas: new Set(), queue: [] };
+      app = { target, replicas: new Set(), queue: new WaitQueue() };
       this.#apps.set(key, app);
     } else if (!sameTarget(app.target, target)) {
       for (const replica of app.replicas) this.#retire(app, replica);
@@ -192,26 +208,23 @@ export class ReplicaPool {
   }
 
   /** A replica with a slot reserved for one call: free, new, or after waiting in the queue. */
-  #acquire(app: AppReplicas): Promise<Replica> | Replica {
-    const replica = this.#freeReplica(app) ?? this.#startIfRoom(app);
-    if (replica) {
-      this.#reserve(replica);
-      return replica;
+  #acquire(app: AppReplicas, options: UseOptions): Promise<Replica> | Replica {
+    if (app.queue.length === 0) {
+      const replica = this.#freeReplica(app) ?? this.#startIfRoom(app);
+      if (replica) {
+        this.#reserve(replica);
+        return replica;
+      }
     }
-    const { max_replicas, replica_concurrency } = app.target.config.scaling;
-    const capacity = max_replicas * replica_concurrency;
-    if (app.queue.length >= capacity) throw this.#busy(app, "and its queue is full");
-    return new Promise<Replica>((resolve, reject) => {
-      const waiter: Waiter = {
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          app.queue.splice(app.queue.indexOf(waiter), 1);
-          reject(this.#busy(app, `for ${this.options.queueWaitMs / 1000} s`));
-        }, this.options.queueWaitMs),
-      };
-      app.queue.push(waiter);
-    });
+    if (app.queue.length >= this.options.maxWaiting) {
+      throw this.#busy(app, `and its queue is full (${app.queue.length} calls waiting)`);
+    }
+    const waitMs = options.waitMs ?? this.options.queueWaitMs;
+    const waiting = app.queue.wait({ ...options, waitMs }, () =>
+      this.#busy(app, `and the call waited ${waitMs / 1000} s for a slot`),
+    );
+    this.#pump(app); // slots the queue has not been given yet (a redeploy raised max_replicas)
+    return waiting;
   }
 
   #busy(app: AppReplicas, detail: string): WorkloadError {
@@ -253,11 +266,10 @@ export class ReplicaPool {
       this.#pump(app);
       return;
     }
-    const next = app.queue.shift();
+    const next = app.queue.next();
     if (next) {
-      clearTimeout(next.timer);
       this.#reserve(replica);
-      next.resolve(replica);
+      next.grant(replica);
     } else if (replica.active === 0) {
       this.#scheduleIdle(app, replica);
     }
@@ -268,10 +280,10 @@ export class ReplicaPool {
     while (app.queue.length > 0 && !this.#closing) {
       const replica = this.#freeReplica(app) ?? this.#startIfRoom(app);
       if (!replica) return;
-      const next = app.queue.shift() as Waiter;
-      clearTimeout(next.timer);
+      const next = app.queue.next();
+      if (!next) return;
       this.#reserve(replica);
-      next.resolve(replica);
+      next.grant(replica);
     }
   }
 

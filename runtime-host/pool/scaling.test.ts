@@ -1,7 +1,11 @@
 // `[scaling]` through the real host and real replica processes: max_replicas, replica_concurrency
-// with a bounded queue, cooldown to zero, min_replicas kept warm and replaced after a crash.
+// with a queue bounded by maxWaiting and queueWaitMs, callers that give up leaving it, bursts of
+// sync calls waiting their turn, cooldown to zero, min_replicas kept warm and replaced after a
+// crash.
 
 import { afterEach, describe, expect, it } from "vitest";
+import { HEADER } from "../../common/consts.ts";
+import type { HostLimits } from "../limits.ts";
 import type { RunningHost } from "../server.ts";
 import {
   configOf,
@@ -11,6 +15,7 @@ import {
   newHome,
   removeHome,
   startTestHost,
+  TOKEN,
   waitUntil,
 } from "../test-support.ts";
 
@@ -23,6 +28,13 @@ export async function slow({ ms }) {
 export function pid() {
   return process.pid;
 }
+const seen = [];
+export async function mark({ id, ms }) {
+  seen.push(id);
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  return id;
+}
+export const marked = () => seen;
 export function crash() {
   setImmediate(() => process.exit(7));
   return "bye";
@@ -33,9 +45,9 @@ export function crash() {
 let home: string;
 let host: RunningHost | undefined;
 
-async function hostWith(scaling: Record<string, number>, queueWaitMs = 10_000) {
+async function hostWith(scaling: Record<string, number>, limits: Partial<HostLimits> = {}) {
   home = await newHome();
-  host = await startTestHost(home, { limits: { queueWaitMs } });
+  host = await startTestHost(home, { limits: { queueWaitMs: 10_000, ...limits } });
   const client = hostClient(host.url);
   const deployed = await client.deploy("p", "app", 1, APP, configOf("app", { scaling }));
   expect(deployed.status).toBe(200);
@@ -58,14 +70,18 @@ async function replicaPids(client: ReturnType<typeof hostClient>): Promise<numbe
 }
 
 describe("scaling", () => {
-  it("runs up to max_replicas at once, queues the next calls, and refuses past the queue", async () => {
-    const client = await hostWith({ max_replicas: 2, replica_concurrency: 1, cooldown: 60 });
-    // Two run at once, two wait (the queue holds as many as can run), the fifth is refused.
+  it("runs up to max_replicas at once, queues the next calls, and refuses past maxWaiting", async () => {
+    const client = await hostWith(
+      { max_replicas: 2, replica_concurrency: 1, cooldown: 60 },
+      { maxWaiting: 2 },
+    );
+    // Two run at once, two wait (maxWaiting), the fifth is refused at once.
     const calls = [1, 2, 3, 4].map(() => slow(client, 400));
     await eventually(client.metrics, (apps) => apps[0]?.queued === 2);
     const refused = await slow(client, 1);
     expect(refused.status).toBe(429);
     expect(String(refused.body.message)).toMatch(/at capacity \(2 replicas × 1 concurrent calls/);
+    expect(String(refused.body.message)).toMatch(/queue is full \(2 calls waiting\)/);
 
     const answers = await Promise.all(calls);
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
@@ -74,15 +90,54 @@ describe("scaling", () => {
   });
 
   it("gives a queued call 429 once it has waited queueWaitMs", async () => {
-    const client = await hostWith({ max_replicas: 1, replica_concurrency: 1 }, 150);
+    const client = await hostWith(
+      { max_replicas: 1, replica_concurrency: 1 },
+      { queueWaitMs: 150 },
+    );
     const busy = slow(client, 1_000);
     await eventually(client.metrics, (apps) => apps[0]?.replicas[0]?.active === 1);
     const started = Date.now();
     const waited = await slow(client, 1);
     expect(waited.status).toBe(429);
-    expect(String(waited.body.message)).toMatch(/for 0.15 s/);
+    expect(String(waited.body.message)).toMatch(/waited 0.15 s for a slot/);
     expect(Date.now() - started).toBeLessThan(900); // refused before the busy call ended
     expect((await busy).status).toBe(200);
+  });
+
+  it("lets 200 sync calls, 25 at a time, all wait their turn on one slot", async () => {
+    const client = await hostWith({ max_replicas: 1, replica_concurrency: 1 });
+    const statuses: number[] = [];
+    let next = 0;
+    const caller = async () => {
+      while (next < 200) {
+        next++;
+        statuses.push((await slow(client, 1)).status);
+      }
+    };
+    await Promise.all(Array.from({ length: 25 }, caller));
+    expect(statuses).toHaveLength(200);
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+  });
+
+  it("takes a caller that went away out of the queue: its call never runs", async () => {
+    const client = await hostWith({ max_replicas: 1, replica_concurrency: 1 });
+    const mark = (id: string, ms: number, signal?: AbortSignal) =>
+      fetch(`${host?.url}/internal/invoke/p/app/mark`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}`, [HEADER.runId]: `run_${id}` },
+        body: JSON.stringify({ id, ms }),
+        signal,
+      });
+    const holding = mark("holding", 500);
+    await eventually(client.metrics, (apps) => apps[0]?.replicas[0]?.active === 1);
+    const gaveUp = new AbortController();
+    const abandoned = mark("abandoned", 1, gaveUp.signal);
+    await eventually(client.metrics, (apps) => apps[0]?.queued === 1);
+    gaveUp.abort();
+    await expect(abandoned).rejects.toThrow();
+    await eventually(client.metrics, (apps) => apps[0]?.queued === 0, 300); // before the slot frees
+    expect((await holding).status).toBe(200);
+    expect((await client.invoke("p", "app", "marked")).body.result).toEqual(["holding"]);
   });
 
   it("runs replica_concurrency calls on one replica at once", async () => {

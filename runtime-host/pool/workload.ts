@@ -39,7 +39,9 @@ export type WorkloadFailure =
   | { kind: "timeout"; ms: number }
   | { kind: "busy"; max_replicas: number; replica_concurrency: number; detail: string }
   | { kind: "removed" }
-  | { kind: "closing" };
+  | { kind: "closing" }
+  /** Its caller gave up (its signal aborted) while it still waited for a slot. */
+  | { kind: "withdrawn" };
 
 function describe(failure: WorkloadFailure): string {
   switch (failure.kind) {
@@ -57,6 +59,8 @@ function describe(failure: WorkloadFailure): string {
       return "the app was deleted";
     case "closing":
       return "the runtime host is shutting down";
+    case "withdrawn":
+      return "the call was withdrawn while it waited for a replica slot";
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * `* /internal/http/{project}/{app}/{path…}`: one request to a custom-runtime app, forwarded to a
  * replica's own server — method, path, query, headers and body as they came, and its response
- * streamed back unchanged. The replica slot is held until the response has been sent.
+ * streamed back unchanged. The replica slot is held until the response has been sent. At
+ * capacity the request waits for a slot as a synchronous call does (see invoke.ts).
  */
 import {
   type IncomingHttpHeaders,
@@ -11,8 +12,9 @@ import {
 } from "node:http";
 import type { HostContext } from "../context.ts";
 import { HttpError } from "../http/errors.ts";
-import { msSince } from "../pool/pool.ts";
+import { closedSignal } from "../http/respond.ts";
 import { WorkloadError } from "../pool/workload.ts";
+import { msSince, requestName } from "../runs/describe.ts";
 import type { CustomReplica } from "../runtimes/custom/replica.ts";
 import { runIdOf, STATUS } from "./invoke.ts";
 import { deploymentOf, projectAndApp } from "./params.ts";
@@ -49,11 +51,6 @@ export function appTarget(req: IncomingMessage, prefix: string): string {
   return pathAndQuery.startsWith("?") ? `/${pathAndQuery}` : pathAndQuery;
 }
 
-/** A custom app's run as the runs index names it: method and path, never the query (secrets). */
-export function requestName(method: string | undefined, target: string): string {
-  return `${method} ${target.split("?")[0]}`;
-}
-
 export async function forwardRequest(
   req: IncomingMessage,
   res: ServerResponse,
@@ -71,8 +68,10 @@ export async function forwardRequest(
   const target = appTarget(req, `/internal/http/${params[0]}/${params[1]}`);
   try {
     const started = performance.now();
-    const status = await pool.use(deployment, (workload) =>
-      proxy(req, res, workload as CustomReplica, target, limits.callTimeoutMs),
+    const status = await pool.use(
+      deployment,
+      (workload) => proxy(req, res, workload as CustomReplica, target, limits.callTimeoutMs),
+      { signal: closedSignal(res) },
     );
     reports.ended(runId, {
       projectId: names.project,

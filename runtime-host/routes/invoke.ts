@@ -1,10 +1,14 @@
-/** `POST /internal/invoke/{project}/{app}/{fn}`: one synchronous call of an app's export. */
+/**
+ * `POST /internal/invoke/{project}/{app}/{fn}`: one synchronous call of an app's export. At
+ * capacity it waits for a slot (`queueWaitMs`, first come first served), and leaves the queue
+ * if its caller goes away meanwhile.
+ */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { HEADER } from "../../common/consts.ts";
 import type { HostContext } from "../context.ts";
 import { parseJsonBody, readBody } from "../http/body.ts";
 import { HttpError } from "../http/errors.ts";
-import { sendError, sendJson } from "../http/respond.ts";
+import { closedSignal, sendError, sendJson } from "../http/respond.ts";
 import { MAX_INVOKE_BODY_BYTES } from "../limits.ts";
 import { WorkloadError, type WorkloadFailure } from "../pool/workload.ts";
 import { deploymentOf, projectAndApp } from "./params.ts";
@@ -19,6 +23,8 @@ export const STATUS: Record<WorkloadFailure["kind"], number> = {
   busy: 429,
   removed: 404,
   closing: 503,
+  // Its caller went away: the answer is never read.
+  withdrawn: 409,
 };
 
 export function functionName(raw: string): string {
@@ -65,9 +71,11 @@ export async function invokeFunction(
 
   let timed: Awaited<ReturnType<typeof pool.call>>;
   try {
-    timed = await pool.call(deployment, { fn, payload, runId }, limits.callTimeoutMs);
+    timed = await pool.call(deployment, { fn, payload, runId }, limits.callTimeoutMs, {
+      signal: closedSignal(res),
+    });
   } catch (err) {
-    if (err instanceof WorkloadError) return sendError(res, STATUS[err.failure.kind], err.message);
+    if (err instanceof WorkloadError) throw new HttpError(STATUS[err.failure.kind], err.message);
     throw err;
   }
   const { outcome, runTimeMs } = timed;

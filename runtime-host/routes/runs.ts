@@ -1,20 +1,27 @@
 /**
- * Async runs on the host: `POST /internal/async/{project}/{app}/{fn}` starts one of a function,
- * `* /internal/async-http/{project}/{app}/{path…}` one request to a custom app (202, or 200
- * with the run's end if it ended within the submitter's `X-Runlet-Wait-Ms`),
- * `GET /internal/runs/{runId}` tells its state, `DELETE /internal/runs/{runId}` cancels it.
+ * Async runs on the host (see async-runs.ts): `POST /internal/async/{project}/{app}/{fn}` submits
+ * one of a function, `* /internal/async-http/{project}/{app}/{path…}` one request to a custom
+ * app. The run waits `queued` for a replica slot as long as it takes; the submission is answered
+ * once it has started: 202 with the run, or 200 with its end if it ended within the submitter's
+ * `X-Runlet-Wait-Ms` (or was cancelled while queued). 409 `{message, run}`: the host knows a run
+ * of that id already. 429: the app's queue is full; 404: the app is not deployed (or was removed
+ * meanwhile); 503: the host is stopping. A submitter that goes away while its run is queued
+ * withdraws it: the host forgets it. `GET /internal/runs/{runId}` tells a run's state (queued
+ * ones too), `DELETE /internal/runs/{runId}` cancels a queued or running one.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { HEADER } from "../../common/consts.ts";
 import type { Deployment } from "../apps.ts";
-import type { AsyncCall } from "../async-runs.ts";
+import type { Submission } from "../async-runs.ts";
 import type { HostContext } from "../context.ts";
 import { parseJsonBody, readBody } from "../http/body.ts";
 import { HttpError } from "../http/errors.ts";
-import { sendJson } from "../http/respond.ts";
+import { closedSignal, sendError, sendJson } from "../http/respond.ts";
 import { MAX_INVOKE_BODY_BYTES } from "../limits.ts";
+import { WorkloadError } from "../pool/workload.ts";
+import type { AsyncCall } from "../runs/types.ts";
 import { appTarget, forwardable } from "./forward.ts";
-import { functionName, runIdOf } from "./invoke.ts";
+import { functionName, runIdOf, STATUS } from "./invoke.ts";
 import { deploymentOf, projectAndApp } from "./params.ts";
 
 function callbackOf(req: IncomingMessage): string | undefined {
@@ -94,10 +101,10 @@ function waitOf(req: IncomingMessage): number {
 }
 
 /**
- * Starts `call` as a run of `deployment` and answers its submitter: with the run's end if it
- * ends within the submitter's `X-Runlet-Wait-Ms` (200, and no callback), otherwise as running
- * (202, its end goes to the `X-Runlet-Callback-Url`). A submitter that goes away meanwhile
- * leaves the end to the callback.
+ * Submits `call` as a run of `deployment` and answers its submitter once the run has started:
+ * with the run's end if it ends within the submitter's `X-Runlet-Wait-Ms` (200, and no
+ * callback), otherwise as running (202, its end goes to the `X-Runlet-Callback-Url`). A
+ * submitter that goes away after the start leaves the end to the callback.
  */
 async function start(
   req: IncomingMessage,
@@ -106,14 +113,21 @@ async function start(
   deployment: Deployment,
   call: AsyncCall,
 ): Promise<void> {
-  const callbackUrl = callbackOf(req);
-  const waitMs = waitOf(req);
-  const run = runs.submit(deployment, call, callbackUrl);
-  if (!run) throw new HttpError(409, `run '${call.runId}' exists already`);
-  const gone = new AbortController();
-  res.once("close", () => gone.abort());
-  const ended = await runs.awaitEnd(run.runId, waitMs, gone.signal);
-  if (!res.destroyed) sendJson(res, ended ? 200 : 202, run);
+  const submitter = { callbackUrl: callbackOf(req), waitMs: waitOf(req), gone: closedSignal(res) };
+  let submitted: Submission;
+  try {
+    submitted = await runs.submit(deployment, call, submitter);
+  } catch (err) {
+    if (err instanceof WorkloadError) throw new HttpError(STATUS[err.failure.kind], err.message);
+    throw err;
+  }
+  if (submitted.kind === "withdrawn" || res.destroyed) return; // no one to answer
+  const { kind, run } = submitted;
+  if (kind === "exists") {
+    const message = `run '${run.runId}' exists already (${run.status}) on this host`;
+    return sendError(res, 409, message, { run });
+  }
+  sendJson(res, kind === "ended" ? 200 : 202, run);
 }
 
 export async function getRun(
@@ -127,6 +141,7 @@ export async function getRun(
   sendJson(res, 200, run);
 }
 
+/** Cancels a queued or running run (200, again 200); an ended one is 409. */
 export async function cancelRun(
   _req: IncomingMessage,
   res: ServerResponse,

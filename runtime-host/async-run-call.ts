@@ -1,0 +1,56 @@
+/**
+ * What an async run does once it has its replica: call the function, or send the custom app its
+ * request, within the app's `response_grace_period`; and how the run ended, as the `AsyncRun`
+ * fields to set.
+ */
+import type { Deployment } from "./apps.ts";
+import { type Workload, WorkloadError } from "./pool/workload.ts";
+import { msSince } from "./runs/describe.ts";
+import type { AsyncCall, AsyncRun } from "./runs/types.ts";
+import { AppAnswerError, sendBuffered } from "./runtimes/custom/buffered.ts";
+import type { CustomReplica } from "./runtimes/custom/replica.ts";
+
+export type RunEnd = Pick<AsyncRun, "status" | "result" | "http" | "error" | "runTimeMs">;
+
+/** Runs the call on its replica; `signal` aborts once the run is cancelled. */
+export async function runCall(
+  workload: Workload,
+  deployment: Deployment,
+  call: AsyncCall,
+  signal: AbortSignal,
+): Promise<RunEnd> {
+  const limitMs = deployment.config.response_grace_period * 1000;
+  const started = performance.now();
+  if ("http" in call) {
+    const http = await sendBuffered(workload as CustomReplica, call.http, limitMs, signal);
+    const runTimeMs = msSince(started);
+    if (http.status_code < 500) return { status: "success", http, runTimeMs };
+    const error = { message: `the app answered ${http.status_code}` };
+    return { status: "failure", http, runTimeMs, error };
+  }
+  const outcome = await workload.invoke({ ...call, async: true, signal }, limitMs);
+  const runTimeMs = msSince(started);
+  switch (outcome.kind) {
+    case "returned":
+      return { status: "success", result: outcome.value, runTimeMs };
+    case "threw":
+      return { status: "failure", runTimeMs, error: { message: outcome.message } };
+    case "not-found": {
+      const message = `app '${deployment.app}' has no function '${call.fn}'`;
+      return { status: "failure", runTimeMs, error: { message } };
+    }
+  }
+}
+
+/** A run that failed outside the app's code (its replica, its limit): a message safe to show. */
+export function failureOf(err: unknown, deployment: Deployment): RunEnd {
+  const known = err instanceof WorkloadError || err instanceof AppAnswerError;
+  if (!known) console.error("runtime host: async run failed:", err);
+  const message =
+    err instanceof WorkloadError && err.failure.kind === "timeout"
+      ? `the run exceeded the app's response_grace_period (${deployment.config.response_grace_period} s) and was stopped`
+      : known
+        ? err.message
+        : "internal error";
+  return { status: "failure", error: { message } };
+}

@@ -1,0 +1,65 @@
+/**
+ * One buffered request to a custom app's replica, as an async run sends it: the whole request
+ * at once, the whole answer read (at most 10 MiB), cut off past the run's limit or once its
+ * signal aborts (the run was cancelled).
+ */
+import { request } from "node:http";
+import { MAX_INVOKE_BODY_BYTES } from "../../limits.ts";
+import { WorkloadError } from "../../pool/workload.ts";
+import type { HttpAnswer, HttpCall } from "../../runs/types.ts";
+import type { CustomReplica } from "./replica.ts";
+
+/** A custom app's answer could not be had; the message is safe to show its caller. */
+export class AppAnswerError extends Error {}
+
+/**
+ * Sends `call` to the replica and resolves with its answer. Past `limitMs` it rejects with a
+ * `timeout` WorkloadError; an answer too large or a server that fails rejects with
+ * `AppAnswerError`.
+ */
+export function sendBuffered(
+  replica: CustomReplica,
+  call: HttpCall,
+  limitMs: number,
+  signal: AbortSignal,
+): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const upstream = request(`${replica.origin}${call.pathAndQuery}`, {
+      method: call.method,
+      headers: { ...call.headers, "content-length": String(call.body.length) },
+      signal,
+    });
+    const timer = setTimeout(() => {
+      upstream.destroy();
+      reject(new WorkloadError({ kind: "timeout", ms: limitMs }));
+    }, limitMs);
+    upstream.on("response", (answer) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      answer.on("data", (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_INVOKE_BODY_BYTES) {
+          upstream.destroy();
+          clearTimeout(timer);
+          reject(new AppAnswerError("the app's answer is larger than 10 MiB"));
+          return;
+        }
+        chunks.push(chunk);
+      });
+      answer.on("end", () => {
+        clearTimeout(timer);
+        resolve({
+          status_code: answer.statusCode ?? 502,
+          content_type: answer.headers["content-type"] ?? null,
+          body: Buffer.concat(chunks).toString("utf8"),
+        });
+      });
+    });
+    upstream.on("error", (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      if (err.code === "ECONNREFUSED" || err.code === "ECONNRESET") replica.fail();
+      reject(new AppAnswerError(`the app's server failed to answer (${err.code ?? err.message})`));
+    });
+    upstream.end(call.body);
+  });
+}
