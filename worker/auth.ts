@@ -20,6 +20,10 @@ export interface ResolvedApp {
   name: string;
   runtime: "managed" | "custom";
   version: number;
+  /** `capacity`: calls the app runs at once (`max_replicas × replica_concurrency`). */
+  scaling: { capacity: number };
+  /** Seconds an async run may wait in the app's queue. */
+  queueTimeout: number;
 }
 
 async function publicKeys(env: Env, kidMissing: boolean): Promise<Map<string, CryptoKey>> {

@@ -1,5 +1,3 @@
-import type { RunObject } from "./run-object.ts";
-
 /** Bindings of the Worker (wrangler.toml). */
 export interface Env {
   /** Management API: JWKS and app resolution. */
@@ -8,7 +6,8 @@ export interface Env {
   RUNTIME_HOST_URL: string;
   /** Shared among Runlet's own components; never sent to callers. A secret in production. */
   INTERNAL_TOKEN: string;
-  RUNS: DurableObjectNamespace<RunObject>;
+  /** The run store: `RunShard` objects, a few per app (typed where used: runs/shards.ts). */
+  RUNS: DurableObjectNamespace;
   /** "1": webhooks may target private, loopback and link-local addresses (local use). */
   RUNLET_WEBHOOK_ALLOW_PRIVATE?: string;
   /** The brand in the webhook headers' names (`X-{brand}-Webhook-…`); "Runlet" by default. */

@@ -3,7 +3,7 @@ import type { WorkerEnv } from "./env.ts";
 import { registerRun } from "./routes/run.ts";
 import { registerRuns } from "./routes/runs.ts";
 
-export { RunObject } from "./run-object.ts";
+export { RunShard } from "./runs/shard.ts";
 
 /** `{api_url}`: the edge that callers of deployed functions talk to. */
 export const app = new Hono<WorkerEnv>();

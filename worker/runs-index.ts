@@ -11,7 +11,7 @@ export interface RunReport {
   app: string;
   function: string;
   async: boolean;
-  status: "pending" | "running" | "success" | "failure" | "cancelled";
+  status: "queued" | "running" | "success" | "failure" | "cancelled";
   createdAt: number;
   finishedAt?: number | null;
   runTimeMs?: number | null;

@@ -1,11 +1,13 @@
 import type { Context, Hono } from "hono";
 import { HEADER } from "../../common/consts.ts";
-import { newId } from "../../common/ids.ts";
 import { resolveApp, verifyCaller } from "../auth.ts";
 import type { WorkerEnv } from "../env.ts";
 import { errorResponse, RunApiError } from "../errors.ts";
 import { appHeaders, forwardToHost, invokeOnHost } from "../host.ts";
-import { answerOutcome, type NewRun, type Outcome, type WebhookRequest } from "../run-object.ts";
+import { answerOutcome } from "../runs/outcome.ts";
+import { viewOrThrow } from "../runs/refusal.ts";
+import { newRunId, shardFor } from "../runs/shards.ts";
+import type { AppRequest, NewRun, Outcome, WebhookRequest } from "../runs/types.ts";
 import { reportRun } from "../runs-index.ts";
 import { webhookTarget } from "../webhooks/target.ts";
 
@@ -66,7 +68,7 @@ async function readCapped(stream: ReadableStream<Uint8Array>, limit: number) {
 
 async function run(c: Context<WorkerEnv>) {
   const startedAt = Date.now();
-  const runId = newId("run");
+  const runId = newRunId();
   // Set once the call goes to the runtime host: from then on it is a run, in the runs index.
   // The host reports the runs it served; the Worker those the host failed (or never got).
   let failed: (() => void) | undefined;
@@ -102,14 +104,16 @@ async function run(c: Context<WorkerEnv>) {
           runTimeMs: null,
         }),
       );
-    // A sync run's delivery is driven by its own Durable Object, kept alive here by waitUntil.
+    const shard = shardFor(c.env, project, appName, runId);
+    // A sync run's delivery is driven by its run's shard, reached here through waitUntil.
     const deliver = (fn: string, outcome: Outcome) => {
-      if (webhook)
-        c.executionCtx.waitUntil(runObject(c.env, runId).delivered(newRun(fn), outcome, webhook));
+      if (webhook) c.executionCtx.waitUntil(shard.record(newRun(fn), outcome, webhook));
     };
-
-    const callback = `${url.origin}/internal/runs/${runId}/complete`;
-    const accept = () => {
+    // Queued in its shard, durable before the 202; a full queue refuses it (429).
+    const accept = async (fn: string, body: ArrayBuffer, request?: AppRequest) => {
+      const limits = { capacity: resolved.scaling.capacity, queueTimeout: resolved.queueTimeout };
+      const refused = await shard.accept(newRun(fn), limits, url.origin, body, webhook, request);
+      if (refused) viewOrThrow(refused);
       c.header(HEADER.requestId, runId);
       return c.json({ run_id: runId }, 202);
     };
@@ -126,9 +130,7 @@ async function run(c: Context<WorkerEnv>) {
           sent.delete(name);
         const headers = Object.fromEntries(sent);
         const request = { method: c.req.method, pathAndQuery: `${path}${search}`, headers };
-        const body = await cappedBody(c);
-        await runObject(c.env, runId).begin(newRun(fn), body, callback, webhook, request);
-        return accept();
+        return await accept(fn, await cappedBody(c), request);
       }
       failed = ifFailed(fn);
       const answer = await forwardToHost(
@@ -169,11 +171,7 @@ async function run(c: Context<WorkerEnv>) {
       throw new RunApiError(400, "the function name is not valid percent-encoding");
     }
     const body = await cappedBody(c);
-    if (isAsync) {
-      // The run's object reports it to the runs index from here on.
-      await runObject(c.env, runId).begin(newRun(name), body, callback, webhook);
-      return accept();
-    }
+    if (isAsync) return await accept(name, body);
 
     failed = ifFailed(name);
     const outcome = await invokeOnHost(c.env, { project, app: appName, fn: name, runId }, body);
@@ -252,8 +250,4 @@ function webhookOf(c: Context<WorkerEnv>): WebhookRequest | undefined {
       `${HEADER.webhookSecret} is longer than ${MAX_SECRET_LENGTH} characters`,
     );
   return { url: target.href, ...(secret ? { secret } : {}) };
-}
-
-export function runObject(env: WorkerEnv["Bindings"], runId: string) {
-  return env.RUNS.get(env.RUNS.idFromName(runId));
 }

@@ -1,7 +1,8 @@
 /**
- * A run's state: `GET /v4/{project}/{app}/runs/{run_id}` (any run: from its Durable Object when
- * it has one — async runs and runs with a webhook — else from the runs index), `DELETE` cancels
- * an async run. And the runtime host's internal report of an async run's end.
+ * A run's state: `GET /v4/{project}/{app}/runs/{run_id}` (any run: from its shard of the run
+ * store when it has a row there — async runs and runs with a webhook — else from the runs
+ * index), `DELETE` cancels an async run. And the internal routes: the runtime host's report of
+ * an async run's end, and the wake-up of every shard after a restart.
  */
 import type { Context, Hono } from "hono";
 import { HEADER } from "../../common/consts.ts";
@@ -9,8 +10,9 @@ import { sameSecret } from "../../common/same-secret.ts";
 import { resolveApp, verifyCaller } from "../auth.ts";
 import type { Env, WorkerEnv } from "../env.ts";
 import { errorResponse, RunApiError } from "../errors.ts";
-import { type HostRun, viewOrThrow } from "../run-object.ts";
-import { runObject } from "./run.ts";
+import { viewOrThrow } from "../runs/refusal.ts";
+import { existingShardFor, shardsOf } from "../runs/shards.ts";
+import type { HostRun } from "../runs/types.ts";
 
 /** Run ids as `newId("run")` makes them; other `runs/…` paths stay a custom app's own. */
 export const RUN_ID = "run_[0-9a-z]{26}";
@@ -18,7 +20,8 @@ export const RUN_ID = "run_[0-9a-z]{26}";
 export function registerRuns(app: Hono<WorkerEnv>) {
   app.get(`/v4/:project/:app/runs/:runId{${RUN_ID}}`, (c) => withRun(c, "view"));
   app.delete(`/v4/:project/:app/runs/:runId{${RUN_ID}}`, (c) => withRun(c, "cancel"));
-  app.post(`/internal/runs/:runId{${RUN_ID}}/complete`, hostReport);
+  app.post(`/internal/apps/:project/:app/runs/:runId{${RUN_ID}}/complete`, hostReport);
+  app.post("/internal/wake", wake);
 }
 
 async function withRun(c: Context<WorkerEnv>, action: "view" | "cancel") {
@@ -26,22 +29,28 @@ async function withRun(c: Context<WorkerEnv>, action: "view" | "cancel") {
   try {
     const caller = await verifyCaller(c.env, c.req.header("authorization"));
     await resolveApp(c.env, caller, project, app);
-    const stub = runObject(c.env, runId);
-    // A stub answers for any id; a run of another project or app is not found here either.
-    const found = await stub.view();
+    const shard = existingShardFor(c.env, project, app, runId);
+    // Reading an unknown id writes nothing; the shard holds only its app's runs.
+    const found = (await shard?.view(runId)) ?? null;
     const notFound = new RunApiError(
       404,
       `no run '${runId}' of app '${app}' in project '${project}'`,
     );
     if (found && (found.app !== app || found.project !== project)) throw notFound;
     if (action === "cancel") {
-      if (!found) {
+      if (!shard || !found) {
         const indexed = await indexedRun(c.env, caller.token, project, runId);
         if (!indexed || indexed.app !== app) throw notFound;
-        throw new RunApiError(409, "only async runs can be cancelled");
+        // An async run no longer in its shard ended more than the retention period ago.
+        throw new RunApiError(
+          409,
+          indexed.async
+            ? `run '${runId}' has already ended: ${indexed.status}`
+            : "only async runs can be cancelled",
+        );
       }
       c.header(HEADER.requestId, runId);
-      const cancelled = await stub.cancel();
+      const cancelled = await shard.cancel(runId);
       if (!cancelled) throw notFound;
       return c.json(viewOrThrow(cancelled), 200);
     }
@@ -54,7 +63,7 @@ async function withRun(c: Context<WorkerEnv>, action: "view" | "cancel") {
   }
 }
 
-/** A run without a Durable Object (a sync run without a webhook), from the runs index. */
+/** A run without a row in the run store (a sync run without a webhook), from the runs index. */
 async function indexedRun(env: Env, token: string, project: string, runId: string) {
   let res: Response;
   try {
@@ -90,17 +99,49 @@ async function indexedRun(env: Env, token: string, project: string, runId: strin
   };
 }
 
-async function hostReport(c: Context<WorkerEnv>) {
+/** The internal token, as the runtime host and `runlet start` send it. */
+async function internalCaller(c: Context<WorkerEnv>): Promise<boolean> {
   const given = /^Bearer (.+)$/.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
-  if (!(await sameSecret(given, c.env.INTERNAL_TOKEN)))
-    return c.json({ message: "internal route: invalid token" }, 401);
+  return sameSecret(given, c.env.INTERNAL_TOKEN);
+}
+
+async function hostReport(c: Context<WorkerEnv>) {
+  if (!(await internalCaller(c))) return c.json({ message: "internal route: invalid token" }, 401);
   let report: HostRun;
   try {
     report = (await c.req.json()) as HostRun;
   } catch {
     return c.json({ message: "the body must be the host's run as JSON" }, 400);
   }
-  const run = await runObject(c.env, c.req.param("runId") as string).complete(report);
+  const { project, app, runId } = c.req.param() as Record<"project" | "app" | "runId", string>;
+  const run = await existingShardFor(c.env, project, app, runId)?.report(runId, report);
   if (!run) return c.json({ message: "no such run" }, 404);
-  return c.json({ status: run.status }, 200);
+  return c.json(run, 200);
+}
+
+/**
+ * `POST /internal/wake`: wakes every shard of every app once the stack (re)started, so queued
+ * runs are handed over and running ones are checked without waiting for a request. Cloudflare
+ * keeps a Durable Object's alarm across restarts; the local runtime does not (measured: an
+ * alarm set before a SIGKILL never fired after the restart), and `runlet start` calls this.
+ */
+async function wake(c: Context<WorkerEnv>) {
+  if (!(await internalCaller(c))) return c.json({ message: "internal route: invalid token" }, 401);
+  let res: Response;
+  try {
+    res = await fetch(`${c.env.CONTROL_PLANE_URL}/internal/apps`, {
+      headers: { authorization: `Bearer ${c.env.INTERNAL_TOKEN}` },
+    });
+  } catch {
+    return c.json({ message: "the control plane is not reachable" }, 502);
+  }
+  if (!res.ok) return c.json({ message: `the control plane answered ${res.status}` }, 502);
+  const { apps } = (await res.json()) as { apps: Array<{ project: string; app: string }> };
+  const woken = await Promise.all(
+    apps.flatMap(({ project, app }) =>
+      shardsOf(c.env, project, app).map((s) => s.wake(new URL(c.req.url).origin)),
+    ),
+  );
+  const total = (key: "queued" | "running") => woken.reduce((n, w) => n + w[key], 0);
+  return c.json({ apps: apps.length, queued: total("queued"), running: total("running") }, 200);
 }

@@ -1,0 +1,143 @@
+/**
+ * Cancelling a run (`RunShard.cancel`, what `DELETE /v4/…/runs/{id}` calls): a queued run is
+ * cancelled at once and never handed over afterwards; one the host holds or runs is stopped on
+ * the host too; an ended run, a sync run or an unknown id is refused. A cancelled run is
+ * reported to the runs index by its shard and delivers nothing.
+ */
+import { env, fetchMock } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import {
+  accept,
+  busy,
+  fakeHost,
+  Gate,
+  HOOKS,
+  HOST,
+  newApp,
+  newRun,
+  receiver,
+  reportsOf,
+  rowOf,
+  shardOfRun,
+  sleep,
+  started,
+  startFakes,
+  statusIs,
+  until,
+  viewOf,
+} from "./test-support.ts";
+import type { NewRun } from "./types.ts";
+
+beforeAll(startFakes);
+
+/** The host's `DELETE /internal/runs/{id}` for `run`; says how many it received. */
+function hostCancels(run: NewRun): () => number {
+  let count = 0;
+  fetchMock
+    .get(HOST)
+    .intercept({
+      path: `/internal/runs/${run.runId}`,
+      method: "DELETE",
+      headers: { authorization: `Bearer ${env.INTERNAL_TOKEN}` },
+    })
+    .reply(() => {
+      count++;
+      return { statusCode: 200, data: "{}" };
+    })
+    .persist();
+  return () => count;
+}
+
+/** A receiver that must never be called: counts the deliveries it got. */
+function silentReceiver(path: string): () => number {
+  let count = 0;
+  fetchMock
+    .get(HOOKS)
+    .intercept({ path, method: "POST" })
+    .reply(() => {
+      count++;
+      return { statusCode: 200, data: "" };
+    })
+    .persist();
+  return () => count;
+}
+
+describe("cancel", () => {
+  it("a queued run (the host busy): cancelled at once, never handed over after, reported; a second cancel is 409", async () => {
+    const app = newApp();
+    const host = fakeHost(app, () => busy);
+    const run = newRun(app);
+    const deletes = hostCancels(run);
+    const delivered = silentReceiver(`/${run.runId}`);
+    await accept(run, { webhook: { url: `${HOOKS}/${run.runId}`, secret: "k" } });
+    await until("the host said busy", () => host.count(run) === 1);
+    await sleep(20);
+    const shard = shardOfRun(run);
+    const view = await shard.cancel(run.runId);
+    expect(view).toMatchObject({ run_id: run.runId, status: "cancelled", started_at: null });
+    expect(view).toHaveProperty("finished_at", expect.any(String));
+    // The pauses (250 ms, then 500 ms) pass: it is not handed over again.
+    await sleep(900);
+    expect(host.count(run)).toBe(1);
+    expect(deletes()).toBe(0); // the host never had it
+    expect(delivered()).toBe(0);
+    expect(await reportsOf(run, 1)).toEqual(["cancelled"]);
+    expect(await rowOf(run)).toMatchObject({ hook_secret: null, hook_url: null, payload: null });
+    expect(await shard.cancel(run.runId)).toEqual({
+      refused: { status: 409, message: `run '${run.runId}' has already ended: cancelled` },
+    });
+  });
+
+  it("a run whose hand-over the host still holds: cancelled at once, withdrawn, stopped on the host; its late 202 changes nothing", async () => {
+    const app = newApp();
+    const held = new Gate();
+    fakeHost(app, () => ({ ...started(), hold: held }));
+    const run = newRun(app);
+    const deletes = hostCancels(run);
+    await accept(run);
+    await sleep(20);
+    expect(await shardOfRun(run).cancel(run.runId)).toMatchObject({ status: "cancelled" });
+    expect(deletes()).toBe(1);
+    held.open();
+    await sleep(100);
+    expect(await viewOf(run)).toMatchObject({ status: "cancelled", started_at: null });
+    expect(await reportsOf(run, 1)).toEqual(["cancelled"]);
+  });
+
+  it("a running run: stopped on the host; its later report does not move it", async () => {
+    const app = newApp();
+    fakeHost(app);
+    const run = newRun(app);
+    const deletes = hostCancels(run);
+    await accept(run);
+    await statusIs(run, "running");
+    const shard = shardOfRun(run);
+    expect(await shard.cancel(run.runId)).toMatchObject({ status: "cancelled" });
+    expect(deletes()).toBe(1);
+    expect(await shard.report(run.runId, { status: "success", result: 1 })).toEqual({
+      status: "cancelled",
+    });
+    expect(await viewOf(run)).toMatchObject({ status: "cancelled" });
+    expect(await reportsOf(run, 1)).toEqual(["cancelled"]);
+  });
+
+  it("an ended run is 409; so is a sync run; an unknown id is null", async () => {
+    const app = newApp();
+    fakeHost(app, () => ({ status: 200, body: { status: "success", result: 1 } }));
+    const ended = newRun(app);
+    await accept(ended);
+    await statusIs(ended, "success");
+    const shard = shardOfRun(ended);
+    expect(await shard.cancel(ended.runId)).toEqual({
+      refused: { status: 409, message: `run '${ended.runId}' has already ended: success` },
+    });
+    const sync = newRun(app);
+    receiver(`/${sync.runId}`, [200]);
+    const outcome = { status: "success" as const, result: 1, run_time_ms: 1 };
+    await shard.record(sync, outcome, { url: `${HOOKS}/${sync.runId}` });
+    expect(await shard.cancel(sync.runId)).toEqual({
+      refused: { status: 409, message: "only async runs can be cancelled" },
+    });
+    expect(await shard.cancel(newRun(app).runId)).toBeNull();
+  });
+});

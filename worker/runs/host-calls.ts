@@ -1,0 +1,118 @@
+/**
+ * The run store's requests to the runtime host: hand a queued run over, ask about a running
+ * one, cancel one. Each answer is classified for the shard; none of these throws.
+ */
+import { HEADER } from "../../common/consts.ts";
+import type { Env } from "../env.ts";
+import { hostError } from "../host.ts";
+import type { AppRequest, HostRun } from "./types.ts";
+
+/**
+ * How long the host may hold its answer to a hand-over for the run's end once it started: a
+ * run that ends sooner goes from queued straight to its end, with one write and no callback.
+ */
+export const HOST_WAIT_MS = 100;
+
+export type HandOver =
+  /** 202: the run has a replica and runs; its end comes by the callback. */
+  | { kind: "started"; run: HostRun }
+  /** 200: it started and ended while the host held the answer. */
+  | { kind: "ended"; run: HostRun }
+  /** 409: the host knows this run already (an earlier hand-over reached it): its state. */
+  | { kind: "known"; run: HostRun }
+  /** Busy (429), stopping or unreachable: the run stays queued and is handed over later. */
+  | { kind: "later"; message: string }
+  /** The host will not run it (the app is gone, the request is refused): the run fails. */
+  | { kind: "refused"; message: string }
+  /** The shard called it off (cancelled, expired): the host forgets a run not yet started. */
+  | { kind: "withdrawn" };
+
+const internal = (env: Env) => ({ authorization: `Bearer ${env.INTERNAL_TOKEN}` });
+
+/**
+ * Hands a queued run to the host. The host answers once the run has a replica slot (it waits
+ * in the app's queue there first, oldest run first); closing this request before then
+ * (`signal`) withdraws it.
+ */
+export async function handOver(
+  env: Env,
+  run: { id: string; project: string; app: string; fn: string },
+  payload: ArrayBuffer | null,
+  request: AppRequest | null,
+  callbackUrl: string,
+  signal: AbortSignal,
+): Promise<HandOver> {
+  const headers = {
+    ...internal(env),
+    [HEADER.runId]: run.id,
+    [HEADER.callbackUrl]: callbackUrl,
+    [HEADER.waitMs]: String(HOST_WAIT_MS),
+  };
+  let answer: Response;
+  try {
+    answer = await fetch(
+      request
+        ? `${env.RUNTIME_HOST_URL}/internal/async-http/${run.project}/${run.app}${request.pathAndQuery}`
+        : `${env.RUNTIME_HOST_URL}/internal/async/${run.project}/${run.app}/${encodeURIComponent(run.fn)}`,
+      {
+        method: request?.method ?? "POST",
+        headers: request
+          ? { ...request.headers, ...headers }
+          : { ...headers, "content-type": "application/json" },
+        body: request?.method === "GET" || request?.method === "HEAD" ? undefined : payload,
+        signal,
+      },
+    );
+  } catch {
+    if (signal.aborted) return { kind: "withdrawn" };
+    return { kind: "later", message: "the runtime host is not reachable" };
+  }
+  if (answer.status === 200) return { kind: "ended", run: (await answer.json()) as HostRun };
+  if (answer.status === 202) return { kind: "started", run: (await answer.json()) as HostRun };
+  if (answer.status === 409) {
+    const { run: known } = (await answer.json().catch(() => ({}))) as { run?: HostRun };
+    if (known) return { kind: "known", run: known };
+  }
+  const { status } = answer;
+  const { message } = await hostError(answer);
+  if (status === 401 || status === 403) {
+    // Our own internal token is wrong: a misconfiguration to fix, not the run's fault.
+    console.error(`[runs] the runtime host refused the internal token (${status}): ${message}`);
+    return { kind: "later", message };
+  }
+  if (status === 429 || status >= 500) return { kind: "later", message };
+  return { kind: "refused", message };
+}
+
+export type HostAnswer =
+  | { kind: "state"; run: HostRun }
+  /** The host does not know the run: it restarted, or never had it. */
+  | { kind: "lost" }
+  | { kind: "silent" };
+
+/** Asks the host about a run whose end has not come (a lost callback, a lost host). */
+export async function askHost(env: Env, runId: string): Promise<HostAnswer> {
+  try {
+    const answer = await fetch(`${env.RUNTIME_HOST_URL}/internal/runs/${runId}`, {
+      headers: internal(env),
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (answer.ok) return { kind: "state", run: (await answer.json()) as HostRun };
+    await answer.body?.cancel();
+    return answer.status === 404 ? { kind: "lost" } : { kind: "silent" };
+  } catch {
+    return { kind: "silent" };
+  }
+}
+
+/** Stops the run on the host (its ctx.signal aborts); a host that does not know it is fine. */
+export async function cancelOnHost(env: Env, runId: string): Promise<void> {
+  await fetch(`${env.RUNTIME_HOST_URL}/internal/runs/${runId}`, {
+    method: "DELETE",
+    headers: internal(env),
+    signal: AbortSignal.timeout(10_000),
+  }).then(
+    (res) => res.body?.cancel(),
+    (err: Error) => console.error(`[runs] could not cancel ${runId} on the host: ${err}`),
+  );
+}

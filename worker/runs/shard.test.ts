@@ -1,0 +1,194 @@
+/**
+ * The run store's shards as a whole (worker/runs/shards.ts, shard.ts, store.ts): a run id names
+ * its shard and the run lands there; an unknown id writes nothing; one alarm per shard serves
+ * every deadline of every run in it, soonest first; ended rows go after 7 days, in batches.
+ * Queue, hand-over, cancel, watchdog and deliveries have files of their own.
+ */
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import { timeOfId } from "../../common/ids.ts";
+import { RUN_ID } from "../routes/runs.ts";
+import { SHARDS } from "./limits.ts";
+import { newRunId, shardOf } from "./shards.ts";
+import { RETAIN_MS } from "./store.ts";
+import {
+  accept,
+  alarmOf,
+  alarmWhenDue,
+  deliveryEnded,
+  ended,
+  fakeHost,
+  Gate,
+  HOOKS,
+  hostRunStates,
+  newApp,
+  newRun,
+  ORIGIN,
+  PROJECT,
+  receiver,
+  rowOf,
+  shardNamed,
+  shardOfRun,
+  sql,
+  started,
+  startFakes,
+  statusIs,
+  until,
+  viewOf,
+} from "./test-support.ts";
+import type { NewRun } from "./types.ts";
+
+beforeAll(startFakes);
+
+describe("run ids and shards", () => {
+  it("newRunId() makes run ids (sortable by time) whose last character names one of the shards", () => {
+    const ids = Array.from({ length: 400 }, () => newRunId());
+    for (const id of ids) {
+      expect(id).toMatch(new RegExp(`^${RUN_ID}$`));
+      expect(shardOf(id)).toBeGreaterThanOrEqual(0);
+      expect(shardOf(id)).toBeLessThan(SHARDS);
+      expect(Math.abs((timeOfId(id) ?? 0) - Date.now())).toBeLessThan(5_000);
+    }
+    expect(new Set(ids.map(shardOf)).size).toBe(SHARDS); // all of them used
+  });
+
+  it("a run lands in the shard its id names, which records whose runs it holds", async () => {
+    const app = newApp();
+    fakeHost(app, () => ended());
+    const runs = Array.from({ length: SHARDS }, (_, k) => newRun(app, { k }));
+    for (const run of runs) expect(await accept(run, { limits: { capacity: 8 } })).toBeUndefined();
+    for (const [k, run] of runs.entries()) {
+      const shard = shardNamed(app, k);
+      expect(await sql(shard, "SELECT id FROM runs")).toEqual([{ id: run.runId }]);
+      expect(await sql(shard, "SELECT project, app, origin, capacity FROM shard")).toEqual([
+        { project: PROJECT, app, origin: ORIGIN, capacity: 8 },
+      ]);
+    }
+  });
+
+  it("an unknown id on an existing shard: view, cancel and report answer null and write nothing", async () => {
+    const app = newApp();
+    fakeHost(app, () => ended());
+    const run = newRun(app);
+    await accept(run);
+    await statusIs(run, "success");
+    const shard = shardOfRun(run);
+    const facts = () =>
+      runInDurableObject(shard, (_, state) => ({
+        rows: state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM runs").one().n,
+        bytes: state.storage.sql.databaseSize,
+      }));
+    const before = await facts();
+    const unknown = newRun(app).runId;
+    expect(await shard.view(unknown)).toBeNull();
+    expect(await shard.cancel(unknown)).toBeNull();
+    expect(await shard.report(unknown, { status: "success", result: 1 })).toBeNull();
+    expect(await facts()).toEqual(before);
+  });
+});
+
+describe("one alarm for every deadline of a shard", () => {
+  it("is always set for the soonest deadline, and handles each when it comes: expiries (one delivered), the watchdog, a hand-over", async () => {
+    const app = newApp();
+    const [running, holding, q1, q2, sync] = [1, 2, 3, 4, 5].map(() => newRun(app)) as [
+      NewRun,
+      NewRun,
+      NewRun,
+      NewRun,
+      NewRun,
+    ];
+    const held = new Gate();
+    const host = fakeHost(app, (h) =>
+      h.runId === holding.runId ? { ...started(), hold: held } : started(),
+    );
+    const shard = shardNamed(app);
+    // Capacity 1: once `holding` is held by the host, the others wait in the shard.
+    await accept(running, { limits: { capacity: 1 } });
+    await statusIs(running, "running");
+    await accept(holding, { limits: { capacity: 1 } });
+    await until("holding handed over", () => host.count(holding) === 1);
+    await accept(q1, { limits: { capacity: 1, queueTimeout: 1 } });
+    const got = receiver(`/${q2.runId}`, [200]);
+    const webhook = { url: `${HOOKS}/${q2.runId}` };
+    await accept(q2, { limits: { capacity: 1, queueTimeout: 2 }, webhook });
+    receiver(`/${sync.runId}`, [200]);
+    const outcome = { status: "success" as const, result: 1, run_time_ms: 1 };
+    await shard.record(sync, outcome, { url: `${HOOKS}/${sync.runId}` });
+    await deliveryEnded(sync);
+
+    // Expiry in 1 s and 2 s, a question to the host in 30 s, expiry in 10 min, removal in 7 days.
+    expect(await dueOf(q1)).toBe(q1.createdAt + 1_000);
+    expect(await dueOf(q2)).toBe(q2.createdAt + 2_000);
+    expect((await dueOf(running)) - Date.now()).toBeGreaterThan(25_000);
+    expect(await dueOf(holding)).toBe(holding.createdAt + 600_000);
+    expect((await dueOf(sync)) - Date.now()).toBeGreaterThan(RETAIN_MS - 60_000);
+    expect(await alarmOf(shard)).toBe(await dueOf(q1));
+
+    await alarmWhenDue(shard);
+    expect(await statusIs(q1, "failure")).toMatchObject({
+      error: { message: expect.stringMatching(/^expired in the queue/) },
+    });
+    expect(await viewOf(q2)).toMatchObject({ status: "queued" });
+    expect(await alarmOf(shard)).toBe(await dueOf(q2));
+
+    await alarmWhenDue(shard);
+    expect(await deliveryEnded(q2)).toMatchObject({ status: "failure" });
+    expect(JSON.parse(got[0]?.body ?? "{}")).toMatchObject({ status: "failure" });
+    expect(await alarmOf(shard)).toBe(await dueOf(running)); // the watchdog's next question
+
+    // That question made due now (wake) rather than waited for: the host says it ended.
+    hostRunStates(running, [{ status: "success", result: 2, runTimeMs: 5 }]);
+    await shard.wake(ORIGIN);
+    await runDurableObjectAlarm(shard);
+    await statusIs(running, "success");
+    // Next: `holding`'s expiry (or sooner, should the shard look at an open hand-over sooner).
+    const next = (await alarmOf(shard)) as number;
+    expect(next).toBeGreaterThan(Date.now() + 1_000);
+    expect(next).toBeLessThanOrEqual(await dueOf(holding));
+
+    held.open(); // the host starts it: its first question is next
+    await statusIs(holding, "running");
+    expect(await alarmOf(shard)).toBe(await dueOf(holding));
+    expect((await dueOf(holding)) - Date.now()).toBeGreaterThan(25_000);
+  });
+});
+
+describe("retention", () => {
+  it("keeps an ended run 7 days, then removes its row", async () => {
+    const app = newApp();
+    fakeHost(app, () => ended());
+    const run = newRun(app);
+    await accept(run);
+    const view = await statusIs(run, "success");
+    expect(await dueOf(run)).toBe(Date.parse(view.finished_at ?? "") + RETAIN_MS);
+    const shard = shardOfRun(run);
+    expect(await alarmOf(shard)).toBe(await dueOf(run));
+    await sql(shard, "UPDATE runs SET due_at = ? WHERE id = ?", Date.now() - 1, run.runId); // 7 days on
+    expect(await runDurableObjectAlarm(shard)).toBe(true);
+    expect(await viewOf(run)).toBeNull();
+  });
+
+  it("takes at most 500 due rows per alarm, and sets the next alarm at once for the rest", async () => {
+    const app = newApp();
+    const shard = shardNamed(app);
+    const count = async () =>
+      (await sql<{ n: number }>(shard, "SELECT count(*) AS n FROM runs"))[0]?.n;
+    await sql(
+      shard,
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 600)
+       INSERT INTO runs (id, project, app, fn, async, status, created_at, finished_at, due_at)
+       SELECT printf('run_old%019d', i), ?, ?, 'run', 1, 'success', 0, 0, ? FROM n`,
+      PROJECT,
+      app,
+      Date.now() - 1_000,
+    );
+    await runInDurableObject(shard, (_, state) => state.storage.setAlarm(Date.now() + 60_000));
+    expect(await runDurableObjectAlarm(shard)).toBe(true);
+    expect([0, 100]).toContain(await count()); // 0: the next alarm came already
+    await until("every row removed", async () => (await count()) === 0, 2_000);
+  });
+});
+
+async function dueOf(run: NewRun): Promise<number> {
+  return (await rowOf(run))?.due_at as number;
+}

@@ -1,0 +1,299 @@
+/**
+ * A shard's runs as SQLite rows (the Durable Object's own database): one row per run, written
+ * in place as the run moves, and removed `RETAIN_MS` after it ended and its delivery is over.
+ * `due_at` is when the shard's one alarm must next look at the row: a queued run's expiry, a
+ * running run's next question to the host, a delivery's next attempt, a finished row's removal.
+ * Every call here is synchronous: a read-modify-write in one call cannot interleave with another.
+ */
+import type { DeliveryAttempt } from "../webhooks/deliver.ts";
+import type { AppLimits, AppRequest, RunStatus, RunView } from "./types.ts";
+
+/** How long a run's row is kept after it ended and its delivery is over. */
+export const RETAIN_MS = 7 * 24 * 60 * 60_000;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS runs (
+  id TEXT PRIMARY KEY,
+  project TEXT NOT NULL,
+  app TEXT NOT NULL,
+  fn TEXT NOT NULL,
+  async INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  started_at INTEGER,
+  finished_at INTEGER,
+  deadline_at INTEGER,
+  expires_at INTEGER,
+  run_time_ms REAL,
+  error TEXT,
+  payload BLOB,
+  request TEXT,
+  host_misses INTEGER NOT NULL DEFAULT 0,
+  hook_target TEXT,
+  hook_signed INTEGER,
+  hook_state TEXT,
+  hook_attempts TEXT,
+  hook_url TEXT,
+  hook_secret TEXT,
+  hook_body TEXT,
+  due_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS runs_queue ON runs (created_at, id) WHERE status = 'queued';
+CREATE INDEX IF NOT EXISTS runs_due ON runs (due_at) WHERE due_at IS NOT NULL;
+CREATE TABLE IF NOT EXISTS shard (
+  key INTEGER PRIMARY KEY CHECK (key = 1),
+  project TEXT NOT NULL,
+  app TEXT NOT NULL,
+  origin TEXT NOT NULL,
+  capacity INTEGER NOT NULL
+);
+`;
+
+export interface RunRow extends Record<string, SqlStorageValue> {
+  id: string;
+  project: string;
+  app: string;
+  fn: string;
+  async: number;
+  status: RunStatus;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  deadline_at: number | null;
+  expires_at: number | null;
+  run_time_ms: number | null;
+  error: string | null;
+  host_misses: number;
+  hook_target: string | null;
+  hook_signed: number | null;
+  hook_state: "pending" | "delivered" | "failed" | null;
+  hook_attempts: string | null;
+  due_at: number | null;
+}
+
+/** The columns a view or a transition needs (never the payload, the secret or the body). */
+const COLUMNS = `id, project, app, fn, async, status, created_at, started_at, finished_at,
+  deadline_at, expires_at, run_time_ms, error, host_misses, hook_target, hook_signed, hook_state,
+  hook_attempts, due_at`;
+
+/** The shard's own facts: whose runs it holds, where the host reports, how much it may send. */
+export interface ShardInfo extends Record<string, SqlStorageValue> {
+  project: string;
+  app: string;
+  /** The Worker's origin, for the host's callback. */
+  origin: string;
+  capacity: number;
+}
+
+/** What a queued run hands to the host. */
+export interface QueuedRun {
+  id: string;
+  fn: string;
+  payload: ArrayBuffer | null;
+  request: AppRequest | null;
+}
+
+export class RunStore {
+  constructor(private readonly sql: SqlStorage) {
+    sql.exec(SCHEMA);
+  }
+
+  info(): ShardInfo | undefined {
+    return this.sql
+      .exec<ShardInfo>("SELECT project, app, origin, capacity FROM shard")
+      .toArray()[0];
+  }
+
+  saveInfo(info: ShardInfo): void {
+    this.sql.exec(
+      `INSERT INTO shard (key, project, app, origin, capacity) VALUES (1, ?, ?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET origin = excluded.origin, capacity = excluded.capacity`,
+      info.project,
+      info.app,
+      info.origin,
+      info.capacity,
+    );
+  }
+
+  count(status: RunStatus): number {
+    return this.sql
+      .exec<{ n: number }>("SELECT count(*) AS n FROM runs WHERE status = ?", status)
+      .one().n;
+  }
+
+  get(id: string): RunRow | undefined {
+    return this.sql.exec<RunRow>(`SELECT ${COLUMNS} FROM runs WHERE id = ?`, id).toArray()[0];
+  }
+
+  /** A new async run, queued until `limits.queueTimeout` seconds from its creation. */
+  insertQueued(
+    run: { id: string; project: string; app: string; fn: string; createdAt: number },
+    limits: AppLimits,
+    payload: ArrayBuffer,
+    request: AppRequest | undefined,
+    hook: { target: string; signed: boolean; url: string; secret?: string } | undefined,
+  ): void {
+    const expiresAt = run.createdAt + limits.queueTimeout * 1000;
+    this.sql.exec(
+      `INSERT INTO runs (id, project, app, fn, async, status, created_at, expires_at, payload,
+         request, hook_target, hook_signed, hook_state, hook_attempts, hook_url, hook_secret, due_at)
+       VALUES (?, ?, ?, ?, 1, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      run.id,
+      run.project,
+      run.app,
+      run.fn,
+      run.createdAt,
+      expiresAt,
+      payload,
+      request ? JSON.stringify(request) : null,
+      hook?.target ?? null,
+      hook ? Number(hook.signed) : null,
+      hook ? "pending" : null,
+      hook ? "[]" : null,
+      hook?.url ?? null,
+      hook?.secret ?? null,
+      expiresAt,
+    );
+  }
+
+  /** A sync run that answered its caller and has a webhook: recorded as it ended. */
+  insertEnded(
+    run: { id: string; project: string; app: string; fn: string; createdAt: number },
+    hook: { target: string; signed: boolean; url: string; secret?: string },
+  ): void {
+    this.sql.exec(
+      `INSERT INTO runs (id, project, app, fn, async, status, created_at, started_at, hook_target,
+         hook_signed, hook_state, hook_attempts, hook_url, hook_secret)
+       VALUES (?, ?, ?, ?, 0, 'running', ?, ?, ?, ?, 'pending', '[]', ?, ?)`,
+      run.id,
+      run.project,
+      run.app,
+      run.fn,
+      run.createdAt,
+      run.createdAt,
+      hook.target,
+      Number(hook.signed),
+      hook.url,
+      hook.secret ?? null,
+    );
+  }
+
+  /** The ids of the oldest queued runs, first come first served. */
+  oldestQueued(limit: number): string[] {
+    return this.sql
+      .exec<{ id: string }>(
+        "SELECT id FROM runs WHERE status = 'queued' ORDER BY created_at, id LIMIT ?",
+        limit,
+      )
+      .toArray()
+      .map((r) => r.id);
+  }
+
+  /** What a queued run hands to the host: its function, body and (custom apps) request. */
+  queued(id: string): QueuedRun | undefined {
+    const row = this.sql
+      .exec<{ id: string; fn: string; payload: ArrayBuffer | null; request: string | null }>(
+        "SELECT id, fn, payload, request FROM runs WHERE id = ? AND status = 'queued'",
+        id,
+      )
+      .toArray()[0];
+    return row && { ...row, request: row.request ? (JSON.parse(row.request) as AppRequest) : null };
+  }
+
+  /** Rows whose `due_at` has come, soonest first. */
+  due(now: number, limit: number): RunRow[] {
+    return this.sql
+      .exec<RunRow>(
+        `SELECT ${COLUMNS} FROM runs WHERE due_at IS NOT NULL AND due_at <= ? ORDER BY due_at LIMIT ?`,
+        now,
+        limit,
+      )
+      .toArray();
+  }
+
+  /** The soonest `due_at` of any row. */
+  nextDue(): number | undefined {
+    const { at } = this.sql
+      .exec<{ at: number | null }>("SELECT min(due_at) AS at FROM runs WHERE due_at IS NOT NULL")
+      .one();
+    return at ?? undefined;
+  }
+
+  /** Every running run is due now (after a restart: ask the host about each at once). */
+  checkRunningNow(now: number): void {
+    this.sql.exec("UPDATE runs SET due_at = ? WHERE status = 'running' AND async = 1", now);
+  }
+
+  /** Writes the row's changed columns (and `payload`/`request` dropped once the run left the queue). */
+  update(id: string, changes: Partial<RunRow>, dropQueued = false): void {
+    const names = Object.keys(changes);
+    const sets = names.map((n) => `${n} = ?`);
+    if (dropQueued) sets.push("payload = NULL", "request = NULL");
+    if (sets.length === 0) return;
+    this.sql.exec(
+      `UPDATE runs SET ${sets.join(", ")} WHERE id = ?`,
+      ...names.map((n) => changes[n] as SqlStorageValue),
+      id,
+    );
+  }
+
+  /** What a delivery attempt needs: the target with its query, the secret and the body. */
+  delivery(id: string): { url: string; secret: string | null; body: string } | undefined {
+    return this.sql
+      .exec<{ url: string; secret: string | null; body: string }>(
+        `SELECT hook_url AS url, hook_secret AS secret, hook_body AS body FROM runs
+         WHERE id = ? AND hook_state = 'pending' AND hook_body IS NOT NULL`,
+        id,
+      )
+      .toArray()[0];
+  }
+
+  setDeliveryBody(id: string, body: string): void {
+    this.sql.exec("UPDATE runs SET hook_body = ? WHERE id = ?", body, id);
+  }
+
+  /** The delivery is over (or never to be): the secret, the body and the target go now. */
+  closeDelivery(id: string): void {
+    this.sql.exec(
+      "UPDATE runs SET hook_url = NULL, hook_secret = NULL, hook_body = NULL WHERE id = ?",
+      id,
+    );
+  }
+
+  remove(id: string): void {
+    this.sql.exec("DELETE FROM runs WHERE id = ?", id);
+  }
+}
+
+export function attemptsOf(row: RunRow): DeliveryAttempt[] {
+  return row.hook_attempts ? (JSON.parse(row.hook_attempts) as DeliveryAttempt[]) : [];
+}
+
+const time = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** The caller's view of a row: never the payload, the secret, the body or the result. */
+export function runView(row: RunRow): RunView {
+  return {
+    run_id: row.id,
+    project: row.project,
+    app: row.app,
+    function: row.fn,
+    async: row.async === 1,
+    status: row.status,
+    created_at: time(row.created_at) as string,
+    started_at: time(row.started_at),
+    finished_at: time(row.finished_at),
+    run_time_ms: row.run_time_ms,
+    ...(row.error ? { error: { message: row.error } } : {}),
+    ...(row.hook_state
+      ? {
+          webhook: {
+            target: row.hook_target ?? "",
+            signed: row.hook_signed === 1,
+            state: row.hook_state,
+            attempts: attemptsOf(row).map((a) => ({ ...a, at: time(a.at) as string })),
+          },
+        }
+      : {}),
+  };
+}

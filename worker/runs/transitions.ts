@@ -1,0 +1,74 @@
+/**
+ * A run's moves as writes to its row: started, ended (with its delivery body built, or its
+ * webhook dropped). What follows a move — the delivery, the runs index, the alarm — is the
+ * shard's to do; these say what is due.
+ */
+import { RETAIN_MS, type RunRow, type RunStore } from "./store.ts";
+import type { HostRun, Outcome, WebhookRequest } from "./types.ts";
+
+/** The host took a queued run: it runs, its payload goes, the watchdog is due at `checkAt`. */
+export function markStarted(store: RunStore, row: RunRow, hostRun: HostRun, checkAt: number) {
+  store.update(
+    row.id,
+    {
+      status: "running",
+      started_at: hostRun.startedAt ?? Date.now(),
+      deadline_at: hostRun.deadlineAt ?? null,
+      host_misses: 0,
+      due_at: checkAt,
+    },
+    true,
+  );
+}
+
+/**
+ * Ends the run with `outcome`. With `deliver` and a webhook, the delivery body is stored and
+ * the delivery is due now (true is returned: start it); otherwise the webhook (if any) is
+ * dropped with its secret and the row is kept until `RETAIN_MS` after the end. `byHost`: the
+ * host's report that ended it.
+ */
+export function markEnded(
+  store: RunStore,
+  row: RunRow,
+  outcome: Outcome | { status: "cancelled" },
+  deliver: boolean,
+  byHost?: HostRun,
+): boolean {
+  const finishedAt = byHost?.finishedAt ?? Date.now();
+  const ended: Partial<RunRow> = {
+    status: outcome.status,
+    finished_at: finishedAt,
+    host_misses: 0,
+    ...(row.started_at === null && byHost?.startedAt ? { started_at: byHost.startedAt } : {}),
+    ...("run_time_ms" in outcome && outcome.run_time_ms !== null
+      ? { run_time_ms: outcome.run_time_ms }
+      : {}),
+    ...(outcome.status === "failure" ? { error: outcome.error.message } : {}),
+  };
+  if (row.hook_state === "pending" && deliver && outcome.status !== "cancelled") {
+    const body = JSON.stringify({
+      run_id: row.id,
+      ...outcome,
+      timestamp: new Date(finishedAt).toISOString(),
+    });
+    store.update(row.id, { ...ended, due_at: Date.now() }, true);
+    store.setDeliveryBody(row.id, body);
+    return true;
+  }
+  const hook = row.hook_state === "pending" ? { hook_state: "failed" as const } : {};
+  store.update(row.id, { ...ended, ...hook, due_at: finishedAt + RETAIN_MS }, true);
+  store.closeDelivery(row.id);
+  return false;
+}
+
+/** What the row keeps of a webhook: the shown target, whether it is signed, and the secrets. */
+export function hookOf(webhook: WebhookRequest) {
+  const { origin, pathname } = new URL(webhook.url);
+  return {
+    // Scheme, host and path: the query may hold credentials, it is never shown.
+    target: `${origin}${pathname}`,
+    signed: webhook.secret !== undefined,
+    url: webhook.url,
+    ...(webhook.secret !== undefined ? { secret: webhook.secret } : {}),
+  };
+}

@@ -1,0 +1,39 @@
+/**
+ * The watchdog of a running async run: asks the host about it when its report has not come (a
+ * lost callback, a lost host) and says what follows. The shard's alarm calls it every
+ * RUN_WATCHDOG_MS (30 s) per running run, and at once after a restart.
+ */
+import type { Env } from "../env.ts";
+import { askHost } from "./host-calls.ts";
+import type { RunRow } from "./store.ts";
+import type { HostRun } from "./types.ts";
+
+/** Unanswered questions in a row before the run is given up as lost. */
+const HOST_MISSES = 3;
+/** How long past its deadline a run may still be reported before it is failed. */
+const DEADLINE_MARGIN_MS = 60_000;
+
+export type Verdict =
+  /** The run failed: the host lost it, stopped answering, or it outlived its deadline. */
+  | { kind: "failed"; message: string }
+  /** The host has its end (its report was lost): that end. */
+  | { kind: "ended"; run: HostRun }
+  /** Still running, or no answer yet: the unanswered questions in a row. */
+  | { kind: "running"; misses: number };
+
+export async function watch(env: Env, row: RunRow): Promise<Verdict> {
+  const answer = await askHost(env, row.id);
+  if (answer.kind === "lost")
+    return { kind: "failed", message: "the runtime host lost the run (it restarted or stopped)" };
+  if (answer.kind === "state" && answer.run.status !== "running")
+    return { kind: "ended", run: answer.run };
+  const misses = answer.kind === "silent" ? row.host_misses + 1 : 0;
+  if (row.deadline_at !== null && Date.now() > row.deadline_at + DEADLINE_MARGIN_MS)
+    return {
+      kind: "failed",
+      message: "the run did not finish within the app's response_grace_period",
+    };
+  if (misses >= HOST_MISSES)
+    return { kind: "failed", message: "the runtime host stopped answering about the run" };
+  return { kind: "running", misses };
+}
