@@ -1,0 +1,306 @@
+// The run routes through SELF.fetch (worker/routes/run.ts, runs.ts): async runs queued in their
+// shard (202, the run's URL, DELETE, a full queue), sync runs with a webhook, and the internal
+// routes (the host's callback, the wake-up).
+import { env, fetchMock, listDurableObjectIds, SELF } from "cloudflare:test";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { MAX_QUEUED_RUNS, SHARDS } from "../runs/limits.ts";
+import { newRunId, shardName, shardOf } from "../runs/shards.ts";
+import { fillQueue, shardNamed, sql, until } from "../runs/test-support.ts";
+import {
+  appIsDeployed,
+  CONTROL,
+  call,
+  expectUpstreamsUsed,
+  HOST,
+  hostAnswers,
+  PROJECT,
+  setUpUpstreams,
+  sign,
+} from "./test-support.ts";
+
+beforeAll(setUpUpstreams);
+afterEach(expectUpstreamsUsed);
+
+/** The host's answer to `app`'s next hand-over: 202 started. Records what it was sent. */
+function hostTakesNext(app = "hello", route: "async" | "async-http" = "async") {
+  const sent: Array<{ method: string; path: string; headers: Headers; body: string }> = [];
+  fetchMock
+    .get(HOST)
+    .intercept({
+      path: (p) => p.startsWith(`/internal/${route}/${PROJECT}/${app}/`),
+      method: () => true,
+    })
+    .reply(({ method, path, headers, body }) => {
+      sent.push({ method, path, headers: new Headers(headers as HeadersInit), body: String(body) });
+      const run = { status: "running", startedAt: Date.now(), deadlineAt: Date.now() + 60_000 };
+      return { statusCode: 202, data: JSON.stringify(run) };
+    });
+  return sent;
+}
+
+const runUrl = (runId: string, app = "hello") =>
+  `https://api.test/v4/${PROJECT}/${app}/runs/${runId}`;
+
+/** A POST to an internal route, with `token` as its bearer token. */
+const internal = (path: string, token?: string, body?: string) =>
+  SELF.fetch(`https://api.test${path}`, {
+    method: "POST",
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+    body,
+  });
+
+/** The run's state through its URL, once it is `status` (bounded). */
+const stateOnce = (runId: string, headers: HeadersInit, status: string, app = "hello") =>
+  until(`${runId} ${status}`, async () => {
+    const view = (await (await SELF.fetch(runUrl(runId, app), { headers })).json()) as {
+      status?: string;
+    };
+    return view.status === status && view;
+  });
+
+/** An async run of `app` (deployed, its host starting it), submitted with a new token. */
+async function asyncRun(app = "hello", body = "{}") {
+  const headers = { authorization: `Bearer ${await sign()}` };
+  appIsDeployed(app);
+  const sent = hostTakesNext(app);
+  const { res, body: answer } = await call(`/v4/${PROJECT}/${app}/run?async=true`, {
+    headers,
+    body,
+  });
+  return { headers, sent, res, answer, runId: answer.run_id as string };
+}
+
+describe("run API: async runs, run state and webhooks", () => {
+  it("answers async=true with 202 and exactly {run_id}; the run is in the shard its id names, and its URL follows it to its end", async () => {
+    const { headers, sent, res, answer, runId } = await asyncRun("hello", '{"n":1}');
+    expect(res.status).toBe(202);
+    expect(answer).toEqual({ run_id: res.headers.get("X-Request-Id") });
+    const holds = async (k: number) =>
+      (await sql(shardNamed("hello", k, PROJECT), "SELECT id FROM runs WHERE id = ?", runId))
+        .length;
+    for (let k = 0; k < SHARDS; k++) expect(await holds(k)).toBe(k === shardOf(runId) ? 1 : 0);
+    const running = await stateOnce(runId, headers, "running");
+    expect(running).toMatchObject({ run_id: runId, async: true });
+    expect(sent[0]?.body).toBe('{"n":1}');
+    const callback = `/internal/apps/${PROJECT}/hello/runs/${runId}/complete`;
+    expect(sent[0]?.headers.get("x-runlet-callback-url")).toBe(`https://api.test${callback}`);
+
+    const report = JSON.stringify({ status: "success", result: 1, runTimeMs: 5 });
+    const reported = await internal(callback, env.INTERNAL_TOKEN, report);
+    expect(reported.status).toBe(200);
+    expect(await reported.json()).toEqual({ status: "success" });
+    const done = await SELF.fetch(runUrl(runId), { headers });
+    expect(done.headers.get("X-Request-Id")).toBe(runId);
+    expect(await done.json()).toMatchObject({ status: "success", run_time_ms: 5 });
+
+    // Not a run of another app (the runs index says whose it is); an ended run is not cancelled.
+    appIsDeployed("other");
+    fetchMock
+      .get(CONTROL)
+      .intercept({ path: `/v2/projects/${PROJECT}/runs/${runId}` })
+      .reply(200, { id: runId, app: "hello", function: "run", async: true, status: "success" });
+    expect((await SELF.fetch(runUrl(runId, "other"), { headers })).status).toBe(404);
+    const cancel = await SELF.fetch(runUrl(runId), { method: "DELETE", headers });
+    expect(cancel.status).toBe(409);
+  });
+
+  it("takes the host's callback only with the internal token; an unknown run is 404, a body not JSON 400", async () => {
+    const path = `/internal/apps/${PROJECT}/hello/runs/${newRunId()}/complete`;
+    const report = JSON.stringify({ status: "success" });
+    for (const token of [undefined, "wrong"]) {
+      const res = await internal(path, token, report);
+      expect(res.status).toBe(401);
+      expect(await res.json()).toEqual({ message: "internal route: invalid token" });
+    }
+    const unknown = await internal(path, env.INTERNAL_TOKEN, report);
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ message: "no such run" });
+    expect((await internal(path, env.INTERNAL_TOKEN, "not json")).status).toBe(400);
+  });
+
+  it("DELETE cancels a running async run, stops it on the host, and answers its view; again is 409", async () => {
+    const { headers, runId } = await asyncRun();
+    await stateOnce(runId, headers, "running");
+    let stopped = 0;
+    fetchMock
+      .get(HOST)
+      .intercept({ path: `/internal/runs/${runId}`, method: "DELETE" })
+      .reply(() => {
+        stopped++;
+        return { statusCode: 200, data: "{}" };
+      });
+    const res = await SELF.fetch(runUrl(runId), { method: "DELETE", headers });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("X-Request-Id")).toBe(runId);
+    expect(await res.json()).toMatchObject({ run_id: runId, status: "cancelled" });
+    expect(stopped).toBe(1);
+    const again = await SELF.fetch(runUrl(runId), { method: "DELETE", headers });
+    expect(again.status).toBe(409);
+    expect(await again.json()).toMatchObject({
+      message: `run '${runId}' has already ended: cancelled`,
+    });
+  });
+
+  it("GET of a run its shard does not hold asks the runs index: a sync run's row, or 404 {message}", async () => {
+    const headers = { authorization: `Bearer ${await sign()}` };
+    appIsDeployed();
+    const [known, unknown] = [newRunId(), newRunId()];
+    const index = (runId: string) =>
+      fetchMock.get(CONTROL).intercept({ path: `/v2/projects/${PROJECT}/runs/${runId}` });
+    const at = "2026-01-02T03:04:05.000Z";
+    index(known).reply(200, {
+      ...{ id: known, app: "hello", function: "run", async: false, status: "success" },
+      ...{ createdAt: at, finishedAt: at, runTimeMs: 2 },
+    });
+    index(unknown).reply(404, { message: "not found" });
+    const found = await SELF.fetch(runUrl(known), { headers });
+    expect(await found.json()).toEqual({
+      ...{ run_id: known, project: PROJECT, app: "hello", function: "run", async: false },
+      ...{ status: "success", created_at: at, started_at: at, finished_at: at, run_time_ms: 2 },
+    });
+    const missing = await SELF.fetch(runUrl(unknown), { headers });
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({
+      message: `no run '${unknown}' of app 'hello' in project '${PROJECT}'`,
+      run_id: unknown,
+    });
+  });
+
+  it("GET of an id that names no shard (its last character past SHARDS) creates no Durable Object", async () => {
+    const headers = { authorization: `Bearer ${await sign()}` };
+    appIsDeployed();
+    const runId = `${newRunId().slice(0, -1)}z`;
+    fetchMock
+      .get(CONTROL)
+      .intercept({ path: `/v2/projects/${PROJECT}/runs/${runId}` })
+      .reply(404, { message: "not found" });
+    expect((await SELF.fetch(runUrl(runId), { headers })).status).toBe(404);
+    const nowhere = env.RUNS.idFromName(shardName(PROJECT, "hello", 31));
+    expect((await listDurableObjectIds(env.RUNS)).some((id) => id.equals(nowhere))).toBe(false);
+  });
+
+  it("answers 429 {message, run_id} once the app's queue is full", async () => {
+    const headers = { authorization: `Bearer ${await sign()}` };
+    appIsDeployed("full");
+    for (let k = 0; k < SHARDS; k++)
+      await fillQueue("full", k, Math.ceil(MAX_QUEUED_RUNS / SHARDS), PROJECT);
+    const { res, body } = await call(`/v4/${PROJECT}/full/run?async=true`, { headers });
+    expect(res.status).toBe(429);
+    expect(body).toEqual({
+      message: "app 'full' has too many runs waiting (about 100,000): try again once some have run",
+      run_id: res.headers.get("X-Request-Id"),
+    });
+  });
+
+  it("hands a custom app's async request over as it came, less the caller's token, the secret and Runlet's parameters", async () => {
+    const authorization = `Bearer ${await sign()}`;
+    appIsDeployed("web", "custom");
+    const sent = hostTakesNext("web", "async-http");
+    const hook = encodeURIComponent("https://hooks.test/web");
+    const { res } = await call(
+      `/v4/${PROJECT}/web/items/7?x=1&async=true&webhookEndpoint=${hook}&y=%2F`,
+      {
+        method: "PUT",
+        headers: { authorization, "x-webhook-secret": "k", "x-custom": "yes" },
+        body: "hello",
+      },
+    );
+    expect(res.status).toBe(202);
+    await until("the hand-over", () => sent.length === 1);
+    const path = `/internal/async-http/${PROJECT}/web/items/7?x=1&y=%2F`;
+    expect(sent[0]).toMatchObject({ method: "PUT", path, body: "hello" });
+    expect(sent[0]?.headers.get("x-custom")).toBe("yes");
+    expect(sent[0]?.headers.get("x-webhook-secret")).toBeNull();
+    expect(sent[0]?.headers.get("authorization")).toBe(`Bearer ${env.INTERNAL_TOKEN}`);
+  });
+  it("refuses a bad async value and a bad or private webhookEndpoint with 400", async () => {
+    const headers = { authorization: `Bearer ${await sign()}` };
+    appIsDeployed();
+    for (const query of [
+      "async=1",
+      "webhookEndpoint=",
+      "webhookEndpoint=ftp%3A%2F%2Fexample.com%2F",
+      "webhookEndpoint=http%3A%2F%2F127.0.0.1%3A9%2Fhook",
+    ]) {
+      const { res, body } = await call(`/v4/${PROJECT}/hello/run?${query}`, { headers });
+      expect({ query, status: res.status }).toEqual({ query, status: 400 });
+      expect(body.run_id).toBe(res.headers.get("X-Request-Id"));
+    }
+  });
+
+  it("answers a sync run unchanged and delivers its response to the webhook afterwards", async () => {
+    const headers = { authorization: `Bearer ${await sign()}`, "x-webhook-secret": "k" };
+    appIsDeployed();
+    hostAnswers(200, { ok: true, result: { v: 1 }, run_time_ms: 2 });
+    let delivered: string | undefined;
+    fetchMock
+      .get("https://hooks.test")
+      .intercept({ path: "/sync", method: "POST" })
+      .reply(({ body }) => {
+        delivered = String(body);
+        return { statusCode: 200, data: "" };
+      });
+    const hook = encodeURIComponent("https://hooks.test/sync");
+    const { res, body } = await call(`/v4/${PROJECT}/hello/run?webhookEndpoint=${hook}`, {
+      headers,
+    });
+    expect(res.status).toBe(200);
+    expect(body).toEqual({ run_id: body.run_id, result: { v: 1 }, run_time_ms: 2 });
+    for (let i = 0; i < 100 && !delivered; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(JSON.parse(delivered ?? "{}")).toMatchObject({
+      run_id: body.run_id,
+      status: "success",
+      result: { v: 1 },
+    });
+    const state = await SELF.fetch(`https://api.test/v4/${PROJECT}/hello/runs/${body.run_id}`, {
+      headers,
+    });
+    expect(await state.json()).toMatchObject({
+      async: false,
+      status: "success",
+      webhook: { signed: true, state: "delivered" },
+    });
+  });
+});
+
+describe("POST /internal/wake", () => {
+  it("refuses a caller without the internal token", async () => {
+    for (const token of [undefined, "wrong"]) {
+      const res = await internal("/internal/wake", token);
+      expect(res.status).toBe(401);
+      expect(await res.json()).toEqual({ message: "internal route: invalid token" });
+    }
+  });
+
+  it("wakes every shard of every app the control plane lists: running runs are asked about at once", async () => {
+    const app = `wake${crypto.randomUUID().slice(0, 8)}`;
+    const { headers, runId } = await asyncRun(app);
+    await stateOnce(runId, headers, "running", app);
+    let listedWith: string | null = null;
+    const apps = [app, `${app}-idle`].map((name) => ({ project: PROJECT, app: name }));
+    fetchMock
+      .get(CONTROL)
+      .intercept({ path: "/internal/apps" })
+      .reply(({ headers: sent }) => {
+        listedWith = new Headers(sent as HeadersInit).get("authorization");
+        return { statusCode: 200, data: JSON.stringify({ apps }) };
+      });
+    let asked = 0;
+    fetchMock
+      .get(HOST)
+      .intercept({ path: `/internal/runs/${runId}` })
+      .reply(() => ({ statusCode: 200, data: JSON.stringify({ status: "running", n: ++asked }) }));
+    const res = await internal("/internal/wake", env.INTERNAL_TOKEN);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ apps: 2, queued: 0, running: 1 });
+    expect(listedWith).toBe(`Bearer ${env.INTERNAL_TOKEN}`);
+    await until("the host asked about the running run", () => asked === 1);
+  });
+
+  it("answers 502 when the control plane cannot list the apps", async () => {
+    fetchMock.get(CONTROL).intercept({ path: "/internal/apps" }).reply(500, {});
+    const res = await internal("/internal/wake", env.INTERNAL_TOKEN);
+    expect(res.status).toBe(502);
+    expect(await res.json()).toEqual({ message: "the control plane answered 500" });
+  });
+});
