@@ -103,7 +103,7 @@ export class AsyncRuns {
     }
     const { run } = entry;
     if (heard === "ended" || run.status !== "running") return { kind: "ended", run };
-    this.reports.asyncRun(run);
+    this.reports.running(run);
     return { kind: "running", run };
   }
 
@@ -237,7 +237,7 @@ export class AsyncRuns {
     }
   }
 
-  /** Passes on how the run went: its end to the submitter or the callback, and the runs index. */
+  /** Passes on how the run went: its end to the submitter or the callback (its shard indexes it). */
   #settle(
     entry: Submitted,
     left: WorkloadError | undefined,
@@ -249,7 +249,6 @@ export class AsyncRuns {
       return;
     }
     const { run } = entry;
-    if (!this.#closed) this.reports.asyncRun(run);
     if (entry.waiter) entry.waiter("ended");
     else if (run.status !== "cancelled" && callbackUrl) void this.#report(callbackUrl, run);
     setTimeout(() => this.#forget(entry), KEEP_ENDED_MS).unref();

@@ -1,7 +1,8 @@
 /**
- * The runs index hears from the host itself of the synchronous runs it served and of the
- * async runs it ran: it knows how each one ended, and neither the Worker's answer nor a run's
- * Durable Object then waits on, or pays for, a request of its own. Reports are gathered for a
+ * The runs index hears from the host itself of the synchronous runs it served — it knows how
+ * each one ended, and the Worker's answer then waits on no request of its own — and of the
+ * async runs it has started (`running`). An async run's end is reported by its shard in the
+ * Worker, which keeps it until the index has it: a report held here dies with the host. Reports are gathered for a
  * few milliseconds and sent together (`POST {control plane}/internal/runs`), off every caller's
  * path; of several reports of one run in a batch only the last is sent. A batch the control
  * plane could not take (unreachable, 5xx) is sent again for about a minute — a control plane
@@ -52,23 +53,20 @@ export class RunReports {
     this.#queue(runId, { ...run, async: false, finishedAt: Date.now() });
   }
 
-  /**
-   * An async run running, or as it ended. A queued one is not reported (it is the Worker's
-   * until it starts), nor a cancelled one: cancelling is the run's record's doing, and the
-   * Worker reports it.
-   */
-  asyncRun(run: AsyncRun): void {
-    if (run.status === "queued" || run.status === "cancelled") return;
+  /** An async run that has started and outlasted its submitter's wait. */
+  running(run: AsyncRun): void {
+    if (run.status !== "running") return;
     this.#queue(run.runId, {
       projectId: run.project,
       app: run.app,
       function: run.fn,
       async: true,
-      status: run.status,
-      finishedAt: run.finishedAt ?? null,
-      runTimeMs: run.runTimeMs ?? null,
+      status: "running",
+      finishedAt: null,
+      runTimeMs: null,
     });
   }
+
 
   /** Ids not made by Runlet's Worker are not runs. */
   #queue(runId: string, report: Omit<RunReport, "createdAt">): void {

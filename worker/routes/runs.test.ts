@@ -292,7 +292,7 @@ describe("POST /internal/wake", () => {
       .reply(() => ({ statusCode: 200, data: JSON.stringify({ status: "running", n: ++asked }) }));
     const res = await internal("/internal/wake", env.INTERNAL_TOKEN);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ apps: 2, queued: 0, running: 1 });
+    expect(await res.json()).toEqual({ apps: 2, queued: 0, running: 1, failed: 0 });
     expect(listedWith).toBe(`Bearer ${env.INTERNAL_TOKEN}`);
     await until("the host asked about the running run", () => asked === 1);
   });

@@ -137,11 +137,19 @@ async function wake(c: Context<WorkerEnv>) {
   }
   if (!res.ok) return c.json({ message: `the control plane answered ${res.status}` }, 502);
   const { apps } = (await res.json()) as { apps: Array<{ project: string; app: string }> };
-  const woken = await Promise.all(
-    apps.flatMap(({ project, app }) =>
-      shardsOf(c.env, project, app).map((s) => s.wake(new URL(c.req.url).origin)),
-    ),
+  const origin = new URL(c.req.url).origin;
+  const woken = await Promise.allSettled(
+    apps.flatMap(({ project, app }) => shardsOf(c.env, project, app).map((s) => s.wake(origin))),
   );
-  const total = (key: "queued" | "running") => woken.reduce((n, w) => n + w[key], 0);
-  return c.json({ apps: apps.length, queued: total("queued"), running: total("running") }, 200);
+  const counts = { apps: apps.length, queued: 0, running: 0, failed: 0 };
+  for (const result of woken) {
+    if (result.status === "fulfilled") {
+      counts.queued += result.value.queued;
+      counts.running += result.value.running;
+    } else {
+      counts.failed++;
+      console.error("[worker] a run shard could not be woken:", result.reason);
+    }
+  }
+  return c.json(counts, counts.failed > 0 ? 500 : 200);
 }

@@ -73,7 +73,7 @@ describe("what the host is sent", () => {
 });
 
 describe("what the host's answer makes of the run", () => {
-  it("202: running from the host's startedAt; its report ends it; the host reports it, not the shard", async () => {
+  it("202: running from the host's startedAt; its report ends it; the shard tells the index that end, once", async () => {
     const app = newApp();
     const startedAt = Date.now() - 20;
     fakeHost(app, () => ({ status: 202, body: { status: "running", startedAt } }));
@@ -90,11 +90,12 @@ describe("what the host's answer makes of the run", () => {
       run_time_ms: 12,
       finished_at: new Date(report.finishedAt).toISOString(),
     });
-    expect(await reportsOf(run, 0)).toEqual([]);
+    expect(await reportsOf(run, 1)).toEqual(["success"]);
     // A second report of the same end, or a late `running`, changes nothing.
     expect(await shardOfRun(run).report(run.runId, { status: "running" })).toEqual({
       status: "success",
     });
+    expect(await reportsOf(run, 2)).toEqual(["success"]);
   });
 
   it("200: from queued straight to the end the host answered, delivered", async () => {
@@ -119,7 +120,7 @@ describe("what the host's answer makes of the run", () => {
       error: { message: "boom" },
       run_time_ms: 4,
     });
-    expect(await reportsOf(run, 0)).toEqual([]); // the host reports the ends it answers
+    expect(await reportsOf(run, 1)).toEqual(["failure"]); // every async end, from its shard
   });
 
   it.each([

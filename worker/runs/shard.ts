@@ -17,10 +17,10 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env.ts";
-import { type RunReport, reportRun } from "../runs-index.ts";
 import { deliverDue } from "./deliveries.ts";
 import { Dispatch } from "./dispatch.ts";
 import { cancelOnHost, type HandOver, handOver } from "./host-calls.ts";
+import { IndexReports } from "./index-reports.ts";
 import { MAX_QUEUED_RUNS, SHARDS } from "./limits.ts";
 import { failed, hostOutcome } from "./outcome.ts";
 import { refusal } from "./refusal.ts";
@@ -52,6 +52,7 @@ export class RunShard extends DurableObject<Env> {
   /** Rows `queued`, counted once at start and kept up to date. */
   #queued: number;
   readonly #dispatch = new Dispatch();
+  readonly #index: IndexReports;
   /** Runs this instance is asking the host about, or delivering. */
   readonly #busy = new Set<string>();
   /** The alarm as last set (null: none). */
@@ -62,8 +63,14 @@ export class RunShard extends DurableObject<Env> {
     this.#store = new RunStore(ctx.storage.sql);
     this.#info = this.#store.info();
     this.#queued = this.#store.count("queued");
+    this.#index = new IndexReports(this.#store, env, () => this.#schedule());
+    // Ends the index has not confirmed (this shard's last instance stopped first) go now.
+    if (this.#store.unindexed(1).length > 0) this.#index.soon();
+    // The alarm is set again from the rows: the local runtime does not fire one set by an
+    // instance of before a restart.
     void ctx.blockConcurrencyWhile(async () => {
-      this.#alarmAt = await ctx.storage.getAlarm();
+      if ((await ctx.storage.getAlarm()) !== null) await ctx.storage.deleteAlarm();
+      this.#schedule();
     });
   }
 
@@ -172,6 +179,8 @@ export class RunShard extends DurableObject<Env> {
         this.#store.remove(row.id); // ended, delivered, retained long enough
       }
     }
+    const retry = this.#index.retryAt();
+    if (retry !== undefined && retry <= now) void this.#index.send();
     this.#handOverNext();
     this.#schedule(due.length === ALARM_BATCH ? now : undefined);
   }
@@ -256,10 +265,7 @@ export class RunShard extends DurableObject<Env> {
     }
   }
 
-  /**
-   * Ends the run (see transitions.ts) and does what follows: its delivery, the runs index (an
-   * end the host reported, `byHost`, the host reports; any other this shard), the alarm.
-   */
+  /** Ends the run (see transitions.ts) and does what follows: its delivery, the runs index, the alarm. */
   #end(
     row: RunRow,
     outcome: Outcome | { status: "cancelled" },
@@ -268,7 +274,7 @@ export class RunShard extends DurableObject<Env> {
   ): void {
     if (row.status === "queued") this.#queued--;
     if (markEnded(this.#store, row, outcome, deliver, byHost)) void this.#deliver(row.id);
-    if (row.async === 1 && (!byHost || outcome.status === "cancelled")) this.#report(row.id);
+    if (row.async === 1) this.#index.soon();
     this.#schedule();
   }
 
@@ -291,7 +297,7 @@ export class RunShard extends DurableObject<Env> {
    */
   #schedule(soonest?: number): void {
     const now = Date.now();
-    const times = [soonest, this.#store.nextDue()];
+    const times = [soonest, this.#store.nextDue(), this.#index.retryAt()];
     if (this.#queued > this.#dispatch.openCount) times.push(this.#dispatch.pausedUntil());
     let at = Math.min(...times.filter((t): t is number => t !== undefined));
     if (this.#queued > 0 && at > now + QUEUED_ALARM_MS) {
@@ -315,26 +321,6 @@ export class RunShard extends DurableObject<Env> {
     if (known?.origin === info.origin && known.capacity === info.capacity) return;
     this.#store.saveInfo(info);
     this.#info = info;
-  }
-
-  /**
-   * An async run's end that this shard decided (cancelled; failed by the watchdog, by expiry or
-   * by the host's refusal) goes to the runs index from here, and replaces an end the host
-   * reported; the host reports the run's `running` and the ends it reported itself.
-   */
-  #report(id: string): void {
-    const row = this.#store.get(id) as RunRow;
-    const report: RunReport = {
-      projectId: row.project,
-      app: row.app,
-      function: row.fn,
-      async: true,
-      status: row.status,
-      createdAt: row.created_at,
-      finishedAt: row.finished_at,
-      runTimeMs: row.run_time_ms,
-    };
-    this.ctx.waitUntil(reportRun(this.env, id, report));
   }
 
   #watchdogMs(): number {

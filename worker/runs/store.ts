@@ -3,6 +3,7 @@
  * in place as the run moves, and removed `RETAIN_MS` after it ended and its delivery is over.
  * `due_at` is when the shard's one alarm must next look at the row: a queued run's expiry, a
  * running run's next question to the host, a delivery's next attempt, a finished row's removal.
+ * `indexed` is 0 for an async run whose end the runs index has not confirmed yet.
  * Every call here is synchronous: a read-modify-write in one call cannot interleave with another.
  */
 import type { DeliveryAttempt } from "../webhooks/deliver.ts";
@@ -36,10 +37,12 @@ CREATE TABLE IF NOT EXISTS runs (
   hook_url TEXT,
   hook_secret TEXT,
   hook_body TEXT,
-  due_at INTEGER
+  due_at INTEGER,
+  indexed INTEGER NOT NULL DEFAULT 1
 );
 CREATE INDEX IF NOT EXISTS runs_queue ON runs (created_at, id) WHERE status = 'queued';
 CREATE INDEX IF NOT EXISTS runs_due ON runs (due_at) WHERE due_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS runs_unindexed ON runs (finished_at) WHERE indexed = 0;
 CREATE TABLE IF NOT EXISTS shard (
   key INTEGER PRIMARY KEY CHECK (key = 1),
   project TEXT NOT NULL,
@@ -71,6 +74,9 @@ export interface RunRow extends Record<string, SqlStorageValue> {
   due_at: number | null;
 }
 
+/** What a move of a run writes: columns of the row, and `indexed` (never read with it). */
+export type RowChanges = Partial<RunRow & { indexed: number }>;
+
 /** The columns a view or a transition needs (never the payload, the secret or the body). */
 const COLUMNS = `id, project, app, fn, async, status, created_at, started_at, finished_at,
   deadline_at, expires_at, run_time_ms, error, host_misses, hook_target, hook_signed, hook_state,
@@ -83,6 +89,18 @@ export interface ShardInfo extends Record<string, SqlStorageValue> {
   /** The Worker's origin, for the host's callback. */
   origin: string;
   capacity: number;
+}
+
+/** What the runs index is told of an ended async run. */
+export interface IndexRow extends Record<string, SqlStorageValue> {
+  id: string;
+  project: string;
+  app: string;
+  fn: string;
+  status: RunStatus;
+  created_at: number;
+  finished_at: number | null;
+  run_time_ms: number | null;
 }
 
 /** What a queued run hands to the host. */
@@ -225,7 +243,7 @@ export class RunStore {
   }
 
   /** Writes the row's changed columns (and `payload`/`request` dropped once the run left the queue). */
-  update(id: string, changes: Partial<RunRow>, dropQueued = false): void {
+  update(id: string, changes: RowChanges, dropQueued = false): void {
     const names = Object.keys(changes);
     const sets = names.map((n) => `${n} = ?`);
     if (dropQueued) sets.push("payload = NULL", "request = NULL");
@@ -258,6 +276,27 @@ export class RunStore {
       "UPDATE runs SET hook_url = NULL, hook_secret = NULL, hook_body = NULL WHERE id = ?",
       id,
     );
+  }
+
+  /** Ended async runs whose end the runs index has not confirmed, oldest end first. */
+  unindexed(limit: number): IndexRow[] {
+    return this.sql
+      .exec<IndexRow>(
+        `SELECT id, project, app, fn, status, created_at, finished_at, run_time_ms FROM runs
+         WHERE indexed = 0 ORDER BY finished_at LIMIT ?`,
+        limit,
+      )
+      .toArray();
+  }
+
+  markIndexed(ids: readonly string[]): void {
+    for (let at = 0; at < ids.length; at += 100) {
+      const some = ids.slice(at, at + 100);
+      this.sql.exec(
+        `UPDATE runs SET indexed = 1 WHERE id IN (${some.map(() => "?").join(", ")})`,
+        ...some,
+      );
+    }
   }
 
   remove(id: string): void {

@@ -39,6 +39,13 @@ export async function until<T>(
 
 /** The states each run's shard reported to the runs index, by run id. */
 const indexed = new Map<string, string[]>();
+/** Batches the fake runs index still refuses (503) before it takes them again. */
+let indexRefusals = 0;
+
+/** The runs index answers the next `count` batches 503 (as a control plane restarting would). */
+export function indexRefuses(count: number): void {
+  indexRefusals = count;
+}
 
 /** Every file's beforeAll: fetchMock on, no real network, the runs index taking reports. */
 export function startFakes(): void {
@@ -46,11 +53,14 @@ export function startFakes(): void {
   fetchMock.disableNetConnect();
   fetchMock
     .get(CONTROL)
-    .intercept({ path: /^\/internal\/runs\/run_/, method: "PUT" })
-    .reply(({ path, body }) => {
-      const runId = String(path).split("/").at(-1) ?? "";
-      const { status } = JSON.parse(String(body)) as { status: string };
-      indexed.set(runId, [...(indexed.get(runId) ?? []), status]);
+    .intercept({ path: "/internal/runs", method: "POST" })
+    .reply(({ body }) => {
+      if (indexRefusals > 0) {
+        indexRefusals--;
+        return { statusCode: 503, data: '{"message":"restarting"}' };
+      }
+      const { runs } = JSON.parse(String(body)) as { runs: Array<{ id: string; status: string }> };
+      for (const { id, status } of runs) indexed.set(id, [...(indexed.get(id) ?? []), status]);
       return { statusCode: 200, data: "{}" };
     })
     .persist();

@@ -3,7 +3,7 @@
  * webhook dropped). What follows a move — the delivery, the runs index, the alarm — is the
  * shard's to do; these say what is due.
  */
-import { RETAIN_MS, type RunRow, type RunStore } from "./store.ts";
+import { RETAIN_MS, type RowChanges, type RunRow, type RunStore } from "./store.ts";
 import type { HostRun, Outcome, WebhookRequest } from "./types.ts";
 
 /** The host took a queued run: it runs, its payload goes, the watchdog is due at `checkAt`. */
@@ -35,10 +35,12 @@ export function markEnded(
   byHost?: HostRun,
 ): boolean {
   const finishedAt = byHost?.finishedAt ?? Date.now();
-  const ended: Partial<RunRow> = {
+  const ended: RowChanges = {
     status: outcome.status,
     finished_at: finishedAt,
     host_misses: 0,
+    // An async run's end goes to the runs index from its shard (index-reports.ts).
+    indexed: row.async === 1 ? 0 : 1,
     ...(row.started_at === null && byHost?.startedAt ? { started_at: byHost.startedAt } : {}),
     ...("run_time_ms" in outcome && outcome.run_time_ms !== null
       ? { run_time_ms: outcome.run_time_ms }

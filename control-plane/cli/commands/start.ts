@@ -206,6 +206,7 @@ Worker; every request it sends out is slower then).
           hostUrl: url.host,
           home,
           projectId: local?.projectId,
+          ...(woken ? { asyncRuns: woken } : {}),
         }),
       );
     } else {
@@ -244,9 +245,16 @@ async function wakeRuns(apiUrl: string, internalToken: string): Promise<string |
       headers: { authorization: `Bearer ${internalToken}` },
       signal: AbortSignal.timeout(30_000),
     });
-    if (!res.ok) return `could not be resumed: the worker answered ${res.status}`;
-    const { queued, running } = (await res.json()) as { queued: number; running: number };
-    return queued + running > 0 ? `${queued} queued and ${running} running resumed` : undefined;
+    const body = (await res.json().catch(() => ({}))) as {
+      queued?: number;
+      running?: number;
+      failed?: number;
+    };
+    const { queued = 0, running = 0, failed = 0 } = body;
+    if (!res.ok && !failed) return `could not be resumed: the worker answered ${res.status}`;
+    const resumed = `${queued} queued and ${running} running resumed`;
+    if (failed) return `${resumed}; ${failed} shard(s) could not be woken (see the worker's log)`;
+    return queued + running > 0 ? resumed : undefined;
   } catch (err) {
     return `could not be resumed: ${(err as Error).message}`;
   }

@@ -1,0 +1,58 @@
+/**
+ * The runs index hears every async run's end from its shard (index-reports.ts): gathered into
+ * batches, and kept in the run's row until the index has taken it, so a control plane that is
+ * away for a while, or a shard that restarts, loses no end. The index is fetchMock's.
+ */
+import { beforeAll, expect, it } from "vitest";
+import {
+  accept,
+  ended,
+  fakeHost,
+  indexRefuses,
+  newApp,
+  newRun,
+  reportsOf,
+  restart,
+  rowOf,
+  startFakes,
+  statusIs,
+  until,
+} from "./test-support.ts";
+
+beforeAll(startFakes);
+
+it("sends each async end once, many in one batch", async () => {
+  const app = newApp();
+  fakeHost(app, () => ended({ status: "success", result: 1 }));
+  const runs = Array.from({ length: 5 }, () => newRun(app, { k: 0 }));
+  for (const run of runs) await accept(run);
+  for (const run of runs) expect(await reportsOf(run, 1)).toEqual(["success"]);
+  for (const run of runs) expect((await rowOf(run))?.indexed).toBe(1);
+});
+
+it("keeps an end the index refused in the run's row and sends it again until it is taken", async () => {
+  const app = newApp();
+  fakeHost(app, () => ended({ status: "failure", error: { message: "boom" } }));
+  indexRefuses(2);
+  const run = newRun(app, { k: 0 });
+  await accept(run);
+  await statusIs(run, "failure");
+  await until("the refused end, still in the row", async () => (await rowOf(run))?.indexed === 0);
+  // Sent again by the shard's alarm after 1 s, then 2 s.
+  await until("the end taken at last", async () => (await rowOf(run))?.indexed === 1, 8_000);
+  expect(await reportsOf(run, 1)).toEqual(["failure"]);
+}, 15_000);
+
+it("sends the ends a stopped instance left unconfirmed as soon as the shard comes back", async () => {
+  const app = newApp();
+  fakeHost(app, () => ended({ status: "success", result: 2 }));
+  indexRefuses(1_000);
+  const run = newRun(app, { k: 1 });
+  await accept(run);
+  await statusIs(run, "success");
+  await until("the end, unconfirmed", async () => (await rowOf(run))?.indexed === 0);
+  indexRefuses(0);
+  await restart(app, 1);
+  await until("the end taken", async () => (await rowOf(run))?.indexed === 1, 3_000);
+  expect(await reportsOf(run, 1)).toEqual(["success"]);
+});

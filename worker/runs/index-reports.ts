@@ -1,0 +1,98 @@
+/**
+ * A shard tells the runs index (`POST {control plane}/internal/runs`) how its async runs ended,
+ * gathered for a few milliseconds into one request. A run's row says whether the index has its
+ * end (`indexed`), so an end survives a crash of anything until the index confirms it: an
+ * instance that comes up with unconfirmed ends sends them, and a batch the control plane
+ * could not take is sent again, after a pause that grows to 30 s, by the shard's alarm.
+ */
+import type { Env } from "../env.ts";
+import type { RunStore } from "./store.ts";
+
+/** How long ends are gathered before they are sent, and the most sent at once. */
+const GATHER_MS = 25;
+const BATCH = 500;
+const RETRY_MIN_MS = 1_000;
+const RETRY_MAX_MS = 30_000;
+
+export class IndexReports {
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #sending = false;
+  #retryMs = 0;
+  /** When to send again after a batch the control plane could not take. */
+  #retryAt: number | undefined;
+
+  /** `schedule` moves the shard's alarm (to `retryAt` after a failed batch). */
+  constructor(
+    private readonly store: RunStore,
+    private readonly env: Env,
+    private readonly schedule: () => void,
+  ) {}
+
+  /** An end was written: send it with the others of the next few milliseconds. */
+  soon(): void {
+    if (this.#retryAt === undefined) this.#timer ??= setTimeout(() => void this.send(), GATHER_MS);
+  }
+
+  /** When the alarm must send again, if a batch failed. */
+  retryAt(): number | undefined {
+    return this.#retryAt;
+  }
+
+  /** Sends every unconfirmed end, a batch at a time; on a failure, waits for `retryAt`. */
+  async send(): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#sending) return;
+    this.#sending = true;
+    this.#retryAt = undefined;
+    try {
+      for (let rows = this.store.unindexed(BATCH); rows.length > 0; ) {
+        const runs = rows.map((r) => ({
+          id: r.id,
+          projectId: r.project,
+          app: r.app,
+          function: r.fn,
+          async: true,
+          status: r.status,
+          createdAt: r.created_at,
+          finishedAt: r.finished_at,
+          runTimeMs: r.run_time_ms,
+        }));
+        const sent = await this.#post(runs);
+        if (sent === "later") {
+          this.#retryMs = Math.min(Math.max(this.#retryMs * 2, RETRY_MIN_MS), RETRY_MAX_MS);
+          this.#retryAt = Date.now() + this.#retryMs;
+          this.schedule();
+          return;
+        }
+        this.#retryMs = 0;
+        this.store.markIndexed(rows.map((r) => r.id));
+        rows = rows.length === BATCH ? this.store.unindexed(BATCH) : [];
+      }
+    } finally {
+      this.#sending = false;
+    }
+  }
+
+  /** "taken"; "refused" for good (logged, not sent again); "later": unreachable or 5xx. */
+  async #post(runs: object[]): Promise<"taken" | "refused" | "later"> {
+    try {
+      const res = await fetch(`${this.env.CONTROL_PLANE_URL}/internal/runs`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${this.env.INTERNAL_TOKEN}`,
+          "content-type": "application/json",
+        },
+        body: JSON.stringify({ runs }),
+        signal: AbortSignal.timeout(10_000),
+      });
+      const text = await res.text();
+      if (res.ok) return "taken";
+      console.error(`[runs] the runs index refused ${runs.length} end(s): ${res.status} ${text}`);
+      return res.status >= 500 || res.status === 429 ? "later" : "refused";
+    } catch (err) {
+      console.error(`[runs] the runs index is unreachable: ${(err as Error).message}`);
+      return "later";
+    }
+  }
+}
