@@ -1,10 +1,11 @@
 /** Starts a whole local Runlet (`runlet start`, exactly as `npm start` does) for end-to-end tests. */
 import { type ChildProcess, spawn } from "node:child_process";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { freePort } from "../control-plane/cli/processes.ts";
+import { freePort, portIsFree } from "../control-plane/cli/processes.ts";
 
 export const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const BIN = join(ROOT, "bin/runlet.mjs");
@@ -128,4 +129,114 @@ export type Json = Record<string, any>;
 
 export async function json(res: Response): Promise<Json> {
   return (await res.json()) as Json;
+}
+
+/** `root` and every process under it, parents first, from /proc/<pid>/task/<tid>/children (Linux). */
+export function processTree(root: number): number[] {
+  const found: number[] = [];
+  const todo = [root];
+  while (todo.length) {
+    const pid = todo.shift() as number; // breadth first: a parent before its children
+    if (found.includes(pid) || !isAlive(pid)) continue;
+    found.push(pid);
+    let tasks: string[] = [];
+    try {
+      tasks = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue; // gone meanwhile
+    }
+    for (const tid of tasks) {
+      try {
+        const children = readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8");
+        for (const child of children.split(/\s+/).filter(Boolean)) todo.push(Number(child));
+      } catch {
+        // the task ended meanwhile
+      }
+    }
+  }
+  return found;
+}
+
+/** True while `pid` exists and is not a zombie. */
+export function isAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A hard crash of the whole stack: every process of `runlet` (`runlet start` and all it started,
+ * whatever their process group) is frozen (SIGSTOP, so none starts another meanwhile), then all
+ * get SIGKILL at once. Resolves with their pids once every one is gone (bounded).
+ */
+export async function killStack(runlet: Runlet): Promise<number[]> {
+  const root = runlet.process.pid as number;
+  const frozen = new Set<number>();
+  for (let round = 0; round < 20; round++) {
+    const fresh = processTree(root).filter((pid) => !frozen.has(pid));
+    if (fresh.length === 0) break;
+    for (const pid of fresh) {
+      try {
+        process.kill(pid, "SIGSTOP");
+        frozen.add(pid);
+      } catch {
+        // already gone
+      }
+    }
+  }
+  for (const pid of frozen) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  const deadline = Date.now() + 15_000;
+  while ([...frozen].some(isAlive)) {
+    if (Date.now() > deadline)
+      throw new Error(`still alive after SIGKILL: ${[...frozen].filter(isAlive).join(", ")}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await runlet.stop(); // its exit is seen (and reaped) by this process
+  return [...frozen];
+}
+
+/** Processes (other than this one) whose command line or working folder mention `home` or one of `ports`. */
+export function processesOf(home: string, ports: Runlet["ports"]): string[] {
+  const portRe = new RegExp(`(^|[^0-9])(${Object.values(ports).join("|")})([^0-9]|$)`);
+  const found: string[] = [];
+  for (const entry of readdirSync("/proc")) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid || !isAlive(pid)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
+      let cwd = "";
+      try {
+        cwd = readlinkSync(`/proc/${pid}/cwd`);
+      } catch {
+        // not ours to read, or gone
+      }
+      if (cmd.includes(home) || cwd.startsWith(home) || portRe.test(cmd))
+        found.push(`${pid} (cwd ${cwd}): ${cmd.slice(0, 300)}`);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+/** Resolves once nothing listens on any of `ports` on loopback (bounded). */
+export async function portsFree(ports: Runlet["ports"], timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const taken: number[] = [];
+    for (const port of Object.values(ports))
+      if (!(await portIsFree(port, "127.0.0.1"))) taken.push(port);
+    if (taken.length === 0) return;
+    if (Date.now() > deadline) throw new Error(`ports still in use: ${taken.join(", ")}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
