@@ -104,15 +104,15 @@ async function run(c: Context<WorkerEnv>) {
           runTimeMs: null,
         }),
       );
-    const shard = shardFor(c.env, project, appName, runId);
+    const shard = () => shardFor(c.env, project, appName, runId);
     // A sync run's delivery is driven by its run's shard, reached here through waitUntil.
     const deliver = (fn: string, outcome: Outcome) => {
-      if (webhook) c.executionCtx.waitUntil(shard.record(newRun(fn), outcome, webhook));
+      if (webhook) c.executionCtx.waitUntil(shard().record(newRun(fn), outcome, webhook));
     };
     // Queued in its shard, durable before the 202; a full queue refuses it (429).
     const accept = async (fn: string, body: ArrayBuffer, request?: AppRequest) => {
       const limits = { capacity: resolved.scaling.capacity, queueTimeout: resolved.queueTimeout };
-      const refused = await shard.accept(newRun(fn), limits, url.origin, body, webhook, request);
+      const refused = await shard().accept(newRun(fn), limits, url.origin, body, webhook, request);
       if (refused) viewOrThrow(refused);
       c.header(HEADER.requestId, runId);
       return c.json({ run_id: runId }, 202);

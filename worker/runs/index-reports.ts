@@ -8,8 +8,11 @@
 import type { Env } from "../env.ts";
 import type { RunStore } from "./store.ts";
 
-/** How long ends are gathered before they are sent, and the most sent at once. */
-const GATHER_MS = 25;
+/**
+ * How long ends are gathered before they are sent, and the most sent at once: each shard sends
+ * its own batches, and every request costs the control plane a write, so they are few.
+ */
+const GATHER_MS = 200;
 const BATCH = 500;
 const RETRY_MIN_MS = 1_000;
 const RETRY_MAX_MS = 30_000;

@@ -88,7 +88,7 @@ describe("run ids and shards", () => {
 });
 
 describe("one alarm for every deadline of a shard", () => {
-  it("is always set for the soonest deadline, and handles each when it comes: expiries (one delivered), the watchdog, a hand-over", async () => {
+  it("is never set later than the soonest deadline, and handles each when it comes: expiries (one delivered), the watchdog, a hand-over", async () => {
     const app = newApp();
     const [running, holding, q1, q2, sync] = [1, 2, 3, 4, 5].map(() => newRun(app)) as [
       NewRun,
@@ -146,9 +146,12 @@ describe("one alarm for every deadline of a shard", () => {
     expect(next).toBeGreaterThan(Date.now() + 1_000);
     expect(next).toBeLessThanOrEqual(await dueOf(holding));
 
-    held.open(); // the host starts it: its first question is next
+    held.open(); // the host starts it: its first question is next (or sooner: an alarm set
+    // earlier than needed is left alone, it finds nothing due and sets the next)
     await statusIs(holding, "running");
-    expect(await alarmOf(shard)).toBe(await dueOf(holding));
+    const first = (await alarmOf(shard)) as number;
+    expect(first).toBeGreaterThan(Date.now() + 20_000);
+    expect(first).toBeLessThanOrEqual(await dueOf(holding));
     expect((await dueOf(holding)) - Date.now()).toBeGreaterThan(25_000);
   });
 });
@@ -162,7 +165,8 @@ describe("retention", () => {
     const view = await statusIs(run, "success");
     expect(await dueOf(run)).toBe(Date.parse(view.finished_at ?? "") + RETAIN_MS);
     const shard = shardOfRun(run);
-    expect(await alarmOf(shard)).toBe(await dueOf(run));
+    // The alarm is never later than the soonest deadline (it may be sooner: see #schedule).
+    expect(await alarmOf(shard)).toBeLessThanOrEqual(await dueOf(run));
     await sql(shard, "UPDATE runs SET due_at = ? WHERE id = ?", Date.now() - 1, run.runId); // 7 days on
     expect(await runDurableObjectAlarm(shard)).toBe(true);
     expect(await viewOf(run)).toBeNull();

@@ -307,12 +307,16 @@ export class RunShard extends DurableObject<Env> {
           ? current
           : now + QUEUED_ALARM_MS;
     }
-    if (!Number.isFinite(at)) {
-      if (this.#alarmAt !== null) void this.ctx.storage.deleteAlarm();
-      this.#alarmAt = null;
-    } else if (at !== this.#alarmAt) {
+    // An alarm set earlier than needed stays: it finds nothing due and sets the next one. That
+    // spares a write on most moves of a run (the alarm would go back and forth otherwise).
+    const current = this.#alarmAt;
+    if (current !== null && current > now && current <= at) return;
+    if (Number.isFinite(at)) {
       this.#alarmAt = at;
       void this.ctx.storage.setAlarm(at);
+    } else if (current !== null) {
+      this.#alarmAt = null;
+      void this.ctx.storage.deleteAlarm();
     }
   }
 

@@ -59,7 +59,7 @@ export function markEnded(
   }
   const hook = row.hook_state === "pending" ? { hook_state: "failed" as const } : {};
   store.update(row.id, { ...ended, ...hook, due_at: finishedAt + RETAIN_MS }, true);
-  store.closeDelivery(row.id);
+  if (row.hook_state !== null) store.closeDelivery(row.id);
   return false;
 }
 
