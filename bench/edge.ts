@@ -3,9 +3,11 @@
  * Runlet (`runlet start`: wrangler's dev server with the run Durable Objects, the runtime host, the
  * control plane) on a temporary home and a webhook receiver on loopback, then times: a trivial
  * Worker route (the floor of the local runtime), a warm synchronous run end to end, the
- * acknowledgement of an async run, async runs accepted per second, and the time from a
- * function's completion to the first delivery attempt of its webhook. Prints a table of medians
- * and p99, and last a one-line machine-readable summary.
+ * acknowledgement of an async run, async runs accepted per second against the trivial route's
+ * requests per second at the same concurrency, how fast a queue of async runs drains through
+ * an app's replicas, and the time from a function's completion to the first delivery attempt
+ * of its webhook. Prints a table of medians and p99, and last a one-line machine-readable
+ * summary.
  */
 import { Agent, createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -30,17 +32,34 @@ second and webhook delivery after completion.
 Options:
   --samples N      samples per latency measurement, after 20 warm-up runs (default 300)
   --deliveries N   async runs with a webhook whose first delivery is timed (default 50)
-  --seconds N      seconds of async submissions for runs/s (default 3)
+  --seconds N      seconds of requests for each throughput at concurrency 16 (default 3)
+  --drain N        async runs of a no-op function on max_replicas = 4, timed until the last
+                   ended (default 2000)
   --json           print the results as JSON instead of a table
   --help           show this help
 `;
 
-const args = countOptions("bench:edge", HELP, { samples: 300, deliveries: 50, seconds: 3 });
-const { samples, deliveries, seconds } = args;
+const args = countOptions("bench:edge", HELP, {
+  samples: 300,
+  deliveries: 50,
+  seconds: 3,
+  drain: 2000,
+});
+const { samples, deliveries, seconds, drain } = args;
 
 const progress = (line: string) => process.stderr.write(`${line}\n`);
 
 /** `stamp` says when the function finished, by the same clock the receiver reads. */
+const DRAIN_APP = {
+  "runlet.toml": [
+    'name = "drain"',
+    "[scaling]",
+    "max_replicas = 4",
+    "replica_concurrency = 1",
+  ].join("\n"),
+  "main.mjs": "export const run = () => null;\n",
+};
+
 const APP = {
   "runlet.toml": [
     'name = "bench"',
@@ -108,21 +127,41 @@ const runlet = await startRunlet(home);
 try {
   const { apiUrl, baseUrl, projectId, token } = runlet.local;
   const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
-  await expectStatus(
-    201,
-    request(`${baseUrl}/v2/projects/${projectId}/apps`, {
-      method: "POST",
-      headers,
-      body: JSON.stringify({
-        files: Object.entries(APP).map(([path, text]) => ({
-          path,
-          contentBase64: Buffer.from(text).toString("base64"),
-        })),
+  for (const app of [APP, DRAIN_APP]) {
+    await expectStatus(
+      201,
+      request(`${baseUrl}/v2/projects/${projectId}/apps`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({
+          files: Object.entries(app).map(([path, text]) => ({
+            path,
+            contentBase64: Buffer.from(text).toString("base64"),
+          })),
+        }),
       }),
-    }),
-  );
-  const runUrl = (fn: string, query = "") => `${apiUrl}/v4/${projectId}/bench/${fn}${query}`;
+    );
+  }
+  const runUrl = (fn: string, query = "", app = "bench") =>
+    `${apiUrl}/v4/${projectId}/${app}/${fn}${query}`;
   const post = (url: string) => request(url, { method: "POST", headers, body: "{}" });
+  const get = (url: string) => request(url, { method: "GET", headers });
+
+  /** Requests per second of `call` at concurrency 16 for `seconds`. */
+  async function throughput(call: () => Promise<unknown>): Promise<number> {
+    let done = 0;
+    const started = performance.now();
+    const until = started + seconds * 1000;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (performance.now() < until) {
+          await call();
+          done++;
+        }
+      }),
+    );
+    return done / ((performance.now() - started) / 1000);
+  }
 
   progress("floor: a trivial Worker route…");
   const floor = await measure(
@@ -138,19 +177,17 @@ try {
     samples,
   });
 
-  progress(`async runs per second (concurrency 16, ${seconds} s)…`);
-  let accepted = 0;
-  const until = performance.now() + seconds * 1000;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: 16 }, async () => {
-      while (performance.now() < until) {
-        await expectStatus(202, post(runUrl("run", "?async=true")));
-        accepted++;
-      }
-    }),
+  progress(`throughput at concurrency 16 (${seconds} s each): trivial route, async submissions…`);
+  const floorPerSecond = await throughput(() =>
+    expectStatus(200, request(`${apiUrl}/healthz`, { method: "GET" })),
   );
-  const runsPerSecond = accepted / ((performance.now() - started) / 1000);
+  const runsPerSecond = await throughput(() =>
+    expectStatus(202, post(runUrl("run", "?async=true"))),
+  );
+
+  progress(`draining ${drain} async runs of a no-op function on max_replicas = 4…`);
+  await new Promise((r) => setTimeout(r, 2_000)); // let the runs above finish
+  const drained = await drainRuns();
 
   progress("function completion → first webhook delivery…");
   await new Promise((r) => setTimeout(r, 2_000)); // let the runs above finish
@@ -184,6 +221,11 @@ try {
     first_delivery_ms: firstDelivery.p50,
     runs_per_s: runsPerSecond,
     sync_vs_floor: sync.p50 / floor.p50,
+    ack_vs_floor: ack.p50 / floor.p50,
+    accepted_per_s: runsPerSecond,
+    accepted_vs_floor: runsPerSecond / floorPerSecond,
+    drained_per_s: drained.perSecond,
+    drain_failures: drained.failures,
   };
   if (args.json) {
     console.log(JSON.stringify({ machine, rows: Object.fromEntries(rows), summary }, null, 2));
@@ -198,15 +240,67 @@ try {
       ),
     );
     console.log(
-      `\nasync runs accepted per second at concurrency 16: ${Math.round(runsPerSecond)}` +
+      `\nat concurrency 16: trivial route ${Math.round(floorPerSecond)}/s, async runs accepted ${Math.round(runsPerSecond)}/s` +
+        `\n${drain} queued no-op runs on max_replicas = 4: drained at ${Math.round(drained.perSecond)} runs/s (first submission → last end), ${drained.failures} not success` +
         `\nmachine: ${describeMachine(machine)}; the local state on ${machine.stateFileSystem}`,
     );
   }
   console.log(
     `bench:edge ack_p50_ms=${ms(summary.ack_p50_ms)} ack_p99_ms=${ms(summary.ack_p99_ms)} ` +
       `sync_p50_ms=${ms(summary.sync_p50_ms)} first_delivery_ms=${ms(summary.first_delivery_ms)} ` +
-      `runs_per_s=${Math.round(summary.runs_per_s)} sync_vs_floor=${summary.sync_vs_floor.toFixed(2)}`,
+      `runs_per_s=${Math.round(summary.runs_per_s)} sync_vs_floor=${summary.sync_vs_floor.toFixed(2)} ` +
+      `ack_vs_floor=${summary.ack_vs_floor.toFixed(2)} accepted_per_s=${Math.round(summary.accepted_per_s)} ` +
+      `accepted_vs_floor=${summary.accepted_vs_floor.toFixed(2)} drained_per_s=${Math.round(summary.drained_per_s)} ` +
+      `drain_failures=${summary.drain_failures}`,
   );
+
+  /**
+   * Submits `drain` async runs of the no-op app at concurrency 16 and waits until every one has
+   * ended; the rate is runs over the time from the first submission to the last run's end (its
+   * `finished_at`, by this machine's clock).
+   */
+  async function drainRuns(): Promise<{ perSecond: number; failures: number }> {
+    const ids: string[] = [];
+    const first = Date.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < drain) {
+          next++;
+          const body = await expectStatus(202, post(runUrl("run", "?async=true", "drain")));
+          ids.push(JSON.parse(body).run_id as string);
+        }
+      }),
+    );
+    const view = async (id: string) =>
+      JSON.parse(await expectStatus(200, get(runUrl(`runs/${id}`, "", "drain")))) as {
+        status: string;
+        finished_at: string | null;
+      };
+    const ends = new Map<string, { status: string; at: number }>();
+    const readEnds = async (batch: string[]) => {
+      for (let at = 0; at < batch.length; at += 64) {
+        const chunk = batch.slice(at, at + 64);
+        for (const [id, v] of await Promise.all(
+          chunk.map(async (id) => [id, await view(id)] as const),
+        ))
+          if (v.finished_at) ends.set(id, { status: v.status, at: Date.parse(v.finished_at) });
+      }
+    };
+    // The last submitted end last (each shard is first come first served): wait for those,
+    // then read every run, and again those still going.
+    const deadline = Date.now() + 10 * 60_000;
+    for (const wanted of [ids.slice(-16), ids]) {
+      for (let left = wanted; left.length > 0; left = wanted.filter((id) => !ends.has(id))) {
+        if (Date.now() > deadline) throw new Error(`${left.length} runs did not end in 10 min`);
+        if (left !== wanted) await new Promise((r) => setTimeout(r, 100));
+        await readEnds(left);
+      }
+    }
+    const last = Math.max(...[...ends.values()].map((e) => e.at));
+    const failures = [...ends.values()].filter((e) => e.status !== "success").length;
+    return { perSecond: ids.length / ((last - first) / 1000), failures };
+  }
 } finally {
   await runlet.stop();
   receiver.closeAllConnections();

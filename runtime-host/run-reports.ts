@@ -67,7 +67,6 @@ export class RunReports {
     });
   }
 
-
   /** Ids not made by Runlet's Worker are not runs. */
   #queue(runId: string, report: Omit<RunReport, "createdAt">): void {
     const createdAt = timeOfId(runId);
