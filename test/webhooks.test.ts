@@ -132,7 +132,7 @@ describe("async runs and webhooks, end to end", () => {
     });
     expect(res.status).toBe(202);
     const runId = res.headers.get("x-request-id") as string;
-    const running = await stateWhen("jobs", runId, (s) => s.status !== "pending");
+    const running = await stateWhen("jobs", runId, (s) => s.status !== "queued");
     expect(running.status).toBe("running");
     expect(await indexed(runId, "running")).toMatchObject({ status: "running" });
     const [delivery] = await receiver.waitFor("/napped", 1);

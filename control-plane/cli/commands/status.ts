@@ -60,7 +60,7 @@ function print(state: RunState): void {
 
 const STATUS_USAGE = `Usage: runlet status <run_id> [--json]
 
-A run's state: pending, running, success, failure or cancelled, its times, its error, and
+A run's state: queued, running, success, failure or cancelled, its times, its error, and
 its webhook delivery attempts. --json prints the worker's answer.`;
 
 export const status: Command = {
@@ -79,12 +79,13 @@ export const status: Command = {
 
 const CANCEL_USAGE = `Usage: runlet cancel <run_id> [--json]
 
-Cancels a pending or running async run: it ends cancelled, the function's ctx.signal aborts,
-no webhook is delivered. A run that has ended cannot be cancelled.`;
+Cancels a queued or running async run: it ends cancelled (a queued one never starts, a
+running one's ctx.signal aborts) and no webhook is delivered. A run that has ended cannot be
+cancelled.`;
 
 export const cancel: Command = {
   name: "cancel",
-  summary: "cancel a pending or running async run",
+  summary: "cancel a queued or running async run",
   usage: CANCEL_USAGE,
   options: {},
   async run({ values, positionals }) {
