@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, inPool, maxOverlap, sleep, sleeper } from "./apps.ts";
-import { type Json, json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
+import { cli, type Json, json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
 import { type Receiver, startReceiver } from "./receiver.ts";
 
 // Issue 11, "async runs are a durable queue", as a user sees it through a real stack
@@ -116,6 +116,13 @@ describe("async runs are a durable queue", () => {
     const third = await submitAsync("lineup", { ms: 300 }, "/lineup/3");
     await api.viewWhen("lineup", first, (v) => v.status === "running");
     expect((await api.view("lineup", third)).status).toBe("queued");
+    // A user sees the queued run with the CLI: in the runs index, and by its id alone.
+    let listed: Json | undefined;
+    for (const until = Date.now() + 5_000; !listed && Date.now() < until; await sleep(100))
+      listed = (await api.index("lineup")).find((r) => r.id === third);
+    expect(listed).toMatchObject({ status: "queued", async: true });
+    const status = await cli(["status", third], runlet.env);
+    expect(status.stdout).toMatch(/status\s+queued/);
 
     const cancel = await api.cancel("lineup", third);
     const cancelled = await json(cancel);

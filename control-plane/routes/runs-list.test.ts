@@ -56,6 +56,26 @@ describe("runs index: reports from the worker", () => {
     expect(runs.find((r) => r.id === id)?.status).toBe("failure");
   });
 
+  it("never moves a run back from running to queued (a shard's report of the acceptance may come late)", async () => {
+    const id = newId("run");
+    const batch = (status: string) =>
+      f.call("POST", "/internal/runs", {
+        token: INTERNAL_TOKEN,
+        body: {
+          runs: [{ id, ...run({ async: true, status, finishedAt: null, runTimeMs: null }) }],
+        },
+      });
+    const statusNow = async () => {
+      const res = await f.call("GET", `/v2/projects/${f.projectId}/runs/${id}`);
+      return ((await res.json()) as { status: string }).status;
+    };
+    await batch("queued");
+    expect(await statusNow()).toBe("queued");
+    await batch("running"); // the host started it
+    await batch("queued"); // the shard's report of its acceptance, late
+    expect(await statusNow()).toBe("running");
+  });
+
   it("lets the Worker's end replace the end the host reported, never the other way", async () => {
     const id = newId("run");
     const host = (status: string) =>

@@ -61,7 +61,14 @@ export function recordRun(db: Database, id: string, report: RunReport, decides =
     .onConflictDoUpdate({
       target: runs.id,
       set: changes,
-      where: overrides ? undefined : notInArray(runs.status, [...FINAL_STATUSES]),
+      // Never out of a final state, and never back from running to queued (a shard's report
+      // of the acceptance may come after the host's of the start).
+      where: overrides
+        ? undefined
+        : and(
+            notInArray(runs.status, [...FINAL_STATUSES]),
+            sql`not (${runs.status} = 'running' and excluded.status = 'queued')`,
+          ),
     });
 }
 

@@ -1,8 +1,9 @@
 /**
- * A shard tells the runs index (`POST {control plane}/internal/runs`) how its async runs ended,
- * gathered for a few milliseconds into one request. A run's row says whether the index has its
- * end (`indexed`), so an end survives a crash of anything until the index confirms it: an
- * instance that comes up with unconfirmed ends sends them, and a batch the control plane
+ * A shard tells the runs index (`POST {control plane}/internal/runs`) of its async runs as they
+ * are accepted (`queued`) and as they end, gathered for a moment into one request; a run that
+ * ended before its batch left is sent once, ended. A run's row says whether the index has its
+ * state (`indexed`), so it survives a crash of anything until the index confirms it: an
+ * instance that comes up with unconfirmed states sends them, and a batch the control plane
  * could not take is sent again, after a pause that grows to 30 s, by the shard's alarm.
  */
 import type { Env } from "../env.ts";
@@ -31,7 +32,7 @@ export class IndexReports {
     private readonly schedule: () => void,
   ) {}
 
-  /** An end was written: send it with the others of the next few milliseconds. */
+  /** A run was accepted or ended: send it with the others of the next few milliseconds. */
   soon(): void {
     if (this.#retryAt === undefined) this.#timer ??= setTimeout(() => void this.send(), GATHER_MS);
   }
@@ -69,7 +70,7 @@ export class IndexReports {
           return;
         }
         this.#retryMs = 0;
-        this.store.markIndexed(rows.map((r) => r.id));
+        this.store.markIndexed(rows);
         rows = rows.length === BATCH ? this.store.unindexed(BATCH) : [];
       }
     } finally {

@@ -178,7 +178,7 @@ describe("queue_timeout", () => {
       run_time_ms: null,
       timestamp: view.finished_at,
     });
-    expect(await reportsOf(run, 1)).toEqual(["failure"]);
+    expect(await reportsOf(run, 2)).toEqual(["queued", "failure"]);
     const handOvers = host.count(run);
     await sleep(600);
     expect(host.count(run)).toBe(handOvers);

@@ -64,7 +64,7 @@ export class RunShard extends DurableObject<Env> {
     this.#info = this.#store.info();
     this.#queued = this.#store.count("queued");
     this.#index = new IndexReports(this.#store, env, () => this.#schedule());
-    // Ends the index has not confirmed (this shard's last instance stopped first) go now.
+    // States the index has not confirmed (this shard's last instance stopped first) go now.
     if (this.#store.unindexed(1).length > 0) this.#index.soon();
     // The alarm is set again from the rows: the local runtime does not fire one set by an
     // instance of before a restart.
@@ -101,6 +101,7 @@ export class RunShard extends DurableObject<Env> {
       webhook && hookOf(webhook),
     );
     this.#queued++;
+    this.#index.soon();
     this.#handOverNext();
     this.#schedule();
     return undefined;

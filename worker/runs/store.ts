@@ -3,7 +3,8 @@
  * in place as the run moves, and removed `RETAIN_MS` after it ended and its delivery is over.
  * `due_at` is when the shard's one alarm must next look at the row: a queued run's expiry, a
  * running run's next question to the host, a delivery's next attempt, a finished row's removal.
- * `indexed` is 0 for an async run whose end the runs index has not confirmed yet.
+ * `indexed` is 0 for an async run whose state (queued, or its end) the runs index has not
+ * confirmed yet.
  * Every call here is synchronous: a read-modify-write in one call cannot interleave with another.
  */
 import type { DeliveryAttempt } from "../webhooks/deliver.ts";
@@ -42,7 +43,7 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE INDEX IF NOT EXISTS runs_queue ON runs (created_at, id) WHERE status = 'queued';
 CREATE INDEX IF NOT EXISTS runs_due ON runs (due_at) WHERE due_at IS NOT NULL;
-CREATE INDEX IF NOT EXISTS runs_unindexed ON runs (finished_at) WHERE indexed = 0;
+CREATE INDEX IF NOT EXISTS runs_unindexed ON runs (id) WHERE indexed = 0;
 CREATE TABLE IF NOT EXISTS shard (
   key INTEGER PRIMARY KEY CHECK (key = 1),
   project TEXT NOT NULL,
@@ -154,8 +155,9 @@ export class RunStore {
     const expiresAt = run.createdAt + limits.queueTimeout * 1000;
     this.sql.exec(
       `INSERT INTO runs (id, project, app, fn, async, status, created_at, expires_at, payload,
-         request, hook_target, hook_signed, hook_state, hook_attempts, hook_url, hook_secret, due_at)
-       VALUES (?, ?, ?, ?, 1, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         request, hook_target, hook_signed, hook_state, hook_attempts, hook_url, hook_secret, due_at,
+         indexed)
+       VALUES (?, ?, ?, ?, 1, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
       run.id,
       run.project,
       run.app,
@@ -278,25 +280,21 @@ export class RunStore {
     );
   }
 
-  /** Ended async runs whose end the runs index has not confirmed, oldest end first. */
+  /** Async runs whose state the runs index has not confirmed, in the order they changed. */
   unindexed(limit: number): IndexRow[] {
     return this.sql
       .exec<IndexRow>(
         `SELECT id, project, app, fn, status, created_at, finished_at, run_time_ms FROM runs
-         WHERE indexed = 0 ORDER BY finished_at LIMIT ?`,
+         WHERE indexed = 0 ORDER BY coalesce(finished_at, created_at) LIMIT ?`,
         limit,
       )
       .toArray();
   }
 
-  markIndexed(ids: readonly string[]): void {
-    for (let at = 0; at < ids.length; at += 100) {
-      const some = ids.slice(at, at + 100);
-      this.sql.exec(
-        `UPDATE runs SET indexed = 1 WHERE id IN (${some.map(() => "?").join(", ")})`,
-        ...some,
-      );
-    }
+  /** The index has these rows in these states (a row that moved on since is sent again). */
+  markIndexed(sent: ReadonlyArray<{ id: string; status: RunStatus }>): void {
+    for (const { id, status } of sent)
+      this.sql.exec("UPDATE runs SET indexed = 1 WHERE id = ? AND status = ?", id, status);
   }
 
   remove(id: string): void {
