@@ -12,7 +12,8 @@ import {
   nextAttemptAt,
   RETRY_DELAYS_MS,
 } from "../webhooks/deliver.ts";
-import { attemptsOf, RETAIN_MS, type RunStore } from "./store.ts";
+import { RETAIN_MS, type RunStore } from "./store.ts";
+import { attemptsOf } from "./view.ts";
 
 /** The pauses between attempts (WEBHOOK_RETRY_DELAYS_MS overrides them in tests). */
 function retryDelays(env: Env): readonly number[] {

@@ -24,7 +24,7 @@ import { IndexReports } from "./index-reports.ts";
 import { MAX_QUEUED_RUNS, SHARDS } from "./limits.ts";
 import { failed, hostOutcome } from "./outcome.ts";
 import { refusal } from "./refusal.ts";
-import { type RunRow, RunStore, runView, type ShardInfo } from "./store.ts";
+import { type RunRow, RunStore, type ShardInfo } from "./store.ts";
 import { hookOf, markEnded, markStarted } from "./transitions.ts";
 import {
   type AppLimits,
@@ -37,6 +37,7 @@ import {
   type RunView,
   type WebhookRequest,
 } from "./types.ts";
+import { runView } from "./view.ts";
 import { watch } from "./watchdog.ts";
 
 /** Between two questions to the host about a running run (RUN_WATCHDOG_MS overrides). */

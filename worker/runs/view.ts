@@ -1,0 +1,37 @@
+/** What a caller is shown of a run's row, and its delivery attempts as stored. */
+import type { DeliveryAttempt } from "../webhooks/deliver.ts";
+import type { RunRow } from "./store.ts";
+import type { RunView } from "./types.ts";
+
+export function attemptsOf(row: RunRow): DeliveryAttempt[] {
+  return row.hook_attempts ? (JSON.parse(row.hook_attempts) as DeliveryAttempt[]) : [];
+}
+
+const time = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** The caller's view of a row: never the payload, the secret, the body or the result. */
+export function runView(row: RunRow): RunView {
+  return {
+    run_id: row.id,
+    project: row.project,
+    app: row.app,
+    function: row.fn,
+    async: row.async === 1,
+    status: row.status,
+    created_at: time(row.created_at) as string,
+    started_at: time(row.started_at),
+    finished_at: time(row.finished_at),
+    run_time_ms: row.run_time_ms,
+    ...(row.error ? { error: { message: row.error } } : {}),
+    ...(row.hook_state
+      ? {
+          webhook: {
+            target: row.hook_target ?? "",
+            signed: row.hook_signed === 1,
+            state: row.hook_state,
+            attempts: attemptsOf(row).map((a) => ({ ...a, at: time(a.at) as string })),
+          },
+        }
+      : {}),
+  };
+}
