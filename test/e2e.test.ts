@@ -1,4 +1,4 @@
-import { readFile, stat } from "node:fs/promises";
+import { readdir, readFile, stat } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -67,6 +67,16 @@ describe("a local Runlet, end to end", () => {
     expect(runlet.local.apiUrl).toBe(`http://127.0.0.1:${runlet.ports.api}`);
     expect(runlet.local.projectId).toMatch(/^prj_/);
     expect(runlet.local.token.split(".")).toHaveLength(3);
+  });
+
+  it("keeps the internal token out of every log of the stack", async () => {
+    const token = (await readFile(join(home, "internal-token"), "utf8")).trim();
+    const logs = await readdir(join(home, "logs"));
+    expect(logs.length).toBeGreaterThan(0);
+    for (const name of logs) {
+      const text = await readFile(join(home, "logs", name), "utf8");
+      expect(text.includes(token.slice(0, 12)), `${name} shows the internal token`).toBe(false);
+    }
   });
 
   it("deploys examples/hello with the CLI and runs it through the worker", async () => {

@@ -30,12 +30,19 @@ if (missing.length) {
   process.exit(2);
 }
 
-/** `NAME=value` lines (the file `runlet start` writes, mode 0600) as plain-text bindings. */
+/** Variables whose values are secrets. */
+const SECRETS = new Set(["INTERNAL_TOKEN"]);
+
+/** `NAME=value` lines (the file `runlet start` writes, mode 0600) as text bindings. */
 function varsOf(file: string) {
-  const bindings: Record<string, { type: "plain_text"; value: string }> = {};
+  const bindings: Record<string, { type: "plain_text" | "secret_text"; value: string }> = {};
   for (const line of readFileSync(file, "utf8").split("\n")) {
     const at = line.indexOf("=");
-    if (at > 0) bindings[line.slice(0, at)] = { type: "plain_text", value: line.slice(at + 1) };
+    if (at <= 0) continue;
+    const name = line.slice(0, at);
+    // A secret's value stays out of wrangler's table of bindings (and so out of the logs).
+    const type = SECRETS.has(name) ? "secret_text" : "plain_text";
+    bindings[name] = { type, value: line.slice(at + 1) };
   }
   return bindings;
 }
