@@ -7,7 +7,7 @@ import { LOOPBACK } from "../common/consts.ts";
 import { AppRegistry } from "./apps.ts";
 import { AsyncRuns } from "./async-runs.ts";
 import type { HostContext, HostSpares } from "./context.ts";
-import { HttpError } from "./http/errors.ts";
+import { asHttpError } from "./http/errors.ts";
 import { sendError } from "./http/respond.ts";
 import { DEFAULT_LIMITS, type HostLimits } from "./limits.ts";
 import { ReplicaPool } from "./pool/pool.ts";
@@ -137,10 +137,11 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
         res.destroy();
         return;
       }
-      if (err instanceof HttpError) {
+      const answer = asHttpError(err);
+      if (answer) {
         // The rest of a refused body is not worth reading.
-        if (err.status === 413) res.setHeader("connection", "close");
-        sendError(res, err.status, err.message);
+        if (answer.status === 413) res.setHeader("connection", "close");
+        sendError(res, answer.status, answer.message);
         return;
       }
       if (req.destroyed) return;

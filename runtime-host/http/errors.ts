@@ -1,3 +1,5 @@
+import { WorkloadError, type WorkloadFailure } from "../pool/workload.ts";
+
 /** An error a route answers with: its status and a message safe to show a caller. */
 export class HttpError extends Error {
   constructor(
@@ -7,4 +9,24 @@ export class HttpError extends Error {
     super(message);
     this.name = "HttpError";
   }
+}
+
+/** The status a route answers a replica's failure with. */
+const WORKLOAD_STATUS: Record<WorkloadFailure["kind"], number> = {
+  "load-failed": 502,
+  exited: 502,
+  timeout: 504,
+  busy: 429,
+  removed: 404,
+  closing: 503,
+  // Its caller went away: the answer is never read.
+  withdrawn: 409,
+};
+
+/** What a route's error is answered with: an `HttpError` as it is, a replica's failure by its kind. */
+export function asHttpError(err: unknown): HttpError | undefined {
+  if (err instanceof HttpError) return err;
+  if (err instanceof WorkloadError)
+    return new HttpError(WORKLOAD_STATUS[err.failure.kind], err.message);
+  return undefined;
 }

@@ -13,10 +13,9 @@ import {
 import type { HostContext } from "../context.ts";
 import { HttpError } from "../http/errors.ts";
 import { closedSignal } from "../http/respond.ts";
-import { WorkloadError } from "../pool/workload.ts";
 import { msSince, requestName } from "../runs/describe.ts";
 import type { CustomReplica } from "../runtimes/custom/replica.ts";
-import { runIdOf, STATUS } from "./invoke.ts";
+import { runIdOf } from "./invoke.ts";
 import { deploymentOf, projectAndApp } from "./params.ts";
 
 /** Headers that describe one connection, not the message (RFC 9110 §7.6.1), and the host's token. */
@@ -66,24 +65,20 @@ export async function forwardRequest(
     `app '${names.app}' uses the managed runtime: call its functions with POST /{function}`,
   );
   const target = appTarget(req, `/internal/http/${params[0]}/${params[1]}`);
-  try {
-    const started = performance.now();
-    const status = await pool.use(
-      deployment,
-      (workload) => proxy(req, res, workload as CustomReplica, target, limits.callTimeoutMs),
-      { signal: closedSignal(res) },
-    );
-    reports.ended(runId, {
-      projectId: names.project,
-      app: names.app,
-      function: requestName(req.method, target),
-      status: status !== undefined && status < 500 ? "success" : "failure",
-      runTimeMs: msSince(started),
-    });
-  } catch (err) {
-    if (err instanceof WorkloadError) throw new HttpError(STATUS[err.failure.kind], err.message);
-    throw err;
-  }
+  const started = performance.now();
+  // A replica's failure (busy, crashed, …) is answered by its kind (http/errors.ts).
+  const status = await pool.use(
+    deployment,
+    (workload) => proxy(req, res, workload as CustomReplica, target, limits.callTimeoutMs),
+    { signal: closedSignal(res) },
+  );
+  reports.ended(runId, {
+    projectId: names.project,
+    app: names.app,
+    function: requestName(req.method, target),
+    status: status !== undefined && status < 500 ? "success" : "failure",
+    runTimeMs: msSince(started),
+  });
 }
 
 /**

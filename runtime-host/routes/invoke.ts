@@ -10,22 +10,10 @@ import { parseJsonBody, readBody } from "../http/body.ts";
 import { HttpError } from "../http/errors.ts";
 import { closedSignal, sendError, sendJson } from "../http/respond.ts";
 import { MAX_INVOKE_BODY_BYTES } from "../limits.ts";
-import { WorkloadError, type WorkloadFailure } from "../pool/workload.ts";
 import { deploymentOf, projectAndApp } from "./params.ts";
 
 const MAX_FN_LENGTH = 256;
 const MAX_RUN_ID_LENGTH = 128;
-
-export const STATUS: Record<WorkloadFailure["kind"], number> = {
-  "load-failed": 502,
-  exited: 502,
-  timeout: 504,
-  busy: 429,
-  removed: 404,
-  closing: 503,
-  // Its caller went away: the answer is never read.
-  withdrawn: 409,
-};
 
 export function functionName(raw: string): string {
   let fn: string;
@@ -69,16 +57,13 @@ export async function invokeFunction(
     `app '${app}' uses the custom runtime: send requests to its own paths (/internal/http/...)`,
   );
 
-  let timed: Awaited<ReturnType<typeof pool.call>>;
-  try {
-    timed = await pool.call(deployment, { fn, payload, runId }, limits.callTimeoutMs, {
-      signal: closedSignal(res),
-    });
-  } catch (err) {
-    if (err instanceof WorkloadError) throw new HttpError(STATUS[err.failure.kind], err.message);
-    throw err;
-  }
-  const { outcome, runTimeMs } = timed;
+  // A replica's failure (busy, timeout, …) is answered by its kind (http/errors.ts).
+  const { outcome, runTimeMs } = await pool.call(
+    deployment,
+    { fn, payload, runId },
+    limits.callTimeoutMs,
+    { signal: closedSignal(res) },
+  );
   if (outcome.kind !== "not-found") {
     const status = outcome.kind === "returned" ? "success" : "failure";
     reports.ended(runId, { projectId: names.project, app, function: fn, status, runTimeMs });

@@ -12,16 +12,14 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { HEADER } from "../../common/consts.ts";
 import type { Deployment } from "../apps.ts";
-import type { Submission } from "../async-runs.ts";
 import type { HostContext } from "../context.ts";
 import { parseJsonBody, readBody } from "../http/body.ts";
 import { HttpError } from "../http/errors.ts";
 import { closedSignal, sendError, sendJson } from "../http/respond.ts";
 import { MAX_INVOKE_BODY_BYTES } from "../limits.ts";
-import { WorkloadError } from "../pool/workload.ts";
 import type { AsyncCall } from "../runs/types.ts";
 import { appTarget, forwardable } from "./forward.ts";
-import { functionName, runIdOf, STATUS } from "./invoke.ts";
+import { functionName, runIdOf } from "./invoke.ts";
 import { deploymentOf, projectAndApp } from "./params.ts";
 
 function callbackOf(req: IncomingMessage): string | undefined {
@@ -114,13 +112,8 @@ async function start(
   call: AsyncCall,
 ): Promise<void> {
   const submitter = { callbackUrl: callbackOf(req), waitMs: waitOf(req), gone: closedSignal(res) };
-  let submitted: Submission;
-  try {
-    submitted = await runs.submit(deployment, call, submitter);
-  } catch (err) {
-    if (err instanceof WorkloadError) throw new HttpError(STATUS[err.failure.kind], err.message);
-    throw err;
-  }
+  // A refusal (busy, removed, closing) is answered by its kind (http/errors.ts).
+  const submitted = await runs.submit(deployment, call, submitter);
   if (submitted.kind === "withdrawn" || res.destroyed) return; // no one to answer
   const { kind, run } = submitted;
   if (kind === "exists") {
