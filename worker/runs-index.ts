@@ -1,8 +1,8 @@
 /**
  * Reports runs to the control plane's runs index (`PUT /internal/runs/{id}`), off the caller's
- * path: a failed report is logged and never changes a run's answer. The Worker reports only
- * what the runtime host could not: sync runs the host failed or never got, and async runs' ends
- * that their record decided (see `RunObject`).
+ * path: a failed report is logged and never changes a run's answer. The Worker reports here
+ * only the sync runs the runtime host failed or never got; the host reports the others, and an
+ * async run's shard its acceptance and end (runs/index-reports.ts).
  */
 import type { Env } from "./env.ts";
 

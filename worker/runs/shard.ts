@@ -147,17 +147,15 @@ export class RunShard extends DurableObject<Env> {
   }
 
   /**
-   * After a restart (the Worker now at `origin`): sets the alarm again (a local runtime does not
-   * bring persisted alarms back), asks the host about every running run at once, and hands
-   * queued runs over.
+   * After a restart (the Worker now at `origin`): asks the host about every running run at once
+   * and hands queued runs over. (Bringing the object up set its alarm again: see the
+   * constructor.)
    */
-  async wake(origin: string): Promise<{ queued: number; running: number }> {
+  wake(origin: string): { queued: number; running: number } {
     // The Worker may listen elsewhere now: the host's callbacks go to where it is.
     if (this.#info) this.#remember({ ...this.#info, origin });
     this.#store.checkRunningNow(Date.now());
     this.#dispatch.resume();
-    await this.ctx.storage.deleteAlarm();
-    this.#alarmAt = null;
     this.#handOverNext();
     this.#schedule();
     return { queued: this.#queued, running: this.#store.count("running") };
