@@ -5,6 +5,7 @@
  * an async run's end, and the wake-up of every shard after a restart.
  */
 import type { Context, Hono } from "hono";
+import { createMiddleware } from "hono/factory";
 import { HEADER } from "../../common/consts.ts";
 import { sameSecret } from "../../common/same-secret.ts";
 import { resolveApp, verifyCaller } from "../auth.ts";
@@ -20,8 +21,12 @@ export const RUN_ID = "run_[0-9a-z]{26}";
 export function registerRuns(app: Hono<WorkerEnv>) {
   app.get(`/v4/:project/:app/runs/:runId{${RUN_ID}}`, (c) => withRun(c, "view"));
   app.delete(`/v4/:project/:app/runs/:runId{${RUN_ID}}`, (c) => withRun(c, "cancel"));
-  app.post(`/internal/apps/:project/:app/runs/:runId{${RUN_ID}}/complete`, hostReport);
-  app.post("/internal/wake", wake);
+  app.post(
+    `/internal/apps/:project/:app/runs/:runId{${RUN_ID}}/complete`,
+    internalOnly,
+    hostReport,
+  );
+  app.post("/internal/wake", internalOnly, wake);
 }
 
 async function withRun(c: Context<WorkerEnv>, action: "view" | "cancel") {
@@ -99,14 +104,15 @@ async function indexedRun(env: Env, token: string, project: string, runId: strin
   };
 }
 
-/** The internal token, as the runtime host and `runlet start` send it. */
-async function internalCaller(c: Context<WorkerEnv>): Promise<boolean> {
+/** `/internal/*`: only with the internal token, as the runtime host and `runlet start` send it. */
+const internalOnly = createMiddleware<WorkerEnv>(async (c, next) => {
   const given = /^Bearer (.+)$/.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
-  return sameSecret(given, c.env.INTERNAL_TOKEN);
-}
+  if (!(await sameSecret(given, c.env.INTERNAL_TOKEN)))
+    return c.json({ message: "internal route: invalid token" }, 401);
+  await next();
+});
 
 async function hostReport(c: Context<WorkerEnv>) {
-  if (!(await internalCaller(c))) return c.json({ message: "internal route: invalid token" }, 401);
   let report: HostRun;
   try {
     report = (await c.req.json()) as HostRun;
@@ -126,7 +132,6 @@ async function hostReport(c: Context<WorkerEnv>) {
  * alarm set before a SIGKILL never fired after the restart), and `runlet start` calls this.
  */
 async function wake(c: Context<WorkerEnv>) {
-  if (!(await internalCaller(c))) return c.json({ message: "internal route: invalid token" }, 401);
   let res: Response;
   try {
     res = await fetch(`${c.env.CONTROL_PLANE_URL}/internal/apps`, {

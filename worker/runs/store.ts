@@ -103,6 +103,14 @@ export interface IndexRow extends Record<string, SqlStorageValue> {
   run_time_ms: number | null;
 }
 
+/** What a row keeps of a webhook: the shown target, whether it is signed, and the secrets. */
+export interface HookColumns {
+  target: string;
+  signed: boolean;
+  url: string;
+  secret?: string;
+}
+
 /** What a queued run hands to the host. */
 export interface QueuedRun {
   id: string;
@@ -149,7 +157,7 @@ export class RunStore {
     limits: AppLimits,
     payload: ArrayBuffer,
     request: AppRequest | undefined,
-    hook: { target: string; signed: boolean; url: string; secret?: string } | undefined,
+    hook: HookColumns | undefined,
   ): void {
     const expiresAt = run.createdAt + limits.queueTimeout * 1000;
     this.sql.exec(
@@ -178,7 +186,7 @@ export class RunStore {
   /** A sync run that answered its caller and has a webhook: recorded as it ended. */
   insertEnded(
     run: { id: string; project: string; app: string; fn: string; createdAt: number },
-    hook: { target: string; signed: boolean; url: string; secret?: string },
+    hook: HookColumns,
   ): void {
     this.sql.exec(
       `INSERT INTO runs (id, project, app, fn, async, status, created_at, started_at, hook_target,

@@ -3,7 +3,13 @@
  * webhook dropped). What follows a move — the delivery, the runs index, the alarm — is the
  * shard's to do; these say what is due.
  */
-import { RETAIN_MS, type RowChanges, type RunRow, type RunStore } from "./store.ts";
+import {
+  type HookColumns,
+  RETAIN_MS,
+  type RowChanges,
+  type RunRow,
+  type RunStore,
+} from "./store.ts";
 import type { HostRun, Outcome, WebhookRequest } from "./types.ts";
 
 /** The host took a queued run: it runs, its payload goes, the watchdog is due at `checkAt`. */
@@ -63,8 +69,8 @@ export function markEnded(
   return false;
 }
 
-/** What the row keeps of a webhook: the shown target, whether it is signed, and the secrets. */
-export function hookOf(webhook: WebhookRequest) {
+/** The columns a row keeps of `webhook`. */
+export function hookOf(webhook: WebhookRequest): HookColumns {
   const { origin, pathname } = new URL(webhook.url);
   return {
     // Scheme, host and path: the query may hold credentials, it is never shown.
