@@ -5,9 +5,11 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { expect } from "vitest";
 import { type AppConfig, appConfigSchema, type BundleFile } from "../common/app-config.ts";
 import { HEADER } from "../common/consts.ts";
 import type { AppStats } from "./pool/pool.ts";
+import { WorkloadError } from "./pool/workload.ts";
 import { NO_SANDBOX } from "./sandbox/sandbox.ts";
 import { type HostOptions, startHost } from "./server.ts";
 
@@ -160,4 +162,14 @@ export function hostClient(url: string, token: string = TOKEN) {
     spares: async () => (await hostMetrics()).spares.managed,
     customSpares: async () => (await hostMetrics()).spares.custom,
   };
+}
+
+/** The `WorkloadError` that `promise` rejects with (fails the test if it resolves or rejects otherwise). */
+export async function failureOf(promise: Promise<unknown>): Promise<WorkloadError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(WorkloadError);
+  return err as WorkloadError;
 }

@@ -6,10 +6,9 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { configOf, newHome, removeHome } from "../test-support.ts";
+import { configOf, failureOf, newHome, removeHome } from "../test-support.ts";
 import { type PoolTarget, ReplicaPool, type UseOptions } from "./pool.ts";
 import { ManagedReplica } from "./replica.ts";
-import { WorkloadError } from "./workload.ts";
 
 const APP = `
 import { appendFileSync } from "node:fs";
@@ -80,15 +79,6 @@ async function mostAtOnce(): Promise<number> {
     most = Math.max(most, running);
   }
   return most;
-}
-
-async function failureOf(promise: Promise<unknown>): Promise<WorkloadError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(WorkloadError);
-  return err as WorkloadError;
 }
 
 it("gives a freed slot to the first to arrive, or if that is an async run, to the oldest async run", async () => {

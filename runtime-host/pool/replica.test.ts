@@ -1,9 +1,8 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { isGone, newHome, removeHome, waitUntil } from "../test-support.ts";
+import { failureOf, isGone, newHome, removeHome, waitUntil } from "../test-support.ts";
 import { ManagedReplica } from "./replica.ts";
-import { WorkloadError } from "./workload.ts";
 
 const OPTIONS = { startTimeoutMs: 10_000, stopGraceMs: 500 };
 const CALL = { payload: null, runId: "run_1" };
@@ -31,15 +30,6 @@ describe("ManagedReplica", () => {
     );
     replicas.push(replica);
     return replica;
-  }
-
-  async function failureOf(promise: Promise<unknown>): Promise<WorkloadError> {
-    const err = await promise.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(WorkloadError);
-    return err as WorkloadError;
   }
 
   it("finds CommonJS exports, module.exports objects and ESM default objects", async () => {
