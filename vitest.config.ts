@@ -19,6 +19,7 @@ export default defineConfig({
           name: "node",
           environment: "node",
           include: [
+            "cli/**/*.test.ts",
             "common/**/*.test.ts",
             "control-plane/**/*.test.ts",
             "runtime-host/**/*.test.ts",

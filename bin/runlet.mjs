@@ -10,5 +10,5 @@ try {
   process.exit(1);
 }
 register();
-const { main } = await import("../control-plane/cli/main.ts");
+const { main } = await import("../cli/main.ts");
 process.exitCode = await main(process.argv.slice(2));

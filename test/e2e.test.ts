@@ -2,7 +2,7 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { portIsFree } from "../control-plane/cli/processes.ts";
+import { portIsFree } from "../cli/processes.ts";
 import {
   cli,
   freePorts,

@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { freePort, portIsFree } from "../control-plane/cli/processes.ts";
+import { freePort, portIsFree } from "../cli/processes.ts";
 
 export const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const BIN = join(ROOT, "bin/runlet.mjs");

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../cli/processes.ts";
 import { newId } from "../../common/ids.ts";
-import { freePort } from "../cli/processes.ts";
 import { auditLog } from "../db/schema.ts";
 import { httpRuntimeHost, type RuntimeHost } from "../host-client.ts";
 import type { RunLogs } from "../runs/logs.ts";

@@ -1,4 +1,4 @@
-import { HEADER } from "../../../common/consts.ts";
+import { HEADER } from "../../common/consts.ts";
 import { CliError, type Command } from "../command.ts";
 import { loadConfig, request } from "../config.ts";
 

@@ -5,7 +5,7 @@
  * request the Worker sends out (to the runtime host, the control plane) took about 3 ms more;
  * see docs/benchmarks.md. `runlet start --inspect` runs the `wrangler dev` command instead.
  *
- *   node --import tsx control-plane/cli/worker-dev.ts --config wrangler.toml --ip 127.0.0.1
+ *   node --import tsx cli/worker-dev.ts --config wrangler.toml --ip 127.0.0.1
  *     --port 8787 --env-file vars.env --persist-to dir [--log-level warn]
  */
 import { readFileSync } from "node:fs";

@@ -1,5 +1,5 @@
-import { ENV } from "../../common/consts.ts";
-import { readLocalJson, runletHome } from "../home.ts";
+import { ENV } from "../common/consts.ts";
+import { readLocalJson, runletHome } from "../control-plane/home.ts";
 import { CliError } from "./command.ts";
 
 export interface CliConfig {

@@ -1,8 +1,8 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join, relative, resolve, sep } from "node:path";
 import { parse as parseToml } from "smol-toml";
-import type { BundleFile } from "../../../common/app-config.ts";
-import type { DeployedApp } from "../../routes/apps-deploy.ts";
+import type { BundleFile } from "../../common/app-config.ts";
+import type { DeployedApp } from "../../control-plane/routes/apps-deploy.ts";
 import { CliError, type Command, formatBytes } from "../command.ts";
 import { loadConfig, readAnswer, request } from "../config.ts";
 

@@ -3,15 +3,15 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { describeZodError } from "../../../common/app-config.ts";
-import { DEFAULT_PORT, ENV, LOOPBACK } from "../../../common/consts.ts";
+import { describeZodError } from "../../common/app-config.ts";
+import { DEFAULT_PORT, ENV, LOOPBACK } from "../../common/consts.ts";
 import {
   homePaths,
   loadOrCreateInternalToken,
   readLocalJson,
   runletHome,
   writePrivateFile,
-} from "../../home.ts";
+} from "../../control-plane/home.ts";
 import { CliError, type Command } from "../command.ts";
 import {
   freePort,
@@ -22,7 +22,7 @@ import {
   waitHealthy,
 } from "../processes.ts";
 
-const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const READY_TIMEOUT_MS = 90_000;
 
 const portsSchema = z.object({
@@ -157,7 +157,7 @@ Worker; every request it sends out is slower then).
             "--show-interactive-dev-session=false",
             ...workerArgs,
           ]
-        : [...tsx, "control-plane/cli/worker-dev.ts", ...workerArgs],
+        : [...tsx, "cli/worker-dev.ts", ...workerArgs],
       { cwd: ROOT, env, logFile: log("worker"), echo },
     );
     const procs: Managed[] = [hostProc, controlProc, workerProc];

@@ -1,4 +1,4 @@
-import type { AppView } from "../../routes/apps-read.ts";
+import type { AppView } from "../../control-plane/routes/apps-read.ts";
 import { CliError, type Command } from "../command.ts";
 import { callProject, loadConfig } from "../config.ts";
 
