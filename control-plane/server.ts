@@ -1,7 +1,6 @@
 /** Node entry of the control plane: `tsx control-plane/server.ts`. */
 
 import { mkdir } from "node:fs/promises";
-import { serve } from "@hono/node-server";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { z } from "zod";
 import { describeZodError } from "../common/app-config.ts";
@@ -14,6 +13,7 @@ import { bootstrapLocal } from "./bootstrap.ts";
 import { openLibsql } from "./db/index.ts";
 import { homePaths, runletHome } from "./home.ts";
 import { httpRuntimeHost } from "./host-client.ts";
+import { serveControlPlane } from "./listen.ts";
 
 const envSchema = z.object({
   [ENV.controlPort]: z.coerce.number().int().min(0).max(65_535).default(DEFAULT_PORT.control),
@@ -52,7 +52,7 @@ async function main() {
   const baseUrl = `http://${LOOPBACK}:${port}`;
   await bootstrapLocal(db, keys, publicKeys, { home, baseUrl, apiUrl: env[ENV.apiUrl] });
 
-  const server = serve({ fetch: app.fetch, port, hostname: LOOPBACK }, (info) => {
+  const server = serveControlPlane(app, { port, hostname: LOOPBACK }, (info) => {
     console.log(`control plane listening on http://${LOOPBACK}:${info.port}`);
   });
   server.on("error", (err: NodeJS.ErrnoException) => {
