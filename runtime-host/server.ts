@@ -4,6 +4,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { LOOPBACK } from "../common/consts.ts";
+import { answerUnreadBodies } from "../common/unread-body.ts";
 import { AppRegistry } from "./apps.ts";
 import { AsyncRuns } from "./async-runs.ts";
 import type { HostContext, HostSpares } from "./context.ts";
@@ -150,6 +151,8 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     });
   });
 
+  // A refused body (401, 413, …) is read to its end or its connection closed gracefully.
+  answerUnreadBodies(server);
   const hostname = opts.hostname ?? LOOPBACK;
   const address = await listen(server, opts.port, hostname);
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;

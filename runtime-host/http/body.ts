@@ -5,18 +5,47 @@ function tooLarge(limit: number): HttpError {
   return new HttpError(413, `the request body is larger than ${limit / 1024 / 1024} MiB`);
 }
 
-/** Reads the whole request body, refusing it with 413 as soon as it passes `limit` bytes. */
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+/**
+ * Reads the whole request body, refusing it with 413 as soon as it passes `limit` bytes. A
+ * refused body is left as it is, not destroyed: destroying a request resets its connection
+ * under a client still sending, which may lose the answer. The server reads or discards the
+ * rest once the 413 is written (common/unread-body.ts).
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers["content-length"] ?? 0);
-  if (declared > limit) throw tooLarge(limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw tooLarge(limit);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks, size);
+  if (declared > limit) return Promise.reject(tooLarge(limit));
+  // Read by someone else already: nothing is left.
+  if (req.readableEnded) return Promise.resolve(Buffer.alloc(0));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = () => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("close", onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        stop();
+        reject(tooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      stop();
+      resolve(Buffer.concat(chunks, size));
+    };
+    // The client went away before the end of its body.
+    const onClose = () => {
+      stop();
+      reject(new Error("the request was aborted"));
+    };
+    req.on("data", onData);
+    req.once("end", onEnd);
+    req.once("close", onClose);
+  });
 }
 
 /** The body as JSON: an empty body is `null`. */
