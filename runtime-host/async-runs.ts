@@ -11,36 +11,21 @@
  * app is removed or the host is closing (the submission is refused). Cancelling a queued run
  * ends it `cancelled` at once. The host keeps an ended run's state for an hour, so a caller
  * whose report was lost can ask; the Worker's Durable Object is the run's record.
+ *
+ * A host told to stop (`stopTaking`, then `close` after a grace) refuses new runs and withdraws
+ * its queued ones at once (their submitters hear 503, so the Worker keeps them queued); running
+ * runs get the grace to end, and those still running then end `failure` ("the runtime host
+ * stopped"), reported like any end.
  */
 import { timeOfId } from "../common/ids.ts";
 import type { Deployment } from "./apps.ts";
 import { failureOf, type RunEnd, runCall } from "./async-run-call.ts";
 import type { ReplicaPool } from "./pool/pool.ts";
 import { WorkloadError } from "./pool/workload.ts";
+import type { RunCallbacks } from "./run-callbacks.ts";
 import type { RunReports } from "./run-reports.ts";
 import { requestName } from "./runs/describe.ts";
-import type { AsyncCall, AsyncRun } from "./runs/types.ts";
-
-/** Who submitted a run, and how it waits for the answer. */
-export interface Submitter {
-  /** Where the run's end is reported unless the submission's answer carries it. */
-  callbackUrl: string | undefined;
-  /** How long, once the run has started, the answer waits for its end (ms). */
-  waitMs: number;
-  /** Aborts once the submitter's connection has closed. */
-  gone: AbortSignal;
-}
-
-/** A submission's answer; a refused one throws a `WorkloadError` (busy, removed, closing). */
-export type Submission =
-  /** A run with this id is known already (any status): nothing was submitted. */
-  | { kind: "exists"; run: AsyncRun }
-  /** It started and is running past the submitter's wait: its end goes to the callback. */
-  | { kind: "running"; run: AsyncRun }
-  /** It ended (or was cancelled) before the answer: the answer carries its end. */
-  | { kind: "ended"; run: AsyncRun }
-  /** The submitter went away while the run was queued: it is gone, nothing to answer. */
-  | { kind: "withdrawn" };
+import type { AsyncCall, AsyncRun, Submission, Submitter } from "./runs/types.ts";
 
 /** What the submitter hears of its run: it started, it ended, or it left the queue unstarted. */
 type RunEvent = "started" | "ended" | WorkloadError;
@@ -51,23 +36,29 @@ interface Submitted {
   leave: AbortController;
   /** Aborted by `cancel`: a running run's work is told to stop. */
   cancel: AbortController;
+  /** Where its end goes unless its submitter's answer carries it. */
+  callbackUrl: string | undefined;
   /** The submitter still waiting for its answer; it takes the run's end if the run ends now. */
   waiter?: (event: RunEvent) => void;
 }
 
 /** How long an ended run's state stays answerable. */
 const KEEP_ENDED_MS = 60 * 60_000;
-/** Callback attempts, and the pause before each retry (a lost callback is also askable). */
-const CALLBACK_RETRY_DELAYS_MS = [0, 1_000, 4_000];
+/** The end of a run still running when the host stopped. */
+export const HOST_STOPPED = "the runtime host stopped";
 
 export class AsyncRuns {
   readonly #runs = new Map<string, Submitted>();
-  /** Set by `close`: no run is accepted any more, no callback or report sent. */
+  /** Set by `stopTaking`: no run is accepted any more. */
+  #refusing = false;
+  /** Set by `close`: the runs still running have been ended; no later end is sent. */
   #closed = false;
+  /** Told whenever a run leaves `running` (for `idle`). */
+  readonly #onEnd = new Set<() => void>();
 
   constructor(
     private readonly pool: ReplicaPool,
-    private readonly internalToken: string,
+    private readonly callbacks: RunCallbacks,
     private readonly reports: RunReports,
   ) {}
 
@@ -79,7 +70,7 @@ export class AsyncRuns {
   async submit(deployment: Deployment, call: AsyncCall, submitter: Submitter): Promise<Submission> {
     const known = this.#runs.get(call.runId);
     if (known) return { kind: "exists", run: known.run };
-    if (this.#closed) throw new WorkloadError({ kind: "closing" });
+    if (this.#refusing) throw new WorkloadError({ kind: "closing" });
     const entry: Submitted = {
       run: {
         runId: call.runId,
@@ -90,12 +81,11 @@ export class AsyncRuns {
       },
       leave: new AbortController(),
       cancel: new AbortController(),
+      callbackUrl: submitter.callbackUrl,
     };
     this.#runs.set(call.runId, entry);
     const answer = this.#answerOf(entry, submitter);
-    void this.#execute(deployment, call, entry).then((left) =>
-      this.#settle(entry, left, submitter.callbackUrl),
-    );
+    void this.#execute(deployment, call, entry).then((left) => this.#settle(entry, left));
     const heard = await answer;
     if (heard instanceof WorkloadError) {
       if (heard.failure.kind === "withdrawn") return { kind: "withdrawn" };
@@ -153,30 +143,68 @@ export class AsyncRuns {
       entry.leave.abort();
       entry.cancel.abort();
       if (queued) entry.waiter?.("ended");
+      this.#ended();
     }
     return run;
   }
 
   /**
-   * The host is stopping: queued runs are withdrawn (their submitters are refused, `closing`),
-   * running ones end as failed; no callbacks are sent.
+   * The host is stopping: no run is accepted any more (`closing`, 503) and the queued ones are
+   * withdrawn — their submitters are refused the same way, so the Worker keeps them queued for
+   * a host that runs. Running runs go on.
+   */
+  stopTaking(): void {
+    this.#refusing = true;
+    for (const entry of [...this.#runs.values()]) {
+      if (entry.run.status !== "queued") continue;
+      this.#forget(entry);
+      entry.leave.abort();
+      entry.waiter?.(new WorkloadError({ kind: "closing" }));
+    }
+  }
+
+  /** Resolves once no run is running (true), or after `ms` (false). */
+  idle(ms: number): Promise<boolean> {
+    const running = () => [...this.#runs.values()].some((e) => e.run.status === "running");
+    if (!running()) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (idle: boolean) => {
+        clearTimeout(timer);
+        this.#onEnd.delete(check);
+        resolve(idle);
+      };
+      const check = () => {
+        if (!running()) done(true);
+      };
+      const timer = setTimeout(() => done(!running()), ms);
+      this.#onEnd.add(check);
+    });
+  }
+
+  /**
+   * The host stops now: as `stopTaking`, and each run still running ends `failure` ("the
+   * runtime host stopped"): its work is told to stop, and its end goes to its submitter if it
+   * still waits, else to its callback (sent within the host's stop, see server.ts). A result
+   * that comes later is dropped.
    */
   close(): void {
-    this.#closed = true;
-    for (const entry of [...this.#runs.values()]) {
+    this.stopTaking();
+    for (const entry of this.#runs.values()) {
       const { run } = entry;
-      if (run.status === "queued") {
-        this.#forget(entry);
-        entry.leave.abort();
-        entry.waiter?.(new WorkloadError({ kind: "closing" }));
-      } else if (run.status === "running") {
-        Object.assign(run, {
-          status: "failure",
-          finishedAt: Date.now(),
-          error: { message: "the runtime host stopped during the run" },
-        });
-      }
+      if (run.status !== "running") continue;
+      const finishedAt = Date.now();
+      const runTimeMs = run.startedAt === undefined ? undefined : finishedAt - run.startedAt;
+      Object.assign(run, {
+        status: "failure",
+        finishedAt,
+        runTimeMs,
+        error: { message: HOST_STOPPED },
+      });
+      entry.cancel.abort();
+      if (entry.waiter) entry.waiter("ended");
+      else if (entry.callbackUrl) this.callbacks.send(entry.callbackUrl, run);
     }
+    this.#closed = true;
   }
 
   /**
@@ -225,7 +253,7 @@ export class AsyncRuns {
   /** Why the run, still queued, left the queue without starting; undefined if it did not. */
   #leftQueue({ run }: Submitted, err: unknown): WorkloadError | undefined {
     if (!(err instanceof WorkloadError) || run.status !== "queued") return undefined;
-    if (this.#closed) return new WorkloadError({ kind: "closing" });
+    if (this.#refusing) return new WorkloadError({ kind: "closing" });
     switch (err.failure.kind) {
       case "withdrawn": // its submitter went away
       case "busy":
@@ -237,49 +265,31 @@ export class AsyncRuns {
     }
   }
 
-  /** Passes on how the run went: its end to the submitter or the callback (its shard indexes it). */
-  #settle(
-    entry: Submitted,
-    left: WorkloadError | undefined,
-    callbackUrl: string | undefined,
-  ): void {
+  /**
+   * Passes on how the run went: its end to the submitter or the callback (its shard indexes it).
+   * Once the host has closed, the end it gave the run was sent already.
+   */
+  #settle(entry: Submitted, left: WorkloadError | undefined): void {
     if (left) {
       this.#forget(entry);
       entry.waiter?.(left);
       return;
     }
-    const { run } = entry;
+    const { run, callbackUrl } = entry;
     if (entry.waiter) entry.waiter("ended");
-    else if (run.status !== "cancelled" && callbackUrl) void this.#report(callbackUrl, run);
+    else if (run.status !== "cancelled" && callbackUrl && !this.#closed)
+      this.callbacks.send(callbackUrl, run);
+    this.#ended();
     setTimeout(() => this.#forget(entry), KEEP_ENDED_MS).unref();
+  }
+
+  /** A run left `running`. */
+  #ended(): void {
+    for (const listener of [...this.#onEnd]) listener();
   }
 
   /** The host knows the run no more (unless its id is another run's by now). */
   #forget(entry: Submitted): void {
     if (this.#runs.get(entry.run.runId) === entry) this.#runs.delete(entry.run.runId);
-  }
-
-  async #report(callbackUrl: string, run: AsyncRun): Promise<void> {
-    const body = JSON.stringify(run);
-    for (const delay of CALLBACK_RETRY_DELAYS_MS) {
-      if (delay) await new Promise((r) => setTimeout(r, delay).unref());
-      if (this.#closed) return;
-      try {
-        const res = await fetch(callbackUrl, {
-          method: "POST",
-          headers: {
-            authorization: `Bearer ${this.internalToken}`,
-            "content-type": "application/json",
-          },
-          body,
-          signal: AbortSignal.timeout(10_000),
-        });
-        await res.arrayBuffer();
-        if (res.ok || (res.status >= 400 && res.status < 500 && res.status !== 429)) return;
-      } catch {
-        // Unreachable or timed out: try again.
-      }
-    }
-    console.error(`runtime host: could not report async run ${run.runId} to its callback`);
   }
 }

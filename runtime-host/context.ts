@@ -1,5 +1,6 @@
 import type { AppRegistry } from "./apps.ts";
 import type { AsyncRuns } from "./async-runs.ts";
+import type { Intake } from "./intake.ts";
 import type { HostLimits } from "./limits.ts";
 import type { ReplicaPool } from "./pool/pool.ts";
 import type { ManagedReplica } from "./pool/replica.ts";
@@ -16,6 +17,8 @@ export interface HostContext {
   runs: AsyncRuns;
   spares: HostSpares;
   reports: RunReports;
+  /** Whether new work is taken (refused with 503 once the host stops), and what is in flight. */
+  intake: Intake;
 }
 
 /** Spare processes of each runtime. */

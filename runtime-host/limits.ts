@@ -48,6 +48,11 @@ export interface HostLimits {
   maxWaiting: number;
   /** Spare managed-runtime processes kept started, so a cold start skips starting node. */
   spares: number;
+  /**
+   * How long a host told to stop (SIGTERM, SIGINT) lets sync calls in flight and running async
+   * runs end: 10 s. New work is refused meanwhile; async runs still running then end `failure`.
+   */
+  shutdownGraceMs: number;
 }
 
 export const DEFAULT_LIMITS: HostLimits = {
@@ -57,4 +62,5 @@ export const DEFAULT_LIMITS: HostLimits = {
   queueWaitMs: 30_000,
   maxWaiting: 10_000,
   spares: 2,
+  shutdownGraceMs: 10_000,
 };

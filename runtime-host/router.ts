@@ -21,13 +21,18 @@ interface Route {
   method: string;
   path: RegExp;
   handler: Handler;
+  /** Brings new work: refused (503) once the host stops, waited for while it stops. */
+  work?: true;
 }
 
 const ROUTES: readonly Route[] = [
   {
     method: "GET",
     path: /^\/healthz$/,
-    handler: async (_req, res) => sendJson(res, 200, { ok: true }),
+    handler: async (_req, res, _params, { intake }) => {
+      if (!intake.open) throw new HttpError(503, "the runtime host is stopping");
+      sendJson(res, 200, { ok: true });
+    },
   },
   {
     method: "GET",
@@ -38,17 +43,24 @@ const ROUTES: readonly Route[] = [
         spares: { managed: spares.managed.pids(), custom: spares.custom.pids() },
       }),
   },
-  { method: "PUT", path: /^\/internal\/apps\/([^/]+)\/([^/]+)$/, handler: deployApp },
-  { method: "DELETE", path: /^\/internal\/apps\/([^/]+)\/([^/]+)$/, handler: removeApp },
+  { method: "PUT", path: /^\/internal\/apps\/([^/]+)\/([^/]+)$/, handler: deployApp, work: true },
+  {
+    method: "DELETE",
+    path: /^\/internal\/apps\/([^/]+)\/([^/]+)$/,
+    handler: removeApp,
+    work: true,
+  },
   {
     method: "POST",
     path: /^\/internal\/invoke\/([^/]+)\/([^/]+)\/([^/]+)$/,
     handler: invokeFunction,
+    work: true,
   },
   {
     method: "POST",
     path: /^\/internal\/async\/([^/]+)\/([^/]+)\/([^/]+)$/,
     handler: submitRun,
+    work: true,
   },
   { method: "GET", path: /^\/internal\/runs\/([^/]+)$/, handler: getRun },
   { method: "DELETE", path: /^\/internal\/runs\/([^/]+)$/, handler: cancelRun },
@@ -58,8 +70,14 @@ const ROUTES: readonly Route[] = [
     method: "*",
     path: /^\/internal\/async-http\/([^/]+)\/([^/]+)(?:\/.*)?$/,
     handler: submitHttpRun,
+    work: true,
   },
-  { method: "*", path: /^\/internal\/http\/([^/]+)\/([^/]+)(?:\/.*)?$/, handler: forwardRequest },
+  {
+    method: "*",
+    path: /^\/internal\/http\/([^/]+)\/([^/]+)(?:\/.*)?$/,
+    handler: forwardRequest,
+    work: true,
+  },
 ];
 
 /** Answers one request; throws `HttpError` for the caller's mistakes. */
@@ -75,9 +93,11 @@ export async function route(
   ) {
     throw new HttpError(401, "missing or wrong internal token");
   }
-  for (const { method, path, handler } of ROUTES) {
+  for (const { method, path, handler, work } of ROUTES) {
     const match = req.method === method || method === "*" ? path.exec(pathname) : null;
-    if (match) return handler(req, res, match.slice(1), ctx);
+    if (!match) continue;
+    if (work) return ctx.intake.take(() => handler(req, res, match.slice(1), ctx));
+    return handler(req, res, match.slice(1), ctx);
   }
   throw new HttpError(404, `no route for ${req.method} ${pathname}`);
 }

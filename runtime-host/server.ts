@@ -10,11 +10,13 @@ import { AsyncRuns } from "./async-runs.ts";
 import type { HostContext, HostSpares } from "./context.ts";
 import { asHttpError } from "./http/errors.ts";
 import { sendError } from "./http/respond.ts";
+import { Intake } from "./intake.ts";
 import { DEFAULT_LIMITS, type HostLimits } from "./limits.ts";
 import { ReplicaPool } from "./pool/pool.ts";
 import { ManagedReplica } from "./pool/replica.ts";
 import { Spares } from "./pool/spares.ts";
 import { route } from "./router.ts";
+import { RunCallbacks } from "./run-callbacks.ts";
 import { RunReports } from "./run-reports.ts";
 import { CustomReplica } from "./runtimes/custom/replica.ts";
 import { managedLauncher } from "./runtimes/managed/launch.ts";
@@ -39,12 +41,21 @@ export interface HostOptions {
 
 export interface RunningHost {
   url: string;
-  /** Stops every replica (SIGTERM, then SIGKILL) and the server. */
-  close(): Promise<void>;
+  /**
+   * Stops the host. New work is refused at once (503 `{message}`), and async runs still waiting
+   * for a slot are withdrawn (their hand-overs answered 503: the Worker keeps them queued).
+   * `graceful`: sync calls in flight and running async runs get the limits' `shutdownGraceMs`
+   * to end (otherwise none). Async runs still running then end `failure` ("the runtime host
+   * stopped"), sent to their callbacks (within CALLBACKS_MS); then every replica stops (SIGTERM,
+   * then SIGKILL), and the server. A `close()` during a graceful one ends its grace at once.
+   */
+  close(opts?: { graceful?: boolean }): Promise<void>;
 }
 
 /** How long open connections get to finish their answers once the replicas are stopped. */
 const DRAIN_MS = 1_000;
+/** How long the ends of async runs get to reach their callbacks when the host stops. */
+const CALLBACKS_MS = 5_000;
 
 function listen(server: Server, port: number, hostname: string): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
@@ -121,7 +132,9 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   // Apps with `min_replicas` are warm from the start, not from their first call.
   for (const deployment of registry.list()) pool.deployed(deployment);
   const reports = new RunReports(opts.controlPlaneUrl, opts.internalToken);
-  const runs = new AsyncRuns(pool, opts.internalToken, reports);
+  const callbacks = new RunCallbacks(opts.internalToken);
+  const runs = new AsyncRuns(pool, callbacks, reports);
+  const intake = new Intake();
   const ctx: HostContext & { internalToken: string } = {
     registry,
     pool,
@@ -129,6 +142,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     limits,
     spares,
     reports,
+    intake,
     internalToken: opts.internalToken,
   };
 
@@ -157,12 +171,30 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const address = await listen(server, opts.port, hostname);
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
 
+  /** Ends the grace of a graceful stop. */
+  const hurry = new AbortController();
+  const hurried = new Promise<void>((resolve) =>
+    hurry.signal.addEventListener("abort", () => resolve(), { once: true }),
+  );
+
+  /** What is in flight gets `graceMs` to end; then the runs still running are failed. */
+  async function stop(graceMs: number): Promise<void> {
+    intake.close();
+    runs.stopTaking();
+    if (graceMs > 0)
+      await Promise.race([Promise.all([intake.idle(graceMs), runs.idle(graceMs)]), hurried]);
+    runs.close();
+    await callbacks.close(CALLBACKS_MS);
+    await shutDown(server, pool, spares, sandbox);
+    await reports.close();
+  }
+
   let closing: Promise<void> | undefined;
   return {
     url: `http://${host}:${address.port}`,
-    close() {
-      runs.close();
-      closing ??= shutDown(server, pool, spares, sandbox).then(() => reports.close());
+    close({ graceful = false } = {}) {
+      if (!graceful) hurry.abort();
+      closing ??= stop(graceful ? limits.shutdownGraceMs : 0);
       return closing;
     },
   };

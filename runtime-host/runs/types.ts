@@ -1,5 +1,5 @@
 /**
- * An async run as the host keeps it, and what it does. Types only, imported by the host's async
+ * An async run as the host keeps it, what it does and how it is submitted. Types only, imported by the host's async
  * runs, its run reports and its routes alike; this module imports none of them. The same shape
  * answers a submission, `GET /internal/runs/{runId}` and the callback (its JSON).
  */
@@ -46,3 +46,24 @@ export interface HttpCall {
 export type AsyncCall =
   | { runId: string; fn: string; payload: unknown }
   | { runId: string; http: HttpCall };
+
+/** Who submitted a run, and how it waits for the answer. */
+export interface Submitter {
+  /** Where the run's end is reported unless the submission's answer carries it. */
+  callbackUrl: string | undefined;
+  /** How long, once the run has started, the answer waits for its end (ms). */
+  waitMs: number;
+  /** Aborts once the submitter's connection has closed. */
+  gone: AbortSignal;
+}
+
+/** A submission's answer; a refused one throws a `WorkloadError` (busy, removed, closing). */
+export type Submission =
+  /** A run with this id is known already (any status): nothing was submitted. */
+  | { kind: "exists"; run: AsyncRun }
+  /** It started and is running past the submitter's wait: its end goes to the callback. */
+  | { kind: "running"; run: AsyncRun }
+  /** It ended (or was cancelled) before the answer: the answer carries its end. */
+  | { kind: "ended"; run: AsyncRun }
+  /** The submitter went away while the run was queued: it is gone, nothing to answer. */
+  | { kind: "withdrawn" };
