@@ -1,7 +1,13 @@
-/** Child-process supervision for `runlet start`: process groups, log files, bounded stops. */
+/**
+ * Child processes of `runlet start`: each leads a process group of its own, writes to a log file,
+ * is stopped within a bound, and has a pipe from this process as its stdin, which it watches
+ * (common/parent-watch.ts): this process never writes to it nor closes it, so it closes only
+ * when this process ends, however it ends — and the child then ends too.
+ */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, type WriteStream } from "node:fs";
 import { createServer } from "node:net";
+import { ENV } from "../common/consts.ts";
 
 export interface Managed {
   name: string;
@@ -9,7 +15,10 @@ export interface Managed {
   log: WriteStream;
   /** The last lines the process wrote, for an error report. */
   tail(): string[];
-  exited: Promise<number | null>;
+  /** Its exit: how it ended, as a phrase ("code 1", "signal SIGKILL", or why it did not start). */
+  exited: Promise<string>;
+  /** When it was started (ms since the epoch). */
+  startedAt: number;
 }
 
 const TAIL_LINES = 30;
@@ -24,10 +33,12 @@ export function startProcess(
   const log = createWriteStream(opts.logFile, { flags: "a" });
   const child = spawn(command, args, {
     cwd: opts.cwd,
-    env: opts.env,
+    env: { ...opts.env, [ENV.supervised]: "1" },
     detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["pipe", "pipe", "pipe"],
   });
+  // The child's watch pipe: kept open, never written to (see above).
+  child.stdin?.on("error", () => {});
   const lines: string[] = [];
   const take = (chunk: Buffer) => {
     log.write(chunk);
@@ -40,17 +51,18 @@ export function startProcess(
   };
   child.stdout?.on("data", take);
   child.stderr?.on("data", take);
-  const exited = new Promise<number | null>((resolve) => {
-    child.once("exit", (code) => resolve(code));
+  const exited = new Promise<string>((resolve) => {
+    child.once("exit", (code, signal) => resolve(signal ? `signal ${signal}` : `code ${code}`));
     child.once("error", (err) => {
       lines.push(String(err.message));
-      resolve(-1);
+      resolve(`failed to start: ${err.message}`);
     });
   });
-  return { name, child, log, tail: () => [...lines], exited };
+  return { name, child, log, tail: () => [...lines], exited, startedAt: Date.now() };
 }
 
-function signalGroup(proc: Managed, signal: NodeJS.Signals) {
+/** Sends `signal` to the process's whole group (what it started included); never throws. */
+export function signalGroup(proc: Managed, signal: NodeJS.Signals) {
   if (proc.child.pid === undefined) return;
   try {
     process.kill(-proc.child.pid, signal);
@@ -69,7 +81,8 @@ export async function stopProcess(proc: Managed, graceMs = 5000): Promise<void> 
   }
   // Grandchildren (workerd under wrangler) may outlive their parent: finish the group.
   signalGroup(proc, "SIGKILL");
-  await new Promise<void>((resolve) => proc.log.end(resolve));
+  proc.child.stdin?.destroy();
+  if (!proc.log.writableEnded) await new Promise<void>((resolve) => proc.log.end(resolve));
 }
 
 /** True when nothing listens on `port` at `host`. */

@@ -3,14 +3,26 @@
  * workerd, the Durable Objects, local persistence — started through wrangler's programmatic
  * API, because that one can leave the devtools inspector off. With the inspector on, every
  * request the Worker sends out (to the runtime host, the control plane) took about 3 ms more;
- * see docs/benchmarks.md. `runlet start --inspect` runs the `wrangler dev` command instead.
+ * see docs/benchmarks.md. With `--inspect` this runs the `wrangler dev` command as its child
+ * instead (inspector on).
  *
- *   node --import tsx cli/worker-dev.ts --config wrangler.toml --ip 127.0.0.1
- *     --port 8787 --env-file vars.env --persist-to dir [--log-level warn]
+ *   node --import tsx cli/worker-dev.ts --config wrangler.toml --ip 127.0.0.1 --port 8787
+ *     --env-file vars.env --persist-to dir [--log-level warn] [--inspect --inspector-port N]
+ *
+ * wrangler and workerd are not ours to change, so this process watches over them: `runlet
+ * start` makes it lead a process group, which everything wrangler starts (workerd) joins. When
+ * its supervisor is gone, however it went (common/parent-watch.ts), it stops wrangler and then
+ * kills the whole group, so no workerd outlives `runlet start` holding its port. It does the
+ * same when a workerd dies or the Worker stops answering (wrangler would go on without it,
+ * every request refused or hung; see worker-watch.ts), so that `runlet start` restarts it.
  */
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { unstable_startWorker } from "wrangler";
+import { watchSupervisor } from "../common/parent-watch.ts";
+import { watchAnswers, watchDescendants } from "./worker-watch.ts";
 
 const { values } = parseArgs({
   options: {
@@ -20,6 +32,8 @@ const { values } = parseArgs({
     "env-file": { type: "string" },
     "persist-to": { type: "string" },
     "log-level": { type: "string", default: "warn" },
+    inspect: { type: "boolean", default: false },
+    "inspector-port": { type: "string" },
   },
 });
 const missing = ["config", "ip", "port", "env-file", "persist-to"].filter(
@@ -29,6 +43,9 @@ if (missing.length) {
   console.error(`worker-dev: missing --${missing.join(", --")}`);
   process.exit(2);
 }
+
+/** How long wrangler gets to stop, once this process is to end, before its group is killed. */
+const END_GRACE_MS = 2_000;
 
 /** Variables whose values are secrets. */
 const SECRETS = new Set(["INTERNAL_TOKEN"]);
@@ -47,30 +64,94 @@ function varsOf(file: string) {
   return bindings;
 }
 
-const worker = await unstable_startWorker({
-  config: values.config,
-  // The top-level Worker; `--env control-plane` is the control plane on Workers + D1.
-  env: "",
-  bindings: varsOf(values["env-file"] as string),
-  dev: {
-    inspector: false,
-    server: { hostname: values.ip, port: Number(values.port) },
-    persist: values["persist-to"],
-    logLevel: values["log-level"] as "warn",
-    watch: false,
-  },
-});
-await worker.ready;
-console.log(`worker listening on http://${values.ip}:${values.port}`);
+/** Starts wrangler; resolves with how to stop it. */
+async function startWrangler(): Promise<() => Promise<void>> {
+  if (values.inspect) {
+    const wrangler = fileURLToPath(
+      new URL("../node_modules/wrangler/bin/wrangler.js", import.meta.url),
+    );
+    const child = spawn(
+      process.execPath,
+      [
+        wrangler,
+        "dev",
+        // The top-level Worker; `--env control-plane` is the control plane on Workers + D1.
+        "--env=",
+        ...(values["inspector-port"] ? ["--inspector-port", values["inspector-port"]] : []),
+        "--show-interactive-dev-session=false",
+        ...["--config", values.config as string, "--ip", values.ip as string],
+        ...["--port", values.port as string, "--env-file", values["env-file"] as string],
+        ...["--persist-to", values["persist-to"] as string, `--log-level=${values["log-level"]}`],
+      ],
+      { stdio: ["ignore", "inherit", "inherit"] },
+    );
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    // wrangler ending by itself ends this process: `runlet start` sees the worker stop.
+    child.once("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+    return async () => {
+      child.kill("SIGTERM");
+      await exited;
+    };
+  }
+  const worker = await unstable_startWorker({
+    config: values.config,
+    // The top-level Worker; `--env control-plane` is the control plane on Workers + D1.
+    env: "",
+    bindings: varsOf(values["env-file"] as string),
+    dev: {
+      inspector: false,
+      server: { hostname: values.ip, port: Number(values.port) },
+      persist: values["persist-to"],
+      logLevel: values["log-level"] as "warn",
+      watch: false,
+    },
+  });
+  await worker.ready;
+  console.log(`worker listening on http://${values.ip}:${values.port}`);
+  return () => worker.dispose();
+}
 
+/** Kills this process's whole group (wrangler, workerd, this process). */
+function killGroup(): never {
+  try {
+    process.kill(-process.pid, "SIGKILL");
+  } catch {
+    // Not a group leader (started by hand): only this process ends.
+  }
+  process.exit(1);
+}
+
+let stopWrangler: (() => Promise<void>) | undefined;
 let stopping = false;
 const stop = () => {
   if (stopping) return;
   stopping = true;
-  worker.dispose().then(
+  (stopWrangler?.() ?? Promise.resolve()).then(
     () => process.exit(0),
     () => process.exit(1),
   );
 };
 process.on("SIGINT", stop);
 process.on("SIGTERM", stop);
+/** Stops wrangler (bounded) and ends the whole group, this process included. */
+const endAll = (why: string) => {
+  console.error(`worker-dev: ${why}; ending the worker and all it started`);
+  stopping = true;
+  const grace = new Promise((resolve) => setTimeout(resolve, END_GRACE_MS));
+  void Promise.race([stopWrangler?.().catch(() => {}), grace]).finally(killGroup);
+};
+watchSupervisor(() => endAll("its supervisor is gone"));
+// From the start: the Worker answers before wrangler has started its last workerd. `wrangler
+// dev` (--inspect) reloads a changed Worker on a new workerd; the programmatic one never does.
+watchDescendants(
+  "workerd",
+  (gone) => {
+    if (!stopping) endAll(`workerd ${gone.join(", ")} exited`);
+  },
+  { replaceable: values.inspect },
+);
+stopWrangler = await startWrangler();
+// A workerd lost before the watch above saw it: the Worker stops answering.
+watchAnswers(`http://${values.ip}:${values.port}/healthz`, () => {
+  if (!stopping) endAll("the Worker stopped answering");
+});

@@ -41,6 +41,8 @@ export const ENV = {
   project: "RUNLET_PROJECT",
   internalToken: "RUNLET_INTERNAL_TOKEN",
   brand: "RUNLET_BRAND",
+  /** Set by `runlet start`: the component's stdin is its supervisor's pipe (common/parent-watch.ts). */
+  supervised: "RUNLET_SUPERVISED",
 } as const;
 
 export const DEFAULT_PORT = { control: 8080, api: 8787, host: 8790 } as const;

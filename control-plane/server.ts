@@ -5,6 +5,7 @@ import { getConnInfo } from "@hono/node-server/conninfo";
 import { z } from "zod";
 import { describeZodError } from "../common/app-config.ts";
 import { DEFAULT_PORT, ENV, LOOPBACK } from "../common/consts.ts";
+import { watchSupervisor } from "../common/parent-watch.ts";
 import { createControlPlane } from "./app.ts";
 import { loadOrCreateMasterSecret, loadOrCreateSigningKey } from "./auth/keys.ts";
 import { deriveKeys } from "./auth/secret-keys.ts";
@@ -70,6 +71,8 @@ async function main() {
   };
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
+  // Started by `runlet start`: it ends with its supervisor, however that ends.
+  watchSupervisor(stop);
 }
 
 main().catch((err) => {

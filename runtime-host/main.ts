@@ -1,8 +1,16 @@
-/** Process entry of the runtime host: `node --import tsx runtime-host/main.ts`. */
+/**
+ * Process entry of the runtime host: `node --import tsx runtime-host/main.ts`.
+ *
+ * SIGTERM or SIGINT stop it gracefully: new work is refused, what is in flight gets the grace of
+ * `shutdownGraceMs` (see server.ts); a second signal stops it at once. Started by `runlet start`,
+ * it also stops — at once, as nothing would take its reports — when its supervisor is gone.
+ */
 import { resolve } from "node:path";
 import { z } from "zod";
 import { describeZodError } from "../common/app-config.ts";
 import { DEFAULT_PORT, ENV } from "../common/consts.ts";
+import { exitWithin, watchSupervisor } from "../common/parent-watch.ts";
+import { DEFAULT_LIMITS } from "./limits.ts";
 import { startHost } from "./server.ts";
 
 const envSchema = z.object({
@@ -21,6 +29,9 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const env = parsed.data;
+  // Gone before the host is up: nothing to stop yet.
+  let onSupervisorGone: () => void = () => process.exit(1);
+  watchSupervisor(() => onSupervisorGone());
   const host = await startHost({
     port: env[ENV.hostPort],
     home: resolve(env[ENV.home] || ".runlet"),
@@ -30,10 +41,20 @@ async function main(): Promise<void> {
   console.log(`runtime host listening on ${host.url}`);
 
   let stopping = false;
-  const stop = () => {
-    if (stopping) return;
+  const stop = (graceful: boolean, why: string) => {
+    if (stopping) {
+      // Told again, or its supervisor went meanwhile: the grace ends now.
+      void host.close();
+      return;
+    }
     stopping = true;
-    host.close().then(
+    const grace = graceful ? DEFAULT_LIMITS.shutdownGraceMs : 0;
+    console.log(
+      `runtime host: ${why}; stopping${grace ? ` (up to ${grace / 1000} s for work in flight)` : ""}`,
+    );
+    // However a stop goes, the process ends: replicas are stopped within their own grace.
+    exitWithin(grace + 15_000);
+    host.close({ graceful }).then(
       () => process.exit(0),
       (err: unknown) => {
         console.error(`runtime host: stopping failed: ${(err as Error).message}`);
@@ -41,8 +62,12 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
+  process.on("SIGINT", () => stop(true, "SIGINT"));
+  process.on("SIGTERM", () => stop(true, "SIGTERM"));
+  onSupervisorGone = () => {
+    exitWithin(5_000);
+    stop(false, "its supervisor is gone");
+  };
 }
 
 main().catch((err: unknown) => {
