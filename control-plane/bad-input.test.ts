@@ -122,3 +122,50 @@ describe("one connection whose body is refused", () => {
     expect(conn.errors).toEqual([]);
   });
 });
+
+describe("a request that is not readable HTTP", () => {
+  const cases: [string, string, number][] = [
+    ["a raw non-ASCII path", "GET /v2/projects/\u00e9/apps HTTP/1.1\r\nhost: x\r\n\r\n", 400],
+    ["a Host that is not one", "GET /v2/projects HTTP/1.1\r\nhost: exa mple\r\n\r\n", 400],
+    ["the * target", "GET * HTTP/1.1\r\nhost: x\r\n\r\n", 400],
+    ["HTTP/1.1 without Host", "GET /v2/projects HTTP/1.1\r\n\r\n", 400],
+    [
+      "a bad Content-Length",
+      "POST /v2/projects HTTP/1.1\r\nhost: x\r\ncontent-length: 1x\r\n\r\n",
+      400,
+    ],
+    [
+      "a bad chunk",
+      "POST /v2/projects HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n",
+      400,
+    ],
+    [
+      "headers too large",
+      `GET /healthz HTTP/1.1\r\nhost: x\r\nx-pad: ${"p".repeat(20 * KiB)}\r\n\r\n`,
+      431,
+    ],
+  ];
+
+  for (const [name, request, status] of cases) {
+    it(`${name}: ${status} {message}, then closed without a reset`, async () => {
+      const conn = await rawConnect(base);
+      await conn.write(Buffer.from(request, "latin1"));
+      const refused = await conn.response();
+      expect(refused.status).toBe(status);
+      expect(refused.headers["content-type"]).toMatch(/^application\/json/);
+      expect(JSON.parse(refused.body)).toMatchObject({ message: expect.any(String) });
+      // A client that goes on sending a while before it reads the answer.
+      for (let sent = 0; sent < 2 * MiB; sent += 64 * KiB) await conn.write(Buffer.alloc(64 * KiB));
+      conn.socket.end();
+      await conn.closed;
+      expect(conn.errors).toEqual([]);
+    });
+  }
+
+  it("HTTP/1.0 without Host is served, as serve() served it", async () => {
+    const conn = await rawConnect(base);
+    await conn.write("GET /healthz HTTP/1.0\r\n\r\n");
+    expect((await conn.response()).status).toBe(200);
+    conn.socket.destroy();
+  });
+});
