@@ -13,14 +13,8 @@ import {
   writePrivateFile,
 } from "../../control-plane/home.ts";
 import { CliError, type Command } from "../command.ts";
-import {
-  freePort,
-  type Managed,
-  portIsFree,
-  startProcess,
-  stopProcess,
-  waitHealthy,
-} from "../processes.ts";
+import { freePort, portIsFree, startProcess } from "../processes.ts";
+import { Supervisor } from "../supervisor.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const READY_TIMEOUT_MS = 90_000;
@@ -47,7 +41,10 @@ export const start: Command = {
   usage: `Usage: runlet start [--verbose] [--inspect] [--json]
 
 Starts the three components on loopback, waits until each answers, prints their addresses and
-a ready line, and stops them all on Ctrl-C. State lives in RUNLET_HOME (default ./.runlet).
+a ready line, and stops them all on Ctrl-C. Once ready, a component that exits by itself is
+restarted (after 250 ms, doubling up to 5 s while it keeps failing); one that exits 5 times
+within a minute stops them all. The components end by themselves if this command is killed.
+State lives in RUNLET_HOME (default ./.runlet).
 Ports: RUNLET_CONTROL_PORT (${DEFAULT_PORT.control}), RUNLET_API_PORT (${DEFAULT_PORT.api}), RUNLET_HOST_PORT (${DEFAULT_PORT.host}).
 --verbose copies every component's output to this terminal (it always goes to RUNLET_HOME/logs/)
 and has the worker log a line per request.
@@ -106,28 +103,15 @@ Worker; every request it sends out is slower then).
     const log = (name: string) => join(paths.logs, `${name}.log`);
     if (!values.json) console.error(`Starting Runlet (state in ${home})…`);
 
-    const hostProc = startProcess(
-      "runtime-host",
-      process.execPath,
-      [...tsx, "runtime-host/main.ts"],
-      {
-        cwd: ROOT,
-        env,
-        logFile: log("runtime-host"),
-        echo,
-      },
-    );
-    const controlProc = startProcess(
-      "control-plane",
-      process.execPath,
-      [...tsx, "control-plane/server.ts"],
-      {
-        cwd: ROOT,
-        env,
-        logFile: log("control-plane"),
-        echo,
-      },
-    );
+    const node =
+      (name: string, script: string, extra: string[] = []) =>
+      () =>
+        startProcess(name, process.execPath, [...tsx, script, ...extra], {
+          cwd: ROOT,
+          env,
+          logFile: log(name),
+          echo,
+        });
     const workerArgs = [
       "--config",
       join(ROOT, "wrangler.toml"),
@@ -141,59 +125,58 @@ Worker; every request it sends out is slower then).
       paths.wrangler,
       // wrangler's line per request costs the whole machine CPU on every call: --verbose.
       `--log-level=${echo ? "info" : "warn"}`,
+      // The `wrangler dev` command itself, with its devtools inspector (slower).
+      ...(values.inspect ? ["--inspect", "--inspector-port", String(await freePort())] : []),
     ];
-    const workerProc = startProcess(
-      "worker",
-      process.execPath,
-      values.inspect
-        ? [
-            // The `wrangler dev` command itself, with its devtools inspector (slower).
-            join(ROOT, "node_modules/wrangler/bin/wrangler.js"),
-            "dev",
-            // The top-level Worker; `--env control-plane` is the control plane on Workers + D1.
-            "--env=",
-            "--inspector-port",
-            String(await freePort()),
-            "--show-interactive-dev-session=false",
-            ...workerArgs,
-          ]
-        : [...tsx, "cli/worker-dev.ts", ...workerArgs],
-      { cwd: ROOT, env, logFile: log("worker"), echo },
-    );
-    const procs: Managed[] = [hostProc, controlProc, workerProc];
-
-    let stopping: Promise<void> | undefined;
-    const stopAll = () => {
-      stopping ??= Promise.all(procs.map((p) => stopProcess(p))).then(() => undefined);
-      return stopping;
+    const wake = async () => {
+      const woken = await wakeRuns(url.api, internalToken);
+      if (woken && !values.json) console.error(`runlet: async runs ${woken}`);
     };
+    const supervisor = new Supervisor(
+      [
+        {
+          name: "runtime-host",
+          label: "runtime host",
+          healthUrl: `${url.host}/healthz`,
+          start: node("runtime-host", "runtime-host/main.ts"),
+          // Its own grace for work in flight (10 s), then its replicas' stop.
+          stopGraceMs: 20_000,
+          // First, while the Worker still takes the ends of its async runs.
+          stopOrder: 0,
+          // Runs the lost host held are found out now, not at the watchdog's next round.
+          restarted: wake,
+        },
+        {
+          name: "control-plane",
+          label: "control plane",
+          healthUrl: `${url.control}/healthz`,
+          start: node("control-plane", "control-plane/server.ts"),
+          stopGraceMs: 5_000,
+          stopOrder: 1,
+        },
+        {
+          name: "worker",
+          label: "worker",
+          healthUrl: `${url.api}/healthz`,
+          start: node("worker", "cli/worker-dev.ts", workerArgs),
+          stopGraceMs: 5_000,
+          stopOrder: 1,
+          // The local runtime does not set a Durable Object's alarm again after a restart.
+          restarted: wake,
+        },
+      ],
+      { logDir: paths.logs, readyTimeoutMs: READY_TIMEOUT_MS },
+    );
+
     const onSignal = (signal: NodeJS.Signals) => {
       if (!values.json) console.error(`\n${signal}: stopping Runlet…`);
-      stopAll().then(() => process.exit(0));
+      supervisor.stop().then(() => process.exit(0));
     };
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
 
-    const health = [
-      ["runtime host", `${url.host}/healthz`, hostProc],
-      ["control plane", `${url.control}/healthz`, controlProc],
-      ["worker", `${url.api}/healthz`, workerProc],
-    ] as const;
-    const results = await Promise.all(
-      health.map(([, u, p]) => waitHealthy(u, p, READY_TIMEOUT_MS)),
-    );
-    const failed = results.findIndex((r) => r !== "ready");
-    if (failed !== -1) {
-      const [label, , proc] = health[failed] as (typeof health)[number];
-      await stopAll();
-      const why =
-        results[failed] === "exited"
-          ? "exited during start"
-          : `did not answer within ${READY_TIMEOUT_MS / 1000} s`;
-      throw new CliError(
-        `the ${label} ${why}. Its last lines (full log: ${log(proc.name)}):\n  ${proc.tail().slice(-12).join("\n  ")}`,
-      );
-    }
+    const failed = await supervisor.ready();
+    if (failed) throw new CliError(failed);
 
     const woken = await wakeRuns(url.api, internalToken);
     const local = await readLocalJson(home);
@@ -221,14 +204,10 @@ Worker; every request it sends out is slower then).
       );
     }
 
-    // Once ready, a component that dies takes the others down: a half-running Runlet helps no one.
-    const first = await Promise.race(procs.map((p) => p.exited.then(() => p)));
-    if (stopping) return 0;
-    console.error(
-      `runlet: the ${first.name} stopped unexpectedly (log: ${log(first.name)}); stopping the rest.`,
-    );
-    await stopAll();
-    return 1;
+    // From here on a component that exits is restarted; one that keeps failing stops them all.
+    const code = await supervisor.run();
+    await supervisor.stop();
+    return code;
   },
 };
 

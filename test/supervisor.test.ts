@@ -1,0 +1,134 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { client, sleep, sleeper } from "./apps.ts";
+import {
+  isAlive,
+  newHome,
+  portsFree,
+  processesOf,
+  processTree,
+  type Runlet,
+  removeHome,
+  startRunlet,
+} from "./harness.ts";
+import { type Component, kill9, pidOf, serving, until, workerdPids } from "./supervision.ts";
+
+// Issue 12: `runlet start` heals. A component that dies (SIGKILL) is restarted and the stack
+// serves again; killing `runlet start` itself leaves no component behind, and the next start on
+// the same home works; a component that keeps dying stops everything, naming its log.
+
+const APP = sleeper(['name = "echo"', 'runtime = "managed"']);
+
+describe("runlet start supervises its components", () => {
+  let home: string;
+  let stack: Runlet;
+  const stacks: Runlet[] = [];
+
+  beforeAll(async () => {
+    home = await newHome();
+    stack = await startRunlet(home);
+    stacks.push(stack);
+    await client(stack).deploy(APP);
+  });
+
+  afterAll(async () => {
+    for (const s of stacks) await s.stop();
+    await removeHome(home);
+  });
+
+  it("restarts each component killed with SIGKILL, and the stack serves again", async () => {
+    const components: Component[] = ["runtime host", "control plane", "worker"];
+    for (const component of components) {
+      const old = pidOf(stack, component) as number;
+      expect(old, component).toBeGreaterThan(0);
+      await kill9(old);
+      const killed = Date.now();
+      await until(
+        `a new ${component}`,
+        () => {
+          const pid = pidOf(stack, component);
+          return pid !== undefined && pid !== old ? pid : undefined;
+        },
+        15_000,
+      );
+      await serving(stack, "echo", 30_000);
+      expect(Date.now() - killed, `${component} serving again`).toBeLessThan(30_000);
+      expect(stack.output()).toContain(
+        `the ${component} exited unexpectedly (signal SIGKILL); restart 1 in 250 ms`,
+      );
+    }
+
+    // A workerd killed under wrangler (which would go on without it) restarts the worker too.
+    const workerd = workerdPids(stack);
+    expect(workerd.length).toBeGreaterThan(0);
+    await kill9(workerd[0] as number);
+    await until(
+      "the worker's restart",
+      () =>
+        stack.output().includes("the worker exited unexpectedly") &&
+        stack.output().includes("the worker is back (restart 2)")
+          ? true
+          : undefined,
+      30_000,
+    );
+    await serving(stack, "echo", 30_000);
+    for (const pid of workerd) expect(isAlive(pid)).toBe(false);
+
+    // Each restart is in the supervisor's log and in the component's, with its count.
+    const logs = join(home, "logs");
+    const supervisorLog = await readFile(join(logs, "supervisor.log"), "utf8");
+    expect(supervisorLog).toMatch(/the runtime host exited unexpectedly .*restart 1/);
+    expect(supervisorLog).toContain("the worker is back (restart 2)");
+    expect(await readFile(join(logs, "control-plane.log"), "utf8")).toContain(
+      "the control plane is back (restart 1)",
+    );
+  }, 240_000);
+
+  it("leaves no component behind when runlet start itself is killed, and starts again", async () => {
+    const supervisor = stack.process.pid as number;
+    const components = processTree(supervisor).filter((pid) => pid !== supervisor);
+    expect(components.length).toBeGreaterThanOrEqual(5); // three components, workerd ×2, replicas
+    process.kill(supervisor, "SIGKILL");
+    const killed = Date.now();
+    await stack.stop(); // reaped
+    stacks.splice(stacks.indexOf(stack), 1);
+    while (Date.now() - killed < 10_000 && components.some(isAlive)) await sleep(100);
+    expect(components.filter(isAlive), "alive 10 s after the kill").toEqual([]);
+    expect(processesOf(home, stack.ports)).toEqual([]);
+    await portsFree(stack.ports, 1_000);
+
+    stack = await startRunlet(home, stack.ports);
+    stacks.push(stack);
+    await serving(stack, "echo", 30_000);
+  }, 180_000);
+
+  it("stops everything when a component exits 5 times within a minute, naming its log", async () => {
+    let last: number | undefined;
+    for (let exit = 1; exit <= 5; exit++) {
+      const pid = await until(
+        "a control plane to kill",
+        () => {
+          const found = pidOf(stack, "control plane");
+          return found !== undefined && found !== last ? found : undefined;
+        },
+        15_000,
+      );
+      await kill9(pid);
+      last = pid;
+    }
+    // Its own exit, not one a signal of the test's would bring.
+    const { process: supervisor } = stack;
+    const exited = new Promise((resolve) => {
+      if (supervisor.exitCode !== null) resolve(supervisor.exitCode);
+      else supervisor.once("exit", (exitCode) => resolve(exitCode));
+    });
+    const code = await Promise.race([exited, sleep(40_000).then(() => "still running")]);
+    stacks.splice(stacks.indexOf(stack), 1);
+    expect(code).toBe(1);
+    expect(stack.output()).toContain(
+      `the control plane exited 5 times within a minute (last: signal SIGKILL); stopping Runlet. Its log: ${join(home, "logs", "control-plane.log")}`,
+    );
+    expect(processesOf(home, stack.ports)).toEqual([]);
+  }, 120_000);
+});
