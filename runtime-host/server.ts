@@ -106,6 +106,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   };
   // Replicas start from spare processes, each app in a folder of its own.
   const slots = join(opts.home, "host", "slots");
+  sandbox.reclaim(slots); // what a host that crashed left mounted there
   rmSync(slots, { recursive: true, force: true }); // of a host that crashed
   const spare = { project: "", app: "", version: 0 };
   const spares: HostSpares = {

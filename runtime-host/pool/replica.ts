@@ -62,6 +62,8 @@ export class ManagedReplica implements Workload {
 
   #spec: WorkloadSpec;
   #spareStarted: Promise<void> | undefined;
+  /** Gives the app's files copied into its folder to the replica's sandbox user. */
+  #adopt: () => Promise<void> = async () => {};
 
   constructor(
     spec: WorkloadSpec,
@@ -121,6 +123,7 @@ export class ManagedReplica implements Workload {
     this.#started = spare.then(() =>
       this.#startup(async () => {
         await cp(spec.dir, slot, { recursive: true });
+        await this.#adopt();
         const env = {
           ...spec.env,
           RUNLET_PROJECT: spec.project,
@@ -171,7 +174,9 @@ export class ManagedReplica implements Workload {
   #spawn(): void {
     let child: ChildProcess;
     try {
-      child = (this.options.launch ?? launchManaged)(this.#spec);
+      const launched = (this.options.launch ?? launchManaged)(this.#spec);
+      child = launched.child;
+      this.#adopt = launched.adopt;
     } catch {
       this.#process.exitedWith(null, null);
       return;

@@ -102,7 +102,7 @@ function proxy(
     }, timeoutMs);
     const upstream = request(
       `${replica.origin}${target}`,
-      { method: req.method, headers: forwardable(req.headers) },
+      { method: req.method, headers: forwardable(req.headers), socketPath: replica.socketPath },
       (answer) => {
         answered = true;
         res.writeHead(answer.statusCode ?? 502, answer.statusMessage, forwardable(answer.headers));

@@ -27,6 +27,7 @@ export function sendBuffered(
     const upstream = request(`${replica.origin}${call.pathAndQuery}`, {
       method: call.method,
       headers: { ...call.headers, "content-length": String(call.body.length) },
+      socketPath: replica.socketPath,
       signal,
     });
     const timer = setTimeout(() => {

@@ -1,13 +1,18 @@
 /**
  * A custom-runtime replica: the app's own HTTP server, started from its `entrypoint` with `PORT`
- * set to a free loopback port of its own (replicas share the host's network, so each gets its
- * port; `[custom] port` is the app's default elsewhere). Ready once its `healthcheck` path
- * answers 2xx. The host proxies requests to `origin`.
+ * set, ready once its `healthcheck` path answers 2xx. The host proxies requests to `origin`.
+ *
+ * In a sandbox with a network of its own the app listens on `[custom] port` of its own
+ * loopback, which only it can reach; a relay in the sandbox (relay.mjs) connects it to a Unix
+ * socket in a folder the host shares with that sandbox alone (`socketPath`). Replicas that
+ * share the host's network each get a free loopback port instead.
  */
 import { spawn } from "node:child_process";
 import { cp } from "node:fs/promises";
 import { get } from "node:http";
 import { connect, createServer } from "node:net";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { AppConfig } from "../../../common/app-config.ts";
 import { LOOPBACK } from "../../../common/consts.ts";
 import { LOG_RING_BYTES } from "../../limits.ts";
@@ -19,7 +24,7 @@ import {
   WorkloadError,
   type WorkloadSpec,
 } from "../../pool/workload.ts";
-import { NO_SANDBOX, type Sandbox } from "../../sandbox/sandbox.ts";
+import { NO_SANDBOX, SANDBOX_RUN_DIR, type Sandbox } from "../../sandbox/sandbox.ts";
 import { FALLBACK_PATH, managedEnv } from "../managed/launch.ts";
 
 export interface CustomSpec extends WorkloadSpec {
@@ -40,13 +45,18 @@ export interface CustomReplicaOptions {
 const CONNECT_INTERVAL_MS = 1;
 const PROBE_INTERVAL_MS = 5;
 
+const RELAY_PATH = fileURLToPath(new URL("./relay.mjs", import.meta.url));
+
+/** Where the host reaches the app's server: a loopback port, or the sandbox relay's socket. */
+type Target = { port: number } | { socketPath: string };
+
 /**
  * Whether `url` answers 2xx (within a second). Through the agent the proxy uses, so the first
  * request forwarded to a new replica finds this connection open.
  */
-function healthy(url: string): Promise<boolean> {
+function healthy(url: string, socketPath: string | undefined): Promise<boolean> {
   return new Promise((resolve) => {
-    const probe = get(url, { timeout: 1_000 }, (res) => {
+    const probe = get(url, { timeout: 1_000, socketPath }, (res) => {
       res.resume();
       res.once("end", () => resolve((res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300));
       res.once("error", () => resolve(false));
@@ -56,10 +66,10 @@ function healthy(url: string): Promise<boolean> {
   });
 }
 
-/** Whether something on loopback accepts a connection on `port` now. */
-function accepts(port: number): Promise<boolean> {
+/** Whether something accepts a connection at `target` now. */
+function accepts(target: Target): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = connect(port, LOOPBACK);
+    const socket = "port" in target ? connect(target.port, LOOPBACK) : connect(target.socketPath);
     socket.once("connect", () => {
       socket.destroy();
       resolve(true);
@@ -101,19 +111,27 @@ export class CustomReplica implements Workload {
   readonly logs = new LogRing(LOG_RING_BYTES);
   readonly #process = new ReplicaProcess();
   #origin = "";
+  #socketPath: string | undefined;
   #spawned: Promise<void> | undefined;
   #started: Promise<void> | undefined;
   /** The app folder as the app sees it (set by the sandbox). */
   #appDir = "";
+  /** Gives the app's files copied into its folder to the replica's sandbox user. */
+  #adopt: () => Promise<void> = async () => {};
 
   constructor(
     public spec: CustomSpec,
     private readonly options: CustomReplicaOptions,
   ) {}
 
-  /** `http://127.0.0.1:{port}` of the app's server, once started. */
+  /** `http://127.0.0.1:{port}` of the app's server, once started (or of its relay's socket). */
   get origin(): string {
     return this.#origin;
+  }
+
+  /** The relay's Unix socket, for a replica with a network of its own; else undefined. */
+  get socketPath(): string | undefined {
+    return this.#socketPath;
   }
 
   get pid(): number | undefined {
@@ -156,18 +174,32 @@ export class CustomReplica implements Workload {
     this.spec = { ...spec, dir: slot };
     this.#started = this.startSpare()
       .then(() => cp(spec.dir, slot, { recursive: true }))
+      .then(() => this.#adopt())
       .then(() => this.#launch());
     return this;
   }
 
   async #spawn(): Promise<void> {
-    const { command, args, appDir, cleanup } = (this.options.sandbox ?? NO_SANDBOX).wrap(
-      "/bin/sh",
-      ["-s"],
+    const sandbox = this.options.sandbox ?? NO_SANDBOX;
+    const runDir = `${this.spec.dir}.run`;
+    // The relay starts with the sandbox; the shell then waits for the app.
+    const [command, args, options] = sandbox.isolatesNetwork
+      ? [
+          "/bin/sh",
+          ["-c", `"$0" "$1" ${SANDBOX_RUN_DIR} & exec /bin/sh -s`, process.execPath, RELAY_PATH],
+          { readOnly: [dirname(RELAY_PATH)], runDir },
+        ]
+      : ["/bin/sh", ["-s"], {}];
+    const { appDir, adopt, cleanup, ...wrapped } = sandbox.wrap(
+      command,
+      args,
       this.spec.dir,
+      options,
     );
     this.#appDir = appDir;
-    const child = spawn(command, args, {
+    this.#adopt = adopt;
+    if (sandbox.isolatesNetwork) this.#socketPath = join(runDir, "http.sock");
+    const child = spawn(wrapped.command, wrapped.args, {
       cwd: this.spec.dir,
       env: { PATH: process.env.PATH || FALLBACK_PATH, HOME: appDir },
       stdio: ["pipe", "pipe", "pipe"],
@@ -198,15 +230,19 @@ export class CustomReplica implements Workload {
   async #launch(): Promise<void> {
     const custom = this.spec.config.custom;
     if (!custom) throw new WorkloadError({ kind: "load-failed", detail: "no [custom] table" });
-    const port = await freePort();
+    const relayed = this.#socketPath !== undefined;
+    const port = relayed ? custom.port : await freePort();
     this.#origin = `http://${LOOPBACK}:${port}`;
     const env = { ...managedEnv(this.spec, this.#appDir), PORT: String(port) };
-    this.#process.child?.stdin?.end(launchScript(env, custom.entrypoint));
-    await this.#waitUntilHealthy(port, custom.healthcheck);
+    // The relay reads the port when its first connection comes.
+    const tellRelay = relayed ? `echo ${port} > ${SANDBOX_RUN_DIR}/port\n` : "";
+    this.#process.child?.stdin?.end(tellRelay + launchScript(env, custom.entrypoint));
+    const target = this.#socketPath ? { socketPath: this.#socketPath } : { port };
+    await this.#waitUntilHealthy(target, custom.healthcheck);
   }
 
   /** Probes the healthcheck until it answers 2xx; fails if the process ends or time runs out. */
-  async #waitUntilHealthy(port: number, path: string): Promise<void> {
+  async #waitUntilHealthy(target: Target, path: string): Promise<void> {
     const deadline = Date.now() + this.options.startTimeoutMs;
     let listening = false;
     for (;;) {
@@ -218,9 +254,9 @@ export class CustomReplica implements Workload {
           detail: `its process exited before it was healthy (${signal ? `signal ${signal}` : `code ${code}`})${lastWords ? `: ${lastWords}` : ""}`,
         });
       }
-      listening ||= await accepts(port);
+      listening ||= await accepts(target);
       if (listening) {
-        if (await healthy(`${this.#origin}${path}`)) return;
+        if (await healthy(`${this.#origin}${path}`, this.#socketPath)) return;
       }
       if (Date.now() > deadline) {
         this.#process.signal("SIGKILL");

@@ -12,8 +12,14 @@ export const FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin";
 /** V8's heap limit for a managed replica, MiB (half of SANDBOX_LIMITS.dataBytes). */
 const MAX_HEAP_MIB = SANDBOX_LIMITS.dataBytes / 1024 / 1024 / 2;
 
+/** A replica's process, and how its app's files become its own once copied into its folder. */
+export interface Launched {
+  child: ChildProcess;
+  adopt(): Promise<void>;
+}
+
 /** Starts the process of one replica. */
-export type Launcher = (spec: WorkloadSpec) => ChildProcess;
+export type Launcher = (spec: WorkloadSpec) => Launched;
 
 /**
  * The child's whole environment: the app's own (its project's secrets) and ours on top. Never
@@ -34,7 +40,7 @@ export function managedEnv(spec: WorkloadSpec, home: string = spec.dir): NodeJS.
 /** Starts replicas in `sandbox` (the shim's own folder is visible to them, read-only). */
 export function managedLauncher(sandbox: Sandbox): Launcher {
   return (spec) => {
-    const { command, args, appDir, cleanup } = sandbox.wrap(
+    const { command, args, appDir, adopt, cleanup } = sandbox.wrap(
       process.execPath,
       // An app's `main.js` without "type" in its package.json is detected as ESM or CommonJS;
       // the warning Node prints about that says nothing the app's author can act on.
@@ -45,7 +51,7 @@ export function managedLauncher(sandbox: Sandbox): Launcher {
         SHIM_PATH,
       ],
       spec.dir,
-      [dirname(SHIM_PATH)],
+      { readOnly: [dirname(SHIM_PATH)] },
     );
     const child = spawn(command, args, {
       cwd: spec.dir,
@@ -58,7 +64,7 @@ export function managedLauncher(sandbox: Sandbox): Launcher {
     });
     child.once("exit", cleanup);
     child.once("error", cleanup);
-    return child;
+    return { child, adopt };
   };
 }
 

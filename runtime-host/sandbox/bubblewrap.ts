@@ -1,0 +1,201 @@
+/**
+ * Replicas inside bubblewrap: their own pid, ipc, uts, user and network namespaces, the system
+ * read-only, their folder (at /app) and a private /tmp the only writable places, nothing else of
+ * RUNLET_HOME in view. Where the host runs as root each replica is also a host user of its own
+ * (users.ts), its folder and /tmp bounded tmpfs, its network its own with outbound access only
+ * (network.ts); elsewhere it has no network at all.
+ */
+import { chownSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { pidsCgroupRoot, pidsGroup, settleGroups } from "./cgroup.ts";
+import { type ReplicaNetworks, SLIRP } from "./network.ts";
+import {
+  SANDBOX_APP_DIR,
+  SANDBOX_LIMITS,
+  SANDBOX_RUN_DIR,
+  type Sandbox,
+  type Wrapped,
+} from "./types.ts";
+import { adopt, mountFolder, type ReplicaUsers, unmountFolder, unmountUnder } from "./users.ts";
+
+/** The system directories a program needs, read-only; those missing here are skipped. */
+const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc/alternatives"];
+const SYSTEM_FILES = [
+  // Without it the dynamic linker searches every library directory at each start.
+  "/etc/ld.so.cache",
+  "/etc/ssl",
+  "/etc/ca-certificates",
+  "/etc/hosts",
+  "/etc/nsswitch.conf",
+  "/etc/localtime",
+];
+
+export interface Isolation {
+  bwrap: string;
+  prlimit?: string;
+  /** A host user per replica (root hosts with setpriv). */
+  users?: { setpriv: string; pool: ReplicaUsers };
+  /** A network per replica made by the host; without it replicas have no network. */
+  networks?: ReplicaNetworks;
+}
+
+/** prlimit's flags for SANDBOX_LIMITS, when the machine has prlimit. */
+export function limitsPrefix(prlimit: string | undefined): string[] {
+  if (!prlimit) return [];
+  return [
+    prlimit,
+    `--data=${SANDBOX_LIMITS.dataBytes}`,
+    `--nofile=${SANDBOX_LIMITS.openFiles}`,
+    `--nproc=${SANDBOX_LIMITS.processes}`,
+    "--",
+  ];
+}
+
+/** The resolv.conf of replicas with outbound access: slirp4netns's DNS forwarder. */
+function resolvConf(): string {
+  const path = join(tmpdir(), `runlet-sandbox-${process.pid}`, "resolv.conf");
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `nameserver ${SLIRP.dns}\n`, { mode: 0o644 });
+  return path;
+}
+
+/** Becomes `uid`, with no capability and no way to gain one (setuid programs do not). */
+function asUser(setpriv: string | undefined, uid: number | undefined): string[] {
+  if (!setpriv || uid === undefined) return [];
+  return [
+    setpriv,
+    `--reuid=${uid}`,
+    `--regid=${uid}`,
+    "--clear-groups",
+    "--inh-caps=-all",
+    "--bounding-set=-all",
+    "--no-new-privs",
+    "--",
+  ];
+}
+
+/**
+ * The folders above the places bound, made readable by all: bwrap makes them 0700, which a
+ * replica that is not root of its own user namespace could not pass.
+ */
+function parentsOf(places: readonly string[]): string[] {
+  const parents = new Set<string>();
+  for (const place of places) {
+    for (let dir = dirname(place); dir !== "/"; dir = dirname(dir)) parents.add(dir);
+  }
+  return [...parents].sort().flatMap((dir) => ["--perms", "0755", "--dir", dir]);
+}
+
+/** Joins the replica's pids cgroup, then runs the rest: nothing it forks escapes the group. */
+function joinGroup(group: string | undefined): string[] {
+  return group ? ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', group] : [];
+}
+
+export function bubblewrap(isolation: Isolation): Sandbox {
+  const { bwrap, users, networks } = isolation;
+  const prefix = limitsPrefix(isolation.prlimit);
+  const cgroupRoot = pidsCgroupRoot();
+  const resolv = networks?.outbound ? resolvConf() : "/etc/resolv.conf";
+  // Node itself, wherever it is installed (usually under /usr, already bound).
+  const nodePrefix = dirname(dirname(process.execPath));
+  const nodeDir = SYSTEM_DIRS.some((d) => nodePrefix === d || nodePrefix.startsWith(`${d}/`))
+    ? []
+    : [nodePrefix];
+  return {
+    kind: "bubblewrap",
+    isolatesNetwork: true,
+    settle: settleGroups,
+    reclaim: unmountUnder,
+    wrap(command, args, dir, options = {}): Wrapped {
+      const undo: Array<() => void> = [];
+      const cleanup = () => {
+        for (const step of undo.splice(0).reverse()) step();
+      };
+      try {
+        const uid = users?.pool.take();
+        if (uid !== undefined) undo.push(() => users?.pool.give(uid));
+        if (uid !== undefined) {
+          if (mountFolder(dir, uid, SANDBOX_LIMITS.folderBytes))
+            undo.push(() => unmountFolder(dir));
+          else chownSync(dir, uid, uid); // unbounded, but the app's own
+        }
+        const readable = [
+          ...SYSTEM_DIRS,
+          ...SYSTEM_FILES,
+          ...nodeDir,
+          ...(options.readOnly ?? []),
+        ].filter((path) => existsSync(path));
+        const binds = parentsOf([...readable, SANDBOX_RUN_DIR]);
+        for (const path of readable) binds.push("--ro-bind", path, path);
+        if (existsSync(resolv)) binds.push("--ro-bind", resolv, "/etc/resolv.conf");
+        if (options.runDir) {
+          mkdirSync(options.runDir, { mode: 0o700 });
+          undo.push(() => rmSync(options.runDir as string, { recursive: true, force: true }));
+          if (uid !== undefined) chownSync(options.runDir, uid, uid);
+          binds.push("--bind", options.runDir, SANDBOX_RUN_DIR);
+        }
+        const network = networks?.create();
+        if (network) undo.push(network.cleanup);
+        const argv = [
+          // As a user of its own (bwrap runs as root, which may read RUNLET_HOME to bind the
+          // replica's folder; setpriv then drops to the user, every capability with it), or
+          // as root of a user namespace of its own, without any capability there.
+          ...(uid === undefined ? ["--unshare-user", "--cap-drop", "ALL"] : []),
+          "--unshare-pid",
+          "--unshare-ipc",
+          "--unshare-uts",
+          // In the host's namespace made for it, or (without one) in a namespace of its own.
+          ...(network ? [] : ["--unshare-net"]),
+          "--hostname",
+          "runlet",
+          "--die-with-parent",
+          // The private /tmp first: binds below may live under the host's /tmp (a checkout there).
+          "--size",
+          String(SANDBOX_LIMITS.tmpBytes),
+          "--perms",
+          "1777",
+          "--tmpfs",
+          "/tmp",
+          ...binds,
+          "--proc",
+          "/proc",
+          "--dev",
+          "/dev",
+          "--bind",
+          dir,
+          SANDBOX_APP_DIR,
+          // Last: the sandbox's own root (where bwrap made the mount points) read-only too.
+          "--remount-ro",
+          "/",
+          "--chdir",
+          SANDBOX_APP_DIR,
+          "--",
+          ...asUser(users?.setpriv, uid),
+          // The limits inside: the sandbox's processes count, not all of the host user's.
+          ...prefix,
+          command,
+          ...args,
+        ];
+        const group = pidsGroup(cgroupRoot, SANDBOX_LIMITS.processes);
+        undo.push(group.cleanup);
+        const [first, ...rest] = [
+          ...joinGroup(group.path),
+          ...(network?.prefix ?? []),
+          bwrap,
+          ...argv,
+        ] as [string, ...string[]];
+        return {
+          command: first,
+          args: rest,
+          appDir: SANDBOX_APP_DIR,
+          adopt: () => (uid === undefined ? Promise.resolve() : adopt(dir, uid)),
+          cleanup,
+        };
+      } catch (err) {
+        cleanup();
+        throw err;
+      }
+    },
+  };
+}

@@ -1,0 +1,76 @@
+/**
+ * Each replica runs as a host user of its own, from a range reserved for Runlet (never root,
+ * never the host's user): the kernel then applies RLIMIT_NPROC to its processes, no replica can
+ * signal or read another's, and what it writes is its own. Its folder is a tmpfs of bounded
+ * size, mounted by the host and owned by that user, so filling it fails the app, not the disk.
+ */
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { lchown, readdir } from "node:fs/promises";
+import { join, resolve } from "node:path";
+
+/** The first uid (and gid) of the range, and how many replicas the range serves at once. */
+export const DEFAULT_UID_BASE = 1_900_000_000;
+export const UID_COUNT = 65_536;
+
+export class ReplicaUsers {
+  static readonly #ranges = new Map<number, ReplicaUsers>();
+  readonly #free: number[] = [];
+  #next = 0;
+
+  private constructor(private readonly base: number) {}
+
+  /** The users of the range at `base`: one pool per process, however many sandboxes use it. */
+  static from(base: number): ReplicaUsers {
+    const users = ReplicaUsers.#ranges.get(base) ?? new ReplicaUsers(base);
+    ReplicaUsers.#ranges.set(base, users);
+    return users;
+  }
+
+  take(): number {
+    const uid = this.#free.pop() ?? this.base + this.#next++;
+    if (uid >= this.base + UID_COUNT) throw new Error(`all ${UID_COUNT} replica users are taken`);
+    return uid;
+  }
+
+  give(uid: number): void {
+    this.#free.push(uid);
+  }
+}
+
+/** Mounts a tmpfs of `bytes` at `dir`, owned by `uid`; false where the host may not mount. */
+export function mountFolder(dir: string, uid: number, bytes: number): boolean {
+  const options = `size=${bytes},mode=0700,uid=${uid},gid=${uid},nosuid,nodev`;
+  return spawnSync("mount", ["-t", "tmpfs", "-o", options, "runlet-app", dir]).status === 0;
+}
+
+/** Detaches the tmpfs at `dir` (lazily: the replica's last processes may still hold it). */
+export function unmountFolder(dir: string): void {
+  spawnSync("umount", ["-l", dir]);
+}
+
+/** Unmounts what a crashed host left mounted under `root`, so that it can be emptied. */
+export function unmountUnder(root: string): void {
+  const under = `${resolve(root)}/`;
+  let table = "";
+  try {
+    table = readFileSync("/proc/self/mountinfo", "utf8");
+  } catch {
+    return;
+  }
+  for (const line of table.split("\n")) {
+    // Field 5 is the mount point, with spaces and the like escaped as octal.
+    const point = line
+      .split(" ")[4]
+      ?.replace(/\\(\d{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
+    if (point?.startsWith(under)) unmountFolder(point);
+  }
+}
+
+/** Gives everything under `dir` (copied there by the host) to `uid`. */
+export async function adopt(dir: string, uid: number): Promise<void> {
+  await lchown(dir, uid, uid);
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    await lchown(join(entry.parentPath, entry.name), uid, uid);
+  }
+}
