@@ -97,6 +97,7 @@ export class RunReports {
   async #send(runs: Array<RunReport & { id: string }>): Promise<void> {
     for (const delay of [0, ...this.retryDelaysMs]) {
       if (delay) await this.#pause(delay);
+      const lastTry = this.#closing.signal.aborted && delay > 0;
       try {
         const res = await fetch(`${this.controlPlaneUrl}/internal/runs`, {
           method: "POST",
@@ -113,7 +114,7 @@ export class RunReports {
       } catch {
         // unreachable: again, after a pause
       }
-      if (this.#closing.signal.aborted && delay) break; // stopping: it had its last try
+      if (lastTry) break; // stopping: a try begun after the stop was its last
     }
     console.error(`runtime host: ${runs.length} run report(s) could not reach the runs index`);
   }
