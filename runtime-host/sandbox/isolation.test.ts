@@ -31,6 +31,7 @@ const FAR_PORT = 8080;
 
 const PROBE = {
   "main.mjs": `
+import { spawn } from "node:child_process";
 import { connect } from "node:net";
 import { openSync, writeSync, closeSync } from "node:fs";
 export function connectTo({ host, port }) {
@@ -40,6 +41,17 @@ export function connectTo({ host, port }) {
     socket.on("connect", () => { socket.destroy(); resolve("open"); });
     socket.on("error", (e) => resolve(e.code));
   });
+}
+export async function forkLoop() {
+  const children = [];
+  let refused = null;
+  for (let i = 0; i < 1000 && !refused; i++) {
+    const child = spawn("/bin/sleep", ["30"], { stdio: "ignore" });
+    await new Promise((resolve) => { child.once("spawn", resolve); child.once("error", (e) => { refused = e.code; resolve(); }); });
+    if (!refused) children.push(child);
+  }
+  for (const child of children) child.kill("SIGKILL");
+  return { started: children.length, refused };
 }
 export function who() { return { uid: process.getuid(), gid: process.getgid() }; }
 export function fill({ path }) {
@@ -164,6 +176,14 @@ describe.skipIf(!rooted)("a replica's own user, network and folders", () => {
     expect(await call(allowing, "probe", "connectTo", to(PRIVATE.far))).toBe("open");
     // The rest of 10/8 stays refused on the host that allows one range.
     expect(await call(allowing, "probe", "connectTo", to("10.214.0.1"))).toBe("EACCES");
+  });
+
+  it("stops a fork loop at the replica's process limit while the host and other apps answer", async () => {
+    const loop = (await call(host, "probe", "forkLoop")) as { started: number; refused: string };
+    expect(loop.refused).toBe("EAGAIN");
+    expect(loop.started).toBeLessThan(SANDBOX_LIMITS.processes);
+    expect(await web()).toMatch(/^8000 /);
+    expect((await fetch(`${host.url}/healthz`)).status).toBe(200);
   });
 
   it("bounds /tmp and the app's folder: filling them fails that app, and others answer on", async () => {
