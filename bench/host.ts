@@ -65,9 +65,9 @@ const configOf = (name: string, extra: Record<string, unknown>) =>
  */
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 const auth = { authorization: `Bearer ${TOKEN}`, [HEADER.runId]: "run_bench" };
-function request(url: string, method: string, body?: string): Promise<void> {
+function request(url: string, method: string, body?: string, socketPath?: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method, agent, headers: auth }, (res) => {
+    const req = httpRequest(url, { method, agent, headers: auth, socketPath }, (res) => {
       res.resume();
       res.on("end", () =>
         res.statusCode === 200 ? resolve() : reject(new Error(`${url}: ${res.statusCode}`)),
@@ -182,7 +182,17 @@ try {
   const versionDir = (app: string) =>
     join(appRoot(appsRoot(home), "bench", app), versionDirName(1));
   const spec = { project: "bench", app: "direct", version: 1, dir: versionDir("warm-managed") };
-  const managedReplica = new ManagedReplica(spec, replicaOptions);
+  // Started as the host starts its replicas: a spare in an empty folder, then given the app.
+  const slot = async (name: string) => {
+    const dir = join(home, "bench-slots", name);
+    await mkdir(dir, { recursive: true });
+    return dir;
+  };
+  const spareSpec = { project: "", app: "", version: 0, env: { RUNLET_SPARE: "1" } };
+  const managedReplica = new ManagedReplica(
+    { ...spareSpec, dir: await slot("managed") },
+    replicaOptions,
+  ).assign(spec);
   await managedReplica.start();
   const directManaged = await measure(
     () => managedReplica.invoke({ fn: "run", payload: { n: 1 }, runId: "run_bench" }, 10_000),
@@ -190,15 +200,14 @@ try {
   );
   await managedReplica.stop();
   const customReplica = new CustomReplica(
-    {
-      ...spec,
-      dir: versionDir("warm-custom"),
-      config: configOf("direct", custom),
-    },
+    { ...spareSpec, dir: await slot("custom"), config: {} },
     replicaOptions,
-  );
+  ).assign({ ...spec, dir: versionDir("warm-custom"), config: configOf("direct", custom) });
   await customReplica.start();
-  const directCustom = await measure(() => request(`${customReplica.origin}/`, "GET"), { samples });
+  const directCustom = await measure(
+    () => request(`${customReplica.origin}/`, "GET", undefined, customReplica.socketPath),
+    { samples },
+  );
   await customReplica.stop();
 
   // ---- throughput: N callers in a loop for a fixed time ----

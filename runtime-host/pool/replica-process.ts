@@ -26,10 +26,11 @@ export class ReplicaProcess {
   /** `ending` runs first when the process has exited: the replica settles what it had going. */
   constructor(private readonly ending: (status: ExitStatus) => void = () => {}) {}
 
-  /** Follows `child`, spawned `detached`. */
+  /** Follows `child`, spawned `detached`; one stopped while it was being spawned is killed. */
   attach(child: ChildProcess): void {
     this.#child = child;
     child.on("exit", (code, signal) => this.exitedWith(code, signal));
+    if (this.#stopping) this.signal("SIGKILL");
   }
 
   get child(): ChildProcess | undefined {

@@ -171,13 +171,16 @@ export class ManagedReplica implements Workload {
     });
   }
 
-  #spawn(): void {
+  /** Starts the process; its spec is taken now (a spare's, before `assign` changes it). */
+  async #spawn(): Promise<void> {
+    const spec = this.#spec;
     let child: ChildProcess;
     try {
-      const launched = (this.options.launch ?? launchManaged)(this.#spec);
+      const launched = await (this.options.launch ?? launchManaged)(spec);
       child = launched.child;
       this.#adopt = launched.adopt;
-    } catch {
+    } catch (err) {
+      this.#loadError = `cannot start its sandbox: ${(err as Error).message}`;
       this.#process.exitedWith(null, null);
       return;
     }

@@ -67,9 +67,12 @@ export class Spares<Spec extends WorkloadSpec, R extends SpareReplica<Spec>> {
 
   /** A replica of `spec`: a waiting spare when there is one, else a process started now. */
   replicaFor(spec: Spec): R {
-    const spare = this.#waiting.shift() ?? this.#spare();
-    this.fill();
-    return spare.assign(spec);
+    const replica = (this.#waiting.shift() ?? this.#spare()).assign(spec);
+    // Refilled once this cold start is over: on two cores a spare starting meanwhile (a
+    // sandbox, its network, node) would slow the start it is there to spare.
+    const refill = () => this.fill();
+    replica.start().then(refill, refill);
+    return replica;
   }
 
   /** Stops the waiting spares. */

@@ -5,7 +5,7 @@
  * (users.ts), its folder and /tmp bounded tmpfs, its network its own with outbound access only
  * (network.ts); elsewhere it has no network at all.
  */
-import { chownSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pidsCgroupRoot, pidsGroup, settleGroups } from "./cgroup.ts";
@@ -107,7 +107,7 @@ export function bubblewrap(isolation: Isolation): Sandbox {
     isolatesNetwork: true,
     settle: settleGroups,
     reclaim: unmountUnder,
-    wrap(command, args, dir, options = {}): Wrapped {
+    async wrap(command, args, dir, options = {}): Promise<Wrapped> {
       const undo: Array<() => void> = [];
       const cleanup = () => {
         for (const step of undo.splice(0).reverse()) step();
@@ -115,8 +115,10 @@ export function bubblewrap(isolation: Isolation): Sandbox {
       try {
         const uid = users?.pool.take();
         if (uid !== undefined) undo.push(() => users?.pool.give(uid));
-        if (uid !== undefined) {
-          if (mountFolder(dir, uid, SANDBOX_LIMITS.folderBytes))
+        // A new, empty folder (a spare's slot) becomes a bounded one of the replica's own; a
+        // folder with files in it is bound as it is.
+        if (uid !== undefined && readdirSync(dir).length === 0) {
+          if (await mountFolder(dir, uid, SANDBOX_LIMITS.folderBytes))
             undo.push(() => unmountFolder(dir));
           else chownSync(dir, uid, uid); // unbounded, but the app's own
         }
@@ -135,7 +137,7 @@ export function bubblewrap(isolation: Isolation): Sandbox {
           if (uid !== undefined) chownSync(options.runDir, uid, uid);
           binds.push("--bind", options.runDir, SANDBOX_RUN_DIR);
         }
-        const network = networks?.create();
+        const network = await networks?.create();
         if (network) undo.push(network.cleanup);
         const argv = [
           // As a user of its own (bwrap runs as root, which may read RUNLET_HOME to bind the

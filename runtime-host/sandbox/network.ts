@@ -9,10 +9,13 @@
  * link-local and shared ranges and the host's own addresses before any route is looked at
  * (EACCES in the app), unless the operator allows a range (RUNLET_SANDBOX_ALLOW_NETS).
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, execFile, spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { networkInterfaces } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
 
 /** Ranges no app reaches unless allowed: private, shared, link-local, reserved, multicast. */
 export const REFUSED_RANGES = [
@@ -74,8 +77,10 @@ export interface ReplicaNetwork {
   cleanup(): void;
 }
 
+/** Namespaces made by this process so far: their names' counter, shared by every host in it. */
+let made = 0;
+
 export class ReplicaNetworks {
-  #next = 0;
   readonly #rules: string;
 
   constructor(
@@ -100,27 +105,30 @@ export class ReplicaNetworks {
     return this.tools.slirp4netns !== undefined;
   }
 
-  /** A namespace for one replica, its rules in place and (if it can) slirp4netns serving it. */
-  create(): ReplicaNetwork {
-    const name = `${PREFIX}${process.pid}-${this.#next++}`;
+  /**
+   * A namespace for one replica, its rules in place and (if it can) slirp4netns serving it.
+   * Made by child processes, so the host goes on serving meanwhile.
+   */
+  async create(): Promise<ReplicaNetwork> {
+    const name = `${PREFIX}${process.pid}-${made++}`;
     const path = join(NETNS_DIR, name);
     const { ip, nsenter } = this.tools;
-    const made = spawnSync(ip, ["netns", "add", name], { encoding: "utf8" });
-    if (made.status !== 0) throw new Error(`cannot make a network namespace: ${made.stderr}`);
-    const ruled = spawnSync(ip, ["-n", name, "-batch", "-"], {
-      input: this.#rules,
-      encoding: "utf8",
-    });
-    if (ruled.status !== 0) {
-      spawnSync(ip, ["netns", "delete", name]);
-      throw new Error(`cannot set the network rules of a replica: ${ruled.stderr}`);
+    const remove = () => execFile(ip, ["netns", "delete", name], () => {});
+    try {
+      await run(ip, ["netns", "add", name]);
+      const rules = run(ip, ["-n", name, "-batch", "-"]);
+      rules.child.stdin?.end(this.#rules);
+      await rules;
+    } catch (err) {
+      remove();
+      throw new Error(`cannot make a replica's network: ${(err as { stderr?: string }).stderr}`);
     }
     const slirp = this.#slirp(path);
     return {
       prefix: [nsenter, `--net=${path}`, "--"],
       cleanup: () => {
         slirp?.kill("SIGTERM");
-        spawnSync(ip, ["netns", "delete", name]);
+        remove();
       },
     };
   }

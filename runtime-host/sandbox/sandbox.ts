@@ -40,7 +40,7 @@ function unsandboxed(prlimit: string | undefined): Sandbox {
     isolatesNetwork: false,
     settle: async () => {},
     reclaim: () => {},
-    wrap(command, args, dir) {
+    async wrap(command, args, dir) {
       const [first, ...rest] = [...prefix, command, ...args] as [string, ...string[]];
       return { command: first, args: rest, appDir: dir, adopt: async () => {}, cleanup: () => {} };
     },

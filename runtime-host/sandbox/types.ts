@@ -33,8 +33,16 @@ export interface Sandbox {
   readonly kind: "bubblewrap" | "none";
   /** Whether replicas have a network of their own (else they share the host's loopback). */
   readonly isolatesNetwork: boolean;
-  /** The command that runs `command args` for an app whose folder is `dir`. */
-  wrap(command: string, args: readonly string[], dir: string, options?: WrapOptions): Wrapped;
+  /**
+   * The command that runs `command args` for an app whose folder is `dir`. An empty `dir` (a
+   * spare's slot) may become a bounded tmpfs of the replica's own for as long as it runs.
+   */
+  wrap(
+    command: string,
+    args: readonly string[],
+    dir: string,
+    options?: WrapOptions,
+  ): Promise<Wrapped>;
   /**
    * Waits (up to 2 s) until what was made for replicas that have exited is gone: their last
    * processes can take a moment to be reaped after the replica's own exit. For host shutdown.

@@ -4,7 +4,7 @@
  * signal or read another's, and what it writes is its own. Its folder is a tmpfs of bounded
  * size, mounted by the host and owned by that user, so filling it fails the app, not the disk.
  */
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { lchown, readdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -39,9 +39,11 @@ export class ReplicaUsers {
 }
 
 /** Mounts a tmpfs of `bytes` at `dir`, owned by `uid`; false where the host may not mount. */
-export function mountFolder(dir: string, uid: number, bytes: number): boolean {
+export function mountFolder(dir: string, uid: number, bytes: number): Promise<boolean> {
   const options = `size=${bytes},mode=0700,uid=${uid},gid=${uid},nosuid,nodev`;
-  return spawnSync("mount", ["-t", "tmpfs", "-o", options, "runlet-app", dir]).status === 0;
+  return new Promise((resolve) =>
+    execFile("mount", ["-t", "tmpfs", "-o", options, "runlet-app", dir], (err) => resolve(!err)),
+  );
 }
 
 /** Detaches the tmpfs at `dir` (lazily: the replica's last processes may still hold it). */

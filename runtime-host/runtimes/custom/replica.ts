@@ -190,12 +190,15 @@ export class CustomReplica implements Workload {
           { readOnly: [dirname(RELAY_PATH)], runDir },
         ]
       : ["/bin/sh", ["-s"], {}];
-    const { appDir, adopt, cleanup, ...wrapped } = sandbox.wrap(
-      command,
-      args,
-      this.spec.dir,
-      options,
-    );
+    const { appDir, adopt, cleanup, ...wrapped } = await sandbox
+      .wrap(command, args, this.spec.dir, options)
+      .catch((err: Error) => {
+        this.#process.exitedWith(null, null);
+        throw new WorkloadError({
+          kind: "load-failed",
+          detail: `cannot start its sandbox: ${err.message}`,
+        });
+      });
     this.#appDir = appDir;
     this.#adopt = adopt;
     if (sandbox.isolatesNetwork) this.#socketPath = join(runDir, "http.sock");

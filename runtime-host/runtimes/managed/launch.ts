@@ -18,8 +18,8 @@ export interface Launched {
   adopt(): Promise<void>;
 }
 
-/** Starts the process of one replica. */
-export type Launcher = (spec: WorkloadSpec) => Launched;
+/** Starts the process of one replica (once its sandbox is made). */
+export type Launcher = (spec: WorkloadSpec) => Promise<Launched>;
 
 /**
  * The child's whole environment: the app's own (its project's secrets) and ours on top. Never
@@ -39,8 +39,8 @@ export function managedEnv(spec: WorkloadSpec, home: string = spec.dir): NodeJS.
 
 /** Starts replicas in `sandbox` (the shim's own folder is visible to them, read-only). */
 export function managedLauncher(sandbox: Sandbox): Launcher {
-  return (spec) => {
-    const { command, args, appDir, adopt, cleanup } = sandbox.wrap(
+  return async (spec) => {
+    const { command, args, appDir, adopt, cleanup } = await sandbox.wrap(
       process.execPath,
       // An app's `main.js` without "type" in its package.json is detected as ESM or CommonJS;
       // the warning Node prints about that says nothing the app's author can act on.
