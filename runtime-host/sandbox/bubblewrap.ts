@@ -1,13 +1,13 @@
 /**
- * Replicas inside bubblewrap: their own pid, ipc, uts, user and network namespaces, the system
- * read-only, their folder (at /app) and a private /tmp the only writable places, nothing else of
- * RUNLET_HOME in view. Where the host runs as root each replica is also a host user of its own
- * (users.ts), its folder and /tmp bounded tmpfs, its network its own with outbound access only
- * (network.ts); elsewhere it has no network at all.
+ * Replicas inside bubblewrap: their own pid, ipc, uts, mount and network namespaces, the system
+ * read-only, their folder (at /app) and a private /tmp (a bounded tmpfs) the only writable
+ * places, nothing else of RUNLET_HOME in view. Where the host runs as root each replica is a
+ * host user of its own (users.ts), its folder a bounded tmpfs too, and its network one the host
+ * made, with outbound access only (network.ts). Elsewhere a replica is root of a user namespace
+ * of its own, without capabilities, and has no network at all.
  */
 import { chownSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { pidsCgroupRoot, pidsGroup, settleGroups } from "./cgroup.ts";
 import { type ReplicaNetworks, SLIRP } from "./network.ts";
 import {
@@ -52,10 +52,14 @@ export function limitsPrefix(prlimit: string | undefined): string[] {
   ];
 }
 
-/** The resolv.conf of replicas with outbound access: slirp4netns's DNS forwarder. */
+/**
+ * The resolv.conf of replicas with outbound access: slirp4netns's DNS forwarder. Under /run
+ * (root's; such replicas exist only on root hosts), not /tmp, where another user could have put
+ * a link for root to write through.
+ */
 function resolvConf(): string {
-  const path = join(tmpdir(), `runlet-sandbox-${process.pid}`, "resolv.conf");
-  mkdirSync(dirname(path), { recursive: true });
+  const path = "/run/runlet-sandbox/resolv.conf";
+  mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
   writeFileSync(path, `nameserver ${SLIRP.dns}\n`, { mode: 0o644 });
   return path;
 }
