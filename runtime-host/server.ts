@@ -4,6 +4,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { LOOPBACK } from "../common/consts.ts";
+import { answerClientErrors } from "../common/client-errors.ts";
 import { answerUnreadBodies } from "../common/unread-body.ts";
 import { AppRegistry } from "./apps.ts";
 import { AsyncRuns } from "./async-runs.ts";
@@ -168,6 +169,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
 
   // A refused body (401, 413, …) is read to its end or its connection closed gracefully.
   answerUnreadBodies(server);
+  answerClientErrors(server); // a request Node cannot parse: JSON {message}, no reset
   const hostname = opts.hostname ?? LOOPBACK;
   const address = await listen(server, opts.port, hostname);
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
