@@ -71,10 +71,15 @@ export function signalGroup(proc: Managed, signal: NodeJS.Signals) {
   }
 }
 
-/** SIGTERM to the whole process group, SIGKILL after `graceMs`; never throws. */
+/**
+ * SIGTERM to the process, SIGKILL to its whole group after `graceMs` or once it has exited;
+ * never throws. The SIGTERM goes to the process alone: it stops what it started in its own
+ * order (the runtime host keeps its replicas' slirp4netns, in its group, through its grace; the
+ * worker's process stops wrangler).
+ */
 export async function stopProcess(proc: Managed, graceMs = 5000): Promise<void> {
   if (proc.child.exitCode === null && proc.child.signalCode === null) {
-    signalGroup(proc, "SIGTERM");
+    proc.child.kill("SIGTERM");
     const timer = setTimeout(() => signalGroup(proc, "SIGKILL"), graceMs);
     await proc.exited;
     clearTimeout(timer);
