@@ -75,14 +75,22 @@ export function signalGroup(proc: Managed, signal: NodeJS.Signals) {
  * SIGTERM to the process, SIGKILL to its whole group after `graceMs` or once it has exited;
  * never throws. The SIGTERM goes to the process alone: it stops what it started in its own
  * order (the runtime host keeps its replicas' slirp4netns, in its group, through its grace; the
- * worker's process stops wrangler).
+ * worker's process stops wrangler). `hurry` aborted sends it SIGTERM again (a second Ctrl-C:
+ * the runtime host then ends its grace at once).
  */
-export async function stopProcess(proc: Managed, graceMs = 5000): Promise<void> {
+export async function stopProcess(
+  proc: Managed,
+  graceMs = 5000,
+  hurry?: AbortSignal,
+): Promise<void> {
   if (proc.child.exitCode === null && proc.child.signalCode === null) {
-    proc.child.kill("SIGTERM");
+    const term = () => proc.child.kill("SIGTERM");
+    term();
+    hurry?.addEventListener("abort", term, { once: true });
     const timer = setTimeout(() => signalGroup(proc, "SIGKILL"), graceMs);
     await proc.exited;
     clearTimeout(timer);
+    hurry?.removeEventListener("abort", term);
   }
   // Grandchildren (workerd under wrangler) may outlive their parent: finish the group.
   signalGroup(proc, "SIGKILL");

@@ -1,7 +1,7 @@
 /**
  * The supervisor of `runlet start` with stand-in components (a small node server each), in
  * seconds rather than the minutes of the end-to-end tests in test/supervisor.test.ts: how a
- * stop reaches a component and its group, a restart, the crash limit.
+ * stop reaches a component and its group, a second signal's hurry, a restart, the crash limit.
  */
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
@@ -48,7 +48,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  await supervisor?.stop();
+  await supervisor?.hurry();
   supervisor = undefined;
   await rm(dir, { recursive: true, force: true });
 });
@@ -122,6 +122,18 @@ it("stops a component with SIGTERM to it alone, then kills what is left of its g
   // runtime host's slirp4netns lives in its group), and did not outlive it.
   expect(existsSync(`${spec.childFile}.term`)).toBe(false);
   await until(() => (alive(child) ? undefined : true), 2_000);
+});
+
+it("hurries a stop: told again, a component in its grace stops at once", async () => {
+  const spec = await component("a", { GRACE_MS: 15_000 });
+  const sup = await started([spec]);
+  const began = Date.now();
+  const stopping = sup.stop();
+  // Signals sent before the first is handled are one: a person's second Ctrl-C comes later.
+  await until(() => (existsSync(`${spec.childFile}.stopping`) ? true : undefined));
+  await sup.hurry();
+  await stopping;
+  expect(Date.now() - began).toBeLessThan(5_000);
 });
 
 it("restarts a component that exits, its group killed first, saying so with its count", async () => {

@@ -14,7 +14,8 @@
  * - A component that exits 5 times within a minute stops everything: `run` resolves 1, with a
  *   message naming its log.
  * - `stop` stops the components in their `stopOrder` (the runtime host first, while the Worker
- *   still takes the ends of its runs), each within its own grace, then SIGKILL.
+ *   still takes the ends of its runs), each within its own grace, then SIGKILL. `hurry` tells
+ *   the components being stopped again (SIGTERM): the runtime host's grace ends at once.
  */
 import { appendFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -64,6 +65,8 @@ export class Supervisor {
   });
   /** Ends the pause before a restart once `runlet start` stops. */
   readonly #stopped = new AbortController();
+  /** Aborted by `hurry`: the components being stopped are told again. */
+  readonly #hurry = new AbortController();
 
   constructor(
     specs: ComponentSpec[],
@@ -116,11 +119,19 @@ export class Supervisor {
       );
       for (const order of orders) {
         const now = this.#components.filter((c) => c.spec.stopOrder === order);
-        await Promise.all(now.map((c) => stopProcess(c.proc, c.spec.stopGraceMs)));
+        await Promise.all(
+          now.map((c) => stopProcess(c.proc, c.spec.stopGraceMs, this.#hurry.signal)),
+        );
       }
       this.#finish(0);
     })();
     return this.#stopping;
+  }
+
+  /** Stops everything (`stop`), and tells the components being stopped again: graces end. */
+  hurry(): Promise<void> {
+    this.#hurry.abort();
+    return this.stop();
   }
 
   #watch(component: Component, proc: Managed): void {

@@ -41,7 +41,8 @@ export const start: Command = {
   usage: `Usage: runlet start [--verbose] [--inspect] [--json]
 
 Starts the three components on loopback, waits until each answers, prints their addresses and
-a ready line, and stops them all on Ctrl-C. Once ready, a component that exits by itself is
+a ready line, and stops them all on Ctrl-C (the runtime host gets up to 10 s for work in flight;
+a second Ctrl-C ends that grace). Once ready, a component that exits by itself is
 restarted (after 250 ms, doubling up to 5 s while it keeps failing); one that exits 5 times
 within a minute stops them all. The components end by themselves if this command is killed.
 State lives in RUNLET_HOME (default ./.runlet).
@@ -168,9 +169,13 @@ Worker; every request it sends out is slower then).
       { logDir: paths.logs, readyTimeoutMs: READY_TIMEOUT_MS },
     );
 
+    let signals = 0;
     const onSignal = (signal: NodeJS.Signals) => {
-      if (!values.json) console.error(`\n${signal}: stopping Runlet…`);
-      supervisor.stop().then(() => process.exit(0));
+      // A second signal ends the runtime host's grace for work in flight (docs/api.md).
+      const again = signals++ > 0;
+      if (!values.json)
+        console.error(`\n${signal}: stopping Runlet${again ? " now, without the grace" : "…"}`);
+      (again ? supervisor.hurry() : supervisor.stop()).then(() => process.exit(0));
     };
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
