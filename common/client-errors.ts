@@ -6,7 +6,7 @@
  * `{"message", "code"}` with `Connection: close`; the socket closes once the client is done
  * sending, or after `lingerMs`.
  *
- * Node only (the control plane's server); the Worker never imports it.
+ * Node only (the control plane's and the runtime host's servers); the Worker never imports it.
  */
 import { type Server, type ServerResponse, STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
