@@ -123,7 +123,9 @@ it("ends the grace at once when told to stop again (a second signal, its supervi
   expect((await submit("slow", 30_000, "run_long")).status).toBe(202);
   const started = Date.now();
   const graceful = host.close({ graceful: true });
-  await new Promise((r) => setTimeout(r, 200));
+  // In its grace: new work is refused, the run still runs.
+  expect((await fetch(`${host.url}/healthz`)).status).toBe(503);
+  expect(await stateOf("run_long")).toBe("running");
   void host.close(); // a second signal, or its supervisor gone: no more grace
   await eventually(
     async () => received.length,
