@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, sleep, sleeper } from "./apps.ts";
+import { loadOrCreateInternalToken } from "../control-plane/home.ts";
+import { client, sleeper } from "./apps.ts";
 import { json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
 import { type Receiver, startReceiver } from "./receiver.ts";
-import { kill9, pidOf, serving } from "./supervision.ts";
+import { kill9, pidOf, serving, until } from "./supervision.ts";
 
 // Issue 12: a lost host costs only its own runs. The runtime host killed (SIGKILL) while it runs
 // an async run: `runlet start` restarts it, sync runs work again within 30 s, and the run it held
@@ -36,6 +37,19 @@ describe("a runtime host lost or stopped", () => {
     await receiver?.close();
     await removeHome(home);
   });
+
+  /** True once the host's replicas of "slow" have `calls` calls running, else undefined. */
+  async function activeOn(stack: Runlet, calls: number): Promise<true | undefined> {
+    const token = await loadOrCreateInternalToken(home);
+    const res = await fetch(`http://127.0.0.1:${stack.ports.host}/internal/metrics`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const { apps } = (await res.json()) as {
+      apps: { app: string; replicas: { active: number }[] }[];
+    };
+    const slow = apps.filter((a) => a.app === "slow").flatMap((a) => a.replicas);
+    return slow.reduce((sum, r) => sum + r.active, 0) >= calls ? true : undefined;
+  }
 
   /** An async run of 2 minutes with a webhook at `path`, once it is running. */
   async function longRun(stack: Runlet, path: string): Promise<string> {
@@ -75,7 +89,7 @@ describe("a runtime host lost or stopped", () => {
     const api = client(stack);
     const stopped = await longRun(stack, "/stopped");
     const sync = api.submit("slow", { ms: 4_000 });
-    await sleep(2_000); // it has its replica (a spare's start takes well under a second)
+    await until("the sync call running beside the async run", () => activeOn(stack, 2), 15_000);
 
     const code = await stack.stop(); // SIGTERM to runlet start
     stacks.splice(stacks.indexOf(stack), 1);
