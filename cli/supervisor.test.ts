@@ -8,13 +8,15 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
+import { isAlive } from "../test/harness.ts";
+import { until } from "../test/supervision.ts";
 import { freePort, startProcess } from "./processes.ts";
 import { type ComponentSpec, Supervisor } from "./supervisor.ts";
 
 /**
  * A component: answers GET /healthz; on SIGTERM writes `CHILD_FILE.stopping` and takes
- * `GRACE_MS` to stop (a second SIGTERM ends at once); `EXIT_AFTER_MS` set, it exits by itself (code 3) that long after it listens.
- * Once listening it writes its pid to `CHILD_FILE.leader`. Its child, in its process group,
+ * `GRACE_MS` to stop (a second SIGTERM ends at once). With `EXIT_WHEN_SEEN` it exits by
+ * itself (code 3) once its first answer is sent: the supervisor saw it ready. Once listening it writes its pid to `CHILD_FILE.leader`. Its child, in its process group,
  * writes `CHILD_FILE` (its pid) and, if it is ever sent SIGTERM, `CHILD_FILE.term`.
  */
 const COMPONENT = `
@@ -26,10 +28,12 @@ spawn(process.execPath, ["-e", \`
   process.on("SIGTERM", () => require("node:fs").writeFileSync(\${JSON.stringify(env.CHILD_FILE + ".term")}, ""));
   setInterval(() => {}, 1000);
 \`], { stdio: "ignore" });
-const server = createServer((req, res) => res.end("ok"));
+const server = createServer((req, res) => {
+  res.end("ok");
+  if (env.EXIT_WHEN_SEEN) res.on("finish", () => setTimeout(() => process.exit(3), 20));
+});
 server.listen(Number(env.PORT), "127.0.0.1", () => {
   require("node:fs").writeFileSync(env.CHILD_FILE + ".leader", String(process.pid));
-  if (env.EXIT_AFTER_MS) setTimeout(() => process.exit(3), Number(env.EXIT_AFTER_MS));
 });
 let terms = 0;
 process.on("SIGTERM", () => {
@@ -55,7 +59,7 @@ afterEach(async () => {
 
 async function component(
   name: string,
-  env: { GRACE_MS: number; EXIT_AFTER_MS?: number },
+  env: { GRACE_MS: number; EXIT_WHEN_SEEN?: true },
 ): Promise<ComponentSpec & { childFile: string }> {
   const port = await freePort();
   const childFile = join(dir, `${name}.child`);
@@ -71,7 +75,7 @@ async function component(
           PORT: String(port),
           CHILD_FILE: childFile,
           GRACE_MS: String(env.GRACE_MS),
-          EXIT_AFTER_MS: env.EXIT_AFTER_MS === undefined ? "" : String(env.EXIT_AFTER_MS),
+          EXIT_WHEN_SEEN: env.EXIT_WHEN_SEEN ? "1" : "",
         },
         logFile: join(dir, `${name}.log`),
         echo: false,
@@ -82,28 +86,13 @@ async function component(
   };
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function until<T>(probe: () => T | undefined | Promise<T | undefined>, ms = 10_000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 /** The pid a component or its child wrote to `file`, once it has. */
 async function pidIn(file: string): Promise<number> {
-  return until(async () => Number(await readFile(file, "utf8").catch(() => "")) || undefined);
+  return until(
+    `a pid in ${file}`,
+    async () => Number(await readFile(file, "utf8").catch(() => "")) || undefined,
+    10_000,
+  );
 }
 
 async function started(specs: ComponentSpec[]): Promise<Supervisor> {
@@ -121,7 +110,7 @@ it("stops a component with SIGTERM to it alone, then kills what is left of its g
   // Its child got no SIGTERM of the supervisor's (the component stops what it started: the
   // runtime host's slirp4netns lives in its group), and did not outlive it.
   expect(existsSync(`${spec.childFile}.term`)).toBe(false);
-  await until(() => (alive(child) ? undefined : true), 2_000);
+  await until("its child gone", () => (isAlive(child) ? undefined : true), 2_000);
 });
 
 it("hurries a stop: told again, a component in its grace stops at once", async () => {
@@ -130,7 +119,11 @@ it("hurries a stop: told again, a component in its grace stops at once", async (
   const began = Date.now();
   const stopping = sup.stop();
   // Signals sent before the first is handled are one: a person's second Ctrl-C comes later.
-  await until(() => (existsSync(`${spec.childFile}.stopping`) ? true : undefined));
+  await until(
+    "its stop begun",
+    () => existsSync(`${spec.childFile}.stopping`) || undefined,
+    10_000,
+  );
   await sup.hurry();
   await stopping;
   expect(Date.now() - began).toBeLessThan(5_000);
@@ -142,20 +135,20 @@ it("restarts a component that exits, its group killed first, saying so with its 
   const sup = await started([{ ...spec, restarted: async () => void restarted.push(Date.now()) }]);
   const child = await pidIn(spec.childFile);
   process.kill(await pidIn(`${spec.childFile}.leader`), "SIGKILL");
-  await until(() => (restarted.length > 0 ? true : undefined));
+  await until("its restart", () => restarted.length > 0 || undefined, 10_000);
   expect((await fetch(spec.healthUrl)).ok).toBe(true);
   const log = await readFile(join(dir, "supervisor.log"), "utf8");
   expect(log).toContain("the a exited unexpectedly (signal SIGKILL); restart 1 in 250 ms");
   expect(log).toContain("the a is back (restart 1)");
   expect(await readFile(join(dir, "a.log"), "utf8")).toContain("the a is back (restart 1)");
   // What the killed one started went with it.
-  await until(() => (alive(child) ? undefined : true), 2_000);
+  await until("its child gone", () => (isAlive(child) ? undefined : true), 2_000);
   await sup.stop();
 });
 
 it("stops everything when a component exits 5 times within a minute, naming its log", async () => {
   const other = await component("b", { GRACE_MS: 0 });
-  const sup = await started([await component("a", { GRACE_MS: 0, EXIT_AFTER_MS: 100 }), other]);
+  const sup = await started([await component("a", { GRACE_MS: 0, EXIT_WHEN_SEEN: true }), other]);
   // Pauses of 250, 500, 1000 and 2000 ms between its exits.
   expect(await sup.run()).toBe(1);
   const log = await readFile(join(dir, "supervisor.log"), "utf8");
