@@ -26,11 +26,14 @@ export function serveControlPlane(
     hostname: opts.hostname,
     autoCleanupIncoming: false,
     errorHandler: (err) => {
-      const [status, body] =
-        err instanceof RequestError
-          ? [400, refusal(`the request could not be read: ${err.message}`)]
-          : [500, JSON.stringify({ message: "internal error", code: "internal" })];
-      return new Response(body, { status, headers: { "content-type": JSON_TYPE } });
+      if (err instanceof RequestError) {
+        const body = refusal(`the request could not be read: ${err.message}`);
+        return new Response(body, { status: 400, headers: { "content-type": JSON_TYPE } });
+      }
+      // Past the app's own onError (errors.ts), which logs what it answers 500: so does this.
+      console.error("[control-plane] unexpected error outside the app:", err);
+      const body = JSON.stringify({ message: "internal error", code: "internal" });
+      return new Response(body, { status: 500, headers: { "content-type": JSON_TYPE } });
     },
   });
   const server = createServer({ requireHostHeader: false }, (req, res) => {
