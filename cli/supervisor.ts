@@ -19,6 +19,7 @@
  */
 import { appendFile } from "node:fs/promises";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { type Managed, signalGroup, stopProcess, waitHealthy } from "./processes.ts";
 
 export interface ComponentSpec {
@@ -186,19 +187,7 @@ export class Supervisor {
 
   /** Waits `ms`; false if `runlet start` began to stop meanwhile. */
   #pause(ms: number): Promise<boolean> {
-    const { signal } = this.#stopped;
-    if (signal.aborted) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        signal.removeEventListener("abort", stop);
-        resolve(true);
-      }, ms);
-      const stop = () => {
-        clearTimeout(timer);
-        resolve(false);
-      };
-      signal.addEventListener("abort", stop, { once: true });
-    });
+    return sleep(ms, true, { signal: this.#stopped.signal }).catch(() => false);
   }
 
   /** To the terminal, the component's log and the supervisor's. */

@@ -4,6 +4,7 @@
  * not fatal, the Worker's watchdog asks the host for a run whose end did not come. A host that
  * stops gives every callback still being sent its remaining tries at once, within a bound.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import type { AsyncRun } from "./runs/types.ts";
 
 /** The pause before each try (a lost callback is also askable). */
@@ -57,19 +58,8 @@ export class RunCallbacks {
     console.error(`runtime host: could not report async run ${runId} to its callback`);
   }
 
-  /** Waits `ms`, or not at all once the host stops. */
+  /** Waits `ms`, or not at all once the host stops; does not keep the process alive. */
   #pause(ms: number): Promise<void> {
-    const { signal } = this.#stopping;
-    if (signal.aborted) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      timer.unref();
-      signal.addEventListener("abort", done, { once: true });
-      function done() {
-        clearTimeout(timer);
-        signal.removeEventListener("abort", done);
-        resolve();
-      }
-    });
+    return sleep(ms, undefined, { signal: this.#stopping.signal, ref: false }).catch(() => {});
   }
 }
