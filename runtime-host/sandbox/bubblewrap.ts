@@ -106,24 +106,42 @@ export function bubblewrap(isolation: Isolation): Sandbox {
   const nodeDir = SYSTEM_DIRS.some((d) => nodePrefix === d || nodePrefix.startsWith(`${d}/`))
     ? []
     : [nodePrefix];
+  /** The cleanups of sandboxes made (or being made) and not yet undone. */
+  const live = new Set<() => void>();
   return {
     kind: "bubblewrap",
     isolatesNetwork: true,
-    settle: settleGroups,
+    async settle() {
+      // Sandboxes still being made or not yet cleaned up once the host has stopped its
+      // replicas: given a moment, then undone (a mount or a namespace must not outlive the host).
+      const deadline = Date.now() + 2_000;
+      while (live.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      for (const cleanup of [...live]) cleanup();
+      await settleGroups();
+    },
     reclaim: unmountUnder,
     async wrap(command, args, dir, options = {}): Promise<Wrapped> {
       const undo: Array<() => void> = [];
+      let ended = false;
       const cleanup = () => {
+        ended = true;
+        live.delete(cleanup);
         for (const step of undo.splice(0).reverse()) step();
+      };
+      live.add(cleanup);
+      // What is made after the sandbox was undone (the host stopping meanwhile) is undone at once.
+      const made = (step: () => void) => {
+        if (ended) step();
+        else undo.push(step);
       };
       try {
         const uid = users?.pool.take();
-        if (uid !== undefined) undo.push(() => users?.pool.give(uid));
+        if (uid !== undefined) made(() => users?.pool.give(uid));
         // A new, empty folder (a spare's slot) becomes a bounded one of the replica's own; a
         // folder with files in it is bound as it is.
         if (uid !== undefined && readdirSync(dir).length === 0) {
           if (await mountFolder(dir, uid, SANDBOX_LIMITS.folderBytes))
-            undo.push(() => unmountFolder(dir));
+            made(() => unmountFolder(dir));
           else chownSync(dir, uid, uid); // unbounded, but the app's own
         }
         const readable = [
@@ -137,12 +155,13 @@ export function bubblewrap(isolation: Isolation): Sandbox {
         if (existsSync(resolv)) binds.push("--ro-bind", resolv, "/etc/resolv.conf");
         if (options.runDir) {
           mkdirSync(options.runDir, { mode: 0o700 });
-          undo.push(() => rmSync(options.runDir as string, { recursive: true, force: true }));
+          made(() => rmSync(options.runDir as string, { recursive: true, force: true }));
           if (uid !== undefined) chownSync(options.runDir, uid, uid);
           binds.push("--bind", options.runDir, SANDBOX_RUN_DIR);
         }
         const network = await networks?.create();
-        if (network) undo.push(network.cleanup);
+        if (network) made(network.cleanup);
+        if (ended) throw new Error("the host is stopping");
         const argv = [
           // As a user of its own (bwrap runs as root, which may read RUNLET_HOME to bind the
           // replica's folder; setpriv then drops to the user, every capability with it), or
@@ -184,7 +203,7 @@ export function bubblewrap(isolation: Isolation): Sandbox {
           ...args,
         ];
         const group = pidsGroup(cgroupRoot, SANDBOX_LIMITS.processes);
-        undo.push(group.cleanup);
+        made(group.cleanup);
         const [first, ...rest] = [
           ...joinGroup(group.path),
           ...(network?.prefix ?? []),

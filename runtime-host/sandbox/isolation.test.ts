@@ -4,6 +4,7 @@
 // internet" is a server in a network namespace this test makes (`ip netns` + veth, addresses of
 // its choosing); no traffic goes anywhere else.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
@@ -74,6 +75,7 @@ const sh = (command: string) => execFileSync("/bin/sh", ["-c", command], { stdio
 
 describe.skipIf(!rooted)("a replica's own user, network and folders", () => {
   let home: string;
+  let allowingHome: string;
   let host: RunningHost;
   let allowing: RunningHost;
   let loopback: Server;
@@ -123,7 +125,8 @@ describe.skipIf(!rooted)("a replica's own user, network and folders", () => {
     await writeFile(join(home, "internal-token"), "the host's secret");
     host = await startTestHost(home, { sandbox });
     const allowed = detectSandbox({ ...process.env, RUNLET_SANDBOX_ALLOW_NETS: PRIVATE.range });
-    allowing = await startTestHost(await newHome(), { sandbox: allowed });
+    allowingHome = await newHome();
+    allowing = await startTestHost(allowingHome, { sandbox: allowed });
     for (const on of [host, allowing]) {
       expect((await hostClient(on.url).deploy("p", "probe", 1, PROBE)).status).toBe(200);
     }
@@ -141,7 +144,7 @@ describe.skipIf(!rooted)("a replica's own user, network and folders", () => {
     loopback?.close();
     far?.kill();
     sh(`ip netns delete ${NS} 2>/dev/null; ip link delete ${VETH}a 2>/dev/null; true`);
-    await removeHome(home);
+    await Promise.all([removeHome(home), removeHome(allowingHome)]);
   });
 
   it("runs each replica as an unprivileged host user of its own", async () => {
@@ -195,5 +198,14 @@ describe.skipIf(!rooted)("a replica's own user, network and folders", () => {
     expect(own.mib).toBeLessThanOrEqual(SANDBOX_LIMITS.folderBytes / 2 ** 20);
     expect(await web()).toMatch(/^8000 /);
     expect(await call(allowing, "probe", "who")).toMatchObject({ gid: expect.any(Number) });
+  });
+
+  it("leaves no mount behind a host stopped while its spares start", async () => {
+    const quick = await newHome();
+    const stopped = await startTestHost(quick, { sandbox });
+    await stopped.close(); // its spares' sandboxes are still being made
+    const mounts = readFileSync("/proc/self/mountinfo", "utf8");
+    expect(mounts).not.toContain(quick);
+    await removeHome(quick); // EBUSY if a slot were still mounted
   });
 });
