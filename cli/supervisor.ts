@@ -152,11 +152,13 @@ export class Supervisor {
     proc.log.end();
     const log = this.logOf(spec.name);
     if (component.crashes.length >= MAX_CRASHES) {
-      this.#finish(1);
+      this.#stopped.abort(); // no other restart begins meanwhile
+      // Said before run() resolves: runlet start exits then, and the line must be in the log.
       await this.#say(
         spec.name,
         `runlet: the ${spec.label} exited ${MAX_CRASHES} times within a minute (last: ${how}); stopping Runlet. Its log: ${log}\n  ${proc.tail().slice(-12).join("\n  ")}`,
       );
+      this.#finish(1);
       await this.stop();
       return;
     }
