@@ -1,4 +1,5 @@
 /** The apps the chaos scenarios deploy: a sleeper, a probe that tries to get out, a custom server. */
+import { ESCAPE_PROBE_MAIN } from "../runtime-host/sandbox/escape-probe.ts";
 import { sleeper } from "../test/apps.ts";
 
 export const SLOW = sleeper([
@@ -9,46 +10,10 @@ export const SLOW = sleeper([
   "max_replicas = 2",
 ]);
 
-/** `run({op, ...})`: connect somewhere, fork until refused, fill a file, or allocate forever. */
+/** The app that tries to get out of its sandbox: `run({op, ...})` makes one attempt. */
 export const PROBE = {
   "runlet.toml": 'name = "probe"\nruntime = "managed"\n',
-  "main.mjs": `
-import { spawn } from "node:child_process";
-import { closeSync, openSync, writeSync } from "node:fs";
-import { connect } from "node:net";
-const ops = {
-  connect: ({ host, port }) => new Promise((resolve) => {
-    const socket = connect(port, host);
-    socket.setTimeout(3000, () => { socket.destroy(); resolve("timeout"); });
-    socket.on("connect", () => { socket.destroy(); resolve("open"); });
-    socket.on("error", (e) => resolve(e.code));
-  }),
-  async forkLoop() {
-    const children = [];
-    let refused = null;
-    for (let i = 0; i < 1000 && !refused; i++) {
-      const child = spawn("/bin/sleep", ["30"], { stdio: "ignore" });
-      await new Promise((r) => { child.once("spawn", r); child.once("error", (e) => { refused = e.code; r(); }); });
-      if (!refused) children.push(child);
-    }
-    for (const child of children) child.kill("SIGKILL");
-    return { started: children.length, refused };
-  },
-  fill({ path }) {
-    const fd = openSync(path, "w");
-    const mib = Buffer.alloc(1024 * 1024, 1);
-    let n = 0;
-    try { for (; n < 4096; n++) writeSync(fd, mib); return { mib: n, code: "none" }; }
-    catch (e) { return { mib: n, code: e.code }; }
-    finally { closeSync(fd); }
-  },
-  hog() {
-    const kept = [];
-    for (;;) kept.push(Buffer.alloc(64 * 1024 * 1024, 1));
-  },
-};
-export async function run(input) { return ops[input.op](input); }
-`,
+  "main.mjs": ESCAPE_PROBE_MAIN,
 };
 
 /** A custom app: answers its PORT (its own namespace's loopback). */

@@ -47,7 +47,7 @@ export function sandboxScenarios(): Scenario[] {
         const targets = { ...stack.ports, web: 8000 };
         const seen: string[] = [];
         for (const [name, port] of Object.entries(targets)) {
-          const { result } = await probe(stack, { op: "connect", host: "127.0.0.1", port });
+          const { result } = await probe(stack, { op: "connectTo", host: "127.0.0.1", port });
           seen.push(`${name} ${result}`);
         }
         return { observed: seen.join(", "), ok: seen.every((s) => s.endsWith("ECONNREFUSED")) };

@@ -18,6 +18,7 @@ import {
   startTestHost,
   TOKEN,
 } from "../test-support.ts";
+import { ESCAPE_PROBE_MAIN } from "./escape-probe.ts";
 import { detectSandbox, SANDBOX_LIMITS } from "./sandbox.ts";
 
 const sandbox = detectSandbox();
@@ -30,41 +31,7 @@ const PUBLIC = { host: "198.18.77.1", far: "198.18.77.2" };
 const PRIVATE = { host: "10.213.77.1", far: "10.213.77.2", range: "10.213.77.0/24" };
 const FAR_PORT = 8080;
 
-const PROBE = {
-  "main.mjs": `
-import { spawn } from "node:child_process";
-import { connect } from "node:net";
-import { openSync, writeSync, closeSync } from "node:fs";
-export function connectTo({ host, port }) {
-  return new Promise((resolve) => {
-    const socket = connect(port, host);
-    socket.setTimeout(3000, () => { socket.destroy(); resolve("timeout"); });
-    socket.on("connect", () => { socket.destroy(); resolve("open"); });
-    socket.on("error", (e) => resolve(e.code));
-  });
-}
-export async function forkLoop() {
-  const children = [];
-  let refused = null;
-  for (let i = 0; i < 1000 && !refused; i++) {
-    const child = spawn("/bin/sleep", ["30"], { stdio: "ignore" });
-    await new Promise((resolve) => { child.once("spawn", resolve); child.once("error", (e) => { refused = e.code; resolve(); }); });
-    if (!refused) children.push(child);
-  }
-  for (const child of children) child.kill("SIGKILL");
-  return { started: children.length, refused };
-}
-export function who() { return { uid: process.getuid(), gid: process.getgid() }; }
-export function fill({ path }) {
-  const fd = openSync(path, "w");
-  const chunk = Buffer.alloc(1024 * 1024, 1);
-  let mib = 0;
-  try { for (; mib < 2048; mib++) writeSync(fd, chunk); return { mib, code: "none" }; }
-  catch (e) { return { mib, code: e.code }; }
-  finally { closeSync(fd); }
-}
-`,
-};
+const PROBE = { "main.mjs": ESCAPE_PROBE_MAIN };
 
 const WEB = `
 require("node:http").createServer((req, res) => res.end(process.env.PORT + " " + process.getuid()))

@@ -1,0 +1,44 @@
+/**
+ * The `main.mjs` of an app that tries to get out of its sandbox, for the isolation tests and
+ * `npm run chaos`: each export is one attempt, and `run({op, ...})` calls the export `op` (the
+ * function the run API calls by default).
+ */
+export const ESCAPE_PROBE_MAIN = `
+import { spawn } from "node:child_process";
+import { closeSync, openSync, writeSync } from "node:fs";
+import { connect } from "node:net";
+export function connectTo({ host, port }) {
+  return new Promise((resolve) => {
+    const socket = connect(port, host);
+    socket.setTimeout(3000, () => { socket.destroy(); resolve("timeout"); });
+    socket.on("connect", () => { socket.destroy(); resolve("open"); });
+    socket.on("error", (e) => resolve(e.code));
+  });
+}
+export async function forkLoop() {
+  const children = [];
+  let refused = null;
+  for (let i = 0; i < 1000 && !refused; i++) {
+    const child = spawn("/bin/sleep", ["30"], { stdio: "ignore" });
+    await new Promise((resolve) => { child.once("spawn", resolve); child.once("error", (e) => { refused = e.code; resolve(); }); });
+    if (!refused) children.push(child);
+  }
+  for (const child of children) child.kill("SIGKILL");
+  return { started: children.length, refused };
+}
+export function who() { return { uid: process.getuid(), gid: process.getgid() }; }
+export function fill({ path }) {
+  const fd = openSync(path, "w");
+  const chunk = Buffer.alloc(1024 * 1024, 1);
+  let mib = 0;
+  try { for (; mib < 2048; mib++) writeSync(fd, chunk); return { mib, code: "none" }; }
+  catch (e) { return { mib, code: e.code }; }
+  finally { closeSync(fd); }
+}
+export function hog() {
+  const kept = [];
+  for (;;) kept.push(Buffer.alloc(64 * 1024 * 1024, 1));
+}
+const ops = { connectTo, forkLoop, who, fill, hog };
+export async function run(input) { return ops[input.op](input); }
+`;
