@@ -8,7 +8,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 
 /** Children of `pid` (every thread's), or none if it is gone or /proc is missing. */
-function childrenOf(pid: number): number[] {
+export function childrenOf(pid: number): number[] {
   let tasks: string[];
   try {
     tasks = readdirSync(`/proc/${pid}/task`);

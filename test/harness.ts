@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort, portIsFree } from "../cli/processes.ts";
+import { childrenOf } from "../cli/worker-watch.ts";
 
 export const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const BIN = join(ROOT, "bin/runlet.mjs");
@@ -131,7 +132,7 @@ export async function json(res: Response): Promise<Json> {
   return (await res.json()) as Json;
 }
 
-/** `root` and every process under it, parents first, from /proc/<pid>/task/<tid>/children (Linux). */
+/** `root` and every process under it, parents first (Linux /proc: see `childrenOf`). */
 export function processTree(root: number): number[] {
   const found: number[] = [];
   const todo = [root];
@@ -139,20 +140,7 @@ export function processTree(root: number): number[] {
     const pid = todo.shift() as number; // breadth first: a parent before its children
     if (found.includes(pid) || !isAlive(pid)) continue;
     found.push(pid);
-    let tasks: string[] = [];
-    try {
-      tasks = readdirSync(`/proc/${pid}/task`);
-    } catch {
-      continue; // gone meanwhile
-    }
-    for (const tid of tasks) {
-      try {
-        const children = readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8");
-        for (const child of children.split(/\s+/).filter(Boolean)) todo.push(Number(child));
-      } catch {
-        // the task ended meanwhile
-      }
-    }
+    todo.push(...childrenOf(pid));
   }
   return found;
 }
