@@ -7,7 +7,7 @@ import { json, processesOf, type Runlet, startRunlet } from "../test/harness.ts"
 import type { Receiver } from "../test/receiver.ts";
 import { kill9, pidOf, serving, until, workerdPids } from "../test/supervision.ts";
 import { sandboxScenarios } from "./sandbox.ts";
-import { errorText, type Outcome, type Scenario } from "./scenario.ts";
+import { errorText, type Scenario } from "./scenario.ts";
 
 const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
 

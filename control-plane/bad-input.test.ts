@@ -5,7 +5,7 @@
  */
 import type { Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chunk, rawConnect, requestHead } from "../test/raw-http.ts";
+import { chunk, rawConnect, requestHead, sendOnThenClose } from "../test/raw-http.ts";
 import { serveControlPlane } from "./listen.ts";
 import type { Fixture } from "./testing/fixture.ts";
 import { libsqlFixture } from "./testing/libsql.ts";
@@ -115,11 +115,7 @@ describe("one connection whose body is refused", () => {
     expect(refused.status).toBe(413);
     expect(refused.headers.connection).toBe("close");
     expect(JSON.parse(refused.body)).toMatchObject({ message: expect.any(String) });
-    // A client that does not stop at the answer: 8 MiB more, then it gives up and closes.
-    const part = Buffer.alloc(256 * KiB, "x");
-    for (let sent = 0; sent < 8 * MiB; sent += part.length) await conn.write(part);
-    conn.socket.end();
-    await conn.closed;
+    await sendOnThenClose(conn, 8 * MiB);
     expect(conn.errors).toEqual([]);
   });
 });

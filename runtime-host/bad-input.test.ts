@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HEADER } from "../common/consts.ts";
-import { chunk, rawConnect, requestHead } from "../test/raw-http.ts";
+import { chunk, rawConnect, requestHead, sendOnThenClose } from "../test/raw-http.ts";
 import { MAX_INVOKE_BODY_BYTES } from "./limits.ts";
 import type { RunningHost } from "./server.ts";
 import { newHome, removeHome, startTestHost, TOKEN } from "./test-support.ts";
@@ -73,11 +73,7 @@ describe("one connection whose body is refused", () => {
     expect(refused.status).toBe(413);
     expect(refused.headers.connection).toBe("close");
     expect(JSON.parse(refused.body)).toMatchObject({ message: expect.any(String) });
-    // A client that does not stop at the answer: 8 MiB more, then it gives up and closes.
-    const part = Buffer.alloc(256 * KiB, "x");
-    for (let sent = 0; sent < 8 * MiB; sent += part.length) await conn.write(part);
-    conn.socket.end();
-    await conn.closed;
+    await sendOnThenClose(conn, 8 * MiB);
     expect(conn.errors).toEqual([]);
   });
 

@@ -122,3 +122,14 @@ export const chunk = (data: Buffer | string) =>
     Buffer.from(data),
     Buffer.from("\r\n"),
   ]);
+
+/**
+ * A client that does not stop at the answer to its declared body: it sends `bytes` more of it,
+ * then closes its side and waits until the connection has ended (its `errors` say how).
+ */
+export async function sendOnThenClose(conn: RawConnection, bytes: number): Promise<void> {
+  const part = Buffer.alloc(256 * 1024, "x");
+  for (let sent = 0; sent < bytes; sent += part.length) await conn.write(part);
+  conn.socket.end();
+  await conn.closed;
+}
