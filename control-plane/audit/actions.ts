@@ -9,6 +9,7 @@ export const AUDIT_ACTIONS = [
   "apps.deploy",
   "audit_log.read",
   "apps.delete",
+  "audit_log.export",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
@@ -28,6 +29,7 @@ export const AUDIT_ACTION_CODES: Record<AuditAction, number> = {
   "apps.deploy": 7,
   "audit_log.read": 8,
   "apps.delete": 9,
+  "audit_log.export": 10,
 };
 
 export const OUTCOMES = ["success", "failure"] as const;

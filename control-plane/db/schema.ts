@@ -61,9 +61,35 @@ export const tokens = sqliteTable(
     createdAt: integer("created_at").notNull(),
     expiresAt: integer("expires_at").notNull(),
     revokedAt: integer("revoked_at"),
+    /**
+     * A dashboard session's token: the token its holder signed in with. Revoking that one (or
+     * its service account) ends the session too.
+     */
+    parentId: text("parent_id"),
+    /** When the token last authenticated a control-plane request (to the minute). */
+    lastUsedAt: integer("last_used_at"),
   },
   (t) => [index("tokens_subject").on(t.subject)],
 );
+
+/**
+ * One-time dashboard sign-in links (`runlet dashboard`): only the code's hash is kept. A link
+ * signs its holder in as `subject` in `projectId`, with a session made from `tokenId` (the token
+ * that asked for the link), once, before `expiresAt`.
+ */
+export const signInLinks = sqliteTable("sign_in_links", {
+  codeHash: text("code_hash").primaryKey(),
+  subject: text("subject").notNull(),
+  tokenId: text("token_id")
+    .notNull()
+    .references(() => tokens.id),
+  projectId: text("project_id")
+    .notNull()
+    .references(() => projects.id),
+  createdAt: integer("created_at").notNull(),
+  expiresAt: integer("expires_at").notNull(),
+  usedAt: integer("used_at"),
+});
 
 export const apps = sqliteTable(
   "apps",
@@ -154,6 +180,9 @@ export const runs = sqliteTable(
     createdAt: integer("created_at").notNull(),
     finishedAt: integer("finished_at"),
     runTimeMs: real("run_time_ms"),
+    /** The run's webhook delivery, if it had one: its state and the attempts made so far. */
+    webhookState: text("webhook_state", { enum: ["pending", "delivered", "failed"] }),
+    webhookAttempts: integer("webhook_attempts"),
   },
   (t) => [
     index("runs_project_time").on(t.projectId, t.createdAt, t.id),
