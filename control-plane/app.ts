@@ -3,11 +3,13 @@ import { HEADER } from "../common/consts.ts";
 import { newId } from "../common/ids.ts";
 import { recordFailures } from "./audit/record.ts";
 import type { AppEnv, Deps } from "./context.ts";
+import { registerDashboard } from "./dashboard/index.tsx";
 import { ApiError, handleError } from "./errors.ts";
 import { validationHook } from "./openapi.ts";
 import { registerDeployApp } from "./routes/apps-deploy.ts";
 import { registerReadApps } from "./routes/apps-read.ts";
 import { registerListAuditLogs } from "./routes/audit-log-list.ts";
+import { registerDashboardLinks } from "./routes/dashboard-links.ts";
 import { registerInternalApps } from "./routes/internal-apps.ts";
 import { registerInternalRuns } from "./routes/internal-runs.ts";
 import { registerJwks } from "./routes/jwks.ts";
@@ -36,6 +38,8 @@ export function createControlPlane(deps: Deps): ControlPlaneApp {
   );
 
   app.get("/healthz", (c) => c.json({ ok: true, component: "control-plane" }));
+  // A person who opens {base_url} in a browser: the dashboard (its sign-in page if need be).
+  app.get("/", (c) => c.redirect("/dashboard/runs", 303));
   registerJwks(app);
   registerCreateProject(app);
   registerUpdateProject(app);
@@ -49,6 +53,8 @@ export function createControlPlane(deps: Deps): ControlPlaneApp {
   registerGetRunLogs(app);
   registerInternalRuns(app);
   registerInternalApps(app);
+  registerDashboardLinks(app);
+  registerDashboard(app, (path, init) => app.request(path, init));
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

@@ -14,6 +14,8 @@ export interface Deps {
   /** Keys for page tokens and secrets at rest, derived from the control plane's master key. */
   derived: DerivedKeys;
   host: RuntimeHost;
+  /** The run API's address (`{api_url}`): the dashboard reads and cancels runs there. */
+  apiUrl?: string;
   /** The secret Runlet's own components share; `/internal/*` routes refuse calls without it. */
   internalToken?: string;
   /** The caller's address as the platform sees it (the Node socket, or Cloudflare's header). */

@@ -48,6 +48,7 @@ async function main() {
     derived: await deriveKeys(await loadOrCreateMasterSecret(home)),
     clientIp: (c) => getConnInfo(c).remote.address,
     host: httpRuntimeHost(env[ENV.hostUrl], env[ENV.internalToken]),
+    apiUrl: env[ENV.apiUrl],
     internalToken: env[ENV.internalToken],
   });
   const baseUrl = `http://${LOOPBACK}:${port}`;

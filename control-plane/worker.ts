@@ -20,6 +20,8 @@ export interface ControlPlaneEnv {
   MASTER_SECRET: string;
   RUNTIME_HOST_URL: string;
   INTERNAL_TOKEN: string;
+  /** The run API's address (the Worker's URL), for the dashboard's run pages. */
+  API_URL?: string;
 }
 
 let app: Promise<ControlPlaneApp> | undefined;
@@ -34,6 +36,7 @@ async function build(env: ControlPlaneEnv): Promise<ControlPlaneApp> {
     derived: await deriveKeys(base64urlDecode(env.MASTER_SECRET)),
     host: httpRuntimeHost(env.RUNTIME_HOST_URL, env.INTERNAL_TOKEN),
     internalToken: env.INTERNAL_TOKEN,
+    apiUrl: env.API_URL,
     clientIp: (c) => c.req.header("cf-connecting-ip"),
   });
 }

@@ -1,6 +1,7 @@
 import { createMiddleware } from "hono/factory";
 import { newId } from "../../common/ids.ts";
 import type { AppEnv, Ctx, PendingAudit } from "../context.ts";
+import { viaDashboard } from "../dashboard/via.ts";
 import { auditLog } from "../db/schema.ts";
 import type { Outcome } from "./actions.ts";
 import { subjectKey } from "./keys.ts";
@@ -17,6 +18,8 @@ export function auditRow(entry: AuditEntry): typeof auditLog.$inferInsert {
 function entry(c: Ctx, pending: PendingAudit, outcome: Outcome, metadata: Metadata) {
   const now = Date.now();
   const userAgent = c.req.header("user-agent");
+  // The dashboard's in-process requests: the browser's address, and where the act came from.
+  const via = viaDashboard(c);
   return auditRow({
     id: newId("log", now),
     projectId: pending.projectId,
@@ -29,9 +32,9 @@ function entry(c: Ctx, pending: PendingAudit, outcome: Outcome, metadata: Metada
     targetType: pending.target.type,
     targetId: pending.target.id,
     requestId: c.var.requestId,
-    ip: c.var.deps.clientIp?.(c) ?? null,
+    ip: via ? via.ip : (c.var.deps.clientIp?.(c) ?? null),
     userAgent: userAgent ? userAgent.slice(0, 512) : null,
-    metadata,
+    metadata: via ? { ...metadata, source: "dashboard" } : metadata,
   });
 }
 

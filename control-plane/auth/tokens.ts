@@ -1,4 +1,5 @@
 import { and, eq } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
 import { JWT_ISSUER } from "../../common/consts.ts";
 import { newId } from "../../common/ids.ts";
 import { importJwks, JwtError, signJwt, verifyJwt } from "../../common/jwt.ts";
@@ -27,7 +28,7 @@ export type Role = "owner" | "member";
  */
 export async function prepareToken(
   keys: SigningKeys,
-  opts: { subject: string; projectId?: string; expiresAt: Date },
+  opts: { subject: string; projectId?: string; expiresAt: Date; parentId?: string },
 ): Promise<{ token: string; id: string; row: typeof tokens.$inferInsert }> {
   const id = newId("tok");
   const now = Date.now();
@@ -49,6 +50,7 @@ export async function prepareToken(
     projectId: opts.projectId ?? null,
     createdAt: now,
     expiresAt: opts.expiresAt.getTime(),
+    parentId: opts.parentId ?? null,
   };
   return { token, id, row };
 }
@@ -64,9 +66,15 @@ export async function issueToken(
   return { token, id };
 }
 
+/** A token's last use is written at most this often (one write a minute per busy token). */
+const LAST_USED_EVERY_MS = 60_000;
+
+const parent = alias(tokens, "parent");
+
 /**
  * Turns an Authorization header into a principal, or throws 401: missing header, another scheme,
- * a bad signature, an expired or a revoked token all end here.
+ * a bad signature, an expired or a revoked token all end here — and a dashboard session's
+ * token whose parent (the token its holder signed in with) was revoked.
  */
 export async function authenticate(
   db: Database,
@@ -87,6 +95,8 @@ export async function authenticate(
   const [row] = await db
     .select({
       revokedAt: tokens.revokedAt,
+      parentRevokedAt: parent.revokedAt,
+      lastUsedAt: tokens.lastUsedAt,
       userName: users.name,
       account: {
         name: serviceAccounts.name,
@@ -95,12 +105,17 @@ export async function authenticate(
       },
     })
     .from(tokens)
+    .leftJoin(parent, eq(parent.id, tokens.parentId))
     .leftJoin(users, eq(users.id, tokens.subject))
     .leftJoin(serviceAccounts, eq(serviceAccounts.id, tokens.subject))
     .where(and(eq(tokens.id, claims.jti), eq(tokens.subject, claims.sub)));
   if (!row || (row.userName === null && row.account === null))
     throw new ApiError("unauthorized", "token is not recognised");
-  if (row.revokedAt !== null) throw new ApiError("unauthorized", "token has been revoked");
+  if (row.revokedAt !== null || row.parentRevokedAt !== null)
+    throw new ApiError("unauthorized", "token has been revoked");
+  const now = Date.now();
+  if (row.lastUsedAt === null || now - row.lastUsedAt >= LAST_USED_EVERY_MS)
+    await db.update(tokens).set({ lastUsedAt: now }).where(eq(tokens.id, claims.jti));
   if (row.account) {
     return { type: "service_account", id: claims.sub, tokenId: claims.jti, ...row.account };
   }

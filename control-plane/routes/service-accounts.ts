@@ -41,10 +41,18 @@ export const serviceAccountSchema = z
     expiresAt: z.string().openapi({ format: "date-time" }),
     revokedAt: z.string().nullable().openapi({ format: "date-time" }),
     createdBy: z.string(),
+    lastUsedAt: z.string().nullable().openapi({
+      format: "date-time",
+      description:
+        "When its token last authenticated a request to the control plane, to the minute (the run API asks the control plane about a token at most every 10 s); null if never.",
+    }),
   })
   .openapi("ServiceAccount");
 
-function view(row: typeof serviceAccounts.$inferSelect): z.infer<typeof serviceAccountSchema> {
+function view(
+  row: typeof serviceAccounts.$inferSelect,
+  lastUsedAt: number | null,
+): z.infer<typeof serviceAccountSchema> {
   const iso = (ms: number) => new Date(ms).toISOString();
   return {
     id: row.id,
@@ -54,6 +62,7 @@ function view(row: typeof serviceAccounts.$inferSelect): z.infer<typeof serviceA
     expiresAt: iso(row.expiresAt),
     revokedAt: row.revokedAt === null ? null : iso(row.revokedAt),
     createdBy: row.createdBy,
+    lastUsedAt: lastUsedAt === null ? null : iso(lastUsedAt),
   };
 }
 
@@ -185,11 +194,12 @@ export function registerServiceAccounts(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(listServiceAccountsRoute, async (c) => {
     const rows = await c.var.deps.db
-      .select()
+      .select({ account: serviceAccounts, lastUsedAt: tokens.lastUsedAt })
       .from(serviceAccounts)
+      .innerJoin(tokens, eq(tokens.id, serviceAccounts.tokenId))
       .where(eq(serviceAccounts.projectId, c.var.access.projectId))
       .orderBy(desc(serviceAccounts.createdAt), desc(serviceAccounts.id));
-    return c.json({ serviceAccounts: rows.map(view) }, 200);
+    return c.json({ serviceAccounts: rows.map((r) => view(r.account, r.lastUsedAt)) }, 200);
   });
 
   app.openapi(revokeServiceAccountRoute, async (c) => {

@@ -1,0 +1,78 @@
+/**
+ * The dashboard is a client of the public APIs: the management API (in-process) and the run
+ * API (the Worker, for a run's own record and its cancellation), both called with the session's
+ * token. What a page may show or do is what that token may — the same checks, the same audit
+ * entries as a script would get.
+ */
+import type { Context } from "hono";
+import type { AppEnv } from "../context.ts";
+import type { Session } from "./session.ts";
+import { viaHeaders } from "./via.ts";
+
+/** An answer of either API: its data when 2xx, else the API's `{message}`. */
+export type Answer<T> =
+  | { ok: true; status: number; data: T }
+  | { ok: false; status: number; message: string };
+
+export type DashEnv = {
+  Variables: AppEnv["Variables"] & { session: Session; api: Api };
+};
+
+export type DashCtx = Context<DashEnv>;
+
+/** The management app's own `request` (in-process). */
+export type InProcess = (path: string, init: RequestInit) => Response | Promise<Response>;
+
+export interface Api {
+  /** A call to `/v2/projects/{current project}{path}`. */
+  project<T>(method: string, path: string, body?: unknown): Promise<Answer<T>>;
+  /** A GET of `/v2/projects/{current project}{path}`, its answer as it is (to stream through). */
+  raw(path: string): Promise<Response>;
+  /** A call to the run API (`{api_url}{path}`). */
+  runs<T>(method: string, path: string): Promise<Answer<T>>;
+}
+
+export function apiFor(c: DashCtx, session: Session, inProcess: InProcess): Api {
+  const headers = {
+    ...viaHeaders(c.var.deps.clientIp?.(c), c.req.header("user-agent")),
+    authorization: `Bearer ${session.token}`,
+  };
+  return {
+    async project(method, path, body) {
+      const init: RequestInit = { method, headers: { ...headers } };
+      if (body !== undefined) {
+        init.headers = { ...headers, "content-type": "application/json" };
+        init.body = JSON.stringify(body);
+      }
+      return answer(await inProcess(`/v2/projects/${session.projectId}${path}`, init));
+    },
+    async raw(path) {
+      return inProcess(`/v2/projects/${session.projectId}${path}`, { headers });
+    },
+    async runs(method, path) {
+      const apiUrl = c.var.deps.apiUrl;
+      if (!apiUrl) return { ok: false, status: 502, message: "the run API's address is not set" };
+      try {
+        const res = await fetch(`${apiUrl}${path}`, {
+          method,
+          headers: { authorization: headers.authorization },
+          signal: AbortSignal.timeout(10_000),
+        });
+        return answer(res);
+      } catch {
+        return { ok: false, status: 502, message: "the run API (the Worker) is not reachable" };
+      }
+    },
+  };
+}
+
+async function answer<T>(res: Response): Promise<Answer<T>> {
+  const body: unknown = res.status === 204 ? null : await res.json().catch(() => null);
+  if (res.ok) return { ok: true, status: res.status, data: body as T };
+  const message = (body as { message?: unknown } | null)?.message;
+  return {
+    ok: false,
+    status: res.status,
+    message: typeof message === "string" ? message : `the API answered ${res.status}`,
+  };
+}

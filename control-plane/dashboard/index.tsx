@@ -1,0 +1,106 @@
+/**
+ * The dashboard, `{base_url}/dashboard/`: server-rendered pages (hono/jsx), one stylesheet and
+ * one script, no inline script or style (the Content-Security-Policy forbids both). Every page
+ * is a function of what the public APIs answer for the session's token (see api.ts); every
+ * state-changing request is a form POST checked for its origin (CSRF) and its session.
+ */
+import { Hono } from "hono";
+import { csrf } from "hono/csrf";
+import { HTTPException } from "hono/http-exception";
+import { secureHeaders } from "hono/secure-headers";
+import type { AppEnv } from "../context.ts";
+import { ApiError } from "../errors.ts";
+import { apiFor, type DashEnv, type InProcess } from "./api.ts";
+import { SCRIPT, STYLESHEET } from "./assets.ts";
+import { BarePage } from "./layout.tsx";
+import { registerApiKeys } from "./pages/api-keys.tsx";
+import { registerApps } from "./pages/apps.tsx";
+import { registerAuditLog } from "./pages/audit-log.tsx";
+import { registerRun } from "./pages/run.tsx";
+import { registerRuns } from "./pages/runs.tsx";
+import { registerSecrets } from "./pages/secrets.tsx";
+import { registerSignIn } from "./pages/sign-in.tsx";
+import { readSession } from "./session.ts";
+
+export function registerDashboard(app: Hono<AppEnv>, inProcess: InProcess) {
+  const dash = new Hono<DashEnv>();
+  dash.use(
+    secureHeaders({
+      contentSecurityPolicy: {
+        defaultSrc: ["'none'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'", "data:"],
+        connectSrc: ["'self'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        baseUri: ["'none'"],
+      },
+      referrerPolicy: "no-referrer",
+    }),
+  );
+  // A form posted from another origin is refused, session cookie or not.
+  dash.use(csrf());
+  dash.onError((err, c) => {
+    if (err instanceof HTTPException && err.status === 403 && !(err instanceof ApiError)) {
+      return c.html(
+        <BarePage title="Refused">
+          <p>This form was sent from another site, so it was refused.</p>
+        </BarePage>,
+        403,
+      );
+    }
+    console.error("[dashboard] unexpected error:", err);
+    return c.html(
+      <BarePage title="Something went wrong">
+        <p>The page could not be made. The control plane's log has the details.</p>
+      </BarePage>,
+      500,
+    );
+  });
+
+  dash.get("/assets/dashboard.css", (c) => {
+    c.header("cache-control", "public, max-age=300");
+    return c.body(STYLESHEET, 200, { "content-type": "text/css; charset=utf-8" });
+  });
+  dash.get("/assets/dashboard.js", (c) => {
+    c.header("cache-control", "public, max-age=300");
+    return c.body(SCRIPT, 200, { "content-type": "text/javascript; charset=utf-8" });
+  });
+
+  registerSignIn(dash);
+
+  // Everything below needs a session; without one, no data: the sign-in page.
+  dash.use(async (c, next) => {
+    c.header("cache-control", "no-store");
+    const { db, publicKeys } = c.var.deps;
+    const session = await readSession(c, db, publicKeys);
+    if (!session) {
+      if (c.req.method !== "GET") return c.redirect("/dashboard/login", 303);
+      const back = c.req.path + (new URL(c.req.url).search || "");
+      return c.redirect(`/dashboard/login?next=${encodeURIComponent(back)}`, 303);
+    }
+    c.set("session", session);
+    c.set("api", apiFor(c, session, inProcess));
+    await next();
+  });
+  dash.get("/", (c) => c.redirect("/dashboard/runs", 303));
+  registerRuns(dash);
+  registerRun(dash);
+  registerApps(dash);
+  registerApiKeys(dash);
+  registerAuditLog(dash);
+  registerSecrets(dash);
+  dash.notFound((c) =>
+    c.html(
+      <BarePage title="Not found">
+        <p>
+          There is no page at <code>{c.req.path}</code>. <a href="/dashboard/runs">Runs</a>
+        </p>
+      </BarePage>,
+      404,
+    ),
+  );
+
+  app.route("/dashboard", dash as unknown as Hono<AppEnv>);
+}

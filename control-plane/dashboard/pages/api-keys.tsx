@@ -1,0 +1,210 @@
+/**
+ * `/dashboard/api-keys`: the project's service accounts. Create one with a name, an expiry
+ * date and a role; its token is shown once (with a copy button and a warning), never again;
+ * revoke one behind a confirmation. Through the management API, so owners only, and audited
+ * as there (`source: "dashboard"` in the entry's metadata).
+ */
+import type { Hono } from "hono";
+import type { DashCtx, DashEnv } from "../api.ts";
+import { setFlash, takeFlash } from "../flash.ts";
+import { Page } from "../layout.tsx";
+import { EmptyRow, Field, Notice, Status, Table, Time } from "../ui.tsx";
+
+const PATH = "/dashboard/api-keys";
+
+interface Account {
+  id: string;
+  name: string;
+  role: string;
+  createdAt: string;
+  expiresAt: string;
+  revokedAt: string | null;
+  lastUsedAt?: string | null;
+}
+
+type Flash =
+  | { kind: "created"; name: string; token: string }
+  | { kind: "error"; message: string; name?: string; expires?: string; role?: string }
+  | { kind: "revoked"; name: string };
+
+function stateOf(a: Account): string {
+  if (a.revokedAt) return "revoked";
+  return Date.parse(a.expiresAt) <= Date.now() ? "expired" : "active";
+}
+
+/** The date `days` from today (the form's default expiry). */
+function inDays(days: number): string {
+  return new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+}
+
+function TokenOnce({ name, token }: { name: string; token: string }) {
+  return (
+    <section class="secret-once" aria-labelledby="token-title">
+      <h2 id="token-title">{`Token of ${name}`}</h2>
+      <p>
+        <strong>Copy it now: it is shown this once.</strong> Store it in a secret manager; Runlet
+        keeps only its id and can show it again to nobody.
+      </p>
+      <code id="new-token">{token}</code>
+      <button type="button" data-copy="new-token">
+        Copy
+      </button>
+    </section>
+  );
+}
+
+async function listPage(c: DashCtx) {
+  const flash = takeFlash<Flash>(c, PATH);
+  const listed = await c.var.api.project<{ serviceAccounts: Account[] }>(
+    "GET",
+    "/service-accounts",
+  );
+  const failed = flash?.kind === "error" ? flash : undefined;
+  return c.html(
+    <Page title="API keys" section={PATH} session={c.var.session}>
+      {flash?.kind === "created" ? <TokenOnce name={flash.name} token={flash.token} /> : null}
+      {flash?.kind === "revoked" ? (
+        <Notice kind="info">{`${flash.name} is revoked: its token no longer works.`}</Notice>
+      ) : null}
+      {failed ? <Notice kind="error">{failed.message}</Notice> : null}
+      {listed.ok ? (
+        <>
+          <h2>New service account</h2>
+          <form method="post" action={PATH} class="filters">
+            <Field label="Name" name="name" required value={failed?.name} hint="e.g. ci-staging" />
+            <Field
+              label="Expires"
+              name="expires"
+              type="date"
+              required
+              value={failed?.expires ?? inDays(90)}
+              hint="At the end of that day (UTC)"
+            />
+            <Field
+              label="Role"
+              name="role"
+              value={failed?.role ?? "member"}
+              options={[
+                { value: "member", label: "member: deploy and run" },
+                { value: "owner", label: "owner: also tokens, secrets, audit log" },
+              ]}
+            />
+            <button type="submit">Create</button>
+          </form>
+          <h2>Service accounts</h2>
+          <Table
+            label="Service accounts"
+            head={["Name", "Role", "State", "Created", "Expires", "Last used", ""]}
+          >
+            {listed.data.serviceAccounts.length === 0 ? (
+              <EmptyRow span={7}>None yet.</EmptyRow>
+            ) : (
+              listed.data.serviceAccounts.map((a) => (
+                <tr>
+                  <td title={a.id}>{a.name}</td>
+                  <td>{a.role}</td>
+                  <td>
+                    <Status value={stateOf(a)} />
+                  </td>
+                  <td>
+                    <Time at={a.createdAt} />
+                  </td>
+                  <td>
+                    <Time at={a.expiresAt} />
+                  </td>
+                  <td>
+                    {a.lastUsedAt ? <Time at={a.lastUsedAt} /> : <span class="muted">never</span>}
+                  </td>
+                  <td>
+                    {a.revokedAt ? null : (
+                      <a
+                        class="button secondary"
+                        href={`${PATH}/${a.id}/revoke`}
+                        aria-label={`Revoke ${a.name}`}
+                      >
+                        Revoke
+                      </a>
+                    )}
+                  </td>
+                </tr>
+              ))
+            )}
+          </Table>
+        </>
+      ) : (
+        <Notice kind="error">{listed.message}</Notice>
+      )}
+    </Page>,
+  );
+}
+
+export function registerApiKeys(dash: Hono<DashEnv>) {
+  dash.get(PATH.replace("/dashboard", ""), listPage);
+
+  dash.post(PATH.replace("/dashboard", ""), async (c) => {
+    const form = await c.req.parseBody();
+    const field = (k: string) => (typeof form[k] === "string" ? (form[k] as string).trim() : "");
+    const [name, expires, role] = [field("name"), field("expires"), field("role")];
+    const expiresAt = /^\d{4}-\d{2}-\d{2}$/.test(expires) ? `${expires}T23:59:59Z` : expires;
+    const created = await c.var.api.project<{ token: string; name: string }>(
+      "POST",
+      "/service-accounts",
+      { name, expiresAt, role },
+    );
+    setFlash(
+      c,
+      PATH,
+      created.ok
+        ? { kind: "created", name: created.data.name, token: created.data.token }
+        : { kind: "error", message: created.message, name, expires, role },
+    );
+    return c.redirect(PATH, 303);
+  });
+
+  dash.get("/api-keys/:id/revoke", async (c) => {
+    const id = c.req.param("id");
+    const listed = await c.var.api.project<{ serviceAccounts: Account[] }>(
+      "GET",
+      "/service-accounts",
+    );
+    const account = listed.ok ? listed.data.serviceAccounts.find((a) => a.id === id) : undefined;
+    return c.html(
+      <Page title="Revoke a service account" section={PATH} session={c.var.session}>
+        {account ? (
+          <form method="post" action={`${PATH}/${id}/revoke`} class="stack">
+            <p>
+              Revoke <strong>{account.name}</strong> ({account.role})? Its token stops working at
+              once, everywhere; this cannot be undone.
+            </p>
+            <button type="submit" class="danger">
+              Revoke
+            </button>
+            <a href={PATH}>Keep it</a>
+          </form>
+        ) : (
+          <Notice kind="error">{listed.ok ? `No service account '${id}'.` : listed.message}</Notice>
+        )}
+      </Page>,
+      account ? 200 : 404,
+    );
+  });
+
+  dash.post("/api-keys/:id/revoke", async (c) => {
+    const id = c.req.param("id");
+    const listed = await c.var.api.project<{ serviceAccounts: Account[] }>(
+      "GET",
+      "/service-accounts",
+    );
+    const name = (listed.ok && listed.data.serviceAccounts.find((a) => a.id === id)?.name) || id;
+    const revoked = await c.var.api.project(
+      "DELETE",
+      `/service-accounts/${encodeURIComponent(id)}`,
+    );
+    setFlash(
+      c,
+      PATH,
+      revoked.ok ? { kind: "revoked", name } : { kind: "error", message: revoked.message },
+    );
+    return c.redirect(PATH, 303);
+  });
+}

@@ -1,0 +1,159 @@
+/**
+ * `/dashboard/apps` and `/dashboard/apps/{name}`: the apps, and one app's versions, runtime,
+ * scaling, replicas now (from the runtime host), recent runs and their failure rate.
+ */
+import type { Hono } from "hono";
+import type { DashEnv } from "../api.ts";
+import { Page } from "../layout.tsx";
+import { Definition, EmptyRow, Notice, Table, Time } from "../ui.tsx";
+import { type RunItem, RunRows } from "./runs.tsx";
+
+interface AppItem {
+  name: string;
+  runtime: string;
+  version: number;
+  scaling: {
+    minReplicas: number;
+    maxReplicas: number;
+    replicaConcurrency: number;
+    capacity: number;
+  };
+  responseGracePeriod: number;
+  queueTimeout: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface Version {
+  version: number;
+  deployedBy: { id: string; name?: string | null };
+  createdAt: string;
+  files: number;
+  bytes: number;
+}
+
+interface Replicas {
+  replicas: { starting: number; idle: number; busy: number };
+  queued: number;
+  host: string;
+}
+
+/** Runs the failure rate is computed over (the newest). */
+const RECENT = 100;
+
+export function registerApps(dash: Hono<DashEnv>) {
+  dash.get("/apps", async (c) => {
+    const listed = await c.var.api.project<{ apps: AppItem[] }>("GET", "/apps");
+    return c.html(
+      <Page title="Apps" section="/dashboard/apps" session={c.var.session}>
+        {listed.ok ? (
+          <Table
+            label="Apps"
+            head={["Name", "Runtime", "Version", "Replicas (min–max)", "Capacity", "Updated"]}
+          >
+            {listed.data.apps.length === 0 ? (
+              <EmptyRow span={6}>
+                No app yet: <code>npx runlet deploy examples/hello</code>
+              </EmptyRow>
+            ) : (
+              listed.data.apps.map((a) => (
+                <tr>
+                  <td>
+                    <a href={`/dashboard/apps/${a.name}`}>{a.name}</a>
+                  </td>
+                  <td>{a.runtime}</td>
+                  <td class="num">{a.version}</td>
+                  <td class="num">{`${a.scaling.minReplicas}–${a.scaling.maxReplicas}`}</td>
+                  <td class="num">{a.scaling.capacity}</td>
+                  <td>
+                    <Time at={a.updatedAt} />
+                  </td>
+                </tr>
+              ))
+            )}
+          </Table>
+        ) : (
+          <Notice kind="error">{listed.message}</Notice>
+        )}
+      </Page>,
+    );
+  });
+
+  dash.get("/apps/:name", async (c) => {
+    const name = encodeURIComponent(c.req.param("name"));
+    const { api, session } = c.var;
+    const [app, versions, replicas, recent] = await Promise.all([
+      api.project<AppItem>("GET", `/apps/${name}`),
+      api.project<{ versions: Version[] }>("GET", `/apps/${name}/versions`),
+      api.project<Replicas>("GET", `/apps/${name}/replicas`),
+      api.project<{ runs: RunItem[] }>("GET", `/runs?app=${name}&limit=${RECENT}`),
+    ]);
+    if (!app.ok) {
+      return c.html(
+        <Page title="App" section="/dashboard/apps" session={session}>
+          <Notice kind="error">{app.message}</Notice>
+        </Page>,
+        app.status === 404 ? 404 : 200,
+      );
+    }
+    const a = app.data;
+    const runs = recent.ok ? recent.data.runs : [];
+    const ended = runs.filter((r) => r.status === "success" || r.status === "failure");
+    const failures = ended.filter((r) => r.status === "failure").length;
+    const rate = ended.length ? `${Math.round((failures / ended.length) * 100)} %` : "—";
+    const now = replicas.ok ? replicas.data : undefined;
+    return c.html(
+      <Page title={`App ${a.name}`} section="/dashboard/apps" session={session}>
+        <Definition
+          items={[
+            ["Runtime", a.runtime],
+            ["Live version", String(a.version)],
+            ["Replicas", `${a.scaling.minReplicas} to ${a.scaling.maxReplicas}`],
+            ["Calls per replica", String(a.scaling.replicaConcurrency)],
+            ["Response grace period", `${a.responseGracePeriod} s`],
+            ["Queue timeout", `${a.queueTimeout} s`],
+            [
+              "Replicas now",
+              now
+                ? now.host === "reachable"
+                  ? `${now.replicas.starting} starting, ${now.replicas.idle} idle, ${now.replicas.busy} busy; ${now.queued} waiting`
+                  : "the runtime host is not reachable"
+                : replicas.ok
+                  ? "—"
+                  : replicas.message,
+            ],
+            ["Failure rate", `${rate} of the last ${ended.length} ended runs (${failures} failed)`],
+          ]}
+        />
+        <h2>Versions</h2>
+        {versions.ok ? (
+          <Table label="Versions" head={["Version", "Deployed", "By", "Files", "Size"]}>
+            {versions.data.versions.map((v) => (
+              <tr>
+                <td class="num">{v.version}</td>
+                <td>
+                  <Time at={v.createdAt} />
+                </td>
+                <td title={v.deployedBy.id}>{v.deployedBy.name ?? v.deployedBy.id}</td>
+                <td class="num">{v.files}</td>
+                <td class="num">{`${(v.bytes / 1024).toFixed(1)} KiB`}</td>
+              </tr>
+            ))}
+          </Table>
+        ) : (
+          <Notice kind="error">{versions.message}</Notice>
+        )}
+        <h2>Recent runs</h2>
+        <Table
+          label="Recent runs"
+          head={["Run", "App", "Function", "Mode", "Status", "Created", "Duration", "Webhook"]}
+        >
+          <RunRows runs={runs.slice(0, 20)} />
+        </Table>
+        <p>
+          <a href={`/dashboard/runs?app=${name}`}>All runs of {a.name}</a>
+        </p>
+      </Page>,
+    );
+  });
+}

@@ -1,0 +1,182 @@
+/**
+ * `/dashboard/runs/{run_id}`: one run — its states on a timeline, timings, its error, its logs,
+ * each webhook delivery attempt — and, while a queued or running async run, a Cancel button.
+ * The facts come from the run API (the run's own record), the logs from the management API.
+ */
+import type { Hono } from "hono";
+import type { DashCtx, DashEnv } from "../api.ts";
+import { Page } from "../layout.tsx";
+import { Definition, Duration, EmptyRow, Notice, Status, Table, Time } from "../ui.tsx";
+import { Mode, type RunItem } from "./runs.tsx";
+
+interface Attempt {
+  attempt: number;
+  at: string;
+  status?: number;
+  error?: string;
+  duration_ms: number;
+  verdict: string;
+}
+
+interface RunRecord {
+  status: string;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  run_time_ms: number | null;
+  error?: { message: string };
+  webhook?: { target: string; signed: boolean; state: string; attempts: Attempt[] };
+}
+
+interface Logs {
+  lines: Array<{ time: string; stream: string; text: string }>;
+  truncated: boolean;
+}
+
+const ENDED = ["success", "failure", "cancelled"];
+
+function Timeline({ run, async }: { run: RunRecord; async: boolean }) {
+  const ended = ENDED.includes(run.status);
+  const steps: Array<[string, string | null]> = [
+    ["Received", run.created_at],
+    ...(async ? ([["Queued", run.created_at]] as Array<[string, string]>) : []),
+    ["Started", run.started_at],
+    [ended ? `Ended: ${run.status}` : "Ended", ended ? (run.finished_at ?? null) : null],
+  ];
+  return (
+    <ol class="timeline" aria-label="States">
+      {steps.map(([label, at]) => (
+        <li class={at ? undefined : "off"}>
+          <strong>{label}</strong> <Time at={at} />
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+function Attempts({ webhook }: { webhook: NonNullable<RunRecord["webhook"]> }) {
+  return (
+    <>
+      <p>
+        To <code>{webhook.target}</code>, {webhook.signed ? "signed" : "not signed"}:{" "}
+        <Status value={webhook.state} />
+      </p>
+      <Table label="Delivery attempts" head={["Attempt", "Sent", "Answer", "Duration", "Verdict"]}>
+        {webhook.attempts.length === 0 ? (
+          <EmptyRow span={5}>No attempt yet.</EmptyRow>
+        ) : (
+          webhook.attempts.map((a) => (
+            <tr>
+              <td class="num">{a.attempt}</td>
+              <td>
+                <Time at={a.at} />
+              </td>
+              <td>{a.status !== undefined ? `HTTP ${a.status}` : (a.error ?? "no answer")}</td>
+              <td>
+                <Duration ms={a.duration_ms} />
+              </td>
+              <td>
+                <Status value={a.verdict} />
+              </td>
+            </tr>
+          ))
+        )}
+      </Table>
+    </>
+  );
+}
+
+async function runPage(c: DashCtx, notice?: { kind: "error" | "info"; text: string }) {
+  const runId = c.req.param("runId") ?? "";
+  const { api, session } = c.var;
+  const indexed = await api.project<RunItem>("GET", `/runs/${encodeURIComponent(runId)}`);
+  if (!indexed.ok) {
+    return c.html(
+      <Page title="Run" section="/dashboard/runs" session={session}>
+        <Notice kind="error">{indexed.message}</Notice>
+      </Page>,
+      indexed.status === 404 ? 404 : 200,
+    );
+  }
+  const item = indexed.data;
+  const [record, logs] = await Promise.all([
+    api.runs<RunRecord>("GET", `/v4/${session.projectId}/${item.app}/runs/${runId}`),
+    api.project<Logs>("GET", `/runs/${runId}/logs`),
+  ]);
+  const run: RunRecord = record.ok
+    ? record.data
+    : {
+        status: item.status,
+        created_at: item.createdAt,
+        started_at: null,
+        finished_at: item.finishedAt,
+        run_time_ms: item.runTimeMs,
+      };
+  const live = !ENDED.includes(run.status);
+  return c.html(
+    <Page title={`Run ${runId}`} section="/dashboard/runs" session={session}>
+      {notice ? <Notice kind={notice.kind}>{notice.text}</Notice> : null}
+      {record.ok ? null : (
+        <Notice kind="warn">{`The run's own record could not be read: ${record.message}`}</Notice>
+      )}
+      <div id="run-live" data-refresh={live ? "2000" : undefined}>
+        <Definition
+          items={[
+            ["App", <a href={`/dashboard/apps/${item.app}`}>{item.app}</a>],
+            ["Function", <code>{item.function}</code>],
+            ["Mode", <Mode async={item.async} />],
+            ["Status", <Status value={run.status} />],
+            ["Run time", <Duration ms={run.run_time_ms} />],
+          ]}
+        />
+        <Timeline run={run} async={item.async} />
+        {item.async && live ? (
+          <form method="post" action={`/dashboard/runs/${runId}/cancel`} class="actions">
+            <button type="submit" class="danger">
+              Cancel run
+            </button>
+          </form>
+        ) : null}
+        {run.error ? (
+          <>
+            <h2>Error</h2>
+            <pre class="logs" tabindex={0}>
+              {run.error.message}
+            </pre>
+          </>
+        ) : null}
+        <h2>Webhook</h2>
+        {run.webhook ? <Attempts webhook={run.webhook} /> : <p class="muted">No webhook.</p>}
+        <h2>Logs</h2>
+        {logs.ok ? (
+          logs.data.lines.length === 0 ? (
+            <p class="muted">The run wrote nothing.</p>
+          ) : (
+            <pre class="logs" tabindex={0}>
+              {logs.data.truncated ? "… older lines were dropped\n" : ""}
+              {logs.data.lines.map((l) => `${l.time} ${l.stream} ${l.text}\n`).join("")}
+            </pre>
+          )
+        ) : (
+          <p class="muted">{logs.message}</p>
+        )}
+      </div>
+    </Page>,
+  );
+}
+
+export function registerRun(dash: Hono<DashEnv>) {
+  dash.get("/runs/:runId", (c) => runPage(c));
+  dash.post("/runs/:runId/cancel", async (c) => {
+    const runId = c.req.param("runId");
+    const { api, session } = c.var;
+    const indexed = await api.project<RunItem>("GET", `/runs/${encodeURIComponent(runId)}`);
+    if (!indexed.ok) return runPage(c, { kind: "error", text: indexed.message });
+    const cancelled = await api.runs(
+      "DELETE",
+      `/v4/${session.projectId}/${indexed.data.app}/runs/${runId}`,
+    );
+    if (!cancelled.ok) return runPage(c, { kind: "error", text: cancelled.message });
+    return c.redirect(`/dashboard/runs/${runId}`, 303);
+  });
+}

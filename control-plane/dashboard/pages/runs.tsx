@@ -1,0 +1,163 @@
+/**
+ * `/dashboard/runs`: the runs index. Its filters (app, status, mode) and its page are the
+ * address's query, so a view is a permalink; the first page refreshes itself every few seconds
+ * (the script), later pages stay still while the user reads them.
+ */
+import type { Hono } from "hono";
+import type { DashEnv } from "../api.ts";
+import { Page } from "../layout.tsx";
+import { Duration, EmptyRow, Field, Notice, Pager, Status, Table, Time } from "../ui.tsx";
+
+export interface RunItem {
+  id: string;
+  app: string;
+  function: string;
+  async: boolean;
+  status: string;
+  createdAt: string;
+  finishedAt: string | null;
+  runTimeMs: number | null;
+  webhook?: { state: string; attempts: number | null } | null;
+}
+
+const STATUSES = ["queued", "running", "success", "failure", "cancelled"];
+const RUN_ID = /^run_[0-9a-z]{26}$/;
+const REFRESH_MS = 3000;
+
+export function WebhookResult({ webhook }: { webhook: RunItem["webhook"] }) {
+  if (!webhook) return <span class="muted">—</span>;
+  const n = webhook.attempts ?? 0;
+  return (
+    <span>
+      <Status value={webhook.state} />
+      {n > 0 ? <span class="muted">{` (${n} attempt${n === 1 ? "" : "s"})`}</span> : null}
+    </span>
+  );
+}
+
+export function Mode({ async }: { async: boolean }) {
+  return async ? <span class="badge badge-async">async</span> : <span class="muted">sync</span>;
+}
+
+export function RunRows({ runs }: { runs: RunItem[] }) {
+  if (runs.length === 0) return <EmptyRow span={8}>No runs match.</EmptyRow>;
+  return (
+    <>
+      {runs.map((r) => (
+        <tr>
+          <td>
+            <a class="mono" href={`/dashboard/runs/${r.id}`}>
+              {r.id}
+            </a>
+          </td>
+          <td>{r.app}</td>
+          <td class="mono">{r.function}</td>
+          <td>
+            <Mode async={r.async} />
+          </td>
+          <td>
+            <Status value={r.status} />
+          </td>
+          <td>
+            <Time at={r.createdAt} />
+          </td>
+          <td>
+            <Duration ms={r.runTimeMs} />
+          </td>
+          <td>
+            <WebhookResult webhook={r.webhook} />
+          </td>
+        </tr>
+      ))}
+    </>
+  );
+}
+
+export function registerRuns(dash: Hono<DashEnv>) {
+  dash.get("/runs", async (c) => {
+    const q = c.req.query();
+    const jump = q.run?.trim();
+    if (jump && RUN_ID.test(jump)) return c.redirect(`/dashboard/runs/${jump}`, 303);
+    const filters = {
+      app: q.app || undefined,
+      status: STATUSES.includes(q.status ?? "") ? q.status : undefined,
+      mode: q.mode === "async" || q.mode === "sync" ? q.mode : undefined,
+    };
+    const params = new URLSearchParams({ limit: "50" });
+    if (filters.app) params.set("app", filters.app);
+    if (filters.status) params.set("status", filters.status);
+    if (filters.mode) params.set("async", String(filters.mode === "async"));
+    if (q.cursor) params.set("nextToken", q.cursor);
+    const [listed, apps] = await Promise.all([
+      c.var.api.project<{ runs: RunItem[]; nextPageToken?: string }>("GET", `/runs?${params}`),
+      c.var.api.project<{ apps: Array<{ name: string }> }>("GET", "/apps"),
+    ]);
+    const appNames = apps.ok ? apps.data.apps.map((a) => a.name) : [];
+    return c.html(
+      <Page title="Runs" section="/dashboard/runs" session={c.var.session}>
+        <search>
+          <form method="get" action="/dashboard/runs" class="filters">
+            <Field
+              label="App"
+              name="app"
+              value={filters.app ?? ""}
+              options={[
+                { value: "", label: "All apps" },
+                ...appNames.map((n) => ({ value: n, label: n })),
+              ]}
+            />
+            <Field
+              label="Status"
+              name="status"
+              value={filters.status ?? ""}
+              options={[
+                { value: "", label: "Any status" },
+                ...STATUSES.map((s) => ({ value: s, label: s })),
+              ]}
+            />
+            <Field
+              label="Mode"
+              name="mode"
+              value={filters.mode ?? ""}
+              options={[
+                { value: "", label: "Sync and async" },
+                { value: "sync", label: "sync" },
+                { value: "async", label: "async" },
+              ]}
+            />
+            <button type="submit">Filter</button>
+          </form>
+        </search>
+        <form method="get" action="/dashboard/runs" class="filters">
+          <Field label="Go to run id" name="run" value={jump ?? ""} hint="run_…" />
+          <button type="submit" class="secondary">
+            Go
+          </button>
+        </form>
+        {jump ? (
+          <Notice kind="error">{`'${jump}' is not a run id (run_ and 26 letters or digits).`}</Notice>
+        ) : null}
+        {listed.ok ? (
+          <>
+            <Table
+              label="Runs"
+              id="runs-rows"
+              refresh={q.cursor ? undefined : REFRESH_MS}
+              head={["Run", "App", "Function", "Mode", "Status", "Created", "Duration", "Webhook"]}
+            >
+              <RunRows runs={listed.data.runs} />
+            </Table>
+            <Pager
+              path="/dashboard/runs"
+              query={{ app: filters.app, status: filters.status, mode: filters.mode }}
+              next={listed.data.nextPageToken}
+              first={Boolean(q.cursor)}
+            />
+          </>
+        ) : (
+          <Notice kind="error">{listed.message}</Notice>
+        )}
+      </Page>,
+    );
+  });
+}

@@ -1,0 +1,91 @@
+/**
+ * `/dashboard/secrets`: the project's secret names and when each was last set; set or replace
+ * one. A value goes in and is never shown back (the page has no way to read one).
+ */
+import type { Hono } from "hono";
+import type { DashEnv } from "../api.ts";
+import { setFlash, takeFlash } from "../flash.ts";
+import { Page } from "../layout.tsx";
+import { EmptyRow, Field, Notice, Table, Time } from "../ui.tsx";
+
+const PATH = "/dashboard/secrets";
+
+interface SecretName {
+  name: string;
+  updatedAt: string;
+  updatedBy: string;
+}
+
+type Flash = { kind: "saved"; name: string } | { kind: "error"; message: string; name?: string };
+
+export function registerSecrets(dash: Hono<DashEnv>) {
+  dash.get("/secrets", async (c) => {
+    const flash = takeFlash<Flash>(c, PATH);
+    const listed = await c.var.api.project<{ secrets: SecretName[] }>("GET", "/secrets");
+    return c.html(
+      <Page title="Secrets" section={PATH} session={c.var.session}>
+        {flash?.kind === "saved" ? (
+          <Notice kind="info">{`${flash.name} is saved. Replicas started from now on see it.`}</Notice>
+        ) : null}
+        {flash?.kind === "error" ? <Notice kind="error">{flash.message}</Notice> : null}
+        {listed.ok ? (
+          <>
+            <h2>Set a secret</h2>
+            <form method="post" action={PATH} class="filters">
+              <Field
+                label="Name"
+                name="name"
+                required
+                value={flash?.kind === "error" ? flash.name : undefined}
+                hint="Letters, digits, underscores: DATABASE_URL"
+              />
+              <Field
+                label="Value"
+                name="value"
+                type="password"
+                required
+                hint="Replaces the current value; never shown again"
+              />
+              <button type="submit">Save</button>
+            </form>
+            <h2>Secrets</h2>
+            <Table label="Secrets" head={["Name", "Last set", "By"]}>
+              {listed.data.secrets.length === 0 ? (
+                <EmptyRow span={3}>No secrets yet.</EmptyRow>
+              ) : (
+                listed.data.secrets.map((s) => (
+                  <tr>
+                    <td class="mono">{s.name}</td>
+                    <td>
+                      <Time at={s.updatedAt} />
+                    </td>
+                    <td class="mono">{s.updatedBy}</td>
+                  </tr>
+                ))
+              )}
+            </Table>
+          </>
+        ) : (
+          <Notice kind="error">
+            {listed.status === 403
+              ? `Secrets are for the project's owners: ${listed.message}.`
+              : listed.message}
+          </Notice>
+        )}
+      </Page>,
+    );
+  });
+
+  dash.post("/secrets", async (c) => {
+    const form = await c.req.parseBody();
+    const name = typeof form.name === "string" ? form.name.trim() : "";
+    const value = typeof form.value === "string" ? form.value : "";
+    const saved = await c.var.api.project("PUT", `/secrets/${encodeURIComponent(name)}`, { value });
+    setFlash(
+      c,
+      PATH,
+      saved.ok ? { kind: "saved", name } : { kind: "error", message: saved.message, name },
+    );
+    return c.redirect(PATH, 303);
+  });
+}

@@ -1,0 +1,109 @@
+/**
+ * Signing in and out: the one-time link (`/dashboard/sign-in?code=…`, exchanged for the
+ * session cookie and redirected so the code leaves the address bar), a pasted token
+ * (`/dashboard/login`), sign-out, and the choice of project.
+ */
+import type { Hono } from "hono";
+import { ApiError } from "../../errors.ts";
+import type { DashCtx, DashEnv } from "../api.ts";
+import { BarePage } from "../layout.tsx";
+import {
+  clearSessionCookies,
+  endSession,
+  readSession,
+  setProjectCookie,
+  setSessionCookies,
+  signInWithToken,
+  useSignInLink,
+} from "../session.ts";
+import { Field, Notice } from "../ui.tsx";
+
+/** Where to go after signing in: only a dashboard path of this site. */
+function nextPath(raw: unknown): string {
+  return typeof raw === "string" && /^\/dashboard(\/[^\s\\]*)?$/.test(raw) && !raw.startsWith("//")
+    ? raw
+    : "/dashboard/runs";
+}
+
+function LoginPage({ error, next }: { error?: string; next: string }) {
+  return (
+    <BarePage title="Sign in">
+      {error ? <Notice kind="error">{error}</Notice> : null}
+      <p>
+        On the machine that runs Runlet, <code>npx runlet dashboard</code> prints a one-time sign-in
+        link. Or paste a token: yours, or a service account's.
+      </p>
+      <form method="post" action="/dashboard/login" class="stack">
+        <input type="hidden" name="next" value={next} />
+        <Field
+          label="Token"
+          name="token"
+          type="password"
+          required
+          autocomplete="off"
+          hint="It is exchanged for a session and not kept in the browser."
+        />
+        <button type="submit">Sign in</button>
+      </form>
+    </BarePage>
+  );
+}
+
+export function registerSignIn(dash: Hono<DashEnv>) {
+  dash.get("/sign-in", async (c) => {
+    const code = c.req.query("code") ?? "";
+    const { db, keys } = c.var.deps;
+    const session = code ? await useSignInLink(db, keys, code) : null;
+    if (!session) {
+      return c.html(
+        <BarePage title="This sign-in link does not work">
+          <p>
+            A sign-in link works once, for 5 minutes. Run <code>npx runlet dashboard</code> for a
+            new one, or <a href="/dashboard/login">sign in with a token</a>.
+          </p>
+        </BarePage>,
+        400,
+      );
+    }
+    setSessionCookies(c, session);
+    return c.redirect("/dashboard/runs", 303);
+  });
+
+  dash.get("/login", (c) => c.html(<LoginPage next={nextPath(c.req.query("next"))} />));
+
+  dash.post("/login", async (c) => {
+    const form = await c.req.parseBody();
+    const next = nextPath(form.next);
+    const token = typeof form.token === "string" ? form.token : "";
+    const { db, keys, publicKeys } = c.var.deps;
+    try {
+      const session = await signInWithToken(db, keys, publicKeys, token);
+      setSessionCookies(c, session);
+      return c.redirect(next, 303);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      return c.html(
+        <LoginPage error={`That token does not work: ${err.message}.`} next={next} />,
+        401,
+      );
+    }
+  });
+
+  dash.post("/sign-out", async (c) => {
+    const session = await readSession(c, c.var.deps.db, c.var.deps.publicKeys);
+    if (session) await endSession(c.var.deps.db, session);
+    clearSessionCookies(c);
+    return c.redirect("/dashboard/login", 303);
+  });
+
+  dash.post("/project", async (c) => switchProject(c));
+}
+
+async function switchProject(c: DashCtx) {
+  const session = await readSession(c, c.var.deps.db, c.var.deps.publicKeys);
+  if (!session) return c.redirect("/dashboard/login", 303);
+  const form = await c.req.parseBody();
+  const wanted = session.projects.find((p) => p.id === form.project);
+  if (wanted) setProjectCookie(c, wanted.id);
+  return c.redirect("/dashboard/runs", 303);
+}

@@ -1,0 +1,196 @@
+// Dashboard sessions in-process, over a real libSQL file: the one-time link, a pasted token,
+// sign-out, revocation, CSRF, and a page without a session. The browser tests (test/dashboard)
+// click through the same pages in Chromium.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { libsqlFixture } from "../testing/libsql.ts";
+
+let f: Awaited<ReturnType<typeof libsqlFixture>>;
+
+beforeAll(async () => {
+  f = await libsqlFixture();
+});
+afterAll(() => f.cleanup());
+
+const ORIGIN = "http://localhost";
+
+async function linkFor(token: string, projectId = f.projectId): Promise<string> {
+  const res = await f.call("POST", `/v2/projects/${projectId}/dashboard-links`, { token });
+  expect(res.status).toBe(201);
+  const { url } = (await res.json()) as { url: string };
+  return url;
+}
+
+/** The cookies a response sets, as one Cookie header. */
+function cookiesOf(res: Response): string {
+  return res.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0])
+    .filter((c) => !c?.endsWith("="))
+    .join("; ");
+}
+
+async function signIn(token = f.owner.token): Promise<string> {
+  const url = new URL(await linkFor(token));
+  const res = await f.app.request(url.pathname + url.search);
+  expect(res.status).toBe(303);
+  return cookiesOf(res);
+}
+
+const page = (path: string, cookie: string) => f.app.request(path, { headers: { cookie } });
+
+const post = (path: string, cookie: string, form: Record<string, string>, origin = ORIGIN) =>
+  f.app.request(path, {
+    method: "POST",
+    headers: { cookie, origin, "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams(form).toString(),
+  });
+
+describe("the one-time sign-in link", () => {
+  it("gives an HttpOnly, SameSite=Strict session and redirects away from the code", async () => {
+    const url = new URL(await linkFor(f.owner.token));
+    expect(url.pathname).toBe("/dashboard/sign-in");
+    const res = await f.app.request(url.pathname + url.search);
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("/dashboard/runs");
+    const session = res.headers.getSetCookie().find((c) => c.startsWith("runlet_session="));
+    expect(session).toMatch(/HttpOnly/);
+    expect(session).toMatch(/SameSite=Strict/);
+    const runs = await page("/dashboard/runs", cookiesOf(res));
+    expect(runs.status).toBe(200);
+    expect(await runs.text()).toContain("<h1>Runs</h1>");
+  });
+
+  it("works once", async () => {
+    const url = new URL(await linkFor(f.owner.token));
+    expect((await f.app.request(url.pathname + url.search)).status).toBe(303);
+    const again = await f.app.request(url.pathname + url.search);
+    expect(again.status).toBe(400);
+    expect(again.headers.getSetCookie()).toEqual([]);
+    expect(await again.text()).toContain("works once");
+  });
+
+  it("is refused to a caller outside the project", async () => {
+    const res = await f.call("POST", `/v2/projects/${f.projectId}/dashboard-links`, {
+      token: f.outsider.token,
+    });
+    expect(res.status).toBe(403);
+  });
+});
+
+describe("a session", () => {
+  it("is needed for every page: without one, the sign-in page and no data", async () => {
+    for (const path of ["/dashboard/runs", "/dashboard/api-keys", "/dashboard/audit-log"]) {
+      const res = await f.app.request(path);
+      expect(res.status).toBe(303);
+      expect(res.headers.get("location")).toBe(`/dashboard/login?next=${encodeURIComponent(path)}`);
+    }
+    const forged = await page("/dashboard/runs", "runlet_session=not-a-token");
+    expect(forged.status).toBe(303);
+  });
+
+  it("comes from a pasted token, and ends when that token is revoked", async () => {
+    const created = await f.call("POST", `/v2/projects/${f.projectId}/service-accounts`, {
+      token: f.owner.token,
+      body: { name: "pasted", expiresAt: new Date(Date.now() + 86_400_000).toISOString() },
+    });
+    const account = (await created.json()) as { id: string; token: string };
+    const login = await post("/dashboard/login", "", {
+      token: account.token,
+      next: "/dashboard/apps",
+    });
+    expect(login.status).toBe(303);
+    expect(login.headers.get("location")).toBe("/dashboard/apps");
+    const cookie = cookiesOf(login);
+    expect((await page("/dashboard/apps", cookie)).status).toBe(200);
+    await f.call("DELETE", `/v2/projects/${f.projectId}/service-accounts/${account.id}`, {
+      token: f.owner.token,
+    });
+    expect((await page("/dashboard/apps", cookie)).status).toBe(303);
+  });
+
+  it("refuses a token that does not work, saying why", async () => {
+    const res = await post("/dashboard/login", "", { token: "nonsense" });
+    expect(res.status).toBe(401);
+    expect(await res.text()).toContain("That token does not work");
+  });
+
+  it("ends on sign-out: the same cookie no longer opens a page", async () => {
+    const cookie = await signIn();
+    const out = await post("/dashboard/sign-out", cookie, {});
+    expect(out.status).toBe(303);
+    expect((await page("/dashboard/runs", cookie)).status).toBe(303);
+  });
+
+  it("refuses a form posted from another origin, cookie or not", async () => {
+    const cookie = await signIn();
+    const res = await post(
+      "/dashboard/secrets",
+      cookie,
+      { name: "X", value: "y" },
+      "http://127.0.0.1:9999",
+    );
+    expect(res.status).toBe(403);
+    const names = await f.call("GET", `/v2/projects/${f.projectId}/secrets/X`, {
+      token: f.owner.token,
+    });
+    expect(names.status).toBe(404);
+  });
+
+  it("sends a Content-Security-Policy without inline scripts, and frame-ancestors 'none'", async () => {
+    const res = await page("/dashboard/runs", await signIn());
+    const csp = res.headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain("unsafe-inline");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(await res.text()).not.toMatch(/<script(?![^>]*\bsrc=)/);
+  });
+});
+
+describe("dashboard actions", () => {
+  it("write the API's audit entry, marked source: dashboard, with the browser's address", async () => {
+    const cookie = await signIn();
+    const saved = await post("/dashboard/secrets", cookie, { name: "FROM_PAGE", value: "v1" });
+    expect(saved.status).toBe(303);
+    const log = await f.call("GET", `/v2/projects/${f.projectId}/audit-log?action=secrets.write`, {
+      token: f.owner.token,
+    });
+    const { logs } = (await log.json()) as {
+      logs: Array<{
+        target: { id: string };
+        metadata: Record<string, unknown>;
+        ip: string;
+        actor: { id: string };
+      }>;
+    };
+    const entry = logs.find((e) => e.target.id === "FROM_PAGE");
+    expect(entry?.metadata.source).toBe("dashboard");
+    expect(entry?.ip).toBe("203.0.113.7");
+    expect(entry?.actor.id).toBe(f.owner.id);
+  });
+
+  it("show a new token once: not again on the next load", async () => {
+    const cookie = await signIn();
+    const expires = new Date(Date.now() + 7 * 86_400_000).toISOString().slice(0, 10);
+    const created = await post("/dashboard/api-keys", cookie, {
+      name: "ci",
+      expires,
+      role: "member",
+    });
+    expect(created.status).toBe(303);
+    const flash = cookiesOf(created);
+    const first = await (await page("/dashboard/api-keys", `${cookie}; ${flash}`)).text();
+    const token = /<code id="new-token">([^<]+)<\/code>/.exec(first)?.[1];
+    expect(token).toMatch(/^ey/);
+    const works = await f.call("GET", `/v2/projects/${f.projectId}/apps`, { token });
+    expect(works.status).toBe(200);
+    const again = await (await page("/dashboard/api-keys", cookie)).text();
+    expect(again).not.toContain(token as string);
+  });
+
+  it("tell a member why the audit log is not theirs to read", async () => {
+    const res = await page("/dashboard/audit-log", await signIn(f.member.token));
+    const html = await res.text();
+    expect(html).toContain("The audit log is for the project");
+    expect(html).not.toContain("<td");
+  });
+});

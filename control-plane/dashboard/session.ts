@@ -1,0 +1,206 @@
+/**
+ * Dashboard sessions. A session is a token of its own — a JWT of the signed-in principal, made
+ * at sign-in, kept only in an HttpOnly, SameSite=Strict cookie — whose row names the token its
+ * holder signed in with (`parentId`): revoking that token, or its service account, ends the
+ * session (see `authenticate`). The dashboard calls the public APIs with it, so a page can do
+ * exactly what its holder may do, no more.
+ *
+ * Two ways in: a one-time link (`runlet dashboard`: 5 minutes, once, only its hash kept), or a
+ * token pasted on the sign-in page (how a teammate signs in to a deployed Runlet).
+ */
+import { and, asc, eq, gt, isNull } from "drizzle-orm";
+import type { Context } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { base64urlEncode } from "../../common/jwt.ts";
+import type { SigningKeys } from "../auth/signing.ts";
+import { authenticate, type Principal, prepareToken } from "../auth/tokens.ts";
+import type { Database } from "../db/index.ts";
+import { memberships, projects, signInLinks, tokens } from "../db/schema.ts";
+import { ApiError } from "../errors.ts";
+
+/** How long a session lasts (never longer than the token it came from). */
+export const SESSION_MS = 12 * 3600_000;
+/** How long a sign-in link works (once). */
+export const LINK_MS = 5 * 60_000;
+
+const SESSION_COOKIE = "runlet_session";
+const PROJECT_COOKIE = "runlet_project";
+
+export interface Session {
+  principal: Principal;
+  /** The session's own token: the dashboard's bearer token on both APIs. */
+  token: string;
+  /** The project the pages show. */
+  projectId: string;
+  /** Every project the principal may open, by name. */
+  projects: Array<{ id: string; name: string }>;
+}
+
+async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return base64urlEncode(new Uint8Array(digest));
+}
+
+/** A one-time sign-in link for `principal` into `projectId`, made from the token it used. */
+export async function createSignInLink(
+  db: Database,
+  principal: Principal,
+  projectId: string,
+  origin: string,
+): Promise<{ url: string; expiresAt: string }> {
+  const code = base64urlEncode(crypto.getRandomValues(new Uint8Array(32)));
+  const now = Date.now();
+  await db.insert(signInLinks).values({
+    codeHash: await sha256(code),
+    subject: principal.id,
+    tokenId: principal.tokenId,
+    projectId,
+    createdAt: now,
+    expiresAt: now + LINK_MS,
+  });
+  return {
+    url: `${origin}/dashboard/sign-in?code=${encodeURIComponent(code)}`,
+    expiresAt: new Date(now + LINK_MS).toISOString(),
+  };
+}
+
+/** Uses a sign-in link: a new session, or null when the link is unknown, used or expired. */
+export async function useSignInLink(
+  db: Database,
+  keys: SigningKeys,
+  code: string,
+): Promise<{ token: string; projectId: string; expiresAt: number } | null> {
+  const now = Date.now();
+  // Marked used in the same statement that finds it: two requests with one link get one session.
+  const [link] = await db
+    .update(signInLinks)
+    .set({ usedAt: now })
+    .where(
+      and(
+        eq(signInLinks.codeHash, await sha256(code)),
+        isNull(signInLinks.usedAt),
+        gt(signInLinks.expiresAt, now),
+      ),
+    )
+    .returning();
+  if (!link) return null;
+  const session = await startSession(db, keys, link.tokenId);
+  return session && { ...session, projectId: link.projectId };
+}
+
+/** Signs in with a pasted token: a new session, or the API's 401 error. */
+export async function signInWithToken(
+  db: Database,
+  keys: SigningKeys,
+  publicKeys: ReadonlyMap<string, CryptoKey>,
+  pasted: string,
+): Promise<{ token: string; expiresAt: number; projectId: string | undefined }> {
+  const principal = await authenticate(db, publicKeys, `Bearer ${pasted.trim()}`);
+  const projectId = principal.type === "service_account" ? principal.projectId : undefined;
+  const session = await startSession(db, keys, principal.tokenId);
+  if (!session) throw new ApiError("unauthorized", "token has been revoked");
+  return { ...session, projectId };
+}
+
+/**
+ * A session token made from `fromTokenId` (a session's own token stands for the token it came
+ * from): the same subject and project claim, expiring with it at the latest.
+ */
+async function startSession(
+  db: Database,
+  keys: SigningKeys,
+  fromTokenId: string,
+): Promise<{ token: string; expiresAt: number } | null> {
+  let [from] = await db.select().from(tokens).where(eq(tokens.id, fromTokenId));
+  if (from?.parentId) [from] = await db.select().from(tokens).where(eq(tokens.id, from.parentId));
+  const now = Date.now();
+  if (!from || from.revokedAt !== null || from.expiresAt <= now) return null;
+  const expiresAt = Math.min(now + SESSION_MS, from.expiresAt);
+  const issued = await prepareToken(keys, {
+    subject: from.subject,
+    projectId: from.projectId ?? undefined,
+    expiresAt: new Date(expiresAt),
+    parentId: from.id,
+  });
+  await db.insert(tokens).values(issued.row);
+  return { token: issued.token, expiresAt };
+}
+
+/** Sets the session's cookies; the project cookie remembers which project the pages show. */
+export function setSessionCookies(
+  c: Context,
+  session: { token: string; expiresAt: number; projectId?: string },
+): void {
+  const secure = new URL(c.req.url).protocol === "https:";
+  const maxAge = Math.max(0, Math.floor((session.expiresAt - Date.now()) / 1000));
+  const options = {
+    path: "/dashboard",
+    httpOnly: true,
+    sameSite: "Strict",
+    secure,
+    maxAge,
+  } as const;
+  setCookie(c, SESSION_COOKIE, session.token, options);
+  if (session.projectId) setCookie(c, PROJECT_COOKIE, session.projectId, options);
+}
+
+export function setProjectCookie(c: Context, projectId: string): void {
+  const secure = new URL(c.req.url).protocol === "https:";
+  setCookie(c, PROJECT_COOKIE, projectId, {
+    path: "/dashboard",
+    httpOnly: true,
+    sameSite: "Strict",
+    secure,
+    maxAge: SESSION_MS / 1000,
+  });
+}
+
+export function clearSessionCookies(c: Context): void {
+  deleteCookie(c, SESSION_COOKIE, { path: "/dashboard" });
+  deleteCookie(c, PROJECT_COOKIE, { path: "/dashboard" });
+}
+
+/** The request's session, or null (no cookie, or its token expired or was revoked). */
+export async function readSession(
+  c: Context,
+  db: Database,
+  publicKeys: ReadonlyMap<string, CryptoKey>,
+): Promise<Session | null> {
+  const token = getCookie(c, SESSION_COOKIE);
+  if (!token) return null;
+  let principal: Principal;
+  try {
+    principal = await authenticate(db, publicKeys, `Bearer ${token}`);
+  } catch (err) {
+    if (err instanceof ApiError) return null;
+    throw err;
+  }
+  const open = await projectsOf(db, principal);
+  if (open.length === 0) return null;
+  const wanted = getCookie(c, PROJECT_COOKIE);
+  const current = open.find((p) => p.id === wanted) ?? (open[0] as { id: string; name: string });
+  return { principal, token, projectId: current.id, projects: open };
+}
+
+/** Ends the session: its token is revoked, so a copy of the cookie is worth nothing. */
+export async function endSession(db: Database, session: Session): Promise<void> {
+  await db
+    .update(tokens)
+    .set({ revokedAt: Date.now() })
+    .where(eq(tokens.id, session.principal.tokenId));
+}
+
+async function projectsOf(db: Database, principal: Principal) {
+  if (principal.type === "service_account") {
+    return db
+      .select({ id: projects.id, name: projects.name })
+      .from(projects)
+      .where(eq(projects.id, principal.projectId));
+  }
+  return db
+    .select({ id: projects.id, name: projects.name })
+    .from(projects)
+    .innerJoin(memberships, eq(memberships.projectId, projects.id))
+    .where(eq(memberships.userId, principal.id))
+    .orderBy(asc(projects.createdAt));
+}

@@ -1,0 +1,186 @@
+/** The small pieces every page is made of: times, states, tables, fields, notices, paging. */
+import type { Child } from "hono/jsx";
+
+/** `2026-11-23 23:11:06 UTC`; the page's script shows it in the reader's own zone. */
+export function formatUtc(iso: string): string {
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
+}
+
+export function Time({ at }: { at: string | number | null | undefined }) {
+  if (at === null || at === undefined) return <span class="muted">—</span>;
+  const iso = typeof at === "number" ? new Date(at).toISOString() : at;
+  return (
+    <time datetime={iso} title={iso}>
+      {formatUtc(iso)}
+    </time>
+  );
+}
+
+export function Duration({ ms }: { ms: number | null | undefined }) {
+  if (ms === null || ms === undefined) return <span class="muted">—</span>;
+  const text =
+    ms < 1000
+      ? `${Math.round(ms)} ms`
+      : ms < 60_000
+        ? `${(ms / 1000).toFixed(1)} s`
+        : `${Math.round(ms / 1000)} s`;
+  return <span class="num">{text}</span>;
+}
+
+/** A run's or an attempt's state as a coloured word (never colour alone). */
+export function Status({ value }: { value: string }) {
+  return <span class={`status status-${value.replace(/[^a-z]/g, "")}`}>{value}</span>;
+}
+
+export function Notice({ kind, children }: { kind: "error" | "info" | "warn"; children: Child }) {
+  return (
+    <div class={`notice notice-${kind}`} role={kind === "error" ? "alert" : "status"}>
+      {children}
+    </div>
+  );
+}
+
+export function Table({
+  label,
+  head,
+  children,
+  id,
+  refresh,
+}: {
+  label: string;
+  head: string[];
+  children: Child;
+  id?: string;
+  /** Milliseconds between live updates of the table's body (the page's script). */
+  refresh?: number;
+}) {
+  return (
+    <div class="table-wrap">
+      <table aria-label={label}>
+        <thead>
+          <tr>
+            {head.map((h) => (
+              <th scope="col">{h}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody id={id} data-refresh={refresh === undefined ? undefined : String(refresh)}>
+          {children}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** An empty table's one row. */
+export function EmptyRow({ span, children }: { span: number; children: Child }) {
+  return (
+    <tr>
+      <td colspan={span} class="muted">
+        {children}
+      </td>
+    </tr>
+  );
+}
+
+export function Field({
+  label,
+  name,
+  type = "text",
+  value,
+  required,
+  hint,
+  autocomplete = "off",
+  options,
+}: {
+  label: string;
+  name: string;
+  type?: string;
+  value?: string;
+  required?: boolean;
+  hint?: string;
+  autocomplete?: string;
+  options?: Array<{ value: string; label: string }>;
+}) {
+  const id = `f-${name}`;
+  const hintId = hint ? `${id}-hint` : undefined;
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      {options ? (
+        <select id={id} name={name} aria-describedby={hintId}>
+          {options.map((o) => (
+            <option value={o.value} selected={o.value === value}>
+              {o.label}
+            </option>
+          ))}
+        </select>
+      ) : type === "textarea" ? (
+        <textarea id={id} name={name} required={required} aria-describedby={hintId} rows={4}>
+          {value ?? ""}
+        </textarea>
+      ) : (
+        <input
+          id={id}
+          name={name}
+          type={type}
+          value={value}
+          required={required}
+          autocomplete={autocomplete}
+          aria-describedby={hintId}
+        />
+      )}
+      {hint ? (
+        <small id={hintId} class="hint">
+          {hint}
+        </small>
+      ) : null}
+    </div>
+  );
+}
+
+/** "Next page" for a list paged by the API's tokens; the filters stay in the link. */
+export function Pager({
+  path,
+  query,
+  next,
+  first,
+}: {
+  path: string;
+  query: Record<string, string | undefined>;
+  next: string | undefined;
+  /** This page is not the first: offer the way back to it. */
+  first: boolean;
+}) {
+  const link = (extra: Record<string, string>) => {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries({ ...query, ...extra })) if (v) params.set(k, v);
+    const text = params.toString();
+    return text ? `${path}?${text}` : path;
+  };
+  return (
+    <nav class="pager" aria-label="Pages">
+      {first ? <a href={link({ cursor: "" })}>First page</a> : null}
+      {next ? (
+        <a href={link({ cursor: next })} rel="next">
+          Next page
+        </a>
+      ) : (
+        <span class="muted">End of the list</span>
+      )}
+    </nav>
+  );
+}
+
+export function Definition({ items }: { items: Array<[string, Child]> }) {
+  return (
+    <dl class="facts">
+      {items.map(([term, value]) => (
+        <div>
+          <dt>{term}</dt>
+          <dd>{value}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
