@@ -1,6 +1,7 @@
 import { CliError, type Command, parse } from "./command.ts";
 import { apps } from "./commands/apps.ts";
 import { auditLog } from "./commands/audit-log.ts";
+import { dashboard } from "./commands/dashboard.ts";
 import { deploy } from "./commands/deploy.ts";
 import { logs } from "./commands/logs.ts";
 import { run } from "./commands/run.ts";
@@ -22,6 +23,7 @@ const COMMANDS: Command[] = [
   tokens,
   secrets,
   auditLog,
+  dashboard,
 ];
 
 function usage(): string {

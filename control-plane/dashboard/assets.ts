@@ -46,7 +46,8 @@ th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--lin
 th { font-weight: 600; background: var(--panel); color: var(--muted); font-size: 12px;
   text-transform: uppercase; letter-spacing: .04em; }
 tbody tr:last-child td { border-bottom: 0; }
-td.wrap { white-space: normal; word-break: break-word; }
+td.wrap { white-space: normal; word-break: break-word; min-width: 240px; max-width: 480px; }
+td.clip { max-width: 220px; overflow: hidden; text-overflow: ellipsis; }
 .status { font-weight: 600; }
 .status-success, .status-delivered, .status-active { color: var(--ok); }
 .status-failure, .status-failed, .status-revoked, .status-expired { color: var(--bad); }
@@ -59,7 +60,9 @@ td.wrap { white-space: normal; word-break: break-word; }
   background: var(--panel); }
 .notice-error { border-color: var(--bad); }
 .notice-warn { border-color: var(--warn); }
-.filters, .stack { display: flex; flex-wrap: wrap; gap: 12px; align-items: flex-end; margin: 0 0 12px; }
+.filters, .stack { display: flex; flex-wrap: wrap; gap: 12px; align-items: flex-start; margin: 0 0 12px; }
+.filters > button, .filters > .button { margin-top: 19px; }
+.stack { flex-direction: column; align-items: stretch; }
 .field { display: flex; flex-direction: column; gap: 2px; min-width: 160px; }
 .field label { font-size: 12px; color: var(--muted); font-weight: 600; }
 .hint { color: var(--muted); font-size: 12px; }
@@ -92,14 +95,20 @@ pre.logs { background: var(--panel); border: 1px solid var(--line); border-radiu
 export const SCRIPT = `"use strict";
 (function () {
   // Times: shown in the reader's own zone, with the zone's name.
-  var format = new Intl.DateTimeFormat(undefined, {
+  var format = new Intl.DateTimeFormat("en-US", {
     year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit",
-    second: "2-digit", hour12: false, timeZoneName: "short"
+    second: "2-digit", hourCycle: "h23", timeZoneName: "short"
   });
+  function local(date) {
+    var p = {};
+    format.formatToParts(date).forEach(function (part) { p[part.type] = part.value; });
+    return p.year + "-" + p.month + "-" + p.day + " " + p.hour + ":" + p.minute + ":" +
+      p.second + " " + p.timeZoneName;
+  }
   function localTimes(root) {
     root.querySelectorAll("time[datetime]").forEach(function (el) {
       var d = new Date(el.getAttribute("datetime"));
-      if (!isNaN(d.getTime())) el.textContent = format.format(d);
+      if (!isNaN(d.getTime())) el.textContent = local(d);
     });
   }
 

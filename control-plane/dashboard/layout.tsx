@@ -17,6 +17,7 @@ function Document({ title, children }: { title: string; children: Child }) {
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="color-scheme" content="light dark" />
+        <link rel="icon" href="data:," />
         <title>{`${title} · Runlet`}</title>
         <link rel="stylesheet" href="/dashboard/assets/dashboard.css" />
         <script src="/dashboard/assets/dashboard.js" defer />

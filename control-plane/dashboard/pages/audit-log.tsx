@@ -131,7 +131,9 @@ export function registerAuditLog(dash: Hono<DashEnv>) {
                     </td>
                     <td class="mono">{`${e.target.type}: ${e.target.id}`}</td>
                     <td class="mono">{e.ip ?? "—"}</td>
-                    <td class="wrap">{e.userAgent ?? "—"}</td>
+                    <td class="clip" title={e.userAgent ?? undefined}>
+                      {e.userAgent ?? "—"}
+                    </td>
                     <td class="wrap">
                       <code>{JSON.stringify(e.metadata)}</code>
                     </td>

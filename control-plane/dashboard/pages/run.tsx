@@ -43,11 +43,19 @@ function Timeline({ run, async }: { run: RunRecord; async: boolean }) {
     ["Started", run.started_at],
     [ended ? `Ended: ${run.status}` : "Ended", ended ? (run.finished_at ?? null) : null],
   ];
+  const received = Date.parse(run.created_at);
   return (
     <ol class="timeline" aria-label="States">
-      {steps.map(([label, at]) => (
+      {steps.map(([label, at], i) => (
         <li class={at ? undefined : "off"}>
           <strong>{label}</strong> <Time at={at} />
+          {at && i > 0 ? (
+            <span class="muted">
+              {" "}
+              (+
+              <Duration ms={Date.parse(at) - received} />)
+            </span>
+          ) : null}
         </li>
       ))}
     </ol>
