@@ -136,3 +136,59 @@ describe("secrets", () => {
     expect(JSON.stringify(logged)).not.toContain(secret);
   });
 });
+
+describe("GET /v2/projects/{id}/secrets", () => {
+  type Listed = {
+    secrets: { name: string; createdAt: string; updatedAt: string; updatedBy: string }[];
+  };
+
+  it("shows the owner every name by name, with its times and writer, and never a value", async () => {
+    const projectId = await f.addProject();
+    const at = (name: string) => `/v2/projects/${projectId}/secrets/${name}`;
+    const values = { ZETA: "zeta-value-81a2", ALPHA: VALUE, MIDDLE: "middle-value-7c3d" };
+    for (const [name, value] of Object.entries(values)) {
+      expect((await f.call("PUT", at(name), { body: { value } })).status).toBe(204);
+    }
+    const before = Date.now();
+    await new Promise((r) => setTimeout(r, 5));
+    expect((await f.call("PUT", at("ZETA"), { body: { value: "zeta-2" } })).status).toBe(204);
+    const entries = (await auditRows(f.db, projectId)).length;
+
+    const res = await f.call("GET", `/v2/projects/${projectId}/secrets`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    for (const value of [...Object.values(values), "zeta-2"]) expect(text).not.toContain(value);
+    const listed = JSON.parse(text) as Listed;
+    expect(listed.secrets.map((s) => s.name)).toEqual(["ALPHA", "MIDDLE", "ZETA"]);
+    for (const secret of listed.secrets) {
+      expect(Object.keys(secret).sort()).toEqual(["createdAt", "name", "updatedAt", "updatedBy"]);
+      expect(secret.updatedBy).toBe(f.owner.id);
+      expect(new Date(secret.createdAt).toISOString()).toBe(secret.createdAt);
+    }
+    const zeta = listed.secrets[2];
+    expect(Date.parse(zeta?.updatedAt ?? "")).toBeGreaterThanOrEqual(before);
+    expect(Date.parse(zeta?.createdAt ?? "")).toBeLessThan(before);
+    // Listing names is not a read of a value: nothing new in the audit log.
+    expect(await auditRows(f.db, projectId)).toHaveLength(entries);
+  });
+
+  it("gives an empty list for a project without secrets", async () => {
+    const projectId = await f.addProject();
+    const res = await f.call("GET", `/v2/projects/${projectId}/secrets`);
+    expect(await body(res)).toEqual({ secrets: [] });
+  });
+
+  it("refuses members, outsiders and anonymous callers", async () => {
+    await f.call("PUT", path("LISTED"), { body: { value: VALUE } });
+    const list = (token: string | null) =>
+      f.call("GET", `/v2/projects/${f.projectId}/secrets`, { token });
+    const member = await list(f.member.token);
+    expect(member.status).toBe(403);
+    expect(await body(member)).toEqual({
+      message: "only the project owner may do this",
+      code: "forbidden",
+    });
+    expect((await list(f.outsider.token)).status).toBe(403);
+    expect((await list(null)).status).toBe(401);
+  });
+});

@@ -1,9 +1,10 @@
 /**
- * Project secrets: `PUT` and `GET /v2/projects/{projectId}/secrets/{name}`. Owners only, both
- * audited; a value is never written to an entry, a log line or an error.
+ * Project secrets: `PUT` and `GET /v2/projects/{projectId}/secrets/{name}`, owners only, both
+ * audited; a value is never written to an entry, a log line or an error. `GET .../secrets` lists
+ * the names (owners only, not audited: no value leaves).
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, eq } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import { auditSuccess } from "../audit/record.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv, Ctx } from "../context.ts";
@@ -80,6 +81,36 @@ export const getSecretRoute = createRoute({
   },
 });
 
+export const secretInfoSchema = z
+  .object({
+    name: z.string().openapi({ example: "DATABASE_URL" }),
+    createdAt: z.string().openapi({ format: "date-time" }),
+    updatedAt: z.string().openapi({ format: "date-time" }),
+    updatedBy: z
+      .string()
+      .openapi({ description: "The user or service account that last wrote it." }),
+  })
+  .openapi("SecretInfo");
+
+export const listSecretsRoute = createRoute({
+  method: "get",
+  path: "/v2/projects/{projectId}/secrets",
+  operationId: "listSecrets",
+  summary: "The project's secret names, by name; never a value (owner only; not audited).",
+  security: bearerAuth,
+  middleware: [access({ role: "owner" })] as const,
+  request: { params: projectIdParam },
+  responses: {
+    200: {
+      description: "The secrets, without their values.",
+      content: {
+        "application/json": { schema: z.object({ secrets: z.array(secretInfoSchema) }) },
+      },
+    },
+    ...errorResponses(),
+  },
+});
+
 export function registerSecrets(app: OpenAPIHono<AppEnv>) {
   app.openapi(putSecretRoute, async (c) => {
     const { name } = c.req.valid("param");
@@ -108,6 +139,32 @@ export function registerSecrets(app: OpenAPIHono<AppEnv>) {
       auditSuccess(c, { created: !existing }),
     ]);
     return c.body(null, 204);
+  });
+
+  app.openapi(listSecretsRoute, async (c) => {
+    // The sealed column is never selected: no value is even decrypted here.
+    const rows = await c.var.deps.db
+      .select({
+        name: secrets.name,
+        createdAt: secrets.createdAt,
+        updatedAt: secrets.updatedAt,
+        updatedBy: secrets.updatedBy,
+      })
+      .from(secrets)
+      .where(eq(secrets.projectId, c.var.access.projectId))
+      .orderBy(asc(secrets.name));
+    const iso = (ms: number) => new Date(ms).toISOString();
+    return c.json(
+      {
+        secrets: rows.map((r) => ({
+          name: r.name,
+          createdAt: iso(r.createdAt),
+          updatedAt: iso(r.updatedAt),
+          updatedBy: r.updatedBy,
+        })),
+      },
+      200,
+    );
   });
 
   app.openapi(getSecretRoute, async (c) => {
