@@ -8,6 +8,7 @@ import { ApiError, handleError } from "./errors.ts";
 import { validationHook } from "./openapi.ts";
 import { registerDeployApp } from "./routes/apps-deploy.ts";
 import { registerReadApps } from "./routes/apps-read.ts";
+import { registerExportAuditLog } from "./routes/audit-log-export.ts";
 import { registerListAuditLogs } from "./routes/audit-log-list.ts";
 import { registerDashboardLinks } from "./routes/dashboard-links.ts";
 import { registerInternalApps } from "./routes/internal-apps.ts";
@@ -48,6 +49,7 @@ export function createControlPlane(deps: Deps): ControlPlaneApp {
   registerDeployApp(app);
   registerReadApps(app);
   registerListAuditLogs(app);
+  registerExportAuditLog(app);
   registerListRuns(app);
   registerGetRun(app);
   registerGetRunLogs(app);

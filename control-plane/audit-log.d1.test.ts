@@ -5,6 +5,7 @@ import { env } from "cloudflare:test";
 import { drizzle } from "drizzle-orm/d1";
 import type { Database } from "./db/index.ts";
 import * as schema from "./db/schema.ts";
+import { auditExportCases } from "./testing/audit-export.cases.ts";
 import { auditLogCases } from "./testing/audit-log.cases.ts";
 import { paginationProperty } from "./testing/pagination.property.ts";
 
@@ -12,5 +13,7 @@ import { paginationProperty } from "./testing/pagination.property.ts";
 const open = async () => drizzle(env.DB, { schema }) as unknown as Database;
 
 auditLogCases(open);
+
+auditExportCases(open);
 
 paginationProperty(open, 40);

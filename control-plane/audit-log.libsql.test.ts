@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
 import { openLibsql } from "./db/index.ts";
+import { auditExportCases } from "./testing/audit-export.cases.ts";
 import { auditLogCases } from "./testing/audit-log.cases.ts";
 import { paginationProperty } from "./testing/pagination.property.ts";
 
@@ -16,5 +17,7 @@ afterAll(async () => {
 });
 
 auditLogCases(async () => (await opened).db);
+
+auditExportCases(async () => (await opened).db);
 
 paginationProperty(async () => (await opened).db, 60);
