@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../common/ids.ts";
@@ -119,6 +119,54 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     const bad = await cli(["audit-log", "--limit", "500"], runlet.env);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/\(400\): limit: must be an integer from 1 to 200/);
+  });
+
+  it("lists secret names without values, and exports the audit log to a file or stdout", async () => {
+    const listed = await cli(["secrets", "list", "--json"], runlet.env);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).not.toContain("postgres://");
+    const names = JSON.parse(listed.stdout).secrets as { name: string; updatedBy: string }[];
+    expect(names).toContainEqual(expect.objectContaining({ name: "DB_URL" }));
+    const table = await cli(["secrets", "list"], runlet.env);
+    expect(table.stdout).toMatch(/^NAME\s+UPDATED\s+BY\n(.*\n)*DB_URL\s+\S+Z\s+usr_/);
+
+    const file = join(home, "audit.csv");
+    const csv = await cli(["audit-log", "--export", "csv", "--output", file], runlet.env);
+    expect(csv.code).toBe(0);
+    const page = JSON.parse(
+      (await cli(["audit-log", "--limit", "200", "--json"], runlet.env)).stdout,
+    );
+    // The export is on the record, and lists itself first.
+    expect(page.logs[0]).toMatchObject({ action: "audit_log.export", outcome: "success" });
+    expect(csv.stderr).toBe(`wrote ${page.logs.length} entries to ${file}\n`);
+    const lines = (await readFile(file, "utf8")).split("\r\n");
+    expect(lines[0]).toMatch(/^id,timestamp,action,actor_type,actor_id,actor_name,outcome,/);
+    expect(lines[1]?.split(",")[0]).toBe(page.logs[0].id);
+
+    const reads = await cli(
+      ["audit-log", "--export", "ndjson", "--action", "secrets.read"],
+      runlet.env,
+    );
+    expect(reads.code).toBe(0);
+    const exported = reads.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const viaList = await cli(
+      ["audit-log", "--action", "secrets.read", "--all", "--json"],
+      runlet.env,
+    );
+    expect(exported).toEqual(JSON.parse(viaList.stdout).logs);
+    expect(reads.stderr).toBe(`wrote ${exported.length} entries to standard output\n`);
+
+    const bad = await cli(["audit-log", "--export", "xml"], runlet.env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/--export must be csv or ndjson/);
+    const both = await cli(["audit-log", "--export", "csv", "--limit", "5"], runlet.env);
+    expect(both.code).toBe(1);
+    expect(both.stderr).toMatch(/leave out --limit/);
+    const refused = await cli(["audit-log", "--export", "csv", "--from", "soon"], runlet.env);
+    expect(refused.stderr).toMatch(/\(400\): from: must be an RFC 3339/);
   });
 
   it("lists runs after a call", async () => {

@@ -1,14 +1,17 @@
 import { CliError, type Command } from "../command.ts";
-import { callProject, loadConfig } from "../config.ts";
+import { callProject, columns, loadConfig } from "../config.ts";
 
 const USAGE = `Usage: runlet secrets set <NAME> [VALUE | -] [--json]
        runlet secrets get <NAME> [--json]
+       runlet secrets list [--json]
 
 Project secrets, encrypted at rest (project owners only; every read and write is audited).
 
   set   stores VALUE under NAME. Leave VALUE out (or give -) to read it from standard input,
         which keeps it out of your shell history:  printf %s "$DB_URL" | npx runlet secrets set DB_URL
   get   prints the value alone, for  $(npx runlet secrets get DB_URL);  --json prints {name, value}
+  list  the names, when each was last written and by whom; never a value (not audited);
+        --json prints {secrets: [{name, createdAt, updatedAt, updatedBy}]}
 
 NAME: letters, digits and underscores, not starting with a digit.`;
 
@@ -22,15 +25,44 @@ async function readStdin(): Promise<string> {
     .replace(/\r?\n$/, "");
 }
 
+interface SecretInfo {
+  name: string;
+  createdAt: string;
+  updatedAt: string;
+  updatedBy: string;
+}
+
+async function list(json: boolean): Promise<number> {
+  const config = await loadConfig();
+  const answer = await callProject<{ secrets: SecretInfo[] }>(
+    config,
+    "GET",
+    "/secrets",
+    "listing secrets",
+  );
+  if (json) console.log(JSON.stringify(answer));
+  else if (answer.secrets.length === 0) console.log("No secrets.");
+  else {
+    console.log(
+      columns(
+        ["NAME", "UPDATED", "BY"],
+        answer.secrets.map((s) => [s.name, s.updatedAt, s.updatedBy]),
+      ),
+    );
+  }
+  return 0;
+}
+
 export const secrets: Command = {
   name: "secrets",
-  summary: "set and get project secrets",
+  summary: "set, get and list project secrets",
   usage: USAGE,
   options: {},
   async run({ values, positionals }) {
     const [action, name, given] = positionals;
+    if (action === "list" && !name) return list(values.json === true);
     if ((action !== "set" && action !== "get") || !name) {
-      throw new CliError(`say set or get, and the secret's name\n\n${USAGE}`);
+      throw new CliError(`say set or get and the secret's name, or list\n\n${USAGE}`);
     }
     const config = await loadConfig();
     const path = `/secrets/${encodeURIComponent(name)}`;
