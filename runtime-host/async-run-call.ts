@@ -4,11 +4,10 @@
  * fields to set.
  */
 import type { Deployment } from "./apps.ts";
-import { type Workload, WorkloadError } from "./pool/workload.ts";
+import { functionWorkload, httpWorkload, type Workload, WorkloadError } from "./pool/workload.ts";
 import { msSince } from "./runs/describe.ts";
 import type { AsyncCall, AsyncRun } from "./runs/types.ts";
 import { AppAnswerError, sendBuffered } from "./runtimes/custom/buffered.ts";
-import type { CustomReplica } from "./runtimes/custom/replica.ts";
 
 export type RunEnd = Pick<AsyncRun, "status" | "result" | "http" | "error" | "runTimeMs">;
 
@@ -22,13 +21,16 @@ export async function runCall(
   const limitMs = deployment.config.response_grace_period * 1000;
   const started = performance.now();
   if ("http" in call) {
-    const http = await sendBuffered(workload as CustomReplica, call.http, limitMs, signal);
+    const http = await sendBuffered(httpWorkload(workload), call.http, limitMs, signal);
     const runTimeMs = msSince(started);
     if (http.status_code < 500) return { status: "success", http, runTimeMs };
     const error = { message: `the app answered ${http.status_code}` };
     return { status: "failure", http, runTimeMs, error };
   }
-  const outcome = await workload.invoke({ ...call, async: true, signal }, limitMs);
+  const outcome = await functionWorkload(workload).invoke(
+    { ...call, async: true, signal },
+    limitMs,
+  );
   const runTimeMs = msSince(started);
   switch (outcome.kind) {
     case "returned":

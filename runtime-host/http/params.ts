@@ -1,7 +1,9 @@
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { AppConfig } from "../../common/app-config.ts";
+import { HEADER } from "../../common/consts.ts";
 import type { AppRegistry, Deployment } from "../apps.ts";
-import { HttpError } from "../http/errors.ts";
 import { NAME_PATTERN } from "../names.ts";
+import { HttpError } from "./errors.ts";
 
 /** The project and app of a route's path; 400 unless both are valid names. */
 export function projectAndApp(params: readonly string[]): { project: string; app: string } {
@@ -34,4 +36,63 @@ export function deploymentOf(
   if (!deployment) throw new HttpError(404, `app '${app}' is not deployed in project '${project}'`);
   if (deployment.config.runtime !== runtime) throw new HttpError(400, otherwise);
   return deployment;
+}
+
+const MAX_FN_LENGTH = 256;
+const MAX_RUN_ID_LENGTH = 128;
+
+export function functionName(raw: string): string {
+  let fn: string;
+  try {
+    fn = decodeURIComponent(raw);
+  } catch {
+    throw new HttpError(400, "the function name is not valid percent-encoding");
+  }
+  if (fn.length > MAX_FN_LENGTH) {
+    throw new HttpError(400, `function names are at most ${MAX_FN_LENGTH} characters`);
+  }
+  return fn;
+}
+
+export function runIdOf(req: IncomingMessage): string {
+  const runId = req.headers[HEADER.runId.toLowerCase()];
+  if (typeof runId !== "string" || runId.trim() === "") {
+    throw new HttpError(400, `the ${HEADER.runId} header is required`);
+  }
+  if (runId.length > MAX_RUN_ID_LENGTH) {
+    throw new HttpError(400, `the ${HEADER.runId} header is longer than ${MAX_RUN_ID_LENGTH}`);
+  }
+  return runId.trim();
+}
+
+/** Headers that describe one connection, not the message (RFC 9110 §7.6.1), and the host's token. */
+const NOT_FORWARDED = new Set([
+  "authorization",
+  "connection",
+  "host",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
+
+export function forwardable(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const out: IncomingHttpHeaders = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (!NOT_FORWARDED.has(name) && value !== undefined) out[name] = value;
+  }
+  return out;
+}
+
+/**
+ * What follows `prefix` in the request's URL (the path after the app, and the query) exactly as
+ * sent: the request to make of the app.
+ */
+export function appTarget(req: IncomingMessage, prefix: string): string {
+  const pathAndQuery = (req.url ?? "").slice(prefix.length) || "/";
+  return pathAndQuery.startsWith("?") ? `/${pathAndQuery}` : pathAndQuery;
 }

@@ -25,6 +25,7 @@ import { type WaitOptions, WaitQueue } from "./wait-queue.ts";
 import {
   type CallOutcome,
   type CallRequest,
+  functionWorkload,
   type Workload,
   WorkloadError,
   type WorkloadSpec,
@@ -121,7 +122,7 @@ export class ReplicaPool {
       target,
       async (workload) => {
         const started = performance.now();
-        const outcome = await workload.invoke(call, timeoutMs);
+        const outcome = await functionWorkload(workload).invoke(call, timeoutMs);
         return { outcome, runTimeMs: msSince(started) };
       },
       options,

@@ -16,7 +16,7 @@ import { RunOutput } from "./run-output.ts";
 import {
   type CallOutcome,
   type CallRequest,
-  type Workload,
+  type FunctionWorkload,
   WorkloadError,
   type WorkloadSpec,
 } from "./workload.ts";
@@ -47,7 +47,8 @@ function outcomeOf(msg: Extract<ChildMessage, { type: "result" }>): CallOutcome 
   return { kind: "threw", message: msg.error.message };
 }
 
-export class ManagedReplica implements Workload {
+export class ManagedReplica implements FunctionWorkload {
+  readonly kind = "function";
   readonly logs = new LogRing(LOG_RING_BYTES);
   #runOutputOf: RunOutput | undefined;
   readonly #process = new ReplicaProcess(() => this.#ended());

@@ -9,10 +9,10 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Workload, WorkloadSpec } from "./workload.ts";
+import type { Replica, WorkloadSpec } from "./workload.ts";
 
 /** A replica that can start before its app is known, then be given one. */
-export interface SpareReplica<Spec extends WorkloadSpec> extends Workload {
+export interface SpareReplica<Spec extends WorkloadSpec> extends Replica {
   startSpare(): Promise<void>;
   assign(spec: Spec): this;
 }

@@ -1,7 +1,9 @@
 /**
  * The seam between the pool and what runs an app. A `Workload` is one replica of one version of
- * an app: a `ManagedReplica` (the shim, spoken to over IPC) or a `CustomReplica` (the app's own
- * HTTP server), each started inside the host's sandbox.
+ * an app, started inside the host's sandbox, of one of two kinds that say what it can do:
+ * a `FunctionWorkload` (managed runtime: `ManagedReplica`, the shim spoken to over IPC) runs
+ * calls of an export; an `HttpWorkload` (custom runtime: `CustomReplica`) is the app's own HTTP
+ * server, reached at an address. Code that needs one kind narrows by `kind`; nothing casts.
  */
 import type { LogRing } from "./log-ring.ts";
 
@@ -72,7 +74,8 @@ export class WorkloadError extends Error {
   }
 }
 
-export interface Workload {
+/** What every replica is: a process with a lifecycle and logs. */
+export interface Replica {
   readonly spec: WorkloadSpec;
   /** The process id once started (for stopping and for tests). */
   readonly pid: number | undefined;
@@ -84,10 +87,40 @@ export interface Workload {
   readonly logs: LogRing;
   /** Starts the replica; resolves once the app's module is loaded, else a `load-failed` error. */
   start(): Promise<void>;
-  /** Runs one call; a failure of the replica (not of the app's code) rejects with `WorkloadError`. */
-  invoke(call: CallRequest, timeoutMs: number): Promise<CallOutcome>;
   /** SIGTERM, then SIGKILL after the grace period; resolves once the process is gone. */
   stop(): Promise<void>;
   /** Called once, when the replica's process has ended (for whatever reason). */
   onExit(listener: () => void): void;
+}
+
+/** A managed-runtime replica: it runs calls of the app's exports. */
+export interface FunctionWorkload extends Replica {
+  readonly kind: "function";
+  /** Runs one call; a failure of the replica (not of the app's code) rejects with `WorkloadError`. */
+  invoke(call: CallRequest, timeoutMs: number): Promise<CallOutcome>;
+}
+
+/** A custom-runtime replica: the app's own HTTP server. */
+export interface HttpWorkload extends Replica {
+  readonly kind: "http";
+  /** Scheme, host and port of requests to the app (through `socketPath` when it is set). */
+  readonly origin: string;
+  /** The Unix socket that reaches the app inside its sandbox, if it has one of its own. */
+  readonly socketPath: string | undefined;
+  /** A request on it broke (refused, reset): it takes no more requests. */
+  fail(): void;
+}
+
+export type Workload = FunctionWorkload | HttpWorkload;
+
+/** The replica of a managed app; a custom app's here is Runlet's own error (a 500). */
+export function functionWorkload(workload: Workload): FunctionWorkload {
+  if (workload.kind === "function") return workload;
+  throw new Error("a custom app's replica was given a function call");
+}
+
+/** The replica of a custom app; a managed app's here is Runlet's own error (a 500). */
+export function httpWorkload(workload: Workload): HttpWorkload {
+  if (workload.kind === "http") return workload;
+  throw new Error("a managed app's replica was given an HTTP request");
 }

@@ -8,9 +8,9 @@ import { appConfigSchema, bundleFileSchema, describeZodError } from "../../commo
 import type { HostContext } from "../context.ts";
 import { parseJsonBody, readBody } from "../http/body.ts";
 import { HttpError } from "../http/errors.ts";
+import { projectAndApp } from "../http/params.ts";
 import { sendJson } from "../http/respond.ts";
 import { MAX_DEPLOY_BODY_BYTES } from "../limits.ts";
-import { projectAndApp } from "./params.ts";
 
 const deployBody = z.strictObject({
   version: z.number().int().positive(),

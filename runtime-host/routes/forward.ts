@@ -4,51 +4,13 @@
  * streamed back unchanged. The replica slot is held until the response has been sent. At
  * capacity the request waits for a slot as a synchronous call does (see invoke.ts).
  */
-import {
-  type IncomingHttpHeaders,
-  type IncomingMessage,
-  request,
-  type ServerResponse,
-} from "node:http";
+import { type IncomingMessage, request, type ServerResponse } from "node:http";
 import type { HostContext } from "../context.ts";
 import { HttpError } from "../http/errors.ts";
+import { appTarget, deploymentOf, forwardable, projectAndApp, runIdOf } from "../http/params.ts";
 import { closedSignal } from "../http/respond.ts";
+import { type HttpWorkload, httpWorkload } from "../pool/workload.ts";
 import { msSince, requestName } from "../runs/describe.ts";
-import type { CustomReplica } from "../runtimes/custom/replica.ts";
-import { runIdOf } from "./invoke.ts";
-import { deploymentOf, projectAndApp } from "./params.ts";
-
-/** Headers that describe one connection, not the message (RFC 9110 §7.6.1), and the host's token. */
-const NOT_FORWARDED = new Set([
-  "authorization",
-  "connection",
-  "host",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-]);
-
-export function forwardable(headers: IncomingHttpHeaders): IncomingHttpHeaders {
-  const out: IncomingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (!NOT_FORWARDED.has(name) && value !== undefined) out[name] = value;
-  }
-  return out;
-}
-
-/**
- * What follows `prefix` in the request's URL (the path after the app, and the query) exactly as
- * sent: the request to make of the app.
- */
-export function appTarget(req: IncomingMessage, prefix: string): string {
-  const pathAndQuery = (req.url ?? "").slice(prefix.length) || "/";
-  return pathAndQuery.startsWith("?") ? `/${pathAndQuery}` : pathAndQuery;
-}
 
 export async function forwardRequest(
   req: IncomingMessage,
@@ -69,7 +31,7 @@ export async function forwardRequest(
   // A replica's failure (busy, crashed, …) is answered by its kind (http/errors.ts).
   const status = await pool.use(
     deployment,
-    (workload) => proxy(req, res, workload as CustomReplica, target, limits.callTimeoutMs),
+    (workload) => proxy(req, res, httpWorkload(workload), target, limits.callTimeoutMs),
     { signal: closedSignal(res) },
   );
   reports.ended(runId, {
@@ -88,7 +50,7 @@ export async function forwardRequest(
 function proxy(
   req: IncomingMessage,
   res: ServerResponse,
-  replica: CustomReplica,
+  replica: HttpWorkload,
   target: string,
   timeoutMs: number,
 ): Promise<number | undefined> {

@@ -4,40 +4,11 @@
  * if its caller goes away meanwhile.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { HEADER } from "../../common/consts.ts";
 import type { HostContext } from "../context.ts";
 import { parseJsonBody, readBody } from "../http/body.ts";
-import { HttpError } from "../http/errors.ts";
+import { deploymentOf, functionName, projectAndApp, runIdOf } from "../http/params.ts";
 import { closedSignal, sendError, sendJson } from "../http/respond.ts";
 import { MAX_INVOKE_BODY_BYTES } from "../limits.ts";
-import { deploymentOf, projectAndApp } from "./params.ts";
-
-const MAX_FN_LENGTH = 256;
-const MAX_RUN_ID_LENGTH = 128;
-
-export function functionName(raw: string): string {
-  let fn: string;
-  try {
-    fn = decodeURIComponent(raw);
-  } catch {
-    throw new HttpError(400, "the function name is not valid percent-encoding");
-  }
-  if (fn.length > MAX_FN_LENGTH) {
-    throw new HttpError(400, `function names are at most ${MAX_FN_LENGTH} characters`);
-  }
-  return fn;
-}
-
-export function runIdOf(req: IncomingMessage): string {
-  const runId = req.headers[HEADER.runId.toLowerCase()];
-  if (typeof runId !== "string" || runId.trim() === "") {
-    throw new HttpError(400, `the ${HEADER.runId} header is required`);
-  }
-  if (runId.length > MAX_RUN_ID_LENGTH) {
-    throw new HttpError(400, `the ${HEADER.runId} header is longer than ${MAX_RUN_ID_LENGTH}`);
-  }
-  return runId.trim();
-}
 
 export async function invokeFunction(
   req: IncomingMessage,

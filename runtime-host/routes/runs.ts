@@ -15,12 +15,17 @@ import type { Deployment } from "../apps.ts";
 import type { HostContext } from "../context.ts";
 import { parseJsonBody, readBody } from "../http/body.ts";
 import { HttpError } from "../http/errors.ts";
+import {
+  appTarget,
+  deploymentOf,
+  forwardable,
+  functionName,
+  projectAndApp,
+  runIdOf,
+} from "../http/params.ts";
 import { closedSignal, sendError, sendJson } from "../http/respond.ts";
 import { MAX_INVOKE_BODY_BYTES } from "../limits.ts";
 import type { AsyncCall } from "../runs/types.ts";
-import { appTarget, forwardable } from "./forward.ts";
-import { functionName, runIdOf } from "./invoke.ts";
-import { deploymentOf, projectAndApp } from "./params.ts";
 
 function callbackOf(req: IncomingMessage): string | undefined {
   // Where the host reports the run's end (the Worker's internal route); optional.

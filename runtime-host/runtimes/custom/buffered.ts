@@ -5,9 +5,8 @@
  */
 import { request } from "node:http";
 import { MAX_INVOKE_BODY_BYTES } from "../../limits.ts";
-import { WorkloadError } from "../../pool/workload.ts";
+import { type HttpWorkload, WorkloadError } from "../../pool/workload.ts";
 import type { HttpAnswer, HttpCall } from "../../runs/types.ts";
-import type { CustomReplica } from "./replica.ts";
 
 /** A custom app's answer could not be had; the message is safe to show its caller. */
 export class AppAnswerError extends Error {}
@@ -18,7 +17,7 @@ export class AppAnswerError extends Error {}
  * `AppAnswerError`.
  */
 export function sendBuffered(
-  replica: CustomReplica,
+  replica: HttpWorkload,
   call: HttpCall,
   limitMs: number,
   signal: AbortSignal,

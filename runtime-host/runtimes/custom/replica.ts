@@ -18,12 +18,7 @@ import { LOOPBACK } from "../../../common/consts.ts";
 import { LOG_RING_BYTES } from "../../limits.ts";
 import { LogRing } from "../../pool/log-ring.ts";
 import { ReplicaProcess } from "../../pool/replica-process.ts";
-import {
-  type CallOutcome,
-  type Workload,
-  WorkloadError,
-  type WorkloadSpec,
-} from "../../pool/workload.ts";
+import { type HttpWorkload, WorkloadError, type WorkloadSpec } from "../../pool/workload.ts";
 import { NO_SANDBOX, SANDBOX_RUN_DIR, type Sandbox } from "../../sandbox/sandbox.ts";
 import { FALLBACK_PATH, managedEnv } from "../managed/launch.ts";
 
@@ -107,7 +102,8 @@ export function freePort(): Promise<number> {
   });
 }
 
-export class CustomReplica implements Workload {
+export class CustomReplica implements HttpWorkload {
+  readonly kind = "http";
   readonly logs = new LogRing(LOG_RING_BYTES);
   readonly #process = new ReplicaProcess();
   #origin = "";
@@ -270,11 +266,6 @@ export class CustomReplica implements Workload {
       }
       await new Promise((r) => setTimeout(r, listening ? PROBE_INTERVAL_MS : CONNECT_INTERVAL_MS));
     }
-  }
-
-  /** Custom apps are reached over HTTP at `origin`, not through calls. */
-  invoke(): Promise<CallOutcome> {
-    return Promise.reject(new Error("a custom-runtime replica is reached over HTTP"));
   }
 
   stop(): Promise<void> {
