@@ -15,7 +15,7 @@ const appName = z
     "must start with a lowercase letter and hold only lowercase letters, digits and dashes (at most 63)",
   );
 
-/** The parsed `runlet.toml` of an app (DESIGN.md §3). */
+/** The parsed `runlet.toml` of an app (README, "Writing an app"). */
 export const appConfigSchema = z
   .strictObject({
     name: appName,

@@ -1,5 +1,5 @@
 /**
- * The webhook signature of spec §6.3, on WebCrypto (Workers and Node alike): HMAC-SHA256 keyed
+ * The webhook signature (docs/webhooks.md), on WebCrypto (Workers and Node alike): HMAC-SHA256 keyed
  * by the caller's `X-Webhook-Secret` over `{request id}.{timestamp}.{body}`, lowercase hex,
  * sent as `v1,<hex>`. The receiver-side check is `webhooks/index.mjs` (`runlet/webhooks`).
  */

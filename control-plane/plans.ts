@@ -1,4 +1,4 @@
-/** Plans and how far back each may read its audit log (DESIGN.md §5). */
+/** Plans and how far back each may read its audit log (docs/api.md, "Management API"). */
 export const PLANS = ["hobby", "pro", "enterprise"] as const;
 
 export type Plan = (typeof PLANS)[number];

@@ -1,14 +1,14 @@
 /**
- * One webhook delivery attempt and the retry rules of spec §6.4. Each attempt is signed afresh
+ * One webhook delivery attempt and the retry rules (docs/api.md, "Webhook delivery"). Each attempt is signed afresh
  * (its timestamp is the moment it is sent), has its own timeout and never follows a redirect;
  * what it ended with is recorded on the run.
  */
 import { HEADER, webhookHeaders } from "../../common/consts.ts";
 import { signDelivery } from "../../common/webhook-signature.ts";
 
-/** At most this many attempts in all (spec §8). */
+/** "At most 3 attempts in total" (the specification's retry rules). */
 export const MAX_ATTEMPTS = 3;
-/** Pause before the 2nd and the 3rd attempt: at most 5 s apart (spec §6.4). */
+/** Pause before the 2nd and the 3rd attempt: "a delay of up to 5 seconds between attempts". */
 export const RETRY_DELAYS_MS = [1_000, 4_000] as const;
 /** Each attempt's own limit: past it the attempt counts as a network error (retried). */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
@@ -28,7 +28,11 @@ export interface DeliveryAttempt {
   verdict: Verdict;
 }
 
-/** Spec §6.4, row by row. `undefined`: no answer (network error or timeout). */
+/**
+ * The specification's retry table, row by row: network error (connection failure, timeout),
+ * 404 and other non-2xx are retried; other 4xx and 5xx are final ("avoids duplicate side
+ * effects"); 2xx is delivered. `undefined`: no answer (network error or timeout).
+ */
 export function verdictOf(status: number | undefined): Verdict {
   if (status === undefined) return "retry";
   if (status >= 200 && status < 300) return "delivered";

@@ -1,5 +1,5 @@
 /**
- * `/dashboard/audit-log` (owners; others are told why not): the spec's filters `action`,
+ * `/dashboard/audit-log` (owners; others are told why not): the API's filters `action`,
  * `actor`, `outcome`, `from`, `to` are the page's own query, so a filtered view is a permalink;
  * pages follow the API's tokens; the current filter exports as CSV or NDJSON (the API's
  * export, streamed through).
