@@ -43,6 +43,24 @@ export const ENV = {
   brand: "RUNLET_BRAND",
   /** Set by `runlet start`: the component's stdin is its supervisor's pipe (common/parent-watch.ts). */
   supervised: "RUNLET_SUPERVISED",
+  /** The control plane's database: a libSQL URL and its token (default: a file in RUNLET_HOME). */
+  databaseUrl: "RUNLET_DATABASE_URL",
+  databaseToken: "RUNLET_DATABASE_TOKEN",
+  /** The Worker: `1` lets webhooks reach private and loopback addresses (npm start sets it). */
+  webhookAllowPrivate: "RUNLET_WEBHOOK_ALLOW_PRIVATE",
+  /** The runtime host: `off` runs apps unsandboxed; ranges apps may reach; the replicas' uids. */
+  sandbox: "RUNLET_SANDBOX",
+  sandboxAllowNets: "RUNLET_SANDBOX_ALLOW_NETS",
+  sandboxUidBase: "RUNLET_SANDBOX_UID_BASE",
+} as const;
+
+/** What a replica finds in its environment (set by the runtime host; apps may read them). */
+export const APP_ENV = {
+  project: "RUNLET_PROJECT",
+  app: "RUNLET_APP",
+  version: "RUNLET_VERSION",
+  /** A managed spare process that waits for its app (runtime-host/pool/spares.ts). */
+  spare: "RUNLET_SPARE",
 } as const;
 
 export const DEFAULT_PORT = { control: 8080, api: 8787, host: 8790 } as const;

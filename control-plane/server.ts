@@ -21,8 +21,8 @@ const envSchema = z.object({
   [ENV.apiUrl]: z.string().url().default(`http://${LOOPBACK}:${DEFAULT_PORT.api}`),
   [ENV.hostUrl]: z.string().url().default(`http://${LOOPBACK}:${DEFAULT_PORT.host}`),
   [ENV.internalToken]: z.string().min(32, "must be set (npm start creates one under RUNLET_HOME)"),
-  RUNLET_DATABASE_URL: z.string().optional(),
-  RUNLET_DATABASE_TOKEN: z.string().optional(),
+  [ENV.databaseUrl]: z.string().optional(),
+  [ENV.databaseToken]: z.string().optional(),
 });
 
 async function main() {
@@ -36,8 +36,8 @@ async function main() {
   await mkdir(home, { recursive: true, mode: 0o700 });
   const port = env[ENV.controlPort];
   const { db, close } = await openLibsql(
-    env.RUNLET_DATABASE_URL ?? `file:${homePaths(home).database}`,
-    env.RUNLET_DATABASE_TOKEN,
+    env[ENV.databaseUrl] ?? `file:${homePaths(home).database}`,
+    env[ENV.databaseToken],
   );
   const keys = await loadOrCreateSigningKey(home);
   const publicKeys = await publicKeysOf(keys);

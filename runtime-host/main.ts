@@ -11,6 +11,7 @@ import { describeZodError } from "../common/app-config.ts";
 import { DEFAULT_PORT, ENV } from "../common/consts.ts";
 import { exitWithin, watchSupervisor } from "../common/parent-watch.ts";
 import { DEFAULT_LIMITS } from "./limits.ts";
+import { detectSandbox, sandboxSettingsOf, sandboxSettingsSchema } from "./sandbox/sandbox.ts";
 import { startHost } from "./server.ts";
 
 const envSchema = z.object({
@@ -20,6 +21,7 @@ const envSchema = z.object({
   [ENV.internalToken]: z
     .string({ error: "must be set to the internal token the components share" })
     .min(32, "must be at least 32 characters"),
+  ...sandboxSettingsSchema,
 });
 
 async function main(): Promise<void> {
@@ -37,6 +39,7 @@ async function main(): Promise<void> {
     home: resolve(env[ENV.home] || ".runlet"),
     internalToken: env[ENV.internalToken],
     controlPlaneUrl: env[ENV.baseUrl],
+    sandbox: detectSandbox(sandboxSettingsOf(env)),
   });
   console.log(`runtime host listening on ${host.url}`);
 

@@ -4,7 +4,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { answerClientErrors } from "../common/client-errors.ts";
-import { LOOPBACK } from "../common/consts.ts";
+import { APP_ENV, LOOPBACK } from "../common/consts.ts";
 import { answerUnreadBodies } from "../common/unread-body.ts";
 import { AppRegistry } from "./apps.ts";
 import { AsyncRuns } from "./async-runs.ts";
@@ -114,7 +114,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     managed: new Spares(
       join(slots, "managed"),
       limits.spares,
-      (dir) => new ManagedReplica({ ...spare, dir, env: { RUNLET_SPARE: "1" } }, replicaOptions),
+      (dir) => new ManagedReplica({ ...spare, dir, env: { [APP_ENV.spare]: "1" } }, replicaOptions),
     ),
     custom: new Spares(
       join(slots, "custom"),

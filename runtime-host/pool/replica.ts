@@ -1,6 +1,8 @@
 /** A managed replica: one child process running `shim.mjs`, spoken to over typed IPC. */
+
 import type { ChildProcess } from "node:child_process";
 import { cp } from "node:fs/promises";
+import { APP_ENV } from "../../common/consts.ts";
 import { LOG_RING_BYTES } from "../limits.ts";
 import { type Launcher, launchManaged } from "../runtimes/managed/launch.ts";
 import { LogRing } from "./log-ring.ts";
@@ -127,9 +129,9 @@ export class ManagedReplica implements FunctionWorkload {
         await this.#adopt();
         const env = {
           ...spec.env,
-          RUNLET_PROJECT: spec.project,
-          RUNLET_APP: spec.app,
-          RUNLET_VERSION: String(spec.version),
+          [APP_ENV.project]: spec.project,
+          [APP_ENV.app]: spec.app,
+          [APP_ENV.version]: String(spec.version),
         };
         this.#process.child?.send({ type: "load", env } satisfies LoadMessage, (err) => {
           if (err) this.#kill("SIGKILL");

@@ -19,7 +19,8 @@ import {
   TOKEN,
 } from "../test-support.ts";
 import { ESCAPE_PROBE_MAIN } from "./escape-probe.ts";
-import { detectSandbox, SANDBOX_LIMITS } from "./sandbox.ts";
+import { parseCidr } from "./network.ts";
+import { DEFAULT_SANDBOX_SETTINGS, detectSandbox, SANDBOX_LIMITS } from "./sandbox.ts";
 
 const sandbox = detectSandbox();
 const rooted = sandbox.kind === "bubblewrap" && process.getuid?.() === 0;
@@ -91,7 +92,10 @@ describe.skipIf(!rooted)("a replica's own user, network and folders", () => {
     home = await newHome();
     await writeFile(join(home, "internal-token"), "the host's secret");
     host = await startTestHost(home, { sandbox });
-    const allowed = detectSandbox({ ...process.env, RUNLET_SANDBOX_ALLOW_NETS: PRIVATE.range });
+    const allowed = detectSandbox({
+      ...DEFAULT_SANDBOX_SETTINGS,
+      allowNets: [parseCidr(PRIVATE.range)],
+    });
     allowingHome = await newHome();
     allowing = await startTestHost(allowingHome, { sandbox: allowed });
     for (const on of [host, allowing]) {

@@ -1,11 +1,14 @@
 /**
  * Where replicas run: inside bubblewrap when this machine has it (bubblewrap.ts), and always
  * under resource limits. Without bubblewrap (or with RUNLET_SANDBOX=off) replicas run as plain
- * processes, with one loud warning when the host starts.
+ * processes, with one loud warning when the host starts. Its settings are read once, at the
+ * host's start (main.ts: `sandboxSettingsSchema`).
  */
 import { spawnSync } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
+import { z } from "zod";
+import { ENV } from "../../common/consts.ts";
 import { bubblewrap, type Isolation, limitsPrefix } from "./bubblewrap.ts";
 import { parseCidr, ReplicaNetworks } from "./network.ts";
 import type { Sandbox } from "./types.ts";
@@ -19,6 +22,57 @@ export {
   type WrapOptions,
   type Wrapped,
 } from "./types.ts";
+
+/** How the operator wants replicas sandboxed (ENV.sandbox, ENV.sandboxAllowNets, …). */
+export interface SandboxSettings {
+  /** false: apps run as plain processes (RUNLET_SANDBOX=off). */
+  enabled: boolean;
+  /** Private ranges apps may reach all the same (CIDR). */
+  allowNets: string[];
+  /** The first of the replicas' uids. */
+  uidBase: number;
+}
+
+export const DEFAULT_SANDBOX_SETTINGS: SandboxSettings = {
+  enabled: true,
+  allowNets: [],
+  uidBase: DEFAULT_UID_BASE,
+};
+
+/** The sandbox settings as the environment spells them: `off`, `10.1.0.0/16,…`, a number. */
+export const sandboxSettingsSchema = {
+  [ENV.sandbox]: z.enum(["on", "off"], { error: "must be on or off" }).default("on"),
+  [ENV.sandboxAllowNets]: z
+    .string()
+    .default("")
+    .transform((text, ctx) => {
+      const ranges = text.split(",").filter((s) => s.trim());
+      try {
+        return ranges.map(parseCidr);
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
+  [ENV.sandboxUidBase]: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .max(2 ** 31 - UID_COUNT, `must be a whole number from 1000 to ${2 ** 31 - UID_COUNT}`)
+    .default(DEFAULT_UID_BASE),
+};
+
+export function sandboxSettingsOf(parsed: {
+  [ENV.sandbox]: "on" | "off";
+  [ENV.sandboxAllowNets]: string[];
+  [ENV.sandboxUidBase]: number;
+}): SandboxSettings {
+  return {
+    enabled: parsed[ENV.sandbox] === "on",
+    allowNets: parsed[ENV.sandboxAllowNets],
+    uidBase: parsed[ENV.sandboxUidBase],
+  };
+}
 
 function onPath(name: string): string | undefined {
   for (const dir of [...(process.env.PATH ?? "").split(delimiter), "/usr/sbin", "/sbin"]) {
@@ -54,23 +108,9 @@ const warn = (text: string) => console.error(`runtime host: WARNING: ${text}`);
 
 /**
  * Users and networks of their own for replicas, where the host runs as root and has the tools;
- * with a warning for each part it cannot give. Throws on a bad RUNLET_SANDBOX_* setting.
+ * with a warning for each part it cannot give.
  */
-function isolation(bwrap: string, env: NodeJS.ProcessEnv): Isolation {
-  const allow = (env.RUNLET_SANDBOX_ALLOW_NETS ?? "").split(",").filter((s) => s.trim());
-  const base = Number(env.RUNLET_SANDBOX_UID_BASE ?? DEFAULT_UID_BASE);
-  if (!Number.isInteger(base) || base < 1000 || base + UID_COUNT > 2 ** 31) {
-    throw new Error(
-      `RUNLET_SANDBOX_UID_BASE must be a whole number from 1000 to ${2 ** 31 - UID_COUNT}`,
-    );
-  }
-  const ranges = allow.map((range) => {
-    try {
-      return parseCidr(range);
-    } catch (err) {
-      throw new Error(`RUNLET_SANDBOX_ALLOW_NETS: ${(err as Error).message}`);
-    }
-  });
+function isolation(bwrap: string, settings: SandboxSettings): Isolation {
   const found: Isolation = { bwrap, prlimit: onPath("prlimit") };
   const [setpriv, ip, nsenter] = [onPath("setpriv"), onPath("ip"), onPath("nsenter")];
   if (process.getuid?.() !== 0 || !setpriv || !ip || !nsenter) {
@@ -79,12 +119,12 @@ function isolation(bwrap: string, env: NodeJS.ProcessEnv): Isolation {
     );
     return found;
   }
-  found.users = { setpriv, pool: ReplicaUsers.from(base) };
+  found.users = { setpriv, pool: ReplicaUsers.from(settings.uidBase) };
   const slirp4netns = onPath("slirp4netns");
   if (!slirp4netns) warn("apps have no outbound network: apt-get install slirp4netns");
   found.networks = new ReplicaNetworks(
     { ip, nsenter, slirp4netns, unshare: onPath("unshare") },
-    ranges,
+    settings.allowNets,
   );
   return found;
 }
@@ -93,9 +133,9 @@ function isolation(bwrap: string, env: NodeJS.ProcessEnv): Isolation {
  * Picks the sandbox once at host start: bubblewrap if it is installed and works here (it needs
  * user namespaces), else plain processes with a warning saying what is missing.
  */
-export function detectSandbox(env: NodeJS.ProcessEnv = process.env): Sandbox {
+export function detectSandbox(settings: SandboxSettings = DEFAULT_SANDBOX_SETTINGS): Sandbox {
   const prlimit = onPath("prlimit");
-  if (env.RUNLET_SANDBOX === "off") {
+  if (!settings.enabled) {
     warn("RUNLET_SANDBOX=off — apps run as plain processes, NOT sandboxed");
     return unsandboxed(prlimit);
   }
@@ -107,7 +147,7 @@ export function detectSandbox(env: NodeJS.ProcessEnv = process.env): Sandbox {
         }).status !== 0
       ? "bubblewrap cannot create namespaces on this machine (user namespaces disabled?)"
       : undefined;
-  if (bwrap && !why) return bubblewrap(isolation(bwrap, env));
+  if (bwrap && !why) return bubblewrap(isolation(bwrap, settings));
   warn(
     `apps run as plain processes, NOT sandboxed: ${why}. Every app can read what the host's user can, and reach what it can reach.`,
   );

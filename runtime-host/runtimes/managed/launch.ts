@@ -1,7 +1,9 @@
 /** How a managed replica's process is started: `node shim.mjs`, inside the host's sandbox. */
+
 import { type ChildProcess, spawn } from "node:child_process";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { APP_ENV } from "../../../common/consts.ts";
 import type { WorkloadSpec } from "../../pool/workload.ts";
 import { NO_SANDBOX, SANDBOX_LIMITS, type Sandbox } from "../../sandbox/sandbox.ts";
 
@@ -31,9 +33,9 @@ export function managedEnv(spec: WorkloadSpec, home: string = spec.dir): NodeJS.
     PATH: process.env.PATH || FALLBACK_PATH,
     HOME: home,
     NODE_ENV: "production",
-    RUNLET_PROJECT: spec.project,
-    RUNLET_APP: spec.app,
-    RUNLET_VERSION: String(spec.version),
+    [APP_ENV.project]: spec.project,
+    [APP_ENV.app]: spec.app,
+    [APP_ENV.version]: String(spec.version),
   };
 }
 
