@@ -10,18 +10,12 @@
  */
 import { type Server, type ServerResponse, STATUS_CODES } from "node:http";
 import type { Socket } from "node:net";
+import { codeOf } from "./errors.ts";
 
 const STATUS: Record<string, number> = {
   HPE_HEADER_OVERFLOW: 431,
   HPE_CHUNK_EXTENSIONS_OVERFLOW: 413,
   ERR_HTTP_REQUEST_TIMEOUT: 408,
-};
-
-const CODE: Record<number, string> = {
-  400: "bad_request",
-  408: "request_timeout",
-  413: "payload_too_large",
-  431: "headers_too_large",
 };
 
 export function answerClientErrors(server: Server, lingerMs = 2_000): void {
@@ -39,7 +33,7 @@ export function answerClientErrors(server: Server, lingerMs = 2_000): void {
     const status = STATUS[err.code ?? ""] ?? 400;
     const body = JSON.stringify({
       message: `the request could not be read: ${err.reason ?? STATUS_CODES[status]}`,
-      code: CODE[status],
+      code: codeOf(status),
     });
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +

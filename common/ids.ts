@@ -28,3 +28,7 @@ export function timeOfId(id: string): number | undefined {
   for (const char of match[1]) time = time * 32 + CROCKFORD.indexOf(char);
   return time;
 }
+
+/** A run id as `newId("run")` makes it, as a pattern's source (for routes) and as a RegExp. */
+export const RUN_ID_SOURCE = "run_[0-9a-z]{26}";
+export const RUN_ID = new RegExp(`^${RUN_ID_SOURCE}$`);

@@ -4,13 +4,16 @@ import type { Hook } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { describeZodError } from "../common/app-config.ts";
+import { ERROR_STATUS, type ErrorCode } from "../common/errors.ts";
 import type { AppEnv } from "./context.ts";
 import { ApiError } from "./errors.ts";
 
 export const errorSchema = z
   .object({
     message: z.string().openapi({ example: "limit: must be an integer from 1 to 200" }),
-    code: z.string().optional(),
+    code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]).openapi({
+      description: "What went wrong, for programs: a closed list, each code with one status.",
+    }),
   })
   .openapi("Error");
 

@@ -120,16 +120,16 @@ describe("runtime host", () => {
     await client.deploy("p", "hello", 1, HELLO);
     expect(await client.invoke("p", "ghost", "run")).toEqual({
       status: 404,
-      body: { message: "app 'ghost' is not deployed in project 'p'" },
+      body: { message: "app 'ghost' is not deployed in project 'p'", code: "not_found" },
     });
     expect(await client.invoke("p", "hello", "nope")).toEqual({
       status: 404,
-      body: { message: "app 'hello' has no function 'nope'" },
+      body: { message: "app 'hello' has no function 'nope'", code: "not_found" },
     });
     expect((await client.invoke("p", "hello", "notAFunction")).status).toBe(404);
     const unknownRoute = await fetch(`${host.url}/nowhere`);
     expect(unknownRoute.status).toBe(404);
-    expect(await unknownRoute.json()).toEqual({ message: expect.any(String) });
+    expect(await unknownRoute.json()).toEqual({ message: expect.any(String), code: "not_found" });
   });
 
   it("answers 401 without or with a wrong internal token", async () => {
@@ -139,7 +139,7 @@ describe("runtime host", () => {
       headers: { "x-runlet-run-id": "run_1" },
     });
     expect(missing.status).toBe(401);
-    expect(await missing.json()).toEqual({ message: expect.any(String) });
+    expect(await missing.json()).toEqual({ message: expect.any(String), code: "unauthorized" });
     const wrong = hostClient(host.url, `${TOKEN}x`);
     expect((await wrong.invoke("p", "hello", "run")).status).toBe(401);
     expect((await wrong.deploy("p", "hello", 2, HELLO)).status).toBe(401);
@@ -150,7 +150,7 @@ describe("runtime host", () => {
     await client.deploy("p", "hello", 1, HELLO);
     expect(await client.invoke("p", "hello", "run", "{nope")).toEqual({
       status: 400,
-      body: { message: "request body is not valid JSON" },
+      body: { message: "request body is not valid JSON", code: "bad_request" },
     });
     const noRunId = await fetch(`${host.url}/internal/invoke/p/hello/run`, {
       method: "POST",
@@ -162,7 +162,7 @@ describe("runtime host", () => {
     // The app of the path and the name of its config must agree.
     expect(await client.deploy("p", "hello", 1, HELLO, configOf("other"))).toEqual({
       status: 400,
-      body: { message: "config.name: 'other' does not match the app 'hello'" },
+      body: { message: "config.name: 'other' does not match the app 'hello'", code: "bad_request" },
     });
   });
 
@@ -175,7 +175,10 @@ describe("runtime host", () => {
       });
     const noVersion = await put(JSON.stringify({ config: { name: "hello" }, files: [] }));
     expect(noVersion.status).toBe(400);
-    expect(await noVersion.json()).toEqual({ message: expect.stringMatching(/^version: /) });
+    expect(await noVersion.json()).toEqual({
+      message: expect.stringMatching(/^version: /),
+      code: "bad_request",
+    });
     const outside = await put(
       JSON.stringify({
         version: 1,
@@ -186,7 +189,10 @@ describe("runtime host", () => {
     expect(outside.status).toBe(400);
     const huge = await put("x".repeat(29 * 1024 * 1024));
     expect(huge.status).toBe(413);
-    expect(await huge.json()).toEqual({ message: expect.stringMatching(/larger than/) });
+    expect(await huge.json()).toEqual({
+      message: expect.stringMatching(/larger than/),
+      code: "payload_too_large",
+    });
   });
 
   it("answers 502 when the process dies mid-call, then serves from a fresh replica", async () => {
@@ -194,7 +200,7 @@ describe("runtime host", () => {
     const first = Number((await client.invoke("p", "hello", "pid")).body.result);
     expect(await client.invoke("p", "hello", "crash")).toEqual({
       status: 502,
-      body: { message: "the function's process exited unexpectedly (code 3)" },
+      body: { message: "the function's process exited unexpectedly (code 3)", code: "bad_gateway" },
     });
     await waitUntil(() => isGone(first));
     const again = await client.invoke("p", "hello", "pid");
@@ -214,7 +220,10 @@ describe("runtime host", () => {
     await client.deploy("p", "empty", 1, { "README.md": "no code" });
     expect(await client.invoke("p", "empty", "run")).toEqual({
       status: 502,
-      body: { message: "the app failed to start: the app has neither main.mjs nor main.js" },
+      body: {
+        message: "the app failed to start: the app has neither main.mjs nor main.js",
+        code: "bad_gateway",
+      },
     });
   });
 

@@ -4,7 +4,7 @@
  * project and whether the app exists (cached 10 s, so a revocation bites within 10 s).
  */
 import { importJwks, type Jwks, JwtError, type RunletClaims, verifyJwt } from "../common/jwt.ts";
-import type { Env } from "./env.ts";
+import type { Caller, Env, ResolvedApp } from "./env.ts";
 import { RunApiError } from "./errors.ts";
 
 const JWKS_TTL_MS = 5 * 60_000;
@@ -14,17 +14,6 @@ const RESOLVE_CACHE_MAX = 10_000;
 
 let jwks: { keys: Map<string, CryptoKey>; fetchedAt: number } | undefined;
 const resolved = new Map<string, { app: ResolvedApp; at: number }>();
-
-export interface ResolvedApp {
-  id: string;
-  name: string;
-  runtime: "managed" | "custom";
-  version: number;
-  /** `capacity`: calls the app runs at once (`max_replicas × replica_concurrency`). */
-  scaling: { capacity: number };
-  /** Seconds an async run may wait in the app's queue. */
-  queueTimeout: number;
-}
 
 async function publicKeys(env: Env, kidMissing: boolean): Promise<Map<string, CryptoKey>> {
   const age = jwks ? Date.now() - jwks.fetchedAt : Number.POSITIVE_INFINITY;
@@ -56,10 +45,7 @@ function remember(token: string, claims: RunletClaims): RunletClaims {
 }
 
 /** Verifies `Authorization: Bearer <JWT>`; 401 `{message}` on anything wrong. */
-export async function verifyCaller(
-  env: Env,
-  header: string | undefined,
-): Promise<{ token: string; claims: RunletClaims }> {
+export async function verifyCaller(env: Env, header: string | undefined): Promise<Caller> {
   if (!header) throw new RunApiError(401, "missing Authorization header");
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match?.[1]) throw new RunApiError(401, "Authorization header must be 'Bearer <token>'");
@@ -89,7 +75,7 @@ export async function verifyCaller(
 /** Asks the control plane whether this token may use `project` and what `app` is there. */
 export async function resolveApp(
   env: Env,
-  caller: { token: string; claims: RunletClaims },
+  caller: Caller,
   project: string,
   app: string,
 ): Promise<ResolvedApp> {

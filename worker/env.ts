@@ -1,3 +1,5 @@
+import type { RunletClaims } from "../common/jwt.ts";
+
 /** Bindings of the Worker (wrangler.toml). */
 export interface Env {
   /** Management API: JWKS and app resolution. */
@@ -19,4 +21,30 @@ export interface Env {
   RUN_WATCHDOG_MS?: string;
 }
 
-export type WorkerEnv = { Bindings: Env };
+/** A caller whose token verified: the token (for the control plane's questions) and its claims. */
+export interface Caller {
+  token: string;
+  claims: RunletClaims;
+}
+
+export interface ResolvedApp {
+  id: string;
+  name: string;
+  runtime: "managed" | "custom";
+  version: number;
+  /** `capacity`: calls the app runs at once (`max_replicas × replica_concurrency`). */
+  scaling: { capacity: number };
+  /** Seconds an async run may wait in the app's queue. */
+  queueTimeout: number;
+}
+
+export type WorkerEnv = {
+  Bindings: Env;
+  Variables: {
+    /** The run the request is about (middleware/run-id.ts). */
+    runId?: string;
+    /** The verified caller and the app of the path (middleware/caller.ts). */
+    caller: Caller;
+    app: ResolvedApp;
+  };
+};

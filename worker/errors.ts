@@ -1,22 +1,30 @@
+/**
+ * The run API's errors: `{message, code}` JSON (common/errors.ts), with `run_id` once the request
+ * is about a run. One class, one renderer (`app.onError`).
+ */
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { HEADER } from "../common/consts.ts";
+import { codeOf, type ErrorCode } from "../common/errors.ts";
+import type { WorkerEnv } from "./env.ts";
 
-/** An error on the run API: `{message}` JSON with the run id when one was assigned. */
 export class RunApiError extends Error {
+  readonly code: ErrorCode;
   constructor(
     readonly status: ContentfulStatusCode,
     message: string,
   ) {
     super(message);
+    this.code = codeOf(status);
   }
 }
 
-export function errorResponse(c: Context, err: unknown, runId?: string) {
-  if (runId) c.header(HEADER.requestId, runId);
-  if (err instanceof RunApiError) {
-    return c.json({ message: err.message, ...(runId ? { run_id: runId } : {}) }, err.status);
-  }
-  console.error("[worker] unexpected error:", err);
-  return c.json({ message: "internal error", ...(runId ? { run_id: runId } : {}) }, 500);
+/** The Worker's one error renderer: never a stack or an internal path. */
+export function renderError(err: Error, c: Context<WorkerEnv>) {
+  const runId = c.var.runId;
+  const known = err instanceof RunApiError;
+  if (!known) console.error("[worker] unexpected error:", err);
+  const body = known
+    ? { message: err.message, code: err.code }
+    : { message: "internal error", code: "internal" as const };
+  return c.json({ ...body, ...(runId ? { run_id: runId } : {}) }, known ? err.status : 500);
 }

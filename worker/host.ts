@@ -1,4 +1,5 @@
 import { HEADER } from "../common/consts.ts";
+import { codeOf, ERROR_STATUS, type ErrorCode, isErrorCode } from "../common/errors.ts";
 import type { Env } from "./env.ts";
 import { RunApiError } from "./errors.ts";
 
@@ -35,19 +36,25 @@ export async function invokeOnHost(
   throw await hostError(res);
 }
 
-/** The run API error for an error answer of the host itself. */
+/**
+ * The host's refusals that are the caller's business, passed on as they are; any other (its
+ * 401: our own internal token is wrong; its 503: it is stopping) is a 502 to the caller.
+ */
+const PASSED_ON: ReadonlySet<ErrorCode> = new Set([
+  "bad_request",
+  "not_found",
+  "payload_too_large",
+  "too_many_requests",
+  "gateway_timeout",
+]);
+
+/** The run API error for an error answer (`{message, code}`) of the host itself. */
 export async function hostError(res: Response): Promise<RunApiError> {
-  const { message } = (await res.json().catch(() => ({}))) as { message?: string };
-  // The host's 401 means our own internal token is wrong: the caller did nothing wrong.
-  const status =
-    res.status === 400 ||
-    res.status === 404 ||
-    res.status === 413 ||
-    res.status === 429 ||
-    res.status === 504
-      ? res.status
-      : 502;
-  return new RunApiError(status, message ?? `the runtime host answered ${res.status}`);
+  const body = (await res.json().catch(() => ({}))) as { message?: unknown; code?: unknown };
+  const code = isErrorCode(body.code) ? body.code : codeOf(res.status);
+  const message =
+    typeof body.message === "string" ? body.message : `the runtime host answered ${res.status}`;
+  return new RunApiError(PASSED_ON.has(code) ? ERROR_STATUS[code] : 502, message);
 }
 
 /**

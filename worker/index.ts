@@ -1,21 +1,44 @@
+/**
+ * `{api_url}`: the edge that callers of deployed functions talk to. This file only wires: the
+ * middleware that every run route needs (the WebSocket refusal, the caller and app, the run
+ * id), then the routes, then the one error renderer.
+ */
 import { Hono } from "hono";
 import type { WorkerEnv } from "./env.ts";
-import { registerRun } from "./routes/run.ts";
-import { registerRuns } from "./routes/runs.ts";
+import { renderError } from "./errors.ts";
+import { caller } from "./middleware/caller.ts";
+import { internalOnly } from "./middleware/internal-only.ts";
+import { noWebSocket } from "./middleware/no-websocket.ts";
+import { runId } from "./middleware/run-id.ts";
+import { forwardToApp } from "./routes/app-request.ts";
+import { callFunction, notAFunctionCall } from "./routes/function-call.ts";
+import { HOST_REPORT_PATH, hostReport, wake } from "./routes/internal.ts";
+import { cancelRun, RUN_PATH, viewRun } from "./routes/run-state.ts";
 
 export { RunShard } from "./runs/shard.ts";
 
-/** `{api_url}`: the edge that callers of deployed functions talk to. */
 export const app = new Hono<WorkerEnv>();
 
 app.get("/healthz", (c) => c.json({ ok: true, component: "worker" }));
-// Before the run routes: a run's own URL is under its app's path.
-registerRuns(app);
-registerRun(app);
-app.notFound((c) => c.json({ message: `no route for ${c.req.method} ${c.req.path}` }, 404));
-app.onError((err, c) => {
-  console.error("[worker] unexpected error:", err);
-  return c.json({ message: "internal error" }, 500);
-});
+
+app.use("/v4/:project/:app/*", runId, noWebSocket, caller);
+// A run's own URL is under its app's path: before the run calls.
+app.get(RUN_PATH, viewRun);
+app.delete(RUN_PATH, cancelRun);
+// A managed app runs `POST /{function}`; a custom app takes any method and path.
+app.post("/v4/:project/:app/:fn", (c) =>
+  c.var.app.runtime === "custom" ? forwardToApp(c) : callFunction(c),
+);
+app.all("/v4/:project/:app/*", (c) =>
+  c.var.app.runtime === "custom" ? forwardToApp(c) : notAFunctionCall(c),
+);
+
+app.post(HOST_REPORT_PATH, internalOnly, hostReport);
+app.post("/internal/wake", internalOnly, wake);
+
+app.notFound((c) =>
+  c.json({ message: `no route for ${c.req.method} ${c.req.path}`, code: "not_found" }, 404),
+);
+app.onError(renderError);
 
 export default app;

@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { HEADER } from "../../common/consts.ts";
+import { errorBody } from "../../common/errors.ts";
 
 /** Sends `body` as JSON; every answer of the host goes through here. */
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -12,7 +13,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   res.end(text);
 }
 
-/** The one error shape: `{"message": "..."}`, and what more a route says of the error. */
+/** The one error shape: `{message, code}` (common/errors.ts), and what more a route says. */
 export function sendError(
   res: ServerResponse,
   status: number,
@@ -20,7 +21,7 @@ export function sendError(
   more: Record<string, unknown> = {},
 ): void {
   res.setHeader(HEADER.hostError, "1");
-  sendJson(res, status, { message, ...more });
+  sendJson(res, status, { ...errorBody(status, message), ...more });
 }
 
 /** Aborts once the answer's connection has closed: the caller went away, or it was answered. */

@@ -29,6 +29,7 @@ describe("run API: authentication", () => {
       headers: authorization ? { authorization } : {},
     });
     expect(res.status).toBe(401);
+    expect(body.code).toBe("unauthorized");
     expect(body.message).toBe(message);
     expect(res.headers.get("X-Request-Id")).toMatch(/^run_/);
     expect(body.run_id).toBe(res.headers.get("X-Request-Id"));
@@ -40,6 +41,7 @@ describe("run API: authentication", () => {
       headers: { authorization: `Bearer ${token}` },
     });
     expect(res.status).toBe(401);
+    expect(body.code).toBe("unauthorized");
     expect(body.message).toBe("token has expired");
   });
 
@@ -57,6 +59,7 @@ describe("run API: authentication", () => {
       headers: { authorization: `Bearer ${token}` },
     });
     expect(later.res.status).toBe(401);
+    expect(later.body.code).toBe("unauthorized");
     expect(later.body.message).toBe("token has expired");
   });
 
@@ -68,6 +71,7 @@ describe("run API: authentication", () => {
       headers: { authorization: `Bearer ${forged}` },
     });
     expect(res.status).toBe(401);
+    expect(body.code).toBe("unauthorized");
     expect(body.message).toBe("token signature is invalid");
   });
 
@@ -79,6 +83,7 @@ describe("run API: authentication", () => {
       headers: { authorization: `Bearer ${token}` },
     });
     expect(res.status).toBe(401);
+    expect(body.code).toBe("unauthorized");
     expect(body.message).toBe("token algorithm must be ES256");
   });
 
@@ -100,6 +105,7 @@ describe("run API: authentication", () => {
       headers: { authorization: `Bearer ${token}` },
     });
     expect(res.status).toBe(404);
+    expect(body.code).toBe("not_found");
     expect(body.message).toBe("app 'nope' is not deployed in project 'prj_test'");
   });
 });
@@ -136,6 +142,7 @@ describe("run API: synchronous runs", () => {
       headers: { authorization: `Bearer ${token}` },
     });
     expect(broken.res.status).toBe(502);
+    expect(broken.body.code).toBe("bad_gateway");
     expect(await reportOf(broken.body.run_id as string)).toMatchObject({
       projectId: PROJECT,
       app: "hello",
@@ -148,6 +155,7 @@ describe("run API: synchronous runs", () => {
     // Refused before reaching the host: not a run.
     const refused = await call(`/v4/${PROJECT}/hello/run`);
     expect(refused.res.status).toBe(401);
+    expect(refused.body.code).toBe("unauthorized");
     expect(await reportOf(refused.body.run_id as string)).toBeUndefined();
   });
 
@@ -188,6 +196,7 @@ describe("run API: synchronous runs", () => {
       headers: { authorization: `Bearer ${token}` },
     });
     expect(missing.res.status).toBe(404);
+    expect(missing.body.code).toBe("not_found");
     expect(missing.body.message).toBe("app 'hello' has no function 'nope'");
 
     hostAnswers(401, { message: "bad internal token" });
@@ -195,6 +204,7 @@ describe("run API: synchronous runs", () => {
       headers: { authorization: `Bearer ${token}` },
     });
     expect(broken.res.status).toBe(502);
+    expect(broken.body.code).toBe("bad_gateway");
   });
 
   it("refuses WebSocket upgrades with a clear 400", async () => {

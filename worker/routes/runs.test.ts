@@ -110,11 +110,14 @@ describe("run API: async runs, run state and webhooks", () => {
     for (const token of [undefined, "wrong"]) {
       const res = await internal(path, token, report);
       expect(res.status).toBe(401);
-      expect(await res.json()).toEqual({ message: "internal route: invalid token" });
+      expect(await res.json()).toEqual({
+        message: "internal route: invalid token",
+        code: "unauthorized",
+      });
     }
     const unknown = await internal(path, env.INTERNAL_TOKEN, report);
     expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toEqual({ message: "no such run" });
+    expect(await unknown.json()).toEqual({ message: "no such run", code: "not_found" });
     expect((await internal(path, env.INTERNAL_TOKEN, "not json")).status).toBe(400);
   });
 
@@ -162,6 +165,7 @@ describe("run API: async runs, run state and webhooks", () => {
     expect(missing.status).toBe(404);
     expect(await missing.json()).toEqual({
       message: `no run '${unknown}' of app 'hello' in project '${PROJECT}'`,
+      code: "not_found",
       run_id: unknown,
     });
   });
@@ -188,6 +192,7 @@ describe("run API: async runs, run state and webhooks", () => {
     expect(res.status).toBe(429);
     expect(body).toEqual({
       message: "app 'full' has too many runs waiting (about 100,000): try again once some have run",
+      code: "too_many_requests",
       run_id: res.headers.get("X-Request-Id"),
     });
   });
@@ -268,7 +273,10 @@ describe("POST /internal/wake", () => {
     for (const token of [undefined, "wrong"]) {
       const res = await internal("/internal/wake", token);
       expect(res.status).toBe(401);
-      expect(await res.json()).toEqual({ message: "internal route: invalid token" });
+      expect(await res.json()).toEqual({
+        message: "internal route: invalid token",
+        code: "unauthorized",
+      });
     }
   });
 
@@ -301,6 +309,9 @@ describe("POST /internal/wake", () => {
     fetchMock.get(CONTROL).intercept({ path: "/internal/apps" }).reply(500, {});
     const res = await internal("/internal/wake", env.INTERNAL_TOKEN);
     expect(res.status).toBe(502);
-    expect(await res.json()).toEqual({ message: "the control plane answered 500" });
+    expect(await res.json()).toEqual({
+      message: "the control plane answered 500",
+      code: "bad_gateway",
+    });
   });
 });

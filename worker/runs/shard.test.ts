@@ -6,8 +6,7 @@
  */
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { timeOfId } from "../../common/ids.ts";
-import { RUN_ID } from "../routes/runs.ts";
+import { RUN_ID_SOURCE as RUN_ID, timeOfId } from "../../common/ids.ts";
 import { SHARDS } from "./limits.ts";
 import { newRunId, shardOf } from "./shards.ts";
 import { RETAIN_MS } from "./store.ts";

@@ -1,0 +1,59 @@
+/**
+ * `POST /v4/{project}/{app}/{function}` on a managed-runtime app: calls the export, at once
+ * (`200 {run_id, result, run_time_ms}`, or `500 {run_id, error}` when it throws) or in the
+ * background (`?async=true`: `202 {run_id}`).
+ */
+import type { Context } from "hono";
+import type { WorkerEnv } from "../env.ts";
+import { RunApiError } from "../errors.ts";
+import { invokeOnHost } from "../host.ts";
+import { accept, cappedBody, deliver, reportingFailure, runCallOf } from "../run-call.ts";
+
+type FunctionContext = Context<WorkerEnv, "/v4/:project/:app/:fn">;
+
+/** A result object's numeric `status_code` sets the HTTP status of a synchronous run. */
+function statusOf(result: unknown): number {
+  if (result && typeof result === "object" && "status_code" in result) {
+    const code = (result as { status_code: unknown }).status_code;
+    if (typeof code === "number" && Number.isInteger(code) && code >= 200 && code <= 599)
+      return code;
+  }
+  return 200;
+}
+
+export async function callFunction(c: FunctionContext) {
+  const call = runCallOf(c);
+  let fn: string;
+  try {
+    fn = decodeURIComponent(c.req.param("fn"));
+  } catch {
+    throw new RunApiError(400, "the function name is not valid percent-encoding");
+  }
+  const body = await cappedBody(c);
+  if (call.isAsync) return accept(c, call, fn, body);
+
+  const target = { project: call.project, app: call.app, fn, runId: call.runId };
+  const outcome = await reportingFailure(c, call, fn, () => invokeOnHost(c.env, target, body));
+  deliver(
+    c,
+    call,
+    fn,
+    outcome.ok
+      ? { status: "success", result: outcome.result, run_time_ms: outcome.run_time_ms }
+      : { status: "failure", error: outcome.error, run_time_ms: outcome.run_time_ms },
+  );
+  if (!outcome.ok) {
+    const { error, run_time_ms } = outcome;
+    return c.json({ run_id: call.runId, error: { message: error.message }, run_time_ms }, 500);
+  }
+  const { result, run_time_ms } = outcome;
+  return c.json({ run_id: call.runId, result, run_time_ms }, statusOf(result) as 200);
+}
+
+/** Any other method or path of a managed app: 405, naming the one that works. */
+export function notAFunctionCall(c: Context<WorkerEnv>): never {
+  const project = c.req.param("project") as string;
+  const app = c.req.param("app") as string;
+  c.header("allow", "POST");
+  throw new RunApiError(405, `'${app}' runs functions: POST /v4/${project}/${app}/{function}`);
+}

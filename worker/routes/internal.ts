@@ -1,0 +1,59 @@
+/**
+ * The Worker's internal routes (the internal token only): the runtime host's report of an
+ * async run, and the wake-up of every shard after a restart.
+ */
+import type { Context } from "hono";
+import { RUN_ID_SOURCE } from "../../common/ids.ts";
+import type { WorkerEnv } from "../env.ts";
+import { RunApiError } from "../errors.ts";
+import { existingShardFor, shardsOf } from "../runs/shards.ts";
+import type { HostRun } from "../runs/types.ts";
+
+export const HOST_REPORT_PATH = `/internal/apps/:project/:app/runs/:runId{${RUN_ID_SOURCE}}/complete`;
+
+export async function hostReport(c: Context<WorkerEnv, typeof HOST_REPORT_PATH>) {
+  let report: HostRun;
+  try {
+    report = (await c.req.json()) as HostRun;
+  } catch {
+    throw new RunApiError(400, "the body must be the host's run as JSON");
+  }
+  const { project, app, runId } = c.req.param();
+  const run = await existingShardFor(c.env, project, app, runId)?.report(runId, report);
+  if (!run) throw new RunApiError(404, "no such run");
+  return c.json(run, 200);
+}
+
+/**
+ * `POST /internal/wake`: wakes every shard of every app once the stack (re)started, so queued
+ * runs are handed over and running ones are checked without waiting for a request. Cloudflare
+ * keeps a Durable Object's alarm across restarts; the local runtime does not (measured: an
+ * alarm set before a SIGKILL never fired after the restart), and `runlet start` calls this.
+ */
+export async function wake(c: Context<WorkerEnv>) {
+  let res: Response;
+  try {
+    res = await fetch(`${c.env.CONTROL_PLANE_URL}/internal/apps`, {
+      headers: { authorization: `Bearer ${c.env.INTERNAL_TOKEN}` },
+    });
+  } catch {
+    throw new RunApiError(502, "the control plane is not reachable");
+  }
+  if (!res.ok) throw new RunApiError(502, `the control plane answered ${res.status}`);
+  const { apps } = (await res.json()) as { apps: Array<{ project: string; app: string }> };
+  const origin = new URL(c.req.url).origin;
+  const woken = await Promise.allSettled(
+    apps.flatMap(({ project, app }) => shardsOf(c.env, project, app).map((s) => s.wake(origin))),
+  );
+  const counts = { apps: apps.length, queued: 0, running: 0, failed: 0 };
+  for (const result of woken) {
+    if (result.status === "fulfilled") {
+      counts.queued += result.value.queued;
+      counts.running += result.value.running;
+    } else {
+      counts.failed++;
+      console.error("[worker] a run shard could not be woken:", result.reason);
+    }
+  }
+  return c.json(counts, counts.failed > 0 ? 500 : 200);
+}

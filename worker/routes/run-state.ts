@@ -1,0 +1,94 @@
+/**
+ * `GET /v4/{project}/{app}/runs/{run_id}`: any run's state — from its shard of the run store
+ * when it has a row there (async runs and runs with a webhook), else from the runs index.
+ * `DELETE` cancels a queued or running async run. The caller and the app are checked by the
+ * `caller` middleware, as for a run call.
+ */
+import type { Context } from "hono";
+import { RUN_ID_SOURCE } from "../../common/ids.ts";
+import type { Env, WorkerEnv } from "../env.ts";
+import { RunApiError } from "../errors.ts";
+import { viewOrThrow } from "../runs/refusal.ts";
+import { existingShardFor } from "../runs/shards.ts";
+
+/** Other `runs/…` paths stay a custom app's own. */
+export const RUN_PATH = `/v4/:project/:app/runs/:runId{${RUN_ID_SOURCE}}`;
+
+type RunContext = Context<WorkerEnv, typeof RUN_PATH>;
+
+/** The run as its shard holds it (null: not there), and the 404 for a run of another app. */
+async function lookUp(c: RunContext) {
+  const { project, app, runId } = c.req.param();
+  const shard = existingShardFor(c.env, project, app, runId);
+  // Reading an unknown id writes nothing; the shard holds only its app's runs.
+  const found = (await shard?.view(runId)) ?? null;
+  const notFound = new RunApiError(
+    404,
+    `no run '${runId}' of app '${app}' in project '${project}'`,
+  );
+  if (found && (found.app !== app || found.project !== project)) throw notFound;
+  return { shard, found, notFound };
+}
+
+export async function viewRun(c: RunContext) {
+  const { project, app, runId } = c.req.param();
+  const { found, notFound } = await lookUp(c);
+  const view = found ?? (await indexedRun(c.env, c.var.caller.token, project, runId));
+  if (!view || view.app !== app) throw notFound;
+  return c.json(view, 200);
+}
+
+export async function cancelRun(c: RunContext) {
+  const { project, app, runId } = c.req.param();
+  const { shard, found, notFound } = await lookUp(c);
+  if (!shard || !found) {
+    const indexed = await indexedRun(c.env, c.var.caller.token, project, runId);
+    if (!indexed || indexed.app !== app) throw notFound;
+    // An async run no longer in its shard ended more than the retention period ago.
+    throw new RunApiError(
+      409,
+      indexed.async
+        ? `run '${runId}' has already ended: ${indexed.status}`
+        : "only async runs can be cancelled",
+    );
+  }
+  const cancelled = await shard.cancel(runId);
+  if (!cancelled) throw notFound;
+  return c.json(viewOrThrow(cancelled), 200);
+}
+
+/** A run without a row in the run store (a sync run without a webhook), from the runs index. */
+async function indexedRun(env: Env, token: string, project: string, runId: string) {
+  let res: Response;
+  try {
+    res = await fetch(`${env.CONTROL_PLANE_URL}/v2/projects/${project}/runs/${runId}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+  } catch {
+    throw new RunApiError(502, "the control plane is not reachable");
+  }
+  if (res.status === 404) return undefined;
+  if (!res.ok) throw new RunApiError(502, `the control plane answered ${res.status}`);
+  const row = (await res.json()) as {
+    id: string;
+    app: string;
+    function: string;
+    async: boolean;
+    status: string;
+    createdAt: string;
+    finishedAt: string | null;
+    runTimeMs: number | null;
+  };
+  return {
+    run_id: row.id,
+    project,
+    app: row.app,
+    function: row.function,
+    async: row.async,
+    status: row.status,
+    created_at: row.createdAt,
+    started_at: row.createdAt,
+    finished_at: row.finishedAt,
+    run_time_ms: row.runTimeMs,
+  };
+}

@@ -1,0 +1,145 @@
+/**
+ * What every run call shares, whatever the app's runtime: its query (`async`, `webhookEndpoint`)
+ * and secret header, its body limit, and what becomes of the run — queued in its shard (async),
+ * its webhook delivery handed to its shard (sync), or, when the runtime host never answered,
+ * its failure reported to the runs index.
+ */
+import type { Context } from "hono";
+import { HEADER } from "../common/consts.ts";
+import type { WorkerEnv } from "./env.ts";
+import { RunApiError } from "./errors.ts";
+import { viewOrThrow } from "./runs/refusal.ts";
+import { shardFor } from "./runs/shards.ts";
+import type { AppRequest, NewRun, Outcome, WebhookRequest } from "./runs/types.ts";
+import { reportRun } from "./runs-index.ts";
+import { webhookTarget } from "./webhooks/target.ts";
+
+/** Largest request body a run accepts. */
+export const MAX_RUN_BODY_BYTES = 10 * 1024 * 1024;
+
+/** The largest `X-Webhook-Secret` accepted: an HMAC key longer than this adds nothing. */
+const MAX_SECRET_LENGTH = 1024;
+
+/** Runlet's own query parameters on a run call. */
+const RUNLET_PARAMETERS = new Set(["async", "webhookEndpoint"]);
+
+export interface RunCall {
+  runId: string;
+  project: string;
+  app: string;
+  startedAt: number;
+  isAsync: boolean;
+  webhook: WebhookRequest | undefined;
+  /** The run's record, once its function (or `METHOD /path`) is known. */
+  run(fn: string): NewRun;
+}
+
+/** Reads the run call's own parameters; 400 and 413 before anything runs. */
+export function runCallOf(c: Context<WorkerEnv>): RunCall {
+  const startedAt = Date.now();
+  const runId = c.var.runId as string;
+  const project = c.req.param("project") as string;
+  const app = c.req.param("app") as string;
+  const isAsync = asyncFlag(c.req.query("async"));
+  const webhook = webhookOf(c);
+  if (Number(c.req.header("content-length") ?? 0) > MAX_RUN_BODY_BYTES)
+    throw new RunApiError(413, "the request body is larger than 10 MiB");
+  const run = (fn: string): NewRun => ({ runId, project, app, fn, createdAt: startedAt });
+  return { runId, project, app, startedAt, isAsync, webhook, run };
+}
+
+/** The request body, refused past 10 MiB (a Content-Length over it was refused before). */
+export async function cappedBody(c: Context<WorkerEnv>): Promise<ArrayBuffer> {
+  const body = await c.req.arrayBuffer();
+  if (body.byteLength > MAX_RUN_BODY_BYTES)
+    throw new RunApiError(413, "the request body is larger than 10 MiB");
+  return body;
+}
+
+/** Queues the run in its shard, durable before the 202; a full queue refuses it (429). */
+export async function accept(
+  c: Context<WorkerEnv>,
+  call: RunCall,
+  fn: string,
+  body: ArrayBuffer,
+  request?: AppRequest,
+): Promise<Response> {
+  const { scaling, queueTimeout } = c.var.app;
+  const limits = { capacity: scaling.capacity, queueTimeout };
+  const origin = new URL(c.req.url).origin;
+  const shard = shardFor(c.env, call.project, call.app, call.runId);
+  const refused = await shard.accept(call.run(fn), limits, origin, body, call.webhook, request);
+  if (refused) viewOrThrow(refused);
+  return c.json({ run_id: call.runId }, 202);
+}
+
+/** A sync run's webhook: its delivery is driven by the run's shard, reached through waitUntil. */
+export function deliver(c: Context<WorkerEnv>, call: RunCall, fn: string, outcome: Outcome) {
+  if (!call.webhook) return;
+  const shard = shardFor(c.env, call.project, call.app, call.runId);
+  c.executionCtx.waitUntil(shard.record(call.run(fn), outcome, call.webhook));
+}
+
+/**
+ * Runs `work` (the call to the runtime host); if it throws before the host answered, the run
+ * is reported failed to the runs index — the host reports the runs it served.
+ */
+export async function reportingFailure<T>(
+  c: Context<WorkerEnv>,
+  call: RunCall,
+  fn: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    c.executionCtx.waitUntil(
+      reportRun(c.env, call.runId, {
+        projectId: call.project,
+        app: call.app,
+        function: fn,
+        async: false,
+        status: "failure",
+        createdAt: call.startedAt,
+        finishedAt: Date.now(),
+        runTimeMs: null,
+      }),
+    );
+    throw err;
+  }
+}
+
+/**
+ * The query for a custom app: as sent, less Runlet's own parameters; the others keep their
+ * exact encoding.
+ */
+export function withoutRunletParameters(search: string): string {
+  const kept = search
+    .slice(1)
+    .split("&")
+    .filter((part) => part !== "" && !RUNLET_PARAMETERS.has(part.split("=")[0] ?? ""));
+  return kept.length ? `?${kept.join("&")}` : "";
+}
+
+/** `?async=`: `true` runs in the background, `false` (or no parameter) answers with the result. */
+function asyncFlag(raw: string | undefined): boolean {
+  if (raw === undefined || raw === "false") return false;
+  if (raw === "true") return true;
+  throw new RunApiError(400, `async must be 'true' or 'false', got '${raw.slice(0, 40)}'`);
+}
+
+/** `?webhookEndpoint=` and the `X-Webhook-Secret` that signs its deliveries. */
+function webhookOf(c: Context<WorkerEnv>): WebhookRequest | undefined {
+  const target = webhookTarget(
+    c.req.query("webhookEndpoint"),
+    c.env.RUNLET_WEBHOOK_ALLOW_PRIVATE === "1",
+  );
+  if (!target) return undefined;
+  const secret = c.req.header(HEADER.webhookSecret) || undefined;
+  if (secret && secret.length > MAX_SECRET_LENGTH)
+    throw new RunApiError(
+      400,
+      `${HEADER.webhookSecret} is longer than ${MAX_SECRET_LENGTH} characters`,
+    );
+  return { url: target.href, ...(secret ? { secret } : {}) };
+}
