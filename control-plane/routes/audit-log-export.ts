@@ -3,7 +3,6 @@
  * filters select, streamed (see `audit/export.ts`). Owners only, audited as `audit_log.export`.
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
 import {
   EXPORT_CONTENT_TYPES,
   EXPORT_FORMATS,
@@ -11,12 +10,10 @@ import {
   exportStream,
 } from "../audit/export.ts";
 import { auditSuccess } from "../audit/record.ts";
+import { auditWindow, checkOrder, retentionDaysOf } from "../audit/window.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
-import { projects } from "../db/schema.ts";
-import { ApiError } from "../errors.ts";
 import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
-import { DAY_MS, RETENTION_DAYS } from "../plans.ts";
 import { auditLogQuery } from "./audit-log-list.ts";
 
 /** The list's filters (not its paging), and the format. */
@@ -61,15 +58,9 @@ export function registerExportAuditLog(app: OpenAPIHono<AppEnv>) {
     const { db } = c.var.deps;
     const { projectId } = c.var.access;
     const { format, ...filters } = c.req.valid("query");
-    const { from, to, action, actor, outcome } = filters;
-    if (from && to && Date.parse(from) > Date.parse(to)) {
-      throw new ApiError("bad_request", "from must not be later than to");
-    }
-    const [project] = await db
-      .select({ plan: projects.plan })
-      .from(projects)
-      .where(eq(projects.id, projectId));
-    const retentionDays = RETENTION_DAYS[project?.plan ?? "hobby"];
+    const { action, actor, outcome } = filters;
+    checkOrder(filters);
+    const retentionDays = await retentionDaysOf(db, projectId);
 
     // On the record before the first byte: once the 200 and its headers are sent, a later
     // failure can no longer become this request's failure entry, and the data may have left.
@@ -78,11 +69,9 @@ export function registerExportAuditLog(app: OpenAPIHono<AppEnv>) {
 
     // `to` defaults to now, taken after that entry: an unfiltered export lists itself first.
     const now = Date.now();
-    const windowStart = now - retentionDays * DAY_MS;
-    const fromMs = Math.max(from ? Date.parse(from) : windowStart, windowStart);
-    const toMs = to ? Date.parse(to) : now;
+    const { fromMs, toMs, empty } = auditWindow(retentionDays, filters, now);
     const body = exportStream(db, { projectId, action, actor, outcome, fromMs, toMs }, format, {
-      empty: fromMs > toMs,
+      empty,
       pageSize: EXPORT_PAGE_SIZE,
     });
     const date = new Date(now).toISOString().slice(0, 10);

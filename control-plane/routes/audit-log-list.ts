@@ -1,11 +1,9 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { eq } from "drizzle-orm";
 import { AUDIT_ACTIONS, OUTCOMES } from "../audit/actions.ts";
 import { auditEntryView, listAuditEntries } from "../audit/list.ts";
+import { auditWindow, checkOrder, retentionDaysOf } from "../audit/window.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
-import { projects } from "../db/schema.ts";
-import { ApiError } from "../errors.ts";
 import {
   bearerAuth,
   DEFAULT_PAGE_SIZE,
@@ -14,7 +12,6 @@ import {
   projectIdParam,
 } from "../openapi.ts";
 import { nextPageFields, readPageToken } from "../page-token.ts";
-import { DAY_MS, RETENTION_DAYS } from "../plans.ts";
 
 const rfc3339 = (what: string) =>
   z.iso
@@ -93,19 +90,9 @@ export function registerListAuditLogs(app: OpenAPIHono<AppEnv>) {
     const { db, derived } = c.var.deps;
     const { projectId } = c.var.access;
     const query = c.req.valid("query");
-    const now = Date.now();
-    const [project] = await db
-      .select({ plan: projects.plan })
-      .from(projects)
-      .where(eq(projects.id, projectId));
-    const retentionDays = RETENTION_DAYS[project?.plan ?? "hobby"];
-
-    const windowStart = now - retentionDays * DAY_MS;
-    const fromMs = Math.max(query.from ? Date.parse(query.from) : windowStart, windowStart);
-    const toMs = query.to ? Date.parse(query.to) : now;
-    if (query.from && query.to && Date.parse(query.from) > toMs) {
-      throw new ApiError("bad_request", "from must not be later than to");
-    }
+    const retentionDays = await retentionDaysOf(db, projectId);
+    const { fromMs, toMs, empty } = auditWindow(retentionDays, query);
+    checkOrder(query);
 
     const { from, to, action, actor, outcome } = query;
     const filters = { list: "audit-log", projectId, from, to, action, actor, outcome };
@@ -113,19 +100,18 @@ export function registerListAuditLogs(app: OpenAPIHono<AppEnv>) {
       ? await readPageToken(derived.pageTokens, query.nextToken, filters)
       : undefined;
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-    const { rows, hasMore } =
-      fromMs > toMs
-        ? { rows: [], hasMore: false }
-        : await listAuditEntries(db, {
-            projectId,
-            action,
-            actor,
-            outcome,
-            fromMs,
-            toMs,
-            limit,
-            after,
-          });
+    const { rows, hasMore } = empty
+      ? { rows: [], hasMore: false }
+      : await listAuditEntries(db, {
+          projectId,
+          action,
+          actor,
+          outcome,
+          fromMs,
+          toMs,
+          limit,
+          after,
+        });
 
     const last = rows.at(-1);
     const paging = await nextPageFields(
