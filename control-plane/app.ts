@@ -8,6 +8,8 @@ import { ApiError, handleError } from "./errors.ts";
 import { validationHook } from "./openapi.ts";
 import { registerDeployApp } from "./routes/apps-deploy.ts";
 import { registerReadApps } from "./routes/apps-read.ts";
+import { registerGetAppReplicas } from "./routes/apps-replicas.ts";
+import { registerListAppVersions } from "./routes/apps-versions.ts";
 import { registerExportAuditLog } from "./routes/audit-log-export.ts";
 import { registerListAuditLogs } from "./routes/audit-log-list.ts";
 import { registerDashboardLinks } from "./routes/dashboard-links.ts";
@@ -48,6 +50,8 @@ export function createControlPlane(deps: Deps): ControlPlaneApp {
   registerSecrets(app);
   registerDeployApp(app);
   registerReadApps(app);
+  registerListAppVersions(app);
+  registerGetAppReplicas(app);
   registerListAuditLogs(app);
   registerExportAuditLog(app);
   registerListRuns(app);

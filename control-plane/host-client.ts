@@ -15,6 +15,26 @@ export interface RuntimeHost {
   remove(input: { project: string; app: string }): Promise<void>;
   /** What a run of `project` wrote, as the host keeps it; undefined if it keeps none. */
   runLogs(input: { project: string; runId: string }): Promise<RunLogs | undefined>;
+  /** The app's replicas now and the calls waiting for one; undefined if the host is unreachable. */
+  replicas(input: { project: string; app: string }): Promise<ReplicaCounts | undefined>;
+}
+
+export interface ReplicaCounts {
+  starting: number;
+  idle: number;
+  busy: number;
+  /** Calls waiting for a slot. */
+  queued: number;
+}
+
+/** What the host's `GET /internal/metrics` says of each app (runtime-host/pool/pool.ts). */
+interface HostMetrics {
+  apps: Array<{
+    project: string;
+    app: string;
+    queued: number;
+    replicas: Array<{ ready: boolean; active: number }>;
+  }>;
 }
 
 export function httpRuntimeHost(baseUrl: string, internalToken: string): RuntimeHost {
@@ -83,6 +103,26 @@ export function httpRuntimeHost(baseUrl: string, internalToken: string): Runtime
         );
       }
       return logs.data;
+    },
+    async replicas({ project, app }) {
+      let res: Response;
+      try {
+        res = await send("GET", "/internal/metrics", 2_000);
+      } catch {
+        return undefined;
+      }
+      if (!res.ok) return undefined;
+      const metrics = (await res.json()) as HostMetrics;
+      const counts = { starting: 0, idle: 0, busy: 0, queued: 0 };
+      const found = metrics.apps.find((a) => a.project === project && a.app === app);
+      if (!found) return counts;
+      counts.queued = found.queued;
+      for (const r of found.replicas) {
+        if (!r.ready) counts.starting++;
+        else if (r.active === 0) counts.idle++;
+        else counts.busy++;
+      }
+      return counts;
     },
   };
 }

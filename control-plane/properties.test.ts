@@ -41,7 +41,12 @@ const b64 = (text: string) => Buffer.from(text).toString("base64");
 
 beforeAll(async () => {
   fx = await libsqlFixture({
-    host: { deploy: async () => {}, remove: async () => {}, runLogs: async () => undefined },
+    host: {
+      deploy: async () => {},
+      remove: async () => {},
+      runLogs: async () => undefined,
+      replicas: async () => ({ starting: 0, idle: 1, busy: 0, queued: 0 }),
+    },
   });
   const doc = (await (
     await fx.call("GET", "/v2/openapi.json", { token: null })

@@ -16,6 +16,7 @@ const host: RuntimeHost = {
     removed.push(`${project}/${app}`);
   },
   runLogs: () => Promise.resolve(undefined),
+  replicas: () => Promise.resolve(undefined),
 };
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;

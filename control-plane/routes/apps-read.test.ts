@@ -10,6 +10,7 @@ const host: RuntimeHost = {
   deploy: () => Promise.resolve(),
   remove: () => Promise.resolve(),
   runLogs: () => Promise.resolve(undefined),
+  replicas: () => Promise.resolve(undefined),
 };
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;

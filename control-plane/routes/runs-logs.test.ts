@@ -22,6 +22,7 @@ const fakeHost: RuntimeHost = {
     if (!logs || logs.project !== project) return undefined;
     return { runId: logs.runId, lines: logs.lines, truncated: logs.truncated };
   },
+  replicas: () => Promise.resolve(undefined),
 };
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;

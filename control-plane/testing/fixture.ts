@@ -58,6 +58,7 @@ export const noRuntimeHost: RuntimeHost = {
   runLogs() {
     return Promise.reject(new ApiError("bad_gateway", "no runtime host in this test"));
   },
+  replicas: () => Promise.resolve(undefined),
 };
 
 export async function createFixture(

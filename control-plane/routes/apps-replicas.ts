@@ -1,0 +1,67 @@
+/**
+ * `GET /v2/projects/{projectId}/apps/{appName}/replicas`: the app's replicas now (starting,
+ * idle, busy) and the calls waiting for one, as the runtime host sees them. A host that cannot
+ * be reached is said so (`host: "unreachable"`), not an error: a page must still show the app.
+ * Not on `GET …/apps/{appName}`: the Worker reads that one on its hot path.
+ */
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { and, eq } from "drizzle-orm";
+import { access } from "../auth/access.ts";
+import type { AppEnv } from "../context.ts";
+import { apps } from "../db/schema.ts";
+import { ApiError } from "../errors.ts";
+import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
+
+const replicasSchema = z
+  .object({
+    replicas: z.object({
+      starting: z.number().int(),
+      idle: z.number().int(),
+      busy: z.number().int(),
+    }),
+    queued: z.number().int(),
+    host: z.enum(["reachable", "unreachable"]),
+  })
+  .openapi("AppReplicas");
+
+export const getAppReplicasRoute = createRoute({
+  method: "get",
+  path: "/v2/projects/{projectId}/apps/{appName}/replicas",
+  operationId: "getAppReplicas",
+  summary:
+    "The app's replicas now and its waiting calls, from the runtime host (members and owners).",
+  security: bearerAuth,
+  middleware: [access({ role: "member" })] as const,
+  request: { params: projectIdParam.extend({ appName: z.string().max(64) }) },
+  responses: {
+    200: {
+      description: "The replicas (zeros and host: unreachable when the host does not answer).",
+      content: { "application/json": { schema: replicasSchema } },
+    },
+    ...errorResponses({ 404: "The project or the app does not exist." }),
+  },
+});
+
+export function registerGetAppReplicas(app: OpenAPIHono<AppEnv>) {
+  app.openapi(getAppReplicasRoute, async (c) => {
+    const { db, host } = c.var.deps;
+    const { projectId } = c.var.access;
+    const { appName } = c.req.valid("param");
+    const [found] = await db
+      .select({ id: apps.id })
+      .from(apps)
+      .where(and(eq(apps.projectId, projectId), eq(apps.name, appName)));
+    if (!found)
+      throw new ApiError("not_found", `app '${appName}' is not deployed in project '${projectId}'`);
+    const counts = await host.replicas({ project: projectId, app: appName });
+    const { starting = 0, idle = 0, busy = 0, queued = 0 } = counts ?? {};
+    return c.json(
+      {
+        replicas: { starting, idle, busy },
+        queued,
+        host: counts ? "reachable" : "unreachable",
+      } as const,
+      200,
+    );
+  });
+}

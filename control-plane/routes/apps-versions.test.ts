@@ -1,0 +1,77 @@
+// GET /v2/projects/{id}/apps/{name}/versions and …/replicas: what the dashboard shows of an app
+// beyond its live version — every version and who deployed it, and its replicas now.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import type { ReplicaCounts, RuntimeHost } from "../host-client.ts";
+import { libsqlFixture } from "../testing/libsql.ts";
+
+let hostAnswer: ReplicaCounts | undefined;
+const host: RuntimeHost = {
+  deploy: () => Promise.resolve(),
+  remove: () => Promise.resolve(),
+  runLogs: () => Promise.resolve(undefined),
+  replicas: () => Promise.resolve(hostAnswer),
+};
+
+let f: Awaited<ReturnType<typeof libsqlFixture>>;
+
+beforeAll(async () => {
+  f = await libsqlFixture({ host });
+});
+afterAll(() => f.cleanup());
+
+async function deploy(token: string, body: string) {
+  const files = [
+    ["runlet.toml", 'name = "svc"\n'],
+    ["main.mjs", body],
+  ].map(([path, text]) => ({
+    path,
+    contentBase64: Buffer.from(text as string).toString("base64"),
+  }));
+  const res = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { token, body: { files } });
+  expect(res.status).toBe(201);
+}
+
+it("lists every version newest first, with who deployed it by name", async () => {
+  await deploy(f.owner.token, "export const run = () => 1;");
+  await deploy(f.member.token, "export const run = () => 22;");
+  const res = await f.call("GET", `/v2/projects/${f.projectId}/apps/svc/versions`, {
+    token: f.member.token,
+  });
+  expect(res.status).toBe(200);
+  const { versions } = (await res.json()) as {
+    versions: Array<{ version: number; deployedBy: { id: string; name: string }; runtime: string }>;
+  };
+  expect(versions.map((v) => v.version)).toEqual([2, 1]);
+  expect(versions.map((v) => v.deployedBy)).toEqual([
+    { id: f.member.id, name: f.member.name },
+    { id: f.owner.id, name: f.owner.name },
+  ]);
+  expect(versions[0]?.runtime).toBe("managed");
+});
+
+it("shows the replicas the host counts, and says when the host cannot be reached", async () => {
+  const path = `/v2/projects/${f.projectId}/apps/svc/replicas`;
+  hostAnswer = { starting: 1, idle: 2, busy: 3, queued: 4 };
+  const seen = await f.call("GET", path, { token: f.member.token });
+  expect(await seen.json()).toEqual({
+    replicas: { starting: 1, idle: 2, busy: 3 },
+    queued: 4,
+    host: "reachable",
+  });
+  hostAnswer = undefined;
+  const unreachable = await f.call("GET", path, { token: f.member.token });
+  expect(unreachable.status).toBe(200);
+  expect(await unreachable.json()).toMatchObject({ host: "unreachable", queued: 0 });
+});
+
+it("answers 404 for an unknown app and 403 outside the project", async () => {
+  for (const tail of ["versions", "replicas"]) {
+    const missing = await f.call("GET", `/v2/projects/${f.projectId}/apps/nope/${tail}`);
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { code: string }).code).toBe("not_found");
+    const outsider = await f.call("GET", `/v2/projects/${f.projectId}/apps/svc/${tail}`, {
+      token: f.outsider.token,
+    });
+    expect(outsider.status).toBe(403);
+  }
+});

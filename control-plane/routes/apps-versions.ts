@@ -1,0 +1,80 @@
+/**
+ * `GET /v2/projects/{projectId}/apps/{appName}/versions`: every deployed version of an app,
+ * newest first, with who deployed it (members and owners).
+ */
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { and, desc, eq, inArray } from "drizzle-orm";
+import { access } from "../auth/access.ts";
+import type { AppEnv } from "../context.ts";
+import { apps, deployments, serviceAccounts, users } from "../db/schema.ts";
+import { ApiError } from "../errors.ts";
+import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
+
+const versionSchema = z
+  .object({
+    version: z.number().int(),
+    runtime: z.enum(["managed", "custom"]),
+    deployedBy: z.object({ id: z.string(), name: z.string().nullable() }),
+    createdAt: z.string().openapi({ format: "date-time" }),
+    files: z.number().int(),
+    bytes: z.number().int(),
+  })
+  .openapi("AppVersion");
+
+export const listAppVersionsRoute = createRoute({
+  method: "get",
+  path: "/v2/projects/{projectId}/apps/{appName}/versions",
+  operationId: "listAppVersions",
+  summary: "An app's deployed versions, newest first, with who deployed each (members and owners).",
+  security: bearerAuth,
+  middleware: [access({ role: "member" })] as const,
+  request: { params: projectIdParam.extend({ appName: z.string().max(64) }) },
+  responses: {
+    200: {
+      description: "The versions.",
+      content: { "application/json": { schema: z.object({ versions: z.array(versionSchema) }) } },
+    },
+    ...errorResponses({ 404: "The project or the app does not exist." }),
+  },
+});
+
+export function registerListAppVersions(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listAppVersionsRoute, async (c) => {
+    const { db } = c.var.deps;
+    const { projectId } = c.var.access;
+    const { appName } = c.req.valid("param");
+    const [found] = await db
+      .select({ id: apps.id, runtime: apps.runtime })
+      .from(apps)
+      .where(and(eq(apps.projectId, projectId), eq(apps.name, appName)));
+    if (!found)
+      throw new ApiError("not_found", `app '${appName}' is not deployed in project '${projectId}'`);
+    const rows = await db
+      .select()
+      .from(deployments)
+      .where(eq(deployments.appId, found.id))
+      .orderBy(desc(deployments.version));
+    const ids = [...new Set(rows.map((r) => r.deployedBy))];
+    const names = new Map<string, string>();
+    if (ids.length > 0) {
+      for (const u of await db.select().from(users).where(inArray(users.id, ids)))
+        names.set(u.id, u.name);
+      for (const a of await db
+        .select({ id: serviceAccounts.id, name: serviceAccounts.name })
+        .from(serviceAccounts)
+        .where(inArray(serviceAccounts.id, ids)))
+        names.set(a.id, a.name);
+    }
+    const versions = rows.map((r) => ({
+      version: r.version,
+      runtime: ((r.config as { runtime?: string }).runtime ?? found.runtime) as
+        | "managed"
+        | "custom",
+      deployedBy: { id: r.deployedBy, name: names.get(r.deployedBy) ?? null },
+      createdAt: new Date(r.createdAt).toISOString(),
+      files: r.files,
+      bytes: r.bytes,
+    }));
+    return c.json({ versions }, 200);
+  });
+}
