@@ -24,7 +24,7 @@ export function registerInternalRuns(app: OpenAPIHono<AppEnv>) {
       ),
     );
     const accepted = runs.filter((r) => known.has(r.projectId));
-    const [first, ...rest] = accepted.map(({ id, ...report }) => recordRun(db, id, report));
+    const [first, ...rest] = accepted.flatMap(({ id, ...report }) => recordRun(db, id, report));
     if (first) await db.batch([first, ...rest]);
     return c.json({ recorded: accepted.length, skipped: runs.length - accepted.length }, 200);
   });
@@ -39,7 +39,7 @@ export function registerInternalRuns(app: OpenAPIHono<AppEnv>) {
       .from(projects)
       .where(eq(projects.id, report.projectId));
     if (!project) throw new ApiError("not_found", `project '${report.projectId}' not found`);
-    await recordRun(db, runId, report, true);
+    await db.batch([...recordRun(db, runId, report, true)]);
     return c.body(null, 204);
   });
 }

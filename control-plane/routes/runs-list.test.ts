@@ -29,6 +29,38 @@ const run = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
+describe("runs index: a run's webhook", () => {
+  it("keeps the run's final status and still takes how its delivery ended; pending never comes back", async () => {
+    const id = newId("run");
+    const batch = (over: Record<string, unknown>) =>
+      f.call("POST", "/internal/runs", {
+        token: INTERNAL_TOKEN,
+        body: { runs: [{ id, ...run(over) }] },
+      });
+    const read = async () =>
+      (await (await f.call("GET", `/v2/projects/${f.projectId}/runs/${id}`)).json()) as {
+        status: string;
+        webhook: unknown;
+      };
+    expect((await batch({})).status).toBe(200);
+    expect((await read()).webhook).toBeNull();
+    await batch({ status: "failure", webhook: { state: "pending", attempts: 0 } });
+    expect(await read()).toMatchObject({
+      status: "success",
+      webhook: { state: "pending", attempts: 0 },
+    });
+    await batch({ webhook: { state: "delivered", attempts: 2 } });
+    await batch({ webhook: { state: "pending", attempts: 1 } });
+    expect(await read()).toMatchObject({
+      status: "success",
+      webhook: { state: "delivered", attempts: 2 },
+    });
+    const listed = await f.call("GET", `/v2/projects/${f.projectId}/runs?limit=200`);
+    const { runs } = (await listed.json()) as { runs: Array<{ id: string; webhook: unknown }> };
+    expect(runs.find((r) => r.id === id)?.webhook).toEqual({ state: "delivered", attempts: 2 });
+  });
+});
+
 describe("runs index: reports from the worker", () => {
   it("takes reports only with the internal token", async () => {
     const id = newId("run");

@@ -10,7 +10,7 @@ import {
   projectIdParam,
 } from "../openapi.ts";
 import { nextPageFields, readPageToken } from "../page-token.ts";
-import { findRun, listRuns, RUN_STATUSES, runView } from "../runs/index.ts";
+import { findRun, listRuns, RUN_STATUSES, runView, WEBHOOK_STATES } from "../runs/index.ts";
 import { runLogsParams } from "./runs-logs.ts";
 
 export const runsQuery = z.strictObject({
@@ -31,6 +31,13 @@ export const runSchema = z
     createdAt: z.string().openapi({ format: "date-time" }),
     finishedAt: z.string().nullable().openapi({ format: "date-time" }),
     runTimeMs: z.number().nullable(),
+    webhook: z
+      .object({ state: z.enum(WEBHOOK_STATES), attempts: z.number().int() })
+      .nullable()
+      .openapi({
+        description:
+          "The run's webhook delivery (runs called with webhookEndpoint): pending, delivered or failed, and the attempts made.",
+      }),
   })
   .openapi("Run");
 

@@ -11,6 +11,8 @@ import type { PagePosition } from "../page-token.ts";
 
 export const RUN_STATUSES = ["queued", "running", "success", "failure", "cancelled"] as const;
 
+export const WEBHOOK_STATES = ["pending", "delivered", "failed"] as const;
+
 /** States a run never leaves: a late report of an earlier state does not move it back. */
 export const FINAL_STATUSES = ["success", "failure", "cancelled"] as const;
 
@@ -23,6 +25,13 @@ export const runReportSchema = z.strictObject({
   createdAt: z.number().int().nonnegative(),
   finishedAt: z.number().int().nonnegative().nullable().optional(),
   runTimeMs: z.number().nonnegative().nullable().optional(),
+  /** The run's webhook delivery, from its shard: pending, then how it ended. */
+  webhook: z
+    .strictObject({
+      state: z.enum(WEBHOOK_STATES),
+      attempts: z.number().int().min(0).max(100),
+    })
+    .optional(),
 });
 
 export type RunReport = z.infer<typeof runReportSchema>;
@@ -47,7 +56,10 @@ export function recordRun(db: Database, id: string, report: RunReport, decides =
     finishedAt: report.finishedAt ?? null,
     runTimeMs: report.runTimeMs ?? null,
   };
-  return db
+  const webhook = report.webhook
+    ? { webhookState: report.webhook.state, webhookAttempts: report.webhook.attempts }
+    : {};
+  const row = db
     .insert(runs)
     .values({
       id,
@@ -57,6 +69,7 @@ export function recordRun(db: Database, id: string, report: RunReport, decides =
       async: report.async,
       createdAt: report.createdAt,
       ...changes,
+      ...webhook,
     })
     .onConflictDoUpdate({
       target: runs.id,
@@ -70,6 +83,19 @@ export function recordRun(db: Database, id: string, report: RunReport, decides =
             sql`not (${runs.status} = 'running' and excluded.status = 'queued')`,
           ),
     });
+  if (!report.webhook) return [row] as const;
+  // The delivery ends after the run: its state is written even once the run's is final, and a
+  // late report of `pending` never replaces how it ended.
+  const delivery = db
+    .update(runs)
+    .set(webhook)
+    .where(
+      and(
+        eq(runs.id, id),
+        sql`(${runs.webhookState} is null or ${runs.webhookState} = 'pending' or ${report.webhook.state} <> 'pending')`,
+      ),
+    );
+  return [row, delivery] as const;
 }
 
 export interface RunQuery {
@@ -120,5 +146,9 @@ export function runView(row: typeof runs.$inferSelect) {
     createdAt: new Date(row.createdAt).toISOString(),
     finishedAt: row.finishedAt === null ? null : new Date(row.finishedAt).toISOString(),
     runTimeMs: row.runTimeMs,
+    webhook:
+      row.webhookState === null
+        ? null
+        : { state: row.webhookState, attempts: row.webhookAttempts ?? 0 },
   };
 }

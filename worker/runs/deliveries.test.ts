@@ -14,6 +14,7 @@ import {
   ended,
   fakeHost,
   HOOKS,
+  lastReportOf,
   newApp,
   newRun,
   PROJECT,
@@ -115,6 +116,28 @@ describe.each(KINDS)("%s run: the retry rules (spec §6.4)", (kind) => {
       );
     expect(MAX_ATTEMPTS).toBe(3);
     expect(Math.max(...RETRY_DELAYS_MS)).toBeLessThanOrEqual(5_000);
+  });
+
+  it.each([
+    // A first attempt that times out: the delivery ends after the shard's first report of the
+    // run (pending), so its end must be sent as news of its own.
+    ["delivered", ["slow", 200]],
+    ["failed", ["slow", 404, 404]],
+  ] as const)("tells the runs index how the delivery ended: %s", async (state, statuses) => {
+    const run = newRun(newApp());
+    receiver(`/${run.runId}`, [...statuses]);
+    await runTo(kind, run, { url: `${HOOKS}/${run.runId}` });
+    await deliveryEnded(run);
+    const report = await lastReportOf(
+      run,
+      "the delivery's end",
+      (r) => (r.webhook as { state?: string } | undefined)?.state === state,
+    );
+    expect(report).toMatchObject({
+      async: kind === "async",
+      status: "success",
+      webhook: { state, attempts: statuses.length },
+    });
   });
 });
 

@@ -72,6 +72,7 @@ export async function deliverDue(
     store.update(id, {
       hook_attempts: JSON.stringify(attempts),
       hook_state: state,
+      indexed: 0, // the runs index hears how the delivery ended
       due_at: (row.finished_at ?? Date.now()) + RETAIN_MS,
     });
     store.closeDelivery(id);

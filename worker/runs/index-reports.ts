@@ -1,6 +1,6 @@
 /**
  * A shard tells the runs index (`POST {control plane}/internal/runs`) of its async runs as they
- * are accepted (`queued`) and as they end, gathered for a moment into one request; a run that
+ * are accepted (`queued`) and as they end, and of any run's webhook delivery as it ends, gathered for a moment into one request; a run that
  * ended before its batch left is sent once, ended. A run's row says whether the index has its
  * state (`indexed`), so it survives a crash of anything until the index confirms it: an
  * instance that comes up with unconfirmed states sends them, and a batch the control plane
@@ -17,6 +17,10 @@ const GATHER_MS = 200;
 const BATCH = 500;
 const RETRY_MIN_MS = 1_000;
 const RETRY_MAX_MS = 30_000;
+
+function attemptCount(attempts: string | null): number {
+  return attempts ? (JSON.parse(attempts) as unknown[]).length : 0;
+}
 
 export class IndexReports {
   #timer: ReturnType<typeof setTimeout> | undefined;
@@ -56,11 +60,14 @@ export class IndexReports {
           projectId: r.project,
           app: r.app,
           function: r.fn,
-          async: true,
+          async: r.async === 1,
           status: r.status,
           createdAt: r.created_at,
           finishedAt: r.finished_at,
           runTimeMs: r.run_time_ms,
+          ...(r.hook_state
+            ? { webhook: { state: r.hook_state, attempts: attemptCount(r.hook_attempts) } }
+            : {}),
         }));
         const sent = await this.#post(runs);
         if (sent === "later") {

@@ -274,7 +274,7 @@ export class RunShard extends DurableObject<Env> {
   ): void {
     if (row.status === "queued") this.#queued--;
     if (markEnded(this.#store, row, outcome, deliver, byHost)) void this.#deliver(row.id);
-    if (row.async === 1) this.#index.soon();
+    if (row.async === 1 || row.hook_state !== null) this.#index.soon();
     this.#schedule();
   }
 
@@ -286,6 +286,7 @@ export class RunShard extends DurableObject<Env> {
       await deliverDue(this.#store, id, this.env, () => this.#schedule());
     } finally {
       this.#busy.delete(id);
+      this.#index.soon(); // a delivery that ended is the runs index's news
       this.#schedule();
     }
   }

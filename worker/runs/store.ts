@@ -3,8 +3,8 @@
  * in place as the run moves, and removed `RETAIN_MS` after it ended and its delivery is over.
  * `due_at` is when the shard's one alarm must next look at the row: a queued run's expiry, a
  * running run's next question to the host, a delivery's next attempt, a finished row's removal.
- * `indexed` is 0 for an async run whose state (queued, or its end) the runs index has not
- * confirmed yet.
+ * `indexed` is 0 for a run whose state the runs index has not confirmed yet: an async run's
+ * (queued, or its end), and any run's webhook delivery (pending, then delivered or failed).
  * Every call here is synchronous: a read-modify-write in one call cannot interleave with another.
  */
 import type { AppLimits, AppRequest, RunStatus } from "./types.ts";
@@ -97,10 +97,13 @@ export interface IndexRow extends Record<string, SqlStorageValue> {
   project: string;
   app: string;
   fn: string;
+  async: number;
   status: RunStatus;
   created_at: number;
   finished_at: number | null;
   run_time_ms: number | null;
+  hook_state: "pending" | "delivered" | "failed" | null;
+  hook_attempts: string | null;
 }
 
 /** What a row keeps of a webhook: the shown target, whether it is signed, and the secrets. */
@@ -287,11 +290,12 @@ export class RunStore {
     );
   }
 
-  /** Async runs whose state the runs index has not confirmed, in the order they changed. */
+  /** Runs whose state the runs index has not confirmed, in the order they changed. */
   unindexed(limit: number): IndexRow[] {
     return this.sql
       .exec<IndexRow>(
-        `SELECT id, project, app, fn, status, created_at, finished_at, run_time_ms FROM runs
+        `SELECT id, project, app, fn, async, status, created_at, finished_at, run_time_ms,
+           hook_state, hook_attempts FROM runs
          WHERE indexed = 0 ORDER BY coalesce(finished_at, created_at) LIMIT ?`,
         limit,
       )
@@ -299,9 +303,18 @@ export class RunStore {
   }
 
   /** The index has these rows in these states (a row that moved on since is sent again). */
-  markIndexed(sent: ReadonlyArray<{ id: string; status: RunStatus }>): void {
-    for (const { id, status } of sent)
-      this.sql.exec("UPDATE runs SET indexed = 1 WHERE id = ? AND status = ?", id, status);
+  markIndexed(
+    sent: ReadonlyArray<Pick<IndexRow, "id" | "status" | "hook_state" | "hook_attempts">>,
+  ) {
+    for (const { id, status, hook_state, hook_attempts } of sent)
+      this.sql.exec(
+        `UPDATE runs SET indexed = 1
+         WHERE id = ? AND status = ? AND hook_state IS ? AND hook_attempts IS ?`,
+        id,
+        status,
+        hook_state,
+        hook_attempts,
+      );
   }
 
   remove(id: string): void {

@@ -37,8 +37,9 @@ export async function until<T>(
   }
 }
 
-/** The states each run's shard reported to the runs index, by run id. */
+/** The states each run's shard reported to the runs index, by run id; and the reports. */
 const indexed = new Map<string, string[]>();
+const indexReports = new Map<string, Array<Record<string, unknown>>>();
 /** Batches the fake runs index still refuses (503) before it takes them again. */
 let indexRefusals = 0;
 
@@ -60,10 +61,26 @@ export function startFakes(): void {
         return { statusCode: 503, data: '{"message":"restarting"}' };
       }
       const { runs } = JSON.parse(String(body)) as { runs: Array<{ id: string; status: string }> };
-      for (const { id, status } of runs) indexed.set(id, [...(indexed.get(id) ?? []), status]);
+      for (const report of runs) {
+        const { id, status } = report;
+        indexed.set(id, [...(indexed.get(id) ?? []), status]);
+        indexReports.set(id, [...(indexReports.get(id) ?? []), report]);
+      }
       return { statusCode: 200, data: "{}" };
     })
     .persist();
+}
+
+/** The latest report of `run` the runs index took, once `test` holds for it (bounded). */
+export function lastReportOf(
+  run: NewRun,
+  what: string,
+  test: (report: Record<string, unknown>) => boolean,
+): Promise<Record<string, unknown>> {
+  return until(`${run.runId}: ${what}`, () => {
+    const last = indexReports.get(run.runId)?.at(-1);
+    return last && test(last) ? last : undefined;
+  });
 }
 
 /** What the shard reported of `run` to the runs index, once `count` reports came (bounded). */

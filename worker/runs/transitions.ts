@@ -45,8 +45,8 @@ export function markEnded(
     status: outcome.status,
     finished_at: finishedAt,
     host_misses: 0,
-    // An async run's end goes to the runs index from its shard (index-reports.ts).
-    indexed: row.async === 1 ? 0 : 1,
+    // An async run's end, and a webhook's state, go to the runs index from the shard.
+    indexed: row.async === 1 || row.hook_state !== null ? 0 : 1,
     ...(row.started_at === null && byHost?.startedAt ? { started_at: byHost.startedAt } : {}),
     ...("run_time_ms" in outcome && outcome.run_time_ms !== null
       ? { run_time_ms: outcome.run_time_ms }
