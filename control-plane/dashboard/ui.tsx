@@ -55,7 +55,9 @@ export function Table({
   refresh?: number;
 }) {
   return (
-    <div class="table-wrap">
+    // A region of its own, focusable: a wide table scrolls, and a keyboard must reach it too.
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must take focus (WCAG 2.1.1).
+    <section class="table-wrap" aria-label={label} tabindex={0}>
       <table aria-label={label}>
         <thead>
           <tr>
@@ -68,7 +70,7 @@ export function Table({
           {children}
         </tbody>
       </table>
-    </div>
+    </section>
   );
 }
 

@@ -56,8 +56,11 @@ export function registerAuditLog(dash: Hono<DashEnv>) {
       nextPageToken?: string;
       retentionDays: number;
     }>("GET", `/audit-log?${listQuery}`);
-    const exportLink = (format: string) =>
-      `${PATH}/export?${new URLSearchParams({ ...api, format } as Record<string, string>)}`;
+    const exportLink = (format: string) => {
+      const query = new URLSearchParams(api);
+      query.set("format", format);
+      return `${PATH}/export?${query}`;
+    };
     return c.html(
       <Page title="Audit log" section={PATH} session={c.var.session}>
         {listed.ok || listed.status !== 403 ? (

@@ -1,0 +1,64 @@
+/**
+ * Debian's Chromium, driven by playwright-core, for the dashboard's tests: launched as CI
+ * launches it, with every page's script errors collected, and axe's serious and critical
+ * findings as one list.
+ */
+import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import AxeBuilder from "@axe-core/playwright";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { ROOT } from "./harness.ts";
+
+export const CHROMIUM = "/usr/bin/chromium";
+
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `${CHROMIUM} is missing: the dashboard's tests need Debian's chromium (apt-get install chromium; .ci/run installs it)`,
+    );
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--no-sandbox",
+      "--headless",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--no-first-run",
+    ],
+  });
+}
+
+/** A fresh context (no cookies) whose pages report script errors into `errors`. */
+export async function newContext(browser: Browser, errors: string[]): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  context.on("page", (page) => watch(page, errors));
+  return context;
+}
+
+function watch(page: Page, errors: string[]): void {
+  page.on("pageerror", (err) => errors.push(`${page.url()}: ${err.message}`));
+  page.on("console", (msg) => {
+    // A page answered 4xx on purpose (a used link, a refused form) is the network's note, not
+    // a script's error.
+    if (msg.type() === "error" && !msg.text().startsWith("Failed to load resource"))
+      errors.push(`${page.url()}: ${msg.text()}`);
+  });
+}
+
+/** axe's findings of impact serious or critical on the page as it is now. */
+export async function seriousViolations(page: Page): Promise<string[]> {
+  const { violations } = await new AxeBuilder({ page }).analyze();
+  return violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${page.url()}: ${v.id} (${v.impact}): ${v.nodes.map((n) => n.target).join(" ")}`);
+}
+
+/** Saves the page as test-results/dashboard-<name>.png (for a failed test). */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  const dir = join(ROOT, "test-results");
+  await mkdir(dir, { recursive: true });
+  await page.screenshot({ path: join(dir, `dashboard-${name}.png`), fullPage: true });
+}

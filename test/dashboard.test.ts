@@ -1,0 +1,231 @@
+// The dashboard in a real browser (Debian's Chromium, playwright-core) against a whole local
+// Runlet: sign-in through the CLI's one-time link, runs (async marked, new ones appearing without
+// a reload), a run's logs and webhook attempts, API keys shown once and revoked, the audit log by
+// URL and its CSV export, CSRF, pages without a session, script errors and axe on every page.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { client } from "./apps.ts";
+import { launchChromium, newContext, screenshot, seriousViolations } from "./browser.ts";
+import { cli, json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
+import { type Receiver, startReceiver } from "./receiver.ts";
+
+const TALKER = {
+  "runlet.toml": 'name = "talker"\nruntime = "managed"',
+  "main.mjs": `export function run(input) {
+  console.log("talking to " + (input.name ?? "nobody"));
+  return { said: input.name ?? null };
+}`,
+};
+
+let runlet: Runlet;
+let home: string;
+let receiver: Receiver;
+let browser: Browser;
+let owner: BrowserContext;
+let page: Page;
+const errors: string[] = [];
+const violations: string[] = [];
+
+const base = () => runlet.local.baseUrl;
+const api = (path: string, token = runlet.local.token, init: RequestInit = {}) =>
+  fetch(`${base()}/v2/projects/${runlet.local.projectId}${path}`, {
+    ...init,
+    headers: { authorization: `Bearer ${token}`, ...(init.headers as Record<string, string>) },
+  });
+
+async function signInLink(): Promise<string> {
+  const out = await cli(["dashboard", "--json"], runlet.env);
+  expect(out.code, out.stderr).toBe(0);
+  return (JSON.parse(out.stdout) as { url: string }).url;
+}
+
+/** Opens `path` on `page`, checks it with axe (light and dark), and returns the page. */
+async function visit(path: string, on = page): Promise<Page> {
+  await on.goto(`${base()}${path}`);
+  for (const colorScheme of ["light", "dark"] as const) {
+    await on.emulateMedia({ colorScheme });
+    violations.push(...(await seriousViolations(on)));
+  }
+  await on.emulateMedia({ colorScheme: "light" });
+  return on;
+}
+
+beforeAll(async () => {
+  home = await newHome();
+  runlet = await startRunlet(home);
+  receiver = await startReceiver();
+  await client(runlet).deploy(TALKER);
+  browser = await launchChromium();
+  owner = await newContext(browser, errors);
+  page = await owner.newPage();
+}, 150_000);
+
+afterEach(async (context) => {
+  if (context.task.result?.state === "fail" && page) {
+    await screenshot(page, context.task.name.replace(/\W+/g, "-").slice(0, 60));
+  }
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await receiver?.close();
+  await runlet?.stop();
+  if (home) await removeHome(home);
+});
+
+describe("the dashboard, in a browser", () => {
+  it("signs in through the CLI's one-time link, which leaves the address bar and works once", async () => {
+    const link = await signInLink();
+    await page.goto(link);
+    expect(page.url()).toBe(`${base()}/dashboard/runs`);
+    await expect(page.locator("h1").textContent()).resolves.toBe("Runs");
+    violations.push(...(await seriousViolations(page)));
+
+    const stranger = await newContext(browser, errors);
+    const other = await stranger.newPage();
+    const again = await other.goto(link);
+    expect(again?.status()).toBe(400);
+    expect(await other.textContent("h1")).toMatch(/does not work/);
+    violations.push(...(await seriousViolations(other)));
+    await other.goto(`${base()}/dashboard/runs`);
+    expect(new URL(other.url()).pathname).toBe("/dashboard/login");
+    await stranger.close();
+  });
+
+  it("shows a new async run marked async without a reload, and its page its logs and webhook attempt", async () => {
+    await visit("/dashboard/runs");
+    const submitted = await client(runlet).submit(
+      "talker",
+      { name: "Ada" },
+      `async=true&webhookEndpoint=${encodeURIComponent(`${receiver.url}/hook`)}`,
+    );
+    expect(submitted.status).toBe(202);
+    const { run_id: runId } = await json(submitted);
+    const row = page.locator("#runs-rows tr", { hasText: runId });
+    await row.waitFor({ timeout: 15_000 });
+    await expect(row.locator(".badge-async").textContent()).resolves.toBe("async");
+    await receiver.waitFor("/hook", 1);
+
+    await visit(`/dashboard/runs/${runId}`);
+    await page.locator("pre.logs", { hasText: "talking to Ada" }).waitFor({ timeout: 15_000 });
+    const attempt = page.getByRole("table", { name: "Delivery attempts" }).locator("tbody tr");
+    await attempt.first().waitFor({ timeout: 15_000 });
+    await expect(attempt.first().textContent()).resolves.toMatch(/HTTP 200.*delivered/);
+  });
+
+  it("creates a service account shown once, working on the API, gone after a reload, dead once revoked", async () => {
+    await visit("/dashboard/api-keys");
+    await page.getByLabel("Name").fill("ci-browser");
+    const inAMonth = new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10);
+    await page.getByLabel("Expires").fill(inAMonth);
+    await page.getByLabel("Role").selectOption("member");
+    await page.getByRole("button", { name: "Create" }).click();
+    const token = (await page.locator("#new-token").textContent())?.trim() ?? "";
+    expect(token).toMatch(/^ey/);
+    expect((await api("/apps", token)).status).toBe(200);
+
+    await page.reload();
+    expect(await page.locator("#new-token").count()).toBe(0);
+    expect(await page.content()).not.toContain(token);
+
+    const row = page.locator("tr", { hasText: "ci-browser" });
+    await row.getByRole("link", { name: /Revoke/ }).click();
+    violations.push(...(await seriousViolations(page)));
+    await page.getByRole("button", { name: "Revoke" }).click();
+    await expect(row.textContent()).resolves.toMatch(/revoked/);
+    expect((await api("/apps", token)).status).toBe(401);
+  });
+
+  it("filters the audit log by its address, and exports the filter as CSV with the API's rows", async () => {
+    await visit("/dashboard/audit-log?action=service_accounts.create");
+    await expect(page.getByLabel("Action").inputValue()).resolves.toBe("service_accounts.create");
+    const actions = await page.locator("tbody tr td:nth-child(2)").allTextContents();
+    expect(actions.length).toBeGreaterThan(0);
+    expect(new Set(actions)).toEqual(new Set(["service_accounts.create"]));
+
+    let listed = 0;
+    let next: string | undefined;
+    for (let i = 0; i < 20; i++) {
+      const q = `action=service_accounts.create&limit=200${next ? `&nextToken=${next}` : ""}`;
+      const body = await json(await api(`/audit-log?${q}`));
+      listed += body.logs.length;
+      next = body.nextPageToken;
+      if (!next) break;
+    }
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("link", { name: "Export CSV" }).click(),
+    ]);
+    const csv = await streamText(await download.createReadStream());
+    const lines = csv.split("\r\n").filter((l) => l !== "");
+    expect(lines[0]).toMatch(/^id,timestamp,action,/);
+    expect(lines.length - 1).toBe(listed);
+  });
+
+  it("refuses a form posted from another origin, though the browser sends the cookie", async () => {
+    const evil =
+      await serve(`<!doctype html><form id="f" method="post" action="${base()}/dashboard/secrets">
+      <input name="name" value="PLANTED"><input name="value" value="x"></form>
+      <script>document.getElementById("f").submit()</script>`);
+    try {
+      const other = await owner.newPage();
+      const refused = other.waitForResponse((r) => r.url() === `${base()}/dashboard/secrets`);
+      await other.goto(evil.url);
+      expect((await refused).status()).toBe(403);
+      await other.close();
+      expect((await api("/secrets/PLANTED")).status).toBe(404);
+    } finally {
+      evil.server.close();
+    }
+  });
+
+  it("shows no data without a session: every page is the sign-in page", async () => {
+    const [run] = (await json(await api("/runs?limit=1"))).runs;
+    const stranger = await newContext(browser, errors);
+    const anon = await stranger.newPage();
+    for (const path of [
+      "/dashboard/runs",
+      "/dashboard/api-keys",
+      "/dashboard/audit-log",
+      `/dashboard/runs/${run.id}`,
+    ]) {
+      await anon.goto(`${base()}${path}`);
+      expect(new URL(anon.url()).pathname).toBe("/dashboard/login");
+      // The address asked for comes back as where to go after signing in; nothing else does.
+      expect(await anon.locator("h1").textContent()).toBe("Sign in");
+      expect(await anon.locator("table").count()).toBe(0);
+      const html = await anon.content();
+      for (const data of ["talker", "ci-browser", "service_accounts.create"])
+        expect(html).not.toContain(data);
+      expect(html.split(run.id).length - 1).toBeLessThanOrEqual(1);
+    }
+    violations.push(...(await seriousViolations(anon)));
+    await stranger.close();
+  });
+
+  it("passes axe on every page, light and dark, and no page logged a script error", async () => {
+    await visit("/dashboard/apps");
+    await visit("/dashboard/apps/talker");
+    await visit("/dashboard/secrets");
+    expect(violations).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+});
+
+async function streamText(stream: NodeJS.ReadableStream): Promise<string> {
+  let text = "";
+  for await (const chunk of stream) text += chunk;
+  return text;
+}
+
+/** A page of another origin (another loopback port), as an attacker's site would be. */
+async function serve(html: string): Promise<{ url: string; server: Server }> {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { "content-type": "text/html" });
+    res.end(html);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, server };
+}
