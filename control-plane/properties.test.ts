@@ -176,7 +176,9 @@ async function answerOverSocketIsSound(req: RandomRequest): Promise<void> {
   const sent = { ...req, method };
   judge(
     sent,
-    new URL(req.target, base).href,
+    // A path target is the server's path as sent ("//" included, which `new URL(t, base)`
+    // would read as a host); an absolute-form target is a URL of its own.
+    req.target.startsWith("/") ? `${base}${req.target}` : new URL(req.target, base).href,
     answer.status,
     answer.headers["content-type"] ?? null,
     answer.body,
