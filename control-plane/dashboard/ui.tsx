@@ -56,7 +56,6 @@ export function Table({
 }) {
   return (
     // A region of its own, focusable: a wide table scrolls, and a keyboard must reach it too.
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must take focus (WCAG 2.1.1).
     <section class="table-wrap" aria-label={label} tabindex={0}>
       <table aria-label={label}>
         <thead>
