@@ -10,15 +10,15 @@ try {
   process.exit(1);
 }
 const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
-const failed =
-  report.numFailedTests + (report.numFailedTestSuites ?? 0) - countSuitesWithFailedTests(report);
+// numFailedTestSuites counts describe blocks too, so it cannot be added to the tests' count.
+const failed = report.numFailedTests + countFilesThatDidNotLoad(report);
 console.log(
   `${report.numPassedTests} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`,
 );
 
-// A file that failed to load counts as a failed suite without failed tests; count it once.
-function countSuitesWithFailedTests(r) {
+// A file that failed to load (or whose hooks threw) failed without a failed test: one failure.
+function countFilesThatDidNotLoad(r) {
   return (r.testResults ?? []).filter(
-    (s) => s.status === "failed" && s.assertionResults?.some((a) => a.status === "failed"),
+    (s) => s.status === "failed" && !s.assertionResults?.some((a) => a.status === "failed"),
   ).length;
 }

@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import {
   accept,
   busy,
+  endsReported,
   fakeHost,
   Gate,
   HOOKS,
@@ -16,7 +17,6 @@ import {
   newApp,
   newRun,
   receiver,
-  reportsOf,
   rowOf,
   shardOfRun,
   sleep,
@@ -81,7 +81,7 @@ describe("cancel", () => {
     expect(host.count(run)).toBe(1);
     expect(deletes()).toBe(0); // the host never had it
     expect(delivered()).toBe(0);
-    expect(await reportsOf(run, 1)).toEqual(["cancelled"]);
+    expect(await endsReported(run)).toEqual(["cancelled"]);
     expect(await rowOf(run)).toMatchObject({ hook_secret: null, hook_url: null, payload: null });
     expect(await shard.cancel(run.runId)).toEqual({
       refused: { status: 409, message: `run '${run.runId}' has already ended: cancelled` },
@@ -101,7 +101,7 @@ describe("cancel", () => {
     held.open();
     await sleep(100);
     expect(await viewOf(run)).toMatchObject({ status: "cancelled", started_at: null });
-    expect(await reportsOf(run, 1)).toEqual(["cancelled"]);
+    expect(await endsReported(run)).toEqual(["cancelled"]);
   });
 
   it("a running run: stopped on the host; its later report does not move it", async () => {
@@ -118,7 +118,7 @@ describe("cancel", () => {
       status: "cancelled",
     });
     expect(await viewOf(run)).toMatchObject({ status: "cancelled" });
-    expect(await reportsOf(run, 1)).toEqual(["cancelled"]);
+    expect(await endsReported(run)).toEqual(["cancelled"]);
   });
 
   it("an ended run is 409; so is a sync run; an unknown id is null", async () => {

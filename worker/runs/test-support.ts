@@ -83,6 +83,20 @@ export function lastReportOf(
   });
 }
 
+/**
+ * The ends (success, failure, cancelled) the runs index learned of `run`, each once, once one
+ * came (bounded). Whether a `queued` or `running` report went first depends on how long the run
+ * lived past a batch's 200 ms, which a loaded machine stretches; the end is what must arrive.
+ */
+export async function endsReported(run: NewRun): Promise<string[]> {
+  const ends = () =>
+    new Set((indexed.get(run.runId) ?? []).filter((s) => s !== "queued" && s !== "running"));
+  await until(`the end of ${run.runId} reported`, () => ends().size > 0, 2_000).catch(
+    () => undefined,
+  );
+  return [...ends()];
+}
+
 /** What the shard reported of `run` to the runs index, once `count` reports came (bounded). */
 export async function reportsOf(run: NewRun, count: number): Promise<string[]> {
   const got = () => indexed.get(run.runId) ?? [];
