@@ -79,7 +79,7 @@ export const bundleFileSchema = z.strictObject({
 export type BundleFile = z.infer<typeof bundleFileSchema>;
 
 /** First line of a zod error, worded for a person: `scaling.cooldown: too big ...`. */
-export function describeZodError(error: z.ZodError): string {
+export function describeZodError(error: z.core.$ZodError): string {
   const issue = error.issues[0];
   if (!issue) return "invalid input";
   const where = issue.path.length ? `${issue.path.join(".")}: ` : "";

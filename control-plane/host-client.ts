@@ -1,16 +1,11 @@
-import type { AppConfig, BundleFile } from "../common/app-config.ts";
+import type { DeployRequest } from "../common/protocol/deploy.ts";
+import { hostMetricsSchema, type RunLogs, runLogsSchema } from "../common/protocol/host.ts";
+import { hostPath } from "../common/protocol/paths.ts";
 import { ApiError } from "./errors.ts";
-import { type RunLogs, runLogsSchema } from "./runs/logs.ts";
 
 /** The control plane's side of the runtime host's internal API. */
 export interface RuntimeHost {
-  deploy(input: {
-    project: string;
-    app: string;
-    version: number;
-    config: AppConfig;
-    files: BundleFile[];
-  }): Promise<void>;
+  deploy(input: DeployRequest & { project: string; app: string }): Promise<void>;
   /** Stops the app's replicas and deletes its files; harmless if the host never had it. */
   remove(input: { project: string; app: string }): Promise<void>;
   /** What a run of `project` wrote, as the host keeps it; undefined if it keeps none. */
@@ -25,16 +20,6 @@ export interface ReplicaCounts {
   busy: number;
   /** Calls waiting for a slot. */
   queued: number;
-}
-
-/** What the host's `GET /internal/metrics` says of each app (runtime-host/pool/pool.ts). */
-interface HostMetrics {
-  apps: Array<{
-    project: string;
-    app: string;
-    queued: number;
-    replicas: Array<{ ready: boolean; active: number }>;
-  }>;
 }
 
 export function httpRuntimeHost(baseUrl: string, internalToken: string): RuntimeHost {
@@ -61,11 +46,11 @@ export function httpRuntimeHost(baseUrl: string, internalToken: string): Runtime
 
   return {
     async deploy({ project, app, version, config, files }) {
-      const res = await send("PUT", `/internal/apps/${project}/${app}`, 60_000, {
+      const res = await send("PUT", hostPath.app(project, app), 60_000, {
         version,
         config,
         files,
-      });
+      } satisfies DeployRequest);
       if (!res.ok) {
         const body = (await res.json().catch(() => ({}))) as { message?: string };
         throw new ApiError(
@@ -75,7 +60,7 @@ export function httpRuntimeHost(baseUrl: string, internalToken: string): Runtime
       }
     },
     async remove({ project, app }) {
-      const res = await send("DELETE", `/internal/apps/${project}/${app}`, 30_000);
+      const res = await send("DELETE", hostPath.app(project, app), 30_000);
       if (!res.ok) {
         throw new ApiError(
           "bad_gateway",
@@ -84,12 +69,7 @@ export function httpRuntimeHost(baseUrl: string, internalToken: string): Runtime
       }
     },
     async runLogs({ project, runId }) {
-      const query = new URLSearchParams({ project });
-      const res = await send(
-        "GET",
-        `/internal/runs/${encodeURIComponent(runId)}/logs?${query}`,
-        10_000,
-      );
+      const res = await send("GET", hostPath.runLogs(runId, project), 10_000);
       const body: unknown = await res.json().catch(() => undefined);
       if (res.status === 404) return undefined;
       const logs = res.ok ? runLogsSchema.safeParse(body) : undefined;
@@ -107,12 +87,14 @@ export function httpRuntimeHost(baseUrl: string, internalToken: string): Runtime
     async replicas({ project, app }) {
       let res: Response;
       try {
-        res = await send("GET", "/internal/metrics", 2_000);
+        res = await send("GET", hostPath.metrics, 2_000);
       } catch {
         return undefined;
       }
       if (!res.ok) return undefined;
-      const metrics = (await res.json()) as HostMetrics;
+      const parsed = hostMetricsSchema.safeParse(await res.json().catch(() => undefined));
+      if (!parsed.success) return undefined;
+      const metrics = parsed.data;
       const counts = { starting: 0, idle: 0, busy: 0, queued: 0 };
       const found = metrics.apps.find((a) => a.project === project && a.app === app);
       if (!found) return counts;

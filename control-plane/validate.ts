@@ -1,17 +1,20 @@
 import type { Context } from "hono";
-import type { z } from "zod";
+import { safeParse, type z } from "zod";
 import { describeZodError } from "../common/app-config.ts";
 import { ApiError } from "./errors.ts";
 
 /** Reads and validates a JSON body: invalid JSON or a schema miss is `400 {message}` naming the field. */
-export async function jsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
+export async function jsonBody<S extends z.core.$ZodType>(
+  c: Context,
+  schema: S,
+): Promise<z.infer<S>> {
   let raw: unknown;
   try {
     raw = await c.req.json();
   } catch {
     throw new ApiError("bad_request", "request body must be valid JSON");
   }
-  const parsed = schema.safeParse(raw);
+  const parsed = safeParse(schema, raw);
   if (!parsed.success) throw new ApiError("bad_request", describeZodError(parsed.error));
   return parsed.data;
 }

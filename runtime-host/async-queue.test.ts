@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { HEADER } from "../common/consts.ts";
 import { newId } from "../common/ids.ts";
+import type { HostRun } from "../common/protocol/host.ts";
 import type { HostLimits } from "./limits.ts";
-import type { AsyncRun } from "./runs/types.ts";
 import type { RunningHost } from "./server.ts";
 import {
   configOf,
@@ -36,13 +36,13 @@ export async function work({ ms, log }, ctx) {
 let home: string;
 let log: string;
 let host: RunningHost;
-let receiver: Awaited<ReturnType<typeof startReceiver<AsyncRun>>>;
+let receiver: Awaited<ReturnType<typeof startReceiver<HostRun>>>;
 
 beforeEach(async () => {
   home = await newHome();
   log = join(home, "runs.log");
   await writeFile(log, "");
-  receiver = await startReceiver<AsyncRun>();
+  receiver = await startReceiver<HostRun>();
 });
 
 afterEach(async () => {
@@ -76,7 +76,7 @@ const answerOf = async (res: Promise<Response>) => {
   const answer = await res;
   return {
     status: answer.status,
-    body: (await answer.json()) as AsyncRun & { run?: AsyncRun; message?: string },
+    body: (await answer.json()) as HostRun & { run?: HostRun; message?: string },
   };
 };
 

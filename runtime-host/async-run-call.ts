@@ -1,15 +1,17 @@
 /**
  * What an async run does once it has its replica: call the function, or send the custom app its
- * request, within the app's `response_grace_period`; and how the run ended, as the `AsyncRun`
+ * request, within the app's `response_grace_period`; and how the run ended, as the `HostRun`
  * fields to set.
  */
+
+import type { HostRun } from "../common/protocol/host.ts";
 import type { Deployment } from "./apps.ts";
 import { functionWorkload, httpWorkload, type Workload, WorkloadError } from "./pool/workload.ts";
 import { msSince } from "./runs/describe.ts";
-import type { AsyncCall, AsyncRun } from "./runs/types.ts";
+import type { AsyncCall } from "./runs/types.ts";
 import { AppAnswerError, sendBuffered } from "./runtimes/custom/buffered.ts";
 
-export type RunEnd = Pick<AsyncRun, "status" | "result" | "http" | "error" | "runTimeMs">;
+export type RunEnd = Pick<HostRun, "status" | "result" | "http" | "error" | "runTimeMs">;
 
 /** Runs the call on its replica; `signal` aborts once the run is cancelled. */
 export async function runCall(

@@ -2,8 +2,9 @@
 // response_grace_period, cancellable through ctx.signal, and askable afterwards.
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import * as z from "zod/mini";
 import { HEADER } from "../common/consts.ts";
-import type { AsyncRun } from "./runs/types.ts";
+import { type HostRun, hostRunSchema } from "../common/protocol/host.ts";
 import type { RunningHost } from "./server.ts";
 import {
   configOf,
@@ -36,16 +37,19 @@ export function fail() {
 `,
 };
 
+/** What the receiving side reads of a body: its HostRun fields, none unknown (or it throws). */
+const asSent = (body: unknown) => z.strictObject(hostRunSchema.shape).parse(body);
+
 let home: string;
 let host: RunningHost;
-let receiver: Awaited<ReturnType<typeof startReceiver<AsyncRun>>>;
+let receiver: Awaited<ReturnType<typeof startReceiver<HostRun>>>;
 let callbackUrl: string;
-let received: Received<AsyncRun>[];
+let received: Received<HostRun>[];
 
 beforeEach(async () => {
   home = await newHome();
   host = await startTestHost(home);
-  receiver = await startReceiver<AsyncRun>();
+  receiver = await startReceiver<HostRun>();
   received = receiver.received;
   callbackUrl = `${receiver.url}/runs/done`;
 });
@@ -78,7 +82,7 @@ const runState = async (runId: string, method = "GET") => {
     method,
     headers: { authorization: `Bearer ${TOKEN}` },
   });
-  return { status: res.status, body: (await res.json()) as AsyncRun & { message?: string } };
+  return { status: res.status, body: (await res.json()) as HostRun & { message?: string } };
 };
 
 describe("async runs on the host", () => {
@@ -86,8 +90,9 @@ describe("async runs on the host", () => {
     await deploy();
     const res = await submit("work", { n: 21, ms: 200 }, "run_a1");
     expect(res.status).toBe(202); // answered once it started
-    const answered = (await res.json()) as AsyncRun;
+    const answered = (await res.json()) as HostRun;
     expect(answered).toMatchObject({ runId: "run_a1", status: "running", fn: "work" });
+    expect(asSent(answered)).toEqual(answered); // the protocol's HostRun, nothing more
     expect(Number(answered.deadlineAt) - Number(answered.startedAt)).toBe(900_000);
 
     await eventually(
@@ -96,6 +101,7 @@ describe("async runs on the host", () => {
     );
     const [delivery] = received;
     expect(delivery?.auth).toBe(`Bearer ${TOKEN}`);
+    expect(asSent(delivery?.body)).toEqual(delivery?.body);
     expect(delivery?.body).toMatchObject({
       runId: "run_a1",
       status: "success",

@@ -18,6 +18,7 @@
  * stopped"), reported like any end.
  */
 import { timeOfId } from "../common/ids.ts";
+import type { HostRun } from "../common/protocol/host.ts";
 import type { Deployment } from "./apps.ts";
 import { failureOf, type RunEnd, runCall } from "./async-run-call.ts";
 import type { ReplicaPool } from "./pool/pool.ts";
@@ -25,13 +26,13 @@ import { WorkloadError } from "./pool/workload.ts";
 import type { RunCallbacks } from "./run-callbacks.ts";
 import type { RunReports } from "./run-reports.ts";
 import { requestName } from "./runs/describe.ts";
-import type { AsyncCall, AsyncRun, Submission, Submitter } from "./runs/types.ts";
+import type { AsyncCall, Submission, Submitter } from "./runs/types.ts";
 
 /** What the submitter hears of its run: it started, it ended, or it left the queue unstarted. */
 type RunEvent = "started" | "ended" | WorkloadError;
 
 interface Submitted {
-  run: AsyncRun;
+  run: HostRun;
   /** Aborted once the run is to leave the queue unstarted: cancelled, withdrawn, host closing. */
   leave: AbortController;
   /** Aborted by `cancel`: a running run's work is told to stop. */
@@ -62,7 +63,7 @@ export class AsyncRuns {
     private readonly reports: RunReports,
   ) {}
 
-  get(runId: string): AsyncRun | undefined {
+  get(runId: string): HostRun | undefined {
     return this.#runs.get(runId)?.run;
   }
 
@@ -133,7 +134,7 @@ export class AsyncRuns {
    * its submitter hears so at once, a running one's work is told to stop); a result that comes
    * later is dropped.
    */
-  cancel(runId: string): AsyncRun | undefined {
+  cancel(runId: string): HostRun | undefined {
     const entry = this.#runs.get(runId);
     if (!entry) return undefined;
     const { run } = entry;

@@ -1,5 +1,6 @@
 /** The host's routes and the dispatch of a request to one of them. */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { HostMetrics } from "../common/protocol/host.ts";
 import type { HostContext } from "./context.ts";
 import { hasBearerToken } from "./http/auth.ts";
 import { HttpError } from "./http/errors.ts";
@@ -41,7 +42,7 @@ const ROUTES: readonly Route[] = [
       sendJson(res, 200, {
         apps: pool.stats(),
         spares: { managed: spares.managed.pids(), custom: spares.custom.pids() },
-      }),
+      } satisfies HostMetrics),
   },
   { method: "PUT", path: /^\/internal\/apps\/([^/]+)\/([^/]+)$/, handler: deployApp, work: true },
   {

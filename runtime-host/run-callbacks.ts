@@ -5,7 +5,7 @@
  * stops gives every callback still being sent its remaining tries at once, within a bound.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { AsyncRun } from "./runs/types.ts";
+import type { HostRun } from "../common/protocol/host.ts";
 
 /** The pause before each try (a lost callback is also askable). */
 const RETRY_DELAYS_MS = [0, 1_000, 4_000];
@@ -21,7 +21,7 @@ export class RunCallbacks {
   constructor(private readonly internalToken: string) {}
 
   /** Sends `run` (as it is now) to `url`, off the caller's path. */
-  send(url: string, run: AsyncRun): void {
+  send(url: string, run: HostRun): void {
     const sent = this.#send(url, JSON.stringify(run), run.runId);
     this.#sending.add(sent);
     void sent.then(() => this.#sending.delete(sent));

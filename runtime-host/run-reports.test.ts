@@ -6,8 +6,8 @@ import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { HEADER } from "../common/consts.ts";
 import { newId } from "../common/ids.ts";
+import type { HostRun } from "../common/protocol/host.ts";
 import { RunReports } from "./run-reports.ts";
-import type { AsyncRun } from "./runs/types.ts";
 import type { RunningHost } from "./server.ts";
 import {
   configOf,
@@ -178,7 +178,7 @@ it("never reports a queued run: one withdrawn or cancelled while queued is not r
     const res = await fetch(`${host.url}/internal/runs/${runId}`, {
       headers: { authorization: `Bearer ${TOKEN}` },
     });
-    return res.ok ? ((await res.json()) as AsyncRun).status : res.status;
+    return res.ok ? ((await res.json()) as HostRun).status : res.status;
   };
   const [first, withdrawn, cancelled, waited] = [1, 2, 3, 4].map(() => newId("run"));
   expect((await submit(first as string, 400)).status).toBe(202);
@@ -219,7 +219,7 @@ it("sends only the last of several reports of one run in a batch", async () => {
     TOKEN,
   );
   const runId = newId("run");
-  const run: AsyncRun = {
+  const run: HostRun = {
     runId,
     project: "p",
     app: "jobs",

@@ -9,18 +9,9 @@
  * restarting loses no run from the index — then logged; a host that stops tries each once more.
  */
 import { timeOfId } from "../common/ids.ts";
-import type { AsyncRun } from "./runs/types.ts";
-
-export interface RunReport {
-  projectId: string;
-  app: string;
-  function: string;
-  async: boolean;
-  status: "running" | "success" | "failure";
-  createdAt: number;
-  finishedAt: number | null;
-  runTimeMs: number | null;
-}
+import type { HostRun } from "../common/protocol/host.ts";
+import { controlPlanePath } from "../common/protocol/paths.ts";
+import type { RunReport, RunReportBatch } from "../common/protocol/runs.ts";
 
 /** How long reports are gathered before they are sent, and the most sent at once. */
 const GATHER_MS = 25;
@@ -54,7 +45,7 @@ export class RunReports {
   }
 
   /** An async run that has started and outlasted its submitter's wait. */
-  running(run: AsyncRun): void {
+  running(run: HostRun): void {
     if (run.status !== "running") return;
     this.#queue(run.runId, {
       projectId: run.project,
@@ -94,18 +85,18 @@ export class RunReports {
     }
   }
 
-  async #send(runs: Array<RunReport & { id: string }>): Promise<void> {
+  async #send(runs: RunReportBatch["runs"]): Promise<void> {
     for (const delay of [0, ...this.retryDelaysMs]) {
       if (delay) await this.#pause(delay);
       const lastTry = this.#closing.signal.aborted && delay > 0;
       try {
-        const res = await fetch(`${this.controlPlaneUrl}/internal/runs`, {
+        const res = await fetch(this.controlPlaneUrl + controlPlanePath.runs, {
           method: "POST",
           headers: {
             authorization: `Bearer ${this.internalToken}`,
             "content-type": "application/json",
           },
-          body: JSON.stringify({ runs }),
+          body: JSON.stringify({ runs } satisfies RunReportBatch),
           signal: AbortSignal.timeout(10_000),
         });
         await res.arrayBuffer();

@@ -5,8 +5,8 @@
 
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { HEADER } from "../common/consts.ts";
+import type { HostRun } from "../common/protocol/host.ts";
 import { HOST_STOPPED } from "./async-runs.ts";
-import type { AsyncRun } from "./runs/types.ts";
 import type { RunningHost } from "./server.ts";
 import {
   configOf,
@@ -32,13 +32,13 @@ const GRACE_MS = 1_500;
 
 let home: string;
 let host: RunningHost;
-let receiver: Awaited<ReturnType<typeof startReceiver<AsyncRun>>>;
-let received: Received<AsyncRun>[];
+let receiver: Awaited<ReturnType<typeof startReceiver<HostRun>>>;
+let received: Received<HostRun>[];
 
 beforeEach(async () => {
   home = await newHome();
   host = await startTestHost(home, { limits: { shutdownGraceMs: GRACE_MS } });
-  receiver = await startReceiver<AsyncRun>();
+  receiver = await startReceiver<HostRun>();
   received = receiver.received;
 });
 
@@ -68,7 +68,7 @@ const stateOf = async (runId: string) => {
   const res = await fetch(`${host.url}/internal/runs/${runId}`, {
     headers: { authorization: `Bearer ${TOKEN}` },
   });
-  return res.ok ? ((await res.json()) as AsyncRun).status : res.status;
+  return res.ok ? ((await res.json()) as HostRun).status : res.status;
 };
 
 it("lets work in flight end within the grace, refuses new work, withdraws queued runs, fails the rest", async () => {

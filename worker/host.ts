@@ -1,12 +1,9 @@
 import { HEADER } from "../common/consts.ts";
 import { codeOf, ERROR_STATUS, type ErrorCode, isErrorCode } from "../common/errors.ts";
+import { type Invocation, invocationSchema } from "../common/protocol/host.ts";
+import { hostPath } from "../common/protocol/paths.ts";
 import type { Env } from "./env.ts";
 import { RunApiError } from "./errors.ts";
-
-/** What the runtime host answers for a managed-runtime call. */
-export type Invocation =
-  | { ok: true; result: unknown; run_time_ms: number }
-  | { ok: false; error: { message: string }; run_time_ms: number };
 
 /** Calls `fn` of an app on its runtime host; host-level failures become `RunApiError`s. */
 export async function invokeOnHost(
@@ -17,23 +14,22 @@ export async function invokeOnHost(
   const { project, app, fn, runId } = target;
   let res: Response;
   try {
-    res = await fetch(
-      `${env.RUNTIME_HOST_URL}/internal/invoke/${project}/${app}/${encodeURIComponent(fn)}`,
-      {
-        method: "POST",
-        headers: {
-          authorization: `Bearer ${env.INTERNAL_TOKEN}`,
-          "content-type": "application/json",
-          [HEADER.runId]: runId,
-        },
-        body,
+    res = await fetch(env.RUNTIME_HOST_URL + hostPath.invoke(project, app, fn), {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${env.INTERNAL_TOKEN}`,
+        "content-type": "application/json",
+        [HEADER.runId]: runId,
       },
-    );
+      body,
+    });
   } catch {
     throw new RunApiError(502, "the runtime host is not reachable");
   }
-  if (res.ok) return (await res.json()) as Invocation;
-  throw await hostError(res);
+  if (!res.ok) throw await hostError(res);
+  const invocation = invocationSchema.safeParse(await res.json().catch(() => undefined));
+  if (!invocation.success) throw new RunApiError(502, "the runtime host's answer was not a call's");
+  return invocation.data;
 }
 
 /**
@@ -84,7 +80,7 @@ export async function forwardToHost(
   headers.set(HEADER.runId, runId);
   let res: Response;
   try {
-    res = await fetch(`${env.RUNTIME_HOST_URL}/internal/http/${project}/${app}${pathAndQuery}`, {
+    res = await fetch(env.RUNTIME_HOST_URL + hostPath.http(project, app, pathAndQuery), {
       method: request.method,
       headers,
       body: request.method === "GET" || request.method === "HEAD" ? undefined : request.body,

@@ -4,6 +4,7 @@
  * id), then the routes, then the one error renderer.
  */
 import { Hono } from "hono";
+import { workerPath } from "../common/protocol/paths.ts";
 import type { WorkerEnv } from "./env.ts";
 import { renderError } from "./errors.ts";
 import { caller } from "./middleware/caller.ts";
@@ -34,7 +35,7 @@ app.all("/v4/:project/:app/*", (c) =>
 );
 
 app.post(HOST_REPORT_PATH, internalOnly, hostReport);
-app.post("/internal/wake", internalOnly, wake);
+app.post(workerPath.wake, internalOnly, wake);
 
 app.notFound((c) =>
   c.json({ message: `no route for ${c.req.method} ${c.req.path}`, code: "not_found" }, 404),

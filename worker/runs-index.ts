@@ -4,22 +4,13 @@
  * only the sync runs the runtime host failed or never got; the host reports the others, and an
  * async run's shard its acceptance and end (runs/index-reports.ts).
  */
+import { controlPlanePath } from "../common/protocol/paths.ts";
+import type { RunReport } from "../common/protocol/runs.ts";
 import type { Env } from "./env.ts";
-
-export interface RunReport {
-  projectId: string;
-  app: string;
-  function: string;
-  async: boolean;
-  status: "queued" | "running" | "success" | "failure" | "cancelled";
-  createdAt: number;
-  finishedAt?: number | null;
-  runTimeMs?: number | null;
-}
 
 export async function reportRun(env: Env, runId: string, report: RunReport): Promise<void> {
   try {
-    const res = await fetch(`${env.CONTROL_PLANE_URL}/internal/runs/${runId}`, {
+    const res = await fetch(env.CONTROL_PLANE_URL + controlPlanePath.run(runId), {
       method: "PUT",
       headers: {
         authorization: `Bearer ${env.INTERNAL_TOKEN}`,

@@ -1,4 +1,4 @@
-import type { RunLogs } from "../../control-plane/runs/logs.ts";
+import type { RunLogs } from "../../common/protocol/host.ts";
 import { CliError, type Command } from "../command.ts";
 import { callProject, loadConfig } from "../config.ts";
 

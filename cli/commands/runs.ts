@@ -1,3 +1,5 @@
+import type { z } from "zod";
+import type { runSchema } from "../../control-plane/routes/runs-list.ts";
 import type { Command } from "../command.ts";
 import { columns, fetchPages, loadConfig } from "../config.ts";
 
@@ -11,15 +13,8 @@ The project's runs, sync and async, newest first.
   --limit     runs per page, 1 to 200 (default 50)
   --all       follow the pages to the end`;
 
-interface Run {
-  id: string;
-  app: string;
-  function: string;
-  async: boolean;
-  status: string;
-  createdAt: string;
-  runTimeMs: number | null;
-}
+/** A run as the runs API lists it. */
+type Run = z.infer<typeof runSchema>;
 
 export const runs: Command = {
   name: "runs",

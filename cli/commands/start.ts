@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { describeZodError } from "../../common/app-config.ts";
 import { DEFAULT_PORT, ENV, LOOPBACK } from "../../common/consts.ts";
+import { workerPath } from "../../common/protocol/paths.ts";
 import {
   homePaths,
   loadOrCreateInternalToken,
@@ -224,7 +225,7 @@ Worker; every request it sends out is slower then).
  */
 async function wakeRuns(apiUrl: string, internalToken: string): Promise<string | undefined> {
   try {
-    const res = await fetch(`${apiUrl}/internal/wake`, {
+    const res = await fetch(apiUrl + workerPath.wake, {
       method: "POST",
       headers: { authorization: `Bearer ${internalToken}` },
       signal: AbortSignal.timeout(30_000),

@@ -12,6 +12,7 @@ import {
   text,
   uniqueIndex,
 } from "drizzle-orm/sqlite-core";
+import { RUN_STATUSES, WEBHOOK_STATES } from "../../common/protocol/runs.ts";
 import {
   AUDIT_ACTION_CODES,
   type AuditAction,
@@ -174,14 +175,12 @@ export const runs = sqliteTable(
     app: text("app").notNull(),
     fn: text("fn").notNull(),
     async: integer("async", { mode: "boolean" }).notNull(),
-    status: text("status", {
-      enum: ["queued", "running", "success", "failure", "cancelled"],
-    }).notNull(),
+    status: text("status", { enum: RUN_STATUSES }).notNull(),
     createdAt: integer("created_at").notNull(),
     finishedAt: integer("finished_at"),
     runTimeMs: real("run_time_ms"),
     /** The run's webhook delivery, if it had one: its state and the attempts made so far. */
-    webhookState: text("webhook_state", { enum: ["pending", "delivered", "failed"] }),
+    webhookState: text("webhook_state", { enum: WEBHOOK_STATES }),
     webhookAttempts: integer("webhook_attempts"),
   },
   (t) => [

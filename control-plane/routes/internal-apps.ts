@@ -1,5 +1,6 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { asc } from "drizzle-orm";
+import type { AppList } from "../../common/protocol/apps.ts";
 import { internalOnly } from "../auth/internal-only.ts";
 import type { AppEnv } from "../context.ts";
 import { apps } from "../db/schema.ts";
@@ -14,6 +15,6 @@ export function registerInternalApps(app: OpenAPIHono<AppEnv>) {
       .select({ project: apps.projectId, app: apps.name })
       .from(apps)
       .orderBy(asc(apps.projectId), asc(apps.name));
-    return c.json({ apps: rows }, 200);
+    return c.json({ apps: rows } satisfies AppList, 200);
   });
 }

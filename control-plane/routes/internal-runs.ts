@@ -1,10 +1,12 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { eq, inArray } from "drizzle-orm";
+import { RUN_ID } from "../../common/ids.ts";
+import { runReportBatchSchema, runReportSchema } from "../../common/protocol/runs.ts";
 import { internalOnly } from "../auth/internal-only.ts";
 import type { AppEnv } from "../context.ts";
 import { projects } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
-import { recordRun, runReportBatchSchema, runReportSchema } from "../runs/index.ts";
+import { recordRun } from "../runs/index.ts";
 import { jsonBody } from "../validate.ts";
 
 /**
@@ -31,7 +33,7 @@ export function registerInternalRuns(app: OpenAPIHono<AppEnv>) {
 
   app.put("/internal/runs/:runId", internalOnly, async (c) => {
     const runId = c.req.param("runId");
-    if (!/^run_[0-9a-z]{26}$/.test(runId)) throw new ApiError("bad_request", "not a run id");
+    if (!RUN_ID.test(runId)) throw new ApiError("bad_request", "not a run id");
     const report = await jsonBody(c, runReportSchema);
     const { db } = c.var.deps;
     const [project] = await db

@@ -1,4 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { RUN_STATUSES, WEBHOOK_STATES } from "../../common/protocol/runs.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
 import { ApiError } from "../errors.ts";
@@ -10,7 +11,7 @@ import {
   projectIdParam,
 } from "../openapi.ts";
 import { nextPageFields, readPageToken } from "../page-token.ts";
-import { findRun, listRuns, RUN_STATUSES, runView, WEBHOOK_STATES } from "../runs/index.ts";
+import { findRun, listRuns, runView } from "../runs/index.ts";
 import { runLogsParams } from "./runs-logs.ts";
 
 export const runsQuery = z.strictObject({

@@ -2,9 +2,9 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../cli/processes.ts";
 import { newId } from "../../common/ids.ts";
+import type { RunLogs } from "../../common/protocol/host.ts";
 import { auditLog } from "../db/schema.ts";
 import { httpRuntimeHost, type RuntimeHost } from "../host-client.ts";
-import type { RunLogs } from "../runs/logs.ts";
 import { INTERNAL_TOKEN } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 

@@ -1,4 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { RUN_ID } from "../../common/ids.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
 import { ApiError } from "../errors.ts";
@@ -9,7 +10,7 @@ import { runLogsSchema } from "../runs/logs.ts";
 export const runLogsParams = projectIdParam.extend({
   runId: z
     .string()
-    .regex(/^run_[0-9a-z]{26}$/, "not a run id")
+    .regex(RUN_ID, "not a run id")
     .openapi({ param: { name: "runId", in: "path" }, example: "run_…" }),
 });
 

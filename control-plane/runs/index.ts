@@ -3,46 +3,16 @@
  * runs it ran (batched); the Worker the runs the host failed or never got, and the ends an async
  * run's record decided itself (cancelled, failed by its watchdog or by a host's refusal).
  */
-import { z } from "@hono/zod-openapi";
 import { and, desc, eq, lte, notInArray, type SQL, sql } from "drizzle-orm";
+import {
+  ENDED_STATUSES,
+  isEnded,
+  type RunReport,
+  type RunStatus,
+} from "../../common/protocol/runs.ts";
 import type { Database } from "../db/index.ts";
 import { runs } from "../db/schema.ts";
 import type { PagePosition } from "../page-token.ts";
-
-export const RUN_STATUSES = ["queued", "running", "success", "failure", "cancelled"] as const;
-
-export const WEBHOOK_STATES = ["pending", "delivered", "failed"] as const;
-
-/** States a run never leaves: a late report of an earlier state does not move it back. */
-export const FINAL_STATUSES = ["success", "failure", "cancelled"] as const;
-
-export const runReportSchema = z.strictObject({
-  projectId: z.string().min(1).max(64),
-  app: z.string().min(1).max(64),
-  function: z.string().min(1).max(256),
-  async: z.boolean(),
-  status: z.enum(RUN_STATUSES),
-  createdAt: z.number().int().nonnegative(),
-  finishedAt: z.number().int().nonnegative().nullable().optional(),
-  runTimeMs: z.number().nonnegative().nullable().optional(),
-  /** The run's webhook delivery, from its shard: pending, then how it ended. */
-  webhook: z
-    .strictObject({
-      state: z.enum(WEBHOOK_STATES),
-      attempts: z.number().int().min(0).max(100),
-    })
-    .optional(),
-});
-
-export type RunReport = z.infer<typeof runReportSchema>;
-
-/** Many reports at once (the host sends what it gathered over a few milliseconds). */
-export const runReportBatchSchema = z.strictObject({
-  runs: z
-    .array(runReportSchema.extend({ id: z.string().regex(/^run_[0-9a-z]{26}$/, "not a run id") }))
-    .min(1)
-    .max(500),
-});
 
 /**
  * Inserts a run or moves it to its reported state, unless it already ended. With `decides`
@@ -50,7 +20,7 @@ export const runReportBatchSchema = z.strictObject({
  * runtime host reported: a run cancelled, or given up by the watchdog, as the host finished it.
  */
 export function recordRun(db: Database, id: string, report: RunReport, decides = false) {
-  const overrides = decides && (FINAL_STATUSES as readonly string[]).includes(report.status);
+  const overrides = decides && isEnded(report.status);
   const changes = {
     status: report.status,
     finishedAt: report.finishedAt ?? null,
@@ -79,7 +49,7 @@ export function recordRun(db: Database, id: string, report: RunReport, decides =
       where: overrides
         ? undefined
         : and(
-            notInArray(runs.status, [...FINAL_STATUSES]),
+            notInArray(runs.status, [...ENDED_STATUSES]),
             sql`not (${runs.status} = 'running' and excluded.status = 'queued')`,
           ),
     });
@@ -101,7 +71,7 @@ export function recordRun(db: Database, id: string, report: RunReport, decides =
 export interface RunQuery {
   projectId: string;
   app?: string;
-  status?: (typeof RUN_STATUSES)[number];
+  status?: RunStatus;
   async?: boolean;
   limit: number;
   after?: PagePosition;

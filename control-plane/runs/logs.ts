@@ -1,5 +1,9 @@
-/** The logs of a run as the runtime host keeps them, and as `GET …/runs/{runId}/logs` answers. */
+/**
+ * The logs of a run as `GET …/runs/{runId}/logs` answers: the runtime host's own answer
+ * (`RunLogs`, common/protocol/host.ts), passed on, described for the OpenAPI document.
+ */
 import { z } from "@hono/zod-openapi";
+import type { RunLogs } from "../../common/protocol/host.ts";
 
 export const runLogLineSchema = z
   .object({
@@ -17,6 +21,4 @@ export const runLogsSchema = z
       .boolean()
       .openapi({ description: "Older lines were dropped: a run keeps its newest 64 KiB." }),
   })
-  .openapi("RunLogs");
-
-export type RunLogs = z.infer<typeof runLogsSchema>;
+  .openapi("RunLogs") satisfies z.ZodType<RunLogs>;

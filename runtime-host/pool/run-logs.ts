@@ -4,24 +4,9 @@
  * outside any replica, so a run's log outlives the process that ran it; bounded per run and in
  * the number of runs (`RUN_LOG_LIMITS`).
  */
+import type { RunLogs } from "../../common/protocol/host.ts";
 import { RUN_LOG_LIMITS } from "../limits.ts";
 import type { LogStream } from "./log-ring.ts";
-
-export interface RunLogLine {
-  /** RFC 3339, when the line's first character was written. */
-  time: string;
-  stream: LogStream;
-  /** The line without its newline. */
-  text: string;
-}
-
-/** The answer of `GET /internal/runs/{runId}/logs`. */
-export interface RunLogs {
-  runId: string;
-  lines: RunLogLine[];
-  /** Older lines (or the start of a very long line) were dropped to stay within the limit. */
-  truncated: boolean;
-}
 
 export interface RunLogLimits {
   /** Bytes of text kept per run, counting one for each line's newline; the newest are kept. */

@@ -3,20 +3,14 @@
  * `DELETE` on it: the app's replicas stop and its files go (204, also when it was not there).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { z } from "zod";
-import { appConfigSchema, bundleFileSchema, describeZodError } from "../../common/app-config.ts";
+import { describeZodError } from "../../common/app-config.ts";
+import { deployRequestSchema } from "../../common/protocol/deploy.ts";
 import type { HostContext } from "../context.ts";
 import { parseJsonBody, readBody } from "../http/body.ts";
 import { HttpError } from "../http/errors.ts";
 import { projectAndApp } from "../http/params.ts";
 import { sendJson } from "../http/respond.ts";
 import { MAX_DEPLOY_BODY_BYTES } from "../limits.ts";
-
-const deployBody = z.strictObject({
-  version: z.number().int().positive(),
-  config: appConfigSchema,
-  files: z.array(bundleFileSchema).min(1).max(5000),
-});
 
 export async function deployApp(
   req: IncomingMessage,
@@ -25,7 +19,9 @@ export async function deployApp(
   { registry, pool }: HostContext,
 ): Promise<void> {
   const { project, app } = projectAndApp(params);
-  const parsed = deployBody.safeParse(parseJsonBody(await readBody(req, MAX_DEPLOY_BODY_BYTES)));
+  const parsed = deployRequestSchema.safeParse(
+    parseJsonBody(await readBody(req, MAX_DEPLOY_BODY_BYTES)),
+  );
   if (!parsed.success) throw new HttpError(400, describeZodError(parsed.error));
   const { version, config, files } = parsed.data;
   if (config.name !== app) {

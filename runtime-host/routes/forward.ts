@@ -5,6 +5,7 @@
  * capacity the request waits for a slot as a synchronous call does (see invoke.ts).
  */
 import { type IncomingMessage, request, type ServerResponse } from "node:http";
+import { hostPath } from "../../common/protocol/paths.ts";
 import type { HostContext } from "../context.ts";
 import { HttpError } from "../http/errors.ts";
 import { appTarget, deploymentOf, forwardable, projectAndApp, runIdOf } from "../http/params.ts";
@@ -26,7 +27,7 @@ export async function forwardRequest(
     "custom",
     `app '${names.app}' uses the managed runtime: call its functions with POST /{function}`,
   );
-  const target = appTarget(req, `/internal/http/${params[0]}/${params[1]}`);
+  const target = appTarget(req, hostPath.http(names.project, names.app, ""));
   const started = performance.now();
   // A replica's failure (busy, crashed, …) is answered by its kind (http/errors.ts).
   const status = await pool.use(

@@ -4,6 +4,7 @@
  * if its caller goes away meanwhile.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Invocation } from "../../common/protocol/host.ts";
 import type { HostContext } from "../context.ts";
 import { parseJsonBody, readBody } from "../http/body.ts";
 import { deploymentOf, functionName, projectAndApp, runIdOf } from "../http/params.ts";
@@ -41,13 +42,17 @@ export async function invokeFunction(
   }
   switch (outcome.kind) {
     case "returned":
-      return sendJson(res, 200, { ok: true, result: outcome.value, run_time_ms: runTimeMs });
+      return sendJson(res, 200, {
+        ok: true,
+        result: outcome.value,
+        run_time_ms: runTimeMs,
+      } satisfies Invocation);
     case "threw":
       return sendJson(res, 200, {
         ok: false,
         error: { message: outcome.message },
         run_time_ms: runTimeMs,
-      });
+      } satisfies Invocation);
     case "not-found":
       return sendError(res, 404, `app '${app}' has no function '${fn}'`);
   }

@@ -4,9 +4,10 @@
  * is as unknown as a run never seen (the control plane passes the project it checked).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { RunLogs } from "../../common/protocol/host.ts";
 import { HttpError } from "../http/errors.ts";
 import { sendJson } from "../http/respond.ts";
-import { hostRunLogs, type RunLogStore, type RunLogs } from "../pool/run-logs.ts";
+import { hostRunLogs, type RunLogStore } from "../pool/run-logs.ts";
 
 export async function getRunLogs(
   req: IncomingMessage,

@@ -11,6 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { HEADER } from "../../common/consts.ts";
+import { hostPath } from "../../common/protocol/paths.ts";
 import type { Deployment } from "../apps.ts";
 import type { HostContext } from "../context.ts";
 import { parseJsonBody, readBody } from "../http/body.ts";
@@ -85,7 +86,7 @@ export async function submitHttpRun(
   const body = await readBody(req, MAX_INVOKE_BODY_BYTES);
   const http = {
     method: req.method ?? "GET",
-    pathAndQuery: appTarget(req, `/internal/async-http/${params[0]}/${params[1]}`),
+    pathAndQuery: appTarget(req, hostPath.asyncHttp(names.project, names.app, "")),
     headers,
     body,
   };

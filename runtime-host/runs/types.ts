@@ -1,38 +1,10 @@
 /**
- * An async run as the host keeps it, what it does and how it is submitted. Types only, imported by the host's async
- * runs, its run reports and its routes alike; this module imports none of them. The same shape
- * answers a submission, `GET /internal/runs/{runId}` and the callback (its JSON).
+ * An async run as the host keeps it, what it does and how it is submitted. Types only, imported
+ * by the host's async runs, its run reports and its routes alike; this module imports none of
+ * them. The run itself is the protocol's `HostRun`: it answers a submission, `GET
+ * /internal/runs/{runId}` and is the callback's body.
  */
-
-/**
- * `queued`: accepted, waiting for a replica slot (not started, never reported); `running`: on a
- * replica; then one of the ends.
- */
-export type AsyncStatus = "queued" | "running" | "success" | "failure" | "cancelled";
-
-export interface AsyncRun {
-  runId: string;
-  project: string;
-  app: string;
-  fn: string;
-  status: AsyncStatus;
-  /** When it started on a replica; unset while queued (and for a run that ended before). */
-  startedAt?: number;
-  /** When the run fails unless it has ended: its start + the app's response_grace_period. */
-  deadlineAt?: number;
-  finishedAt?: number;
-  result?: unknown;
-  /** A custom app's answer (its body as text, at most 10 MiB). */
-  http?: HttpAnswer;
-  error?: { message: string };
-  runTimeMs?: number;
-}
-
-export interface HttpAnswer {
-  status_code: number;
-  content_type: string | null;
-  body: string;
-}
+import type { HostRun } from "../../common/protocol/host.ts";
 
 /** One request to a custom app, buffered: what its async run sends. */
 export interface HttpCall {
@@ -60,10 +32,10 @@ export interface Submitter {
 /** A submission's answer; a refused one throws a `WorkloadError` (busy, removed, closing). */
 export type Submission =
   /** A run with this id is known already (any status): nothing was submitted. */
-  | { kind: "exists"; run: AsyncRun }
+  | { kind: "exists"; run: HostRun }
   /** It started and is running past the submitter's wait: its end goes to the callback. */
-  | { kind: "running"; run: AsyncRun }
+  | { kind: "running"; run: HostRun }
   /** It ended (or was cancelled) before the answer: the answer carries its end. */
-  | { kind: "ended"; run: AsyncRun }
+  | { kind: "ended"; run: HostRun }
   /** The submitter went away while the run was queued: it is gone, nothing to answer. */
   | { kind: "withdrawn" };

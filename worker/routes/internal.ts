@@ -4,22 +4,21 @@
  */
 import type { Context } from "hono";
 import { RUN_ID_SOURCE } from "../../common/ids.ts";
+import { appListSchema } from "../../common/protocol/apps.ts";
+import { hostRunStateSchema } from "../../common/protocol/host.ts";
+import { controlPlanePath } from "../../common/protocol/paths.ts";
 import type { WorkerEnv } from "../env.ts";
 import { RunApiError } from "../errors.ts";
 import { existingShardFor, shardsOf } from "../runs/shards.ts";
-import type { HostRun } from "../runs/types.ts";
 
+/** The route of `workerPath.runEnd` (common/protocol/paths.ts), its parameters typed. */
 export const HOST_REPORT_PATH = `/internal/apps/:project/:app/runs/:runId{${RUN_ID_SOURCE}}/complete`;
 
 export async function hostReport(c: Context<WorkerEnv, typeof HOST_REPORT_PATH>) {
-  let report: HostRun;
-  try {
-    report = (await c.req.json()) as HostRun;
-  } catch {
-    throw new RunApiError(400, "the body must be the host's run as JSON");
-  }
+  const report = hostRunStateSchema.safeParse(await c.req.json().catch(() => undefined));
+  if (!report.success) throw new RunApiError(400, "the body must be the host's run (HostRun)");
   const { project, app, runId } = c.req.param();
-  const run = await existingShardFor(c.env, project, app, runId)?.report(runId, report);
+  const run = await existingShardFor(c.env, project, app, runId)?.report(runId, report.data);
   if (!run) throw new RunApiError(404, "no such run");
   return c.json(run, 200);
 }
@@ -33,14 +32,17 @@ export async function hostReport(c: Context<WorkerEnv, typeof HOST_REPORT_PATH>)
 export async function wake(c: Context<WorkerEnv>) {
   let res: Response;
   try {
-    res = await fetch(`${c.env.CONTROL_PLANE_URL}/internal/apps`, {
+    res = await fetch(c.env.CONTROL_PLANE_URL + controlPlanePath.apps, {
       headers: { authorization: `Bearer ${c.env.INTERNAL_TOKEN}` },
     });
   } catch {
     throw new RunApiError(502, "the control plane is not reachable");
   }
   if (!res.ok) throw new RunApiError(502, `the control plane answered ${res.status}`);
-  const { apps } = (await res.json()) as { apps: Array<{ project: string; app: string }> };
+  const list = appListSchema.safeParse(await res.json().catch(() => undefined));
+  if (!list.success)
+    throw new RunApiError(502, "the control plane's answer was not a list of apps");
+  const { apps } = list.data;
   const origin = new URL(c.req.url).origin;
   const woken = await Promise.allSettled(
     apps.flatMap(({ project, app }) => shardsOf(c.env, project, app).map((s) => s.wake(origin))),

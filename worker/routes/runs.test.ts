@@ -121,6 +121,23 @@ describe("run API: async runs, run state and webhooks", () => {
     expect((await internal(path, env.INTERNAL_TOKEN, "not json")).status).toBe(400);
   });
 
+  it("refuses a callback that is not the host's run (common/protocol/host.ts): 400, and the run is untouched", async () => {
+    const { headers, runId } = await asyncRun();
+    await stateOnce(runId, headers, "running");
+    const callback = `/internal/apps/${PROJECT}/hello/runs/${runId}/complete`;
+    for (const body of [
+      { status: "finished" },
+      { status: "success", runTimeMs: "5" },
+      { status: "failure", error: "boom" },
+    ]) {
+      const res = await internal(callback, env.INTERNAL_TOKEN, JSON.stringify(body));
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ code: "bad_request" });
+    }
+    const view = await SELF.fetch(runUrl(runId), { headers });
+    expect(await view.json()).toMatchObject({ status: "running", run_time_ms: null });
+  });
+
   it("DELETE cancels a running async run, stops it on the host, and answers its view; again is 409", async () => {
     const { headers, runId } = await asyncRun();
     await stateOnce(runId, headers, "running");

@@ -1,7 +1,7 @@
 /**
- * Webhook deliveries driven by a shard (worker/runs/deliveries.ts): every row of the spec §6.4
- * retry table, for sync runs (`record`) and async runs (ended by the host); the delivery's body,
- * headers and `v1,` HMAC-SHA256 signature (checked here with WebCrypto); the secret and the
+ * Webhook deliveries driven by a shard (worker/runs/deliveries.ts): every row of the retry
+ * table (docs/api.md, "Webhook delivery"), for sync runs (`record`) and async runs (ended by
+ * the host); the delivery's body, headers and `v1,` HMAC-SHA256 signature (checked here with WebCrypto); the secret and the
  * target's query never shown and dropped once the delivery ends; a delivery resumed by the
  * alarm. Pauses are WEBHOOK_RETRY_DELAYS_MS "30,30" and attempts time out after 300 ms here.
  */
@@ -31,7 +31,7 @@ import type { NewRun, WebhookRequest } from "./types.ts";
 
 beforeAll(startFakes);
 
-/** The signature a receiver expects (spec §6.3), computed here with WebCrypto. */
+/** The signature a receiver expects (docs/api.md, "Webhook delivery"), computed here with WebCrypto. */
 async function hmacHex(secret: string, text: string): Promise<string> {
   const key = await crypto.subtle.importKey(
     "raw",
@@ -69,7 +69,7 @@ async function runTo(kind: Kind, run: NewRun, webhook: WebhookRequest): Promise<
   }
 }
 
-describe.each(KINDS)("%s run: the retry rules (spec §6.4)", (kind) => {
+describe.each(KINDS)("%s run: the retry rules", (kind) => {
   it.each([
     ["200", [200], "delivered"],
     ["204", [204], "delivered"],

@@ -3,9 +3,15 @@
  * one, cancel one. Each answer is classified for the shard; none of these throws.
  */
 import { HEADER } from "../../common/consts.ts";
+import {
+  type HostRunState,
+  hostRunStateSchema,
+  knownRunSchema,
+} from "../../common/protocol/host.ts";
+import { hostPath } from "../../common/protocol/paths.ts";
 import type { Env } from "../env.ts";
 import { hostError } from "../host.ts";
-import type { AppRequest, HostRun } from "./types.ts";
+import type { AppRequest } from "./types.ts";
 
 /**
  * How long the host may hold its answer to a hand-over for the run's end once it started: a
@@ -15,11 +21,11 @@ export const HOST_WAIT_MS = 100;
 
 export type HandOver =
   /** 202: the run has a replica and runs; its end comes by the callback. */
-  | { kind: "started"; run: HostRun }
+  | { kind: "started"; run: HostRunState }
   /** 200: it started and ended while the host held the answer. */
-  | { kind: "ended"; run: HostRun }
+  | { kind: "ended"; run: HostRunState }
   /** 409: the host knows this run already (an earlier hand-over reached it): its state. */
-  | { kind: "known"; run: HostRun }
+  | { kind: "known"; run: HostRunState }
   /** Busy (429), stopping or unreachable: the run stays queued and is handed over later. */
   | { kind: "later"; message: string }
   /** The host will not run it (the app is gone, the request is refused): the run fails. */
@@ -28,6 +34,14 @@ export type HandOver =
   | { kind: "withdrawn" };
 
 const internal = (env: Env) => ({ authorization: `Bearer ${env.INTERNAL_TOKEN}` });
+
+/** The run in a host's answer, or undefined (logged) if the body is not one. */
+async function runOf(answer: Response): Promise<HostRunState | undefined> {
+  const parsed = hostRunStateSchema.safeParse(await answer.json().catch(() => undefined));
+  if (parsed.success) return parsed.data;
+  console.error(`[runs] the runtime host answered ${answer.status} without a run`);
+  return undefined;
+}
 
 /**
  * Hands a queued run to the host. The host answers once the run has a replica slot (it waits
@@ -51,9 +65,10 @@ export async function handOver(
   let answer: Response;
   try {
     answer = await fetch(
-      request
-        ? `${env.RUNTIME_HOST_URL}/internal/async-http/${run.project}/${run.app}${request.pathAndQuery}`
-        : `${env.RUNTIME_HOST_URL}/internal/async/${run.project}/${run.app}/${encodeURIComponent(run.fn)}`,
+      env.RUNTIME_HOST_URL +
+        (request
+          ? hostPath.asyncHttp(run.project, run.app, request.pathAndQuery)
+          : hostPath.async(run.project, run.app, run.fn)),
       {
         method: request?.method ?? "POST",
         headers: request
@@ -67,13 +82,21 @@ export async function handOver(
     if (signal.aborted) return { kind: "withdrawn" };
     return { kind: "later", message: "the runtime host is not reachable" };
   }
-  if (answer.status === 200) return { kind: "ended", run: (await answer.json()) as HostRun };
-  if (answer.status === 202) return { kind: "started", run: (await answer.json()) as HostRun };
-  if (answer.status === 409) {
-    const { run: known } = (await answer.json().catch(() => ({}))) as { run?: HostRun };
-    if (known) return { kind: "known", run: known };
-  }
   const { status } = answer;
+  if (status === 200 || status === 202) {
+    const run = await runOf(answer);
+    if (!run) return { kind: "later", message: "the runtime host's answer was not a run" };
+    return { kind: status === 200 ? "ended" : "started", run };
+  }
+  if (status === 409) {
+    const known = knownRunSchema.safeParse(
+      await answer
+        .clone()
+        .json()
+        .catch(() => undefined),
+    );
+    if (known.success) return { kind: "known", run: known.data.run };
+  }
   const { message } = await hostError(answer);
   if (status === 401 || status === 403) {
     // Our own internal token is wrong: a misconfiguration to fix, not the run's fault.
@@ -85,7 +108,7 @@ export async function handOver(
 }
 
 export type HostAnswer =
-  | { kind: "state"; run: HostRun }
+  | { kind: "state"; run: HostRunState }
   /** The host does not know the run: it restarted, or never had it. */
   | { kind: "lost" }
   | { kind: "silent" };
@@ -93,11 +116,14 @@ export type HostAnswer =
 /** Asks the host about a run whose end has not come (a lost callback, a lost host). */
 export async function askHost(env: Env, runId: string): Promise<HostAnswer> {
   try {
-    const answer = await fetch(`${env.RUNTIME_HOST_URL}/internal/runs/${runId}`, {
+    const answer = await fetch(env.RUNTIME_HOST_URL + hostPath.run(runId), {
       headers: internal(env),
       signal: AbortSignal.timeout(10_000),
     });
-    if (answer.ok) return { kind: "state", run: (await answer.json()) as HostRun };
+    if (answer.ok) {
+      const run = await runOf(answer);
+      return run ? { kind: "state", run } : { kind: "silent" };
+    }
     await answer.body?.cancel();
     return answer.status === 404 ? { kind: "lost" } : { kind: "silent" };
   } catch {
@@ -107,7 +133,7 @@ export async function askHost(env: Env, runId: string): Promise<HostAnswer> {
 
 /** Stops the run on the host (its ctx.signal aborts); a host that does not know it is fine. */
 export async function cancelOnHost(env: Env, runId: string): Promise<void> {
-  await fetch(`${env.RUNTIME_HOST_URL}/internal/runs/${runId}`, {
+  await fetch(env.RUNTIME_HOST_URL + hostPath.run(runId), {
     method: "DELETE",
     headers: internal(env),
     signal: AbortSignal.timeout(10_000),

@@ -6,6 +6,8 @@
  * instance that comes up with unconfirmed states sends them, and a batch the control plane
  * could not take is sent again, after a pause that grows to 30 s, by the shard's alarm.
  */
+import { controlPlanePath } from "../../common/protocol/paths.ts";
+import type { RunReportBatch } from "../../common/protocol/runs.ts";
 import type { Env } from "../env.ts";
 import type { RunStore } from "./store.ts";
 
@@ -55,7 +57,7 @@ export class IndexReports {
     this.#retryAt = undefined;
     try {
       for (let rows = this.store.unindexed(BATCH); rows.length > 0; ) {
-        const runs = rows.map((r) => ({
+        const runs = rows.map((r): RunReportBatch["runs"][number] => ({
           id: r.id,
           projectId: r.project,
           app: r.app,
@@ -86,9 +88,9 @@ export class IndexReports {
   }
 
   /** "taken"; "refused" for good (logged, not sent again); "later": unreachable or 5xx. */
-  async #post(runs: object[]): Promise<"taken" | "refused" | "later"> {
+  async #post(runs: RunReportBatch["runs"]): Promise<"taken" | "refused" | "later"> {
     try {
-      const res = await fetch(`${this.env.CONTROL_PLANE_URL}/internal/runs`, {
+      const res = await fetch(this.env.CONTROL_PLANE_URL + controlPlanePath.runs, {
         method: "POST",
         headers: {
           authorization: `Bearer ${this.env.INTERNAL_TOKEN}`,

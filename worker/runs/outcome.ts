@@ -1,5 +1,6 @@
 /** How an answer becomes a run's outcome, for sync deliveries and async runs alike. */
-import type { HostRun, Outcome } from "./types.ts";
+import type { HostRunState } from "../../common/protocol/host.ts";
+import type { Outcome } from "./types.ts";
 
 export function failed(message: string, run_time_ms: number | null = null): Outcome {
   return { status: "failure", error: { message }, run_time_ms };
@@ -38,7 +39,7 @@ function appResult(text: string, contentType: string | null): unknown {
 }
 
 /** The outcome of an async run the host reported ended (success or failure). */
-export function hostOutcome(report: HostRun): Outcome {
+export function hostOutcome(report: HostRunState): Outcome {
   const run_time_ms = report.runTimeMs ?? null;
   const { http } = report;
   if (http) return answerOutcome(http.status_code, http.content_type, http.body, run_time_ms);

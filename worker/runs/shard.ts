@@ -16,6 +16,10 @@
  * is durable (its row committed) before the caller's 202 leaves.
  */
 import { DurableObject } from "cloudflare:workers";
+import type { HostRunState } from "../../common/protocol/host.ts";
+import { workerPath } from "../../common/protocol/paths.ts";
+import type { RunView } from "../../common/protocol/run-view.ts";
+import { isEnded } from "../../common/protocol/runs.ts";
 import type { Env } from "../env.ts";
 import { deliverDue } from "./deliveries.ts";
 import { Dispatch } from "./dispatch.ts";
@@ -26,17 +30,7 @@ import { failed, hostOutcome } from "./outcome.ts";
 import { refusal } from "./refusal.ts";
 import { type RunRow, RunStore, type ShardInfo } from "./store.ts";
 import { hookOf, markEnded, markStarted } from "./transitions.ts";
-import {
-  type AppLimits,
-  type AppRequest,
-  ENDED,
-  type HostRun,
-  type NewRun,
-  type Outcome,
-  type Refusal,
-  type RunView,
-  type WebhookRequest,
-} from "./types.ts";
+import type { AppLimits, AppRequest, NewRun, Outcome, Refusal, WebhookRequest } from "./types.ts";
 import { runView } from "./view.ts";
 import { watch } from "./watchdog.ts";
 
@@ -120,7 +114,7 @@ export class RunShard extends DurableObject<Env> {
   }
 
   /** The runtime host's report of an async run (its callback). */
-  report(runId: string, hostRun: HostRun): { status: string } | null {
+  report(runId: string, hostRun: HostRunState): { status: string } | null {
     const row = this.#store.get(runId);
     if (!row) return null;
     this.#hostSays(row, hostRun);
@@ -137,8 +131,7 @@ export class RunShard extends DurableObject<Env> {
     const row = this.#store.get(runId);
     if (!row) return null;
     if (!row.async) return refusal(409, "only async runs can be cancelled");
-    if (ENDED.includes(row.status))
-      return refusal(409, `run '${runId}' has already ended: ${row.status}`);
+    if (isEnded(row.status)) return refusal(409, `run '${runId}' has already ended: ${row.status}`);
     this.#end(row, { status: "cancelled" }, false);
     // A queued run's open hand-over is withdrawn; the host may have started it this instant.
     const handedOver = this.#dispatch.withdraw(runId);
@@ -199,7 +192,7 @@ export class RunShard extends DurableObject<Env> {
     const withdrawn = this.#dispatch.begin(id);
     let answer: HandOver;
     try {
-      const callbackUrl = `${info.origin}/internal/apps/${info.project}/${info.app}/runs/${id}/complete`;
+      const callbackUrl = info.origin + workerPath.runEnd(info.project, info.app, id);
       const target = { id, project: info.project, app: info.app, fn: run.fn };
       answer = await handOver(this.env, target, run.payload, run.request, callbackUrl, withdrawn);
     } finally {
@@ -220,8 +213,8 @@ export class RunShard extends DurableObject<Env> {
   }
 
   /** What the host says of a run (its answer, its callback, its state when asked). */
-  #hostSays(row: RunRow, hostRun: HostRun): void {
-    if (ENDED.includes(row.status)) return; // ended here first (cancelled, expired, given up)
+  #hostSays(row: RunRow, hostRun: HostRunState): void {
+    if (isEnded(row.status)) return; // ended here first (cancelled, expired, given up)
     if (hostRun.status === "queued") {
       // An earlier hand-over of it still waits at the host: try again after a pause.
       if (row.status === "queued") this.#dispatch.pause();
@@ -270,7 +263,7 @@ export class RunShard extends DurableObject<Env> {
     row: RunRow,
     outcome: Outcome | { status: "cancelled" },
     deliver: boolean,
-    byHost?: HostRun,
+    byHost?: HostRunState,
   ): void {
     if (row.status === "queued") this.#queued--;
     if (markEnded(this.#store, row, outcome, deliver, byHost)) void this.#deliver(row.id);

@@ -7,7 +7,8 @@
  * (queued, or its end), and any run's webhook delivery (pending, then delivered or failed).
  * Every call here is synchronous: a read-modify-write in one call cannot interleave with another.
  */
-import type { AppLimits, AppRequest, RunStatus } from "./types.ts";
+import type { RunStatus } from "../../common/protocol/runs.ts";
+import type { AppLimits, AppRequest } from "./types.ts";
 
 /** How long a run's row is kept after it ended and its delivery is over. */
 export const RETAIN_MS = 7 * 24 * 60 * 60_000;

@@ -5,9 +5,10 @@
  * fakes fetchMock plays: the runtime host, the runs index and webhook receivers.
  */
 import { env, fetchMock, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import type { RunView } from "../../common/protocol/run-view.ts";
 import type { RunShard } from "./shard.ts";
 import { newRunId, shardFor, shardName } from "./shards.ts";
-import type { AppLimits, AppRequest, NewRun, RunView, WebhookRequest } from "./types.ts";
+import type { AppLimits, AppRequest, NewRun, WebhookRequest } from "./types.ts";
 
 export const PROJECT = "prj_runs";
 export const HOST = "http://host.test";

@@ -3,6 +3,8 @@
  * webhook dropped). What follows a move — the delivery, the runs index, the alarm — is the
  * shard's to do; these say what is due.
  */
+
+import type { HostRunState } from "../../common/protocol/host.ts";
 import {
   type HookColumns,
   RETAIN_MS,
@@ -10,10 +12,10 @@ import {
   type RunRow,
   type RunStore,
 } from "./store.ts";
-import type { HostRun, Outcome, WebhookRequest } from "./types.ts";
+import type { Outcome, WebhookRequest } from "./types.ts";
 
 /** The host took a queued run: it runs, its payload goes, the watchdog is due at `checkAt`. */
-export function markStarted(store: RunStore, row: RunRow, hostRun: HostRun, checkAt: number) {
+export function markStarted(store: RunStore, row: RunRow, hostRun: HostRunState, checkAt: number) {
   store.update(
     row.id,
     {
@@ -38,7 +40,7 @@ export function markEnded(
   row: RunRow,
   outcome: Outcome | { status: "cancelled" },
   deliver: boolean,
-  byHost?: HostRun,
+  byHost?: HostRunState,
 ): boolean {
   const finishedAt = byHost?.finishedAt ?? Date.now();
   const ended: RowChanges = {

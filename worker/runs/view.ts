@@ -1,7 +1,8 @@
 /** What a caller is shown of a run's row, and its delivery attempts as stored. */
+
+import type { RunView } from "../../common/protocol/run-view.ts";
 import type { DeliveryAttempt } from "../webhooks/deliver.ts";
 import type { RunRow } from "./store.ts";
-import type { RunView } from "./types.ts";
 
 export function attemptsOf(row: RunRow): DeliveryAttempt[] {
   return row.hook_attempts ? (JSON.parse(row.hook_attempts) as DeliveryAttempt[]) : [];

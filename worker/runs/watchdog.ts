@@ -3,10 +3,11 @@
  * lost callback, a lost host) and says what follows. The shard's alarm calls it every
  * RUN_WATCHDOG_MS (30 s) per running run, and at once after a restart.
  */
+
+import type { HostRunState } from "../../common/protocol/host.ts";
 import type { Env } from "../env.ts";
 import { askHost } from "./host-calls.ts";
 import type { RunRow } from "./store.ts";
-import type { HostRun } from "./types.ts";
 
 /** Unanswered questions in a row before the run is given up as lost. */
 const HOST_MISSES = 3;
@@ -17,7 +18,7 @@ export type Verdict =
   /** The run failed: the host lost it, stopped answering, or it outlived its deadline. */
   | { kind: "failed"; message: string }
   /** The host has its end (its report was lost): that end. */
-  | { kind: "ended"; run: HostRun }
+  | { kind: "ended"; run: HostRunState }
   /** Still running, or no answer yet: the unanswered questions in a row. */
   | { kind: "running"; misses: number };
 

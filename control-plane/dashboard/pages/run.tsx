@@ -4,39 +4,22 @@
  * The facts come from the run API (the run's own record), the logs from the management API.
  */
 import type { Hono } from "hono";
+import type { RunLogs } from "../../../common/protocol/host.ts";
+import type { RunView } from "../../../common/protocol/run-view.ts";
+import { isEnded } from "../../../common/protocol/runs.ts";
 import type { DashCtx, DashEnv } from "../api.ts";
 import { Page } from "../layout.tsx";
 import { Definition, Duration, EmptyRow, Notice, Status, Table, Time } from "../ui.tsx";
 import { Mode, type RunItem } from "./runs.tsx";
 
-interface Attempt {
-  attempt: number;
-  at: string;
-  status?: number;
-  error?: string;
-  duration_ms: number;
-  verdict: string;
-}
-
-interface RunRecord {
-  status: string;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  run_time_ms: number | null;
-  error?: { message: string };
-  webhook?: { target: string; signed: boolean; state: string; attempts: Attempt[] };
-}
-
-interface Logs {
-  lines: Array<{ time: string; stream: string; text: string }>;
-  truncated: boolean;
-}
-
-const ENDED = ["success", "failure", "cancelled"];
+/** What the page shows of a run: its record from the run API, or what the index knows. */
+type RunRecord = Pick<
+  RunView,
+  "status" | "created_at" | "started_at" | "finished_at" | "run_time_ms" | "error" | "webhook"
+>;
 
 function Timeline({ run, async }: { run: RunRecord; async: boolean }) {
-  const ended = ENDED.includes(run.status);
+  const ended = isEnded(run.status);
   const steps: Array<[string, string | null]> = [
     ["Received", run.created_at],
     ...(async ? ([["Queued", run.created_at]] as Array<[string, string]>) : []),
@@ -109,7 +92,7 @@ async function runPage(c: DashCtx, notice?: { kind: "error" | "info"; text: stri
   const item = indexed.data;
   const [record, logs] = await Promise.all([
     api.runs<RunRecord>("GET", `/v4/${session.projectId}/${item.app}/runs/${runId}`),
-    api.project<Logs>("GET", `/runs/${runId}/logs`),
+    api.project<RunLogs>("GET", `/runs/${runId}/logs`),
   ]);
   const run: RunRecord = record.ok
     ? record.data
@@ -120,7 +103,7 @@ async function runPage(c: DashCtx, notice?: { kind: "error" | "info"; text: stri
         finished_at: item.finishedAt,
         run_time_ms: item.runTimeMs,
       };
-  const live = !ENDED.includes(run.status);
+  const live = !isEnded(run.status);
   return c.html(
     <Page title={`Run ${runId}`} section="/dashboard/runs" session={session}>
       {notice ? <Notice kind={notice.kind}>{notice.text}</Notice> : null}

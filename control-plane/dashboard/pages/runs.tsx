@@ -4,24 +4,17 @@
  * (the script), later pages stay still while the user reads them.
  */
 import type { Hono } from "hono";
+import type { z } from "zod";
+import { RUN_ID } from "../../../common/ids.ts";
+import { RUN_STATUSES } from "../../../common/protocol/runs.ts";
+import type { runSchema } from "../../routes/runs-list.ts";
 import type { DashEnv } from "../api.ts";
 import { Page } from "../layout.tsx";
 import { Duration, EmptyRow, Field, Notice, Pager, Status, Table, Time } from "../ui.tsx";
 
-export interface RunItem {
-  id: string;
-  app: string;
-  function: string;
-  async: boolean;
-  status: string;
-  createdAt: string;
-  finishedAt: string | null;
-  runTimeMs: number | null;
-  webhook?: { state: string; attempts: number | null } | null;
-}
+/** A run as the runs API lists it. */
+export type RunItem = z.infer<typeof runSchema>;
 
-const STATUSES = ["queued", "running", "success", "failure", "cancelled"];
-const RUN_ID = /^run_[0-9a-z]{26}$/;
 const REFRESH_MS = 3000;
 
 export function WebhookResult({ webhook }: { webhook: RunItem["webhook"] }) {
@@ -80,7 +73,7 @@ export function registerRuns(dash: Hono<DashEnv>) {
     if (jump && RUN_ID.test(jump)) return c.redirect(`/dashboard/runs/${jump}`, 303);
     const filters = {
       app: q.app || undefined,
-      status: STATUSES.includes(q.status ?? "") ? q.status : undefined,
+      status: (RUN_STATUSES as readonly string[]).includes(q.status ?? "") ? q.status : undefined,
       mode: q.mode === "async" || q.mode === "sync" ? q.mode : undefined,
     };
     const params = new URLSearchParams({ limit: "50" });
@@ -112,7 +105,7 @@ export function registerRuns(dash: Hono<DashEnv>) {
               value={filters.status ?? ""}
               options={[
                 { value: "", label: "Any status" },
-                ...STATUSES.map((s) => ({ value: s, label: s })),
+                ...RUN_STATUSES.map((s) => ({ value: s, label: s })),
               ]}
             />
             <Field

@@ -4,9 +4,10 @@
  * signal aborts (the run was cancelled).
  */
 import { request } from "node:http";
+import type { HttpAnswer } from "../../../common/protocol/host.ts";
 import { MAX_INVOKE_BODY_BYTES } from "../../limits.ts";
 import { type HttpWorkload, WorkloadError } from "../../pool/workload.ts";
-import type { HttpAnswer, HttpCall } from "../../runs/types.ts";
+import type { HttpCall } from "../../runs/types.ts";
 
 /** A custom app's answer could not be had; the message is safe to show its caller. */
 export class AppAnswerError extends Error {}

@@ -1,0 +1,51 @@
+/**
+ * The internal paths, built here and nowhere else: each component's `/internal/*` routes, which
+ * only Runlet's own components call, with the internal token. A receiver's route pattern sits
+ * beside its builder where the receiver is a Hono app.
+ */
+
+const name = encodeURIComponent;
+
+/** The runtime host's routes (runtime-host/router.ts). */
+export const hostPath = {
+  /** PUT: deploy a version; DELETE: remove the app. */
+  app: (project: string, app: string) => `/internal/apps/${project}/${app}`,
+  /** POST: one synchronous call of a managed app's function. */
+  invoke: (project: string, app: string, fn: string) =>
+    `/internal/invoke/${project}/${app}/${name(fn)}`,
+  /** Any method: one request to a custom app, `pathAndQuery` being the path after the app. */
+  http: (project: string, app: string, pathAndQuery: string) =>
+    `/internal/http/${project}/${app}${pathAndQuery}`,
+  /** POST: hand over an async run of a function. */
+  async: (project: string, app: string, fn: string) =>
+    `/internal/async/${project}/${app}/${name(fn)}`,
+  /** Any method: hand over an async run of a custom app's request. */
+  asyncHttp: (project: string, app: string, pathAndQuery: string) =>
+    `/internal/async-http/${project}/${app}${pathAndQuery}`,
+  /** GET: a run's state (`HostRun`); DELETE: cancel it. */
+  run: (runId: string) => `/internal/runs/${name(runId)}`,
+  /** GET: what the run wrote (`RunLogs`), if it is `project`'s. */
+  runLogs: (runId: string, project: string) =>
+    `/internal/runs/${name(runId)}/logs?${new URLSearchParams({ project })}`,
+  /** GET: every app's replicas and queue (`HostMetrics`). */
+  metrics: "/internal/metrics",
+} as const;
+
+/** The Worker's routes (worker/index.ts). */
+export const workerPath = {
+  /** POST: the host's callback with an async run's end (`HostRun`). */
+  runEnd: (project: string, app: string, runId: string) =>
+    `/internal/apps/${project}/${app}/runs/${runId}/complete`,
+  /** POST: wake every shard once the stack (re)started. */
+  wake: "/internal/wake",
+} as const;
+
+/** The control plane's routes (control-plane/routes/internal-*.ts). */
+export const controlPlanePath = {
+  /** POST: many run reports (`RunReportBatch`). */
+  runs: "/internal/runs",
+  /** PUT: one run's report (`RunReport`). */
+  run: (runId: string) => `/internal/runs/${runId}`,
+  /** GET: every deployed app (`AppList`). */
+  apps: "/internal/apps",
+} as const;

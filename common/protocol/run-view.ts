@@ -1,0 +1,43 @@
+/**
+ * A run as the run API shows it (`GET /v4/{project}/{app}/runs/{run_id}`, the answer to a
+ * cancel): built by the Worker's run store, read by the dashboard and the CLI. Never the
+ * webhook's secret or the run's result.
+ */
+import type { RunStatus, WebhookState } from "./runs.ts";
+
+/** One webhook delivery attempt, as shown. */
+export interface AttemptView {
+  attempt: number;
+  /** When it was sent (RFC 3339). */
+  at: string;
+  /** The receiver's status, when it answered. */
+  status?: number;
+  /** Why no status: "timeout" or the network error. */
+  error?: string;
+  duration_ms: number;
+  /** What the retry table made of it. */
+  verdict: "delivered" | "retry" | "final";
+}
+
+export interface WebhookView {
+  /** Scheme, host and path of the target (its query may hold credentials: not shown). */
+  target: string;
+  signed: boolean;
+  state: WebhookState;
+  attempts: AttemptView[];
+}
+
+export interface RunView {
+  run_id: string;
+  project: string;
+  app: string;
+  function: string;
+  async: boolean;
+  status: RunStatus;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  run_time_ms: number | null;
+  error?: { message: string };
+  webhook?: WebhookView;
+}

@@ -1,0 +1,58 @@
+/**
+ * What every component says of a run: its statuses, its id, and the report the runs index takes
+ * (`POST /internal/runs` with many, `PUT /internal/runs/{runId}` with one). The Worker's shards
+ * and the runtime host send reports (typed by `RunReport`); the control plane validates them.
+ * zod/mini: the Worker bundles this file.
+ */
+import * as z from "zod/mini";
+import { RUN_ID } from "../ids.ts";
+
+/**
+ * `queued`: accepted, waiting for a replica slot; `running`: on a replica; then one of the ends,
+ * which a run never leaves.
+ */
+export const RUN_STATUSES = ["queued", "running", "success", "failure", "cancelled"] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+export const ENDED_STATUSES = ["success", "failure", "cancelled"] as const;
+export type EndedStatus = (typeof ENDED_STATUSES)[number];
+
+export function isEnded(status: string): status is EndedStatus {
+  return (ENDED_STATUSES as readonly string[]).includes(status);
+}
+
+/** A run's webhook delivery: under way, then how it ended. */
+export const WEBHOOK_STATES = ["pending", "delivered", "failed"] as const;
+export type WebhookState = (typeof WEBHOOK_STATES)[number];
+
+export const runIdSchema = z.string().check(z.regex(RUN_ID, "not a run id"));
+
+const ms = () => z.number().check(z.int(), z.nonnegative());
+
+export const runReportSchema = z.strictObject({
+  projectId: z.string().check(z.minLength(1), z.maxLength(64)),
+  app: z.string().check(z.minLength(1), z.maxLength(64)),
+  /** A function's name, or a custom app's request as `METHOD /path` (never its query). */
+  function: z.string().check(z.minLength(1), z.maxLength(256)),
+  async: z.boolean(),
+  status: z.enum(RUN_STATUSES),
+  createdAt: ms(),
+  finishedAt: z.optional(z.nullable(ms())),
+  runTimeMs: z.optional(z.nullable(z.number().check(z.nonnegative()))),
+  /** The run's webhook delivery, from its shard: pending, then how it ended. */
+  webhook: z.optional(
+    z.strictObject({
+      state: z.enum(WEBHOOK_STATES),
+      attempts: z.number().check(z.int(), z.minimum(0), z.maximum(100)),
+    }),
+  ),
+});
+export type RunReport = z.infer<typeof runReportSchema>;
+
+/** Many reports at once, each naming its run: what a shard or the host gathered. */
+export const runReportBatchSchema = z.strictObject({
+  runs: z
+    .array(z.extend(runReportSchema, { id: runIdSchema }))
+    .check(z.minLength(1), z.maxLength(500)),
+});
+export type RunReportBatch = z.infer<typeof runReportBatchSchema>;
