@@ -17,8 +17,13 @@
  * - a deploy switches new calls to the new version at once; replicas of the old version finish
  *   the calls they have, then stop. Removing an app fails its waiters (`removed`), closing the
  *   pool fails every waiter (`closing`).
+ *
+ * Over 300 lines on purpose: these rules are one state machine over an app's replicas, its
+ * queue and its timers, and every method below keeps all of them; split in two, each half would
+ * have to keep the other's invariants (the wait queue and the replica kinds are apart already).
  */
 import type { AppConfig } from "../../common/app-config.ts";
+import type { HostMetrics } from "../../common/protocol/host.ts";
 import { appKey } from "../names.ts";
 import { msSince } from "../runs/describe.ts";
 import { type WaitOptions, WaitQueue } from "./wait-queue.ts";
@@ -57,15 +62,8 @@ export interface TimedOutcome {
   runTimeMs: number;
 }
 
-export interface AppStats {
-  project: string;
-  app: string;
-  version: number;
-  /** Calls waiting for a slot. */
-  queued: number;
-  /** Replicas of the current version (outdated ones still finishing calls are not listed). */
-  replicas: { pid: number | null; ready: boolean; active: number }[];
-}
+/** An app's replicas of its current version (outdated ones finishing calls are not listed). */
+export type AppStats = HostMetrics["apps"][number];
 
 interface Replica {
   workload: Workload;

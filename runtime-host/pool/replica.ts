@@ -12,6 +12,7 @@ import {
   type InvokeMessage,
   type LoadMessage,
 } from "./messages.ts";
+import { PendingCalls } from "./pending-calls.ts";
 import { ReplicaProcess } from "./replica-process.ts";
 import { hostRunLogs, type RunLogStore } from "./run-logs.ts";
 import { RunOutput } from "./run-output.ts";
@@ -35,12 +36,6 @@ export interface ReplicaOptions {
 /** How long after its exit a process's last output may still be arriving. */
 const LAST_OUTPUT_MS = 1_000;
 
-interface PendingCall {
-  resolve(outcome: CallOutcome): void;
-  reject(error: WorkloadError): void;
-  timer: NodeJS.Timeout;
-}
-
 const firstLine = (text: string) => text.split("\n", 1)[0]?.trim() || "unknown error";
 
 function outcomeOf(msg: Extract<ChildMessage, { type: "result" }>): CallOutcome {
@@ -60,8 +55,7 @@ export class ManagedReplica implements FunctionWorkload {
   #loadError: string | undefined;
   /** Set when the host kills the process: it is as good as gone. */
   #killedWith: NodeJS.Signals | undefined;
-  readonly #pending = new Map<string, PendingCall>();
-  #nextId = 0;
+  readonly #pending = new PendingCalls();
 
   #spec: WorkloadSpec;
   #spareStarted: Promise<void> | undefined;
@@ -209,11 +203,7 @@ export class ManagedReplica implements FunctionWorkload {
       this.#runOutput.log(msg);
     } else if (msg.type === "result") {
       this.#runOutput.end(msg.id);
-      const call = this.#pending.get(msg.id);
-      if (!call) return;
-      this.#pending.delete(msg.id);
-      clearTimeout(call.timer);
-      call.resolve(outcomeOf(msg));
+      this.#pending.settle(msg.id, outcomeOf(msg));
     } else if (this.#ready) {
       // Start-up is over; a late `ready` or `load-error` can only come from the app's own code.
     } else if (msg.type === "spare") {
@@ -245,11 +235,7 @@ export class ManagedReplica implements FunctionWorkload {
               `its process exited during start-up (${signal ? `signal ${signal}` : `code ${code}`})`,
           }),
     );
-    for (const [id, call] of this.#pending) {
-      this.#pending.delete(id);
-      clearTimeout(call.timer);
-      call.reject(failure);
-    }
+    this.#pending.failAll(failure);
     // A grandchild outside the group may hold the process's stdout open: `close` may never come.
     setTimeout(() => this.#lastWords(), LAST_OUTPUT_MS).unref();
   }
@@ -266,37 +252,30 @@ export class ManagedReplica implements FunctionWorkload {
       );
     }
     if (!this.#ready) return Promise.reject(new Error("invoke() before the replica is ready"));
-    const id = String(++this.#nextId);
-    return new Promise<CallOutcome>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.#pending.delete(id);
-        reject(new WorkloadError({ kind: "timeout", ms: timeoutMs }));
-        this.#kill("SIGKILL");
-      }, timeoutMs);
-      this.#pending.set(id, { resolve, reject, timer });
-      const { fn, payload, runId, signal } = call;
-      this.#runOutput.begin(id, runId, { project: this.spec.project, app: this.spec.app });
-      const msg: InvokeMessage = { type: "invoke", id, fn, payload, runId, async: !!call.async };
-      // A failed send means the channel is gone: the process ends and its exit rejects the call.
+    const { id, outcome } = this.#pending.open(timeoutMs, () => this.#kill("SIGKILL"));
+    const { fn, payload, runId, signal } = call;
+    this.#runOutput.begin(id, runId, { project: this.spec.project, app: this.spec.app });
+    const msg: InvokeMessage = { type: "invoke", id, fn, payload, runId, async: !!call.async };
+    // A failed send means the channel is gone: the process ends and its exit rejects the call.
+    try {
+      child.send(msg, (err) => {
+        if (err) this.#kill("SIGKILL");
+      });
+    } catch {
+      this.#kill("SIGKILL");
+    }
+    // A cancelled call is told to the function (its ctx.signal; IPC keeps the order, so this
+    // follows the invoke). Its slot stays taken until it returns: it may still be working.
+    const cancel = () => {
       try {
-        child.send(msg, (err) => {
-          if (err) this.#kill("SIGKILL");
-        });
+        child.send({ type: "cancel", id }, () => {});
       } catch {
-        this.#kill("SIGKILL");
+        // The channel is gone: the process ends, and its exit settles the call.
       }
-      // A cancelled call is told to the function (its ctx.signal; IPC keeps the order, so this
-      // follows the invoke). Its slot stays taken until it returns: it may still be working.
-      const cancel = () => {
-        try {
-          child.send({ type: "cancel", id }, () => {});
-        } catch {
-          // The channel is gone: the process ends, and its exit settles the call.
-        }
-      };
-      if (signal?.aborted) cancel();
-      else signal?.addEventListener("abort", cancel, { once: true });
-    });
+    };
+    if (signal?.aborted) cancel();
+    else signal?.addEventListener("abort", cancel, { once: true });
+    return outcome;
   }
 
   /** Once the process has ended: the runs still in flight keep its last output and its end. */

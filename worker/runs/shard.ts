@@ -21,6 +21,7 @@ import { workerPath } from "../../common/protocol/paths.ts";
 import type { RunView } from "../../common/protocol/run-view.ts";
 import { isEnded } from "../../common/protocol/runs.ts";
 import type { Env } from "../env.ts";
+import { ShardAlarm } from "./alarm.ts";
 import { deliverDue } from "./deliveries.ts";
 import { Dispatch } from "./dispatch.ts";
 import { cancelOnHost, type HandOver, handOver } from "./host-calls.ts";
@@ -28,7 +29,8 @@ import { IndexReports } from "./index-reports.ts";
 import { MAX_QUEUED_RUNS, SHARDS } from "./limits.ts";
 import { failed, hostOutcome } from "./outcome.ts";
 import { refusal } from "./refusal.ts";
-import { type RunRow, RunStore, type ShardInfo } from "./store.ts";
+import type { RunRow, ShardInfo } from "./rows.ts";
+import { RunStore } from "./store.ts";
 import { hookOf, markEnded, markStarted } from "./transitions.ts";
 import type { AppLimits, AppRequest, NewRun, Outcome, Refusal, WebhookRequest } from "./types.ts";
 import { runView } from "./view.ts";
@@ -38,8 +40,6 @@ import { watch } from "./watchdog.ts";
 const WATCHDOG_MS = 30_000;
 /** Rows the alarm takes at once; more wait for the next alarm, set at once. */
 const ALARM_BATCH = 500;
-/** While runs are queued the alarm is never further away than this (see `#schedule`). */
-const QUEUED_ALARM_MS = 30_000;
 
 export class RunShard extends DurableObject<Env> {
   readonly #store: RunStore;
@@ -50,12 +50,12 @@ export class RunShard extends DurableObject<Env> {
   readonly #index: IndexReports;
   /** Runs this instance is asking the host about, or delivering. */
   readonly #busy = new Set<string>();
-  /** The alarm as last set (null: none). */
-  #alarmAt: number | null = null;
+  readonly #alarm: ShardAlarm;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#store = new RunStore(ctx.storage.sql);
+    this.#alarm = new ShardAlarm(ctx.storage);
     this.#info = this.#store.info();
     this.#queued = this.#store.count("queued");
     this.#index = new IndexReports(this.#store, env, () => this.#schedule());
@@ -156,7 +156,7 @@ export class RunShard extends DurableObject<Env> {
 
   /** Every deadline of every run here: expiry, watchdog, delivery attempts, removal. */
   override async alarm(): Promise<void> {
-    this.#alarmAt = null;
+    this.#alarm.fired();
     const now = Date.now();
     const due = this.#store.due(now, ALARM_BATCH);
     for (const row of due) {
@@ -284,34 +284,11 @@ export class RunShard extends DurableObject<Env> {
     }
   }
 
-  /**
-   * The next alarm: the soonest `due_at`, the end of a pause before handing over again, and
-   * while runs are queued at most `QUEUED_ALARM_MS` away — hand-overs open in this instance die
-   * with it, and the next alarm of its successor hands their runs over again.
-   */
+  /** The next alarm: the soonest `due_at`, the end of a pause before handing over again. */
   #schedule(soonest?: number): void {
-    const now = Date.now();
     const times = [soonest, this.#store.nextDue(), this.#index.retryAt()];
     if (this.#queued > this.#dispatch.openCount) times.push(this.#dispatch.pausedUntil());
-    let at = Math.min(...times.filter((t): t is number => t !== undefined));
-    if (this.#queued > 0 && at > now + QUEUED_ALARM_MS) {
-      const current = this.#alarmAt;
-      at =
-        current !== null && current > now && current <= now + QUEUED_ALARM_MS
-          ? current
-          : now + QUEUED_ALARM_MS;
-    }
-    // An alarm set earlier than needed stays: it finds nothing due and sets the next one. That
-    // spares a write on most moves of a run (the alarm would go back and forth otherwise).
-    const current = this.#alarmAt;
-    if (current !== null && current > now && current <= at) return;
-    if (Number.isFinite(at)) {
-      this.#alarmAt = at;
-      void this.ctx.storage.setAlarm(at);
-    } else if (current !== null) {
-      this.#alarmAt = null;
-      void this.ctx.storage.deleteAlarm();
-    }
+    this.#alarm.set(times, this.#queued > 0);
   }
 
   #remember(info: ShardInfo): void {

@@ -8,120 +8,20 @@
  * Every call here is synchronous: a read-modify-write in one call cannot interleave with another.
  */
 import type { RunStatus } from "../../common/protocol/runs.ts";
+import {
+  COLUMNS,
+  type HookColumns,
+  type IndexRow,
+  type QueuedRun,
+  type RowChanges,
+  type RunRow,
+  SCHEMA,
+  type ShardInfo,
+} from "./rows.ts";
 import type { AppLimits, AppRequest } from "./types.ts";
 
 /** How long a run's row is kept after it ended and its delivery is over. */
 export const RETAIN_MS = 7 * 24 * 60 * 60_000;
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS runs (
-  id TEXT PRIMARY KEY,
-  project TEXT NOT NULL,
-  app TEXT NOT NULL,
-  fn TEXT NOT NULL,
-  async INTEGER NOT NULL,
-  status TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  started_at INTEGER,
-  finished_at INTEGER,
-  deadline_at INTEGER,
-  expires_at INTEGER,
-  run_time_ms REAL,
-  error TEXT,
-  payload BLOB,
-  request TEXT,
-  host_misses INTEGER NOT NULL DEFAULT 0,
-  hook_target TEXT,
-  hook_signed INTEGER,
-  hook_state TEXT,
-  hook_attempts TEXT,
-  hook_url TEXT,
-  hook_secret TEXT,
-  hook_body TEXT,
-  due_at INTEGER,
-  indexed INTEGER NOT NULL DEFAULT 1
-);
-CREATE INDEX IF NOT EXISTS runs_queue ON runs (created_at, id) WHERE status = 'queued';
-CREATE INDEX IF NOT EXISTS runs_due ON runs (due_at) WHERE due_at IS NOT NULL;
-CREATE INDEX IF NOT EXISTS runs_unindexed ON runs (id) WHERE indexed = 0;
-CREATE TABLE IF NOT EXISTS shard (
-  key INTEGER PRIMARY KEY CHECK (key = 1),
-  project TEXT NOT NULL,
-  app TEXT NOT NULL,
-  origin TEXT NOT NULL,
-  capacity INTEGER NOT NULL
-);
-`;
-
-export interface RunRow extends Record<string, SqlStorageValue> {
-  id: string;
-  project: string;
-  app: string;
-  fn: string;
-  async: number;
-  status: RunStatus;
-  created_at: number;
-  started_at: number | null;
-  finished_at: number | null;
-  deadline_at: number | null;
-  expires_at: number | null;
-  run_time_ms: number | null;
-  error: string | null;
-  host_misses: number;
-  hook_target: string | null;
-  hook_signed: number | null;
-  hook_state: "pending" | "delivered" | "failed" | null;
-  hook_attempts: string | null;
-  due_at: number | null;
-}
-
-/** What a move of a run writes: columns of the row, and `indexed` (never read with it). */
-export type RowChanges = Partial<RunRow & { indexed: number }>;
-
-/** The columns a view or a transition needs (never the payload, the secret or the body). */
-const COLUMNS = `id, project, app, fn, async, status, created_at, started_at, finished_at,
-  deadline_at, expires_at, run_time_ms, error, host_misses, hook_target, hook_signed, hook_state,
-  hook_attempts, due_at`;
-
-/** The shard's own facts: whose runs it holds, where the host reports, how much it may send. */
-export interface ShardInfo extends Record<string, SqlStorageValue> {
-  project: string;
-  app: string;
-  /** The Worker's origin, for the host's callback. */
-  origin: string;
-  capacity: number;
-}
-
-/** What the runs index is told of an ended async run. */
-export interface IndexRow extends Record<string, SqlStorageValue> {
-  id: string;
-  project: string;
-  app: string;
-  fn: string;
-  async: number;
-  status: RunStatus;
-  created_at: number;
-  finished_at: number | null;
-  run_time_ms: number | null;
-  hook_state: "pending" | "delivered" | "failed" | null;
-  hook_attempts: string | null;
-}
-
-/** What a row keeps of a webhook: the shown target, whether it is signed, and the secrets. */
-export interface HookColumns {
-  target: string;
-  signed: boolean;
-  url: string;
-  secret?: string;
-}
-
-/** What a queued run hands to the host. */
-export interface QueuedRun {
-  id: string;
-  fn: string;
-  payload: ArrayBuffer | null;
-  request: AppRequest | null;
-}
 
 export class RunStore {
   constructor(private readonly sql: SqlStorage) {

@@ -5,13 +5,8 @@
  */
 
 import type { HostRunState } from "../../common/protocol/host.ts";
-import {
-  type HookColumns,
-  RETAIN_MS,
-  type RowChanges,
-  type RunRow,
-  type RunStore,
-} from "./store.ts";
+import type { HookColumns, RowChanges, RunRow } from "./rows.ts";
+import { RETAIN_MS, type RunStore } from "./store.ts";
 import type { Outcome, WebhookRequest } from "./types.ts";
 
 /** The host took a queued run: it runs, its payload goes, the watchdog is due at `checkAt`. */

@@ -2,7 +2,7 @@
 
 import type { RunView } from "../../common/protocol/run-view.ts";
 import type { DeliveryAttempt } from "../webhooks/deliver.ts";
-import type { RunRow } from "./store.ts";
+import type { RunRow } from "./rows.ts";
 
 export function attemptsOf(row: RunRow): DeliveryAttempt[] {
   return row.hook_attempts ? (JSON.parse(row.hook_attempts) as DeliveryAttempt[]) : [];

@@ -7,7 +7,7 @@
 import type { HostRunState } from "../../common/protocol/host.ts";
 import type { Env } from "../env.ts";
 import { askHost } from "./host-calls.ts";
-import type { RunRow } from "./store.ts";
+import type { RunRow } from "./rows.ts";
 
 /** Unanswered questions in a row before the run is given up as lost. */
 const HOST_MISSES = 3;

@@ -1,5 +1,7 @@
-// No import cycle among the product's modules, type-only imports included: a folder whose
-// files import each other in a circle wants another shape (a small module both can import).
+// The product's shape: no import cycle among its modules, type-only imports included (a folder
+// whose files import each other in a circle wants another shape: a small module both can
+// import); components that share only common/; and no file much over 300 lines unless it says
+// why (a long file is a sign the design wants another shape).
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import ts from "typescript";
@@ -112,5 +114,21 @@ describe("imports", () => {
       }
     }
     expect(crossings).toEqual([]);
+  });
+});
+
+/** Lines past which a product file must say why it is long ("Over 300 lines …"). */
+const LONG = 310;
+
+describe("files", () => {
+  it("stay under about 300 lines, or say why", () => {
+    const product = FOLDERS.flatMap((f) => sourcesUnder(join(ROOT, f))).filter(
+      (f) => !/test-support|\/testing\//.test(f),
+    );
+    const unexplained = product
+      .map((f) => ({ file: relative(ROOT, f), text: readFileSync(f, "utf8") }))
+      .filter(({ text }) => text.split("\n").length > LONG && !/Over 300 lines/.test(text))
+      .map(({ file, text }) => `${file} (${text.split("\n").length} lines)`);
+    expect(unexplained).toEqual([]);
   });
 });
