@@ -85,20 +85,21 @@ export interface ShardInfo extends Record<string, SqlStorageValue> {
   capacity: number;
 }
 
-/** What the runs index is told of an ended async run. */
-export interface IndexRow extends Record<string, SqlStorageValue> {
-  id: string;
-  project: string;
-  app: string;
-  fn: string;
-  async: number;
-  status: RunStatus;
-  created_at: number;
-  finished_at: number | null;
-  run_time_ms: number | null;
-  hook_state: WebhookState | null;
-  hook_attempts: string | null;
-}
+/** What the runs index is told of a run: its state and its delivery's. */
+export type IndexRow = Pick<
+  RunRow,
+  | "id"
+  | "project"
+  | "app"
+  | "fn"
+  | "async"
+  | "status"
+  | "created_at"
+  | "finished_at"
+  | "run_time_ms"
+  | "hook_state"
+  | "hook_attempts"
+>;
 
 /** What a row keeps of a webhook: the shown target, whether it is signed, and the secrets. */
 export interface HookColumns {
