@@ -1,7 +1,18 @@
 const CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz";
 
 /** Prefixes of every id Runlet hands out; the prefix says what an id names. */
-export type IdPrefix = "usr" | "prj" | "tok" | "sa" | "app" | "dep" | "run" | "log" | "req";
+export type IdPrefix =
+  | "usr"
+  | "prj"
+  | "tok"
+  | "sa"
+  | "app"
+  | "dep"
+  | "run"
+  | "log"
+  | "req"
+  | "hst"
+  | "htk";
 
 /**
  * A prefixed id that sorts by creation time: `run_` + 10 chars of milliseconds + 16 random chars

@@ -13,7 +13,9 @@ import { registerListAppVersions } from "./routes/apps-versions.ts";
 import { registerExportAuditLog } from "./routes/audit-log-export.ts";
 import { registerListAuditLogs } from "./routes/audit-log-list.ts";
 import { registerDashboardLinks } from "./routes/dashboard-links.ts";
+import { registerHosts } from "./routes/hosts.ts";
 import { registerInternalApps } from "./routes/internal-apps.ts";
+import { registerInternalHosts } from "./routes/internal-hosts.ts";
 import { registerInternalRuns } from "./routes/internal-runs.ts";
 import { registerJwks } from "./routes/jwks.ts";
 import { registerCreateProject } from "./routes/projects-create.ts";
@@ -59,6 +61,8 @@ export function createControlPlane(deps: Deps): ControlPlaneApp {
   registerGetRunLogs(app);
   registerInternalRuns(app);
   registerInternalApps(app);
+  registerInternalHosts(app);
+  registerHosts(app);
   registerDashboardLinks(app);
   registerDashboard(app, (path, init) => app.request(path, init));
 

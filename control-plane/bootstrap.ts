@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { and, asc, eq } from "drizzle-orm";
 import { newId } from "../common/ids.ts";
 import type { SigningKeys } from "./auth/signing.ts";
@@ -5,6 +6,7 @@ import { authenticate, issueToken } from "./auth/tokens.ts";
 import type { Database } from "./db/index.ts";
 import { memberships, projects, users } from "./db/schema.ts";
 import { homePaths, type LocalJson, readLocalJson, writePrivateFile } from "./home.ts";
+import { createHostToken, hostTokenId } from "./hosts/registry.ts";
 
 export const LOCAL_OWNER_NAME = "local owner";
 const TOKEN_LIFETIME_MS = 365 * 24 * 3600 * 1000;
@@ -31,8 +33,11 @@ export async function bootstrapLocal(
     .orderBy(asc(users.createdAt))
     .limit(1);
   if (!owner) {
-    owner = { id: newId("usr"), name: LOCAL_OWNER_NAME, createdAt: now };
+    owner = { id: newId("usr"), name: LOCAL_OWNER_NAME, createdAt: now, operator: true };
     await db.insert(users).values(owner);
+  } else if (!owner.operator) {
+    // An installation from before operators: its local owner runs it.
+    await db.update(users).set({ operator: true }).where(eq(users.id, owner.id));
   }
 
   let [project] = await db
@@ -61,6 +66,8 @@ export async function bootstrapLocal(
     }));
   }
 
+  await ensureLocalHostToken(db, opts.home, owner.id);
+
   const local: LocalJson = {
     baseUrl: opts.baseUrl,
     apiUrl: opts.apiUrl,
@@ -71,6 +78,18 @@ export async function bootstrapLocal(
     await writePrivateFile(homePaths(opts.home).localJson, `${JSON.stringify(local, null, 2)}\n`);
   }
   return local;
+}
+
+/** The host token of this home's own hosts: kept while it is valid, made (and written) if not. */
+async function ensureLocalHostToken(db: Database, home: string, ownerId: string): Promise<void> {
+  const file = homePaths(home).hostToken;
+  const token = await readFile(file, "utf8").then(
+    (text) => text.trim(),
+    () => "",
+  );
+  if (token && (await hostTokenId(db, token))) return;
+  const created = await createHostToken(db, { name: "local", createdBy: ownerId });
+  await writePrivateFile(file, `${created.token}\n`);
 }
 
 async function stillGood(

@@ -13,6 +13,8 @@ export const homePaths = (home: string) => ({
   database: join(home, "runlet.db"),
   localJson: join(home, "local.json"),
   internalToken: join(home, "internal-token"),
+  /** The host token `runlet start`'s own runtime hosts register with (docs/hosts.md). */
+  hostToken: join(home, "host-token"),
   wrangler: join(home, "wrangler"),
   logs: join(home, "logs"),
 });

@@ -1,6 +1,8 @@
+import { eq } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import type { AuditAction, AuditTarget } from "../audit/actions.ts";
 import type { AppEnv, Ctx } from "../context.ts";
+import { users } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { authenticate, type Role, roleIn } from "./tokens.ts";
 
@@ -60,5 +62,23 @@ export function access(rule: AccessRule) {
 export const signedIn = createMiddleware<AppEnv>(async (c, next) => {
   const { db, publicKeys } = c.var.deps;
   c.set("principal", await authenticate(db, publicKeys, c.req.header("authorization")));
+  await next();
+});
+
+/**
+ * Route middleware for the installation's own routes (`/v2/hosts…`): a signed-in operator
+ * (docs/hosts.md). A service account never is one: it belongs to a project.
+ */
+export const operatorOnly = createMiddleware<AppEnv>(async (c, next) => {
+  const { db, publicKeys } = c.var.deps;
+  const principal = await authenticate(db, publicKeys, c.req.header("authorization"));
+  c.set("principal", principal);
+  const [user] =
+    principal.type === "user"
+      ? await db.select({ operator: users.operator }).from(users).where(eq(users.id, principal.id))
+      : [];
+  if (!user?.operator) {
+    throw new ApiError("forbidden", "only an operator of this Runlet may see or admit its hosts");
+  }
   await next();
 });

@@ -11,7 +11,7 @@
 import { and, asc, eq, gt, isNull } from "drizzle-orm";
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import { base64urlEncode } from "../../common/jwt.ts";
+import { newSecret, secretHash } from "../../common/same-secret.ts";
 import type { SigningKeys } from "../auth/signing.ts";
 import { authenticate, type Principal, prepareToken } from "../auth/tokens.ts";
 import type { Database } from "../db/index.ts";
@@ -36,11 +36,6 @@ export interface Session {
   projects: Array<{ id: string; name: string }>;
 }
 
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return base64urlEncode(new Uint8Array(digest));
-}
-
 /** A one-time sign-in link for `principal` into `projectId`, made from the token it used. */
 export async function createSignInLink(
   db: Database,
@@ -48,10 +43,10 @@ export async function createSignInLink(
   projectId: string,
   origin: string,
 ): Promise<{ url: string; expiresAt: string }> {
-  const code = base64urlEncode(crypto.getRandomValues(new Uint8Array(32)));
+  const code = newSecret();
   const now = Date.now();
   await db.insert(signInLinks).values({
-    codeHash: await sha256(code),
+    codeHash: await secretHash(code),
     subject: principal.id,
     tokenId: principal.tokenId,
     projectId,
@@ -77,7 +72,7 @@ export async function useSignInLink(
     .set({ usedAt: now })
     .where(
       and(
-        eq(signInLinks.codeHash, await sha256(code)),
+        eq(signInLinks.codeHash, await secretHash(code)),
         isNull(signInLinks.usedAt),
         gt(signInLinks.expiresAt, now),
       ),

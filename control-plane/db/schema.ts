@@ -24,6 +24,8 @@ export const users = sqliteTable("users", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
   createdAt: integer("created_at").notNull(),
+  /** Runs the installation: sees and admits its runtime hosts (docs/hosts.md). */
+  operator: integer("operator", { mode: "boolean" }).notNull().default(false),
 });
 
 export const projects = sqliteTable("projects", {
@@ -250,3 +252,5 @@ export const auditLog = sqliteTable(
     index("audit_action_actor").on(t.projectKey, t.action, t.actorKey, t.outcome, t.timestamp),
   ],
 );
+
+export * from "./hosts-schema.ts";

@@ -1,0 +1,103 @@
+/**
+ * The messages of many runtime hosts (docs/hosts.md): a host's registration and heartbeats to
+ * the control plane, its request for one more replica of an app, and the hosts the Worker
+ * places work on. zod/mini: the Worker bundles this file.
+ */
+import * as z from "zod/mini";
+
+/** What a host says of itself; a host silent for `DOWN_AFTER_MS` is `down`. */
+export const HOST_STATES = ["up", "draining"] as const;
+export type HostState = (typeof HOST_STATES)[number] | "down";
+
+/** Between two heartbeats of a host. */
+export const HEARTBEAT_MS = 2_000;
+/** A host whose last heartbeat is older than this is down. */
+export const DOWN_AFTER_MS = 15_000;
+
+const count = () => z.number().check(z.int(), z.nonnegative());
+const name = () => z.string().check(z.minLength(1), z.maxLength(64));
+
+/** `POST {control plane}/internal/hosts`, with the host token. */
+export const registrationSchema = z.strictObject({
+  name: name(),
+  /** The URL the Worker reaches the host at (http or https, no path). */
+  address: z.url({ protocol: /^https?$/ }),
+  /** Replicas it runs at once. */
+  slots: z.number().check(z.int(), z.minimum(1), z.maximum(100_000)),
+  memoryMb: count(),
+});
+export type Registration = z.infer<typeof registrationSchema>;
+
+/** The answer: its id, the token the Worker calls it with (and it calls back the Worker with). */
+export const registeredSchema = z.object({
+  hostId: z.string(),
+  internalToken: z.string(),
+  heartbeatMs: z.number(),
+});
+export type Registered = z.infer<typeof registeredSchema>;
+
+/** What a host runs of one app. */
+export const hostAppSchema = z.strictObject({
+  project: name(),
+  app: name(),
+  version: z.number().check(z.int(), z.positive()),
+  /** Its replicas, starting ones included, and replicas it asked for and was not yet answered. */
+  replicas: count(),
+  ready: count(),
+  /** Calls running on them. */
+  busy: count(),
+});
+export type HostApp = z.infer<typeof hostAppSchema>;
+
+/** `POST {control plane}/internal/hosts/{id}/heartbeat`, with the host token. */
+export const heartbeatSchema = z.strictObject({
+  state: z.enum(HOST_STATES),
+  /** Calls running, and calls waiting for a slot, over all its apps. */
+  busy: count(),
+  queued: count(),
+  apps: z.array(hostAppSchema).check(z.maxLength(100_000)),
+});
+export type Heartbeat = z.infer<typeof heartbeatSchema>;
+
+/** The answer: the apps the host runs that no longer exist (deleted): it stops them. */
+export const heartbeatAnswerSchema = z.object({
+  gone: z.array(z.object({ project: z.string(), app: z.string() })),
+});
+export type HeartbeatAnswer = z.infer<typeof heartbeatAnswerSchema>;
+
+/**
+ * `POST {control plane}/internal/hosts/{id}/replicas`: may the host start one more replica of
+ * the app? Granted while the app's replicas on all hosts that are not down stay within
+ * `maxReplicas` (the app's `[scaling] max_replicas`).
+ */
+export const replicaRequestSchema = z.strictObject({
+  project: name(),
+  app: name(),
+  version: z.number().check(z.int(), z.positive()),
+  maxReplicas: z.number().check(z.int(), z.minimum(1)),
+});
+export type ReplicaRequest = z.infer<typeof replicaRequestSchema>;
+export const replicaAnswerSchema = z.object({ granted: z.boolean(), replicas: count() });
+export type ReplicaAnswer = z.infer<typeof replicaAnswerSchema>;
+
+/** A host as the Worker places work on it: `GET {control plane}/internal/hosts`. */
+export const placementHostSchema = z.object({
+  id: z.string(),
+  address: z.string(),
+  state: z.enum(["up", "draining", "down"]),
+  slots: z.number(),
+  busy: z.number(),
+  queued: z.number(),
+  apps: z.array(
+    z.object({
+      project: z.string(),
+      app: z.string(),
+      replicas: z.number(),
+      ready: z.number(),
+      busy: z.number(),
+    }),
+  ),
+});
+export type PlacementHost = z.infer<typeof placementHostSchema>;
+export const placementSchema = z.object({ hosts: z.array(placementHostSchema) });
+export type Placement = z.infer<typeof placementSchema>;

@@ -1,0 +1,237 @@
+/**
+ * The registry of runtime hosts (docs/hosts.md): host tokens, registrations, heartbeats, the
+ * replicas each host was granted, and the hosts as the Worker and the operator see them. The
+ * same code on libSQL and D1: every change is one statement or one batch.
+ */
+import { and, eq, inArray, isNull, lte, sql } from "drizzle-orm";
+import { newId } from "../../common/ids.ts";
+import {
+  DOWN_AFTER_MS,
+  type Heartbeat,
+  type HostState,
+  type PlacementHost,
+  type Registration,
+  type ReplicaAnswer,
+  type ReplicaRequest,
+} from "../../common/protocol/hosts.ts";
+import { newSecret, secretHash } from "../../common/same-secret.ts";
+import type { Database } from "../db/index.ts";
+import { apps, hostApps, hosts, hostTokens } from "../db/schema.ts";
+
+/** A host token names itself: `rlh_` and 43 characters. */
+const TOKEN_PREFIX = "rlh_";
+
+/** A new host token: shown once, only its hash kept. */
+export async function createHostToken(
+  db: Database,
+  input: { name: string; createdBy: string },
+): Promise<{ id: string; name: string; token: string; createdAt: number }> {
+  const token = newSecret(TOKEN_PREFIX);
+  const row = { id: newId("htk"), name: input.name, createdAt: Date.now() };
+  await db.insert(hostTokens).values({
+    ...row,
+    tokenHash: await secretHash(token),
+    createdBy: input.createdBy,
+  });
+  return { ...row, token };
+}
+
+/** The id of the unrevoked host token `token` is, if any. */
+export async function hostTokenId(db: Database, token: string): Promise<string | undefined> {
+  if (!token.startsWith(TOKEN_PREFIX)) return undefined;
+  const [row] = await db
+    .select({ id: hostTokens.id })
+    .from(hostTokens)
+    .where(and(eq(hostTokens.tokenHash, await secretHash(token)), isNull(hostTokens.revokedAt)));
+  return row?.id;
+}
+
+/** Revokes a host token; its hosts are refused from their next heartbeat. False if unknown. */
+export async function revokeHostToken(db: Database, id: string): Promise<boolean> {
+  const revoked = await db
+    .update(hostTokens)
+    .set({ revokedAt: Date.now() })
+    .where(and(eq(hostTokens.id, id), isNull(hostTokens.revokedAt)))
+    .returning({ id: hostTokens.id });
+  return revoked.length > 0;
+}
+
+export async function listHostTokens(db: Database) {
+  return db
+    .select({
+      id: hostTokens.id,
+      name: hostTokens.name,
+      createdBy: hostTokens.createdBy,
+      createdAt: hostTokens.createdAt,
+      revokedAt: hostTokens.revokedAt,
+    })
+    .from(hostTokens)
+    .orderBy(hostTokens.createdAt);
+}
+
+/**
+ * A host registers (again): by its address, it keeps its id. What it ran before is forgotten:
+ * a host that registers has just started, with no replica.
+ */
+export async function registerHost(
+  db: Database,
+  tokenId: string,
+  reg: Registration,
+): Promise<string> {
+  const now = Date.now();
+  const [row] = await db
+    .insert(hosts)
+    .values({
+      id: newId("hst"),
+      name: reg.name,
+      address: reg.address,
+      tokenId,
+      slots: reg.slots,
+      memoryMb: reg.memoryMb,
+      state: "up",
+      registeredAt: now,
+      seenAt: now,
+    })
+    .onConflictDoUpdate({
+      target: hosts.address,
+      set: {
+        name: reg.name,
+        tokenId,
+        slots: reg.slots,
+        memoryMb: reg.memoryMb,
+        state: "up",
+        registeredAt: now,
+        seenAt: now,
+        busy: 0,
+        queued: 0,
+      },
+    })
+    .returning({ id: hosts.id });
+  const id = (row as { id: string }).id;
+  await db.delete(hostApps).where(eq(hostApps.hostId, id));
+  return id;
+}
+
+/** The host `id`, if `tokenId` (the token it presented) is the one it registered with. */
+export async function hostOf(db: Database, id: string, tokenId: string) {
+  const [row] = await db
+    .select({ id: hosts.id })
+    .from(hosts)
+    .where(and(eq(hosts.id, id), eq(hosts.tokenId, tokenId)));
+  return row;
+}
+
+/**
+ * A heartbeat: the host's state and load, and what it runs of each app, replacing what it
+ * said before. Answers the apps it runs that no longer exist.
+ */
+export async function recordHeartbeat(
+  db: Database,
+  id: string,
+  beat: Heartbeat,
+): Promise<Array<{ project: string; app: string }>> {
+  const now = Date.now();
+  const rows = beat.apps.map((a) => ({
+    hostId: id,
+    projectId: a.project,
+    app: a.app,
+    version: a.version,
+    replicas: a.replicas,
+    ready: a.ready,
+    busy: a.busy,
+  }));
+  await db.batch([
+    db
+      .update(hosts)
+      .set({ state: beat.state, seenAt: now, busy: beat.busy, queued: beat.queued })
+      .where(eq(hosts.id, id)),
+    db.delete(hostApps).where(eq(hostApps.hostId, id)),
+    ...rows.map((r) => db.insert(hostApps).values(r)),
+  ]);
+  return goneApps(db, beat.apps);
+}
+
+async function goneApps(db: Database, running: Heartbeat["apps"]) {
+  if (running.length === 0) return [];
+  const projects = [...new Set(running.map((a) => a.project))];
+  const existing = await db
+    .select({ project: apps.projectId, app: apps.name })
+    .from(apps)
+    .where(inArray(apps.projectId, projects));
+  const known = new Set(existing.map((a) => `${a.project}/${a.app}`));
+  return running
+    .filter((a) => !known.has(`${a.project}/${a.app}`))
+    .map(({ project, app }) => ({ project, app }));
+}
+
+/**
+ * May host `id` start one more replica of the app? Yes while the app's replicas on every host
+ * not down — this one's own included — are fewer than `maxReplicas`; the grant is counted at
+ * once (one statement: two hosts asking at the same moment cannot both take the last one).
+ */
+export async function grantReplica(
+  db: Database,
+  id: string,
+  req: ReplicaRequest,
+): Promise<ReplicaAnswer> {
+  const alive = Date.now() - DOWN_AFTER_MS;
+  const replicasNow = sql`(SELECT coalesce(sum(ha.replicas), 0) FROM host_apps ha
+    JOIN hosts h ON h.id = ha.host_id
+    WHERE ha.project_id = ${req.project} AND ha.app = ${req.app} AND h.seen_at > ${alive})`;
+  const granted = await db.all<{ replicas: number }>(sql`
+    INSERT INTO host_apps (host_id, project_id, app, version, replicas, ready, busy)
+    SELECT ${id}, ${req.project}, ${req.app}, ${req.version}, 1, 0, 0
+    WHERE ${replicasNow} < ${req.maxReplicas}
+    ON CONFLICT (host_id, project_id, app)
+      DO UPDATE SET replicas = replicas + 1, version = excluded.version
+    RETURNING replicas`);
+  const [now] = await db.all<{ replicas: number }>(sql`SELECT ${replicasNow} AS replicas`);
+  return { granted: granted.length > 0, replicas: Number(now?.replicas ?? 0) };
+}
+
+/** Every host with its state now (`down`: silent for `DOWN_AFTER_MS`) and what it runs. */
+export async function listHosts(db: Database): Promise<Array<PlacementHost & HostFacts>> {
+  const now = Date.now();
+  const [rows, running] = await Promise.all([
+    db.select().from(hosts).orderBy(hosts.registeredAt),
+    db.select().from(hostApps),
+  ]);
+  return rows.map((h) => ({
+    id: h.id,
+    name: h.name,
+    address: h.address,
+    state: (now - h.seenAt > DOWN_AFTER_MS ? "down" : h.state) as HostState,
+    slots: h.slots,
+    memoryMb: h.memoryMb,
+    busy: h.busy,
+    queued: h.queued,
+    registeredAt: h.registeredAt,
+    seenAt: h.seenAt,
+    apps: running
+      .filter((a) => a.hostId === h.id)
+      .map((a) => ({
+        project: a.projectId,
+        app: a.app,
+        replicas: a.replicas,
+        ready: a.ready,
+        busy: a.busy,
+      })),
+  }));
+}
+
+interface HostFacts {
+  name: string;
+  memoryMb: number;
+  registeredAt: number;
+  seenAt: number;
+}
+
+/** Forgets hosts down for longer than `ms` (they register again if they come back). */
+export async function forgetHosts(db: Database, ms: number): Promise<void> {
+  const before = Date.now() - ms;
+  const old = db.select({ id: hosts.id }).from(hosts).where(lte(hosts.seenAt, before));
+  await db.batch([
+    db.delete(hostApps).where(inArray(hostApps.hostId, old)),
+    db.delete(hosts).where(lte(hosts.seenAt, before)),
+  ]);
+}

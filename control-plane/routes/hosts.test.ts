@@ -1,0 +1,199 @@
+// The registry of runtime hosts (docs/hosts.md) through its routes: host tokens an operator
+// makes (shown once), a host's registration and heartbeats, the replicas of an app granted over
+// all hosts within its max_replicas, a host down after 15 s of silence, a revoked token.
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DOWN_AFTER_MS } from "../../common/protocol/hosts.ts";
+import { hosts, users } from "../db/schema.ts";
+import { INTERNAL_TOKEN } from "../testing/fixture.ts";
+import { libsqlFixture } from "../testing/libsql.ts";
+
+let f: Awaited<ReturnType<typeof libsqlFixture>>;
+
+beforeAll(async () => {
+  f = await libsqlFixture();
+  await f.db.update(users).set({ operator: true }).where(eq(users.id, f.owner.id));
+});
+afterAll(() => f.cleanup());
+
+async function hostToken(name = "rack 1"): Promise<string> {
+  const res = await f.call("POST", "/v2/hosts/tokens", { body: { name } });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { token: string }).token;
+}
+
+async function register(token: string, address: string, slots = 8) {
+  const res = await f.call("POST", "/internal/hosts", {
+    token,
+    body: { name: address, address, slots, memoryMb: 4096 },
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+const beat = (token: string, hostId: string, body: Record<string, unknown>) =>
+  f.call("POST", `/internal/hosts/${hostId}/heartbeat`, {
+    token,
+    body: { state: "up", busy: 0, queued: 0, apps: [], ...body },
+  });
+
+const ask = async (token: string, hostId: string, app: string, maxReplicas: number) => {
+  const res = await f.call("POST", `/internal/hosts/${hostId}/replicas`, {
+    token,
+    body: { project: f.projectId, app, version: 1, maxReplicas },
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { granted: boolean }).granted;
+};
+
+async function placement() {
+  const res = await f.call("GET", "/internal/hosts", { token: INTERNAL_TOKEN });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { hosts: Array<Record<string, unknown>> }).hosts;
+}
+
+describe("host tokens", () => {
+  it("are an operator's: a project's owner who is not one is refused, as is a missing token", async () => {
+    for (const token of [f.member.token, f.outsider.token]) {
+      const res = await f.call("GET", "/v2/hosts", { token });
+      expect(res.status).toBe(403);
+      expect(await res.json()).toMatchObject({ code: "forbidden" });
+    }
+    expect((await f.call("POST", "/v2/hosts/tokens", { token: null, body: {} })).status).toBe(401);
+  });
+
+  it("are shown once: the list never carries the token, and a host joins with it", async () => {
+    const token = await hostToken("shown once");
+    expect(token).toMatch(/^rlh_[A-Za-z0-9_-]{43}$/);
+    const listed = await (await f.call("GET", "/v2/hosts/tokens")).text();
+    expect(listed).toContain("shown once");
+    expect(listed).not.toContain(token);
+    const { status, body } = await register(token, "http://10.9.0.1:8790");
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ internalToken: INTERNAL_TOKEN, heartbeatMs: 2000 });
+    expect(body.hostId).toMatch(/^hst_/);
+  });
+
+  it("refuse a host without a valid token (401) and a registration that is not one (400)", async () => {
+    for (const token of [null, "rlh_not-a-token", INTERNAL_TOKEN]) {
+      expect((await register(token as string, "http://10.9.0.2:8790")).status).toBe(401);
+    }
+    const token = await hostToken();
+    const bad = await f.call("POST", "/internal/hosts", {
+      token,
+      body: { name: "x", address: "ftp://10.9.0.2", slots: 0, memoryMb: 1 },
+    });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ code: "bad_request" });
+  });
+
+  it("once revoked, end its hosts' heartbeats (401) and registrations", async () => {
+    const token = await hostToken("to revoke");
+    const { body } = await register(token, "http://10.9.0.3:8790");
+    const { tokens } = (await (await f.call("GET", "/v2/hosts/tokens")).json()) as {
+      tokens: Array<{ id: string; name: string }>;
+    };
+    const id = tokens.find((t) => t.name === "to revoke")?.id;
+    expect((await f.call("DELETE", `/v2/hosts/tokens/${id}`)).status).toBe(204);
+    expect((await f.call("DELETE", `/v2/hosts/tokens/${id}`)).status).toBe(404);
+    expect((await beat(token, body.hostId as string, {})).status).toBe(401);
+    expect((await register(token, "http://10.9.0.3:8790")).status).toBe(401);
+  });
+});
+
+describe("hosts", () => {
+  it("keep their id when they register again at the same address; heartbeats show their load", async () => {
+    const token = await hostToken();
+    const first = await register(token, "http://10.9.1.1:8790", 4);
+    const again = await register(token, "http://10.9.1.1:8790", 6);
+    expect(again.body.hostId).toBe(first.body.hostId);
+    const hostId = first.body.hostId as string;
+    const app = { project: f.projectId, app: "svc", version: 2, replicas: 2, ready: 2, busy: 1 };
+    const res = await beat(token, hostId, { busy: 1, queued: 3, apps: [app] });
+    expect(res.status).toBe(200);
+    const shown = (await placement()).find((h) => h.id === hostId);
+    expect(shown).toMatchObject({ state: "up", slots: 6, busy: 1, queued: 3 });
+    expect(shown?.apps).toEqual([
+      { project: f.projectId, app: "svc", replicas: 2, ready: 2, busy: 1 },
+    ]);
+    // The operator's listing says the same, with its times.
+    const { hosts: listed } = (await (await f.call("GET", "/v2/hosts")).json()) as {
+      hosts: Array<Record<string, unknown>>;
+    };
+    expect(listed.find((h) => h.id === hostId)).toMatchObject({
+      state: "up",
+      name: "http://10.9.1.1:8790",
+    });
+  });
+
+  it("are draining when they say so, and down after 15 s without a heartbeat", async () => {
+    const token = await hostToken();
+    const { body } = await register(token, "http://10.9.1.2:8790");
+    const hostId = body.hostId as string;
+    await beat(token, hostId, { state: "draining" });
+    expect((await placement()).find((h) => h.id === hostId)?.state).toBe("draining");
+    await f.db
+      .update(hosts)
+      .set({ seenAt: Date.now() - DOWN_AFTER_MS - 1_000 })
+      .where(eq(hosts.id, hostId));
+    expect((await placement()).find((h) => h.id === hostId)?.state).toBe("down");
+  });
+
+  it("are told which of the apps they run were deleted", async () => {
+    const token = await hostToken();
+    const { body } = await register(token, "http://10.9.1.3:8790");
+    const gone = {
+      project: f.projectId,
+      app: "never-deployed",
+      version: 1,
+      replicas: 1,
+      ready: 1,
+      busy: 0,
+    };
+    const res = await beat(token, body.hostId as string, { apps: [gone] });
+    expect(await res.json()).toEqual({ gone: [{ project: f.projectId, app: "never-deployed" }] });
+  });
+
+  it("a heartbeat for another token's host, or an unknown one, is 404 (the host registers again)", async () => {
+    const mine = await hostToken();
+    const theirs = await hostToken();
+    const { body } = await register(theirs, "http://10.9.1.4:8790");
+    expect((await beat(mine, body.hostId as string, {})).status).toBe(404);
+    expect((await beat(mine, "hst_unknown", {})).status).toBe(404);
+  });
+});
+
+describe("replicas of an app over all hosts", () => {
+  it("are granted up to max_replicas in all, freed by a heartbeat, and a down host's do not count", async () => {
+    const token = await hostToken();
+    const a = (await register(token, "http://10.9.2.1:8790")).body.hostId as string;
+    const b = (await register(token, "http://10.9.2.2:8790")).body.hostId as string;
+    expect(await ask(token, a, "wide", 3)).toBe(true);
+    expect(await ask(token, a, "wide", 3)).toBe(true);
+    expect(await ask(token, b, "wide", 3)).toBe(true);
+    expect(await ask(token, b, "wide", 3)).toBe(false); // 3 in all already
+    // a says it runs only one now: one is free again.
+    const one = { project: f.projectId, app: "wide", version: 1, replicas: 1, ready: 1, busy: 0 };
+    await beat(token, a, { apps: [one] });
+    expect(await ask(token, b, "wide", 3)).toBe(true);
+    expect(await ask(token, b, "wide", 3)).toBe(false);
+    // a goes silent: its replica no longer counts.
+    await f.db
+      .update(hosts)
+      .set({ seenAt: Date.now() - DOWN_AFTER_MS - 1_000 })
+      .where(eq(hosts.id, a));
+    expect(await ask(token, b, "wide", 3)).toBe(true);
+  });
+
+  it("asked for all at once, are granted exactly max_replicas times", async () => {
+    const token = await hostToken();
+    const ids = await Promise.all(
+      [1, 2, 3].map(
+        async (i) => (await register(token, `http://10.9.3.${i}:8790`)).body.hostId as string,
+      ),
+    );
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => ask(token, ids[i % 3] as string, "burst", 7)),
+    );
+    expect(answers.filter(Boolean)).toHaveLength(7);
+  });
+});
