@@ -52,6 +52,13 @@ export const ENV = {
   sandbox: "RUNLET_SANDBOX",
   sandboxAllowNets: "RUNLET_SANDBOX_ALLOW_NETS",
   sandboxUidBase: "RUNLET_SANDBOX_UID_BASE",
+  /** A runtime host that joins a control plane (docs/hosts.md): its token, name, address, slots. */
+  hostToken: "RUNLET_HOST_TOKEN",
+  hostName: "RUNLET_HOST_NAME",
+  hostAddress: "RUNLET_HOST_ADDRESS",
+  hostSlots: "RUNLET_HOST_SLOTS",
+  /** `runlet start`: how many runtime hosts it runs (default 1). */
+  hosts: "RUNLET_HOSTS",
 } as const;
 
 /** What a replica finds in its environment (set by the runtime host; apps may read them). */

@@ -5,6 +5,7 @@
  * `shutdownGraceMs` (see server.ts); a second signal stops it at once. Started by `runlet start`,
  * it also stops — at once, as nothing would take its reports — when its supervisor is gone.
  */
+import { hostname, totalmem } from "node:os";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { describeZodError } from "../common/app-config.ts";
@@ -14,15 +15,27 @@ import { DEFAULT_LIMITS } from "./limits.ts";
 import { detectSandbox, sandboxSettingsOf, sandboxSettingsSchema } from "./sandbox/sandbox.ts";
 import { startHost } from "./server.ts";
 
+/** Replicas a host runs at once by default: one per 256 MiB of its memory, at most 256. */
+const DEFAULT_SLOTS = Math.max(1, Math.min(256, Math.floor(totalmem() / 2 ** 28)));
+
 const envSchema = z.object({
   [ENV.hostPort]: z.coerce.number().int().min(0).max(65_535).default(DEFAULT_PORT.host),
   [ENV.home]: z.string().optional(),
   [ENV.baseUrl]: z.url({ error: "must be the control plane's URL" }).optional(),
-  [ENV.internalToken]: z
-    .string({ error: "must be set to the internal token the components share" })
-    .min(32, "must be at least 32 characters"),
+  [ENV.internalToken]: z.string().min(32, "must be at least 32 characters").optional(),
+  /** Joining a control plane's registry (docs/hosts.md): the internal token comes from it. */
+  [ENV.hostToken]: z.string().min(1).optional(),
+  [ENV.hostName]: z.string().min(1).max(64).default(hostname().slice(0, 64)),
+  [ENV.hostAddress]: z.url({ protocol: /^https?$/, error: "must be this host's http(s) URL" }).optional(),
+  [ENV.hostSlots]: z.coerce.number().int().min(1).max(100_000).default(DEFAULT_SLOTS),
   ...sandboxSettingsSchema,
-});
+})
+  .refine((env) => env[ENV.internalToken] || env[ENV.hostToken], {
+    error: `set ${ENV.hostToken} (a host token from 'runlet hosts token') or ${ENV.internalToken}`,
+  })
+  .refine((env) => !env[ENV.hostToken] || env[ENV.baseUrl], {
+    error: `a host that joins with ${ENV.hostToken} needs the control plane's URL in ${ENV.baseUrl}`,
+  });
 
 async function main(): Promise<void> {
   const parsed = envSchema.safeParse(process.env);
@@ -34,14 +47,31 @@ async function main(): Promise<void> {
   // Gone before the host is up: nothing to stop yet.
   let onSupervisorGone: () => void = () => process.exit(1);
   watchSupervisor(() => onSupervisorGone());
+  const controlPlaneUrl = env[ENV.baseUrl];
+  const hostToken = env[ENV.hostToken];
+  const address = env[ENV.hostAddress];
   const host = await startHost({
     port: env[ENV.hostPort],
+    // A host other machines reach listens on the address it gives them.
+    hostname: address ? new URL(address).hostname.replace(/^\[|\]$/g, "") : undefined,
     home: resolve(env[ENV.home] || ".runlet"),
     internalToken: env[ENV.internalToken],
-    controlPlaneUrl: env[ENV.baseUrl],
+    controlPlaneUrl,
     sandbox: detectSandbox(sandboxSettingsOf(env)),
+    join:
+      hostToken && controlPlaneUrl
+        ? {
+            controlPlaneUrl,
+            hostToken,
+            name: env[ENV.hostName],
+            address,
+            slots: env[ENV.hostSlots],
+            memoryMb: Math.floor(totalmem() / 2 ** 20),
+          }
+        : undefined,
   });
-  console.log(`runtime host listening on ${host.url}`);
+  const joined = host.hostId ? ` (host ${host.hostId} of ${controlPlaneUrl})` : "";
+  console.log(`runtime host listening on ${host.url}${joined}`);
 
   let stopping = false;
   const stop = (graceful: boolean, why: string) => {

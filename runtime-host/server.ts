@@ -13,6 +13,8 @@ import { asHttpError } from "./http/errors.ts";
 import { sendError } from "./http/respond.ts";
 import { Intake } from "./intake.ts";
 import { DEFAULT_LIMITS, type HostLimits } from "./limits.ts";
+import { heartbeatOf } from "./load.ts";
+import { Membership } from "./membership.ts";
 import { ReplicaPool } from "./pool/pool.ts";
 import { ManagedReplica } from "./pool/replica.ts";
 import { Spares } from "./pool/spares.ts";
@@ -28,8 +30,13 @@ export interface HostOptions {
   port: number;
   /** RUNLET_HOME: deployed apps live in `{home}/host/apps/`. */
   home: string;
-  /** The bearer token every `/internal/*` request must carry. */
-  internalToken: string;
+  /**
+   * The bearer token every `/internal/*` request must carry. Unset with `join`: the control
+   * plane hands it over at registration.
+   */
+  internalToken?: string;
+  /** Join a control plane's registry of hosts (docs/hosts.md) once listening. */
+  join?: JoinOptions;
   /** The address to bind; loopback unless told otherwise. */
   hostname?: string;
   /** Where replicas run; by default bubblewrap if this machine has it (see sandbox.ts). */
@@ -40,8 +47,21 @@ export interface HostOptions {
   controlPlaneUrl?: string;
 }
 
+export interface JoinOptions {
+  controlPlaneUrl: string;
+  hostToken: string;
+  name: string;
+  /** The URL the Worker reaches this host at; by default the address it listens on. */
+  address?: string;
+  /** Replicas it runs at once. */
+  slots: number;
+  memoryMb: number;
+}
+
 export interface RunningHost {
   url: string;
+  /** Its id in the control plane's registry, once joined. */
+  hostId?: string;
   /**
    * Stops the host. New work is refused at once (503 `{message}`), and async runs still waiting
    * for a slot are withdrawn (their hand-overs answered 503: the Worker keeps them queued).
@@ -133,22 +153,12 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   );
   // Apps with `min_replicas` are warm from the start, not from their first call.
   for (const deployment of registry.list()) pool.deployed(deployment);
-  const reports = new RunReports(opts.controlPlaneUrl, opts.internalToken);
-  const callbacks = new RunCallbacks(opts.internalToken);
-  const runs = new AsyncRuns(pool, callbacks, reports);
   const intake = new Intake();
-  const ctx: HostContext & { internalToken: string } = {
-    registry,
-    pool,
-    runs,
-    limits,
-    spares,
-    reports,
-    intake,
-    internalToken: opts.internalToken,
-  };
+  /** Set once the host knows its internal token (at once, or once registered). */
+  let ctx: (HostContext & { internalToken: string }) | undefined;
 
   const server = createServer((req, res) => {
+    if (!ctx) return sendError(res, 503, "the runtime host is starting: try again shortly");
     route(req, res, ctx).catch((err: unknown) => {
       if (res.headersSent || res.destroyed) {
         res.destroy();
@@ -173,6 +183,21 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const hostname = opts.hostname ?? LOOPBACK;
   const address = await listen(server, opts.port, hostname);
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+
+  const membership = opts.join && joining(opts.join, registry, pool, intake);
+  let internalToken = opts.internalToken;
+  try {
+    internalToken ??= (await membership?.join(registrationOf(opts.join, url)))?.internalToken;
+    if (!internalToken) throw new Error("the runtime host needs an internal token or a host token");
+  } catch (err) {
+    await shutDown(server, pool, spares, sandbox); // refused: nothing of it stays behind
+    throw err;
+  }
+  const reports = new RunReports(opts.controlPlaneUrl, internalToken);
+  const callbacks = new RunCallbacks(internalToken);
+  const runs = new AsyncRuns(pool, callbacks, reports);
+  ctx = { registry, pool, runs, limits, spares, reports, intake, internalToken };
 
   /** Ends the grace of a graceful stop. */
   const hurry = new AbortController();
@@ -184,21 +209,49 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   async function stop(graceMs: number): Promise<void> {
     intake.close();
     runs.stopTaking();
+    const draining = membership?.beatNow(); // the Worker sends no new work here
     if (graceMs > 0)
       await Promise.race([Promise.all([intake.idle(graceMs), runs.idle(graceMs)]), hurried]);
     runs.close();
     await callbacks.close(CALLBACKS_MS);
     await shutDown(server, pool, spares, sandbox);
     await reports.close();
+    await draining;
+    membership?.stop();
   }
 
   let closing: Promise<void> | undefined;
   return {
-    url: `http://${host}:${address.port}`,
+    url,
+    hostId: membership?.hostId,
     close({ graceful = false } = {}) {
       if (!graceful) hurry.abort();
       closing ??= stop(graceful ? limits.shutdownGraceMs : 0);
       return closing;
     },
   };
+}
+
+function registrationOf(join: JoinOptions | undefined, url: string) {
+  return {
+    name: join?.name ?? url,
+    address: join?.address ?? url,
+    slots: join?.slots ?? 1,
+    memoryMb: join?.memoryMb ?? 0,
+  };
+}
+
+/** The host's membership of the registry: its heartbeat from the pool, apps gone removed. */
+function joining(join: JoinOptions, registry: AppRegistry, pool: ReplicaPool, intake: Intake) {
+  return new Membership({
+    controlPlaneUrl: join.controlPlaneUrl,
+    hostToken: join.hostToken,
+    heartbeat: () => heartbeatOf(pool.stats(), intake.open),
+    gone: (apps) => {
+      for (const { project, app } of apps) {
+        void registry.remove(project, app);
+        pool.removed(project, app);
+      }
+    },
+  });
 }

@@ -48,4 +48,9 @@ export const controlPlanePath = {
   run: (runId: string) => `/internal/runs/${runId}`,
   /** GET: every deployed app (`AppList`). */
   apps: "/internal/apps",
+  /**
+   * POST with a host token: register (`Registration`); `/{hostId}/heartbeat` (`Heartbeat`),
+   * `/{hostId}/replicas` (`ReplicaRequest`). GET with the internal token: `Placement`.
+   */
+  hosts: "/internal/hosts",
 } as const;

@@ -1,0 +1,139 @@
+/**
+ * The host's side of the registry (docs/hosts.md): it registers with the control plane using its
+ * host token — and learns the internal token the Worker calls it with — then sends a heartbeat
+ * every few seconds with its load and the apps it has warm, and stops the apps the control
+ * plane says are gone. A heartbeat answered 404 (the control plane forgot it) registers again;
+ * an unreachable control plane is tried again, the host serving meanwhile.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import { controlPlanePath } from "../common/protocol/paths.ts";
+import {
+  type Heartbeat,
+  heartbeatAnswerSchema,
+  type Registered,
+  type Registration,
+  registeredSchema,
+  type ReplicaRequest,
+  replicaAnswerSchema,
+} from "../common/protocol/hosts.ts";
+
+export interface MembershipOptions {
+  controlPlaneUrl: string;
+  hostToken: string;
+  /** What the host says of itself now (its state, load and warm apps). */
+  heartbeat: () => Heartbeat;
+  /** The control plane says these apps were deleted: stop them. */
+  gone: (apps: Array<{ project: string; app: string }>) => void;
+}
+
+/** Pauses between tries to register, growing to the last. */
+const RETRY_MS = [250, 500, 1_000, 2_000, 5_000];
+
+export class Membership {
+  #hostId: string | undefined;
+  #registration: Registration | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  /** The heartbeat being sent: one at a time, so a later state never arrives first. */
+  #beating: Promise<void> = Promise.resolve();
+  readonly #stopped = new AbortController();
+
+  constructor(private readonly opts: MembershipOptions) {}
+
+  get hostId(): string | undefined {
+    return this.#hostId;
+  }
+
+  /** Registers, trying again until the control plane takes it; then heartbeats. */
+  async join(registration: Registration): Promise<Registered> {
+    this.#registration = registration;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const registered = await this.#register();
+        this.#beatSoon(registered.heartbeatMs);
+        return registered;
+      } catch (err) {
+        if (err instanceof Refused) throw err;
+        const pause = RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)] as number;
+        if (attempt === 0)
+          console.error(`runtime host: cannot register yet (${(err as Error).message}); retrying`);
+        await sleep(pause, undefined, { signal: this.#stopped.signal });
+      }
+    }
+  }
+
+  /** Sends a heartbeat now, after the one being sent (a state change: draining). */
+  beatNow(): Promise<void> {
+    return this.#beat().catch(() => {});
+  }
+
+  /** May this host start one more replica of the app (its `max_replicas` over all hosts)? */
+  async mayStart(req: ReplicaRequest): Promise<boolean> {
+    const res = await this.#post(`${controlPlanePath.hosts}/${this.#hostId}/replicas`, req);
+    const answer = replicaAnswerSchema.safeParse(await res.json().catch(() => undefined));
+    return res.ok && answer.success && answer.data.granted;
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer);
+    this.#stopped.abort();
+  }
+
+  async #register(): Promise<Registered> {
+    const res = await this.#post(controlPlanePath.hosts, this.#registration);
+    const body = await res.json().catch(() => undefined);
+    if (res.status === 401 || res.status === 400) {
+      const message = (body as { message?: string } | undefined)?.message ?? `status ${res.status}`;
+      throw new Refused(`the control plane refused this host: ${message}`);
+    }
+    const registered = registeredSchema.safeParse(body);
+    if (!res.ok || !registered.success) throw new Error(`the control plane answered ${res.status}`);
+    this.#hostId = registered.data.hostId;
+    return registered.data;
+  }
+
+  #beatSoon(ms: number): void {
+    if (this.#stopped.signal.aborted) return;
+    this.#timer = setTimeout(async () => {
+      await this.#beat().catch((err: Error) =>
+        console.error(`runtime host: heartbeat failed: ${err.message}`),
+      );
+      this.#beatSoon(ms);
+    }, ms);
+    this.#timer.unref();
+  }
+
+  #beat(): Promise<void> {
+    this.#beating = this.#beating.catch(() => {}).then(() => this.#sendBeat());
+    return this.#beating;
+  }
+
+  async #sendBeat(): Promise<void> {
+    const res = await this.#post(
+      `${controlPlanePath.hosts}/${this.#hostId}/heartbeat`,
+      this.opts.heartbeat(),
+    );
+    if (res.status === 404) {
+      await res.body?.cancel();
+      await this.#register(); // forgotten (down too long): the same address keeps its id
+      return;
+    }
+    const answer = heartbeatAnswerSchema.safeParse(await res.json().catch(() => undefined));
+    if (!res.ok || !answer.success) throw new Error(`the control plane answered ${res.status}`);
+    if (answer.data.gone.length > 0) this.opts.gone(answer.data.gone);
+  }
+
+  #post(path: string, body: unknown): Promise<Response> {
+    return fetch(this.opts.controlPlaneUrl + path, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${this.opts.hostToken}`,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify(body),
+      signal: AbortSignal.any([AbortSignal.timeout(5_000), this.#stopped.signal]),
+    });
+  }
+}
+
+/** The control plane will not take this host (a bad or revoked token, a bad registration). */
+export class Refused extends Error {}
