@@ -18,5 +18,10 @@ export function heartbeatOf(apps: HostMetrics["apps"], open: boolean): Heartbeat
       busy: appBusy,
     };
   });
-  return { state: open ? "up" : "draining", busy, queued, apps: warm.filter((a) => a.replicas > 0) };
+  return {
+    state: open ? "up" : "draining",
+    busy,
+    queued,
+    apps: warm.filter((a) => a.replicas > 0),
+  };
 }

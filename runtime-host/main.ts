@@ -18,18 +18,21 @@ import { startHost } from "./server.ts";
 /** Replicas a host runs at once by default: one per 256 MiB of its memory, at most 256. */
 const DEFAULT_SLOTS = Math.max(1, Math.min(256, Math.floor(totalmem() / 2 ** 28)));
 
-const envSchema = z.object({
-  [ENV.hostPort]: z.coerce.number().int().min(0).max(65_535).default(DEFAULT_PORT.host),
-  [ENV.home]: z.string().optional(),
-  [ENV.baseUrl]: z.url({ error: "must be the control plane's URL" }).optional(),
-  [ENV.internalToken]: z.string().min(32, "must be at least 32 characters").optional(),
-  /** Joining a control plane's registry (docs/hosts.md): the internal token comes from it. */
-  [ENV.hostToken]: z.string().min(1).optional(),
-  [ENV.hostName]: z.string().min(1).max(64).default(hostname().slice(0, 64)),
-  [ENV.hostAddress]: z.url({ protocol: /^https?$/, error: "must be this host's http(s) URL" }).optional(),
-  [ENV.hostSlots]: z.coerce.number().int().min(1).max(100_000).default(DEFAULT_SLOTS),
-  ...sandboxSettingsSchema,
-})
+const envSchema = z
+  .object({
+    [ENV.hostPort]: z.coerce.number().int().min(0).max(65_535).default(DEFAULT_PORT.host),
+    [ENV.home]: z.string().optional(),
+    [ENV.baseUrl]: z.url({ error: "must be the control plane's URL" }).optional(),
+    [ENV.internalToken]: z.string().min(32, "must be at least 32 characters").optional(),
+    /** Joining a control plane's registry (docs/hosts.md): the internal token comes from it. */
+    [ENV.hostToken]: z.string().min(1).optional(),
+    [ENV.hostName]: z.string().min(1).max(64).default(hostname().slice(0, 64)),
+    [ENV.hostAddress]: z
+      .url({ protocol: /^https?$/, error: "must be this host's http(s) URL" })
+      .optional(),
+    [ENV.hostSlots]: z.coerce.number().int().min(1).max(100_000).default(DEFAULT_SLOTS),
+    ...sandboxSettingsSchema,
+  })
   .refine((env) => env[ENV.internalToken] || env[ENV.hostToken], {
     error: `set ${ENV.hostToken} (a host token from 'runlet hosts token') or ${ENV.internalToken}`,
   })

@@ -6,16 +6,16 @@
  * an unreachable control plane is tried again, the host serving meanwhile.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { controlPlanePath } from "../common/protocol/paths.ts";
 import {
   type Heartbeat,
   heartbeatAnswerSchema,
   type Registered,
   type Registration,
-  registeredSchema,
   type ReplicaRequest,
+  registeredSchema,
   replicaAnswerSchema,
 } from "../common/protocol/hosts.ts";
+import { controlPlanePath } from "../common/protocol/paths.ts";
 
 export interface MembershipOptions {
   controlPlaneUrl: string;
