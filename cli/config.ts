@@ -57,7 +57,18 @@ export async function request(url: string, init: RequestInit, what: string): Pro
 }
 
 /** Calls the management API of the configured project: `path` is below `/v2/projects/{id}`. */
-export async function callProject<T>(
+export function callProject<T>(
+  config: CliConfig,
+  method: string,
+  path: string,
+  what: string,
+  body?: unknown,
+): Promise<T> {
+  return callApi<T>(config, method, `/v2/projects/${config.projectId}${path}`, what, body);
+}
+
+/** Calls the management API: `path` is absolute (`/v2/...`). */
+export async function callApi<T>(
   config: CliConfig,
   method: string,
   path: string,
@@ -67,7 +78,7 @@ export async function callProject<T>(
   const headers: Record<string, string> = { authorization: `Bearer ${config.token}` };
   if (body !== undefined) headers["content-type"] = "application/json";
   const res = await request(
-    `${config.baseUrl}/v2/projects/${config.projectId}${path}`,
+    `${config.baseUrl}${path}`,
     { method, headers, body: body === undefined ? undefined : JSON.stringify(body) },
     what,
   );

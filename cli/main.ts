@@ -3,6 +3,8 @@ import { apps } from "./commands/apps.ts";
 import { auditLog } from "./commands/audit-log.ts";
 import { dashboard } from "./commands/dashboard.ts";
 import { deploy } from "./commands/deploy.ts";
+import { host } from "./commands/host.ts";
+import { hosts } from "./commands/hosts.ts";
 import { logs } from "./commands/logs.ts";
 import { run } from "./commands/run.ts";
 import { runs } from "./commands/runs.ts";
@@ -24,6 +26,8 @@ const COMMANDS: Command[] = [
   secrets,
   auditLog,
   dashboard,
+  hosts,
+  host,
 ];
 
 function usage(): string {

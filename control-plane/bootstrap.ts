@@ -1,12 +1,17 @@
-import { readFile } from "node:fs/promises";
 import { and, asc, eq } from "drizzle-orm";
 import { newId } from "../common/ids.ts";
 import type { SigningKeys } from "./auth/signing.ts";
 import { authenticate, issueToken } from "./auth/tokens.ts";
 import type { Database } from "./db/index.ts";
 import { memberships, projects, users } from "./db/schema.ts";
-import { homePaths, type LocalJson, readLocalJson, writePrivateFile } from "./home.ts";
-import { createHostToken, hostTokenId } from "./hosts/registry.ts";
+import {
+  homePaths,
+  type LocalJson,
+  loadOrCreateHostToken,
+  readLocalJson,
+  writePrivateFile,
+} from "./home.ts";
+import { adoptHostToken, createHostToken } from "./hosts/registry.ts";
 
 export const LOCAL_OWNER_NAME = "local owner";
 const TOKEN_LIFETIME_MS = 365 * 24 * 3600 * 1000;
@@ -80,16 +85,15 @@ export async function bootstrapLocal(
   return local;
 }
 
-/** The host token of this home's own hosts: kept while it is valid, made (and written) if not. */
+/**
+ * The host token of this home's own hosts (RUNLET_HOME/host-token, which `runlet start` makes
+ * before starting them): adopted if new, kept if valid, replaced (and rewritten) if revoked.
+ */
 async function ensureLocalHostToken(db: Database, home: string, ownerId: string): Promise<void> {
-  const file = homePaths(home).hostToken;
-  const token = await readFile(file, "utf8").then(
-    (text) => text.trim(),
-    () => "",
-  );
-  if (token && (await hostTokenId(db, token))) return;
+  const token = await loadOrCreateHostToken(home);
+  if (await adoptHostToken(db, token, { name: "local", createdBy: ownerId })) return;
   const created = await createHostToken(db, { name: "local", createdBy: ownerId });
-  await writePrivateFile(file, `${created.token}\n`);
+  await writePrivateFile(homePaths(home).hostToken, `${created.token}\n`);
 }
 
 async function stillGood(

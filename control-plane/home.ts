@@ -4,6 +4,8 @@ import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { z } from "zod";
 import { ENV } from "../common/consts.ts";
+import { HOST_TOKEN_PREFIX } from "../common/protocol/hosts.ts";
+import { newSecret } from "../common/same-secret.ts";
 
 export function runletHome(env: NodeJS.ProcessEnv = process.env): string {
   return resolve(env[ENV.home] || ".runlet");
@@ -36,6 +38,24 @@ export async function loadOrCreateInternalToken(home: string): Promise<string> {
   }
   await mkdir(home, { recursive: true, mode: 0o700 });
   const token = randomBytes(32).toString("base64url");
+  await writePrivateFile(file, `${token}\n`);
+  return token;
+}
+
+/**
+ * The host token of this home's own runtime hosts, made here so the supervisor can hand it to a
+ * host before the control plane first starts; the control plane adopts it (bootstrap.ts).
+ */
+export async function loadOrCreateHostToken(home: string): Promise<string> {
+  const file = homePaths(home).hostToken;
+  try {
+    const token = (await readFile(file, "utf8")).trim();
+    if (token.startsWith(HOST_TOKEN_PREFIX)) return token;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+  }
+  await mkdir(home, { recursive: true, mode: 0o700 });
+  const token = newSecret(HOST_TOKEN_PREFIX);
   await writePrivateFile(file, `${token}\n`);
   return token;
 }

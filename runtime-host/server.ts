@@ -188,7 +188,8 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const membership = opts.join && joining(opts.join, registry, pool, intake);
   let internalToken = opts.internalToken;
   try {
-    internalToken ??= (await membership?.join(registrationOf(opts.join, url)))?.internalToken;
+    const registered = await membership?.join(registrationOf(opts.join, url));
+    internalToken ??= registered?.internalToken;
     if (!internalToken) throw new Error("the runtime host needs an internal token or a host token");
   } catch (err) {
     await shutDown(server, pool, spares, sandbox); // refused: nothing of it stays behind

@@ -256,8 +256,58 @@ export async function run(input, ctx) {
     expect(bad.stderr).toMatch(/^runlet logs: give one run id/);
   });
 
+  it("lists the local runtime host, registered with the local host token; makes a host token once", async () => {
+    const listed = await cli(["hosts", "--json"], runlet.env);
+    expect(listed.code).toBe(0);
+    const { hosts } = JSON.parse(listed.stdout) as {
+      hosts: Array<{ address: string; state: string }>;
+    };
+    expect(hosts).toEqual([
+      expect.objectContaining({ address: `http://127.0.0.1:${runlet.ports.host}`, state: "up" }),
+    ]);
+    const table = await cli(["hosts"], runlet.env);
+    expect(table.stdout).toMatch(/^ID\s+NAME\s+ADDRESS\s+STATE/);
+
+    const made = await cli(["hosts", "token", "--name", "rack 2"], runlet.env);
+    expect(made.code).toBe(0);
+    expect(made.stderr).toMatch(/shown only this once/);
+    const token = made.stdout.trim();
+    expect(token).toMatch(/^rlh_/);
+    const tokens = await cli(["hosts", "tokens", "--json"], runlet.env);
+    expect(tokens.stdout).not.toContain(token);
+    expect(JSON.parse(tokens.stdout).tokens.map((t: { name: string }) => t.name)).toEqual([
+      "local",
+      "rack 2",
+    ]);
+    // A member of the project who is not an operator is told why not.
+    const created = await cli(["tokens", "create", "--name", "sa", "--expires", "1d"], runlet.env);
+    const refused = await cli(["hosts"], { ...runlet.env, RUNLET_TOKEN: created.stdout.trim() });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/\(403\): only an operator of this Runlet/);
+  });
+
+  it("runlet host says what it needs before starting anything", async () => {
+    const noUrl = await cli(["host"], runlet.env);
+    expect(noUrl.code).toBe(1);
+    expect(noUrl.stderr).toMatch(/--control-plane must be the control plane's URL/);
+    const env = { ...runlet.env, RUNLET_HOST_TOKEN: "" };
+    const noToken = await cli(["host", "--control-plane", runlet.local.baseUrl], env);
+    expect(noToken.code).toBe(1);
+    expect(noToken.stderr).toMatch(/set RUNLET_HOST_TOKEN to a host token/);
+  });
+
   it("prints --help for every new command", async () => {
-    for (const command of ["tokens", "secrets", "audit-log", "runs", "logs", "status", "cancel"]) {
+    for (const command of [
+      "tokens",
+      "secrets",
+      "audit-log",
+      "runs",
+      "logs",
+      "status",
+      "cancel",
+      "hosts",
+      "host",
+    ]) {
       const help = await cli([command, "--help"], runlet.env);
       expect(help.code).toBe(0);
       expect(help.stdout).toMatch(new RegExp(`^Usage: runlet ${command}`));

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -8,6 +8,7 @@ import { DEFAULT_PORT, ENV, LOOPBACK } from "../../common/consts.ts";
 import { workerPath } from "../../common/protocol/paths.ts";
 import {
   homePaths,
+  loadOrCreateHostToken,
   loadOrCreateInternalToken,
   readLocalJson,
   runletHome,
@@ -17,7 +18,7 @@ import { CliError, type Command } from "../command.ts";
 import { freePort, portIsFree, startProcess } from "../processes.ts";
 import { Supervisor } from "../supervisor.ts";
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const READY_TIMEOUT_MS = 90_000;
 
 const portsSchema = z.object({
@@ -76,6 +77,10 @@ Worker; every request it sends out is slower then).
     const paths = homePaths(home);
     await mkdir(paths.logs, { recursive: true, mode: 0o700 });
     const internalToken = await loadOrCreateInternalToken(home);
+    // The host joins the control plane's registry with it (docs/hosts.md); the control plane
+    // adopts it, or replaces a revoked one, at its start: a restarted host reads it again.
+    await loadOrCreateHostToken(home);
+    const hostToken = () => ({ [ENV.hostToken]: readFileSync(paths.hostToken, "utf8").trim() });
     const url = {
       control: `http://${LOOPBACK}:${ports.control}`,
       api: `http://${LOOPBACK}:${ports.api}`,
@@ -106,11 +111,11 @@ Worker; every request it sends out is slower then).
     if (!values.json) console.error(`Starting Runlet (state in ${home})…`);
 
     const node =
-      (name: string, script: string, extra: string[] = []) =>
+      (name: string, script: string, extra: string[] = [], more = () => ({})) =>
       () =>
         startProcess(name, process.execPath, [...tsx, script, ...extra], {
           cwd: ROOT,
-          env,
+          env: { ...env, ...more() },
           logFile: log(name),
           echo,
         });
@@ -140,7 +145,7 @@ Worker; every request it sends out is slower then).
           name: "runtime-host",
           label: "runtime host",
           healthUrl: `${url.host}/healthz`,
-          start: node("runtime-host", "runtime-host/main.ts"),
+          start: node("runtime-host", "runtime-host/main.ts", [], hostToken),
           // Its own grace for work in flight (10 s), then its replicas' stop.
           stopGraceMs: 20_000,
           // First, while the Worker still takes the ends of its async runs.

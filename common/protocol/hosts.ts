@@ -9,6 +9,9 @@ import * as z from "zod/mini";
 export const HOST_STATES = ["up", "draining"] as const;
 export type HostState = (typeof HOST_STATES)[number] | "down";
 
+/** A host token names itself: `rlh_` and 43 characters (only its hash is kept). */
+export const HOST_TOKEN_PREFIX = "rlh_";
+
 /** Between two heartbeats of a host. */
 export const HEARTBEAT_MS = 2_000;
 /** A host whose last heartbeat is older than this is down. */

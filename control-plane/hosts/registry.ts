@@ -8,6 +8,7 @@ import { newId } from "../../common/ids.ts";
 import {
   DOWN_AFTER_MS,
   type Heartbeat,
+  HOST_TOKEN_PREFIX,
   type HostState,
   type PlacementHost,
   type Registration,
@@ -18,15 +19,12 @@ import { newSecret, secretHash } from "../../common/same-secret.ts";
 import type { Database } from "../db/index.ts";
 import { apps, hostApps, hosts, hostTokens } from "../db/schema.ts";
 
-/** A host token names itself: `rlh_` and 43 characters. */
-const TOKEN_PREFIX = "rlh_";
-
 /** A new host token: shown once, only its hash kept. */
 export async function createHostToken(
   db: Database,
   input: { name: string; createdBy: string },
 ): Promise<{ id: string; name: string; token: string; createdAt: number }> {
-  const token = newSecret(TOKEN_PREFIX);
+  const token = newSecret(HOST_TOKEN_PREFIX);
   const row = { id: newId("htk"), name: input.name, createdAt: Date.now() };
   await db.insert(hostTokens).values({
     ...row,
@@ -38,12 +36,35 @@ export async function createHostToken(
 
 /** The id of the unrevoked host token `token` is, if any. */
 export async function hostTokenId(db: Database, token: string): Promise<string | undefined> {
-  if (!token.startsWith(TOKEN_PREFIX)) return undefined;
+  if (!token.startsWith(HOST_TOKEN_PREFIX)) return undefined;
   const [row] = await db
     .select({ id: hostTokens.id })
     .from(hostTokens)
     .where(and(eq(hostTokens.tokenHash, await secretHash(token)), isNull(hostTokens.revokedAt)));
   return row?.id;
+}
+
+/**
+ * Takes a token made elsewhere (the local supervisor's, RUNLET_HOME/host-token) unless its hash
+ * is known already; true if it is valid now (false: it was revoked).
+ */
+export async function adoptHostToken(
+  db: Database,
+  token: string,
+  input: { name: string; createdBy: string },
+): Promise<boolean> {
+  if (!token.startsWith(HOST_TOKEN_PREFIX)) return false;
+  await db
+    .insert(hostTokens)
+    .values({
+      id: newId("htk"),
+      name: input.name,
+      tokenHash: await secretHash(token),
+      createdBy: input.createdBy,
+      createdAt: Date.now(),
+    })
+    .onConflictDoNothing({ target: hostTokens.tokenHash });
+  return (await hostTokenId(db, token)) !== undefined;
 }
 
 /** Revokes a host token; its hosts are refused from their next heartbeat. False if unknown. */

@@ -1,0 +1,65 @@
+import { spawn } from "node:child_process";
+import { ENV } from "../../common/consts.ts";
+import { CliError, type Command } from "../command.ts";
+import { ROOT } from "./start.ts";
+
+const USAGE = `Usage: runlet host --control-plane URL [--address URL] [--port N] [--name NAME] [--slots N]
+       (with RUNLET_HOST_TOKEN set to a host token)
+
+Runs a runtime host on this machine that joins the Runlet whose control plane is at URL: it
+registers, heartbeats every 2 s, and takes the work the Worker places on it. The token comes
+from 'runlet hosts token' on the operator's side. Ctrl-C stops it gracefully (work in flight
+gets up to 10 s). See docs/hosts.md.
+
+  --control-plane   the control plane's URL ({base_url})
+  --address         the URL the Worker reaches this host at; it listens there
+                    (default http://127.0.0.1:PORT: this machine only)
+  --port            the port to listen on (default 8790)
+  --name            how the host is listed (default: this machine's name)
+  --slots           replicas it runs at once (default: one per 256 MiB of memory, at most 256)
+
+State (app versions, logs) lives under RUNLET_HOME (default .runlet).`;
+
+export const host: Command = {
+  name: "host",
+  summary: "run a runtime host that joins a control plane (another machine)",
+  usage: USAGE,
+  options: {
+    "control-plane": { type: "string" },
+    address: { type: "string" },
+    port: { type: "string" },
+    name: { type: "string" },
+    slots: { type: "string" },
+  },
+  async run({ values }) {
+    const controlPlane = values["control-plane"];
+    if (typeof controlPlane !== "string" || !URL.canParse(controlPlane))
+      throw new CliError(`--control-plane must be the control plane's URL\n\n${USAGE}`);
+    if (!process.env[ENV.hostToken])
+      throw new CliError(
+        `set ${ENV.hostToken} to a host token (an operator makes one: runlet hosts token --name NAME)`,
+      );
+    const address = values.address;
+    const port = values.port ?? (address ? new URL(String(address)).port : undefined);
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      [ENV.baseUrl]: controlPlane.replace(/\/+$/, ""),
+      ...(address ? { [ENV.hostAddress]: String(address) } : {}),
+      ...(port ? { [ENV.hostPort]: String(port) } : {}),
+      ...(values.name ? { [ENV.hostName]: String(values.name) } : {}),
+      ...(values.slots ? { [ENV.hostSlots]: String(values.slots) } : {}),
+    };
+    // The host decides the rest (and says what is wrong with a setting) in runtime-host/main.ts.
+    const child = spawn(process.execPath, ["--import", "tsx", "runtime-host/main.ts"], {
+      cwd: ROOT,
+      env,
+      stdio: "inherit",
+    });
+    const forward = (signal: NodeJS.Signals) => child.kill(signal);
+    process.on("SIGINT", forward);
+    process.on("SIGTERM", forward);
+    return new Promise<number>((resolve) =>
+      child.on("exit", (code, signal) => resolve(code ?? (signal ? 1 : 0))),
+    );
+  },
+};

@@ -1,0 +1,118 @@
+import { CliError, type Command } from "../command.ts";
+import { callApi, columns, loadConfig } from "../config.ts";
+
+const USAGE = `Usage: runlet hosts [list] [--json]
+       runlet hosts token --name NAME [--json]
+       runlet hosts tokens [--json]
+       runlet hosts revoke <host-token-id> [--json]
+
+The runtime hosts of this Runlet, and the tokens new hosts join with (operators only; the
+local owner is one). See docs/hosts.md.
+
+  list     every host that registered: its state (up, draining, or down after 15 s without a
+           heartbeat), address, load and the apps it runs
+  token    a new host token, printed once: give it to 'runlet host' on another machine as
+           RUNLET_HOST_TOKEN (only its hash is kept)
+  tokens   the host tokens, never the tokens themselves
+  revoke   stops a host token: its hosts are refused from their next heartbeat`;
+
+interface Host {
+  id: string;
+  name: string;
+  address: string;
+  state: string;
+  slots: number;
+  busy: number;
+  queued: number;
+  seenAt: string;
+  apps: Array<{ project: string; app: string; replicas: number }>;
+}
+
+interface HostToken {
+  id: string;
+  name: string;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+export const hosts: Command = {
+  name: "hosts",
+  summary: "list the runtime hosts; make and revoke the tokens hosts join with",
+  usage: USAGE,
+  options: { name: { type: "string" } },
+  async run({ values, positionals }) {
+    const [action = "list", ...rest] = positionals;
+    const config = await loadConfig();
+    const json = (value: unknown) => console.log(JSON.stringify(value));
+    if (action === "list") {
+      const { hosts } = await callApi<{ hosts: Host[] }>(
+        config,
+        "GET",
+        "/v2/hosts",
+        "listing hosts",
+      );
+      if (values.json) json({ hosts });
+      else if (hosts.length === 0) console.log("No runtime host has registered yet.");
+      else {
+        const apps = (h: Host) => h.apps.map((a) => `${a.app}×${a.replicas}`).join(" ") || "—";
+        const rows = hosts.map((h) => [
+          h.id,
+          h.name,
+          h.address,
+          h.state,
+          `${h.busy}/${h.slots}`,
+          String(h.queued),
+          apps(h),
+        ]);
+        console.log(columns(["ID", "NAME", "ADDRESS", "STATE", "BUSY", "QUEUED", "APPS"], rows));
+      }
+      return 0;
+    }
+    if (action === "token") {
+      if (!values.name) throw new CliError(`--name is required\n\n${USAGE}`);
+      const made = await callApi<HostToken & { token: string }>(
+        config,
+        "POST",
+        "/v2/hosts/tokens",
+        "creating a host token",
+        { name: values.name },
+      );
+      if (values.json) {
+        json(made);
+        return 0;
+      }
+      console.error(`Created host token ${made.name} (${made.id}). It is shown only this once:`);
+      console.log(made.token);
+      console.error(
+        `On the new machine: RUNLET_HOST_TOKEN=<token> npx runlet host --control-plane ${config.baseUrl} --address http://<its address>:8790`,
+      );
+      return 0;
+    }
+    if (action === "tokens") {
+      const { tokens } = await callApi<{ tokens: HostToken[] }>(
+        config,
+        "GET",
+        "/v2/hosts/tokens",
+        "listing host tokens",
+      );
+      if (values.json) json({ tokens });
+      else
+        console.log(
+          columns(
+            ["ID", "NAME", "CREATED", "STATUS"],
+            tokens.map((t) => [t.id, t.name, t.createdAt, t.revokedAt ? "revoked" : "active"]),
+          ),
+        );
+      return 0;
+    }
+    if (action === "revoke") {
+      const [id] = rest;
+      if (!id) throw new CliError(`give the id of the host token to revoke\n\n${USAGE}`);
+      await callApi(config, "DELETE", `/v2/hosts/tokens/${encodeURIComponent(id)}`, "revoking");
+      if (values.json) json({ id, revoked: true });
+      else console.log(`Revoked ${id}: hosts that joined with it are refused from now on.`);
+      return 0;
+    }
+    throw new CliError(`say list, token, tokens or revoke\n\n${USAGE}`);
+  },
+};
