@@ -72,7 +72,12 @@ export const bundleFileSchema = z.strictObject({
       (p) => !p.startsWith("/") && !p.split(/[\\/]/).some((part) => part === ".." || part === ""),
       "must be a relative path without '..'",
     ),
-  contentBase64: z.string(),
+  contentBase64: z
+    .string()
+    .regex(
+      /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/,
+      "must be base64 (RFC 4648, padded)",
+    ),
   executable: z.boolean().optional(),
 });
 

@@ -3,8 +3,9 @@ import type { AuditAction, AuditTarget } from "./audit/actions.ts";
 import type { DerivedKeys } from "./auth/secret-keys.ts";
 import type { SigningKeys } from "./auth/signing.ts";
 import type { Principal, Role } from "./auth/tokens.ts";
+import type { BundleStore } from "./bundles.ts";
 import type { Database } from "./db/index.ts";
-import type { RuntimeHost } from "./host-client.ts";
+import type { RuntimeHosts } from "./host-client.ts";
 
 /** Everything the control-plane app is given; it owns no process-level state itself. */
 export interface Deps {
@@ -13,7 +14,10 @@ export interface Deps {
   publicKeys: ReadonlyMap<string, CryptoKey>;
   /** Keys for page tokens and secrets at rest, derived from the control plane's master key. */
   derived: DerivedKeys;
-  host: RuntimeHost;
+  /** The runtime hosts of the registry (host-client.ts). */
+  hosts: RuntimeHosts;
+  /** Where each app version's bundle waits for the hosts (bundles.ts). */
+  bundles: BundleStore;
   /** The run API's address (`{api_url}`): the dashboard reads and cancels runs there. */
   apiUrl?: string;
   /** The secret Runlet's own components share; `/internal/*` routes refuse calls without it. */

@@ -1,16 +1,27 @@
-import type { DeployRequest } from "../common/protocol/deploy.ts";
+/**
+ * The control plane's side of the runtime hosts' internal API, over every host in the registry
+ * that is not down (docs/hosts.md). Deploys are not pushed: a host fetches a version's bundle
+ * when it first needs it (bundles.ts).
+ */
 import { hostMetricsSchema, type RunLogs, runLogsSchema } from "../common/protocol/host.ts";
+import type { CurrentVersion } from "../common/protocol/hosts.ts";
 import { hostPath } from "../common/protocol/paths.ts";
 import { ApiError } from "./errors.ts";
 
-/** The control plane's side of the runtime host's internal API. */
-export interface RuntimeHost {
-  deploy(input: DeployRequest & { project: string; app: string }): Promise<void>;
-  /** Stops the app's replicas and deletes its files; harmless if the host never had it. */
+export interface RuntimeHosts {
+  /**
+   * Tells every host that answers that the app's current version is this one: each fetches it
+   * at its next call of the app. A host that does not answer learns it at its next heartbeat.
+   */
+  announce(input: { project: string; app: string } & CurrentVersion): Promise<void>;
+  /**
+   * Stops the app's replicas and deletes its files on every host that answers; a host that
+   * does not is told at its next heartbeat (the app is gone from the database by then).
+   */
   remove(input: { project: string; app: string }): Promise<void>;
-  /** What a run of `project` wrote, as the host keeps it; undefined if it keeps none. */
+  /** What a run of `project` wrote, from the host that keeps it; undefined if none does. */
   runLogs(input: { project: string; runId: string }): Promise<RunLogs | undefined>;
-  /** The app's replicas now and the calls waiting for one; undefined if the host is unreachable. */
+  /** The app's replicas now over all hosts; undefined if no host could be asked. */
   replicas(input: { project: string; app: string }): Promise<ReplicaCounts | undefined>;
 }
 
@@ -22,89 +33,91 @@ export interface ReplicaCounts {
   queued: number;
 }
 
-export function httpRuntimeHost(baseUrl: string, internalToken: string): RuntimeHost {
-  /** One request of the host's internal API; 502 when the host cannot be reached in time. */
+/** `addresses`: the hosts to ask now (the registry's that are not down). */
+export function httpRuntimeHosts(
+  addresses: () => Promise<string[]>,
+  internalToken: string,
+): RuntimeHosts {
+  /** One request of a host's internal API; undefined when the host cannot be reached in time. */
   async function send(
+    base: string,
     method: string,
     path: string,
     timeoutMs: number,
     json?: unknown,
-  ): Promise<Response> {
+  ) {
     const headers: Record<string, string> = { authorization: `Bearer ${internalToken}` };
     if (json !== undefined) headers["content-type"] = "application/json";
     try {
-      return await fetch(`${baseUrl}${path}`, {
+      return await fetch(base + path, {
         method,
         headers,
         body: json === undefined ? undefined : JSON.stringify(json),
         signal: AbortSignal.timeout(timeoutMs),
       });
     } catch {
-      throw new ApiError("bad_gateway", "the runtime host is not reachable; is it running?");
+      return undefined;
     }
   }
 
   return {
-    async deploy({ project, app, version, config, files }) {
-      const res = await send("PUT", hostPath.app(project, app), 60_000, {
-        version,
-        config,
-        files,
-      } satisfies DeployRequest);
-      if (!res.ok) {
-        const body = (await res.json().catch(() => ({}))) as { message?: string };
-        throw new ApiError(
-          res.status === 400 ? "bad_request" : "bad_gateway",
-          `the runtime host refused the deploy: ${body.message ?? `status ${res.status}`}`,
-        );
-      }
+    async announce({ project, app, version, digest }) {
+      const current: CurrentVersion = { version, digest };
+      await Promise.all(
+        (await addresses()).map(async (base) => {
+          const res = await send(base, "PUT", hostPath.current(project, app), 10_000, current);
+          await res?.body?.cancel();
+        }),
+      );
     },
     async remove({ project, app }) {
-      const res = await send("DELETE", hostPath.app(project, app), 30_000);
-      if (!res.ok) {
-        throw new ApiError(
-          "bad_gateway",
-          `the runtime host could not delete the app (${res.status})`,
-        );
-      }
+      await Promise.all(
+        (await addresses()).map(async (base) => {
+          const res = await send(base, "DELETE", hostPath.app(project, app), 30_000);
+          await res?.body?.cancel();
+        }),
+      );
     },
     async runLogs({ project, runId }) {
-      const res = await send("GET", hostPath.runLogs(runId, project), 10_000);
-      const body: unknown = await res.json().catch(() => undefined);
-      if (res.status === 404) return undefined;
-      const logs = res.ok ? runLogsSchema.safeParse(body) : undefined;
-      if (!logs?.success) {
+      let failure: string | undefined;
+      for (const base of await addresses()) {
+        const res = await send(base, "GET", hostPath.runLogs(runId, project), 10_000);
+        if (!res) {
+          failure = "a runtime host is not reachable";
+          continue;
+        }
+        const body: unknown = await res.json().catch(() => undefined);
+        if (res.status === 404) continue;
+        const logs = res.ok ? runLogsSchema.safeParse(body) : undefined;
+        if (logs?.success) return logs.data;
         const message = (body as { message?: unknown } | undefined)?.message;
+        failure = typeof message === "string" ? message : `status ${res.status}`;
+      }
+      if (failure)
         throw new ApiError(
           "bad_gateway",
-          `the runtime host could not answer with the run's logs: ${
-            typeof message === "string" ? message : `status ${res.status}`
-          }`,
+          `the runtime hosts could not answer with the run's logs: ${failure}`,
         );
-      }
-      return logs.data;
+      return undefined;
     },
     async replicas({ project, app }) {
-      let res: Response;
-      try {
-        res = await send("GET", hostPath.metrics, 2_000);
-      } catch {
-        return undefined;
-      }
-      if (!res.ok) return undefined;
-      const parsed = hostMetricsSchema.safeParse(await res.json().catch(() => undefined));
-      if (!parsed.success) return undefined;
-      const metrics = parsed.data;
       const counts = { starting: 0, idle: 0, busy: 0, queued: 0 };
-      const found = metrics.apps.find((a) => a.project === project && a.app === app);
-      if (!found) return counts;
-      counts.queued = found.queued;
-      for (const r of found.replicas) {
-        if (!r.ready) counts.starting++;
-        else if (r.active === 0) counts.idle++;
-        else counts.busy++;
+      let asked = 0;
+      for (const base of await addresses()) {
+        const res = await send(base, "GET", hostPath.metrics, 2_000);
+        const parsed = hostMetricsSchema.safeParse(await res?.json().catch(() => undefined));
+        if (!res?.ok || !parsed.success) continue;
+        asked++;
+        const found = parsed.data.apps.find((a) => a.project === project && a.app === app);
+        if (!found) continue;
+        counts.queued += found.queued;
+        for (const r of found.replicas) {
+          if (!r.ready) counts.starting++;
+          else if (r.active === 0) counts.idle++;
+          else counts.busy++;
+        }
       }
-      return counts;
+      return asked > 0 ? counts : undefined;
     },
   };
 }

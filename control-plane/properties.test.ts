@@ -41,8 +41,8 @@ const b64 = (text: string) => Buffer.from(text).toString("base64");
 
 beforeAll(async () => {
   fx = await libsqlFixture({
-    host: {
-      deploy: async () => {},
+    hosts: {
+      announce: async () => {},
       remove: async () => {},
       runLogs: async () => undefined,
       replicas: async () => ({ starting: 0, idle: 1, busy: 0, queued: 0 }),

@@ -1,6 +1,7 @@
 /** Node entry of the control plane: `tsx control-plane/server.ts`. */
 
 import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { z } from "zod";
 import { describeZodError } from "../common/app-config.ts";
@@ -11,15 +12,16 @@ import { loadOrCreateMasterSecret, loadOrCreateSigningKey } from "./auth/keys.ts
 import { deriveKeys } from "./auth/secret-keys.ts";
 import { publicKeysOf } from "./auth/tokens.ts";
 import { bootstrapLocal } from "./bootstrap.ts";
+import { fileBundles } from "./bundles-file.ts";
 import { openLibsql } from "./db/index.ts";
 import { homePaths, runletHome } from "./home.ts";
-import { httpRuntimeHost } from "./host-client.ts";
+import { httpRuntimeHosts } from "./host-client.ts";
+import { liveAddresses } from "./hosts/registry.ts";
 import { serveControlPlane } from "./listen.ts";
 
 const envSchema = z.object({
   [ENV.controlPort]: z.coerce.number().int().min(0).max(65_535).default(DEFAULT_PORT.control),
   [ENV.apiUrl]: z.string().url().default(`http://${LOOPBACK}:${DEFAULT_PORT.api}`),
-  [ENV.hostUrl]: z.string().url().default(`http://${LOOPBACK}:${DEFAULT_PORT.host}`),
   [ENV.internalToken]: z.string().min(32, "must be set (npm start creates one under RUNLET_HOME)"),
   [ENV.databaseUrl]: z.string().optional(),
   [ENV.databaseToken]: z.string().optional(),
@@ -47,7 +49,8 @@ async function main() {
     publicKeys,
     derived: await deriveKeys(await loadOrCreateMasterSecret(home)),
     clientIp: (c) => getConnInfo(c).remote.address,
-    host: httpRuntimeHost(env[ENV.hostUrl], env[ENV.internalToken]),
+    hosts: httpRuntimeHosts(() => liveAddresses(db), env[ENV.internalToken]),
+    bundles: fileBundles(join(home, "bundles")),
     apiUrl: env[ENV.apiUrl],
     internalToken: env[ENV.internalToken],
   });

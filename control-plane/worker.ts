@@ -10,15 +10,18 @@ import { type ControlPlaneApp, createControlPlane } from "./app.ts";
 import { deriveKeys } from "./auth/secret-keys.ts";
 import { type StoredKey, signingKeysFrom } from "./auth/signing.ts";
 import { publicKeysOf } from "./auth/tokens.ts";
+import { r2Bundles } from "./bundles.ts";
 import type { Database } from "./db/index.ts";
 import * as schema from "./db/schema.ts";
-import { httpRuntimeHost } from "./host-client.ts";
+import { httpRuntimeHosts } from "./host-client.ts";
+import { liveAddresses } from "./hosts/registry.ts";
 
 export interface ControlPlaneEnv {
   DB: D1Database;
+  /** Each app version's bundle, for the runtime hosts to fetch. */
+  BUNDLES: R2Bucket;
   SIGNING_KEY: string;
   MASTER_SECRET: string;
-  RUNTIME_HOST_URL: string;
   INTERNAL_TOKEN: string;
   /** The run API's address (the Worker's URL), for the dashboard's run pages. */
   API_URL?: string;
@@ -28,13 +31,15 @@ let app: Promise<ControlPlaneApp> | undefined;
 
 async function build(env: ControlPlaneEnv): Promise<ControlPlaneApp> {
   const keys = await signingKeysFrom(JSON.parse(env.SIGNING_KEY) as StoredKey);
+  // Drizzle's D1 and libSQL databases differ only in their raw result types, never read.
+  const db = drizzle(env.DB, { schema }) as unknown as Database;
   return createControlPlane({
-    // Drizzle's D1 and libSQL databases differ only in their raw result types, never read.
-    db: drizzle(env.DB, { schema }) as unknown as Database,
+    db,
     keys,
     publicKeys: await publicKeysOf(keys),
     derived: await deriveKeys(base64urlDecode(env.MASTER_SECRET)),
-    host: httpRuntimeHost(env.RUNTIME_HOST_URL, env.INTERNAL_TOKEN),
+    hosts: httpRuntimeHosts(() => liveAddresses(db), env.INTERNAL_TOKEN),
+    bundles: r2Bundles(env.BUNDLES),
     internalToken: env.INTERNAL_TOKEN,
     apiUrl: env.API_URL,
     clientIp: (c) => c.req.header("cf-connecting-ip"),

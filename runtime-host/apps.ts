@@ -9,6 +9,7 @@ import {
   type BundleFile,
   describeZodError,
 } from "../common/app-config.ts";
+import { bundleDigest } from "../common/bundle-digest.ts";
 import {
   appRoot,
   appsRoot,
@@ -17,7 +18,7 @@ import {
   STAGING_PREFIX,
   versionDirName,
 } from "./app-paths.ts";
-import { bundleDigest, decodeBundle, writeVersion } from "./bundle.ts";
+import { decodeBundle, writeVersion } from "./bundle.ts";
 import { appKey, isValidName } from "./names.ts";
 import type { PoolTarget } from "./pool/pool.ts";
 
@@ -146,7 +147,7 @@ export class AppRegistry {
 
   async #deploy({ project, app, version, config, files }: DeployInput): Promise<Deployment> {
     const decoded = decodeBundle(files);
-    const digest = bundleDigest(decoded);
+    const digest = await bundleDigest(decoded);
     const dir = appRoot(this.root, project, app);
     const known = this.get(project, app);
     const unchanged =

@@ -1,5 +1,5 @@
 /** Checks an app bundle and writes it out as one version folder, all or nothing. */
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
 import type { BundleFile } from "../common/app-config.ts";
@@ -37,16 +37,6 @@ export function decodeBundle(files: readonly BundleFile[]): DecodedFile[] {
       executable: file.executable === true,
     };
   });
-}
-
-/** Identifies a bundle's content: same files, same digest. */
-export function bundleDigest(files: readonly DecodedFile[]): string {
-  const hash = createHash("sha256");
-  for (const file of [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
-    hash.update(`${file.path}\0${file.executable ? "x" : "-"}\0${file.data.length}\0`);
-    hash.update(file.data);
-  }
-  return hash.digest("hex");
 }
 
 async function writeFiles(dir: string, files: readonly DecodedFile[]): Promise<void> {

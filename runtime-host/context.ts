@@ -1,3 +1,4 @@
+import type { AppVersions } from "./app-versions.ts";
 import type { AppRegistry } from "./apps.ts";
 import type { AsyncRuns } from "./async-runs.ts";
 import type { Intake } from "./intake.ts";
@@ -12,6 +13,8 @@ import type { CustomReplica, CustomSpec } from "./runtimes/custom/replica.ts";
 /** What every route of the host works with. */
 export interface HostContext {
   registry: AppRegistry;
+  /** Which version of each app runs here, fetched from the control plane when needed. */
+  versions: AppVersions;
   pool: ReplicaPool;
   limits: HostLimits;
   runs: AsyncRuns;

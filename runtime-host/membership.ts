@@ -6,8 +6,12 @@
  * an unreachable control plane is tried again, the host serving meanwhile.
  */
 import { setTimeout as sleep } from "node:timers/promises";
+import { type DeployRequest, deployRequestSchema } from "../common/protocol/deploy.ts";
 import {
+  type CurrentVersion,
+  currentVersionSchema,
   type Heartbeat,
+  type HeartbeatAnswer,
   heartbeatAnswerSchema,
   type Registered,
   type Registration,
@@ -16,20 +20,22 @@ import {
   replicaAnswerSchema,
 } from "../common/protocol/hosts.ts";
 import { controlPlanePath } from "../common/protocol/paths.ts";
+import type { BundleSource } from "./app-versions.ts";
+import { HttpError } from "./http/errors.ts";
 
 export interface MembershipOptions {
   controlPlaneUrl: string;
   hostToken: string;
   /** What the host says of itself now (its state, load and warm apps). */
   heartbeat: () => Heartbeat;
-  /** The control plane says these apps were deleted: stop them. */
-  gone: (apps: Array<{ project: string; app: string }>) => void;
+  /** What the control plane answered: apps deleted (stop them), current versions. */
+  answered: (answer: HeartbeatAnswer) => void;
 }
 
 /** Pauses between tries to register, growing to the last. */
 const RETRY_MS = [250, 500, 1_000, 2_000, 5_000];
 
-export class Membership {
+export class Membership implements BundleSource {
   #hostId: string | undefined;
   #registration: Registration | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -71,6 +77,22 @@ export class Membership {
     const res = await this.#post(`${controlPlanePath.hosts}/${this.#hostId}/replicas`, req);
     const answer = replicaAnswerSchema.safeParse(await res.json().catch(() => undefined));
     return res.ok && answer.success && answer.data.granted;
+  }
+
+  async current(project: string, app: string): Promise<CurrentVersion | undefined> {
+    const res = await this.#get(controlPlanePath.current(project, app));
+    if (res.status === 404) return undefined;
+    const parsed = currentVersionSchema.safeParse(await res.json().catch(() => undefined));
+    if (!res.ok || !parsed.success) throw unavailable(`the control plane answered ${res.status}`);
+    return parsed.data;
+  }
+
+  async bundle(project: string, app: string, version: number): Promise<DeployRequest | undefined> {
+    const res = await this.#get(controlPlanePath.bundle(project, app, version), 60_000);
+    if (res.status === 404) return undefined;
+    const parsed = deployRequestSchema.safeParse(await res.json().catch(() => undefined));
+    if (!res.ok || !parsed.success) throw unavailable(`the control plane answered ${res.status}`);
+    return parsed.data;
   }
 
   stop(): void {
@@ -119,7 +141,18 @@ export class Membership {
     }
     const answer = heartbeatAnswerSchema.safeParse(await res.json().catch(() => undefined));
     if (!res.ok || !answer.success) throw new Error(`the control plane answered ${res.status}`);
-    if (answer.data.gone.length > 0) this.opts.gone(answer.data.gone);
+    this.opts.answered(answer.data);
+  }
+
+  async #get(path: string, timeoutMs = 10_000): Promise<Response> {
+    try {
+      return await fetch(this.opts.controlPlaneUrl + path, {
+        headers: { authorization: `Bearer ${this.opts.hostToken}` },
+        signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), this.#stopped.signal]),
+      });
+    } catch {
+      throw unavailable("the control plane is not reachable to fetch the app");
+    }
   }
 
   #post(path: string, body: unknown): Promise<Response> {
@@ -134,6 +167,9 @@ export class Membership {
     });
   }
 }
+
+/** The app's version cannot be had now: the caller's 502 says why. */
+const unavailable = (why: string) => new HttpError(502, why);
 
 /** The control plane will not take this host (a bad or revoked token, a bad registration). */
 export class Refused extends Error {}

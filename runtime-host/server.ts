@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { answerClientErrors } from "../common/client-errors.ts";
 import { APP_ENV, LOOPBACK } from "../common/consts.ts";
 import { answerUnreadBodies } from "../common/unread-body.ts";
+import { AppVersions } from "./app-versions.ts";
 import { AppRegistry } from "./apps.ts";
 import { AsyncRuns } from "./async-runs.ts";
 import type { HostContext, HostSpares } from "./context.ts";
@@ -154,6 +155,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   // Apps with `min_replicas` are warm from the start, not from their first call.
   for (const deployment of registry.list()) pool.deployed(deployment);
   const intake = new Intake();
+  const versions = new AppVersions(registry, pool);
   /** Set once the host knows its internal token (at once, or once registered). */
   let ctx: (HostContext & { internalToken: string }) | undefined;
 
@@ -185,7 +187,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
 
-  const membership = opts.join && joining(opts.join, registry, pool, intake);
+  const membership = opts.join && joining(opts.join, versions, pool, intake);
   let internalToken = opts.internalToken;
   try {
     const registered = await membership?.join(registrationOf(opts.join, url));
@@ -198,7 +200,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const reports = new RunReports(opts.controlPlaneUrl, internalToken);
   const callbacks = new RunCallbacks(internalToken);
   const runs = new AsyncRuns(pool, callbacks, reports);
-  ctx = { registry, pool, runs, limits, spares, reports, intake, internalToken };
+  ctx = { registry, versions, pool, runs, limits, spares, reports, intake, internalToken };
 
   /** Ends the grace of a graceful stop. */
   const hurry = new AbortController();
@@ -242,17 +244,21 @@ function registrationOf(join: JoinOptions | undefined, url: string) {
   };
 }
 
-/** The host's membership of the registry: its heartbeat from the pool, apps gone removed. */
-function joining(join: JoinOptions, registry: AppRegistry, pool: ReplicaPool, intake: Intake) {
-  return new Membership({
+/**
+ * The host's membership of the registry: its heartbeat from the pool; apps gone are removed,
+ * current versions noted (fetched at the app's next call).
+ */
+function joining(join: JoinOptions, versions: AppVersions, pool: ReplicaPool, intake: Intake) {
+  const membership = new Membership({
     controlPlaneUrl: join.controlPlaneUrl,
     hostToken: join.hostToken,
     heartbeat: () => heartbeatOf(pool.stats(), intake.open),
-    gone: (apps) => {
-      for (const { project, app } of apps) {
-        void registry.remove(project, app);
-        pool.removed(project, app);
-      }
+    answered: ({ gone, current }) => {
+      for (const { project, app } of gone) void versions.remove(project, app);
+      for (const { project, app, ...version } of current)
+        versions.setCurrent(project, app, version);
     },
   });
+  versions.fetchFrom(membership);
+  return membership;
 }

@@ -7,9 +7,14 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../common/ids.ts";
 import { apps } from "../control-plane/db/schema.ts";
-import { createHostToken, revokeHostToken } from "../control-plane/hosts/registry.ts";
+import { httpRuntimeHosts } from "../control-plane/host-client.ts";
+import {
+  createHostToken,
+  liveAddresses,
+  revokeHostToken,
+} from "../control-plane/hosts/registry.ts";
 import { serveControlPlane } from "../control-plane/listen.ts";
-import { INTERNAL_TOKEN } from "../control-plane/testing/fixture.ts";
+import { INTERNAL_TOKEN, memoryBundles } from "../control-plane/testing/fixture.ts";
 import { libsqlFixture } from "../control-plane/testing/libsql.ts";
 import type { RunningHost } from "../runtime-host/server.ts";
 import {
@@ -20,13 +25,20 @@ import {
   startTestHost,
 } from "../runtime-host/test-support.ts";
 
+/** The control plane tells the registry's hosts of new versions, unless a test stops it. */
+let announcing = true;
+const bundles = memoryBundles();
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
 let server: Server;
 let controlPlaneUrl: string;
 const homes: string[] = [];
 
 beforeAll(async () => {
-  f = await libsqlFixture();
+  const hosts = httpRuntimeHosts(() => liveAddresses(f.db), INTERNAL_TOKEN);
+  f = await libsqlFixture({
+    bundles,
+    hosts: { ...hosts, announce: (a) => (announcing ? hosts.announce(a) : Promise.resolve()) },
+  });
   server = serveControlPlane(f.app, { port: 0, hostname: "127.0.0.1" });
   await new Promise<void>((resolve) => server.once("listening", resolve));
   controlPlaneUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -121,5 +133,73 @@ describe("a runtime host that joins the registry", () => {
     await expect(joinedHost(made.token)).rejects.toThrow(
       /the control plane refused this host: a runtime host needs a valid host token/,
     );
+  });
+});
+
+/** Deploys `main.mjs` as a new version of `app` through the management API. */
+async function deploy(app: string, main: string): Promise<number> {
+  const files = [
+    ["runlet.toml", `name = "${app}"\n`],
+    ["main.mjs", main],
+  ].map(([path, text]) => ({
+    path,
+    contentBase64: Buffer.from(text as string).toString("base64"),
+  }));
+  const res = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
+  expect(res.status).toBe(201);
+  return ((await res.json()) as { version: number }).version;
+}
+
+describe("versions a host fetches from the control plane", () => {
+  let host: RunningHost;
+  const call = async (app: string) =>
+    hostClient(host.url, INTERNAL_TOKEN).invoke(f.projectId, app, "run", "{}");
+
+  beforeAll(async () => {
+    const { token } = await createHostToken(f.db, { name: "fetcher", createdBy: f.owner.id });
+    host = await joinedHost(token);
+  });
+  afterAll(() => host.close());
+
+  it("fetches an app at its first call, and a new version as soon as it is deployed", async () => {
+    await deploy("fetched", "export const run = () => 'v1';");
+    expect((await call("fetched")).body).toMatchObject({ ok: true, result: "v1" });
+    await deploy("fetched", "export const run = () => 'v2';");
+    expect((await call("fetched")).body).toMatchObject({ ok: true, result: "v2" });
+    expect((await call("nowhere")).status).toBe(404);
+  });
+
+  it("learns a version it was not told of at its next heartbeat", async () => {
+    await deploy("missed", "export const run = () => 'v1';");
+    expect((await call("missed")).body).toMatchObject({ result: "v1" });
+    announcing = false;
+    try {
+      await deploy("missed", "export const run = () => 'v2';");
+      const answer = await eventually(
+        () => call("missed"),
+        (a) => a.body.result === "v2",
+      );
+      expect(answer.body).toMatchObject({ ok: true, result: "v2" });
+    } finally {
+      announcing = true;
+    }
+  });
+
+  it("refuses to run a bundle that does not match its digest (502), and runs nothing of it", async () => {
+    const version = await deploy("tampered", "export const run = () => 'genuine';");
+    const key = `${f.projectId}/tampered/v${version}`;
+    const stored = JSON.parse(bundles.kept.get(key) as string) as {
+      files: Array<{ path: string; contentBase64: string }>;
+    };
+    for (const file of stored.files)
+      if (file.path === "main.mjs")
+        file.contentBase64 = Buffer.from("export const run = () => 'forged';").toString("base64");
+    bundles.kept.set(key, JSON.stringify(stored));
+    const answer = await call("tampered");
+    expect(answer.status).toBe(502);
+    expect(answer.body).toMatchObject({
+      code: "bad_gateway",
+      message: expect.stringMatching(/does not match its digest/),
+    });
   });
 });

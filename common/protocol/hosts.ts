@@ -62,9 +62,20 @@ export const heartbeatSchema = z.strictObject({
 });
 export type Heartbeat = z.infer<typeof heartbeatSchema>;
 
-/** The answer: the apps the host runs that no longer exist (deleted): it stops them. */
+/** An app's current version, as the control plane says it (`digest`: null for old versions). */
+export const currentVersionSchema = z.object({
+  version: z.number().check(z.int(), z.positive()),
+  digest: z.nullable(z.string()),
+});
+export type CurrentVersion = z.infer<typeof currentVersionSchema>;
+
+/**
+ * The answer: the apps the host runs that no longer exist (deleted: it stops them), and the
+ * current version of each it still runs (a version it missed at deploy: it fetches it).
+ */
 export const heartbeatAnswerSchema = z.object({
   gone: z.array(z.object({ project: z.string(), app: z.string() })),
+  current: z.array(z.extend(currentVersionSchema, { project: z.string(), app: z.string() })),
 });
 export type HeartbeatAnswer = z.infer<typeof heartbeatAnswerSchema>;
 

@@ -10,6 +10,8 @@ const name = encodeURIComponent;
 export const hostPath = {
   /** PUT: deploy a version; DELETE: remove the app. */
   app: (project: string, app: string) => `/internal/apps/${project}/${app}`,
+  /** PUT: the app's current version is now this one (`CurrentVersion`): fetch it when needed. */
+  current: (project: string, app: string) => `/internal/apps/${project}/${app}/current`,
   /** POST: one synchronous call of a managed app's function. */
   invoke: (project: string, app: string, fn: string) =>
     `/internal/invoke/${project}/${app}/${name(fn)}`,
@@ -53,4 +55,9 @@ export const controlPlanePath = {
    * `/{hostId}/replicas` (`ReplicaRequest`). GET with the internal token: `Placement`.
    */
   hosts: "/internal/hosts",
+  /** GET with a host token: the app's current version (`CurrentVersion`). */
+  current: (project: string, app: string) => `/internal/bundles/${project}/${app}`,
+  /** GET with a host token: a version's bundle (`DeployRequest`, as JSON). */
+  bundle: (project: string, app: string, version: number) =>
+    `/internal/bundles/${project}/${app}/${version}`,
 } as const;

@@ -122,6 +122,8 @@ export const deployments = sqliteTable(
     config: text("config", { mode: "json" }).notNull(),
     files: integer("files").notNull(),
     bytes: integer("bytes").notNull(),
+    /** What identifies its files (common/bundle-digest.ts); a host checks what it fetches. */
+    digest: text("digest"),
     deployedBy: text("deployed_by").notNull(),
     createdAt: integer("created_at").notNull(),
   },

@@ -6,8 +6,10 @@
 import { and, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import { newId } from "../../common/ids.ts";
 import {
+  type CurrentVersion,
   DOWN_AFTER_MS,
   type Heartbeat,
+  type HeartbeatAnswer,
   HOST_TOKEN_PREFIX,
   type HostState,
   type PlacementHost,
@@ -17,7 +19,7 @@ import {
 } from "../../common/protocol/hosts.ts";
 import { newSecret, secretHash } from "../../common/same-secret.ts";
 import type { Database } from "../db/index.ts";
-import { apps, hostApps, hosts, hostTokens } from "../db/schema.ts";
+import { apps, deployments, hostApps, hosts, hostTokens } from "../db/schema.ts";
 
 /** A new host token: shown once, only its hash kept. */
 export async function createHostToken(
@@ -144,13 +146,14 @@ export async function hostOf(db: Database, id: string, tokenId: string) {
 
 /**
  * A heartbeat: the host's state and load, and what it runs of each app, replacing what it
- * said before. Answers the apps it runs that no longer exist.
+ * said before. Answers the apps it runs that no longer exist, and the current version of the
+ * others.
  */
 export async function recordHeartbeat(
   db: Database,
   id: string,
   beat: Heartbeat,
-): Promise<Array<{ project: string; app: string }>> {
+): Promise<HeartbeatAnswer> {
   const now = Date.now();
   const rows = beat.apps.map((a) => ({
     hostId: id,
@@ -169,20 +172,50 @@ export async function recordHeartbeat(
     db.delete(hostApps).where(eq(hostApps.hostId, id)),
     ...rows.map((r) => db.insert(hostApps).values(r)),
   ]);
-  return goneApps(db, beat.apps);
+  return answerTo(db, beat.apps);
 }
 
-async function goneApps(db: Database, running: Heartbeat["apps"]) {
-  if (running.length === 0) return [];
+async function answerTo(db: Database, running: Heartbeat["apps"]): Promise<HeartbeatAnswer> {
+  if (running.length === 0) return { gone: [], current: [] };
   const projects = [...new Set(running.map((a) => a.project))];
   const existing = await db
-    .select({ project: apps.projectId, app: apps.name })
+    .select({
+      project: apps.projectId,
+      app: apps.name,
+      version: apps.currentVersion,
+      digest: deployments.digest,
+    })
     .from(apps)
+    .innerJoin(
+      deployments,
+      and(eq(deployments.appId, apps.id), eq(deployments.version, apps.currentVersion)),
+    )
     .where(inArray(apps.projectId, projects));
-  const known = new Set(existing.map((a) => `${a.project}/${a.app}`));
-  return running
-    .filter((a) => !known.has(`${a.project}/${a.app}`))
-    .map(({ project, app }) => ({ project, app }));
+  const known = new Map(existing.map((a) => [`${a.project}/${a.app}`, a]));
+  const answer: HeartbeatAnswer = { gone: [], current: [] };
+  for (const { project, app } of running) {
+    const found = known.get(`${project}/${app}`);
+    if (found) answer.current.push(found);
+    else answer.gone.push({ project, app });
+  }
+  return answer;
+}
+
+/** The app's current version and its digest; undefined if there is no such app. */
+export async function currentVersion(
+  db: Database,
+  project: string,
+  app: string,
+): Promise<CurrentVersion | undefined> {
+  const [row] = await db
+    .select({ version: apps.currentVersion, digest: deployments.digest })
+    .from(apps)
+    .innerJoin(
+      deployments,
+      and(eq(deployments.appId, apps.id), eq(deployments.version, apps.currentVersion)),
+    )
+    .where(and(eq(apps.projectId, project), eq(apps.name, app)));
+  return row;
 }
 
 /**
@@ -245,6 +278,11 @@ interface HostFacts {
   memoryMb: number;
   registeredAt: number;
   seenAt: number;
+}
+
+/** The addresses of the hosts that are not down: where the control plane asks. */
+export async function liveAddresses(db: Database): Promise<string[]> {
+  return (await listHosts(db)).filter((h) => h.state !== "down").map((h) => h.address);
 }
 
 /** Forgets hosts down for longer than `ms` (they register again if they come back). */

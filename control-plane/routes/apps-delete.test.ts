@@ -1,28 +1,28 @@
-// DELETE /v2/projects/{id}/apps/{name}: the host stops the app first, then its rows go with a
-// success entry in one batch; a host that cannot is a 502 with nothing deleted.
+// DELETE /v2/projects/{id}/apps/{name}: its rows go with a success entry in one batch, then the
+// hosts stop the app (one that cannot be told hears at its next heartbeat) and its bundles go.
 import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { auditLog } from "../db/schema.ts";
-import { ApiError } from "../errors.ts";
-import type { RuntimeHost } from "../host-client.ts";
+import type { RuntimeHosts } from "../host-client.ts";
+import { memoryBundles } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
 const removed: string[] = [];
 let hostDown = false;
-const host: RuntimeHost = {
-  deploy: () => Promise.resolve(),
+const host: RuntimeHosts = {
+  announce: () => Promise.resolve(),
   async remove({ project, app }) {
-    if (hostDown) throw new ApiError("bad_gateway", "the runtime host is not reachable");
-    removed.push(`${project}/${app}`);
+    if (!hostDown) removed.push(`${project}/${app}`); // an unreachable host is skipped
   },
   runLogs: () => Promise.resolve(undefined),
   replicas: () => Promise.resolve(undefined),
 };
 
+const bundles = memoryBundles();
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
 
 beforeAll(async () => {
-  f = await libsqlFixture({ host });
+  f = await libsqlFixture({ hosts: host, bundles });
 });
 
 afterAll(() => f.cleanup());
@@ -71,18 +71,15 @@ it("stops the app on the host, forgets it, records apps.delete, and then answers
   expect(((await redeployed.json()) as { version: number }).version).toBe(1);
 });
 
-it("deletes nothing when the runtime host cannot stop the app (502), and records the failure", async () => {
+it("deletes the app and its bundles even while a host cannot be told (it hears at its next heartbeat)", async () => {
   await deploy("sturdy");
+  expect([...bundles.kept.keys()]).toContain(`${f.projectId}/sturdy/v1`);
   hostDown = true;
   try {
     const res = await f.call("DELETE", appPath("sturdy"));
-    expect(res.status).toBe(502);
-    expect((await f.call("GET", appPath("sturdy"))).status).toBe(200);
-    const [entry] = await f.db
-      .select()
-      .from(auditLog)
-      .where(eq(auditLog.requestId, res.headers.get("x-request-id") ?? ""));
-    expect(entry).toMatchObject({ action: "apps.delete", outcome: "failure" });
+    expect(res.status).toBe(204);
+    expect((await f.call("GET", appPath("sturdy"))).status).toBe(404);
+    expect([...bundles.kept.keys()].filter((k) => k.includes("/sturdy/"))).toEqual([]);
   } finally {
     hostDown = false;
   }

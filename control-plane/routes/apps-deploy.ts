@@ -8,6 +8,7 @@ import {
   bundleFileSchema,
   describeZodError,
 } from "../../common/app-config.ts";
+import { digestOfBundle } from "../../common/bundle-digest.ts";
 import { newId } from "../../common/ids.ts";
 import { auditSuccess } from "../audit/record.ts";
 import { access } from "../auth/access.ts";
@@ -148,7 +149,8 @@ export function registerDeployApp(app: OpenAPIHono<AppEnv>) {
     const config = readConfig(files);
     const audit = c.var.audit;
     if (audit) audit.target = { type: "app", id: config.name };
-    const { db, host } = c.var.deps;
+    const { db, bundles } = c.var.deps;
+    const digest = await digestOfBundle(files);
     const body = await deploysByApp.run(`${projectId}/${config.name}`, async () => {
       const [existing] = await db
         .select()
@@ -158,8 +160,11 @@ export function registerDeployApp(app: OpenAPIHono<AppEnv>) {
       const appId = existing?.id ?? newId("app");
       const now = Date.now();
 
-      // The host gets the code first: a row never points at a version that cannot run.
-      await host.deploy({ project: projectId, app: config.name, version, config, files });
+      // The bundle is kept first: a row never names a version the hosts cannot fetch.
+      await bundles.put(
+        { project: projectId, app: config.name, version },
+        { version, config, files },
+      );
 
       const upsertApp = existing
         ? db
@@ -182,6 +187,7 @@ export function registerDeployApp(app: OpenAPIHono<AppEnv>) {
         config,
         files: files.length,
         bytes,
+        digest,
         deployedBy: principal.id,
         createdAt: now,
       });
@@ -201,6 +207,9 @@ export function registerDeployApp(app: OpenAPIHono<AppEnv>) {
         throw err;
       }
 
+      // Hosts running the app switch at their next call of it (or learn it at a heartbeat).
+      await c.var.deps.hosts.announce({ project: projectId, app: config.name, version, digest });
+
       const deployed: DeployedApp = {
         id: appId,
         name: config.name,
@@ -218,7 +227,7 @@ export function registerDeployApp(app: OpenAPIHono<AppEnv>) {
   app.openapi(deleteAppRoute, async (c) => {
     const { projectId } = c.var.access;
     const { appName } = c.req.valid("param");
-    const { db, host } = c.var.deps;
+    const { db, hosts, bundles } = c.var.deps;
     await deploysByApp.run(`${projectId}/${appName}`, async () => {
       const [existing] = await db
         .select()
@@ -230,14 +239,15 @@ export function registerDeployApp(app: OpenAPIHono<AppEnv>) {
           `app '${appName}' is not deployed in project '${projectId}'`,
         );
       }
-      // The host first: if it fails nothing is deleted; if the rows then fail to go, deleting
-      // again converges (the host's delete is harmless when the app is already gone there).
-      await host.remove({ project: projectId, app: appName });
+      // The rows first: a host that misses the stop below hears at its next heartbeat that
+      // the app is gone. Then the bundles (a host can no longer fetch a version of it).
       await db.batch([
         db.delete(deployments).where(eq(deployments.appId, existing.id)),
         db.delete(apps).where(eq(apps.id, existing.id)),
         auditSuccess(c, { version: existing.currentVersion }),
       ]);
+      await hosts.remove({ project: projectId, app: appName });
+      await bundles.remove(projectId, appName);
     });
     return c.body(null, 204);
   });

@@ -2,12 +2,12 @@
 // version's scaling and queue settings; and GET /internal/apps, every app, for the Worker's
 // wake-up of its run store after a restart.
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { RuntimeHost } from "../host-client.ts";
+import type { RuntimeHosts } from "../host-client.ts";
 import { INTERNAL_TOKEN } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
-const host: RuntimeHost = {
-  deploy: () => Promise.resolve(),
+const host: RuntimeHosts = {
+  announce: () => Promise.resolve(),
   remove: () => Promise.resolve(),
   runLogs: () => Promise.resolve(undefined),
   replicas: () => Promise.resolve(undefined),
@@ -16,7 +16,7 @@ const host: RuntimeHost = {
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
 
 beforeAll(async () => {
-  f = await libsqlFixture({ host });
+  f = await libsqlFixture({ hosts: host });
 });
 
 afterAll(() => f.cleanup());

@@ -14,6 +14,10 @@ export const appSchema = z
     name: z.string(),
     runtime: z.enum(["managed", "custom"]),
     version: z.number().int(),
+    digest: z.string().nullable().openapi({
+      description:
+        "What identifies the live version's files (SHA-256, hex); a runtime host checks the bundle it fetches against it. Null for a version deployed before digests were kept.",
+    }),
     /** The live version's `[scaling]`: `capacity` is how many calls it runs at once. */
     scaling: z.object({
       minReplicas: z.number().int(),
@@ -31,13 +35,14 @@ export const appSchema = z
 
 export type AppView = z.infer<typeof appSchema>;
 
-function view(row: typeof apps.$inferSelect, config: AppConfig): AppView {
+function view(row: typeof apps.$inferSelect, config: AppConfig, digest: string | null): AppView {
   const { scaling } = config;
   return {
     id: row.id,
     name: row.name,
     runtime: row.runtime,
     version: row.currentVersion,
+    digest,
     scaling: {
       minReplicas: scaling.min_replicas,
       maxReplicas: scaling.max_replicas,
@@ -55,7 +60,7 @@ function view(row: typeof apps.$inferSelect, config: AppConfig): AppView {
 /** The apps with the config of their live version. */
 function withConfig(db: Database, where: SQL) {
   return db
-    .select({ app: apps, config: deployments.config })
+    .select({ app: apps, config: deployments.config, digest: deployments.digest })
     .from(apps)
     .innerJoin(
       deployments,
@@ -99,7 +104,7 @@ export const getAppRoute = createRoute({
 export function registerReadApps(app: OpenAPIHono<AppEnv>) {
   app.openapi(listAppsRoute, async (c) => {
     const rows = await withConfig(c.var.deps.db, eq(apps.projectId, c.var.access.projectId));
-    return c.json({ apps: rows.map((r) => view(r.app, r.config as AppConfig)) }, 200);
+    return c.json({ apps: rows.map((r) => view(r.app, r.config as AppConfig, r.digest)) }, 200);
   });
 
   app.openapi(getAppRoute, async (c) => {
@@ -111,6 +116,6 @@ export function registerReadApps(app: OpenAPIHono<AppEnv>) {
     );
     if (!row)
       throw new ApiError("not_found", `app '${appName}' is not deployed in project '${projectId}'`);
-    return c.json(view(row.app, row.config as AppConfig), 200);
+    return c.json(view(row.app, row.config as AppConfig, row.digest), 200);
   });
 }

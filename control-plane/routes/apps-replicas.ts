@@ -44,7 +44,7 @@ export const getAppReplicasRoute = createRoute({
 
 export function registerGetAppReplicas(app: OpenAPIHono<AppEnv>) {
   app.openapi(getAppReplicasRoute, async (c) => {
-    const { db, host } = c.var.deps;
+    const { db, hosts } = c.var.deps;
     const { projectId } = c.var.access;
     const { appName } = c.req.valid("param");
     const [found] = await db
@@ -53,7 +53,7 @@ export function registerGetAppReplicas(app: OpenAPIHono<AppEnv>) {
       .where(and(eq(apps.projectId, projectId), eq(apps.name, appName)));
     if (!found)
       throw new ApiError("not_found", `app '${appName}' is not deployed in project '${projectId}'`);
-    const counts = await host.replicas({ project: projectId, app: appName });
+    const counts = await hosts.replicas({ project: projectId, app: appName });
     const { starting = 0, idle = 0, busy = 0, queued = 0 } = counts ?? {};
     return c.json(
       {

@@ -1,12 +1,12 @@
 // GET /v2/projects/{id}/apps/{name}/versions and …/replicas: what the dashboard shows of an app
 // beyond its live version — every version and who deployed it, and its replicas now.
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { ReplicaCounts, RuntimeHost } from "../host-client.ts";
+import type { ReplicaCounts, RuntimeHosts } from "../host-client.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
 let hostAnswer: ReplicaCounts | undefined;
-const host: RuntimeHost = {
-  deploy: () => Promise.resolve(),
+const host: RuntimeHosts = {
+  announce: () => Promise.resolve(),
   remove: () => Promise.resolve(),
   runLogs: () => Promise.resolve(undefined),
   replicas: () => Promise.resolve(hostAnswer),
@@ -15,7 +15,7 @@ const host: RuntimeHost = {
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
 
 beforeAll(async () => {
-  f = await libsqlFixture({ host });
+  f = await libsqlFixture({ hosts: host });
 });
 afterAll(() => f.cleanup());
 

@@ -150,7 +150,10 @@ describe("hosts", () => {
       busy: 0,
     };
     const res = await beat(token, body.hostId as string, { apps: [gone] });
-    expect(await res.json()).toEqual({ gone: [{ project: f.projectId, app: "never-deployed" }] });
+    expect(await res.json()).toEqual({
+      gone: [{ project: f.projectId, app: "never-deployed" }],
+      current: [],
+    });
   });
 
   it("a heartbeat for another token's host, or an unknown one, is 404 (the host registers again)", async () => {

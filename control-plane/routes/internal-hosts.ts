@@ -1,15 +1,16 @@
 /**
  * The runtime hosts' side of the registry (docs/hosts.md), with a host token:
  * `POST /internal/hosts` registers one, `POST /internal/hosts/{hostId}/heartbeat` keeps it
- * alive, `POST /internal/hosts/{hostId}/replicas` asks for one more replica of an app. And the
+ * alive, `POST /internal/hosts/{hostId}/replicas` asks for one more replica of an app,
+ * `GET /internal/bundles/{project}/{app}/{version}` fetches a version's bundle. And the
  * Worker's, with the internal token: `GET /internal/hosts`, where it places work.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import {
+  type CurrentVersion,
   HEARTBEAT_MS,
-  type HeartbeatAnswer,
   heartbeatSchema,
   type Placement,
   type Registered,
@@ -20,6 +21,7 @@ import { internalOnly } from "../auth/internal-only.ts";
 import type { AppEnv } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import {
+  currentVersion,
   grantReplica,
   hostOf,
   hostTokenId,
@@ -61,14 +63,28 @@ export function registerInternalHosts(app: OpenAPIHono<AppEnv>) {
   hosts.post("/internal/hosts/:hostId/heartbeat", hostToken, async (c) => {
     const id = await pathHost(c);
     const beat = await jsonBody(c, heartbeatSchema);
-    const gone = await recordHeartbeat(c.var.deps.db, id, beat);
-    return c.json({ gone } satisfies HeartbeatAnswer, 200);
+    return c.json(await recordHeartbeat(c.var.deps.db, id, beat), 200);
   });
 
   hosts.post("/internal/hosts/:hostId/replicas", hostToken, async (c) => {
     const id = await pathHost(c);
     const req = await jsonBody(c, replicaRequestSchema);
     return c.json(await grantReplica(c.var.deps.db, id, req), 200);
+  });
+
+  hosts.get("/internal/bundles/:project/:app", hostToken, async (c) => {
+    const { project, app } = c.req.param();
+    const current = await currentVersion(c.var.deps.db, project, app);
+    if (!current) throw new ApiError("not_found", `app '${app}' is not deployed in '${project}'`);
+    return c.json(current satisfies CurrentVersion, 200);
+  });
+
+  hosts.get("/internal/bundles/:project/:app/:version{[1-9][0-9]{0,8}}", hostToken, async (c) => {
+    const { project, app, version } = c.req.param();
+    const bundle = await c.var.deps.bundles.get({ project, app, version: Number(version) });
+    if (bundle === undefined)
+      throw new ApiError("not_found", `no version ${version} of app '${app}' in '${project}'`);
+    return c.body(bundle, 200, { "content-type": "application/json" });
   });
 
   app.get("/internal/hosts", internalOnly, async (c) => {

@@ -4,7 +4,7 @@ import { freePort } from "../../cli/processes.ts";
 import { newId } from "../../common/ids.ts";
 import type { RunLogs } from "../../common/protocol/host.ts";
 import { auditLog } from "../db/schema.ts";
-import { httpRuntimeHost, type RuntimeHost } from "../host-client.ts";
+import { httpRuntimeHosts, type RuntimeHosts } from "../host-client.ts";
 import { INTERNAL_TOKEN } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
@@ -13,8 +13,8 @@ type Body = { message?: string } & Partial<RunLogs>;
 /** A runtime host that keeps the logs it is given, and notes what it was asked. */
 const kept = new Map<string, RunLogs & { project: string }>();
 const asked: string[] = [];
-const fakeHost: RuntimeHost = {
-  deploy: () => Promise.resolve(),
+const fakeHost: RuntimeHosts = {
+  announce: () => Promise.resolve(),
   remove: () => Promise.resolve(),
   async runLogs({ project, runId }) {
     asked.push(runId);
@@ -28,7 +28,7 @@ const fakeHost: RuntimeHost = {
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
 
 beforeAll(async () => {
-  f = await libsqlFixture({ host: fakeHost });
+  f = await libsqlFixture({ hosts: fakeHost });
 });
 
 afterAll(() => f?.cleanup());
@@ -133,7 +133,9 @@ describe("GET /v2/projects/{id}/runs/{runId}/logs, host unreachable", () => {
   beforeAll(async () => {
     // A loopback port nothing listens on.
     const port = await freePort();
-    g = await libsqlFixture({ host: httpRuntimeHost(`http://127.0.0.1:${port}`, "t") });
+    g = await libsqlFixture({
+      hosts: httpRuntimeHosts(async () => [`http://127.0.0.1:${port}`], "t"),
+    });
   });
 
   afterAll(() => g?.cleanup());
@@ -154,8 +156,9 @@ describe("GET /v2/projects/{id}/runs/{runId}/logs, host unreachable", () => {
     expect(report.status).toBe(204);
     const res = await g.call("GET", logsPath(g.projectId, id));
     expect(res.status).toBe(502);
-    expect(((await res.json()) as Body).message).toBe(
-      "the runtime host is not reachable; is it running?",
-    );
+    expect(await res.json()).toMatchObject({
+      code: "bad_gateway",
+      message: expect.stringMatching(/a runtime host is not reachable/),
+    });
   });
 });

@@ -40,13 +40,13 @@ export const getRunLogsRoute = createRoute({
 
 export function registerGetRunLogs(app: OpenAPIHono<AppEnv>) {
   app.openapi(getRunLogsRoute, async (c) => {
-    const { db, host } = c.var.deps;
+    const { db, hosts } = c.var.deps;
     const { projectId } = c.var.access;
     const { runId } = c.req.valid("param");
     if (!(await findRun(db, projectId, runId))) {
       throw new ApiError("not_found", `run '${runId}' not found in project '${projectId}'`);
     }
-    const logs = await host.runLogs({ project: projectId, runId });
+    const logs = await hosts.runLogs({ project: projectId, runId });
     if (!logs) {
       throw new ApiError(
         "not_found",

@@ -9,11 +9,12 @@ import { type ControlPlaneApp, createControlPlane } from "../app.ts";
 import { deriveKeys } from "../auth/secret-keys.ts";
 import { signingKeysFrom } from "../auth/signing.ts";
 import { issueToken, publicKeysOf } from "../auth/tokens.ts";
+import type { BundleStore } from "../bundles.ts";
 import type { Deps } from "../context.ts";
 import type { Database } from "../db/index.ts";
 import { memberships, projects, users } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
-import type { RuntimeHost } from "../host-client.ts";
+import type { RuntimeHosts } from "../host-client.ts";
 import type { Plan } from "../plans.ts";
 
 const YEAR_MS = 365 * 86_400_000;
@@ -47,23 +48,34 @@ export interface Fixture {
   addProject(plan?: Plan): Promise<string>;
 }
 
-/** A runtime host for tests that never reach one: any call is a 502. */
-export const noRuntimeHost: RuntimeHost = {
-  deploy() {
-    return Promise.reject(new ApiError("bad_gateway", "no runtime host in this test"));
-  },
-  remove() {
-    return Promise.reject(new ApiError("bad_gateway", "no runtime host in this test"));
-  },
+/** Runtime hosts for tests that never reach one: none answers. */
+export const noRuntimeHosts: RuntimeHosts = {
+  announce: () => Promise.resolve(),
+  remove: () => Promise.resolve(),
   runLogs() {
     return Promise.reject(new ApiError("bad_gateway", "no runtime host in this test"));
   },
   replicas: () => Promise.resolve(undefined),
 };
 
+/** Bundles kept in memory, as the file and R2 stores keep them. */
+export function memoryBundles(): BundleStore & { kept: Map<string, string> } {
+  const kept = new Map<string, string>();
+  const key = (k: { project: string; app: string; version: number }) =>
+    `${k.project}/${k.app}/v${k.version}`;
+  return {
+    kept,
+    put: async (k, bundle) => void kept.set(key(k), JSON.stringify(bundle)),
+    get: async (k) => kept.get(key(k)),
+    remove: async (project, app) => {
+      for (const name of kept.keys()) if (name.startsWith(`${project}/${app}/`)) kept.delete(name);
+    },
+  };
+}
+
 export async function createFixture(
   db: Database,
-  opts: { host?: RuntimeHost; plan?: Plan } = {},
+  opts: { hosts?: RuntimeHosts; bundles?: BundleStore; plan?: Plan } = {},
 ): Promise<Fixture> {
   const keys = await signingKeysFrom(await generateSigningKey());
   const deps: Deps = {
@@ -71,7 +83,8 @@ export async function createFixture(
     keys,
     publicKeys: await publicKeysOf(keys),
     derived: await deriveKeys(crypto.getRandomValues(new Uint8Array(32))),
-    host: opts.host ?? noRuntimeHost,
+    hosts: opts.hosts ?? noRuntimeHosts,
+    bundles: opts.bundles ?? memoryBundles(),
     clientIp: () => "203.0.113.7",
     internalToken: INTERNAL_TOKEN,
   };

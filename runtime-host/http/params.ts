@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { AppConfig } from "../../common/app-config.ts";
 import { HEADER } from "../../common/consts.ts";
-import type { AppRegistry, Deployment } from "../apps.ts";
+import type { AppVersions } from "../app-versions.ts";
+import type { Deployment } from "../apps.ts";
 import { NAME_PATTERN } from "../names.ts";
 import { HttpError } from "./errors.ts";
 
@@ -26,13 +27,13 @@ export function projectAndApp(params: readonly string[]): { project: string; app
  * The app's current deployment, which must use `runtime`: 404 if it is not deployed, 400 with
  * `otherwise` (what to do instead) if it uses the other runtime.
  */
-export function deploymentOf(
-  registry: AppRegistry,
+export async function deploymentOf(
+  versions: AppVersions,
   { project, app }: { project: string; app: string },
   runtime: AppConfig["runtime"],
   otherwise: string,
-): Deployment {
-  const deployment = registry.get(project, app);
+): Promise<Deployment> {
+  const deployment = await versions.deployment(project, app);
   if (!deployment) throw new HttpError(404, `app '${app}' is not deployed in project '${project}'`);
   if (deployment.config.runtime !== runtime) throw new HttpError(400, otherwise);
   return deployment;

@@ -1,10 +1,15 @@
 /**
- * `PUT /internal/apps/{project}/{app}`: stores a version of an app and makes it current.
- * `DELETE` on it: the app's replicas stop and its files go (204, also when it was not there).
+ * `PUT /internal/apps/{project}/{app}`: stores a version of an app and makes it current (a host
+ * on its own; a host in a registry fetches versions itself).
+ * `PUT /internal/apps/{project}/{app}/current` `{version, digest}`: the control plane says which
+ * version is current; the host fetches it at the app's next call (app-versions.ts).
+ * `DELETE /internal/apps/{project}/{app}`: the app's replicas stop and its files go (204, also
+ * when it was not there).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { describeZodError } from "../../common/app-config.ts";
 import { deployRequestSchema } from "../../common/protocol/deploy.ts";
+import { currentVersionSchema } from "../../common/protocol/hosts.ts";
 import type { HostContext } from "../context.ts";
 import { parseJsonBody, readBody } from "../http/body.ts";
 import { HttpError } from "../http/errors.ts";
@@ -32,14 +37,26 @@ export async function deployApp(
   sendJson(res, 200, { project, app, version });
 }
 
+export async function setCurrentVersion(
+  req: IncomingMessage,
+  res: ServerResponse,
+  params: readonly string[],
+  { versions }: HostContext,
+): Promise<void> {
+  const { project, app } = projectAndApp(params);
+  const parsed = currentVersionSchema.safeParse(parseJsonBody(await readBody(req, 4_096)));
+  if (!parsed.success) throw new HttpError(400, describeZodError(parsed.error));
+  versions.setCurrent(project, app, parsed.data);
+  res.writeHead(204).end();
+}
+
 export async function removeApp(
   _req: IncomingMessage,
   res: ServerResponse,
   params: readonly string[],
-  { registry, pool }: HostContext,
+  { versions }: HostContext,
 ): Promise<void> {
   const { project, app } = projectAndApp(params);
-  await registry.remove(project, app);
-  pool.removed(project, app);
+  await versions.remove(project, app);
   res.writeHead(204).end();
 }

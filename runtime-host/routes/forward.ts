@@ -17,12 +17,12 @@ export async function forwardRequest(
   req: IncomingMessage,
   res: ServerResponse,
   params: readonly string[],
-  { registry, pool, limits, reports }: HostContext,
+  { versions, pool, limits, reports }: HostContext,
 ): Promise<void> {
   const names = projectAndApp(params);
   const runId = runIdOf(req); // required, and passed on to the app as it came
-  const deployment = deploymentOf(
-    registry,
+  const deployment = await deploymentOf(
+    versions,
     names,
     "custom",
     `app '${names.app}' uses the managed runtime: call its functions with POST /{function}`,

@@ -15,15 +15,15 @@ export async function invokeFunction(
   req: IncomingMessage,
   res: ServerResponse,
   params: readonly string[],
-  { registry, pool, limits, reports }: HostContext,
+  { versions, pool, limits, reports }: HostContext,
 ): Promise<void> {
   const names = projectAndApp(params);
   const { app } = names;
   const fn = functionName(params[2] ?? "");
   const runId = runIdOf(req);
   const payload = parseJsonBody(await readBody(req, MAX_INVOKE_BODY_BYTES));
-  const deployment = deploymentOf(
-    registry,
+  const deployment = await deploymentOf(
+    versions,
     names,
     "managed",
     `app '${app}' uses the custom runtime: send requests to its own paths (/internal/http/...)`,

@@ -43,14 +43,14 @@ export async function submitRun(
   req: IncomingMessage,
   res: ServerResponse,
   params: readonly string[],
-  { registry, runs }: HostContext,
+  { versions, runs }: HostContext,
 ): Promise<void> {
   const names = projectAndApp(params);
   const fn = functionName(params[2] ?? "");
   const runId = runIdOf(req);
   const payload = parseJsonBody(await readBody(req, MAX_INVOKE_BODY_BYTES));
-  const deployment = deploymentOf(
-    registry,
+  const deployment = await deploymentOf(
+    versions,
     names,
     "managed",
     `app '${names.app}' uses the custom runtime: async runs call functions`,
@@ -68,12 +68,12 @@ export async function submitHttpRun(
   req: IncomingMessage,
   res: ServerResponse,
   params: readonly string[],
-  { registry, runs }: HostContext,
+  { versions, runs }: HostContext,
 ): Promise<void> {
   const names = projectAndApp(params);
   const runId = runIdOf(req);
-  const deployment = deploymentOf(
-    registry,
+  const deployment = await deploymentOf(
+    versions,
     names,
     "custom",
     `app '${names.app}' uses the managed runtime: async runs of it call functions`,

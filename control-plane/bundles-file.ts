@@ -1,0 +1,26 @@
+/** The control plane on Node keeps bundles as files: `{dir}/{project}/{app}/v{N}.json`. */
+import { randomBytes } from "node:crypto";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { type BundleStore, bundleName } from "./bundles.ts";
+
+export function fileBundles(dir: string): BundleStore {
+  return {
+    async put(key, bundle) {
+      const path = join(dir, bundleName(key));
+      await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+      const temp = `${path}.${randomBytes(4).toString("hex")}.tmp`;
+      await writeFile(temp, JSON.stringify(bundle), { mode: 0o600 });
+      await rename(temp, path);
+    },
+    async get(key) {
+      return readFile(join(dir, bundleName(key)), "utf8").catch((err: NodeJS.ErrnoException) => {
+        if (err.code === "ENOENT") return undefined;
+        throw err;
+      });
+    },
+    async remove(project, app) {
+      await rm(join(dir, project, app), { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * Where the control plane keeps each app version's bundle for the runtime hosts to fetch when
+ * they first need it (`GET /internal/bundles/{project}/{app}/{version}`, docs/hosts.md): files
+ * under RUNLET_HOME on Node (bundles-file.ts), an R2 bucket on Workers. A version's bundle is
+ * written once, before the deployment row that names it.
+ */
+import type { DeployRequest } from "../common/protocol/deploy.ts";
+
+export interface BundleKey {
+  project: string;
+  app: string;
+  version: number;
+}
+
+export interface BundleStore {
+  /** Keeps the version's bundle (`{version, config, files}`, as JSON). */
+  put(key: BundleKey, bundle: DeployRequest): Promise<void>;
+  /** The version's bundle as JSON text, or undefined. */
+  get(key: BundleKey): Promise<string | undefined>;
+  /** Forgets every version of the app. */
+  remove(project: string, app: string): Promise<void>;
+}
+
+/** Where a version's bundle is kept, below the store's root. */
+export const bundleName = ({ project, app, version }: BundleKey) =>
+  `${project}/${app}/v${version}.json`;
+
+/** The control plane on Workers: an R2 bucket. */
+export function r2Bundles(bucket: R2Bucket): BundleStore {
+  return {
+    async put(key, bundle) {
+      await bucket.put(bundleName(key), JSON.stringify(bundle), {
+        httpMetadata: { contentType: "application/json" },
+      });
+    },
+    async get(key) {
+      return (await bucket.get(bundleName(key)))?.text();
+    },
+    async remove(project, app) {
+      for (let cursor: string | undefined; ; ) {
+        const listed = await bucket.list({ prefix: `${project}/${app}/`, cursor });
+        if (listed.objects.length > 0) await bucket.delete(listed.objects.map((o) => o.key));
+        if (!listed.truncated) return;
+        cursor = listed.cursor;
+      }
+    },
+  };
+}

@@ -1,0 +1,98 @@
+/**
+ * Which version of each app this host runs, when the control plane hands out versions
+ * (docs/hosts.md): it says which version is current — at deploy (`PUT
+ * /internal/apps/{project}/{app}/current`) and in each heartbeat's answer — and the host fetches
+ * that version's bundle the first time a call needs it, checks its digest, and switches. An app
+ * this host never had is looked up at its first call. Without a control plane (a host on its
+ * own, pushed to with `PUT /internal/apps/…`) the registry's version is the one.
+ */
+import { bundleDigest } from "../common/bundle-digest.ts";
+import type { DeployRequest } from "../common/protocol/deploy.ts";
+import type { AppRegistry, Deployment } from "./apps.ts";
+import { decodeBundle } from "./bundle.ts";
+import { HttpError } from "./http/errors.ts";
+import { appKey } from "./names.ts";
+import type { ReplicaPool } from "./pool/pool.ts";
+
+export interface Current {
+  version: number;
+  digest: string | null;
+}
+
+/** What the host asks the control plane (membership.ts). */
+export interface BundleSource {
+  /** The app's current version; undefined if the app does not exist. */
+  current(project: string, app: string): Promise<Current | undefined>;
+  /** A version's bundle; undefined if it does not exist (any more). */
+  bundle(project: string, app: string, version: number): Promise<DeployRequest | undefined>;
+}
+
+export class AppVersions {
+  readonly #current = new Map<string, Current>();
+  readonly #fetching = new Map<string, Promise<Deployment | undefined>>();
+  #source: BundleSource | undefined;
+
+  constructor(
+    private readonly registry: AppRegistry,
+    private readonly pool: ReplicaPool,
+  ) {}
+
+  /** From now on versions come from `source` (the host joined a control plane). */
+  fetchFrom(source: BundleSource): void {
+    this.#source = source;
+  }
+
+  /** The control plane says `version` is the app's current one. */
+  setCurrent(project: string, app: string, current: Current): void {
+    const known = this.#current.get(appKey(project, app));
+    if (!known || current.version >= known.version)
+      this.#current.set(appKey(project, app), current);
+  }
+
+  /** The app is gone: forget it. */
+  async remove(project: string, app: string): Promise<void> {
+    this.#current.delete(appKey(project, app));
+    await this.registry.remove(project, app);
+    this.pool.removed(project, app);
+  }
+
+  /** The deployment a call of the app runs on: fetched first if this host lacks it. */
+  async deployment(project: string, app: string): Promise<Deployment | undefined> {
+    const have = this.registry.get(project, app);
+    const source = this.#source;
+    if (!source) return have;
+    const want = this.#current.get(appKey(project, app));
+    if (have && (!want || want.version <= have.version)) return have;
+    const key = appKey(project, app);
+    let fetching = this.#fetching.get(key);
+    if (!fetching) {
+      fetching = this.#fetch(source, project, app, want).finally(() => this.#fetching.delete(key));
+      this.#fetching.set(key, fetching);
+    }
+    return fetching;
+  }
+
+  async #fetch(
+    source: BundleSource,
+    project: string,
+    app: string,
+    known: Current | undefined,
+  ): Promise<Deployment | undefined> {
+    const want = known ?? (await source.current(project, app));
+    if (!want) return undefined; // no such app
+    this.setCurrent(project, app, want);
+    const bundle = await source.bundle(project, app, want.version);
+    if (!bundle) return this.registry.get(project, app); // replaced meanwhile: the next call
+    if (want.digest !== null) {
+      const digest = await bundleDigest(decodeBundle(bundle.files));
+      if (digest !== want.digest)
+        throw new HttpError(
+          502,
+          `the bundle of '${app}' version ${want.version} does not match its digest: not run`,
+        );
+    }
+    const deployment = await this.registry.deploy({ project, app, ...bundle });
+    this.pool.deployed(deployment);
+    return deployment;
+  }
+}
