@@ -32,6 +32,8 @@ export class RunReports {
     private readonly controlPlaneUrl: string | undefined,
     private readonly internalToken: string,
     private readonly retryDelaysMs: readonly number[] = RETRY_DELAYS_MS,
+    /** This host's id in the registry, named in each report (docs/hosts.md). */
+    private readonly hostId?: string,
   ) {}
 
   /** A synchronous run that ended on this host. */
@@ -62,7 +64,11 @@ export class RunReports {
   #queue(runId: string, report: Omit<RunReport, "createdAt">): void {
     const createdAt = timeOfId(runId);
     if (!this.controlPlaneUrl || createdAt === undefined) return;
-    this.#queued.set(runId, { ...report, createdAt });
+    this.#queued.set(runId, {
+      ...report,
+      createdAt,
+      ...(this.hostId ? { host: this.hostId } : {}),
+    });
     this.#timer ??= setTimeout(() => this.#flush(), GATHER_MS);
   }
 

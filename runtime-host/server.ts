@@ -197,7 +197,12 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     await shutDown(server, pool, spares, sandbox); // refused: nothing of it stays behind
     throw err;
   }
-  const reports = new RunReports(opts.controlPlaneUrl, internalToken);
+  const reports = new RunReports(
+    opts.controlPlaneUrl,
+    internalToken,
+    undefined,
+    membership?.hostId,
+  );
   const callbacks = new RunCallbacks(internalToken);
   const runs = new AsyncRuns(pool, callbacks, reports);
   ctx = { registry, versions, pool, runs, limits, spares, reports, intake, internalToken };

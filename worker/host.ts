@@ -4,28 +4,39 @@ import { type Invocation, invocationSchema } from "../common/protocol/host.ts";
 import { hostPath } from "../common/protocol/paths.ts";
 import type { Env } from "./env.ts";
 import { RunApiError } from "./errors.ts";
+import { hostsFor, suspect } from "./placement.ts";
 
-/** Calls `fn` of an app on its runtime host; host-level failures become `RunApiError`s. */
+/** Hosts a call tries when the first cannot be reached (the request never got there). */
+const MAX_TRIES = 3;
+
+/**
+ * Calls `fn` of an app on the best of its hosts (placement.ts), the next one if a host cannot be
+ * reached; host-level failures become `RunApiError`s.
+ */
 export async function invokeOnHost(
   env: Env,
   target: { project: string; app: string; fn: string; runId: string },
   body: ArrayBuffer,
 ): Promise<Invocation> {
   const { project, app, fn, runId } = target;
-  let res: Response;
-  try {
-    res = await fetch(env.RUNTIME_HOST_URL + hostPath.invoke(project, app, fn), {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${env.INTERNAL_TOKEN}`,
-        "content-type": "application/json",
-        [HEADER.runId]: runId,
-      },
-      body,
-    });
-  } catch {
-    throw new RunApiError(502, "the runtime host is not reachable");
+  let res: Response | undefined;
+  for (const host of (await hostsFor(env, project, app)).slice(0, MAX_TRIES)) {
+    try {
+      res = await fetch(host.url + hostPath.invoke(project, app, fn), {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${env.INTERNAL_TOKEN}`,
+          "content-type": "application/json",
+          [HEADER.runId]: runId,
+        },
+        body,
+      });
+      break;
+    } catch {
+      suspect(host.url);
+    }
   }
+  if (!res) throw new RunApiError(502, "the runtime host is not reachable");
   if (!res.ok) throw await hostError(res);
   const invocation = invocationSchema.safeParse(await res.json().catch(() => undefined));
   if (!invocation.success) throw new RunApiError(502, "the runtime host's answer was not a call's");
@@ -78,17 +89,24 @@ export async function forwardToHost(
   const headers = appHeaders(request.headers);
   headers.set("authorization", `Bearer ${env.INTERNAL_TOKEN}`);
   headers.set(HEADER.runId, runId);
-  let res: Response;
-  try {
-    res = await fetch(env.RUNTIME_HOST_URL + hostPath.http(project, app, pathAndQuery), {
-      method: request.method,
-      headers,
-      body: request.method === "GET" || request.method === "HEAD" ? undefined : request.body,
-      redirect: "manual",
-    });
-  } catch {
-    throw new RunApiError(502, "the runtime host is not reachable");
+  const bodiless = request.method === "GET" || request.method === "HEAD";
+  // A streamed body can be sent once: only a request without one tries another host.
+  const hosts = (await hostsFor(env, project, app)).slice(0, bodiless ? MAX_TRIES : 1);
+  let res: Response | undefined;
+  for (const host of hosts) {
+    try {
+      res = await fetch(host.url + hostPath.http(project, app, pathAndQuery), {
+        method: request.method,
+        headers,
+        body: bodiless ? undefined : request.body,
+        redirect: "manual",
+      });
+      break;
+    } catch {
+      suspect(host.url);
+    }
   }
+  if (!res) throw new RunApiError(502, "the runtime host is not reachable");
   if (res.headers.get(HEADER.hostError)) throw await hostError(res);
   return res;
 }

@@ -38,6 +38,11 @@ export interface RunView {
   started_at: string | null;
   finished_at: string | null;
   run_time_ms: number | null;
+  /**
+   * The runtime host the run went to, by its registry id (docs/hosts.md); null while it waits
+   * for one, or when the host is not in a registry (the Worker's RUNTIME_HOST_URL).
+   */
+  host: string | null;
   error?: { message: string };
   webhook?: WebhookView;
 }

@@ -39,6 +39,8 @@ export const runReportSchema = z.strictObject({
   createdAt: ms(),
   finishedAt: z.optional(z.nullable(ms())),
   runTimeMs: z.optional(z.nullable(z.number().check(z.nonnegative()))),
+  /** The registry id of the runtime host that ran it, when known (docs/hosts.md). */
+  host: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
   /** The run's webhook delivery, from its shard: pending, then how it ended. */
   webhook: z.optional(
     z.strictObject({

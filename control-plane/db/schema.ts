@@ -183,6 +183,8 @@ export const runs = sqliteTable(
     createdAt: integer("created_at").notNull(),
     finishedAt: integer("finished_at"),
     runTimeMs: real("run_time_ms"),
+    /** The runtime host that ran it, by its registry id, when known. */
+    host: text("host"),
     /** The run's webhook delivery, if it had one: its state and the attempts made so far. */
     webhookState: text("webhook_state", { enum: WEBHOOK_STATES }),
     webhookAttempts: integer("webhook_attempts"),

@@ -32,6 +32,9 @@ export const runSchema = z
     createdAt: z.string().openapi({ format: "date-time" }),
     finishedAt: z.string().nullable().openapi({ format: "date-time" }),
     runTimeMs: z.number().nullable(),
+    host: z.string().nullable().openapi({
+      description: "The runtime host that ran it, by its id in GET /v2/hosts; null if unknown.",
+    }),
     webhook: z
       .object({ state: z.enum(WEBHOOK_STATES), attempts: z.number().int() })
       .nullable()

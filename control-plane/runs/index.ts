@@ -25,6 +25,7 @@ export function recordRun(db: Database, id: string, report: RunReport, decides =
     status: report.status,
     finishedAt: report.finishedAt ?? null,
     runTimeMs: report.runTimeMs ?? null,
+    ...(report.host ? { host: report.host } : {}),
   };
   const webhook = report.webhook
     ? { webhookState: report.webhook.state, webhookAttempts: report.webhook.attempts }
@@ -116,6 +117,7 @@ export function runView(row: typeof runs.$inferSelect) {
     createdAt: new Date(row.createdAt).toISOString(),
     finishedAt: row.finishedAt === null ? null : new Date(row.finishedAt).toISOString(),
     runTimeMs: row.runTimeMs,
+    host: row.host,
     webhook:
       row.webhookState === null
         ? null

@@ -78,6 +78,7 @@ async function indexedRun(env: Env, token: string, project: string, runId: strin
     createdAt: string;
     finishedAt: string | null;
     runTimeMs: number | null;
+    host?: string | null;
   };
   return {
     run_id: row.id,
@@ -90,5 +91,6 @@ async function indexedRun(env: Env, token: string, project: string, runId: strin
     started_at: row.createdAt,
     finished_at: row.finishedAt,
     run_time_ms: row.runTimeMs,
+    host: row.host ?? null,
   };
 }

@@ -177,6 +177,7 @@ describe("run API: async runs, run state and webhooks", () => {
     expect(await found.json()).toEqual({
       ...{ run_id: known, project: PROJECT, app: "hello", function: "run", async: false },
       ...{ status: "success", created_at: at, started_at: at, finished_at: at, run_time_ms: 2 },
+      host: null,
     });
     const missing = await SELF.fetch(runUrl(unknown), { headers });
     expect(missing.status).toBe(404);

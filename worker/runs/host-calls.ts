@@ -8,9 +8,12 @@ import {
   hostRunStateSchema,
   knownRunSchema,
 } from "../../common/protocol/host.ts";
-import { hostPath } from "../../common/protocol/paths.ts";
+import { hostPath, workerPath } from "../../common/protocol/paths.ts";
 import type { Env } from "../env.ts";
 import { hostError } from "../host.ts";
+import { hostsFor, suspect, type Target } from "../placement.ts";
+import type { QueuedRun, ShardInfo } from "./rows.ts";
+import type { RunStore } from "./store.ts";
 import type { AppRequest } from "./types.ts";
 
 /**
@@ -50,6 +53,7 @@ async function runOf(answer: Response): Promise<HostRunState | undefined> {
  */
 export async function handOver(
   env: Env,
+  host: Target,
   run: { id: string; project: string; app: string; fn: string },
   payload: ArrayBuffer | null,
   request: AppRequest | null,
@@ -65,7 +69,7 @@ export async function handOver(
   let answer: Response;
   try {
     answer = await fetch(
-      env.RUNTIME_HOST_URL +
+      host.url +
         (request
           ? hostPath.asyncHttp(run.project, run.app, request.pathAndQuery)
           : hostPath.async(run.project, run.app, run.fn)),
@@ -80,6 +84,7 @@ export async function handOver(
     );
   } catch {
     if (signal.aborted) return { kind: "withdrawn" };
+    suspect(host.url); // the next hand-over goes to another host, if there is one
     return { kind: "later", message: "the runtime host is not reachable" };
   }
   const { status } = answer;
@@ -107,6 +112,25 @@ export async function handOver(
   return { kind: "refused", message };
 }
 
+/**
+ * Hands a queued run to the best host for its app (placement.ts), noting on its row first where
+ * it went (a cancel or the watchdog asks that host); no host up: later.
+ */
+export async function handOverToBest(
+  env: Env,
+  store: RunStore,
+  info: ShardInfo,
+  run: QueuedRun,
+  signal: AbortSignal,
+): Promise<HandOver> {
+  const [host] = await hostsFor(env, info.project, info.app);
+  if (!host) return { kind: "later", message: "no runtime host is up" };
+  store.update(run.id, { host_id: host.id, host_url: host.url });
+  const callbackUrl = info.origin + workerPath.runEnd(info.project, info.app, run.id);
+  const target = { id: run.id, project: info.project, app: info.app, fn: run.fn };
+  return handOver(env, host, target, run.payload, run.request, callbackUrl, signal);
+}
+
 export type HostAnswer =
   | { kind: "state"; run: HostRunState }
   /** The host does not know the run: it restarted, or never had it. */
@@ -114,9 +138,9 @@ export type HostAnswer =
   | { kind: "silent" };
 
 /** Asks the host about a run whose end has not come (a lost callback, a lost host). */
-export async function askHost(env: Env, runId: string): Promise<HostAnswer> {
+export async function askHost(env: Env, hostUrl: string, runId: string): Promise<HostAnswer> {
   try {
-    const answer = await fetch(env.RUNTIME_HOST_URL + hostPath.run(runId), {
+    const answer = await fetch(hostUrl + hostPath.run(runId), {
       headers: internal(env),
       signal: AbortSignal.timeout(10_000),
     });
@@ -132,8 +156,8 @@ export async function askHost(env: Env, runId: string): Promise<HostAnswer> {
 }
 
 /** Stops the run on the host (its ctx.signal aborts); a host that does not know it is fine. */
-export async function cancelOnHost(env: Env, runId: string): Promise<void> {
-  await fetch(env.RUNTIME_HOST_URL + hostPath.run(runId), {
+export async function cancelOnHost(env: Env, hostUrl: string, runId: string): Promise<void> {
+  await fetch(hostUrl + hostPath.run(runId), {
     method: "DELETE",
     headers: internal(env),
     signal: AbortSignal.timeout(10_000),

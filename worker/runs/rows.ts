@@ -32,6 +32,8 @@ CREATE TABLE IF NOT EXISTS runs (
   hook_secret TEXT,
   hook_body TEXT,
   due_at INTEGER,
+  host_id TEXT,
+  host_url TEXT,
   indexed INTEGER NOT NULL DEFAULT 1
 );
 CREATE INDEX IF NOT EXISTS runs_queue ON runs (created_at, id) WHERE status = 'queued';
@@ -45,6 +47,9 @@ CREATE TABLE IF NOT EXISTS shard (
   capacity INTEGER NOT NULL
 );
 `;
+
+/** Columns added since a shard's table was first made: added to an older table at start. */
+export const ADDED_COLUMNS = { host_id: "TEXT", host_url: "TEXT" } as const;
 
 export interface RunRow extends Record<string, SqlStorageValue> {
   id: string;
@@ -66,6 +71,9 @@ export interface RunRow extends Record<string, SqlStorageValue> {
   hook_state: WebhookState | null;
   hook_attempts: string | null;
   due_at: number | null;
+  /** The host the run was handed to: its registry id (null: the configured one), its URL. */
+  host_id: string | null;
+  host_url: string | null;
 }
 
 /** What a move of a run writes: columns of the row, and `indexed` (never read with it). */
@@ -74,7 +82,7 @@ export type RowChanges = Partial<RunRow & { indexed: number }>;
 /** The columns a view or a transition needs (never the payload, the secret or the body). */
 export const COLUMNS = `id, project, app, fn, async, status, created_at, started_at, finished_at,
   deadline_at, expires_at, run_time_ms, error, host_misses, hook_target, hook_signed, hook_state,
-  hook_attempts, due_at`;
+  hook_attempts, due_at, host_id, host_url`;
 
 /** The shard's own facts: whose runs it holds, where the host reports, how much it may send. */
 export interface ShardInfo extends Record<string, SqlStorageValue> {
@@ -99,6 +107,7 @@ export type IndexRow = Pick<
   | "run_time_ms"
   | "hook_state"
   | "hook_attempts"
+  | "host_id"
 >;
 
 /** What a row keeps of a webhook: the shown target, whether it is signed, and the secrets. */

@@ -17,14 +17,13 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { HostRunState } from "../../common/protocol/host.ts";
-import { workerPath } from "../../common/protocol/paths.ts";
 import type { RunView } from "../../common/protocol/run-view.ts";
 import { isEnded } from "../../common/protocol/runs.ts";
 import type { Env } from "../env.ts";
 import { ShardAlarm } from "./alarm.ts";
 import { deliverDue } from "./deliveries.ts";
 import { Dispatch } from "./dispatch.ts";
-import { cancelOnHost, type HandOver, handOver } from "./host-calls.ts";
+import { cancelOnHost, type HandOver, handOverToBest } from "./host-calls.ts";
 import { IndexReports } from "./index-reports.ts";
 import { MAX_QUEUED_RUNS, SHARDS } from "./limits.ts";
 import { failed, hostOutcome } from "./outcome.ts";
@@ -135,7 +134,8 @@ export class RunShard extends DurableObject<Env> {
     this.#end(row, { status: "cancelled" }, false);
     // A queued run's open hand-over is withdrawn; the host may have started it this instant.
     const handedOver = this.#dispatch.withdraw(runId);
-    if (row.status === "running" || handedOver) await cancelOnHost(this.env, runId);
+    if (row.status === "running" || handedOver)
+      await cancelOnHost(this.env, this.#hostOf(runId), runId);
     return runView(this.#store.get(runId) as RunRow);
   }
 
@@ -192,9 +192,7 @@ export class RunShard extends DurableObject<Env> {
     const withdrawn = this.#dispatch.begin(id);
     let answer: HandOver;
     try {
-      const callbackUrl = info.origin + workerPath.runEnd(info.project, info.app, id);
-      const target = { id, project: info.project, app: info.app, fn: run.fn };
-      answer = await handOver(this.env, target, run.payload, run.request, callbackUrl, withdrawn);
+      answer = await handOverToBest(this.env, this.#store, info, run, withdrawn);
     } finally {
       this.#dispatch.end(id);
     }
@@ -238,7 +236,7 @@ export class RunShard extends DurableObject<Env> {
     const message = `expired in the queue: no replica was free within the app's queue_timeout (${waited} s)`;
     this.#end(row, failed(message), true);
     // Withdrawn from the host, unless it started it this instant: then it is stopped.
-    if (this.#dispatch.withdraw(row.id)) void cancelOnHost(this.env, row.id);
+    if (this.#dispatch.withdraw(row.id)) void cancelOnHost(this.env, this.#hostOf(row.id), row.id);
   }
 
   /** The watchdog's question to the host about a running run (see watchdog.ts). */
@@ -289,6 +287,11 @@ export class RunShard extends DurableObject<Env> {
     const times = [soonest, this.#store.nextDue(), this.#index.retryAt()];
     if (this.#queued > this.#dispatch.openCount) times.push(this.#dispatch.pausedUntil());
     this.#alarm.set(times, this.#queued > 0);
+  }
+
+  /** The host a run was handed to (the configured one for a run of before many hosts). */
+  #hostOf(runId: string): string {
+    return this.#store.get(runId)?.host_url ?? this.env.RUNTIME_HOST_URL;
   }
 
   #remember(info: ShardInfo): void {

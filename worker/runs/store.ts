@@ -9,6 +9,7 @@
  */
 import type { RunStatus } from "../../common/protocol/runs.ts";
 import {
+  ADDED_COLUMNS,
   COLUMNS,
   type HookColumns,
   type IndexRow,
@@ -26,6 +27,14 @@ export const RETAIN_MS = 7 * 24 * 60 * 60_000;
 export class RunStore {
   constructor(private readonly sql: SqlStorage) {
     sql.exec(SCHEMA);
+    const have = new Set(
+      sql
+        .exec<{ name: string }>("SELECT name FROM pragma_table_info('runs')")
+        .toArray()
+        .map((c) => c.name),
+    );
+    for (const [column, type] of Object.entries(ADDED_COLUMNS))
+      if (!have.has(column)) sql.exec(`ALTER TABLE runs ADD COLUMN ${column} ${type}`);
   }
 
   info(): ShardInfo | undefined {
@@ -196,7 +205,7 @@ export class RunStore {
     return this.sql
       .exec<IndexRow>(
         `SELECT id, project, app, fn, async, status, created_at, finished_at, run_time_ms,
-           hook_state, hook_attempts FROM runs
+           hook_state, hook_attempts, host_id FROM runs
          WHERE indexed = 0 ORDER BY coalesce(finished_at, created_at) LIMIT ?`,
         limit,
       )

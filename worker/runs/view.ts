@@ -23,6 +23,7 @@ export function runView(row: RunRow): RunView {
     started_at: time(row.started_at),
     finished_at: time(row.finished_at),
     run_time_ms: row.run_time_ms,
+    host: row.host_id,
     ...(row.error ? { error: { message: row.error } } : {}),
     ...(row.hook_state
       ? {

@@ -6,6 +6,7 @@
 
 import type { HostRunState } from "../../common/protocol/host.ts";
 import type { Env } from "../env.ts";
+import { isHostAlive } from "../placement.ts";
 import { askHost } from "./host-calls.ts";
 import type { RunRow } from "./rows.ts";
 
@@ -22,10 +23,18 @@ export type Verdict =
   /** Still running, or no answer yet: the unanswered questions in a row. */
   | { kind: "running"; misses: number };
 
+const LOST = "the runtime host lost the run (it restarted or stopped)";
+
 export async function watch(env: Env, row: RunRow): Promise<Verdict> {
-  const answer = await askHost(env, row.id);
-  if (answer.kind === "lost")
-    return { kind: "failed", message: "the runtime host lost the run (it restarted or stopped)" };
+  const answer = await askHost(env, row.host_url ?? env.RUNTIME_HOST_URL, row.id);
+  if (answer.kind === "lost") return { kind: "failed", message: LOST };
+  // A host the registry no longer has up (down for 15 s, or gone) will not come back with it.
+  if (
+    answer.kind === "silent" &&
+    row.host_id !== null &&
+    (await isHostAlive(env, row.host_id)) === false
+  )
+    return { kind: "failed", message: LOST };
   if (answer.kind === "state" && answer.run.status !== "running")
     return { kind: "ended", run: answer.run };
   const misses = answer.kind === "silent" ? row.host_misses + 1 : 0;

@@ -1,0 +1,121 @@
+/**
+ * Where the Worker sends an app's work (docs/hosts.md): the registry's hosts that are up, as
+ * the control plane lists them from their heartbeats (`GET /internal/hosts`), kept by each
+ * isolate for a second. For an app, a host that has it warm with room comes first; among hosts,
+ * each app prefers its own order (rendezvous hashing: its calls keep going where its replicas
+ * and caches are) as long as that host is not much busier than the others; then the least
+ * loaded. A host a call could not reach is passed over by this isolate for a few seconds. With
+ * no host registered (or the registry not readable, nothing known yet) the Worker's
+ * RUNTIME_HOST_URL is the one host, if set.
+ */
+import { type PlacementHost, placementSchema } from "../common/protocol/hosts.ts";
+import { controlPlanePath } from "../common/protocol/paths.ts";
+import type { Env } from "./env.ts";
+
+/** A host to send work to: its id in the registry (null: the configured RUNTIME_HOST_URL). */
+export interface Target {
+  id: string | null;
+  url: string;
+}
+
+/** How long an isolate keeps the list of hosts. */
+const PLACEMENT_TTL_MS = 1_000;
+/** How long a host a call could not reach is passed over. */
+const SUSPECT_MS = 5_000;
+/** A sticky host is kept while its load is at most this much above the average. */
+const LOAD_BOUND = 1.25;
+
+let known: { hosts: PlacementHost[]; at: number } | undefined;
+let fetching: Promise<PlacementHost[] | undefined> | undefined;
+const suspects = new Map<string, number>();
+
+async function fetchHosts(env: Env): Promise<PlacementHost[] | undefined> {
+  try {
+    const res = await fetch(env.CONTROL_PLANE_URL + controlPlanePath.hosts, {
+      headers: { authorization: `Bearer ${env.INTERNAL_TOKEN}` },
+      signal: AbortSignal.timeout(2_000),
+    });
+    const parsed = placementSchema.safeParse(await res.json().catch(() => undefined));
+    if (!res.ok || !parsed.success) return undefined;
+    known = { hosts: parsed.data.hosts, at: Date.now() };
+    return parsed.data.hosts;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The hosts as the registry last said (refreshed once a second, one request at a time). */
+export async function registeredHosts(env: Env): Promise<PlacementHost[]> {
+  if (known && Date.now() - known.at < PLACEMENT_TTL_MS) return known.hosts;
+  fetching ??= fetchHosts(env).finally(() => {
+    fetching = undefined;
+  });
+  return (await fetching) ?? known?.hosts ?? [];
+}
+
+/**
+ * Whether the registry has host `id` up or draining: false if it says down or no longer lists
+ * it; undefined if the registry cannot be read now (then nobody can tell).
+ */
+export async function isHostAlive(env: Env, id: string): Promise<boolean | undefined> {
+  await registeredHosts(env);
+  if (!known || Date.now() - known.at > 10 * PLACEMENT_TTL_MS) return undefined;
+  const host = known.hosts.find((h) => h.id === id);
+  return host !== undefined && host.state !== "down";
+}
+
+/** A call to `url` could not connect: pass the host over for a while. */
+export function suspect(url: string): void {
+  suspects.set(url, Date.now() + SUSPECT_MS);
+}
+
+/** The hosts to try for a call of the app, best first (at least the fallback, if any). */
+export async function hostsFor(env: Env, project: string, app: string): Promise<Target[]> {
+  const now = Date.now();
+  const up = (await registeredHosts(env)).filter(
+    (h) => h.state === "up" && !((suspects.get(h.address) ?? 0) > now),
+  );
+  if (up.length === 0) {
+    // Every registered host suspect: try them anyway rather than fail without trying.
+    const all = (known?.hosts ?? []).filter((h) => h.state === "up");
+    if (all.length > 0) return rank(all, project, app);
+    return env.RUNTIME_HOST_URL ? [{ id: null, url: env.RUNTIME_HOST_URL }] : [];
+  }
+  return rank(up, project, app);
+}
+
+function rank(hosts: PlacementHost[], project: string, app: string): Target[] {
+  const load = (h: PlacementHost) => (h.busy + h.queued) / Math.max(1, h.slots);
+  const slots = hosts.reduce((n, h) => n + h.slots, 0);
+  const busy = hosts.reduce((n, h) => n + h.busy + h.queued, 0);
+  const bound = (busy / Math.max(1, slots)) * LOAD_BOUND + 1 / Math.max(1, slots);
+  const warm = (h: PlacementHost) =>
+    h.apps.some((a) => a.project === project && a.app === app && a.ready > a.busy);
+  const key = `${project}/${app}`;
+  const sticky = [...hosts].sort((a, b) => score(key, b.id) - score(key, a.id));
+  const ordered = [
+    ...sticky.filter((h) => warm(h) && load(h) <= bound),
+    ...sticky.filter((h) => !warm(h) && load(h) <= bound && h.busy < h.slots),
+    ...[...hosts].sort((a, b) => load(a) - load(b)),
+  ];
+  const seen = new Set<string>();
+  return ordered
+    .filter((h) => !seen.has(h.id) && seen.add(h.id))
+    .map((h) => ({ id: h.id, url: h.address }));
+}
+
+/** Rendezvous hashing's weight of `host` for `key` (FNV-1a, 32 bits). */
+function score(key: string, host: string): number {
+  let hash = 0x811c9dc5;
+  for (const char of `${key}\n${host}`) {
+    hash ^= char.charCodeAt(0);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash;
+}
+
+/** For tests: forget what this isolate knows. */
+export function forgetPlacement(): void {
+  known = undefined;
+  suspects.clear();
+}
