@@ -1,0 +1,99 @@
+/**
+ * Placement (worker/placement.ts): the hosts the registry lists, ordered per app — warm with
+ * room first, each app's own sticky order within a bound on load, then the least loaded — a
+ * host that could not be reached passed over, and the Worker's own RUNTIME_HOST_URL when no
+ * host is registered.
+ */
+import { env, fetchMock } from "cloudflare:test";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { PlacementHost } from "../common/protocol/hosts.ts";
+import type { Env } from "./env.ts";
+import { forgetPlacement, hostsFor, isHostAlive, suspect } from "./placement.ts";
+import { CONTROL, HOST } from "./routes/test-support.ts";
+
+const workerEnv = env as unknown as Env;
+
+beforeAll(() => {
+  fetchMock.activate();
+  fetchMock.disableNetConnect();
+});
+beforeEach(() => forgetPlacement());
+
+function host(id: string, over: Partial<PlacementHost> = {}): PlacementHost {
+  return {
+    id,
+    address: `http://${id}.test`,
+    state: "up",
+    slots: 10,
+    busy: 0,
+    queued: 0,
+    apps: [],
+    ...over,
+  };
+}
+
+/** The registry answers `hosts` (once). */
+function registry(hosts: PlacementHost[]) {
+  fetchMock.get(CONTROL).intercept({ path: "/internal/hosts" }).reply(200, { hosts });
+}
+
+const order = async (app: string) => (await hostsFor(workerEnv, "prj", app)).map((t) => t.id);
+
+describe("placement", () => {
+  it("puts a host that has the app warm with room first", async () => {
+    const warm = { project: "prj", app: "svc", replicas: 1, ready: 1, busy: 0 };
+    registry([host("a"), host("b", { apps: [warm] }), host("c")]);
+    expect((await order("svc"))[0]).toBe("b");
+  });
+
+  it("keeps each app on its own host (sticky), and spreads different apps over the hosts", async () => {
+    const hosts = [host("a"), host("b"), host("c")];
+    registry(hosts);
+    const firsts = new Map<string, string>();
+    for (let i = 0; i < 30; i++) firsts.set(`app${i}`, (await order(`app${i}`))[0] as string);
+    expect(new Set(firsts.values()).size).toBe(3);
+    for (const [app, first] of firsts) expect((await order(app))[0]).toBe(first);
+  });
+
+  it("leaves an app's sticky host once it is much busier than the others", async () => {
+    const hosts = [host("a"), host("b"), host("c")];
+    registry(hosts);
+    const sticky = (await order("svc"))[0] as string;
+    forgetPlacement();
+    registry(hosts.map((h) => (h.id === sticky ? { ...h, busy: 9 } : h)));
+    const now = await order("svc");
+    expect(now[0]).not.toBe(sticky);
+    expect(now).toContain(sticky); // still tried, last
+  });
+
+  it("skips draining and down hosts, and for 5 s a host a call could not reach", async () => {
+    registry([
+      host("a", { state: "draining" }),
+      host("b", { state: "down" }),
+      host("c"),
+      host("d"),
+    ]);
+    const first = await order("svc");
+    expect(first.sort()).toEqual(["c", "d"]);
+    suspect("http://c.test");
+    expect(await order("svc")).toEqual(["d"]);
+  });
+
+  it("falls back to RUNTIME_HOST_URL when the registry lists no host, or cannot be read", async () => {
+    registry([]);
+    expect(await hostsFor(workerEnv, "prj", "svc")).toEqual([{ id: null, url: HOST }]);
+    forgetPlacement();
+    fetchMock.get(CONTROL).intercept({ path: "/internal/hosts" }).reply(503, { message: "x" });
+    expect(await hostsFor(workerEnv, "prj", "svc")).toEqual([{ id: null, url: HOST }]);
+  });
+
+  it("says a host is alive, gone, or — the registry unreadable — that it cannot tell", async () => {
+    registry([host("a"), host("b", { state: "down" })]);
+    expect(await isHostAlive(workerEnv, "a")).toBe(true);
+    expect(await isHostAlive(workerEnv, "b")).toBe(false);
+    expect(await isHostAlive(workerEnv, "gone")).toBe(false);
+    forgetPlacement();
+    fetchMock.get(CONTROL).intercept({ path: "/internal/hosts" }).reply(503, { message: "x" });
+    expect(await isHostAlive(workerEnv, "a")).toBeUndefined();
+  });
+});
