@@ -263,7 +263,11 @@ export async function run(input, ctx) {
       hosts: Array<{ address: string; state: string }>;
     };
     expect(hosts).toEqual([
-      expect.objectContaining({ address: `http://127.0.0.1:${runlet.ports.host}`, state: "up" }),
+      expect.objectContaining({
+        address: `http://127.0.0.1:${runlet.ports.host}`,
+        name: "local-1",
+        state: "up",
+      }),
     ]);
     const table = await cli(["hosts"], runlet.env);
     expect(table.stdout).toMatch(/^ID\s+NAME\s+ADDRESS\s+STATE/);

@@ -46,9 +46,10 @@ export function runletEnv(
 export async function startRunlet(
   home: string,
   ports = undefined as Runlet["ports"] | undefined,
+  extraEnv: NodeJS.ProcessEnv = {},
 ): Promise<Runlet> {
   const usedPorts = ports ?? (await freePorts());
-  const env = runletEnv(home, usedPorts);
+  const env = { ...runletEnv(home, usedPorts), ...extraEnv };
   const child = spawn(process.execPath, [BIN, "start", "--json"], {
     cwd: ROOT,
     env,

@@ -14,17 +14,21 @@ import {
   runletHome,
   writePrivateFile,
 } from "../../control-plane/home.ts";
+import { DEFAULT_UID_BASE, UID_COUNT } from "../../runtime-host/sandbox/users.ts";
 import { CliError, type Command } from "../command.ts";
 import { freePort, portIsFree, startProcess } from "../processes.ts";
 import { Supervisor } from "../supervisor.ts";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const READY_TIMEOUT_MS = 90_000;
+/** Runtime hosts `RUNLET_HOSTS` may ask for on one machine. */
+const MAX_HOSTS = 16;
 
 const portsSchema = z.object({
   [ENV.controlPort]: z.coerce.number().int().min(1).max(65_535).default(DEFAULT_PORT.control),
   [ENV.apiPort]: z.coerce.number().int().min(1).max(65_535).default(DEFAULT_PORT.api),
   [ENV.hostPort]: z.coerce.number().int().min(1).max(65_535).default(DEFAULT_PORT.host),
+  [ENV.hosts]: z.coerce.number().int().min(1).max(MAX_HOSTS).default(1),
 });
 
 function requireInstalled() {
@@ -49,6 +53,8 @@ restarted (after 250 ms, doubling up to 5 s while it keeps failing); one that ex
 within a minute stops them all. The components end by themselves if this command is killed.
 State lives in RUNLET_HOME (default ./.runlet).
 Ports: RUNLET_CONTROL_PORT (${DEFAULT_PORT.control}), RUNLET_API_PORT (${DEFAULT_PORT.api}), RUNLET_HOST_PORT (${DEFAULT_PORT.host}).
+RUNLET_HOSTS=N runs N runtime hosts (default 1, at most 16): the first at RUNLET_HOST_PORT, the
+others on free ports with their state in RUNLET_HOME/hosts/N; the Worker places work over all.
 --verbose copies every component's output to this terminal (it always goes to RUNLET_HOME/logs/)
 and has the worker log a line per request.
 --inspect runs the worker with \`wrangler dev\` and its devtools inspector (for debugging the
@@ -135,6 +141,17 @@ Worker; every request it sends out is slower then).
       // The `wrangler dev` command itself, with its devtools inspector (slower).
       ...(values.inspect ? ["--inspect", "--inspector-port", String(await freePort())] : []),
     ];
+    // Host 1 at RUNLET_HOST_PORT with its state in RUNLET_HOME (as with one host); the others on
+    // free ports, each with a folder of its own (RUNLET_HOME/hosts/N). All join the registry.
+    const hostCount = parsed.data[ENV.hosts];
+    const uidBase = Number(process.env[ENV.sandboxUidBase]) || DEFAULT_UID_BASE;
+    const extraHosts = await Promise.all(
+      Array.from({ length: hostCount - 1 }, async (_, i) => ({
+        n: i + 2,
+        port: await freePort(),
+        home: join(home, "hosts", String(i + 2)),
+      })),
+    );
     const wake = async () => {
       const woken = await wakeRuns(url.api, internalToken);
       if (woken && !values.json) console.error(`runlet: async runs ${woken}`);
@@ -145,7 +162,10 @@ Worker; every request it sends out is slower then).
           name: "runtime-host",
           label: "runtime host",
           healthUrl: `${url.host}/healthz`,
-          start: node("runtime-host", "runtime-host/main.ts", [], hostToken),
+          start: node("runtime-host", "runtime-host/main.ts", [], () => ({
+            ...hostToken(),
+            [ENV.hostName]: "local-1",
+          })),
           // Its own grace for work in flight (10 s), then its replicas' stop.
           stopGraceMs: 20_000,
           // First, while the Worker still takes the ends of its async runs.
@@ -153,6 +173,22 @@ Worker; every request it sends out is slower then).
           // Runs the lost host held are found out now, not at the watchdog's next round.
           restarted: wake,
         },
+        ...extraHosts.map(({ n, port, home: hostHome }) => ({
+          name: `runtime-host-${n}`,
+          label: `runtime host ${n}`,
+          healthUrl: `http://${LOOPBACK}:${port}/healthz`,
+          start: node(`runtime-host-${n}`, "runtime-host/main.ts", [], () => ({
+            ...hostToken(),
+            [ENV.hostName]: `local-${n}`,
+            [ENV.home]: hostHome,
+            // Replica users of its own: hosts on one machine never share a uid.
+            [ENV.sandboxUidBase]: String(uidBase + (n - 1) * UID_COUNT),
+            [ENV.hostPort]: String(port),
+          })),
+          stopGraceMs: 20_000,
+          stopOrder: 0,
+          restarted: wake,
+        })),
         {
           name: "control-plane",
           label: "control plane",
@@ -198,6 +234,7 @@ Worker; every request it sends out is slower then).
           baseUrl: url.control,
           apiUrl: url.api,
           hostUrl: url.host,
+          hostUrls: [url.host, ...extraHosts.map(({ port }) => `http://${LOOPBACK}:${port}`)],
           home,
           projectId: local?.projectId,
           ...(woken ? { asyncRuns: woken } : {}),
@@ -207,6 +244,8 @@ Worker; every request it sends out is slower then).
       console.log(`  control plane  ${url.control}   (management API, {base_url})`);
       console.log(`  worker         ${url.api}   (run API, {api_url})`);
       console.log(`  runtime host   ${url.host}   (internal)`);
+      for (const { n, port } of extraHosts)
+        console.log(`  runtime host ${n} http://${LOOPBACK}:${port}   (internal)`);
       console.log(`  credentials    ${paths.localJson} (project ${local?.projectId})`);
       console.log(`  logs           ${paths.logs}/`);
       if (woken) console.log(`  async runs     ${woken}`);

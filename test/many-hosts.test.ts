@@ -1,0 +1,92 @@
+// RUNLET_HOSTS=3 npm start (issue 15): three runtime hosts on loopback join the registry; a
+// sync call goes to one of them, and when that host dies by SIGKILL the next calls are served
+// by another at once (the Worker passes over a host it cannot reach), while the supervisor
+// brings the dead one back under the same id.
+import { execFileSync } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { client, sleeper } from "./apps.ts";
+import { json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
+
+type Host = { id: string; name: string; address: string; state: string };
+
+/** The pid listening on `port` on loopback (iproute2's ss), or undefined. */
+function pidOnPort(port: string): number | undefined {
+  const out = execFileSync("ss", ["-ltnpH", `sport = :${port}`], { encoding: "utf8" });
+  const pid = /pid=(\d+)/.exec(out)?.[1];
+  return pid ? Number(pid) : undefined;
+}
+
+describe("three runtime hosts", () => {
+  let runlet: Runlet;
+  let home: string;
+  const headers = () => ({ authorization: `Bearer ${runlet.local.token}` });
+  const hosts = async () =>
+    (
+      (await json(await fetch(`${runlet.local.baseUrl}/v2/hosts`, { headers: headers() }))) as {
+        hosts: Host[];
+      }
+    ).hosts;
+  const runHost = async (runId: string) => {
+    const { projectId, baseUrl } = runlet.local;
+    for (let i = 0; i < 50; i++) {
+      const res = await fetch(`${baseUrl}/v2/projects/${projectId}/runs/${runId}`, {
+        headers: headers(),
+      });
+      const run = (await json(res)) as { host?: string | null };
+      if (res.ok && run.host) return run.host;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`run ${runId} has no host in the runs index`);
+  };
+
+  beforeAll(async () => {
+    home = await newHome();
+    runlet = await startRunlet(home, undefined, { RUNLET_HOSTS: "3" });
+  });
+  afterAll(async () => {
+    await runlet?.stop();
+    await removeHome(home);
+  });
+
+  it("registers all three, serves calls on one, and on another once that one is killed", async () => {
+    const listed = await hosts();
+    expect(listed.map((h) => h.name).sort()).toEqual(["local-1", "local-2", "local-3"]);
+    expect(listed.every((h) => h.state === "up")).toBe(true);
+
+    const app = client(runlet);
+    await app.deploy(sleeper(['name = "spread"']));
+    const call = async () => {
+      const res = await app.submit("spread", { ms: 1 });
+      const body = (await json(res)) as { run_id: string };
+      expect(res.status).toBe(200);
+      return runHost(body.run_id);
+    };
+    const before = await call();
+    const victim = listed.find((h) => h.id === before) as Host;
+    const pid = pidOnPort(new URL(victim.address).port);
+    expect(pid).toBeGreaterThan(0);
+    process.kill(pid as number, "SIGKILL");
+
+    const after = [await call(), await call(), await call()];
+    expect(after.every((id) => id !== before)).toBe(true);
+    // The supervisor restarts it: it registers again at its address, under the same id, and
+    // is ready again once its spare processes wait (stopping it sooner races their start).
+    const token = (await readFile(join(home, "internal-token"), "utf8")).trim();
+    for (let i = 0; i < 100; i++) {
+      const back = (await hosts()).find((h) => h.id === before);
+      const metrics = await fetch(`${victim.address}/internal/metrics`, {
+        headers: { authorization: `Bearer ${token}` },
+      }).then(
+        (res) => (res.ok ? json(res) : undefined),
+        () => undefined,
+      );
+      const spares = metrics?.spares as { managed: number[]; custom: number[] } | undefined;
+      const ready = spares && spares.managed.length > 0 && spares.custom.length > 0;
+      if (back?.state === "up" && pidOnPort(new URL(victim.address).port) !== pid && ready) return;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    throw new Error("the killed host did not come back under its id");
+  });
+});
