@@ -13,7 +13,7 @@ export function heartbeatOf(apps: HostMetrics["apps"], open: boolean): Heartbeat
       project: a.project,
       app: a.app,
       version: a.version,
-      replicas: a.replicas.length,
+      replicas: a.replicas.length + (a.reserved ?? 0),
       ready: a.replicas.filter((r) => r.ready).length,
       busy: appBusy,
     };

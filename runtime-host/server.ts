@@ -16,6 +16,7 @@ import { Intake } from "./intake.ts";
 import { DEFAULT_LIMITS, type HostLimits } from "./limits.ts";
 import { heartbeatOf } from "./load.ts";
 import { Membership } from "./membership.ts";
+import { ReplicaGrants } from "./pool/grants.ts";
 import { ReplicaPool } from "./pool/pool.ts";
 import { ManagedReplica } from "./pool/replica.ts";
 import { Spares } from "./pool/spares.ts";
@@ -145,15 +146,31 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   };
   spares.managed.fill();
   spares.custom.fill();
+  // In a registry, each new replica needs the control plane's grant (docs/hosts.md).
+  let membership: Membership | undefined;
+  const grants =
+    opts.join &&
+    new ReplicaGrants(async ({ project, app, version, config }) => {
+      if (!membership) return false;
+      return membership.mayStart({
+        project,
+        app,
+        version,
+        maxReplicas: config.scaling.max_replicas,
+      });
+    });
   const pool = new ReplicaPool(
     (target) =>
       target.config.runtime === "custom"
         ? spares.custom.replicaFor(target)
         : spares.managed.replicaFor(target),
-    { queueWaitMs: limits.queueWaitMs, maxWaiting: limits.maxWaiting },
+    { queueWaitMs: limits.queueWaitMs, maxWaiting: limits.maxWaiting, grants },
   );
-  // Apps with `min_replicas` are warm from the start, not from their first call.
-  for (const deployment of registry.list()) pool.deployed(deployment);
+  // Apps with `min_replicas` are warm from the start (in a registry: once registered).
+  const warmUp = () => {
+    for (const deployment of registry.list()) pool.deployed(deployment);
+  };
+  if (!opts.join) warmUp();
   const intake = new Intake();
   const versions = new AppVersions(registry, pool);
   /** Set once the host knows its internal token (at once, or once registered). */
@@ -187,11 +204,12 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
 
-  const membership = opts.join && joining(opts.join, versions, pool, intake);
+  membership = opts.join && joining(opts.join, versions, pool, intake);
   let internalToken = opts.internalToken;
   try {
     const registered = await membership?.join(registrationOf(opts.join, url));
     internalToken ??= registered?.internalToken;
+    if (registered) warmUp();
     if (!internalToken) throw new Error("the runtime host needs an internal token or a host token");
   } catch (err) {
     await shutDown(server, pool, spares, sandbox); // refused: nothing of it stays behind

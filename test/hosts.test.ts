@@ -203,3 +203,55 @@ describe("versions a host fetches from the control plane", () => {
     });
   });
 });
+
+describe("max_replicas over all hosts", () => {
+  it("never runs more replicas of an app than max_replicas on all hosts together", async () => {
+    const { token } = await createHostToken(f.db, { name: "pair", createdBy: f.owner.id });
+    const [a, b] = [await joinedHost(token), await joinedHost(token)];
+    try {
+      const main =
+        "export const run = async () => { await new Promise((r) => setTimeout(r, 400)); return 1; };";
+      const files = [
+        ["runlet.toml", 'name = "capped"\n[scaling]\nmax_replicas = 2\nreplica_concurrency = 1\n'],
+        ["main.mjs", main],
+      ].map(([path, text]) => ({
+        path,
+        contentBase64: Buffer.from(text as string).toString("base64"),
+      }));
+      const res = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
+      expect(res.status).toBe(201);
+      const replicasNow = async () => {
+        let n = 0;
+        for (const h of [a, b])
+          for (const app of await hostClient(h.url, INTERNAL_TOKEN).metrics())
+            if (app.app === "capped") n += app.replicas.length;
+        return n;
+      };
+      // Three calls on a first, then three on b: a takes both grants, b has none.
+      const onA = [1, 2, 3].map(() =>
+        hostClient(a.url, INTERNAL_TOKEN).invoke(f.projectId, "capped", "run", "{}"),
+      );
+      await eventually(replicasNow, (n) => n === 2);
+      const onB = [1, 2, 3].map(() =>
+        hostClient(b.url, INTERNAL_TOKEN).invoke(f.projectId, "capped", "run", "{}"),
+      );
+      let most = 0;
+      const sampling = (async () => {
+        for (let i = 0; i < 30; i++) {
+          most = Math.max(most, await replicasNow());
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      })();
+      const [answersA, answersB] = [await Promise.all(onA), await Promise.all(onB)];
+      await sampling;
+      expect(most).toBe(2);
+      expect(answersA.map((x) => x.status)).toEqual([200, 200, 200]);
+      // b could start none: its calls are refused at once as busy, for the Worker to place
+      // elsewhere, instead of waiting 30 s for a replica it may not have.
+      expect(answersB.map((x) => x.status)).toEqual([429, 429, 429]);
+      expect(answersB[0]?.body).toMatchObject({ code: "too_many_requests" });
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+});

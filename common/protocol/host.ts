@@ -67,6 +67,8 @@ export const hostMetricsSchema = z.object({
       version: z.number(),
       /** Calls waiting for a replica slot. */
       queued: z.number(),
+      /** Replicas granted (docs/hosts.md) or being asked for, not started yet. */
+      reserved: z.optional(z.number()),
       replicas: z.array(
         z.object({ pid: z.nullable(z.number()), ready: z.boolean(), active: z.number() }),
       ),

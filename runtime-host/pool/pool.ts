@@ -26,6 +26,7 @@ import type { AppConfig } from "../../common/app-config.ts";
 import type { HostMetrics } from "../../common/protocol/host.ts";
 import { appKey } from "../names.ts";
 import { msSince } from "../runs/describe.ts";
+import type { ReplicaGrants } from "./grants.ts";
 import { type WaitOptions, WaitQueue } from "./wait-queue.ts";
 import {
   type CallOutcome,
@@ -51,6 +52,8 @@ export interface PoolOptions {
   queueWaitMs: number;
   /** Most waiters an app's queue holds; one more is refused as busy at once. */
   maxWaiting: number;
+  /** With a registry: a grant before each new replica, so `max_replicas` holds over all hosts. */
+  grants?: ReplicaGrants;
 }
 
 /** How one call waits for its slot (see wait-queue.ts); `waitMs` is `queueWaitMs` unless given. */
@@ -161,6 +164,7 @@ export class ReplicaPool {
     const replicas = this.#apps.get(key);
     if (!replicas) return;
     this.#apps.delete(key);
+    this.options.grants?.forget(project, app);
     failQueued(replicas, "removed");
     for (const replica of replicas.replicas) this.#retire(replicas, replica);
   }
@@ -172,6 +176,7 @@ export class ReplicaPool {
       app: app.target.app,
       version: app.target.version,
       queued: app.queue.length,
+      reserved: this.options.grants?.reserved(app.target.project, app.target.app) ?? 0,
       replicas: [...app.replicas].map((r) => ({
         pid: r.workload.pid ?? null,
         ready: r.isReady,
@@ -248,8 +253,21 @@ export class ReplicaPool {
     return best;
   }
 
+  /**
+   * A new replica while the app has room here and — with grants — over all hosts. Without a
+   * grant in hand one is asked for and the call waits; a refusal with no replica here fails the
+   * waiters at once (busy: the app's replicas run on other hosts).
+   */
   #startIfRoom(app: AppReplicas): Replica | undefined {
-    return liveCount(app) < app.target.config.scaling.max_replicas ? this.#start(app) : undefined;
+    if (liveCount(app) >= app.target.config.scaling.max_replicas) return undefined;
+    const { grants } = this.options;
+    if (!grants || grants.take(app.target)) return this.#start(app);
+    grants.request(app.target, (granted) => {
+      if (granted) this.#pump(app);
+      else if (app.replicas.size === 0)
+        app.queue.failAll(() => this.#busy(app, "on other hosts: none is free here"));
+    });
+    return undefined;
   }
 
   #reserve(replica: Replica): void {
@@ -292,6 +310,12 @@ export class ReplicaPool {
       return;
     }
     for (let i = liveCount(app); i < app.target.config.scaling.min_replicas; i++) {
+      const { grants } = this.options;
+      if (grants && !grants.take(app.target)) {
+        // One grant at a time; each one granted starts one more replica, up to the minimum.
+        grants.request(app.target, (granted) => granted && this.#fill(app));
+        return;
+      }
       const replica = this.#start(app);
       replica.ready.then(
         () => {

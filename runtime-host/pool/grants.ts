@@ -1,0 +1,70 @@
+/**
+ * Replicas a host may start of each app when the control plane counts them over all hosts
+ * (docs/hosts.md, "Replicas over all hosts"): before a new replica, the host asks for a grant;
+ * one request per app at a time. A grant is held until a replica uses it. The grants held or
+ * being asked for count as the app's replicas in the host's heartbeat, so a heartbeat never
+ * lowers the registry's count below what it granted.
+ */
+import { appKey } from "../names.ts";
+
+/** What a grant is for: an app's version and its scaling (a pool's target is one). */
+export interface GrantTarget {
+  project: string;
+  app: string;
+  version: number;
+  config: { scaling: { max_replicas: number } };
+}
+
+interface AppGrants {
+  asking: boolean;
+  held: number;
+}
+
+export class ReplicaGrants {
+  readonly #apps = new Map<string, AppGrants>();
+
+  /** `ask`: may this host start one more replica of `target`'s app (over all hosts)? */
+  constructor(private readonly ask: (target: GrantTarget) => Promise<boolean>) {}
+
+  /** Uses a grant held for the app; false if none is. */
+  take(target: GrantTarget): boolean {
+    const app = this.#apps.get(appKey(target.project, target.app));
+    if (!app || app.held === 0) return false;
+    app.held--;
+    return true;
+  }
+
+  /** Asks for a grant unless one is being asked for; `answered` runs with the answer. */
+  request(target: GrantTarget, answered: (granted: boolean) => void): void {
+    const key = appKey(target.project, target.app);
+    let app = this.#apps.get(key);
+    if (!app) {
+      app = { asking: false, held: 0 };
+      this.#apps.set(key, app);
+    }
+    if (app.asking) return;
+    app.asking = true;
+    const got = app;
+    this.ask(target).then(
+      (granted) => {
+        got.asking = false;
+        if (granted) got.held++;
+        answered(granted);
+      },
+      () => {
+        got.asking = false; // the control plane cannot be asked: no grant, this time
+        answered(false);
+      },
+    );
+  }
+
+  /** Grants held or being asked for. */
+  reserved(project: string, app: string): number {
+    const grants = this.#apps.get(appKey(project, app));
+    return grants ? grants.held + (grants.asking ? 1 : 0) : 0;
+  }
+
+  forget(project: string, app: string): void {
+    this.#apps.delete(appKey(project, app));
+  }
+}
