@@ -187,7 +187,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       if (answer) {
         // The rest of a refused body is not worth reading.
         if (answer.status === 413) res.setHeader("connection", "close");
-        sendError(res, answer.status, answer.message);
+        sendError(res, answer.status, answer.message, answer.more);
         return;
       }
       if (req.destroyed) return;

@@ -4,7 +4,7 @@ import { type Invocation, invocationSchema } from "../common/protocol/host.ts";
 import { hostPath } from "../common/protocol/paths.ts";
 import type { Env } from "./env.ts";
 import { RunApiError } from "./errors.ts";
-import { hostsFor, suspect } from "./placement.ts";
+import { hostsFor, inFlight, suspect } from "./placement.ts";
 
 /** Hosts a call tries when the first cannot be reached (the request never got there). */
 const MAX_TRIES = 3;
@@ -19,8 +19,10 @@ export async function invokeOnHost(
   body: ArrayBuffer,
 ): Promise<Invocation> {
   const { project, app, fn, runId } = target;
+  const hosts = (await hostsFor(env, project, app)).slice(0, MAX_TRIES);
   let res: Response | undefined;
-  for (const host of (await hostsFor(env, project, app)).slice(0, MAX_TRIES)) {
+  for (const [i, host] of hosts.entries()) {
+    const done = inFlight(host.url);
     try {
       res = await fetch(host.url + hostPath.invoke(project, app, fn), {
         method: "POST",
@@ -31,16 +33,38 @@ export async function invokeOnHost(
         },
         body,
       });
-      break;
     } catch {
+      done();
       suspect(host.url);
+      continue;
+    }
+    // A host that cannot start a replica of the app (its replicas run on others): the next.
+    if (res.status === 429 && i < hosts.length - 1 && (await servedElsewhere(res))) {
+      done();
+      res = undefined;
+      continue;
+    }
+    try {
+      if (!res.ok) throw await hostError(res);
+      const invocation = invocationSchema.safeParse(await res.json().catch(() => undefined));
+      if (!invocation.success)
+        throw new RunApiError(502, "the runtime host's answer was not a call's");
+      return invocation.data;
+    } finally {
+      done();
     }
   }
-  if (!res) throw new RunApiError(502, "the runtime host is not reachable");
-  if (!res.ok) throw await hostError(res);
-  const invocation = invocationSchema.safeParse(await res.json().catch(() => undefined));
-  if (!invocation.success) throw new RunApiError(502, "the runtime host's answer was not a call's");
-  return invocation.data;
+  throw new RunApiError(502, "the runtime host is not reachable");
+}
+
+/** Whether a host's 429 says the app runs only on other hosts (runtime-host/http/errors.ts). */
+async function servedElsewhere(res: Response): Promise<boolean> {
+  const body = (await res
+    .clone()
+    .json()
+    .catch(() => ({}))) as { elsewhere?: unknown };
+  if (body.elsewhere === true) await res.body?.cancel();
+  return body.elsewhere === true;
 }
 
 /**

@@ -8,7 +8,8 @@ import { env, fetchMock } from "cloudflare:test";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { PlacementHost } from "../common/protocol/hosts.ts";
 import type { Env } from "./env.ts";
-import { forgetPlacement, hostsFor, isHostAlive, suspect } from "./placement.ts";
+import { invokeOnHost } from "./host.ts";
+import { forgetPlacement, hostsFor, inFlight, isHostAlive, suspect } from "./placement.ts";
 import { CONTROL, HOST } from "./routes/test-support.ts";
 
 const workerEnv = env as unknown as Env;
@@ -95,5 +96,37 @@ describe("placement", () => {
     forgetPlacement();
     fetchMock.get(CONTROL).intercept({ path: "/internal/hosts" }).reply(503, { message: "x" });
     expect(await isHostAlive(workerEnv, "a")).toBeUndefined();
+  });
+
+  it("counts the calls this isolate has open: a burst spills over before the heartbeats say so", async () => {
+    const hosts = [host("a", { slots: 4 }), host("b", { slots: 4 }), host("c", { slots: 4 })];
+    registry(hosts);
+    const sticky = (await order("svc"))[0] as string;
+    const ends = [1, 2, 3].map(() => inFlight(`http://${sticky}.test`));
+    expect((await order("svc"))[0]).not.toBe(sticky);
+    for (const end of ends) end();
+    expect((await order("svc"))[0]).toBe(sticky);
+  });
+
+  it("sends a call to the next host when one cannot start a replica of the app (429 elsewhere)", async () => {
+    const [first, second] = ["a", "b"].map((id) => host(id));
+    registry([first as PlacementHost, second as PlacementHost]);
+    const [x, y] = (await order("svc")) as [string, string];
+    const path = "/internal/invoke/prj/svc/run";
+    fetchMock
+      .get(`http://${x}.test`)
+      .intercept({ path, method: "POST" })
+      .reply(429, { message: "busy", code: "too_many_requests", elsewhere: true });
+    fetchMock
+      .get(`http://${y}.test`)
+      .intercept({ path, method: "POST" })
+      .reply(200, { ok: true, result: "served", run_time_ms: 1 });
+    const target = { project: "prj", app: "svc", fn: "run", runId: "run_x" };
+    const answer = await invokeOnHost(
+      workerEnv,
+      target,
+      new TextEncoder().encode("{}").buffer as ArrayBuffer,
+    );
+    expect(answer).toEqual({ ok: true, result: "served", run_time_ms: 1 });
   });
 });

@@ -28,6 +28,21 @@ const LOAD_BOUND = 1.25;
 let known: { hosts: PlacementHost[]; at: number } | undefined;
 let fetching: Promise<PlacementHost[] | undefined> | undefined;
 const suspects = new Map<string, number>();
+/** Calls this isolate has open on each host: a burst spreads before the heartbeats say so. */
+const open = new Map<string, number>();
+
+/** A call to `url` begins; the function returned says it ended. */
+export function inFlight(url: string): () => void {
+  open.set(url, (open.get(url) ?? 0) + 1);
+  let ended = false;
+  return () => {
+    if (ended) return;
+    ended = true;
+    const left = (open.get(url) ?? 1) - 1;
+    if (left > 0) open.set(url, left);
+    else open.delete(url);
+  };
+}
 
 async function fetchHosts(env: Env): Promise<PlacementHost[] | undefined> {
   try {
@@ -85,9 +100,10 @@ export async function hostsFor(env: Env, project: string, app: string): Promise<
 }
 
 function rank(hosts: PlacementHost[], project: string, app: string): Target[] {
-  const load = (h: PlacementHost) => (h.busy + h.queued) / Math.max(1, h.slots);
+  const work = (h: PlacementHost) => h.busy + h.queued + (open.get(h.address) ?? 0);
+  const load = (h: PlacementHost) => work(h) / Math.max(1, h.slots);
   const slots = hosts.reduce((n, h) => n + h.slots, 0);
-  const busy = hosts.reduce((n, h) => n + h.busy + h.queued, 0);
+  const busy = hosts.reduce((n, h) => n + work(h), 0);
   const bound = (busy / Math.max(1, slots)) * LOAD_BOUND + 1 / Math.max(1, slots);
   const warm = (h: PlacementHost) =>
     h.apps.some((a) => a.project === project && a.app === app && a.ready > a.busy);
@@ -118,4 +134,5 @@ function score(key: string, host: string): number {
 export function forgetPlacement(): void {
   known = undefined;
   suspects.clear();
+  open.clear();
 }

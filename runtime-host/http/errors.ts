@@ -5,6 +5,8 @@ export class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** Fields the error body carries besides `{message, code}`. */
+    readonly more: Record<string, unknown> = {},
   ) {
     super(message);
     this.name = "HttpError";
@@ -26,7 +28,11 @@ const WORKLOAD_STATUS: Record<WorkloadFailure["kind"], number> = {
 /** What a route's error is answered with: an `HttpError` as it is, a replica's failure by its kind. */
 export function asHttpError(err: unknown): HttpError | undefined {
   if (err instanceof HttpError) return err;
-  if (err instanceof WorkloadError)
-    return new HttpError(WORKLOAD_STATUS[err.failure.kind], err.message);
+  if (err instanceof WorkloadError) {
+    const { failure } = err;
+    // The Worker tries another host for a call this one cannot serve at all.
+    const more = failure.kind === "busy" && failure.elsewhere ? { elsewhere: true } : {};
+    return new HttpError(WORKLOAD_STATUS[failure.kind], err.message, more);
+  }
   return undefined;
 }

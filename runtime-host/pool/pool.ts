@@ -231,9 +231,15 @@ export class ReplicaPool {
     return waiting;
   }
 
-  #busy(app: AppReplicas, detail: string): WorkloadError {
+  #busy(app: AppReplicas, detail: string, elsewhere?: true): WorkloadError {
     const { max_replicas, replica_concurrency } = app.target.config.scaling;
-    return new WorkloadError({ kind: "busy", max_replicas, replica_concurrency, detail });
+    return new WorkloadError({
+      kind: "busy",
+      max_replicas,
+      replica_concurrency,
+      detail,
+      elsewhere,
+    });
   }
 
   /** The usable replica with the fewest calls below `replica_concurrency`; ready ones first. */
@@ -265,7 +271,7 @@ export class ReplicaPool {
     grants.request(app.target, (granted) => {
       if (granted) this.#pump(app);
       else if (app.replicas.size === 0)
-        app.queue.failAll(() => this.#busy(app, "on other hosts: none is free here"));
+        app.queue.failAll(() => this.#busy(app, "on other hosts: none is free here", true));
     });
     return undefined;
   }

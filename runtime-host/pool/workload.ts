@@ -39,7 +39,14 @@ export type WorkloadFailure =
   | { kind: "load-failed"; detail: string }
   | { kind: "exited"; code: number | null; signal: NodeJS.Signals | null }
   | { kind: "timeout"; ms: number }
-  | { kind: "busy"; max_replicas: number; replica_concurrency: number; detail: string }
+  | {
+      kind: "busy";
+      max_replicas: number;
+      replica_concurrency: number;
+      detail: string;
+      /** No replica here and none may start (its replicas run on other hosts): try another. */
+      elsewhere?: true;
+    }
   | { kind: "removed" }
   | { kind: "closing" }
   /** Its caller gave up (its signal aborted) while it still waited for a slot. */
