@@ -1,5 +1,6 @@
 // RUNLET_HOSTS=3 npm start (issue 15): three runtime hosts on loopback join the registry; a
-// sync call goes to one of them, and when that host dies by SIGKILL the next calls are served
+// burst of an app's calls spreads over them within its max_replicas in all; a sync call goes to
+// one of them, and when that host dies by SIGKILL the next calls are served
 // by another at once (the Worker passes over a host it cannot reach), while the supervisor
 // brings the dead one back under the same id.
 import { execFileSync } from "node:child_process";
@@ -48,6 +49,46 @@ describe("three runtime hosts", () => {
   afterAll(async () => {
     await runlet?.stop();
     await removeHome(home);
+  });
+
+  it("spreads 60 concurrent calls of an app over hosts, never past its 6 replicas in all", async () => {
+    const app = client(runlet);
+    await app.deploy(
+      sleeper(['name = "burst"', "[scaling]", "max_replicas = 6", "replica_concurrency = 1"], 200),
+    );
+    const token = (await readFile(join(home, "internal-token"), "utf8")).trim();
+    const replicasInAll = async () => {
+      let n = 0;
+      for (const h of await hosts()) {
+        const metrics = await fetch(`${h.address}/internal/metrics`, {
+          headers: { authorization: `Bearer ${token}` },
+        }).then((res) => json(res));
+        for (const a of metrics.apps as Array<{ app: string; replicas: unknown[] }>)
+          if (a.app === "burst") n += a.replicas.length;
+      }
+      return n;
+    };
+    let most = 0;
+    let done = false;
+    const sampling = (async () => {
+      while (!done) {
+        most = Math.max(most, await replicasInAll());
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    const answers = await Promise.all(
+      Array.from({ length: 60 }, async () => {
+        const res = await app.submit("burst", {});
+        return { status: res.status, body: (await json(res)) as { run_id: string } };
+      }),
+    );
+    done = true;
+    await sampling;
+    expect(answers.map((a) => a.status)).toEqual(Array(60).fill(200));
+    const servedBy = new Set(await Promise.all(answers.map((a) => runHost(a.body.run_id))));
+    expect(servedBy.size).toBeGreaterThanOrEqual(2);
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(6);
   });
 
   it("registers all three, serves calls on one, and on another once that one is killed", async () => {
