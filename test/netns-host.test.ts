@@ -1,0 +1,151 @@
+// A runtime host on "another machine": a network namespace this test makes (`ip netns` + a veth
+// pair, addresses of its choosing), reached over a real interface, not loopback. It joins a
+// local Runlet with a host token from `runlet hosts token`, reaching the control plane through
+// a relay on the veth's near end (the control plane listens on loopback only), and the Worker
+// places calls on it at its veth address. Skipped, saying why, without root and iproute2.
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import type { AddressInfo } from "node:net";
+import { createConnection, createServer, type Server } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { client } from "./apps.ts";
+import { cli, json, newHome, ROOT, type Runlet, removeHome, startRunlet } from "./harness.ts";
+
+const hasIp = (() => {
+  try {
+    execFileSync("ip", ["netns", "list"], { stdio: "ignore" });
+    return process.getuid?.() === 0;
+  } catch {
+    return false;
+  }
+})();
+if (!hasIp)
+  console.warn("netns-host.test.ts skipped: creating a network namespace needs root and iproute2");
+
+const NS = `rlh-${process.pid}`;
+const VETH = `rlh${process.pid % 100_000}`;
+const NEAR = "10.214.91.1";
+const FAR = "10.214.91.2";
+const HOST_PORT = 8790;
+
+describe.skipIf(!hasIp)("a runtime host in another network namespace", () => {
+  let runlet: Runlet;
+  let home: string;
+  let hostHome: string;
+  let relay: Server;
+  let host: ChildProcess;
+  let hostLog = "";
+
+  beforeAll(async () => {
+    home = await newHome();
+    hostHome = await newHome();
+    runlet = await startRunlet(home);
+    execFileSync("sh", [
+      "-c",
+      [
+        `ip netns add ${NS}`,
+        `ip link add ${VETH}a type veth peer name ${VETH}b`,
+        `ip link set ${VETH}b netns ${NS}`,
+        `ip addr add ${NEAR}/24 dev ${VETH}a`,
+        `ip link set ${VETH}a up`,
+        `ip -n ${NS} addr add ${FAR}/24 dev ${VETH}b`,
+        `ip -n ${NS} link set ${VETH}b up`,
+        `ip -n ${NS} link set lo up`,
+      ].join(" && "),
+    ]);
+    // The control plane, as the far side sees it: a relay on the veth's near end.
+    relay = createServer((socket) => {
+      const upstream = createConnection(runlet.ports.control, "127.0.0.1");
+      socket.pipe(upstream).pipe(socket);
+      const end = () => {
+        socket.destroy();
+        upstream.destroy();
+      };
+      socket.on("error", end);
+      upstream.on("error", end);
+    });
+    await new Promise<void>((resolve) => relay.listen(0, NEAR, resolve));
+    const made = await cli(["hosts", "token", "--name", "far"], runlet.env);
+    expect(made.code).toBe(0);
+    host = spawn(
+      "ip",
+      ["netns", "exec", NS, process.execPath, "--import", "tsx", "runtime-host/main.ts"],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          RUNLET_HOME: hostHome,
+          RUNLET_HOST_TOKEN: made.stdout.trim(),
+          RUNLET_BASE_URL: `http://${NEAR}:${(relay.address() as AddressInfo).port}`,
+          RUNLET_HOST_ADDRESS: `http://${FAR}:${HOST_PORT}`,
+          RUNLET_HOST_PORT: String(HOST_PORT),
+          RUNLET_HOST_NAME: "far",
+          // Its replicas' own sandbox is tested elsewhere; here only the host's network counts.
+          RUNLET_SANDBOX: "off",
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    host.stdout?.on("data", (d) => {
+      hostLog += d;
+    });
+    host.stderr?.on("data", (d) => {
+      hostLog += d;
+    });
+    for (let i = 0; i < 300 && !hostLog.includes("listening on"); i++)
+      await new Promise((r) => setTimeout(r, 100));
+    if (!hostLog.includes("listening on"))
+      throw new Error(`the far host did not start:\n${hostLog}`);
+  });
+
+  afterAll(async () => {
+    if (host && host.exitCode === null) {
+      const exited = new Promise((resolve) => host.once("exit", resolve));
+      host.kill("SIGTERM");
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+    }
+    relay?.close();
+    await runlet?.stop();
+    execFileSync("sh", [
+      "-c",
+      `ip netns delete ${NS} 2>/dev/null; ip link delete ${VETH}a 2>/dev/null; true`,
+    ]);
+    await removeHome(home);
+    await removeHome(hostHome);
+  });
+
+  it("registers at its veth address and serves the calls the Worker places on it", async () => {
+    const { baseUrl, projectId, token } = runlet.local;
+    const auth = { authorization: `Bearer ${token}` };
+    const { hosts } = (await json(await fetch(`${baseUrl}/v2/hosts`, { headers: auth }))) as {
+      hosts: Array<{ id: string; name: string; address: string; state: string }>;
+    };
+    const far = hosts.find((h) => h.name === "far");
+    expect(far).toMatchObject({ address: `http://${FAR}:${HOST_PORT}`, state: "up" });
+
+    // Apps land on a host by their own order: of eight, some land on the far one.
+    const app = client(runlet);
+    const servedBy: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      const name = `far${i}`;
+      await app.deploy({
+        "runlet.toml": `name = "${name}"\n`,
+        "main.mjs": `export const run = () => "${name}";`,
+      });
+      const res = await app.submit(name, {});
+      const body = await json(res);
+      expect(res.status, JSON.stringify(body)).toBe(200);
+      expect(body.result).toBe(name);
+      // The host's report reaches the runs index a moment after the answer.
+      let host: unknown;
+      for (let t = 0; t < 50 && !host; t++) {
+        const res = await fetch(`${baseUrl}/v2/projects/${projectId}/runs/${body.run_id}`, {
+          headers: auth,
+        });
+        host = res.ok ? (await json(res)).host : undefined;
+        if (!host) await new Promise((r) => setTimeout(r, 100));
+      }
+      servedBy.push(String(host));
+    }
+    expect(servedBy).toContain(far?.id);
+  });
+});
