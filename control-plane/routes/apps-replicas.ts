@@ -10,6 +10,7 @@ import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
 import { apps } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
+import { listHosts } from "../hosts/registry.ts";
 import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
 
 const replicasSchema = z
@@ -21,6 +22,20 @@ const replicasSchema = z
     }),
     queued: z.number().int(),
     host: z.enum(["reachable", "unreachable"]),
+    hosts: z
+      .array(
+        z.object({
+          id: z.string(),
+          name: z.string(),
+          state: z.enum(["up", "draining", "down"]),
+          replicas: z.number().int(),
+          busy: z.number().int(),
+        }),
+      )
+      .openapi({
+        description:
+          "The hosts that run its replicas, as their last heartbeats said (docs/hosts.md).",
+      }),
   })
   .openapi("AppReplicas");
 
@@ -54,12 +69,19 @@ export function registerGetAppReplicas(app: OpenAPIHono<AppEnv>) {
     if (!found)
       throw new ApiError("not_found", `app '${appName}' is not deployed in project '${projectId}'`);
     const counts = await hosts.replicas({ project: projectId, app: appName });
+    const runningIt = (await listHosts(db)).flatMap((h) => {
+      const mine = h.apps.find((a) => a.project === projectId && a.app === appName);
+      return mine
+        ? [{ id: h.id, name: h.name, state: h.state, replicas: mine.replicas, busy: mine.busy }]
+        : [];
+    });
     const { starting = 0, idle = 0, busy = 0, queued = 0 } = counts ?? {};
     return c.json(
       {
         replicas: { starting, idle, busy },
         queued,
         host: counts ? "reachable" : "unreachable",
+        hosts: runningIt,
       } as const,
       200,
     );

@@ -2,6 +2,7 @@
 // beyond its live version — every version and who deployed it, and its replicas now.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { ReplicaCounts, RuntimeHosts } from "../host-client.ts";
+import { createHostToken, recordHeartbeat, registerHost } from "../hosts/registry.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
 let hostAnswer: ReplicaCounts | undefined;
@@ -52,11 +53,26 @@ it("lists every version newest first, with who deployed it by name", async () =>
 it("shows the replicas the host counts, and says when the host cannot be reached", async () => {
   const path = `/v2/projects/${f.projectId}/apps/svc/replicas`;
   hostAnswer = { starting: 1, idle: 2, busy: 3, queued: 4 };
+  // A registered host whose heartbeat says it runs two replicas of svc, one busy.
+  const { id: tokenId } = await createHostToken(f.db, { name: "t", createdBy: f.owner.id });
+  const hostId = await registerHost(f.db, tokenId, {
+    name: "rack-1",
+    address: "http://10.9.9.1:8790",
+    slots: 8,
+    memoryMb: 1024,
+  });
+  await recordHeartbeat(f.db, hostId, {
+    state: "up",
+    busy: 1,
+    queued: 0,
+    apps: [{ project: f.projectId, app: "svc", version: 2, replicas: 2, ready: 2, busy: 1 }],
+  });
   const seen = await f.call("GET", path, { token: f.member.token });
   expect(await seen.json()).toEqual({
     replicas: { starting: 1, idle: 2, busy: 3 },
     queued: 4,
     host: "reachable",
+    hosts: [{ id: hostId, name: "rack-1", state: "up", replicas: 2, busy: 1 }],
   });
   hostAnswer = undefined;
   const unreachable = await f.call("GET", path, { token: f.member.token });

@@ -36,6 +36,7 @@ interface Replicas {
   replicas: { starting: number; idle: number; busy: number };
   queued: number;
   host: string;
+  hosts: Array<{ id: string; name: string; state: string; replicas: number; busy: number }>;
 }
 
 /** Runs the failure rate is computed over (the newest). */
@@ -121,6 +122,14 @@ export function registerApps(dash: Hono<DashEnv>) {
                 : replicas.ok
                   ? "—"
                   : replicas.message,
+            ],
+            [
+              "On hosts",
+              now?.hosts.length
+                ? now.hosts
+                    .map((h) => `${h.name} (${h.replicas} replicas, ${h.busy} busy, ${h.state})`)
+                    .join("; ")
+                : "none now",
             ],
             ["Failure rate", `${rate} of the last ${ended.length} ended runs (${failures} failed)`],
           ]}
