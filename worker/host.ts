@@ -6,12 +6,12 @@ import type { Env } from "./env.ts";
 import { RunApiError } from "./errors.ts";
 import { hostsFor, inFlight, suspect } from "./placement.ts";
 
-/** Hosts a call tries when the first cannot be reached (the request never got there). */
+/** Hosts a call tries while each says the app's replicas run elsewhere. */
 const MAX_TRIES = 3;
 
 /**
- * Calls `fn` of an app on the best of its hosts (placement.ts), the next one if a host cannot be
- * reached; host-level failures become `RunApiError`s.
+ * Calls `fn` of an app on the best of its hosts (placement.ts), the next one if a host says it
+ * cannot run the app (429 elsewhere: nothing ran); host-level failures become `RunApiError`s.
  */
 export async function invokeOnHost(
   env: Env,
@@ -34,9 +34,11 @@ export async function invokeOnHost(
         body,
       });
     } catch {
+      // Unreachable, or it died with the call: the call may have run there, so it is not sent
+      // again (the caller's 502); the next calls go to the other hosts.
       done();
       suspect(host.url);
-      continue;
+      throw new RunApiError(502, "the runtime host is not reachable");
     }
     // A host that cannot start a replica of the app (its replicas run on others): the next.
     if (res.status === 429 && i < hosts.length - 1 && (await servedElsewhere(res))) {
@@ -114,7 +116,8 @@ export async function forwardToHost(
   headers.set("authorization", `Bearer ${env.INTERNAL_TOKEN}`);
   headers.set(HEADER.runId, runId);
   const bodiless = request.method === "GET" || request.method === "HEAD";
-  // A streamed body can be sent once: only a request without one tries another host.
+  // A GET or HEAD may be sent again (HTTP makes them safe): it tries another host when one
+  // cannot be reached. A request with a body is sent once.
   const hosts = (await hostsFor(env, project, app)).slice(0, bodiless ? MAX_TRIES : 1);
   let res: Response | undefined;
   for (const host of hosts) {
