@@ -6,16 +6,19 @@
  * in the tests: a question is due 30 s after the last, so the tests make it due with `wake` and
  * run the alarm).
  */
-import { runDurableObjectAlarm } from "cloudflare:test";
-import { beforeAll, describe, expect, it } from "vitest";
+import { fetchMock, runDurableObjectAlarm } from "cloudflare:test";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { forgetPlacement } from "../placement.ts";
 import {
   accept,
   alarmOf,
   busy,
+  CONTROL,
   deliveryEnded,
   endsReported,
   fakeHost,
   HOOKS,
+  HOST,
   hostRunStates,
   newApp,
   newRun,
@@ -182,5 +185,43 @@ describe("wake", () => {
     expect(await sql(shardNamed(app), "SELECT origin FROM shard")).toEqual([
       { origin: "http://127.0.0.1:9999" },
     ]);
+  });
+});
+
+describe("the watchdog, with a registry of hosts", () => {
+  afterEach(() => forgetPlacement());
+  /** The registry lists one host, at the fake host's address, in `state` (once). */
+  const registry = (state: string) =>
+    fetchMock
+      .get(CONTROL)
+      .intercept({ path: "/internal/hosts" })
+      .reply(200, {
+        hosts: [{ id: "hst_far", address: HOST, state, slots: 8, busy: 0, queued: 0, apps: [] }],
+      });
+
+  it("fails a run at once when its host is silent and the registry has it down", async () => {
+    forgetPlacement();
+    registry("up");
+    const run = await runningRun();
+    expect(await rowOf(run)).toMatchObject({ host_id: "hst_far", host_url: HOST });
+    forgetPlacement();
+    registry("down");
+    const host = hostRunStates(run, ["error"]);
+    await check(run, host.asked, (row) => row.status !== "running");
+    expect(await viewOf(run)).toMatchObject({
+      status: "failure",
+      host: "hst_far",
+      error: { message: "the runtime host lost the run (it restarted or stopped)" },
+    });
+  });
+
+  it("keeps asking while the registry cannot be read: nobody can tell the host is gone", async () => {
+    forgetPlacement();
+    registry("up");
+    const run = await runningRun();
+    forgetPlacement(); // and the registry now answers nothing
+    const host = hostRunStates(run, ["error"]);
+    await check(run, host.asked, misses(1));
+    expect(await viewOf(run)).toMatchObject({ status: "running" });
   });
 });
