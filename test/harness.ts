@@ -9,7 +9,7 @@ import { freePort, portIsFree } from "../cli/processes.ts";
 import { childrenOf } from "../cli/worker-watch.ts";
 
 export const ROOT = fileURLToPath(new URL("../", import.meta.url));
-const BIN = join(ROOT, "bin/runlet.mjs");
+export const BIN = join(ROOT, "bin/runlet.mjs");
 
 export interface Runlet {
   home: string;

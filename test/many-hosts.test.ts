@@ -1,14 +1,16 @@
 // RUNLET_HOSTS=3 npm start (issue 15): three runtime hosts on loopback join the registry; a
-// burst of an app's calls spreads over them within its max_replicas in all; a sync call goes to
-// one of them, and when that host dies by SIGKILL the next calls are served
+// burst of an app's calls spreads over them within its max_replicas in all; a fourth host
+// started later with `runlet host` gets runs; a sync call goes to one of them, and when that host dies by SIGKILL the next calls are served
 // by another at once (the Worker passes over a host it cannot reach), while the supervisor
 // brings the dead one back under the same id.
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../cli/processes.ts";
+import { DEFAULT_UID_BASE, UID_COUNT } from "../runtime-host/sandbox/users.ts";
 import { client, sleeper } from "./apps.ts";
-import { json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
+import { BIN, cli, json, newHome, ROOT, type Runlet, removeHome, startRunlet } from "./harness.ts";
 
 type Host = { id: string; name: string; address: string; state: string };
 
@@ -91,7 +93,7 @@ describe("three runtime hosts", () => {
     expect(most).toBeLessThanOrEqual(6);
   });
 
-  it("registers all three, serves calls on one, and on another once that one is killed", async () => {
+  it("registers all three; when the host of a running async run is killed, calls go elsewhere and the run fails lost", async () => {
     const listed = await hosts();
     expect(listed.map((h) => h.name).sort()).toEqual(["local-1", "local-2", "local-3"]);
     expect(listed.every((h) => h.state === "up")).toBe(true);
@@ -104,7 +106,10 @@ describe("three runtime hosts", () => {
       expect(res.status).toBe(200);
       return runHost(body.run_id);
     };
-    const before = await call();
+    // An async run that sleeps 30 s, running on some host: that host is killed.
+    const submitted = await json(await app.submit("spread", { ms: 30_000 }, "async=true"));
+    const running = await app.viewWhen("spread", submitted.run_id, (v) => v.status === "running");
+    const before = running.host as string;
     const victim = listed.find((h) => h.id === before) as Host;
     const pid = pidOnPort(new URL(victim.address).port);
     expect(pid).toBeGreaterThan(0);
@@ -116,6 +121,17 @@ describe("three runtime hosts", () => {
     expect([200, 502]).toContain(first.status);
     const after = [await call(), await call(), await call()];
     expect(after.every((id) => id !== before)).toBe(true);
+    // The run it held ends failure, delivered like any end, well within 60 s.
+    const lost = await app.viewWhen(
+      "spread",
+      submitted.run_id,
+      (v) => v.status !== "running",
+      60_000,
+    );
+    expect(lost).toMatchObject({
+      status: "failure",
+      error: { message: expect.stringMatching(/the runtime host lost the run/) },
+    });
     // The supervisor restarts it: it registers again at its address, under the same id, and
     // is ready again once its spare processes wait (stopping it sooner races their start).
     const token = (await readFile(join(home, "internal-token"), "utf8")).trim();
@@ -133,5 +149,70 @@ describe("three runtime hosts", () => {
       await new Promise((r) => setTimeout(r, 200));
     }
     throw new Error("the killed host did not come back under its id");
+  });
+
+  it("takes a fourth host started later with runlet host, and places runs on it", async () => {
+    const made = await cli(["hosts", "token", "--name", "late"], runlet.env);
+    expect(made.code).toBe(0);
+    const lateHome = await newHome();
+    const port = await freePort();
+    let log = "";
+    const late = spawn(
+      process.execPath,
+      [
+        BIN,
+        "host",
+        "--control-plane",
+        runlet.local.baseUrl,
+        "--port",
+        String(port),
+        "--name",
+        "late",
+      ],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          RUNLET_HOME: lateHome,
+          RUNLET_HOST_TOKEN: made.stdout.trim(),
+          // Replica users apart from the three local hosts' (runlet start gives them 0–2).
+          RUNLET_SANDBOX_UID_BASE: String(DEFAULT_UID_BASE + 3 * UID_COUNT),
+        },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    late.stdout?.on("data", (d) => {
+      log += d;
+    });
+    late.stderr?.on("data", (d) => {
+      log += d;
+    });
+    try {
+      let joined: Host | undefined;
+      for (let i = 0; i < 300 && !joined; i++) {
+        joined = (await hosts()).find((h) => h.name === "late" && h.state === "up");
+        if (!joined) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(joined, log).toBeDefined();
+      // Apps land on hosts by their own order: of twelve, some land on the new one.
+      const app = client(runlet);
+      const servedBy: string[] = [];
+      for (let i = 0; i < 12; i++) {
+        const name = `late${i}`;
+        await app.deploy({
+          "runlet.toml": `name = "${name}"\n`,
+          "main.mjs": "export const run = () => 1;",
+        });
+        const res = await app.submit(name, {});
+        expect(res.status).toBe(200);
+        servedBy.push(await runHost((await json(res)).run_id));
+      }
+      expect(servedBy).toContain(joined?.id);
+    } finally {
+      const exited = new Promise((resolve) => late.once("exit", resolve));
+      late.kill("SIGTERM");
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000))]);
+      await removeHome(lateHome);
+    }
   });
 });

@@ -4,7 +4,7 @@ import { type Invocation, invocationSchema } from "../common/protocol/host.ts";
 import { hostPath } from "../common/protocol/paths.ts";
 import type { Env } from "./env.ts";
 import { RunApiError } from "./errors.ts";
-import { hostsFor, inFlight, suspect } from "./placement.ts";
+import { hostsFor, inFlight, suspect, type Target } from "./placement.ts";
 
 /** Hosts a call tries while each says the app's replicas run elsewhere. */
 const MAX_TRIES = 3;
@@ -17,7 +17,7 @@ export async function invokeOnHost(
   env: Env,
   target: { project: string; app: string; fn: string; runId: string },
   body: ArrayBuffer,
-): Promise<Invocation> {
+): Promise<Invocation & { host: Target }> {
   const { project, app, fn, runId } = target;
   const hosts = (await hostsFor(env, project, app)).slice(0, MAX_TRIES);
   let res: Response | undefined;
@@ -51,7 +51,7 @@ export async function invokeOnHost(
       const invocation = invocationSchema.safeParse(await res.json().catch(() => undefined));
       if (!invocation.success)
         throw new RunApiError(502, "the runtime host's answer was not a call's");
-      return invocation.data;
+      return { ...invocation.data, host };
     } finally {
       done();
     }

@@ -127,6 +127,11 @@ describe("placement", () => {
       target,
       new TextEncoder().encode("{}").buffer as ArrayBuffer,
     );
-    expect(answer).toEqual({ ok: true, result: "served", run_time_ms: 1 });
+    expect(answer).toEqual({
+      ok: true,
+      result: "served",
+      run_time_ms: 1,
+      host: { id: y, url: `http://${y}.test` },
+    });
   });
 });

@@ -8,6 +8,7 @@ import type { Context } from "hono";
 import { HEADER } from "../common/consts.ts";
 import type { WorkerEnv } from "./env.ts";
 import { RunApiError } from "./errors.ts";
+import type { Target } from "./placement.ts";
 import { viewOrThrow } from "./runs/refusal.ts";
 import { shardFor } from "./runs/shards.ts";
 import type { AppRequest, NewRun, Outcome, WebhookRequest } from "./runs/types.ts";
@@ -74,10 +75,16 @@ export async function accept(
 }
 
 /** A sync run's webhook: its delivery is driven by the run's shard, reached through waitUntil. */
-export function deliver(c: Context<WorkerEnv>, call: RunCall, fn: string, outcome: Outcome) {
+export function deliver(
+  c: Context<WorkerEnv>,
+  call: RunCall,
+  fn: string,
+  outcome: Outcome,
+  host?: Target,
+) {
   if (!call.webhook) return;
   const shard = shardFor(c.env, call.project, call.app, call.runId);
-  c.executionCtx.waitUntil(shard.record(call.run(fn), outcome, call.webhook));
+  c.executionCtx.waitUntil(shard.record(call.run(fn), outcome, call.webhook, host));
 }
 
 /**

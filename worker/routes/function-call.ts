@@ -41,6 +41,7 @@ export async function callFunction(c: FunctionContext) {
     outcome.ok
       ? { status: "success", result: outcome.result, run_time_ms: outcome.run_time_ms }
       : { status: "failure", error: outcome.error, run_time_ms: outcome.run_time_ms },
+    outcome.host,
   );
   if (!outcome.ok) {
     const { error, run_time_ms } = outcome;

@@ -20,6 +20,7 @@ import type { HostRunState } from "../../common/protocol/host.ts";
 import type { RunView } from "../../common/protocol/run-view.ts";
 import { isEnded } from "../../common/protocol/runs.ts";
 import type { Env } from "../env.ts";
+import type { Target } from "../placement.ts";
 import { ShardAlarm } from "./alarm.ts";
 import { deliverDue } from "./deliveries.ts";
 import { Dispatch } from "./dispatch.ts";
@@ -105,10 +106,11 @@ export class RunShard extends DurableObject<Env> {
    * A synchronous run that answered its caller and has a webhook: recorded as it ended, and its
    * delivery started (driven by this object, so it outlives the Worker's request).
    */
-  record(run: NewRun, outcome: Outcome, webhook: WebhookRequest): void {
+  record(run: NewRun, outcome: Outcome, webhook: WebhookRequest, host?: Target): void {
     const id = run.runId;
     const { project, app, fn, createdAt } = run;
     this.#store.insertEnded({ id, project, app, fn, createdAt }, hookOf(webhook));
+    if (host) this.#store.update(id, { host_id: host.id, host_url: host.url });
     this.#end(this.#store.get(id) as RunRow, outcome, true);
   }
 
