@@ -9,7 +9,7 @@
  * of its webhook. Prints a table of medians and p99, and last a one-line machine-readable
  * summary.
  */
-import { Agent, createServer, request as httpRequest } from "node:http";
+import { Agent, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { newHome, removeHome, startRunlet } from "../test/harness.ts";
 import {
@@ -19,6 +19,7 @@ import {
   machineInfo,
   measure,
   ms,
+  requester,
   type Summary,
   summarize,
   table,
@@ -75,25 +76,8 @@ export const stamp = () => ({ done_at: Date.now() });
 `,
 };
 
-/** A lean keep-alive client: what is measured is the Worker, not the client. */
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-function request(
-  url: string,
-  init: { method: string; headers?: Record<string, string>; body?: string },
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: init.method, agent, headers: init.headers }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk) => {
-        body += chunk;
-      });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on("error", reject);
-    req.end(init.body);
-  });
-}
+const request = requester(agent);
 
 async function expectStatus(
   want: number,

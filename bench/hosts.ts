@@ -7,9 +7,17 @@
  * three hosts share its cores: this shows what placement costs, not a speed-up.
  */
 import { execFileSync } from "node:child_process";
-import { Agent, request as httpRequest } from "node:http";
+import { Agent } from "node:http";
 import { newHome, type Runlet, removeHome, startRunlet } from "../test/harness.ts";
-import { countOptions, describeMachine, machineInfo, ms, summarize, table } from "./stats.ts";
+import {
+  countOptions,
+  describeMachine,
+  machineInfo,
+  ms,
+  requester,
+  summarize,
+  table,
+} from "./stats.ts";
 
 const HELP = `Usage: npm run bench:hosts -- [options]
 
@@ -35,23 +43,7 @@ const APP = {
 };
 
 const agent = new Agent({ keepAlive: true, maxSockets: 128 });
-function request(
-  url: string,
-  init: { method: string; headers?: Record<string, string>; body?: string },
-): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: init.method, agent, headers: init.headers }, (res) => {
-      let body = "";
-      res.setEncoding("utf8");
-      res.on("data", (chunk) => {
-        body += chunk;
-      });
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on("error", reject);
-    req.end(init.body);
-  });
-}
+const request = requester(agent);
 
 /** Requests per second of `call` at concurrency 32 for `seconds`, and each request's time. */
 async function load(call: () => Promise<boolean>) {

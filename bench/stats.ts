@@ -1,4 +1,5 @@
 import { statfsSync } from "node:fs";
+import { type Agent, request as httpRequest } from "node:http";
 import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
 /** Samples → medians and tails, and the plain tables the benchmarks print. */
@@ -115,4 +116,27 @@ export function fileSystemOf(path: string): string {
 
 export function describeMachine(m: ReturnType<typeof machineInfo>): string {
   return `${m.cpus} × ${m.cpu}, ${m.memoryGiB} GiB, Node ${m.node}, ${m.date}`;
+}
+
+/**
+ * A lean keep-alive HTTP client over `agent`: what a benchmark measures is the server, not the
+ * client. Answers the status and the body as text.
+ */
+export function requester(agent: Agent) {
+  return (
+    url: string,
+    init: { method: string; headers?: Record<string, string>; body?: string },
+  ): Promise<{ status: number; body: string }> =>
+    new Promise((resolve, reject) => {
+      const req = httpRequest(url, { method: init.method, agent, headers: init.headers }, (res) => {
+        let body = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk) => {
+          body += chunk;
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on("error", reject);
+      req.end(init.body);
+    });
 }

@@ -137,9 +137,9 @@ describe("a runtime host that joins the registry", () => {
 });
 
 /** Deploys `main.mjs` as a new version of `app` through the management API. */
-async function deploy(app: string, main: string): Promise<number> {
+async function deploy(app: string, main: string, toml = ""): Promise<number> {
   const files = [
-    ["runlet.toml", `name = "${app}"\n`],
+    ["runlet.toml", `name = "${app}"\n${toml}`],
     ["main.mjs", main],
   ].map(([path, text]) => ({
     path,
@@ -211,15 +211,7 @@ describe("max_replicas over all hosts", () => {
     try {
       const main =
         "export const run = async () => { await new Promise((r) => setTimeout(r, 400)); return 1; };";
-      const files = [
-        ["runlet.toml", 'name = "capped"\n[scaling]\nmax_replicas = 2\nreplica_concurrency = 1\n'],
-        ["main.mjs", main],
-      ].map(([path, text]) => ({
-        path,
-        contentBase64: Buffer.from(text as string).toString("base64"),
-      }));
-      const res = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
-      expect(res.status).toBe(201);
+      await deploy("capped", main, "[scaling]\nmax_replicas = 2\nreplica_concurrency = 1\n");
       const replicasNow = async () => {
         let n = 0;
         for (const h of [a, b])

@@ -3,7 +3,7 @@
  * replicas each host was granted, and the hosts as the Worker and the operator see them. The
  * same code on libSQL and D1: every change is one statement or one batch.
  */
-import { and, eq, inArray, isNull, lte, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, lte, type SQL, sql } from "drizzle-orm";
 import { newId } from "../../common/ids.ts";
 import {
   type CurrentVersion,
@@ -102,33 +102,19 @@ export async function registerHost(
   reg: Registration,
 ): Promise<string> {
   const now = Date.now();
+  const fields = {
+    name: reg.name,
+    tokenId,
+    slots: reg.slots,
+    memoryMb: reg.memoryMb,
+    state: "up" as const,
+    registeredAt: now,
+    seenAt: now,
+  };
   const [row] = await db
     .insert(hosts)
-    .values({
-      id: newId("hst"),
-      name: reg.name,
-      address: reg.address,
-      tokenId,
-      slots: reg.slots,
-      memoryMb: reg.memoryMb,
-      state: "up",
-      registeredAt: now,
-      seenAt: now,
-    })
-    .onConflictDoUpdate({
-      target: hosts.address,
-      set: {
-        name: reg.name,
-        tokenId,
-        slots: reg.slots,
-        memoryMb: reg.memoryMb,
-        state: "up",
-        registeredAt: now,
-        seenAt: now,
-        busy: 0,
-        queued: 0,
-      },
-    })
+    .values({ id: newId("hst"), address: reg.address, ...fields })
+    .onConflictDoUpdate({ target: hosts.address, set: { ...fields, busy: 0, queued: 0 } })
     .returning({ id: hosts.id });
   const id = (row as { id: string }).id;
   await db.delete(hostApps).where(eq(hostApps.hostId, id));
@@ -178,19 +164,7 @@ export async function recordHeartbeat(
 async function answerTo(db: Database, running: Heartbeat["apps"]): Promise<HeartbeatAnswer> {
   if (running.length === 0) return { gone: [], current: [] };
   const projects = [...new Set(running.map((a) => a.project))];
-  const existing = await db
-    .select({
-      project: apps.projectId,
-      app: apps.name,
-      version: apps.currentVersion,
-      digest: deployments.digest,
-    })
-    .from(apps)
-    .innerJoin(
-      deployments,
-      and(eq(deployments.appId, apps.id), eq(deployments.version, apps.currentVersion)),
-    )
-    .where(inArray(apps.projectId, projects));
+  const existing = await liveVersions(db, inArray(apps.projectId, projects));
   const known = new Map(existing.map((a) => [`${a.project}/${a.app}`, a]));
   const answer: HeartbeatAnswer = { gone: [], current: [] };
   for (const { project, app } of running) {
@@ -207,15 +181,25 @@ export async function currentVersion(
   project: string,
   app: string,
 ): Promise<CurrentVersion | undefined> {
-  const [row] = await db
-    .select({ version: apps.currentVersion, digest: deployments.digest })
+  const [row] = await liveVersions(db, and(eq(apps.projectId, project), eq(apps.name, app)));
+  return row && { version: row.version, digest: row.digest };
+}
+
+/** The live version of each app `where` selects, with its digest. */
+function liveVersions(db: Database, where: SQL | undefined) {
+  return db
+    .select({
+      project: apps.projectId,
+      app: apps.name,
+      version: apps.currentVersion,
+      digest: deployments.digest,
+    })
     .from(apps)
     .innerJoin(
       deployments,
       and(eq(deployments.appId, apps.id), eq(deployments.version, apps.currentVersion)),
     )
-    .where(and(eq(apps.projectId, project), eq(apps.name, app)));
-  return row;
+    .where(where);
 }
 
 /**
