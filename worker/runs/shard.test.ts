@@ -133,7 +133,9 @@ describe("one alarm for every deadline of a shard", () => {
     await alarmWhenDue(shard);
     expect(await deliveryEnded(q2)).toMatchObject({ status: "failure" });
     expect(JSON.parse(got[0]?.body ?? "{}")).toMatchObject({ status: "failure" });
-    expect(await alarmOf(shard)).toBe(await dueOf(running)); // the watchdog's next question
+    // The watchdog's next question is the soonest deadline left; an alarm set earlier stays (a
+    // batch to the runs index retried on a loaded machine): it finds nothing and moves on.
+    expect(await alarmOf(shard)).toBeLessThanOrEqual(await dueOf(running));
 
     // That question made due now (wake) rather than waited for: the host says it ended.
     hostRunStates(running, [{ status: "success", result: 2, runTimeMs: 5 }]);
