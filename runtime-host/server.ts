@@ -207,7 +207,15 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   membership = opts.join && joining(opts.join, versions, pool, intake);
   let internalToken = opts.internalToken;
   try {
-    const registered = await membership?.join(registrationOf(opts.join, url));
+    const { join } = opts;
+    const registered =
+      join &&
+      (await membership?.join({
+        name: join.name,
+        address: join.address ?? url,
+        slots: join.slots,
+        memoryMb: join.memoryMb,
+      }));
     internalToken ??= registered?.internalToken;
     if (registered) warmUp();
     if (!internalToken) throw new Error("the runtime host needs an internal token or a host token");
@@ -255,15 +263,6 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       closing ??= stop(graceful ? limits.shutdownGraceMs : 0);
       return closing;
     },
-  };
-}
-
-function registrationOf(join: JoinOptions | undefined, url: string) {
-  return {
-    name: join?.name ?? url,
-    address: join?.address ?? url,
-    slots: join?.slots ?? 1,
-    memoryMb: join?.memoryMb ?? 0,
   };
 }
 

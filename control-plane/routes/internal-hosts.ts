@@ -51,8 +51,7 @@ async function pathHost(c: Context<HostEnv>): Promise<string> {
 }
 
 export function registerInternalHosts(app: OpenAPIHono<AppEnv>) {
-  const hosts = app as unknown as OpenAPIHono<HostEnv>;
-  hosts.post("/internal/hosts", hostToken, async (c) => {
+  app.post("/internal/hosts", hostToken, async (c) => {
     const reg = await jsonBody(c, registrationSchema);
     const { db, internalToken } = c.var.deps;
     if (!internalToken) throw new ApiError("unavailable", "no internal token is set");
@@ -60,26 +59,26 @@ export function registerInternalHosts(app: OpenAPIHono<AppEnv>) {
     return c.json({ hostId, internalToken, heartbeatMs: HEARTBEAT_MS } satisfies Registered, 200);
   });
 
-  hosts.post("/internal/hosts/:hostId/heartbeat", hostToken, async (c) => {
+  app.post("/internal/hosts/:hostId/heartbeat", hostToken, async (c) => {
     const id = await pathHost(c);
     const beat = await jsonBody(c, heartbeatSchema);
     return c.json(await recordHeartbeat(c.var.deps.db, id, beat), 200);
   });
 
-  hosts.post("/internal/hosts/:hostId/replicas", hostToken, async (c) => {
+  app.post("/internal/hosts/:hostId/replicas", hostToken, async (c) => {
     const id = await pathHost(c);
     const req = await jsonBody(c, replicaRequestSchema);
     return c.json(await grantReplica(c.var.deps.db, id, req), 200);
   });
 
-  hosts.get("/internal/bundles/:project/:app", hostToken, async (c) => {
+  app.get("/internal/bundles/:project/:app", hostToken, async (c) => {
     const { project, app } = c.req.param();
     const current = await currentVersion(c.var.deps.db, project, app);
     if (!current) throw new ApiError("not_found", `app '${app}' is not deployed in '${project}'`);
     return c.json(current satisfies CurrentVersion, 200);
   });
 
-  hosts.get("/internal/bundles/:project/:app/:version{[1-9][0-9]{0,8}}", hostToken, async (c) => {
+  app.get("/internal/bundles/:project/:app/:version{[1-9][0-9]{0,8}}", hostToken, async (c) => {
     const { project, app, version } = c.req.param();
     const bundle = await c.var.deps.bundles.get({ project, app, version: Number(version) });
     if (bundle === undefined)
