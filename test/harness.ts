@@ -1,5 +1,5 @@
 /** Starts a whole local Runlet (`runlet start`, exactly as `npm start` does) for end-to-end tests. */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -228,4 +228,28 @@ export async function portsFree(ports: Runlet["ports"], timeoutMs = 15_000): Pro
     if (Date.now() > deadline) throw new Error(`ports still in use: ${taken.join(", ")}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** The pid listening on TCP `port` (iproute2's ss), or undefined. */
+export function pidOnPort(port: string | number): number | undefined {
+  const out = execFileSync("ss", ["-ltnpH", `sport = :${port}`], { encoding: "utf8" });
+  const pid = /pid=(\d+)/.exec(out)?.[1];
+  return pid ? Number(pid) : undefined;
+}
+
+/**
+ * The registry id of the runtime host that ran `runId`, once the runs index has it: the host
+ * reports a run a moment after its answer (bounded, 5 s).
+ */
+export async function hostOfRun(runlet: Runlet, runId: string): Promise<string> {
+  const { baseUrl, projectId, token } = runlet.local;
+  for (let i = 0; i < 50; i++) {
+    const res = await fetch(`${baseUrl}/v2/projects/${projectId}/runs/${runId}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const run = (await json(res)) as { host?: string | null };
+    if (res.ok && run.host) return run.host;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`run ${runId} has no host in the runs index`);
 }

@@ -3,23 +3,27 @@
 // started later with `runlet host` gets runs; a sync call goes to one of them, and when that host dies by SIGKILL the next calls are served
 // by another at once (the Worker passes over a host it cannot reach), while the supervisor
 // brings the dead one back under the same id.
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../cli/processes.ts";
 import { DEFAULT_UID_BASE, UID_COUNT } from "../runtime-host/sandbox/users.ts";
 import { client, sleeper } from "./apps.ts";
-import { BIN, cli, json, newHome, ROOT, type Runlet, removeHome, startRunlet } from "./harness.ts";
+import {
+  BIN,
+  cli,
+  hostOfRun,
+  json,
+  newHome,
+  pidOnPort,
+  ROOT,
+  type Runlet,
+  removeHome,
+  startRunlet,
+} from "./harness.ts";
 
 type Host = { id: string; name: string; address: string; state: string };
-
-/** The pid listening on `port` on loopback (iproute2's ss), or undefined. */
-function pidOnPort(port: string): number | undefined {
-  const out = execFileSync("ss", ["-ltnpH", `sport = :${port}`], { encoding: "utf8" });
-  const pid = /pid=(\d+)/.exec(out)?.[1];
-  return pid ? Number(pid) : undefined;
-}
 
 describe("three runtime hosts", () => {
   let runlet: Runlet;
@@ -31,18 +35,7 @@ describe("three runtime hosts", () => {
         hosts: Host[];
       }
     ).hosts;
-  const runHost = async (runId: string) => {
-    const { projectId, baseUrl } = runlet.local;
-    for (let i = 0; i < 50; i++) {
-      const res = await fetch(`${baseUrl}/v2/projects/${projectId}/runs/${runId}`, {
-        headers: headers(),
-      });
-      const run = (await json(res)) as { host?: string | null };
-      if (res.ok && run.host) return run.host;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`run ${runId} has no host in the runs index`);
-  };
+  const runHost = (runId: string) => hostOfRun(runlet, runId);
 
   beforeAll(async () => {
     home = await newHome();

@@ -8,7 +8,16 @@ import type { AddressInfo } from "node:net";
 import { createConnection, createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client } from "./apps.ts";
-import { cli, json, newHome, ROOT, type Runlet, removeHome, startRunlet } from "./harness.ts";
+import {
+  cli,
+  hostOfRun,
+  json,
+  newHome,
+  ROOT,
+  type Runlet,
+  removeHome,
+  startRunlet,
+} from "./harness.ts";
 
 const hasIp = (() => {
   try {
@@ -114,7 +123,7 @@ describe.skipIf(!hasIp)("a runtime host in another network namespace", () => {
   });
 
   it("registers at its veth address and serves the calls the Worker places on it", async () => {
-    const { baseUrl, projectId, token } = runlet.local;
+    const { baseUrl, token } = runlet.local;
     const auth = { authorization: `Bearer ${token}` };
     const { hosts } = (await json(await fetch(`${baseUrl}/v2/hosts`, { headers: auth }))) as {
       hosts: Array<{ id: string; name: string; address: string; state: string }>;
@@ -135,16 +144,7 @@ describe.skipIf(!hasIp)("a runtime host in another network namespace", () => {
       const body = await json(res);
       expect(res.status, JSON.stringify(body)).toBe(200);
       expect(body.result).toBe(name);
-      // The host's report reaches the runs index a moment after the answer.
-      let host: unknown;
-      for (let t = 0; t < 50 && !host; t++) {
-        const res = await fetch(`${baseUrl}/v2/projects/${projectId}/runs/${body.run_id}`, {
-          headers: auth,
-        });
-        host = res.ok ? (await json(res)).host : undefined;
-        if (!host) await new Promise((r) => setTimeout(r, 100));
-      }
-      servedBy.push(String(host));
+      servedBy.push(await hostOfRun(runlet, body.run_id));
     }
     expect(servedBy).toContain(far?.id);
   });
