@@ -8,6 +8,9 @@ export const DEFAULT_BRAND = "Runlet";
 export const HEADER = {
   requestId: "X-Request-Id",
   webhookSecret: "X-Webhook-Secret",
+  /** A run call's idempotency key (IETF httpapi draft), and the mark of an answer replayed for one. */
+  idempotencyKey: "Idempotency-Key",
+  idempotentReplayed: "Idempotent-Replayed",
   /** Internal: the run id the worker assigned, passed to the runtime host. */
   runId: "X-Runlet-Run-Id",
   /** Internal: marks the runtime host's own error answers, told apart from a custom app's. */

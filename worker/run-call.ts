@@ -8,10 +8,10 @@ import type { Context } from "hono";
 import { HEADER } from "../common/consts.ts";
 import type { WorkerEnv } from "./env.ts";
 import { RunApiError } from "./errors.ts";
+import { keyOfHeader, replayed } from "./idempotency.ts";
 import type { Target } from "./placement.ts";
-import { viewOrThrow } from "./runs/refusal.ts";
 import { shardFor } from "./runs/shards.ts";
-import type { AppRequest, NewRun, Outcome, WebhookRequest } from "./runs/types.ts";
+import type { AppRequest, IdempotencyKey, NewRun, Outcome, WebhookRequest } from "./runs/types.ts";
 import { reportRun } from "./runs-index.ts";
 import { webhookTarget } from "./webhooks/target.ts";
 
@@ -25,12 +25,15 @@ const MAX_SECRET_LENGTH = 1024;
 const RUNLET_PARAMETERS = new Set(["async", "webhookEndpoint"]);
 
 export interface RunCall {
+  /** The run's id; a call with an idempotency key moves it to the key's shard. */
   runId: string;
   project: string;
   app: string;
   startedAt: number;
   isAsync: boolean;
   webhook: WebhookRequest | undefined;
+  /** The `Idempotency-Key` sent, checked (worker/idempotency.ts). */
+  idempotencyKey: string | undefined;
   /** The run's record, once its function (or `METHOD /path`) is known. */
   run(fn: string): NewRun;
 }
@@ -45,8 +48,18 @@ export function runCallOf(c: Context<WorkerEnv>): RunCall {
   const webhook = webhookOf(c);
   if (Number(c.req.header("content-length") ?? 0) > MAX_RUN_BODY_BYTES)
     throw new RunApiError(413, "the request body is larger than 10 MiB");
-  const run = (fn: string): NewRun => ({ runId, project, app, fn, createdAt: startedAt });
-  return { runId, project, app, startedAt, isAsync, webhook, run };
+  const idempotencyKey = keyOfHeader(c.req.header(HEADER.idempotencyKey));
+  const call: RunCall = {
+    runId,
+    project,
+    app,
+    startedAt,
+    isAsync,
+    webhook,
+    idempotencyKey,
+    run: (fn) => ({ runId: call.runId, project, app, fn, createdAt: startedAt }),
+  };
+  return call;
 }
 
 /** The request body, refused past 10 MiB (a Content-Length over it was refused before). */
@@ -57,20 +70,25 @@ export async function cappedBody(c: Context<WorkerEnv>): Promise<ArrayBuffer> {
   return body;
 }
 
-/** Queues the run in its shard, durable before the 202; a full queue refuses it (429). */
+/**
+ * Queues the run in its shard, durable before the 202; a full queue refuses it (429). A key
+ * seen before answers with its first run instead.
+ */
 export async function accept(
   c: Context<WorkerEnv>,
   call: RunCall,
   fn: string,
   body: ArrayBuffer,
   request?: AppRequest,
+  key?: IdempotencyKey,
 ): Promise<Response> {
   const { scaling, queueTimeout } = c.var.app;
   const limits = { capacity: scaling.capacity, queueTimeout };
   const origin = new URL(c.req.url).origin;
   const shard = shardFor(c.env, call.project, call.app, call.runId);
-  const refused = await shard.accept(call.run(fn), limits, origin, body, call.webhook, request);
-  if (refused) viewOrThrow(refused);
+  const run = call.run(fn);
+  const seen = await shard.accept(run, limits, origin, body, call.webhook, request, key);
+  if (seen) return replayed(c, seen);
   return c.json({ run_id: call.runId }, 202);
 }
 

@@ -30,5 +30,6 @@ export const runId = createMiddleware<WorkerEnv>(async (c, next) => {
   const id = about?.[1] ?? newRunId();
   c.set("runId", id);
   await next();
-  c.res = stamp(c.res, id);
+  // A run call with an idempotency key may have moved to another id (worker/idempotency.ts).
+  c.res = stamp(c.res, c.var.runId ?? id);
 });

@@ -6,16 +6,19 @@
 import type { Context } from "hono";
 import type { WorkerEnv } from "../env.ts";
 import { appHeaders, forwardToHost } from "../host.ts";
+import { answeredOnce, keyOfCall } from "../idempotency.ts";
 import {
   accept,
   cappedBody,
   deliver,
   MAX_RUN_BODY_BYTES,
+  type RunCall,
   reportingFailure,
   runCallOf,
   withoutRunletParameters,
 } from "../run-call.ts";
 import { answerOutcome } from "../runs/outcome.ts";
+import { readCapped } from "../streams.ts";
 
 /** Headers of the caller's request that describe its framing, not the app's request. */
 const FRAMING = ["host", "content-length", "transfer-encoding", "connection"];
@@ -28,23 +31,41 @@ export async function forwardToApp(c: Context<WorkerEnv>) {
   const pathAndQuery = `${path}${withoutRunletParameters(url.search)}`;
   const fn = `${c.req.method} ${path}`;
 
+  // A key needs the body whole (its fingerprint); otherwise a sync call's streams to the app.
+  const buffered = call.isAsync || call.idempotencyKey !== undefined ? await cappedBody(c) : null;
+  const key = buffered && (await keyOfCall(c, call, fn, buffered));
   if (call.isAsync) {
     // The host sends the app a request of its own.
     const sent = appHeaders(c.req.raw.headers);
     for (const name of FRAMING) sent.delete(name);
     const request = { method: c.req.method, pathAndQuery, headers: Object.fromEntries(sent) };
-    return accept(c, call, fn, await cappedBody(c), request);
+    return accept(c, call, fn, buffered as ArrayBuffer, request, key ?? undefined);
   }
+  const sent = buffered
+    ? new Request(c.req.raw, { body: buffered.byteLength > 0 ? buffered : null })
+    : c.req.raw;
+  return answeredOnce(c, call, key ?? undefined, () => forward(c, call, fn, pathAndQuery, sent));
+}
 
+/** A sync call: the app's answer streamed back, its webhook's delivery read alongside. */
+async function forward(
+  c: Context<WorkerEnv>,
+  call: RunCall,
+  fn: string,
+  pathAndQuery: string,
+  sent: Request,
+) {
   const target = { project: call.project, app: call.app, pathAndQuery, runId: call.runId };
-  const answer = await reportingFailure(c, call, fn, () => forwardToHost(c.env, target, c.req.raw));
+  const answer = await reportingFailure(c, call, fn, () => forwardToHost(c.env, target, sent));
   const runTimeMs = Date.now() - call.startedAt;
   let body = answer.body;
   if (call.webhook) {
     // The caller's copy streams on; the delivery's copy is read alongside it.
     const [toCaller, toWebhook] = body ? body.tee() : [null, null];
     body = toCaller;
-    const text = toWebhook ? readCapped(toWebhook, MAX_RUN_BODY_BYTES) : Promise.resolve("");
+    const text = toWebhook
+      ? readCapped(toWebhook, MAX_RUN_BODY_BYTES).then((b) => b && new TextDecoder().decode(b))
+      : Promise.resolve("");
     const contentType = answer.headers.get("content-type");
     c.executionCtx.waitUntil(
       text.then((t) =>
@@ -53,26 +74,4 @@ export async function forwardToApp(c: Context<WorkerEnv>) {
     );
   }
   return new Response(body, { status: answer.status, headers: new Headers(answer.headers) });
-}
-
-/** Reads at most `limit` bytes of a stream as text; undefined if it holds more. */
-async function readCapped(stream: ReadableStream<Uint8Array>, limit: number) {
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (let r = await reader.read(); !r.done; r = await reader.read()) {
-    size += r.value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(r.value);
-  }
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return new TextDecoder().decode(all);
 }

@@ -7,7 +7,15 @@ import type { Context } from "hono";
 import type { WorkerEnv } from "../env.ts";
 import { RunApiError } from "../errors.ts";
 import { invokeOnHost } from "../host.ts";
-import { accept, cappedBody, deliver, reportingFailure, runCallOf } from "../run-call.ts";
+import { answeredOnce, keyOfCall } from "../idempotency.ts";
+import {
+  accept,
+  cappedBody,
+  deliver,
+  type RunCall,
+  reportingFailure,
+  runCallOf,
+} from "../run-call.ts";
 
 type FunctionContext = Context<WorkerEnv, "/v4/:project/:app/:fn">;
 
@@ -30,8 +38,13 @@ export async function callFunction(c: FunctionContext) {
     throw new RunApiError(400, "the function name is not valid percent-encoding");
   }
   const body = await cappedBody(c);
-  if (call.isAsync) return accept(c, call, fn, body);
+  const key = await keyOfCall(c, call, fn, body);
+  if (call.isAsync) return accept(c, call, fn, body, undefined, key);
+  return answeredOnce(c, call, key, () => runNow(c, call, fn, body));
+}
 
+/** A sync call: the function's answer, and its webhook's delivery handed to the run's shard. */
+async function runNow(c: FunctionContext, call: RunCall, fn: string, body: ArrayBuffer) {
   const target = { project: call.project, app: call.app, fn, runId: call.runId };
   const outcome = await reportingFailure(c, call, fn, () => invokeOnHost(c.env, target, body));
   deliver(

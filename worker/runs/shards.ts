@@ -14,7 +14,12 @@ const CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz";
 /** A new run id (`newId("run")`) whose last character names a random shard of its app. */
 export function newRunId(): string {
   const [byte] = crypto.getRandomValues(new Uint8Array(1));
-  return newId("run").slice(0, -1) + CROCKFORD[(byte as number) % SHARDS];
+  return newRunIdIn(byte as number);
+}
+
+/** A new run id in shard `n % SHARDS` (an idempotency key's hash picks it). */
+export function newRunIdIn(n: number): string {
+  return newId("run").slice(0, -1) + CROCKFORD[n % SHARDS];
 }
 
 /** The shard a run id names. */

@@ -50,5 +50,25 @@ export type Outcome =
  * lose their class, so refusals travel as values).
  */
 export interface Refusal {
-  refused: { status: 400 | 404 | 409 | 429; message: string };
+  refused: { status: 400 | 404 | 409 | 422 | 429; message: string };
 }
+
+/** A run call's `Idempotency-Key`, hashed with its scope, and the fingerprint of its request. */
+export interface IdempotencyKey {
+  /** SHA-256 of the project, app, function (or `METHOD /path`) and the key: picks the shard. */
+  hash: string;
+  /** SHA-256 of the method, path with query, and body. */
+  fingerprint: string;
+  /** How long the key is remembered. */
+  ttlMs: number;
+}
+
+/** A sync run's answer as its key keeps it; `body` null: it was too large to keep. */
+export interface KeptAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: ArrayBuffer | null;
+}
+
+/** A key seen before: the same request again (its run, a sync run's answer), or a refusal. */
+export type KeyClaim = { replayOf: string; answer?: KeptAnswer } | Refusal;

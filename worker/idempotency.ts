@@ -1,0 +1,137 @@
+/**
+ * `Idempotency-Key` on run calls (IETF httpapi draft "The Idempotency-Key HTTP Header Field";
+ * docs/api.md): a key is scoped to its project, app and function (a custom app: method and path),
+ * remembered 24 h in the shard its hash picks, beside its run. The same key with the same request
+ * is the same run: an async call answers 202 with the first run's id, a sync call the first run's
+ * kept answer (409 while it runs); with another request, 422.
+ */
+import type { Context } from "hono";
+import { HEADER } from "../common/consts.ts";
+import type { WorkerEnv } from "./env.ts";
+import { RunApiError } from "./errors.ts";
+import { viewOrThrow } from "./runs/refusal.ts";
+import { newRunIdIn, shardFor } from "./runs/shards.ts";
+import type { IdempotencyKey, KeptAnswer, KeyClaim } from "./runs/types.ts";
+import { readCapped } from "./streams.ts";
+
+/** What a key needs of its run call (run-call.ts). */
+interface KeyedCall {
+  project: string;
+  app: string;
+  /** Moved to the key's shard by `keyOfCall`. */
+  runId: string;
+  idempotencyKey: string | undefined;
+}
+
+/** How long a key is remembered. */
+export const KEY_TTL_MS = 24 * 60 * 60_000;
+/** The largest sync answer kept for replays; a larger one is streamed but not kept. */
+const MAX_KEPT_BYTES = 10 * 1024 * 1024;
+/** Headers of an answer that are not kept: framing, and the id stamped on every answer. */
+const NOT_KEPT = new Set(["content-length", "transfer-encoding", "connection", "set-cookie"]);
+
+/**
+ * The key of the request, if it has one: a Structured Fields string (`"…"`, as the draft
+ * writes it) or the bare key; 1–255 printable ASCII characters. 400 otherwise.
+ */
+export function keyOfHeader(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  let key = raw;
+  if (raw.startsWith('"')) {
+    const quoted = /^"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"$/.exec(raw);
+    if (!quoted)
+      throw invalid('its quoted string is not closed, or escapes other than \\" or \\\\');
+    key = (quoted[1] as string).replace(/\\(["\\])/g, "$1");
+  }
+  if (key.length === 0 || key.length > 255)
+    throw invalid(`it must be 1 to 255 characters, got ${key.length}`);
+  if (!/^[\x20-\x7e]+$/.test(key)) throw invalid("it may hold printable ASCII characters only");
+  return key;
+}
+
+function invalid(why: string): RunApiError {
+  return new RunApiError(400, `${HEADER.idempotencyKey} is not valid: ${why}`);
+}
+
+/**
+ * The call's key hashed with its scope, and its request's fingerprint (method, path with query,
+ * body). The call's run id moves to the shard the key's hash picks, where the key is kept.
+ */
+export async function keyOfCall(
+  c: Context<WorkerEnv>,
+  call: KeyedCall,
+  fn: string,
+  body: ArrayBuffer,
+): Promise<IdempotencyKey | undefined> {
+  if (call.idempotencyKey === undefined) return undefined;
+  const url = new URL(c.req.url);
+  const hash = await sha256(utf8(`${call.project}\n${call.app}\n${fn}\n${call.idempotencyKey}`));
+  const head = utf8(`${c.req.method}\n${url.pathname}${url.search}\n`);
+  const request = new Uint8Array(head.byteLength + body.byteLength);
+  request.set(head);
+  request.set(new Uint8Array(body), head.byteLength);
+  call.runId = newRunIdIn(Number.parseInt(hash.slice(0, 8), 16));
+  c.set("runId", call.runId);
+  return { hash, fingerprint: await sha256(request), ttlMs: KEY_TTL_MS };
+}
+
+/** The answer of a key seen before: its first run's, marked replayed. */
+export function replayed(c: Context<WorkerEnv>, claim: KeyClaim): Response {
+  const { replayOf, answer } = viewOrThrow(claim);
+  c.set("runId", replayOf);
+  const res = answer
+    ? new Response(answer.body, { status: answer.status, headers: answer.headers })
+    : c.json({ run_id: replayOf }, 202);
+  res.headers.set(HEADER.idempotentReplayed, "true");
+  return res;
+}
+
+/**
+ * A sync call with a key: its first run answers (`run`) and the answer is kept for the key's
+ * replays; a replay answers at once. A call that threw before the run answered (the host not
+ * reached, no slot) frees the key: a retry runs.
+ */
+export async function answeredOnce(
+  c: Context<WorkerEnv>,
+  call: KeyedCall,
+  key: IdempotencyKey | undefined,
+  run: () => Promise<Response>,
+): Promise<Response> {
+  if (!key) return run();
+  const shard = shardFor(c.env, call.project, call.app, call.runId);
+  const runId = call.runId;
+  const claim = await shard.claim(key, runId);
+  if (claim) return replayed(c, claim);
+  let res: Response;
+  try {
+    res = await run();
+  } catch (err) {
+    c.executionCtx.waitUntil(shard.release(key.hash, runId));
+    throw err;
+  }
+  const headers: Record<string, string> = {};
+  for (const [name, value] of res.headers)
+    if (!NOT_KEPT.has(name) && name !== HEADER.requestId.toLowerCase()) headers[name] = value;
+  const keep = (body: ArrayBuffer | null) =>
+    shard.keep(key.hash, runId, { status: res.status, headers, body } satisfies KeptAnswer);
+  if (!res.body) {
+    await keep(new ArrayBuffer(0));
+    return res;
+  }
+  const [toCaller, toKeep] = res.body.tee();
+  const kept = readCapped(toKeep, MAX_KEPT_BYTES).then((body) => keep(body ?? null));
+  // A function's answer is whole already: kept before it leaves, so a retry finds it. A custom
+  // app's streams on, and is kept as it passes.
+  if (c.var.app.runtime === "custom") c.executionCtx.waitUntil(kept);
+  else await kept;
+  return new Response(toCaller, res);
+}
+
+async function sha256(bytes: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function utf8(text: string): Uint8Array {
+  return new TextEncoder().encode(text);
+}

@@ -1,0 +1,232 @@
+// Idempotency-Key on run calls (worker/idempotency.ts, worker/runs/keys.ts), through SELF.fetch
+// with the host played by fetchMock: a replayed async submission is the same run, a replayed
+// sync call the first answer, and the refusals (400, 409, 422).
+import { fetchMock, runInDurableObject } from "cloudflare:test";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { SHARDS } from "../runs/limits.ts";
+import type { RunShard } from "../runs/shard.ts";
+import { shardOf } from "../runs/shards.ts";
+import { shardNamed, sleep, until } from "../runs/test-support.ts";
+import {
+  appIsDeployed,
+  call,
+  expectUpstreamsUsed,
+  HOST,
+  PROJECT,
+  setUpUpstreams,
+  sign,
+} from "./test-support.ts";
+
+beforeAll(setUpUpstreams);
+afterEach(expectUpstreamsUsed);
+
+/** A caller of `app` (deployed): its headers, with `key` as its Idempotency-Key. */
+async function callerOf(app: string) {
+  appIsDeployed(app);
+  const authorization = `Bearer ${await sign()}`;
+  return (key?: string): Record<string, string> =>
+    key === undefined ? { authorization } : { authorization, "idempotency-key": key };
+}
+
+/** The host takes hand-overs of `app`'s async runs (202 running), counting them. */
+function hostTakes(app: string) {
+  const taken: string[] = [];
+  fetchMock
+    .get(HOST)
+    .intercept({ path: (p) => p.startsWith(`/internal/async/${PROJECT}/${app}/`), method: "POST" })
+    .reply(({ path }) => {
+      taken.push(path);
+      const run = { status: "running", startedAt: Date.now(), deadlineAt: Date.now() + 60_000 };
+      return { statusCode: 202, data: JSON.stringify(run) };
+    })
+    .persist();
+  return taken;
+}
+
+const replayedOf = (res: Response) => res.headers.get("idempotent-replayed");
+
+/**
+ * The host's answer to the next sync call of `idem-sync` (an app of this file's own: shards of
+ * another file's apps made here would be stale there).
+ */
+function hostAnswers(status: number, body: unknown, delayMs?: number) {
+  const answer = fetchMock
+    .get(HOST)
+    .intercept({ path: `/internal/invoke/${PROJECT}/idem-sync/run`, method: "POST" })
+    .reply(status, body as object);
+  if (delayMs) answer.delay(delayMs);
+}
+
+describe("Idempotency-Key: async runs", () => {
+  it("answers a retried submission with the first run's id, marked replayed; one run reaches the host", async () => {
+    const headers = await callerOf("idem-async");
+    const taken = hostTakes("idem-async");
+    const path = `/v4/${PROJECT}/idem-async/run?async=true`;
+    const first = await call(path, { headers: headers("order-1"), body: '{"n":1}' });
+    expect(first.res.status).toBe(202);
+    expect(replayedOf(first.res)).toBeNull();
+    const runId = first.body.run_id as string;
+    expect(first.res.headers.get("x-request-id")).toBe(runId);
+
+    const again = await call(path, { headers: headers("order-1"), body: '{"n":1}' });
+    expect(again.res.status).toBe(202);
+    expect(again.body).toEqual({ run_id: runId });
+    expect(again.res.headers.get("x-request-id")).toBe(runId);
+    expect(replayedOf(again.res)).toBe("true");
+
+    // The draft's form, a Structured Fields string, is the same key.
+    const quoted = await call(path, { headers: headers('"order-1"'), body: '{"n":1}' });
+    expect(quoted.body).toEqual({ run_id: runId });
+    await until("the hand-over", () => taken.length === 1);
+    await sleep(100);
+    expect(taken).toHaveLength(1);
+  });
+
+  it("makes one run of 20 concurrent duplicates", async () => {
+    const headers = await callerOf("idem-burst");
+    const taken = hostTakes("idem-burst");
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        call(`/v4/${PROJECT}/idem-burst/run?async=true`, { headers: headers("burst"), body: "[]" }),
+      ),
+    );
+    expect(answers.map((a) => a.res.status)).toEqual(Array(20).fill(202));
+    expect(new Set(answers.map((a) => a.body.run_id)).size).toBe(1);
+    expect(answers.filter((a) => replayedOf(a.res) === null)).toHaveLength(1);
+    await until("the hand-over", () => taken.length === 1);
+    await sleep(100);
+    expect(taken).toHaveLength(1);
+  });
+
+  it("refuses the same key with another body, query or method (422); another function has its own keys", async () => {
+    const headers = await callerOf("idem-other");
+    hostTakes("idem-other");
+    const base = `/v4/${PROJECT}/idem-other`;
+    const first = await call(`${base}/run?async=true`, { headers: headers("k"), body: '{"a":1}' });
+    expect(first.res.status).toBe(202);
+    for (const [path, body] of [
+      [`${base}/run?async=true`, '{"a":2}'],
+      [`${base}/run?async=true&webhookEndpoint=https://hooks.test/x`, '{"a":1}'],
+      [`${base}/run`, '{"a":1}'],
+    ] as const) {
+      const other = await call(path, { headers: headers("k"), body });
+      expect(other.res.status).toBe(422);
+      expect(other.body.message).toMatch(/different request/);
+    }
+    const elsewhere = await call(`${base}/other?async=true`, { headers: headers("k"), body: "{}" });
+    expect(elsewhere.res.status).toBe(202);
+    expect(elsewhere.body.run_id).not.toBe(first.body.run_id);
+    expect(replayedOf(elsewhere.res)).toBeNull();
+  });
+
+  it("starts a new run once the key is past its 24 hours", async () => {
+    const headers = await callerOf("idem-old");
+    hostTakes("idem-old");
+    const path = `/v4/${PROJECT}/idem-old/run?async=true`;
+    const first = await call(path, { headers: headers("daily"), body: "{}" });
+    const runId = first.body.run_id as string;
+    const before = await call(path, { headers: headers("daily"), body: "{}" });
+    expect(before.body.run_id).toBe(runId);
+    const stored = await runInDurableObject(
+      shardNamed("idem-old", shardOf(runId), PROJECT),
+      (_: RunShard, state) => {
+        const row = state.storage.sql
+          .exec<{ expires_at: number }>("SELECT expires_at FROM idempotency_keys")
+          .one();
+        // What 24 hours later looks like to the shard.
+        state.storage.sql.exec("UPDATE idempotency_keys SET expires_at = ?", Date.now() - 1);
+        return row.expires_at - Date.now();
+      },
+    );
+    expect(stored).toBeGreaterThan(24 * 60 * 60_000 - 60_000);
+    const later = await call(path, { headers: headers("daily"), body: "{}" });
+    expect(later.res.status).toBe(202);
+    expect(later.body.run_id).not.toBe(runId);
+    expect(replayedOf(later.res)).toBeNull();
+  });
+
+  it("keeps a key in the shard its hash picks, whatever the shard of a run without a key", async () => {
+    const headers = await callerOf("idem-shard");
+    hostTakes("idem-shard");
+    const shards = new Set<number>();
+    for (let i = 0; i < 8; i++) {
+      const path = `/v4/${PROJECT}/idem-shard/run?async=true`;
+      const a = await call(path, { headers: headers(`same-${i}`), body: "{}" });
+      const b = await call(path, { headers: headers(`same-${i}`), body: "{}" });
+      expect(b.body.run_id).toBe(a.body.run_id);
+      shards.add(shardOf(a.body.run_id as string));
+    }
+    expect([...shards].every((k) => k >= 0 && k < SHARDS)).toBe(true);
+    expect(shards.size).toBeGreaterThan(1);
+  });
+});
+
+describe("Idempotency-Key: sync runs", () => {
+  it("answers a retry with the first answer: status, body and X-Request-Id, marked replayed", async () => {
+    const headers = await callerOf("idem-sync");
+    hostAnswers(200, { ok: true, result: { greeting: "Hi" }, run_time_ms: 2 });
+    const path = `/v4/${PROJECT}/idem-sync/run`;
+    const first = await call(path, { headers: headers("sync-1"), body: '{"name":"Ada"}' });
+    expect(first.res.status).toBe(200);
+    const runId = first.res.headers.get("x-request-id");
+    // The host is not asked again: it has no answer left for a second call.
+    const again = await call(path, { headers: headers("sync-1"), body: '{"name":"Ada"}' });
+    expect(again.res.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    expect(again.body.run_id).toBe(runId);
+    expect(again.res.headers.get("x-request-id")).toBe(runId);
+    expect(again.res.headers.get("content-type")).toMatch(/application\/json/);
+    expect(replayedOf(again.res)).toBe("true");
+  });
+
+  it("keeps a function's thrown error as the answer (500)", async () => {
+    const headers = await callerOf("idem-sync");
+    hostAnswers(200, { ok: false, error: { message: "boom" }, run_time_ms: 1 });
+    const path = `/v4/${PROJECT}/idem-sync/run`;
+    const first = await call(path, { headers: headers("sync-err") });
+    expect(first.res.status).toBe(500);
+    const again = await call(path, { headers: headers("sync-err") });
+    expect(again.res.status).toBe(500);
+    expect(again.body).toEqual(first.body);
+  });
+
+  it("answers 409 while the first call still runs, then its answer", async () => {
+    const headers = await callerOf("idem-sync");
+    hostAnswers(200, { ok: true, result: "slow", run_time_ms: 400 }, 400);
+    const path = `/v4/${PROJECT}/idem-sync/run`;
+    const first = call(path, { headers: headers("sync-slow") });
+    await sleep(100);
+    const during = await call(path, { headers: headers("sync-slow") });
+    expect(during.res.status).toBe(409);
+    expect(during.body.message).toMatch(/has not answered yet/);
+    const done = await first;
+    expect(done.res.status).toBe(200);
+    const after = await call(path, { headers: headers("sync-slow") });
+    expect(after.body).toEqual(done.body);
+  });
+
+  it("frees the key when the host was not reached: the retry runs", async () => {
+    const headers = await callerOf("idem-sync");
+    hostAnswers(503, { message: "host stopping" });
+    const path = `/v4/${PROJECT}/idem-sync/run`;
+    const first = await call(path, { headers: headers("sync-retry") });
+    expect(first.res.status).toBeGreaterThanOrEqual(500);
+    hostAnswers(200, { ok: true, result: 2, run_time_ms: 1 });
+    const retry = await until("the key freed", async () => {
+      const r = await call(path, { headers: headers("sync-retry") });
+      return r.res.status === 409 ? undefined : r;
+    });
+    expect(retry.res.status).toBe(200);
+    expect(retry.body.result).toBe(2);
+    expect(replayedOf(retry.res)).toBeNull();
+  });
+
+  it("refuses a malformed key with 400 {message}", async () => {
+    const headers = await callerOf("idem-sync");
+    for (const key of ['""', '"open', "x".repeat(256), "caf\u00e9", '"a\\b"']) {
+      const { res, body } = await call(`/v4/${PROJECT}/idem-sync/run`, { headers: headers(key) });
+      expect(res.status, key).toBe(400);
+      expect(body.message).toMatch(/Idempotency-Key is not valid/);
+    }
+  });
+});

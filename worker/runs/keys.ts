@@ -1,0 +1,180 @@
+/**
+ * Idempotency keys, kept in the shard their hash picks, beside the runs they name (docs/api.md,
+ * "Idempotency-Key"). A key remembers the request it came with (its fingerprint) and its run;
+ * for a sync run, also the answer once the run ended, in parts (a Durable Object's SQLite value
+ * holds at most 2 MB). A sync run's key is leased while its call is open: should the Worker die
+ * before the answer is kept, the key is free again once the lease passed.
+ */
+import { refusal } from "./refusal.ts";
+import type { IdempotencyKey, KeptAnswer, KeyClaim } from "./types.ts";
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+  key_hash TEXT PRIMARY KEY,
+  fingerprint TEXT NOT NULL,
+  run_id TEXT NOT NULL,
+  async INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  lease_until INTEGER,
+  answer_status INTEGER,
+  answer_headers TEXT,
+  answer_parts INTEGER
+);
+CREATE INDEX IF NOT EXISTS idempotency_keys_expiry ON idempotency_keys (expires_at);
+CREATE TABLE IF NOT EXISTS idempotency_answers (
+  key_hash TEXT NOT NULL,
+  part INTEGER NOT NULL,
+  bytes BLOB NOT NULL,
+  PRIMARY KEY (key_hash, part)
+);
+`;
+
+/** A kept answer's parts: well under the 2 MB a value may hold. */
+const PART_BYTES = 1024 * 1024;
+
+/** How long a sync run's key stays leased without its answer: the longest a call stays open. */
+export const SYNC_LEASE_MS = 12 * 60 * 60_000 + 60_000;
+
+interface KeyRow extends Record<string, SqlStorageValue> {
+  fingerprint: string;
+  run_id: string;
+  async: number;
+  lease_until: number | null;
+  answer_status: number | null;
+  answer_headers: string | null;
+  answer_parts: number | null;
+}
+
+export class IdempotencyKeys {
+  constructor(private readonly sql: SqlStorage) {
+    sql.exec(SCHEMA);
+  }
+
+  /**
+   * What `key` says of a new request: nothing (`undefined`: new, or its run never answered and
+   * its lease passed), the same request again (its run, and a sync run's answer), a request that
+   * differs (422), or a sync run that has not answered yet (409).
+   */
+  seen(key: IdempotencyKey, now: number): KeyClaim | undefined {
+    const row = this.sql
+      .exec<KeyRow>(
+        `SELECT fingerprint, run_id, async, lease_until, answer_status, answer_headers, answer_parts
+         FROM idempotency_keys WHERE key_hash = ? AND expires_at > ?`,
+        key.hash,
+        now,
+      )
+      .toArray()[0];
+    if (!row) return undefined;
+    if (row.fingerprint !== key.fingerprint) return refusal(422, KEY_REUSED);
+    if (row.async === 1) return { replayOf: row.run_id };
+    if (row.answer_parts === -1) return refusal(409, tooLarge(row.run_id));
+    if (row.answer_status !== null)
+      return { replayOf: row.run_id, answer: this.#answer(key.hash, row) };
+    if (row.lease_until !== null && row.lease_until > now)
+      return refusal(409, stillRunning(row.run_id));
+    return undefined;
+  }
+
+  /** `key` now names `runId` (after `seen` found nothing). */
+  take(key: IdempotencyKey, runId: string, isAsync: boolean, now: number): void {
+    this.#forget(key.hash);
+    this.sql.exec(
+      `INSERT INTO idempotency_keys (key_hash, fingerprint, run_id, async, expires_at, lease_until)
+       VALUES (?, ?, ?, ?, ?, ?)`,
+      key.hash,
+      key.fingerprint,
+      runId,
+      Number(isAsync),
+      now + key.ttlMs,
+      isAsync ? null : now + SYNC_LEASE_MS,
+    );
+  }
+
+  /** A sync run's answer, kept for the replays of its key (a body of null was too large). */
+  keep(keyHash: string, runId: string, answer: KeptAnswer): void {
+    const { body } = answer;
+    const parts = body ? Math.ceil(body.byteLength / PART_BYTES) : -1;
+    const taken = this.sql.exec(
+      `UPDATE idempotency_keys SET lease_until = NULL, answer_status = ?, answer_headers = ?,
+           answer_parts = ? WHERE key_hash = ? AND run_id = ?`,
+      answer.status,
+      JSON.stringify(answer.headers),
+      parts,
+      keyHash,
+      runId,
+    ).rowsWritten;
+    if (taken === 0) return; // the key expired, or was taken again, meanwhile
+    for (let part = 0; part < parts; part++)
+      this.sql.exec(
+        "INSERT INTO idempotency_answers (key_hash, part, bytes) VALUES (?, ?, ?)",
+        keyHash,
+        part,
+        (body as ArrayBuffer).slice(part * PART_BYTES, (part + 1) * PART_BYTES),
+      );
+  }
+
+  /** The call ended with no answer of its run (the host was not reached): the key is free. */
+  release(keyHash: string, runId: string): void {
+    this.sql.exec(
+      "DELETE FROM idempotency_keys WHERE key_hash = ? AND run_id = ? AND answer_status IS NULL",
+      keyHash,
+      runId,
+    );
+  }
+
+  /** Keys past their time, removed with their answers (from the shard's alarm). */
+  removeExpired(now: number, limit: number): void {
+    const gone = this.sql
+      .exec<{ key_hash: string }>(
+        "SELECT key_hash FROM idempotency_keys WHERE expires_at <= ? LIMIT ?",
+        now,
+        limit,
+      )
+      .toArray();
+    for (const { key_hash } of gone) this.#forget(key_hash);
+  }
+
+  /** When the soonest key expires. */
+  nextExpiry(): number | undefined {
+    const { at } = this.sql
+      .exec<{ at: number | null }>("SELECT min(expires_at) AS at FROM idempotency_keys")
+      .one();
+    return at ?? undefined;
+  }
+
+  #answer(keyHash: string, row: KeyRow): KeptAnswer {
+    const parts = this.sql
+      .exec<{ bytes: ArrayBuffer }>(
+        "SELECT bytes FROM idempotency_answers WHERE key_hash = ? ORDER BY part",
+        keyHash,
+      )
+      .toArray();
+    const body = new Uint8Array(parts.reduce((n, p) => n + p.bytes.byteLength, 0));
+    let at = 0;
+    for (const { bytes } of parts) {
+      body.set(new Uint8Array(bytes), at);
+      at += bytes.byteLength;
+    }
+    return {
+      status: row.answer_status as number,
+      headers: JSON.parse(row.answer_headers ?? "{}") as Record<string, string>,
+      body: body.buffer,
+    };
+  }
+
+  #forget(keyHash: string): void {
+    this.sql.exec("DELETE FROM idempotency_keys WHERE key_hash = ?", keyHash);
+    this.sql.exec("DELETE FROM idempotency_answers WHERE key_hash = ?", keyHash);
+  }
+}
+
+const KEY_REUSED =
+  "this Idempotency-Key was used with a different request (method, path, query or body): use a new key for a new request";
+
+function tooLarge(runId: string): string {
+  return `the answer of this Idempotency-Key's run (${runId}) was larger than 10 MiB and was not kept: read the run instead`;
+}
+
+function stillRunning(runId: string): string {
+  return `the run of this Idempotency-Key (${runId}) has not answered yet: try again once it has`;
+}

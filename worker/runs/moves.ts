@@ -1,0 +1,200 @@
+/**
+ * What moves a shard's runs (see shard.ts): hand-overs to the host while the app has room, what
+ * the host says of a run, expiry in the queue, the watchdog's questions, ends and their
+ * deliveries, and the one alarm that resumes all of it. The shard's public calls come here.
+ */
+import type { HostRunState } from "../../common/protocol/host.ts";
+import { isEnded } from "../../common/protocol/runs.ts";
+import type { Env } from "../env.ts";
+import { ShardAlarm } from "./alarm.ts";
+import { deliverDue } from "./deliveries.ts";
+import { Dispatch } from "./dispatch.ts";
+import { cancelOnHost, type HandOver, handOverToBest } from "./host-calls.ts";
+import { IndexReports } from "./index-reports.ts";
+import type { IdempotencyKeys } from "./keys.ts";
+import { failed, hostOutcome } from "./outcome.ts";
+import type { RunRow, ShardInfo } from "./rows.ts";
+import type { RunStore } from "./store.ts";
+import { markEnded, markStarted } from "./transitions.ts";
+import type { Outcome } from "./types.ts";
+import { watch } from "./watchdog.ts";
+
+/** Between two questions to the host about a running run (RUN_WATCHDOG_MS overrides). */
+const WATCHDOG_MS = 30_000;
+/** Rows the alarm takes at once; more wait for the next alarm, set at once. */
+const ALARM_BATCH = 500;
+
+export class RunMoves {
+  info: ShardInfo | undefined;
+  /** Rows `queued`, counted once at start and kept up to date. */
+  queued: number;
+  readonly dispatch = new Dispatch();
+  readonly index: IndexReports;
+  /** Runs this instance is asking the host about, or delivering. */
+  readonly #busy = new Set<string>();
+  readonly #alarm: ShardAlarm;
+
+  constructor(
+    readonly store: RunStore,
+    readonly keys: IdempotencyKeys,
+    readonly env: Env,
+    storage: DurableObjectStorage,
+  ) {
+    this.#alarm = new ShardAlarm(storage);
+    this.info = store.info();
+    this.queued = store.count("queued");
+    this.index = new IndexReports(store, env, () => this.schedule());
+  }
+
+  /** Every deadline of every run here: expiry, watchdog, delivery attempts, removal. */
+  alarmFired(): void {
+    this.#alarm.fired();
+    const now = Date.now();
+    const due = this.store.due(now, ALARM_BATCH);
+    for (const row of due) {
+      if (this.#busy.has(row.id)) {
+        this.store.update(row.id, { due_at: now + this.#watchdogMs() });
+      } else if (row.status === "queued") {
+        this.#expire(row);
+      } else if (row.status === "running") {
+        void this.#check(row);
+      } else if (row.hook_state === "pending") {
+        void this.#deliver(row.id);
+      } else {
+        this.store.remove(row.id); // ended, delivered, retained long enough
+      }
+    }
+    const retry = this.index.retryAt();
+    if (retry !== undefined && retry <= now) void this.index.send();
+    this.keys.removeExpired(now, ALARM_BATCH);
+    this.handOverNext();
+    this.schedule(due.length === ALARM_BATCH ? now : undefined);
+  }
+
+  /** Hands the oldest queued runs to the host, while the app's share of capacity allows. */
+  handOverNext(): void {
+    const info = this.info;
+    if (!info) return;
+    for (const id of this.dispatch.next(this.store, info.capacity, this.queued))
+      void this.#handOver(id, info);
+  }
+
+  async #handOver(id: string, info: ShardInfo): Promise<void> {
+    const run = this.store.queued(id);
+    if (!run) return;
+    const withdrawn = this.dispatch.begin(id);
+    let answer: HandOver;
+    try {
+      answer = await handOverToBest(this.env, this.store, info, run, withdrawn);
+    } finally {
+      this.dispatch.end(id);
+    }
+    const row = this.store.get(id);
+    if (row && answer.kind !== "withdrawn") {
+      if (answer.kind === "later") {
+        this.dispatch.pause();
+      } else {
+        this.dispatch.answered();
+        if (answer.kind !== "refused") this.hostSays(row, answer.run);
+        else if (row.status === "queued") this.end(row, failed(answer.message), true);
+      }
+    }
+    this.handOverNext();
+    this.schedule();
+  }
+
+  /** What the host says of a run (its answer, its callback, its state when asked). */
+  hostSays(row: RunRow, hostRun: HostRunState): void {
+    if (isEnded(row.status)) return; // ended here first (cancelled, expired, given up)
+    if (hostRun.status === "queued") {
+      // An earlier hand-over of it still waits at the host: try again after a pause.
+      if (row.status === "queued") this.dispatch.pause();
+    } else if (hostRun.status === "running") {
+      if (row.status !== "queued") {
+        this.store.update(row.id, { host_misses: 0 });
+      } else {
+        this.queued--;
+        markStarted(this.store, row, hostRun, Date.now() + this.#watchdogMs());
+      }
+    } else if (hostRun.status === "cancelled") {
+      this.end(row, { status: "cancelled" }, false);
+    } else {
+      this.end(row, hostOutcome(hostRun), true, hostRun);
+    }
+  }
+
+  /** A queued run past its `queue_timeout`. */
+  #expire(row: RunRow): void {
+    const waited = Math.round(((row.expires_at ?? row.created_at) - row.created_at) / 1000);
+    const message = `expired in the queue: no replica was free within the app's queue_timeout (${waited} s)`;
+    this.end(row, failed(message), true);
+    // Withdrawn from the host, unless it started it this instant: then it is stopped.
+    if (this.dispatch.withdraw(row.id)) void cancelOnHost(this.env, this.hostOf(row.id), row.id);
+  }
+
+  /** The watchdog's question to the host about a running run (see watchdog.ts). */
+  async #check(row: RunRow): Promise<void> {
+    this.#busy.add(row.id);
+    this.store.update(row.id, { due_at: Date.now() + this.#watchdogMs() });
+    try {
+      const verdict = await watch(this.env, row);
+      const now = this.store.get(row.id);
+      if (now?.status !== "running") return;
+      if (verdict.kind === "failed") this.end(now, failed(verdict.message), true);
+      else if (verdict.kind === "ended") this.hostSays(now, verdict.run);
+      else this.store.update(row.id, { host_misses: verdict.misses });
+    } finally {
+      this.#busy.delete(row.id);
+      this.schedule();
+    }
+  }
+
+  /** Ends the run (see transitions.ts) and does what follows: its delivery, the runs index, the alarm. */
+  end(
+    row: RunRow,
+    outcome: Outcome | { status: "cancelled" },
+    deliver: boolean,
+    byHost?: HostRunState,
+  ): void {
+    if (row.status === "queued") this.queued--;
+    if (markEnded(this.store, row, outcome, deliver, byHost)) void this.#deliver(row.id);
+    if (row.async === 1 || row.hook_state !== null) this.index.soon();
+    this.schedule();
+  }
+
+  /** Sends the delivery attempts of `id` that are due; the alarm resumes one that must wait. */
+  async #deliver(id: string): Promise<void> {
+    if (this.#busy.has(id)) return;
+    this.#busy.add(id);
+    try {
+      await deliverDue(this.store, id, this.env, () => this.schedule());
+    } finally {
+      this.#busy.delete(id);
+      this.index.soon(); // a delivery that ended is the runs index's news
+      this.schedule();
+    }
+  }
+
+  /** The next alarm: the soonest `due_at`, the end of a pause before handing over again. */
+  schedule(soonest?: number): void {
+    const times = [soonest, this.store.nextDue(), this.index.retryAt(), this.keys.nextExpiry()];
+    if (this.queued > this.dispatch.openCount) times.push(this.dispatch.pausedUntil());
+    this.#alarm.set(times, this.queued > 0);
+  }
+
+  /** The host a run was handed to (the configured one for a run of before many hosts). */
+  hostOf(runId: string): string {
+    return this.store.get(runId)?.host_url ?? this.env.RUNTIME_HOST_URL;
+  }
+
+  remember(info: ShardInfo): void {
+    const known = this.info;
+    if (known?.origin === info.origin && known.capacity === info.capacity) return;
+    this.store.saveInfo(info);
+    this.info = info;
+  }
+
+  #watchdogMs(): number {
+    return Number(this.env.RUN_WATCHDOG_MS) || WATCHDOG_MS;
+  }
+}

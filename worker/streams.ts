@@ -1,0 +1,24 @@
+/** Reads at most `limit` bytes of a stream; undefined if it holds more (the rest is cancelled). */
+export async function readCapped(
+  stream: ReadableStream<Uint8Array>,
+  limit: number,
+): Promise<ArrayBuffer | undefined> {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    size += r.value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(r.value);
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    all.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return all.buffer;
+}
