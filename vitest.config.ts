@@ -20,6 +20,7 @@ export default defineConfig({
           environment: "node",
           include: [
             "cli/**/*.test.ts",
+            "client/**/*.test.ts",
             "common/**/*.test.ts",
             "control-plane/**/*.test.ts",
             "runtime-host/**/*.test.ts",

@@ -8,7 +8,7 @@ import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { ROOT } from "./harness.ts";
 
-const FOLDERS = ["common", "worker", "control-plane", "runtime-host", "cli", "webhooks"];
+const FOLDERS = ["common", "worker", "control-plane", "runtime-host", "cli", "webhooks", "client"];
 const SOURCE = /\.(ts|tsx|mts|mjs)$/;
 
 function sourcesUnder(dir: string): string[] {

@@ -1,0 +1,252 @@
+/**
+ * `runlet/client` against a scripted run API: a real HTTP server on loopback that records each
+ * request and answers what the test says, to reach the answers a real stack gives rarely (a
+ * proxy's page, a 503 while waiting, no answer at all). test/client.test.ts runs the client
+ * against a real Runlet.
+ */
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { ERROR_STATUS } from "../common/errors.ts";
+import { ERROR_CODES } from "./errors.mjs";
+import { createClient, RunletError } from "./index.mjs";
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  at: number;
+}
+type Answer = { status: number; body?: unknown; text?: string; headers?: Record<string, string> };
+
+const seen: Seen[] = [];
+let answers: Answer[] = [];
+let apiUrl = "";
+const server = createServer((req, res: ServerResponse) => {
+  let body = "";
+  req.on("data", (chunk) => {
+    body += chunk;
+  });
+  req.on("end", () => {
+    seen.push({
+      method: req.method ?? "",
+      url: req.url ?? "",
+      headers: req.headers,
+      body,
+      at: Date.now(),
+    });
+    const answer = answers.shift() ?? { status: 599, text: "no answer scripted" };
+    const text = answer.text ?? (answer.body === undefined ? "" : JSON.stringify(answer.body));
+    res.writeHead(answer.status, answer.headers).end(text);
+  });
+});
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+});
+afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+beforeEach(() => {
+  seen.length = 0;
+  answers = [];
+});
+
+const RUN = "run_01m83seppqjs3bzyxswmmp1rr2";
+const client = () => createClient({ apiUrl, project: "prj_1", token: "tok" });
+const view = (status: string) => ({ run_id: RUN, app: "a b", status, host: null });
+/** The RunletError a promise rejects with. */
+async function failure(promise: Promise<unknown>): Promise<RunletError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(RunletError);
+  return err as RunletError;
+}
+
+describe("runlet/client", () => {
+  it("knows the error codes of common/errors.ts, each with its status", () => {
+    const fromServer = Object.fromEntries(Object.entries(ERROR_STATUS).map(([c, s]) => [s, c]));
+    expect(ERROR_CODES).toEqual(fromServer);
+  });
+
+  it("runs a function: path, query, headers and body; the result, its status and its replay", async () => {
+    answers = [
+      {
+        status: 200,
+        body: { run_id: RUN, result: { n: 1 }, run_time_ms: 1.5 },
+        headers: { "idempotent-replayed": "true", "x-request-id": RUN },
+      },
+      { status: 418, body: { run_id: RUN, result: { status_code: 418 }, run_time_ms: 1 } },
+      { status: 202, body: { run_id: RUN } },
+    ];
+    const api = client();
+    const hook = "https://example.com/h?x=1&y=2";
+    const ran = await api.run(
+      "my app",
+      "fn/x",
+      { a: "é" },
+      { webhook: hook, secret: "s", idempotencyKey: "k1" },
+    );
+    expect(ran).toEqual({
+      runId: RUN,
+      result: { n: 1 },
+      runTimeMs: 1.5,
+      status: 200,
+      replayed: true,
+    });
+    const [call] = seen;
+    expect(call?.method).toBe("POST");
+    expect(call?.url).toBe(`/v4/prj_1/my%20app/fn%2Fx?webhookEndpoint=${encodeURIComponent(hook)}`);
+    expect(call?.headers).toMatchObject({
+      authorization: "Bearer tok",
+      "content-type": "application/json",
+      "x-webhook-secret": "s",
+      "idempotency-key": "k1",
+    });
+    expect(call?.body).toBe('{"a":"é"}');
+
+    // A result with its own status_code is a result, not an error; no input is an empty body.
+    expect(await api.run("a", "teapot")).toMatchObject({ status: 418, replayed: false });
+    expect(seen[1]?.body).toBe("");
+    expect(seen[1]?.headers["x-webhook-secret"]).toBeUndefined();
+
+    expect(await api.run("a", "run", null, { async: true })).toEqual({
+      runId: RUN,
+      replayed: false,
+    });
+    expect(seen[2]?.url).toBe("/v4/prj_1/a/run?async=true");
+    expect(seen[2]?.body).toBe("null");
+  });
+
+  it("rejects a function that threw with function_error, its run id and run time", async () => {
+    answers = [
+      { status: 500, body: { run_id: RUN, error: { message: "no luck" }, run_time_ms: 3 } },
+    ];
+    const err = await failure(client().run("a", "fail", {}));
+    expect(err).toMatchObject({
+      status: 500,
+      code: "function_error",
+      message: "no luck",
+      runId: RUN,
+      runTimeMs: 3,
+    });
+  });
+
+  it("rejects a refusal with the API's message, code and run id; or says what came instead", async () => {
+    answers = [
+      { status: 404, body: { message: "no app 'ghost'", code: "not_found", run_id: RUN } },
+      { status: 502, text: "<html>Bad Gateway</html>", headers: { "x-request-id": RUN } },
+      { status: 503 },
+      { status: 200, text: "<html>a captive portal</html>" },
+    ];
+    const api = client();
+    expect(await failure(api.run("ghost", "run"))).toMatchObject({
+      status: 404,
+      code: "not_found",
+      message: "no app 'ghost'",
+      runId: RUN,
+      body: { message: "no app 'ghost'", code: "not_found", run_id: RUN },
+    });
+    const proxy = await failure(api.run("a", "run"));
+    expect(proxy).toMatchObject({
+      status: 502,
+      code: "bad_gateway",
+      runId: RUN,
+      body: "<html>Bad Gateway</html>",
+    });
+    expect(proxy.message).toBe(
+      "the run API answered 502 with a body that is not Runlet's: <html>Bad Gateway</html>",
+    );
+    expect((await failure(api.status("a", RUN))).message).toBe(
+      "the run API answered 503 with no body",
+    );
+    expect(await failure(api.run("a", "run"))).toMatchObject({
+      status: 200,
+      code: "invalid_answer",
+    });
+  });
+
+  it("wraps a request that got no answer as network_error, with the cause; an abort is the signal's", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const offline = createClient({ apiUrl: `http://127.0.0.1:${port}`, project: "p", token: "t" });
+    const err = await failure(offline.status("a", RUN));
+    expect(err).toMatchObject({ status: 0, code: "network_error", runId: RUN });
+    expect(err.message).toMatch(
+      /^cannot reach the run API at http:\/\/127\.0\.0\.1:\d+: fetch failed/,
+    );
+    expect(err.cause).toBeInstanceOf(Error);
+
+    const aborted = new AbortController();
+    aborted.abort(new Error("the caller gave up"));
+    await expect(client().run("a", "run", {}, { signal: aborted.signal })).rejects.toThrow(
+      "the caller gave up",
+    );
+    await expect(client().waitFor("a", RUN, { signal: aborted.signal })).rejects.toThrow(
+      "the caller gave up",
+    );
+  });
+
+  it("reads, cancels and redelivers a run at its URL", async () => {
+    answers = [
+      { status: 200, body: view("running") },
+      { status: 200, body: view("cancelled") },
+      { status: 202, body: view("success") },
+      { status: 409, body: { message: "a delivery is under way", code: "conflict", run_id: RUN } },
+    ];
+    const api = client();
+    expect((await api.status("a b", RUN)).status).toBe("running");
+    expect((await api.cancel("a b", RUN)).status).toBe("cancelled");
+    expect(
+      (await api.redeliver("a b", RUN, { webhook: "https://example.com/h", secret: "s2" })).status,
+    ).toBe("success");
+    expect(await failure(api.redeliver("a b", RUN))).toMatchObject({
+      status: 409,
+      code: "conflict",
+      runId: RUN,
+    });
+    expect(seen.map((s) => `${s.method} ${s.url}`)).toEqual([
+      `GET /v4/prj_1/a%20b/runs/${RUN}`,
+      `DELETE /v4/prj_1/a%20b/runs/${RUN}`,
+      `POST /v4/prj_1/a%20b/runs/${RUN}/deliveries?webhookEndpoint=${encodeURIComponent("https://example.com/h")}`,
+      `POST /v4/prj_1/a%20b/runs/${RUN}/deliveries`,
+    ]);
+    expect(seen[2]?.headers["x-webhook-secret"]).toBe("s2");
+    expect(seen[3]?.headers["x-webhook-secret"]).toBeUndefined();
+  });
+
+  it("waits for a run's end, reading again through a 503 with longer and longer pauses", async () => {
+    answers = [
+      { status: 200, body: view("queued") },
+      { status: 503, body: { message: "restarting", code: "unavailable" } },
+      { status: 200, body: view("running") },
+      { status: 200, body: view("running") },
+      { status: 200, body: view("failure") },
+    ];
+    const ended = await client().waitFor("a", RUN, { intervalMs: 20 });
+    expect(ended.status).toBe("failure");
+    expect(seen).toHaveLength(5);
+    const pauses = seen.slice(1).map((s, i) => s.at - (seen[i] as Seen).at);
+    expect(pauses[0]).toBeGreaterThanOrEqual(19);
+    expect(pauses[3]).toBeGreaterThanOrEqual(60); // 20, 30, 45, 67.5 ms
+  });
+
+  it("stops waiting at the timeout with code timeout, and at once on a 404", async () => {
+    answers = Array.from({ length: 50 }, () => ({ status: 200, body: view("running") }));
+    const started = Date.now();
+    const err = await failure(client().waitFor("a", RUN, { intervalMs: 10, timeoutMs: 150 }));
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(err).toMatchObject({ status: 0, code: "timeout", runId: RUN });
+    expect(err.message).toBe(`run ${RUN} has not ended after 150 ms (running)`);
+
+    answers = [{ status: 404, body: { message: "no run", code: "not_found", run_id: RUN } }];
+    expect(await failure(client().waitFor("a", RUN))).toMatchObject({
+      status: 404,
+      code: "not_found",
+    });
+  });
+});

@@ -1,0 +1,221 @@
+/**
+ * `runlet/client`: a client of Runlet's run API (`{api_url}/v4/{project}/...`, docs/api.md):
+ *
+ * - `run(app, fn, input, options)`: `POST /v4/{project}/{app}/{fn}` with `input` as the JSON body,
+ *   `?async=true` and `?webhookEndpoint=` from the options, `X-Webhook-Secret` and
+ *   `Idempotency-Key` as headers. A run whose function threw (500 `{run_id, error}`) rejects
+ *   with a RunletError of code `function_error` that carries the run id.
+ * - `status`, `cancel`: `GET` and `DELETE /v4/{project}/{app}/runs/{run_id}`.
+ * - `redeliver`: `POST /v4/{project}/{app}/runs/{run_id}/deliveries`.
+ * - `waitFor`: `status` again and again, the pause growing from 250 ms to 5 s, until the run has
+ *   ended or the time is up.
+ *
+ * Every failure is a RunletError (status, code, message, run id when known), a request that never
+ * got an answer included (status 0, `network_error`, the fetch's error as `cause`), so that one
+ * `catch` sees them all. An abort through a caller's signal is not a failure of the API: it
+ * rejects with the signal's reason, as `fetch` does.
+ *
+ * Plain ESM with no dependency and no build step, on `fetch` only: it runs as is in Node >= 18,
+ * Cloudflare Workers, Deno, Bun and browsers. Its types are index.d.ts.
+ */
+
+import { invalidAnswer, networkError, RunletError, readBody, refusal } from "./errors.mjs";
+
+export { RunletError };
+
+/**
+ * @typedef {import("./index.d.ts").ClientOptions} ClientOptions
+ * @typedef {import("./index.d.ts").FetchLike} FetchLike
+ * @typedef {import("./index.d.ts").RunletClient} RunletClient
+ * @typedef {import("./index.d.ts").RunStatus} RunStatus
+ * @typedef {import("./index.d.ts").EndedStatus} EndedStatus
+ * @typedef {import("./index.d.ts").RunView} RunView
+ * @typedef {import("./index.d.ts").RunOptions} RunOptions
+ * @typedef {import("./index.d.ts").RedeliverOptions} RedeliverOptions
+ * @typedef {import("./index.d.ts").WaitOptions} WaitOptions
+ * @typedef {import("./index.d.ts").RequestOptions} RequestOptions
+ */
+
+const ENDED = ["success", "failure", "cancelled"];
+/** Answers `waitFor` reads again: the run is still there, the way to it was not. */
+const TRANSIENT = [0, 429, 502, 503, 504];
+const DEFAULT_WAIT_MS = 10 * 60_000;
+const FIRST_PAUSE_MS = 250;
+const LONGEST_PAUSE_MS = 5_000;
+
+/**
+ * @param {RunStatus} status
+ * @returns {status is EndedStatus}
+ */
+export function isEnded(status) {
+  return ENDED.includes(status);
+}
+
+/**
+ * Waits `ms`, or rejects with the signal's reason once it aborts.
+ *
+ * @param {number} ms
+ * @param {AbortSignal | undefined} signal
+ * @returns {Promise<void>}
+ */
+function pause(ms, signal) {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/**
+ * @param {ClientOptions} options
+ * @returns {RunletClient}
+ */
+export function createClient(options) {
+  const { project, token } = options;
+  if (!options.apiUrl || !project || !token)
+    throw new TypeError("createClient: apiUrl, project and token are required");
+  const base = `${options.apiUrl.replace(/\/+$/, "")}/v4/${encodeURIComponent(project)}`;
+  /** @type {FetchLike} */
+  const send = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
+  const segment = encodeURIComponent;
+  /** @param {string} app @param {string} runId */
+  const runPath = (app, runId) => `/${segment(app)}/runs/${segment(runId)}`;
+
+  /**
+   * Sends one request and reads its answer; a request that got no answer (or lost it midway)
+   * becomes a RunletError, an abort its signal's reason.
+   *
+   * @param {string} method
+   * @param {string} path below `/v4/{project}`, query included
+   * @param {{ headers?: Record<string, string>, body?: string, signal?: AbortSignal }} init
+   * @param {string} [runId] the run the request is about, if known
+   */
+  async function request(method, path, init, runId) {
+    const headers = { authorization: `Bearer ${token}`, ...init.headers };
+    try {
+      const { body, signal } = init;
+      const res = await send(`${base}${path}`, { method, headers, body, signal });
+      return { res, answer: await readBody(res) };
+    } catch (err) {
+      if (init.signal?.aborted) throw err;
+      throw networkError(options.apiUrl, err, runId);
+    }
+  }
+
+  /**
+   * A run's state from `method` on its URL (`suffix` below it); a refusal throws.
+   *
+   * @param {string} method
+   * @param {string} app
+   * @param {string} runId
+   * @param {{ suffix?: string, headers?: Record<string, string>, signal?: AbortSignal, ok?: number }} [init]
+   * @returns {Promise<RunView>}
+   */
+  async function runState(method, app, runId, init = {}) {
+    const path = `${runPath(app, runId)}${init.suffix ?? ""}`;
+    const { res, answer } = await request(method, path, init, runId);
+    if (res.status !== (init.ok ?? 200)) throw refusal(res, answer, runId);
+    if (!answer.json || typeof answer.body?.status !== "string")
+      throw invalidAnswer(res, answer.body, runId);
+    return answer.body;
+  }
+
+  return {
+    /**
+     * One implementation of the overloads of index.d.ts: `any` because its answer's type is
+     * chosen by `runOptions.async`, which the overloads express and a JSDoc signature cannot.
+     *
+     * @param {string} app
+     * @param {string} fn
+     * @param {unknown} [input]
+     * @param {RunOptions} [runOptions]
+     * @returns {Promise<any>}
+     */
+    async run(app, fn, input, runOptions = {}) {
+      const query = new URLSearchParams();
+      if (runOptions.async) query.set("async", "true");
+      if (runOptions.webhook !== undefined) query.set("webhookEndpoint", runOptions.webhook);
+      /** @type {Record<string, string>} */
+      const headers = { "content-type": "application/json" };
+      if (runOptions.secret !== undefined) headers["x-webhook-secret"] = runOptions.secret;
+      if (runOptions.idempotencyKey !== undefined)
+        headers["idempotency-key"] = runOptions.idempotencyKey;
+      const path = `/${segment(app)}/${segment(fn)}${query.size ? `?${query}` : ""}`;
+      const sent = input === undefined ? undefined : JSON.stringify(input);
+      const init = { headers, body: sent, signal: runOptions.signal };
+      const { res, answer } = await request("POST", path, init);
+      const runId = answer.body?.run_id ?? res.headers.get("x-request-id") ?? undefined;
+      const replayed = res.headers.get("idempotent-replayed") === "true";
+      const ok = res.status >= 200 && res.status < 300;
+      // The function ran and returned (a refusal has a `code`, a throw an `error`).
+      const body = answer.json && typeof answer.body === "object" ? answer.body : null;
+      const ran = typeof body?.run_id === "string" && !("code" in body) && !("error" in body);
+      if (ran && ok && runOptions.async) return { runId, replayed };
+      // 2xx, or the result's own status_code.
+      if (ran && !runOptions.async && (ok || "result" in body))
+        return {
+          runId,
+          result: body.result,
+          runTimeMs: body.run_time_ms,
+          status: res.status,
+          replayed,
+        };
+      if (ok) throw invalidAnswer(res, answer.body, runId);
+      throw refusal(res, answer, runId);
+    },
+    status: (app, runId, opts = {}) => runState("GET", app, runId, { signal: opts.signal }),
+    cancel: (app, runId, opts = {}) => runState("DELETE", app, runId, { signal: opts.signal }),
+    redeliver(app, runId, opts = {}) {
+      const query =
+        opts.webhook === undefined
+          ? ""
+          : `?${new URLSearchParams({ webhookEndpoint: opts.webhook })}`;
+      /** @type {Record<string, string>} */
+      const headers = opts.secret === undefined ? {} : { "x-webhook-secret": opts.secret };
+      return runState("POST", app, runId, {
+        suffix: `/deliveries${query}`,
+        headers,
+        signal: opts.signal,
+        ok: 202,
+      });
+    },
+    async waitFor(app, runId, opts = {}) {
+      const timeoutMs = opts.timeoutMs ?? DEFAULT_WAIT_MS;
+      const deadline = Date.now() + timeoutMs;
+      let wait = opts.intervalMs ?? FIRST_PAUSE_MS;
+      /** @type {string} */
+      let last = "not read yet";
+      /** @type {unknown} */
+      let lastError;
+      for (;;) {
+        try {
+          const view = await runState("GET", app, runId, { signal: opts.signal });
+          if (isEnded(view.status)) return view;
+          last = view.status;
+          lastError = undefined;
+        } catch (err) {
+          if (!(err instanceof RunletError) || !TRANSIENT.includes(err.status)) throw err;
+          last = `not read: ${err.message}`;
+          lastError = err;
+        }
+        const left = deadline - Date.now();
+        if (left <= 0)
+          throw new RunletError(`run ${runId} has not ended after ${timeoutMs} ms (${last})`, {
+            status: 0,
+            code: "timeout",
+            runId,
+            cause: lastError,
+          });
+        await pause(Math.min(wait, left), opts.signal);
+        wait = Math.min(wait * 1.5, Math.max(LONGEST_PAUSE_MS, opts.intervalMs ?? 0));
+      }
+    },
+  };
+}
