@@ -11,6 +11,7 @@ import { caller } from "./middleware/caller.ts";
 import { internalOnly } from "./middleware/internal-only.ts";
 import { noWebSocket } from "./middleware/no-websocket.ts";
 import { runId } from "./middleware/run-id.ts";
+import { OPENAPI_PATH, serveOpenApi } from "./openapi.ts";
 import { forwardToApp } from "./routes/app-request.ts";
 import { callFunction, notAFunctionCall } from "./routes/function-call.ts";
 import { HOST_REPORT_PATH, hostReport, wake } from "./routes/internal.ts";
@@ -22,6 +23,7 @@ export const app = new Hono<WorkerEnv>();
 
 app.get("/healthz", (c) => c.json({ ok: true, component: "worker" }));
 
+app.get(OPENAPI_PATH, serveOpenApi);
 app.use("/v4/:project/:app/*", runId, noWebSocket, caller);
 // A run's own URL is under its app's path: before the run calls.
 app.get(RUN_PATH, viewRun);

@@ -1,0 +1,187 @@
+/**
+ * `GET /v4/openapi.json`: the run API as OpenAPI 3.1, a plain object (no schema library in the
+ * Worker's bundle). worker/openapi.test.ts holds it to the routes `index.ts` serves. Its style is
+ * the management API's (`/v2/openapi.json`, control-plane/openapi.ts): the `bearerAuth` scheme,
+ * the `{message, code}` error, an operationId and a 401 on every operation.
+ *
+ * One path item, `/v4/{project}/{app}/{function}`, stands for two routes: `POST` runs a managed
+ * app's function, and every method is a custom app's request. OpenAPI cannot template a path
+ * of several segments, and two templates of one shape are the same path to it.
+ */
+import type { Context } from "hono";
+import { HEADER } from "../common/consts.ts";
+import { components, json, query, ref } from "./openapi-components.ts";
+
+export const OPENAPI_PATH = "/v4/openapi.json";
+
+const REQUEST_ID = { [HEADER.requestId]: ref("headers", "RequestId") };
+const REPLAYED = {
+  ...REQUEST_ID,
+  [HEADER.idempotentReplayed]: ref("headers", "IdempotentReplayed"),
+};
+const error = (description: string) => ({
+  description,
+  headers: REQUEST_ID,
+  content: json(ref("schemas", "Error")),
+});
+const answer = (description: string, schema: object, headers: object = REQUEST_ID) => ({
+  description,
+  headers,
+  content: json(schema),
+});
+
+/** The refusals every `/v4/{project}/{app}/…` route shares: they come from its middleware. */
+const REFUSED = {
+  401: error("The Authorization header is missing, or the token is invalid or expired."),
+  403: error("The token is of another project, or its user is not a member of the project."),
+  404: error("No such project or app (or, for a run, no such run of the app)."),
+  502: error("The control plane or the runtime host is unreachable."),
+};
+
+/** What every run call (managed or custom) may answer besides its own outcome. */
+const RUN_CALL_REFUSED = {
+  400: error(
+    "Invalid JSON body, `async` other than true/false, a bad `webhookEndpoint`, `X-Webhook-Secret` or `Idempotency-Key`, or a WebSocket handshake.",
+  ),
+  ...REFUSED,
+  409: error("The run of this `Idempotency-Key` has not answered yet (sync runs)."),
+  413: error("The body is larger than 10 MiB."),
+  422: error("This `Idempotency-Key` was used with a different request: use a new key."),
+  429: error(
+    "Sync: no replica slot within 30 s, or 10,000 calls already waiting; async: the app's queue is full.",
+  ),
+  504: error("The call exceeded the synchronous limit."),
+};
+
+const ACCEPTED = answer(
+  "`async=true`: the run is recorded in the app's queue; exactly `{run_id}`.",
+  ref("schemas", "AcceptedRun"),
+  REPLAYED,
+);
+
+const RUN_CALL_PARAMETERS = [
+  ref("parameters", "project"),
+  ref("parameters", "app"),
+  ref("parameters", "async"),
+  ref("parameters", "webhookEndpoint"),
+  ref("parameters", "webhookSecret"),
+  ref("parameters", "idempotencyKey"),
+];
+
+const RUN_PARAMETERS = [
+  ref("parameters", "project"),
+  ref("parameters", "app"),
+  ref("parameters", "runId"),
+];
+
+/** A custom app's request, forwarded as it came: one operation per method. */
+function customAppOperation(method: string) {
+  return {
+    operationId: `callCustomApp${method[0]?.toUpperCase()}${method.slice(1)}`,
+    summary: `${method.toUpperCase()} a custom app's path`,
+    description:
+      "A custom-runtime app takes any method and any path below `/v4/{project}/{app}/`, of any depth (`function` stands for the path here). The request — method, path, query, headers, body — is forwarded to a replica and its answer comes back unchanged, with `X-Request-Id`. Runlet's own parameters (`async`, `webhookEndpoint`, `X-Webhook-Secret`, `Authorization`) are not forwarded. On a managed app, any method but POST is a 405.",
+    tags: ["custom apps"],
+    security: [{ bearerAuth: [] }],
+    parameters: [...RUN_CALL_PARAMETERS, ref("parameters", "function")],
+    ...(method === "get" || method === "head" ? {} : { requestBody: { content: { "*/*": {} } } }),
+    responses: {
+      default: { description: "The app's own answer.", headers: REPLAYED },
+      202: ACCEPTED,
+      ...RUN_CALL_REFUSED,
+      405: error("The app is a managed app: it runs functions with POST only (`Allow: POST`)."),
+    },
+  };
+}
+
+export const openApiDocument = {
+  openapi: "3.1.0",
+  info: {
+    title: "Runlet run API",
+    version: "1.0.0",
+    description:
+      "Runs the functions of deployed apps, and shows, cancels and redelivers runs. Every answer about a run carries `X-Request-Id`, its run id. The management API is `{base_url}/v2/openapi.json`.",
+  },
+  tags: [{ name: "runs" }, { name: "custom apps" }],
+  paths: {
+    "/v4/{project}/{app}/{function}": {
+      post: {
+        operationId: "runFunction",
+        summary: "Run a function of a managed app",
+        description:
+          "Calls the export `function` with the JSON body as its input (empty: null), at once or, with `async=true`, in the background. On a custom app this request is forwarded to the app, as any other (see `callCustomAppGet`).",
+        tags: ["runs"],
+        security: [{ bearerAuth: [] }],
+        parameters: [...RUN_CALL_PARAMETERS, ref("parameters", "function")],
+        requestBody: { description: "The function's input.", content: json({}) },
+        responses: {
+          200: answer(
+            "The function returned. The status is 200, or the result's own numeric `status_code` (200–599).",
+            ref("schemas", "RunResult"),
+            REPLAYED,
+          ),
+          202: ACCEPTED,
+          ...RUN_CALL_REFUSED,
+          500: answer(
+            "The function threw (`{run_id, error: {message}, run_time_ms}`, no stack), or Runlet failed (`Error`).",
+            { oneOf: [ref("schemas", "FunctionError"), ref("schemas", "Error")] },
+          ),
+        },
+      },
+      ...Object.fromEntries(
+        ["get", "put", "patch", "delete", "head", "options"].map((m) => [m, customAppOperation(m)]),
+      ),
+    },
+    "/v4/{project}/{app}/runs/{run_id}": {
+      parameters: RUN_PARAMETERS,
+      get: {
+        operationId: "getRun",
+        summary: "A run's state",
+        tags: ["runs"],
+        security: [{ bearerAuth: [] }],
+        responses: { 200: answer("The run.", ref("schemas", "Run")), ...REFUSED },
+      },
+      delete: {
+        operationId: "cancelRun",
+        summary: "Cancel a queued or running async run",
+        description: "It ends `cancelled` at once and no webhook is delivered.",
+        tags: ["runs"],
+        security: [{ bearerAuth: [] }],
+        responses: {
+          200: answer("The run, cancelled.", ref("schemas", "Run")),
+          ...REFUSED,
+          409: error("The run has ended, or is a sync run."),
+        },
+      },
+    },
+    "/v4/{project}/{app}/runs/{run_id}/deliveries": {
+      parameters: RUN_PARAMETERS,
+      post: {
+        operationId: "redeliverRun",
+        summary: "Deliver an ended run's outcome to its webhook again",
+        description:
+          "A new delivery, with the retries of the first one; its attempts are shown on the run.",
+        tags: ["runs"],
+        security: [{ bearerAuth: [] }],
+        parameters: [
+          query(
+            "webhookEndpoint",
+            "Deliver to this URL (`http(s)`) instead of the run's own webhook.",
+          ),
+          ref("parameters", "webhookSecret"),
+        ],
+        responses: {
+          202: answer("The delivery is under way: the run.", ref("schemas", "Run")),
+          400: error("A bad `webhookEndpoint` or `X-Webhook-Secret`."),
+          ...REFUSED,
+          409: error("A delivery of the run is under way, or the run has no webhook."),
+        },
+      },
+    },
+  },
+  components,
+} as const;
+
+export function serveOpenApi(c: Context) {
+  return c.json(openApiDocument);
+}
