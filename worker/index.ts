@@ -15,7 +15,7 @@ import { OPENAPI_PATH, serveOpenApi } from "./openapi.ts";
 import { forwardToApp } from "./routes/app-request.ts";
 import { callFunction, notAFunctionCall } from "./routes/function-call.ts";
 import { HOST_REPORT_PATH, hostReport, wake } from "./routes/internal.ts";
-import { cancelRun, RUN_PATH, viewRun } from "./routes/run-state.ts";
+import { cancelRun, DELIVERIES_PATH, RUN_PATH, redeliverRun, viewRun } from "./routes/run-state.ts";
 
 export { RunShard } from "./runs/shard.ts";
 
@@ -28,6 +28,7 @@ app.use("/v4/:project/:app/*", runId, noWebSocket, caller);
 // A run's own URL is under its app's path: before the run calls.
 app.get(RUN_PATH, viewRun);
 app.delete(RUN_PATH, cancelRun);
+app.post(DELIVERIES_PATH, redeliverRun);
 // A managed app runs `POST /{function}`; a custom app takes any method and path.
 app.post("/v4/:project/:app/:fn", (c) =>
   c.var.app.runtime === "custom" ? forwardToApp(c) : callFunction(c),

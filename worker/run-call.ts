@@ -154,17 +154,23 @@ function asyncFlag(raw: string | undefined): boolean {
 }
 
 /** `?webhookEndpoint=` and the `X-Webhook-Secret` that signs its deliveries. */
-function webhookOf(c: Context<WorkerEnv>): WebhookRequest | undefined {
+export function webhookOf(c: Context<WorkerEnv>): WebhookRequest | undefined {
   const target = webhookTarget(
     c.req.query("webhookEndpoint"),
     c.env.RUNLET_WEBHOOK_ALLOW_PRIVATE === "1",
   );
   if (!target) return undefined;
+  const secret = webhookSecretOf(c);
+  return { url: target.href, ...(secret ? { secret } : {}) };
+}
+
+/** `X-Webhook-Secret`, the key that signs a delivery; 400 when it is too long. */
+export function webhookSecretOf(c: Context<WorkerEnv>): string | undefined {
   const secret = c.req.header(HEADER.webhookSecret) || undefined;
   if (secret && secret.length > MAX_SECRET_LENGTH)
     throw new RunApiError(
       400,
       `${HEADER.webhookSecret} is longer than ${MAX_SECRET_LENGTH} characters`,
     );
-  return { url: target.href, ...(secret ? { secret } : {}) };
+  return secret;
 }

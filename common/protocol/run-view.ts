@@ -19,12 +19,22 @@ export interface AttemptView {
   verdict: "delivered" | "retry" | "final";
 }
 
-export interface WebhookView {
+/** One delivery of a run: its target and its attempts under the retry table. */
+export interface DeliveryView {
   /** Scheme, host and path of the target (its query may hold credentials: not shown). */
   target: string;
   signed: boolean;
   state: WebhookState;
   attempts: AttemptView[];
+}
+
+/**
+ * The run's webhook: its latest delivery. Once sent again (`POST …/runs/{run_id}/deliveries`),
+ * `delivery` numbers it (2, 3, …) and `earlier` holds the ones before, oldest first.
+ */
+export interface WebhookView extends DeliveryView {
+  delivery?: number;
+  earlier?: Array<DeliveryView & { delivery: number }>;
 }
 
 export interface RunView {

@@ -2,7 +2,8 @@
  * The run a request on `/v4/{project}/{app}/…` is about, in `c.var.runId`, and `X-Request-Id`
  * set to it on every answer — success or error (a refused token included), in one place, as
  * Hono's `request-id` middleware does for request ids. A read or a cancellation of a run
- * (`GET|DELETE …/runs/{run_id}`) is about that run; anything else is a run call: a new run.
+ * (`GET|DELETE …/runs/{run_id}`, `POST …/runs/{run_id}/deliveries`) is about that run; anything
+ * else is a run call: a new run.
  */
 import { createMiddleware } from "hono/factory";
 import { HEADER } from "../../common/consts.ts";
@@ -23,10 +24,16 @@ function stamp(res: Response, runId: string): Response {
 }
 
 const RUN_STATE = new RegExp(`^/v4/[^/]+/[^/]+/runs/(${RUN_ID_SOURCE})$`);
+const DELIVERIES = new RegExp(`^/v4/[^/]+/[^/]+/runs/(${RUN_ID_SOURCE})/deliveries$`);
 
 export const runId = createMiddleware<WorkerEnv>(async (c, next) => {
+  const { method, path } = c.req;
   const about =
-    c.req.method === "GET" || c.req.method === "DELETE" ? RUN_STATE.exec(c.req.path) : null;
+    method === "GET" || method === "DELETE"
+      ? RUN_STATE.exec(path)
+      : method === "POST"
+        ? DELIVERIES.exec(path)
+        : null;
   const id = about?.[1] ?? newRunId();
   c.set("runId", id);
   await next();

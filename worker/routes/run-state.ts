@@ -1,20 +1,23 @@
 /**
  * `GET /v4/{project}/{app}/runs/{run_id}`: any run's state — from its shard of the run store
  * when it has a row there (async runs and runs with a webhook), else from the runs index.
- * `DELETE` cancels a queued or running async run. The caller and the app are checked by the
- * `caller` middleware, as for a run call.
+ * `DELETE` cancels a queued or running async run; `POST …/deliveries` sends an ended run's
+ * webhook again. The caller and the app are checked by the `caller` middleware, as for a run
+ * call.
  */
 import type { Context } from "hono";
 import { RUN_ID_SOURCE } from "../../common/ids.ts";
 import type { Env, WorkerEnv } from "../env.ts";
 import { RunApiError } from "../errors.ts";
+import { webhookOf, webhookSecretOf } from "../run-call.ts";
 import { viewOrThrow } from "../runs/refusal.ts";
 import { existingShardFor } from "../runs/shards.ts";
 
 /** Other `runs/…` paths stay a custom app's own. */
 export const RUN_PATH = `/v4/:project/:app/runs/:runId{${RUN_ID_SOURCE}}`;
+export const DELIVERIES_PATH = `${RUN_PATH}/deliveries`;
 
-type RunContext = Context<WorkerEnv, typeof RUN_PATH>;
+type RunContext = Context<WorkerEnv, typeof RUN_PATH | typeof DELIVERIES_PATH>;
 
 /** The run as its shard holds it (null: not there), and the 404 for a run of another app. */
 async function lookUp(c: RunContext) {
@@ -55,6 +58,30 @@ export async function cancelRun(c: RunContext) {
   const cancelled = await shard.cancel(runId);
   if (!cancelled) throw notFound;
   return c.json(viewOrThrow(cancelled), 200);
+}
+
+/**
+ * Sends the run's webhook again: to `?webhookEndpoint=` (checked like a run call's) or to its
+ * first target, signed when `X-Webhook-Secret` is sent. 202 with the run's view.
+ */
+export async function redeliverRun(c: RunContext) {
+  const { project, app, runId } = c.req.param();
+  const { shard, found, notFound } = await lookUp(c);
+  const secret = webhookSecretOf(c);
+  const to = webhookOf(c) ?? (secret ? { secret } : {});
+  if (!shard || !found) {
+    const indexed = await indexedRun(c.env, c.var.caller.token, project, runId);
+    if (!indexed || indexed.app !== app) throw notFound;
+    throw new RunApiError(
+      409,
+      indexed.async
+        ? `run '${runId}' ended more than 7 days ago: its delivery is no longer kept`
+        : `run '${runId}' had no webhook: there is no delivery to send again`,
+    );
+  }
+  const view = await shard.redeliver(runId, to);
+  if (!view) throw notFound;
+  return c.json(viewOrThrow(view), 202);
 }
 
 /** A run without a row in the run store (a sync run without a webhook), from the runs index. */

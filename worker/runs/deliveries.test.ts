@@ -14,6 +14,7 @@ import {
   ended,
   fakeHost,
   HOOKS,
+  hmacHex,
   lastReportOf,
   newApp,
   newRun,
@@ -30,19 +31,6 @@ import {
 import type { NewRun, WebhookRequest } from "./types.ts";
 
 beforeAll(startFakes);
-
-/** The signature a receiver expects (docs/api.md, "Webhook delivery"), computed here with WebCrypto. */
-async function hmacHex(secret: string, text: string): Promise<string> {
-  const key = await crypto.subtle.importKey(
-    "raw",
-    new TextEncoder().encode(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
-  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(text)));
-  return Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 /** Inserts a row as a shard would have left it (the columns given; the others default). */
 function seedRow(shard: Shard, row: Record<string, SqlStorageValue>): Promise<void> {

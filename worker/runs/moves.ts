@@ -59,7 +59,7 @@ export class RunMoves {
       } else if (row.status === "running") {
         void this.#check(row);
       } else if (row.hook_state === "pending") {
-        void this.#deliver(row.id);
+        void this.deliver(row.id);
       } else {
         this.store.remove(row.id); // ended, delivered, retained long enough
       }
@@ -157,13 +157,13 @@ export class RunMoves {
     byHost?: HostRunState,
   ): void {
     if (row.status === "queued") this.queued--;
-    if (markEnded(this.store, row, outcome, deliver, byHost)) void this.#deliver(row.id);
+    if (markEnded(this.store, row, outcome, deliver, byHost)) void this.deliver(row.id);
     if (row.async === 1 || row.hook_state !== null) this.index.soon();
     this.schedule();
   }
 
   /** Sends the delivery attempts of `id` that are due; the alarm resumes one that must wait. */
-  async #deliver(id: string): Promise<void> {
+  async deliver(id: string): Promise<void> {
     if (this.#busy.has(id)) return;
     this.#busy.add(id);
     try {

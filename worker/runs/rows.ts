@@ -4,6 +4,7 @@
  * own facts, a run for the runs index, a queued run for the host). Types and SQL only.
  */
 import type { RunStatus, WebhookState } from "../../common/protocol/runs.ts";
+import type { DeliveryAttempt } from "../webhooks/deliver.ts";
 import type { AppRequest } from "./types.ts";
 
 export const SCHEMA = `
@@ -34,7 +35,9 @@ CREATE TABLE IF NOT EXISTS runs (
   due_at INTEGER,
   host_id TEXT,
   host_url TEXT,
-  indexed INTEGER NOT NULL DEFAULT 1
+  indexed INTEGER NOT NULL DEFAULT 1,
+  hook_sealed BLOB,
+  hook_history TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_queue ON runs (created_at, id) WHERE status = 'queued';
 CREATE INDEX IF NOT EXISTS runs_due ON runs (due_at) WHERE due_at IS NOT NULL;
@@ -49,7 +52,12 @@ CREATE TABLE IF NOT EXISTS shard (
 `;
 
 /** Columns added since a shard's table was first made: added to an older table at start. */
-export const ADDED_COLUMNS = { host_id: "TEXT", host_url: "TEXT" } as const;
+export const ADDED_COLUMNS = {
+  host_id: "TEXT",
+  host_url: "TEXT",
+  hook_sealed: "BLOB",
+  hook_history: "TEXT",
+} as const;
 
 export interface RunRow extends Record<string, SqlStorageValue> {
   id: string;
@@ -74,6 +82,17 @@ export interface RunRow extends Record<string, SqlStorageValue> {
   /** The host the run was handed to: its registry id (null: the configured one), its URL. */
   host_id: string | null;
   host_url: string | null;
+  /** Earlier deliveries of the run (JSON `DeliverySeries[]`), once it was sent again. */
+  hook_history: string | null;
+}
+
+/** A delivery of a run that was sent again since: as the run's view shows it. */
+export interface DeliverySeries {
+  delivery: number;
+  target: string;
+  signed: boolean;
+  state: WebhookState;
+  attempts: DeliveryAttempt[];
 }
 
 /** What a move of a run writes: columns of the row, and `indexed` (never read with it). */
@@ -82,7 +101,7 @@ export type RowChanges = Partial<RunRow & { indexed: number }>;
 /** The columns a view or a transition needs (never the payload, the secret or the body). */
 export const COLUMNS = `id, project, app, fn, async, status, created_at, started_at, finished_at,
   deadline_at, expires_at, run_time_ms, error, host_misses, hook_target, hook_signed, hook_state,
-  hook_attempts, due_at, host_id, host_url`;
+  hook_attempts, due_at, host_id, host_url, hook_history`;
 
 /** The shard's own facts: whose runs it holds, where the host reports, how much it may send. */
 export interface ShardInfo extends Record<string, SqlStorageValue> {

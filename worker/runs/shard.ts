@@ -25,6 +25,7 @@ import { cancelOnHost } from "./host-calls.ts";
 import { IdempotencyKeys } from "./keys.ts";
 import { MAX_QUEUED_RUNS, SHARDS } from "./limits.ts";
 import { RunMoves } from "./moves.ts";
+import { type Redelivery, reopenDelivery } from "./redelivery.ts";
 import { refusal } from "./refusal.ts";
 import type { RunRow } from "./rows.ts";
 import { RunStore } from "./store.ts";
@@ -160,6 +161,16 @@ export class RunShard extends DurableObject<Env> {
     const handedOver = this.#runs.dispatch.withdraw(runId);
     if (row.status === "running" || handedOver)
       await cancelOnHost(this.env, this.#runs.hostOf(runId), runId);
+    return runView(this.#store.get(runId) as RunRow);
+  }
+
+  /** Sends an ended run's webhook again (redelivery.ts): its view, or why not. */
+  async redeliver(runId: string, to: Redelivery): Promise<RunView | Refusal | null> {
+    const refused = await reopenDelivery(this.#store, this.env, runId, to);
+    if (refused !== undefined) return refused;
+    void this.#runs.deliver(runId);
+    this.#runs.index.soon();
+    this.#runs.schedule();
     return runView(this.#store.get(runId) as RunRow);
   }
 

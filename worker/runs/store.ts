@@ -192,10 +192,38 @@ export class RunStore {
     this.sql.exec("UPDATE runs SET hook_body = ? WHERE id = ?", body, id);
   }
 
-  /** The delivery is over (or never to be): the secret, the body and the target go now. */
-  closeDelivery(id: string): void {
+  /**
+   * The delivery is over (or never to be): the secret, the body and the target go now; the first
+   * delivery's target and body stay sealed (seal.ts), for redeliveries.
+   */
+  closeDelivery(id: string, sealed: ArrayBuffer | null = null): void {
     this.sql.exec(
-      "UPDATE runs SET hook_url = NULL, hook_secret = NULL, hook_body = NULL WHERE id = ?",
+      `UPDATE runs SET hook_url = NULL, hook_secret = NULL, hook_body = NULL,
+         hook_sealed = coalesce(?, hook_sealed) WHERE id = ?`,
+      sealed,
+      id,
+    );
+  }
+
+  /** The sealed target and body of the run's first delivery. */
+  sealedDelivery(id: string): ArrayBuffer | undefined {
+    return (
+      this.sql
+        .exec<{ sealed: ArrayBuffer | null }>(
+          "SELECT hook_sealed AS sealed FROM runs WHERE id = ?",
+          id,
+        )
+        .toArray()[0]?.sealed ?? undefined
+    );
+  }
+
+  /** A new delivery of an ended run: what its attempts need, due now. */
+  openDelivery(id: string, delivery: { url: string; secret: string | null; body: string }): void {
+    this.sql.exec(
+      "UPDATE runs SET hook_url = ?, hook_secret = ?, hook_body = ? WHERE id = ?",
+      delivery.url,
+      delivery.secret,
+      delivery.body,
       id,
     );
   }

@@ -334,6 +334,19 @@ export function hostRunStates(run: NewRun, answers: Array<number | "error" | obj
 
 // ---- webhook receivers ---------------------------------------------------------------------
 
+/** The signature a receiver expects (docs/api.md, "Webhook delivery"), computed here with WebCrypto. */
+export async function hmacHex(secret: string, text: string): Promise<string> {
+  const key = await crypto.subtle.importKey(
+    "raw",
+    new TextEncoder().encode(secret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(text)));
+  return Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 export interface Received {
   headers: Headers;
   body: string;

@@ -2,7 +2,7 @@
 
 import type { RunView } from "../../common/protocol/run-view.ts";
 import type { DeliveryAttempt } from "../webhooks/deliver.ts";
-import type { RunRow } from "./rows.ts";
+import type { DeliverySeries, RunRow } from "./rows.ts";
 
 export function attemptsOf(row: RunRow): DeliveryAttempt[] {
   return row.hook_attempts ? (JSON.parse(row.hook_attempts) as DeliveryAttempt[]) : [];
@@ -32,8 +32,22 @@ export function runView(row: RunRow): RunView {
             signed: row.hook_signed === 1,
             state: row.hook_state,
             attempts: attemptsOf(row).map((a) => ({ ...a, at: time(a.at) as string })),
+            ...earlier(row),
           },
         }
       : {}),
+  };
+}
+
+/** A run sent again: the number of the delivery shown, and the ones before it. */
+function earlier(row: RunRow) {
+  if (!row.hook_history) return {};
+  const history = JSON.parse(row.hook_history) as DeliverySeries[];
+  return {
+    delivery: history.length + 1,
+    earlier: history.map((d) => ({
+      ...d,
+      attempts: d.attempts.map((a) => ({ ...a, at: time(a.at) as string })),
+    })),
   };
 }
