@@ -54,13 +54,22 @@ export interface AttemptView {
   verdict: "delivered" | "retry" | "final";
 }
 
-/** A run's webhook: its target (without its query), whether signed, and its attempts. */
-export interface WebhookView {
+/** One delivery of a run's outcome: its target (without its query), whether signed, its attempts. */
+export interface DeliveryView {
   /** Scheme, host and path of the target (its query may hold credentials: not shown). */
   target: string;
   signed: boolean;
   state: "pending" | "delivered" | "failed";
   attempts: AttemptView[];
+}
+
+/**
+ * A run's webhook: its latest delivery. Once sent again (`redeliver`), `delivery` numbers it
+ * (2, 3, …) and `earlier` holds the ones before, oldest first.
+ */
+export interface WebhookView extends DeliveryView {
+  delivery?: number;
+  earlier?: Array<DeliveryView & { delivery: number }>;
 }
 
 /**

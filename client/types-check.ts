@@ -50,6 +50,7 @@ export async function usage(): Promise<void> {
     assertType<Equal<typeof view.status, "success" | "failure" | "cancelled">>(true);
   }
   const attempts = view.webhook?.attempts.map((a) => a.verdict) ?? [];
+  const firstDelivery: number | undefined = view.webhook?.earlier?.[0]?.delivery;
   const host: string | null = view.host;
   await runlet.status("hello", view.run_id, { signal });
   await runlet.cancel("hello", view.run_id);
@@ -65,5 +66,5 @@ export async function usage(): Promise<void> {
       void [code, runId, httpStatus, err.message, err.runTimeMs, err.body];
     }
   }
-  void [greeting, status, replayed, attempts, host];
+  void [greeting, status, replayed, attempts, firstDelivery, host];
 }

@@ -69,8 +69,8 @@ const runView = {
   },
 };
 
-/** A run's webhook and its delivery attempts: `WebhookView`, same file. */
-const webhook = {
+/** One delivery of a run's outcome and its attempts: `DeliveryView`, same file. */
+const delivery = {
   type: "object",
   required: ["target", "signed", "state", "attempts"],
   properties: {
@@ -93,6 +93,33 @@ const webhook = {
       },
     },
   },
+};
+
+/** A run's webhook, its latest delivery and, once sent again, the earlier ones: `WebhookView`. */
+const webhook = {
+  allOf: [
+    ref("schemas", "Delivery"),
+    {
+      type: "object",
+      properties: {
+        delivery: { type: "integer", description: "Its number, once sent again (2, 3, …)." },
+        earlier: {
+          type: "array",
+          description: "The deliveries before it, oldest first.",
+          items: {
+            allOf: [
+              ref("schemas", "Delivery"),
+              {
+                type: "object",
+                required: ["delivery"],
+                properties: { delivery: { type: "integer" } },
+              },
+            ],
+          },
+        },
+      },
+    },
+  ],
 };
 
 export const components = {
@@ -181,5 +208,6 @@ export const components = {
     },
     Run: runView,
     Webhook: webhook,
+    Delivery: delivery,
   },
 } as const;

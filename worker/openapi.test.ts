@@ -58,7 +58,10 @@ describe("GET /v4/openapi.json", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^application\/json/);
     expect(res.headers.get("x-request-id")).toBeNull();
-    expect(await res.json()).toEqual(doc);
+    expect(await res.json()).toEqual({
+      ...doc,
+      servers: [{ url: "https://worker.test", description: "This Worker." }],
+    });
   });
 
   it("is OpenAPI 3.1 for version 1.0.0 of the run API", () => {

@@ -102,7 +102,13 @@ export const openApiDocument = {
     description:
       "Runs the functions of deployed apps, and shows, cancels and redelivers runs. Every answer about a run carries `X-Request-Id`, its run id. The management API is `{base_url}/v2/openapi.json`.",
   },
-  tags: [{ name: "runs" }, { name: "custom apps" }],
+  tags: [
+    { name: "runs", description: "Running functions of managed apps, and the runs themselves." },
+    {
+      name: "custom apps",
+      description: "Requests to custom-runtime apps, forwarded as they came.",
+    },
+  ],
   paths: {
     "/v4/{project}/{app}/{function}": {
       post: {
@@ -182,6 +188,8 @@ export const openApiDocument = {
   components,
 } as const;
 
+/** The document, its server being the Worker that answers it (wherever it is deployed). */
 export function serveOpenApi(c: Context) {
-  return c.json(openApiDocument);
+  const servers = [{ url: new URL(c.req.url).origin, description: "This Worker." }];
+  return c.json({ ...openApiDocument, servers });
 }
