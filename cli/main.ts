@@ -6,6 +6,7 @@ import { deploy } from "./commands/deploy.ts";
 import { host } from "./commands/host.ts";
 import { hosts } from "./commands/hosts.ts";
 import { logs } from "./commands/logs.ts";
+import { redeliver } from "./commands/redeliver.ts";
 import { run } from "./commands/run.ts";
 import { runs } from "./commands/runs.ts";
 import { secrets } from "./commands/secrets.ts";
@@ -19,6 +20,7 @@ const COMMANDS: Command[] = [
   run,
   status,
   cancel,
+  redeliver,
   apps,
   runs,
   logs,

@@ -309,6 +309,7 @@ export async function run(input, ctx) {
       "logs",
       "status",
       "cancel",
+      "redeliver",
       "hosts",
       "host",
     ]) {

@@ -1,6 +1,22 @@
-import { HEADER } from "../../common/consts.ts";
+import { RunletError } from "runlet/client";
 import { CliError, type Command } from "../command.ts";
-import { loadConfig, request } from "../config.ts";
+import { loadConfig } from "../config.ts";
+import { answeredMessage, runApi, unreachable } from "../run-api.ts";
+
+/** A sync run's answer as the CLI prints it; `failure` says why it is not a success. */
+interface Outcome {
+  status: number;
+  /** The answer's body: JSON, or the text of a body that is not. */
+  body: unknown;
+  runId?: string;
+  failure?: string;
+}
+
+/** The body as the Worker sent it (its JSON is compact, as JSON.stringify writes it). */
+function textOf(body: unknown): string {
+  if (body === undefined) return "";
+  return typeof body === "string" ? body : JSON.stringify(body);
+}
 
 export const run: Command = {
   name: "run",
@@ -24,53 +40,48 @@ response ({run_id, result, run_time_ms}).
     const [app, fn = "run"] = positionals;
     if (!app) throw new CliError(`missing <app>\n\n${run.usage}`);
     const data = typeof values.data === "string" ? values.data : "{}";
+    let input: unknown;
     try {
-      JSON.parse(data);
+      input = JSON.parse(data);
     } catch {
       throw new CliError(`--data is not valid JSON: ${data}`);
     }
     const config = await loadConfig();
-    const query = new URLSearchParams();
-    if (values.async) query.set("async", "true");
-    if (typeof values.webhook === "string") query.set("webhookEndpoint", values.webhook);
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${config.token}`,
-      "content-type": "application/json",
-    };
+    const webhook = typeof values.webhook === "string" ? values.webhook : undefined;
     const secret = process.env.RUNLET_WEBHOOK_SECRET;
-    if (secret && typeof values.webhook === "string") headers[HEADER.webhookSecret] = secret;
-    const res = await request(
-      `${config.apiUrl}/v4/${config.projectId}/${encodeURIComponent(app)}/${encodeURIComponent(fn)}${query.size ? `?${query}` : ""}`,
-      { method: "POST", headers, body: data },
-      "run",
-    );
-    const text = await res.text();
-    let body: {
-      result?: unknown;
-      message?: string;
-      error?: { message?: string };
-      run_id?: string;
-    } = {};
+    const options = {
+      async: values.async === true,
+      webhook,
+      secret: secret && webhook !== undefined ? secret : undefined,
+    };
+    let outcome: Outcome;
     try {
-      body = JSON.parse(text);
-    } catch {
-      // not JSON: printed as is below
+      const ran = await runApi(config).run(app, fn, input, options);
+      if (!("result" in ran)) {
+        if (values.json) console.log(JSON.stringify({ run_id: ran.runId }));
+        else {
+          console.log(ran.runId);
+          console.error(`running in the background: runlet status ${ran.runId}`);
+        }
+        return 0;
+      }
+      const body = { run_id: ran.runId, result: ran.result, run_time_ms: ran.runTimeMs };
+      const ok = ran.status >= 200 && ran.status < 300;
+      // A result with its own status_code outside 2xx: the CLI says the run failed.
+      const failure = ok ? undefined : textOf(body).slice(0, 200);
+      outcome = { status: ran.status, body, runId: ran.runId, failure };
+    } catch (err) {
+      if (!(err instanceof RunletError)) throw err;
+      if (err.code === "network_error") throw unreachable("run", config);
+      const said = err.code === "function_error" ? err.message : answeredMessage(err);
+      const failure = said ?? textOf(err.body).slice(0, 200);
+      outcome = { status: err.status, body: err.body, runId: err.runId, failure };
     }
-    const runId = res.headers.get(HEADER.requestId) ?? body.run_id;
-    if (values.json) {
-      console.log(text);
-    } else if (res.status === 202 && runId) {
-      console.log(runId);
-      console.error(`running in the background: runlet status ${runId}`);
-      return 0;
-    } else if (res.ok) {
-      console.log(JSON.stringify(body.result, null, 2));
-    } else {
-      console.error(
-        `run failed (${res.status}): ${body.error?.message ?? body.message ?? text.slice(0, 200)}`,
-      );
-    }
-    if (!values.json && runId) console.error(`run id: ${runId}`);
-    return res.ok ? 0 : 1;
+    if (values.json) console.log(textOf(outcome.body));
+    else if (outcome.failure === undefined)
+      console.log(JSON.stringify((outcome.body as { result?: unknown }).result, null, 2));
+    else console.error(`run failed (${outcome.status}): ${outcome.failure}`);
+    if (!values.json && outcome.runId) console.error(`run id: ${outcome.runId}`);
+    return outcome.failure === undefined ? 0 : 1;
   },
 };

@@ -1,49 +1,27 @@
+import type { RunView } from "runlet/client";
 import { CliError, type Command } from "../command.ts";
-import { type CliConfig, callProject, loadConfig, request } from "../config.ts";
+import { loadConfig } from "../config.ts";
+import { appOfRun, cliErrorOf, runApi } from "../run-api.ts";
 
-/** The run's URL on the worker (`/v4/{project}/{app}/runs/{id}`): its app is in the runs index. */
-async function runUrl(config: CliConfig, runId: string): Promise<string> {
-  const { app } = await callProject<{ app: string }>(
-    config,
-    "GET",
-    `/runs/${encodeURIComponent(runId)}`,
-    `looking up ${runId}`,
-  );
-  return `${config.apiUrl}/v4/${config.projectId}/${encodeURIComponent(app)}/runs/${runId}`;
-}
-
-interface RunState {
-  run_id: string;
-  app: string;
-  function: string;
-  async: boolean;
-  status: string;
-  created_at: string;
-  finished_at: string | null;
-  run_time_ms: number | null;
-  error?: { message: string };
-  webhook?: {
-    target: string;
-    state: string;
-    attempts: { attempt: number; at: string; status?: number; error?: string }[];
-  };
-  message?: string;
-}
-
-async function call(method: string, runId: string | undefined, extra: string[], usage: string) {
+/** Reads (GET) or cancels (DELETE) the run through the run API; its app is in the runs index. */
+async function call(
+  method: "GET" | "DELETE",
+  runId: string | undefined,
+  extra: string[],
+  usage: string,
+) {
   if (!runId || extra.length > 0) throw new CliError(`give one run id\n\n${usage}`);
   const config = await loadConfig();
-  const res = await request(
-    await runUrl(config, runId),
-    { method, headers: { authorization: `Bearer ${config.token}` } },
-    method === "GET" ? "status" : "cancel",
-  );
-  const state = (await res.json().catch(() => ({}))) as RunState;
-  if (!res.ok) throw new CliError(state.message ?? `the worker answered ${res.status}`);
-  return state;
+  const app = await appOfRun(config, runId);
+  const api = runApi(config);
+  try {
+    return method === "GET" ? await api.status(app, runId) : await api.cancel(app, runId);
+  } catch (err) {
+    throw cliErrorOf(err, method === "GET" ? "status" : "cancel", config);
+  }
 }
 
-function print(state: RunState): void {
+function print(state: RunView): void {
   const lines = [
     `${state.run_id}  ${state.app} ${state.function}  ${state.async ? "async" : "sync"}`,
     `status    ${state.status}${state.error ? `: ${state.error.message}` : ""}`,

@@ -1,0 +1,46 @@
+/**
+ * The run API (`{api_url}/v4/...`) for the CLI's commands, through `runlet/client`: the client of
+ * the configured project, a run's app (from the runs index), and a client error as the one line
+ * a command prints.
+ */
+import { createClient, type RunletClient, RunletError } from "runlet/client";
+import { CliError } from "./command.ts";
+import { type CliConfig, callProject } from "./config.ts";
+
+export function runApi(config: CliConfig): RunletClient {
+  return createClient({ apiUrl: config.apiUrl, project: config.projectId, token: config.token });
+}
+
+/** The app of a run, which its URL on the Worker names: the runs index knows it. */
+export async function appOfRun(config: CliConfig, runId: string): Promise<string> {
+  const { app } = await callProject<{ app: string }>(
+    config,
+    "GET",
+    `/runs/${encodeURIComponent(runId)}`,
+    `looking up ${runId}`,
+  );
+  return app;
+}
+
+/** The answer's own `message`, if it had one (not the client's words for a body it could not read). */
+export function answeredMessage(err: RunletError): string | undefined {
+  const body = err.body as { message?: unknown } | undefined;
+  return typeof body === "object" && typeof body?.message === "string" ? body.message : undefined;
+}
+
+/**
+ * What a command says of a failed call of the run API (`what`: "status", "cancel", ...): that
+ * Runlet cannot be reached, or the Worker's message. Anything else than a RunletError is thrown
+ * as it is.
+ */
+export function cliErrorOf(err: unknown, what: string, config: CliConfig): unknown {
+  if (!(err instanceof RunletError)) return err;
+  if (err.code === "network_error") return unreachable(what, config);
+  return new CliError(answeredMessage(err) ?? `the worker answered ${err.status}`);
+}
+
+export function unreachable(what: string, config: CliConfig): CliError {
+  return new CliError(
+    `${what} failed: cannot reach ${new URL(config.apiUrl).origin} — is Runlet running (\`npm start\`)?`,
+  );
+}
