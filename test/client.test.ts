@@ -1,0 +1,176 @@
+import { createClient, type RunletClient, RunletError } from "runlet/client";
+import { verifyWebhook } from "runlet/webhooks";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newId } from "../common/ids.ts";
+import { client as appsOf, sleeper } from "./apps.ts";
+import { cli, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
+import { type Receiver, startReceiver } from "./receiver.ts";
+
+// `runlet/client` — imported by the package's own name, as a user's code does — against a real
+// Runlet (`runlet start`) and a real webhook receiver on loopback; `runlet redeliver` too.
+// client/client.test.ts reaches the answers a real stack gives rarely.
+
+const SECRET = "whsec_client_test_0123456789";
+
+/** The RunletError a promise rejects with. */
+async function failure(promise: Promise<unknown>): Promise<RunletError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(RunletError);
+  return err as RunletError;
+}
+
+describe("runlet/client against a real Runlet", () => {
+  let runlet: Runlet;
+  let home: string;
+  let receiver: Receiver;
+  let api: RunletClient;
+
+  beforeAll(async () => {
+    home = await newHome();
+    [runlet, receiver] = await Promise.all([startRunlet(home), startReceiver()]);
+    const { apiUrl, projectId, token } = runlet.local;
+    api = createClient({ apiUrl, project: projectId, token });
+    expect((await cli(["deploy", "examples/hello"], runlet.env)).code).toBe(0);
+    // One replica, one call at a time: a second async run waits in the queue behind the first.
+    await appsOf(runlet).deploy(
+      sleeper(['name = "napper"', 'runtime = "managed"', "[scaling]", "max_replicas = 1"], 50),
+    );
+  });
+
+  /** The run once its webhook delivery has ended delivered (bounded). */
+  async function delivered(app: string, runId: string) {
+    for (let i = 0; i < 100; i++) {
+      const view = await api.status(app, runId);
+      if (view.webhook?.state === "delivered") return view;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`run ${runId}: its webhook was not delivered within 5 s`);
+  }
+
+  afterAll(async () => {
+    await runlet?.stop();
+    await receiver?.close();
+    if (home) await removeHome(home);
+  });
+
+  it("runs a function and answers its result, run id and status", async () => {
+    const ran = await api.run<{ greeting: string; runId: string }>("hello", "run", { name: "Ada" });
+    expect(ran).toEqual({
+      runId: expect.stringMatching(/^run_[0-9a-z]{26}$/),
+      result: { greeting: "Hello, Ada!", runId: ran.runId },
+      runTimeMs: expect.any(Number),
+      status: 200,
+      replayed: false,
+    });
+    // A result's own status_code is a result too.
+    expect(await api.run("hello", "teapot")).toMatchObject({
+      status: 418,
+      result: { status_code: 418 },
+    });
+  });
+
+  it("rejects a function that threw with function_error and its run id; an unknown app with 404", async () => {
+    const threw = await failure(api.run("hello", "fail", { message: "no luck" }));
+    expect(threw).toMatchObject({ status: 500, code: "function_error", message: "no luck" });
+    expect(threw.runId).toMatch(/^run_/);
+    expect(threw.runTimeMs).toEqual(expect.any(Number));
+
+    const ghost = await failure(api.run("ghost", "run", {}));
+    expect(ghost).toMatchObject({ status: 404, code: "not_found" });
+    expect(ghost.message).toMatch(/ghost/);
+    expect(ghost.runId).toMatch(/^run_/);
+
+    const unknown = newId("run");
+    const notARun = await failure(api.status("hello", unknown));
+    expect(notARun).toMatchObject({ status: 404, code: "not_found", runId: unknown });
+  });
+
+  it("runs in the background, shows the run, and waits for its end", async () => {
+    const accepted = await api.run("napper", "run", { ms: 400 }, { async: true });
+    expect(accepted).toEqual({ runId: expect.stringMatching(/^run_/), replayed: false });
+    const shown = await api.status("napper", accepted.runId);
+    expect(shown).toMatchObject({ run_id: accepted.runId, app: "napper", async: true });
+    expect(["queued", "running"]).toContain(shown.status);
+
+    const ended = await api.waitFor("napper", accepted.runId, {
+      intervalMs: 50,
+      timeoutMs: 30_000,
+    });
+    expect(ended).toMatchObject({ run_id: accepted.runId, status: "success", function: "run" });
+    expect(ended.finished_at).toEqual(expect.any(String));
+  });
+
+  it("cancels a running and a queued run; an ended one is a 409", async () => {
+    const running = await api.run("napper", "run", { ms: 5_000 }, { async: true });
+    const queued = await api.run("napper", "run", { ms: 5_000 }, { async: true });
+    for (
+      let i = 0;
+      i < 200 && (await api.status("napper", running.runId)).status !== "running";
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 50));
+    expect((await api.status("napper", queued.runId)).status).toBe("queued");
+
+    expect(await api.cancel("napper", queued.runId)).toMatchObject({ status: "cancelled" });
+    expect(await api.cancel("napper", running.runId)).toMatchObject({ status: "cancelled" });
+    const again = await failure(api.cancel("napper", running.runId));
+    expect(again).toMatchObject({ status: 409, code: "conflict", runId: running.runId });
+    expect(await api.waitFor("napper", running.runId)).toMatchObject({ status: "cancelled" });
+  });
+
+  it("answers the first run again for the same Idempotency-Key, marked replayed", async () => {
+    const key = `client-test-${Date.now()}`;
+    const first = await api.run("napper", "run", { ms: 1 }, { async: true, idempotencyKey: key });
+    const second = await api.run("napper", "run", { ms: 1 }, { async: true, idempotencyKey: key });
+    expect(first.replayed).toBe(false);
+    expect(second).toEqual({ runId: first.runId, replayed: true });
+
+    const syncKey = `${key}-sync`;
+    const once = await api.run("hello", "run", { name: "Bo" }, { idempotencyKey: syncKey });
+    const twice = await api.run("hello", "run", { name: "Bo" }, { idempotencyKey: syncKey });
+    expect(once.replayed).toBe(false);
+    expect(twice).toEqual({ ...once, replayed: true });
+
+    // The same key with another request is refused.
+    const other = await failure(
+      api.run("hello", "run", { name: "Cy" }, { idempotencyKey: syncKey }),
+    );
+    expect(other).toMatchObject({ status: 422, code: "unprocessable" });
+  });
+
+  it("redelivers a run's outcome to its webhook, signed, with the client and with runlet redeliver", async () => {
+    const webhook = `${receiver.url}/redeliver`;
+    const ran = await api.run("hello", "run", { name: "Di" }, { webhook, secret: SECRET });
+    const [first] = await receiver.waitFor("/redeliver", 1);
+    expect(JSON.parse(first?.body ?? "{}")).toMatchObject({ run_id: ran.runId, status: "success" });
+    await delivered("hello", ran.runId);
+
+    const view = await api.redeliver("hello", ran.runId, { secret: SECRET });
+    expect(view).toMatchObject({ run_id: ran.runId, webhook: { target: webhook } });
+    const [, second] = await receiver.waitFor("/redeliver", 2);
+    expect(JSON.parse(second?.body ?? "{}")).toMatchObject({
+      run_id: ran.runId,
+      result: { greeting: "Hello, Di!" },
+    });
+    const headers = second?.headers ?? {};
+    expect(
+      await verifyWebhook({ secret: SECRET, body: second?.body ?? "", headers }),
+    ).toMatchObject({ ok: true, requestId: ran.runId });
+    await delivered("hello", ran.runId);
+
+    // The CLI finds the run's app in the runs index, and delivers to another URL when asked.
+    const args = ["redeliver", ran.runId, "--webhook", `${receiver.url}/cli`, "--json"];
+    const shown = await cli(args, runlet.env);
+    expect(shown.stderr).toBe("");
+    expect(shown.code).toBe(0);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ run_id: ran.runId });
+    const [viaCli] = await receiver.waitFor("/cli", 1);
+    expect(JSON.parse(viaCli?.body ?? "{}")).toMatchObject({
+      run_id: ran.runId,
+      status: "success",
+    });
+  });
+});
