@@ -1,9 +1,13 @@
+import { execFile } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { createClient, type RunletClient, RunletError } from "runlet/client";
 import { verifyWebhook } from "runlet/webhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../common/ids.ts";
 import { client as appsOf, sleeper } from "./apps.ts";
-import { cli, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
+import { cli, newHome, ROOT, type Runlet, removeHome, startRunlet } from "./harness.ts";
 import { type Receiver, startReceiver } from "./receiver.ts";
 
 // `runlet/client` — imported by the package's own name, as a user's code does — against a real
@@ -172,5 +176,34 @@ describe("runlet/client against a real Runlet", () => {
       run_id: ran.runId,
       status: "success",
     });
+  });
+
+  it("runs the example of docs/client.md as it is written", async () => {
+    const docs = await readFile(join(ROOT, "docs/client.md"), "utf8");
+    const example =
+      /```js\n(import \{ createClient, RunletError \} from "runlet\/client";\n[\s\S]*?)```/.exec(
+        docs,
+      )?.[1];
+    expect(example).toBeDefined();
+    // From the repository's root "runlet/client" resolves through package.json's "exports", as
+    // it would from node_modules.
+    const { apiUrl, projectId, token } = runlet.local;
+    const env = {
+      ...process.env,
+      RUNLET_API_URL: apiUrl,
+      RUNLET_PROJECT: projectId,
+      RUNLET_TOKEN: token,
+    };
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ["--input-type=module", "--eval", example ?? ""],
+      { cwd: ROOT, env, timeout: 60_000 },
+    );
+    expect(stdout.split("\n")).toEqual([
+      expect.stringMatching(/^run_[0-9a-z]{26} Hello, Ada!$/),
+      "success",
+      expect.stringMatching(/^function_error 500 no luck run_[0-9a-z]{26}$/),
+      "",
+    ]);
   });
 });
