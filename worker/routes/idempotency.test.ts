@@ -1,7 +1,7 @@
 // Idempotency-Key on run calls (worker/idempotency.ts, worker/runs/keys.ts), through SELF.fetch
 // with the host played by fetchMock: a replayed async submission is the same run, a replayed
 // sync call the first answer, and the refusals (400, 409, 422).
-import { fetchMock, runInDurableObject } from "cloudflare:test";
+import { fetchMock, runInDurableObject, SELF } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SHARDS } from "../runs/limits.ts";
 import type { RunShard } from "../runs/shard.ts";
@@ -219,6 +219,40 @@ describe("Idempotency-Key: sync runs", () => {
     expect(retry.res.status).toBe(200);
     expect(retry.body.result).toBe(2);
     expect(replayedOf(retry.res)).toBeNull();
+  });
+
+  it("replays a custom app's answer (status, headers, body) and sends the app the body it was given", async () => {
+    appIsDeployed("idem-web", "custom");
+    const authorization = `Bearer ${await sign()}`;
+    const sent: string[] = [];
+    fetchMock
+      .get(HOST)
+      .intercept({ path: `/internal/http/${PROJECT}/idem-web/items?x=1`, method: "PUT" })
+      .reply(({ body }) => {
+        sent.push(String(body));
+        return {
+          statusCode: 201,
+          data: "made",
+          responseOptions: { headers: { "content-type": "text/plain", "x-app": "yes" } },
+        };
+      });
+    const put = () =>
+      SELF.fetch(`https://api.test/v4/${PROJECT}/idem-web/items?x=1`, {
+        method: "PUT",
+        headers: { authorization, "idempotency-key": "put-1" },
+        body: "payload",
+      });
+    const first = await put();
+    expect([first.status, await first.text()]).toEqual([201, "made"]);
+    const again = await until("the answer kept", async () => {
+      const r = await put();
+      return r.status === 409 ? undefined : r;
+    });
+    expect([again.status, await again.text()]).toEqual([201, "made"]);
+    expect(again.headers.get("x-app")).toBe("yes");
+    expect(again.headers.get("x-request-id")).toBe(first.headers.get("x-request-id"));
+    expect(replayedOf(again)).toBe("true");
+    expect(sent).toEqual(["payload"]);
   });
 
   it("refuses a malformed key with 400 {message}", async () => {
