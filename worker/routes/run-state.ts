@@ -42,19 +42,13 @@ export async function viewRun(c: RunContext) {
 }
 
 export async function cancelRun(c: RunContext) {
-  const { project, app, runId } = c.req.param();
-  const { shard, found, notFound } = await lookUp(c);
-  if (!shard || !found) {
-    const indexed = await indexedRun(c.env, c.var.caller.token, project, runId);
-    if (!indexed || indexed.app !== app) throw notFound;
-    // An async run no longer in its shard ended more than the retention period ago.
-    throw new RunApiError(
-      409,
-      indexed.async
-        ? `run '${runId}' has already ended: ${indexed.status}`
-        : "only async runs can be cancelled",
-    );
-  }
+  const { runId } = c.req.param();
+  // An async run no longer in its shard ended more than the retention period ago.
+  const { shard, notFound } = await shardHolding(c, (indexed) =>
+    indexed.async
+      ? `run '${runId}' has already ended: ${indexed.status}`
+      : "only async runs can be cancelled",
+  );
   const cancelled = await shard.cancel(runId);
   if (!cancelled) throw notFound;
   return c.json(viewOrThrow(cancelled), 200);
@@ -65,23 +59,33 @@ export async function cancelRun(c: RunContext) {
  * first target, signed when `X-Webhook-Secret` is sent. 202 with the run's view.
  */
 export async function redeliverRun(c: RunContext) {
-  const { project, app, runId } = c.req.param();
-  const { shard, found, notFound } = await lookUp(c);
+  const { runId } = c.req.param();
   const secret = webhookSecretOf(c);
   const to = webhookOf(c) ?? (secret ? { secret } : {});
-  if (!shard || !found) {
-    const indexed = await indexedRun(c.env, c.var.caller.token, project, runId);
-    if (!indexed || indexed.app !== app) throw notFound;
-    throw new RunApiError(
-      409,
-      indexed.async
-        ? `run '${runId}' ended more than 7 days ago: its delivery is no longer kept`
-        : `run '${runId}' had no webhook: there is no delivery to send again`,
-    );
-  }
+  const { shard, notFound } = await shardHolding(c, (indexed) =>
+    indexed.async
+      ? `run '${runId}' ended more than 7 days ago: its delivery is no longer kept`
+      : `run '${runId}' had no webhook: there is no delivery to send again`,
+  );
   const view = await shard.redeliver(runId, to);
   if (!view) throw notFound;
   return c.json(viewOrThrow(view), 202);
+}
+
+/**
+ * The shard holding the run, to change it; a run that only the runs index knows cannot change:
+ * 409 with `why` (404 when nobody knows it).
+ */
+async function shardHolding(
+  c: RunContext,
+  why: (indexed: { async: boolean; status: string }) => string,
+) {
+  const { project, app, runId } = c.req.param();
+  const { shard, found, notFound } = await lookUp(c);
+  if (shard && found) return { shard, notFound };
+  const indexed = await indexedRun(c.env, c.var.caller.token, project, runId);
+  if (!indexed || indexed.app !== app) throw notFound;
+  throw new RunApiError(409, why(indexed));
 }
 
 /** A run without a row in the run store (a sync run without a webhook), from the runs index. */
