@@ -174,9 +174,9 @@ export interface RunletClient {
   /** Cancels a queued or running async run; answers it `cancelled`. An ended run is a 409. */
   cancel(app: string, runId: string, options?: RequestOptions): Promise<RunView>;
   /**
-   * Delivers an ended run's outcome to its webhook again (or to `webhook`); answers the run
-   * with its delivery under way. A 409 while a delivery is in progress or for a run without a
-   * webhook (and no `webhook` given).
+   * Delivers an ended run's outcome to its webhook again (or to `webhook`), the same body and
+   * `X-Request-Id` as the first delivery; answers the run with its new delivery under way. A 409
+   * while a delivery is in progress, for a run that has not ended, or one that had no webhook.
    */
   redeliver(app: string, runId: string, options?: RedeliverOptions): Promise<RunView>;
   /**

@@ -12,10 +12,15 @@ import {
   type RunResult,
   type RunView,
 } from "runlet/client";
+import type { RunView as ServedRunView } from "../common/protocol/run-view.ts";
 
 type Equal<A, B> =
   (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 function assertType<T extends true>(_: T): void {}
+
+// The client's copy of a run's view is the one the Worker serves (common/protocol/run-view.ts),
+// field for field: index.d.ts may not import the repository's own TypeScript.
+assertType<Equal<RunView, ServedRunView>>(true);
 
 export async function usage(): Promise<void> {
   const runlet = createClient({ apiUrl: "http://127.0.0.1:8787", project: "prj_1", token: "t" });

@@ -166,7 +166,7 @@ export const openApiDocument = {
         operationId: "redeliverRun",
         summary: "Deliver an ended run's outcome to its webhook again",
         description:
-          "A new delivery, with the retries of the first one; its attempts are shown on the run.",
+          "A new delivery of the first one's body and `X-Request-Id`, to the run's first target or to `webhookEndpoint`, under the same retry rules; signed when this request carries `X-Webhook-Secret` (the first one's is not kept). The run's `webhook` is then this delivery, numbered, with the earlier ones.",
         tags: ["runs"],
         security: [{ bearerAuth: [] }],
         parameters: [
@@ -180,7 +180,9 @@ export const openApiDocument = {
           202: answer("The delivery is under way: the run.", ref("schemas", "Run")),
           400: error("A bad `webhookEndpoint` or `X-Webhook-Secret`."),
           ...REFUSED,
-          409: error("A delivery of the run is under way, or the run has no webhook."),
+          409: error(
+            "A delivery of the run is in progress; or the run has not ended, had no webhook, was cancelled before it ended, or its first delivery is no longer kept.",
+          ),
         },
       },
     },

@@ -10,12 +10,11 @@ Delivers an ended run's outcome to its webhook again (POST {api_url}/v4/{project
 \`runlet status <run_id>\`. --json prints the worker's answer (the run, its delivery under way).
 
   --app       the run's app (default: looked up in the runs index by the run id)
-  --webhook   deliver to this URL instead of the run's own webhook (required for a run
-              that had none)
+  --webhook   deliver to this URL instead of the run's own webhook
 
 The delivery is signed when RUNLET_WEBHOOK_SECRET is set (sent as X-Webhook-Secret): the
-secret of the run call is forgotten once its delivery has ended. Refused (409) while a
-delivery of the run is under way.`;
+secret of the run call is not kept. Refused (409) while a delivery of the run is under way,
+for a run that has not ended, and for a run that had no webhook.`;
 
 export const redeliver: Command = {
   name: "redeliver",
