@@ -210,6 +210,18 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     expect(cancel.stderr).toMatch(/has already ended: success/);
   });
 
+  it("sends a run again with --idempotency-key: the same run, and 422 for another body", async () => {
+    expect((await cli(["deploy", "examples/hello"], runlet.env)).code).toBe(0);
+    const args = ["run", "hello", "--async", "--idempotency-key", "cli-1", "--data", '{"n":1}'];
+    const first = await cli(args, runlet.env);
+    const again = await cli(args, runlet.env);
+    expect(first.code).toBe(0);
+    expect(again.stdout.trim()).toBe(first.stdout.trim());
+    const other = await cli([...args.slice(0, -1), '{"n":2}'], runlet.env);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toMatch(/\(422\): this Idempotency-Key was used with a different request/);
+  });
+
   it("shows what a run wrote with runlet logs", async () => {
     const dir = join(home, "logger");
     await mkdir(dir);

@@ -21,7 +21,8 @@ function textOf(body: unknown): string {
 export const run: Command = {
   name: "run",
   summary: "call a function of a deployed app through the worker",
-  usage: `Usage: runlet run <app> [function] [--data JSON] [--async] [--webhook URL] [--json]
+  usage: `Usage: runlet run <app> [function] [--data JSON] [--async] [--webhook URL]
+                  [--idempotency-key KEY] [--json]
 
 Calls POST {api_url}/v4/{project}/{app}/{function} (function defaults to "run") with the
 JSON body given by --data (default: {}). Prints the function's result; --json prints the whole
@@ -30,11 +31,15 @@ response ({run_id, result, run_time_ms}).
   --async     run in the background: prints the run id at once (follow it with
               \`runlet status <run_id>\`, stop it with \`runlet cancel <run_id>\`)
   --webhook   also POST the response to this URL once the function has answered; signed
-              when RUNLET_WEBHOOK_SECRET is set (sent as X-Webhook-Secret)`,
+              when RUNLET_WEBHOOK_SECRET is set (sent as X-Webhook-Secret)
+  --idempotency-key
+              send the call again safely: the same key with the same call is the same run
+              (an async run's id, a sync run's first answer) for 24 h (docs/api.md)`,
   options: {
     data: { type: "string", short: "d" },
     async: { type: "boolean" },
     webhook: { type: "string" },
+    "idempotency-key": { type: "string" },
   },
   async run({ values, positionals }) {
     const [app, fn = "run"] = positionals;
@@ -53,6 +58,8 @@ response ({run_id, result, run_time_ms}).
       async: values.async === true,
       webhook,
       secret: secret && webhook !== undefined ? secret : undefined,
+      idempotencyKey:
+        typeof values["idempotency-key"] === "string" ? values["idempotency-key"] : undefined,
     };
     let outcome: Outcome;
     try {

@@ -28,9 +28,12 @@ function print(state: RunView): void {
     `created   ${state.created_at}`,
     `finished  ${state.finished_at ?? "-"}${state.run_time_ms === null ? "" : `  (${state.run_time_ms} ms)`}`,
   ];
-  if (state.webhook) {
-    lines.push(`webhook   ${state.webhook.state}  ${state.webhook.target}`);
-    for (const a of state.webhook.attempts)
+  const { webhook } = state;
+  // Once sent again (runlet redeliver), every delivery is listed, oldest first, numbered.
+  for (const delivery of webhook ? [...(webhook.earlier ?? []), webhook] : []) {
+    const n = webhook?.delivery ? `delivery ${delivery.delivery ?? webhook.delivery}  ` : "";
+    lines.push(`webhook   ${n}${delivery.state}  ${delivery.target}`);
+    for (const a of delivery.attempts)
       lines.push(`  attempt ${a.attempt}  ${a.at}  ${a.status ?? a.error}`);
   }
   console.log(lines.join("\n"));
