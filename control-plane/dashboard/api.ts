@@ -28,8 +28,8 @@ export interface Api {
   project<T>(method: string, path: string, body?: unknown): Promise<Answer<T>>;
   /** A GET of `/v2/projects/{current project}{path}`, its answer as it is (to stream through). */
   raw(path: string): Promise<Response>;
-  /** A call to the run API (`{api_url}{path}`). */
-  runs<T>(method: string, path: string): Promise<Answer<T>>;
+  /** A call to the run API (`{api_url}{path}`), with `extra` headers (never logged). */
+  runs<T>(method: string, path: string, extra?: Record<string, string>): Promise<Answer<T>>;
 }
 
 export function apiFor(c: DashCtx, session: Session, inProcess: InProcess): Api {
@@ -49,13 +49,13 @@ export function apiFor(c: DashCtx, session: Session, inProcess: InProcess): Api 
     async raw(path) {
       return inProcess(`/v2/projects/${session.projectId}${path}`, { headers });
     },
-    async runs(method, path) {
+    async runs(method, path, extra) {
       const apiUrl = c.var.deps.apiUrl;
       if (!apiUrl) return { ok: false, status: 502, message: "the run API's address is not set" };
       try {
         const res = await fetch(`${apiUrl}${path}`, {
           method,
-          headers: { authorization: headers.authorization },
+          headers: { ...extra, authorization: headers.authorization },
           signal: AbortSignal.timeout(10_000),
         });
         return answer(res);

@@ -37,6 +37,8 @@ main { padding: 16px 20px 40px; max-width: 1400px; }
 main.narrow { max-width: 520px; margin: 40px auto; }
 h1 { font-size: 20px; margin: 4px 0 16px; }
 h2 { font-size: 16px; margin: 24px 0 8px; }
+h3 { font-size: 14px; margin: 16px 0 6px; }
+.field .hint { max-width: 360px; }
 .muted { color: var(--muted); }
 .num, time, code, .mono { font-variant-numeric: tabular-nums; }
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }

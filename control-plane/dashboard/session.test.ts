@@ -1,15 +1,64 @@
 // Dashboard sessions in-process, over a real libSQL file: the one-time link, a pasted token,
-// sign-out, revocation, CSRF, and a page without a session. The browser tests (test/dashboard)
-// click through the same pages in Chromium.
+// sign-out, revocation, CSRF, and a page without a session; the Resend action against a scripted
+// run API on loopback. The browser tests (test/dashboard) click through the same pages in Chromium.
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newId } from "../../common/ids.ts";
+import { INTERNAL_TOKEN } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
+/** The run API, scripted: a run whose second delivery failed; a redelivery refused (409). */
+let runApi: Server;
+const runApiSaw: Array<{ method?: string; url?: string; headers: IncomingHttpHeaders }> = [];
+const REFUSAL = "a delivery of run 'x' is in progress: try again once it ends";
 
 beforeAll(async () => {
   f = await libsqlFixture();
+  runApi = createServer((req, res) => {
+    runApiSaw.push({ method: req.method, url: req.url, headers: req.headers });
+    const [status, body] = req.method === "POST" ? [409, { message: REFUSAL }] : [200, RUN_VIEW];
+    res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+  });
+  await new Promise<void>((resolve) => runApi.listen(0, "127.0.0.1", resolve));
+  f.deps.apiUrl = `http://127.0.0.1:${(runApi.address() as AddressInfo).port}`;
 });
-afterAll(() => f.cleanup());
+afterAll(async () => {
+  await new Promise((resolve) => runApi?.close(resolve));
+  await f.cleanup();
+});
+
+const attempt = (status: number, verdict: string) => ({
+  attempt: 1,
+  at: "2026-11-23T10:00:00.000Z",
+  status,
+  duration_ms: 12,
+  verdict,
+});
+const RUN_VIEW = {
+  status: "success",
+  created_at: "2026-11-23T09:59:59.000Z",
+  started_at: "2026-11-23T09:59:59.100Z",
+  finished_at: "2026-11-23T09:59:59.200Z",
+  run_time_ms: 100,
+  webhook: {
+    delivery: 2,
+    target: "http://127.0.0.1:9/later",
+    signed: true,
+    state: "failed",
+    attempts: [attempt(500, "final")],
+    earlier: [
+      {
+        delivery: 1,
+        target: "http://127.0.0.1:9/first",
+        signed: false,
+        state: "delivered",
+        attempts: [attempt(200, "delivered")],
+      },
+    ],
+  },
+};
 
 const ORIGIN = "http://localhost";
 
@@ -185,6 +234,50 @@ describe("dashboard actions", () => {
     expect(works.status).toBe(200);
     const again = await (await page("/dashboard/api-keys", cookie)).text();
     expect(again).not.toContain(token as string);
+  });
+
+  it("Resend: a form from another origin is refused (403) and never reaches the run API", async () => {
+    const cookie = await signIn();
+    const before = runApiSaw.length;
+    const res = await post(
+      `/dashboard/runs/${newId("run")}/resend`,
+      cookie,
+      { endpoint: "", secret: "s" },
+      "http://127.0.0.1:9999",
+    );
+    expect(res.status).toBe(403);
+    expect(runApiSaw.length).toBe(before);
+  });
+
+  it("Resend: the secret goes to the run API as X-Webhook-Secret only; a refusal is shown on the run page, never the secret", async () => {
+    const runId = newId("run");
+    const [now, webhook] = [Date.now(), { state: "failed", attempts: 1 }];
+    const run = { id: runId, projectId: f.projectId, app: "hello", function: "run", async: true };
+    const ended = { status: "success", createdAt: now, finishedAt: now, runTimeMs: 100, webhook };
+    const body = { runs: [{ ...run, ...ended }] };
+    expect((await f.call("POST", "/internal/runs", { token: INTERNAL_TOKEN, body })).status).toBe(
+      200,
+    );
+    const cookie = await signIn();
+    const secret = "whsec_never_echoed";
+    const endpoint = "http://127.0.0.1:9/again?x=1";
+    const res = await post(`/dashboard/runs/${runId}/resend`, cookie, { endpoint, secret });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe(`/dashboard/runs/${runId}`);
+    const sent = runApiSaw.find((r) => r.method === "POST");
+    expect(sent?.url).toBe(
+      `/v4/${f.projectId}/hello/runs/${runId}/deliveries?webhookEndpoint=${encodeURIComponent(endpoint)}`,
+    );
+    expect(sent?.headers["x-webhook-secret"]).toBe(secret);
+    const flash = cookiesOf(res);
+    expect(decodeURIComponent(flash)).not.toContain(secret);
+
+    const html = await (await page(`/dashboard/runs/${runId}`, `${cookie}; ${flash}`)).text();
+    expect(html).toContain(`The webhook was not sent again: ${REFUSAL.replaceAll("'", "&#39;")}.`);
+    expect(html).not.toContain(secret);
+    expect(html).toContain(`value="${endpoint}"`); // what was typed, back in its field
+    expect(html).toMatch(/<h3 id="delivery-2">Delivery 2<\/h3>.*<h3 id="delivery-1">Delivery 1/s);
+    expect(html).toContain(`action="/dashboard/runs/${runId}/resend"`);
   });
 
   it("tell a member why the audit log is not theirs to read", async () => {

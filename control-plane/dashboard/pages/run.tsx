@@ -1,7 +1,8 @@
 /**
  * `/dashboard/runs/{run_id}`: one run — its states on a timeline, timings, its error, its logs,
- * each webhook delivery attempt — and, while a queued or running async run, a Cancel button.
- * The facts come from the run API (the run's own record), the logs from the management API.
+ * each webhook delivery and its attempts — and, while a queued or running async run, a Cancel
+ * button; once it has ended, a Resend button for its webhook (run-deliveries.tsx). The facts
+ * come from the run API (the run's own record), the logs from the management API.
  */
 import type { Hono } from "hono";
 import type { RunLogs } from "../../../common/protocol/host.ts";
@@ -9,7 +10,15 @@ import type { RunView } from "../../../common/protocol/run-view.ts";
 import { isEnded } from "../../../common/protocol/runs.ts";
 import type { DashCtx, DashEnv } from "../api.ts";
 import { Page } from "../layout.tsx";
-import { Definition, Duration, EmptyRow, Notice, Status, Table, Time } from "../ui.tsx";
+import { Definition, Duration, Notice, Status, Time } from "../ui.tsx";
+import {
+  canResend,
+  Deliveries,
+  ResendForm,
+  ResendNotice,
+  registerResend,
+  takeResendFlash,
+} from "./run-deliveries.tsx";
 import { Mode, type RunItem } from "./runs.tsx";
 
 /** What the page shows of a run: its record from the run API, or what the index knows. */
@@ -45,38 +54,6 @@ function Timeline({ run, async }: { run: RunRecord; async: boolean }) {
   );
 }
 
-function Attempts({ webhook }: { webhook: NonNullable<RunRecord["webhook"]> }) {
-  return (
-    <>
-      <p>
-        To <code>{webhook.target}</code>, {webhook.signed ? "signed" : "not signed"}:{" "}
-        <Status value={webhook.state} />
-      </p>
-      <Table label="Delivery attempts" head={["Attempt", "Sent", "Answer", "Duration", "Verdict"]}>
-        {webhook.attempts.length === 0 ? (
-          <EmptyRow span={5}>No attempt yet.</EmptyRow>
-        ) : (
-          webhook.attempts.map((a) => (
-            <tr>
-              <td class="num">{a.attempt}</td>
-              <td>
-                <Time at={a.at} />
-              </td>
-              <td>{a.status !== undefined ? `HTTP ${a.status}` : (a.error ?? "no answer")}</td>
-              <td>
-                <Duration ms={a.duration_ms} />
-              </td>
-              <td>
-                <Status value={a.verdict} />
-              </td>
-            </tr>
-          ))
-        )}
-      </Table>
-    </>
-  );
-}
-
 async function runPage(c: DashCtx, notice?: { kind: "error" | "info"; text: string }) {
   const runId = c.req.param("runId") ?? "";
   const { api, session } = c.var;
@@ -90,6 +67,7 @@ async function runPage(c: DashCtx, notice?: { kind: "error" | "info"; text: stri
     );
   }
   const item = indexed.data;
+  const resent = takeResendFlash(c, runId);
   const [record, logs] = await Promise.all([
     api.runs<RunRecord>("GET", `/v4/${session.projectId}/${item.app}/runs/${runId}`),
     api.project<RunLogs>("GET", `/runs/${runId}/logs`),
@@ -104,13 +82,16 @@ async function runPage(c: DashCtx, notice?: { kind: "error" | "info"; text: stri
         run_time_ms: item.runTimeMs,
       };
   const live = !isEnded(run.status);
+  // A delivery still being tried (after the run, or after Resend) is followed live too.
+  const refresh = live || run.webhook?.state === "pending";
   return c.html(
     <Page title={`Run ${runId}`} section="/dashboard/runs" session={session}>
       {notice ? <Notice kind={notice.kind}>{notice.text}</Notice> : null}
+      {resent ? <ResendNotice flash={resent} /> : null}
       {record.ok ? null : (
         <Notice kind="warn">{`The run's own record could not be read: ${record.message}`}</Notice>
       )}
-      <div id="run-live" data-refresh={live ? "2000" : undefined}>
+      <div id="run-live" data-refresh={refresh ? "2000" : undefined}>
         <Definition
           items={[
             ["App", <a href={`/dashboard/apps/${item.app}`}>{item.app}</a>],
@@ -137,7 +118,14 @@ async function runPage(c: DashCtx, notice?: { kind: "error" | "info"; text: stri
           </>
         ) : null}
         <h2>Webhook</h2>
-        {run.webhook ? <Attempts webhook={run.webhook} /> : <p class="muted">No webhook.</p>}
+        {run.webhook && canResend(run) ? (
+          <ResendForm
+            runId={runId}
+            webhook={run.webhook}
+            endpoint={resent?.kind === "refused" ? resent.endpoint : undefined}
+          />
+        ) : null}
+        {run.webhook ? <Deliveries webhook={run.webhook} /> : <p class="muted">No webhook.</p>}
         <h2>Logs</h2>
         {logs.ok ? (
           logs.data.lines.length === 0 ? (
@@ -158,6 +146,7 @@ async function runPage(c: DashCtx, notice?: { kind: "error" | "info"; text: stri
 
 export function registerRun(dash: Hono<DashEnv>) {
   dash.get("/runs/:runId", (c) => runPage(c));
+  registerResend(dash);
   dash.post("/runs/:runId/cancel", async (c) => {
     const runId = c.req.param("runId");
     const { api, session } = c.var;
