@@ -1,11 +1,13 @@
 // The dashboard in a real browser (Debian's Chromium, playwright-core) against a whole local
 // Runlet: sign-in through the CLI's one-time link, runs (async marked, new ones appearing without
-// a reload), a run's logs and webhook attempts, API keys shown once and revoked, the audit log by
-// URL and its CSV export, CSRF, pages without a session, script errors and axe on every page.
+// a reload), a run's logs and webhook attempts, a failed webhook sent again from its run page,
+// API keys shown once and revoked, the audit log by URL and its CSV export, CSRF, pages without a
+// session, script errors and axe on every page.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { verifyWebhook } from "../webhooks/index.mjs";
 import { client } from "./apps.ts";
 import { launchChromium, newContext, screenshot, seriousViolations } from "./browser.ts";
 import { cli, json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
@@ -203,6 +205,44 @@ describe("the dashboard, in a browser", () => {
     }
     violations.push(...(await seriousViolations(anon)));
     await stranger.close();
+  });
+
+  it("sends a failed webhook again from the run page, signed with the secret typed there", async () => {
+    receiver.script("/resend", [500]); // final at once: the first delivery fails
+    const hook = encodeURIComponent(`${receiver.url}/resend`);
+    const submitted = await client(runlet).submit(
+      "talker",
+      { name: "Grace" },
+      `async=true&webhookEndpoint=${hook}`,
+    );
+    const { run_id: runId } = await json(submitted);
+    const [first] = await receiver.waitFor("/resend", 1);
+    // The run page finds a run's app in the runs index, which learns of runs in batches.
+    for (let i = 0; i < 100 && (await api(`/runs/${runId}`)).status !== 200; i++)
+      await new Promise((r) => setTimeout(r, 100));
+
+    await visit(`/dashboard/runs/${runId}`);
+    const secret = "whsec_typed_in_the_page";
+    // The form comes once the delivery has failed; the page follows the delivery live.
+    await page.getByLabel("Secret").fill(secret, { timeout: 15_000 });
+    violations.push(...(await seriousViolations(page)));
+    await page.getByRole("button", { name: "Resend" }).click();
+    await page.getByText("Delivery 2 is on its way").waitFor(); // back on the run page
+
+    const delivery = (n: number) =>
+      page.getByRole("region", { name: `Delivery ${n}`, exact: true });
+    await delivery(2).getByText("delivered", { exact: true }).first().waitFor({ timeout: 15_000 });
+    await expect(delivery(2).textContent()).resolves.toMatch(/, signed:\s*delivered.*HTTP 200/);
+    await expect(delivery(1).textContent()).resolves.toMatch(/not signed:\s*failed.*HTTP 500/);
+    violations.push(...(await seriousViolations(page)));
+    expect(await page.content()).not.toContain(secret);
+
+    const [, resent] = await receiver.waitFor("/resend", 2);
+    expect(resent?.body).toBe(first?.body);
+    expect(resent?.headers["x-request-id"]).toBe(runId);
+    expect(first?.headers["x-request-id"]).toBe(runId);
+    const check = { body: resent?.body ?? "", headers: resent?.headers as Record<string, string> };
+    expect(await verifyWebhook({ secret, ...check })).toMatchObject({ ok: true });
   });
 
   it("passes axe on every page, light and dark, and no page logged a script error", async () => {
