@@ -169,6 +169,13 @@ describe("versions a host fetches from the control plane", () => {
     expect((await call("nowhere")).status).toBe(404);
   });
 
+  it("answers the first call of an app kept warm (min_replicas = 1), which starts its warm replica", async () => {
+    // The warm replica's grant and the call's are asked for at once: the call waited 30 s
+    // and was refused (429) when only the first asker heard the answer.
+    await deploy("warm-first", "export const run = () => 'warm';", "[scaling]\nmin_replicas = 1\n");
+    expect((await call("warm-first")).body).toMatchObject({ ok: true, result: "warm" });
+  });
+
   it("learns a version it was not told of at its next heartbeat", async () => {
     await deploy("missed", "export const run = () => 'v1';");
     expect((await call("missed")).body).toMatchObject({ result: "v1" });

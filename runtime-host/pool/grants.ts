@@ -16,7 +16,8 @@ export interface GrantTarget {
 }
 
 interface AppGrants {
-  asking: boolean;
+  /** Who waits for the answer of the request under way (none: no request is). */
+  asking: Array<(granted: boolean) => void> | undefined;
   held: number;
 }
 
@@ -34,28 +35,32 @@ export class ReplicaGrants {
     return true;
   }
 
-  /** Asks for a grant unless one is being asked for; `answered` runs with the answer. */
+  /**
+   * Asks for a grant unless one is being asked for; `answered` runs with the answer — of this
+   * request, or of the one under way (a call queued while a warm replica's grant is asked for
+   * hears of it too).
+   */
   request(target: GrantTarget, answered: (granted: boolean) => void): void {
     const key = appKey(target.project, target.app);
     let app = this.#apps.get(key);
     if (!app) {
-      app = { asking: false, held: 0 };
+      app = { asking: undefined, held: 0 };
       this.#apps.set(key, app);
     }
-    if (app.asking) return;
-    app.asking = true;
+    if (app.asking) {
+      app.asking.push(answered);
+      return;
+    }
     const got = app;
-    this.ask(target).then(
-      (granted) => {
-        got.asking = false;
-        if (granted) got.held++;
-        answered(granted);
-      },
-      () => {
-        got.asking = false; // the control plane cannot be asked: no grant, this time
-        answered(false);
-      },
-    );
+    const waiting = [answered];
+    got.asking = waiting;
+    const tell = (granted: boolean) => {
+      got.asking = undefined;
+      if (granted) got.held++;
+      for (const waiter of waiting) waiter(granted);
+    };
+    // The control plane cannot be asked: no grant, this time.
+    this.ask(target).then(tell, () => tell(false));
   }
 
   /** Grants held or being asked for. */

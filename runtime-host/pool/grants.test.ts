@@ -1,0 +1,43 @@
+// Replica grants (runtime-host/pool/grants.ts): one request per app at a time, and everyone who
+// asked while it was under way hears its answer.
+import { describe, expect, it } from "vitest";
+import { type GrantTarget, ReplicaGrants } from "./grants.ts";
+
+const target: GrantTarget = {
+  project: "p",
+  app: "a",
+  version: 1,
+  config: { scaling: { max_replicas: 2 } },
+};
+
+function controlPlane() {
+  const answers: Array<(granted: boolean) => void> = [];
+  const grants = new ReplicaGrants(() => new Promise((resolve) => answers.push(resolve)));
+  return { grants, answers };
+}
+
+describe("replica grants", () => {
+  it("asks once for callers that come while a request is under way, and tells each of them", async () => {
+    const { grants, answers } = controlPlane();
+    const heard: string[] = [];
+    grants.request(target, (granted) => heard.push(`warm replica: ${granted}`));
+    grants.request(target, (granted) => heard.push(`queued call: ${granted}`));
+    expect(answers).toHaveLength(1);
+    expect(grants.reserved("p", "a")).toBe(1);
+    answers[0]?.(true);
+    await Promise.resolve();
+    expect(heard).toEqual(["warm replica: true", "queued call: true"]);
+    expect(grants.take(target)).toBe(true);
+    expect(grants.take(target)).toBe(false);
+  });
+
+  it("tells every waiter no when the control plane cannot be asked, and asks again next time", async () => {
+    const grants = new ReplicaGrants(() => Promise.reject(new Error("unreachable")));
+    const heard: boolean[] = [];
+    grants.request(target, (g) => heard.push(g));
+    grants.request(target, (g) => heard.push(g));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(heard).toEqual([false, false]);
+    expect(grants.reserved("p", "a")).toBe(0);
+  });
+});
