@@ -1,12 +1,12 @@
 // Idempotency-Key on run calls (worker/idempotency.ts, worker/runs/keys.ts), through SELF.fetch
 // with the host played by fetchMock: a replayed async submission is the same run, a replayed
 // sync call the first answer, and the refusals (400, 409, 422).
-import { fetchMock, runInDurableObject, SELF } from "cloudflare:test";
+import { fetchMock, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SHARDS } from "../runs/limits.ts";
 import type { RunShard } from "../runs/shard.ts";
 import { shardOf } from "../runs/shards.ts";
-import { shardNamed, sleep, until } from "../runs/test-support.ts";
+import { restart, shardNamed, sleep, until } from "../runs/test-support.ts";
 import {
   appIsDeployed,
   call,
@@ -143,6 +143,26 @@ describe("Idempotency-Key: async runs", () => {
     expect(later.res.status).toBe(202);
     expect(later.body.run_id).not.toBe(runId);
     expect(replayedOf(later.res)).toBeNull();
+  });
+
+  it("removes a key past its 24 hours at the shard's alarm", async () => {
+    const headers = await callerOf("idem-gone");
+    hostTakes("idem-gone");
+    const path = `/v4/${PROJECT}/idem-gone/run?async=true`;
+    const runId = (await call(path, { headers: headers("gone"), body: "{}" })).body
+      .run_id as string;
+    const k = shardOf(runId);
+    const keys = (state: DurableObjectState) =>
+      state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM idempotency_keys").one().n;
+    await runInDurableObject(shardNamed("idem-gone", k, PROJECT), (_: RunShard, state) => {
+      state.storage.sql.exec("UPDATE idempotency_keys SET expires_at = ?", Date.now() - 1);
+    });
+    // The next instance reads the soonest expiry from its rows, as one 24 hours later would.
+    const shard = await restart("idem-gone", k, PROJECT);
+    await until("the alarm removed the key", async () => {
+      await runDurableObjectAlarm(shard);
+      return (await runInDurableObject(shard, (_: RunShard, state) => keys(state))) === 0;
+    });
   });
 
   it("keeps a key in the shard its hash picks, whatever the shard of a run without a key", async () => {

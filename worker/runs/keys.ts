@@ -46,8 +46,12 @@ interface KeyRow extends Record<string, SqlStorageValue> {
 }
 
 export class IdempotencyKeys {
+  /** The soonest expiry of a key (read once, then kept): the alarm asks on every move of a run. */
+  #soonest: number | undefined;
+
   constructor(private readonly sql: SqlStorage) {
     sql.exec(SCHEMA);
+    this.#soonest = this.#readSoonest();
   }
 
   /**
@@ -88,6 +92,7 @@ export class IdempotencyKeys {
       now + key.ttlMs,
       isAsync ? null : now + SYNC_LEASE_MS,
     );
+    this.#soonest = Math.min(this.#soonest ?? Number.POSITIVE_INFINITY, now + key.ttlMs);
   }
 
   /** A sync run's answer, kept for the replays of its key (a body of null was too large). */
@@ -124,6 +129,7 @@ export class IdempotencyKeys {
 
   /** Keys past their time, removed with their answers (from the shard's alarm). */
   removeExpired(now: number, limit: number): void {
+    if (this.#soonest === undefined || this.#soonest > now) return;
     const gone = this.sql
       .exec<{ key_hash: string }>(
         "SELECT key_hash FROM idempotency_keys WHERE expires_at <= ? LIMIT ?",
@@ -132,10 +138,15 @@ export class IdempotencyKeys {
       )
       .toArray();
     for (const { key_hash } of gone) this.#forget(key_hash);
+    this.#soonest = this.#readSoonest();
   }
 
   /** When the soonest key expires. */
   nextExpiry(): number | undefined {
+    return this.#soonest;
+  }
+
+  #readSoonest(): number | undefined {
     const { at } = this.sql
       .exec<{ at: number | null }>("SELECT min(expires_at) AS at FROM idempotency_keys")
       .one();
