@@ -6,7 +6,7 @@ import { internalOnly } from "../auth/internal-only.ts";
 import type { AppEnv } from "../context.ts";
 import { projects } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
-import { recordRun } from "../runs/index.ts";
+import { recordRun, recordRuns } from "../runs/index.ts";
 import { jsonBody } from "../validate.ts";
 
 /**
@@ -26,7 +26,7 @@ export function registerInternalRuns(app: OpenAPIHono<AppEnv>) {
       ),
     );
     const accepted = runs.filter((r) => known.has(r.projectId));
-    const [first, ...rest] = accepted.flatMap(({ id, ...report }) => recordRun(db, id, report));
+    const [first, ...rest] = recordRuns(db, accepted);
     if (first) await db.batch([first, ...rest]);
     return c.json({ recorded: accepted.length, skipped: runs.length - accepted.length }, 200);
   });

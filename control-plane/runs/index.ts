@@ -55,18 +55,77 @@ export function recordRun(db: Database, id: string, report: RunReport, decides =
           ),
     });
   if (!report.webhook) return [row] as const;
-  // The delivery ends after the run: its state is written even once the run's is final, and a
-  // late report of `pending` never replaces how it ended.
-  const delivery = db
+  return [row, webhookOf(db, id, report.webhook)] as const;
+}
+
+/**
+ * The delivery ends after the run: its state is written even once the run's is final, and a
+ * late report of `pending` never replaces how it ended.
+ */
+function webhookOf(db: Database, id: string, webhook: NonNullable<RunReport["webhook"]>) {
+  return db
     .update(runs)
-    .set(webhook)
+    .set({ webhookState: webhook.state, webhookAttempts: webhook.attempts })
     .where(
       and(
         eq(runs.id, id),
-        sql`(${runs.webhookState} is null or ${runs.webhookState} = 'pending' or ${report.webhook.state} <> 'pending')`,
+        sql`(${runs.webhookState} is null or ${runs.webhookState} = 'pending' or ${webhook.state} <> 'pending')`,
       ),
     );
-  return [row, delivery] as const;
+}
+
+/**
+ * Rows in one statement of `recordRuns`: D1 binds at most 100 parameters to a statement, and
+ * one takes up to 12 per row (every column) and 3 for its condition: 8 × 12 + 3 = 99.
+ */
+const ROWS_PER_STATEMENT = 8;
+
+/**
+ * Many reports (a batch of the host's or of a shard's), as `recordRun` would write each, in a
+ * few multi-row statements: one statement per report made the runs index cost the control
+ * plane about 0.25 ms of CPU per report.
+ */
+export function recordRuns(db: Database, reports: ReadonlyArray<RunReport & { id: string }>) {
+  const statements = [];
+  for (let at = 0; at < reports.length; at += ROWS_PER_STATEMENT) {
+    const chunk = reports.slice(at, at + ROWS_PER_STATEMENT);
+    statements.push(
+      db
+        .insert(runs)
+        .values(
+          chunk.map((r) => ({
+            id: r.id,
+            projectId: r.projectId,
+            app: r.app,
+            fn: r.function,
+            async: r.async,
+            createdAt: r.createdAt,
+            status: r.status,
+            finishedAt: r.finishedAt ?? null,
+            runTimeMs: r.runTimeMs ?? null,
+            host: r.host ?? null,
+            ...(r.webhook
+              ? { webhookState: r.webhook.state, webhookAttempts: r.webhook.attempts }
+              : {}),
+          })),
+        )
+        .onConflictDoUpdate({
+          target: runs.id,
+          set: {
+            status: sql`excluded.status`,
+            finishedAt: sql`excluded.finished_at`,
+            runTimeMs: sql`excluded.run_time_ms`,
+            host: sql`coalesce(excluded.host, ${runs.host})`,
+          },
+          where: and(
+            notInArray(runs.status, [...ENDED_STATUSES]),
+            sql`not (${runs.status} = 'running' and excluded.status = 'queued')`,
+          ),
+        }),
+    );
+  }
+  for (const r of reports) if (r.webhook) statements.push(webhookOf(db, r.id, r.webhook));
+  return statements;
 }
 
 export interface RunQuery {

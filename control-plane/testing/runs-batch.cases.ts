@@ -1,0 +1,103 @@
+/**
+ * The runs index taking a batch of reports (`POST /internal/runs`, several rows per statement):
+ * the same rules as one report at a time, on libSQL and on D1 (which binds at most 100
+ * parameters to a statement).
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { newId } from "../../common/ids.ts";
+import type { Database } from "../db/index.ts";
+import { recordRuns } from "../runs/index.ts";
+import { createFixture, type Fixture, INTERNAL_TOKEN } from "./fixture.ts";
+
+type Report = Record<string, unknown> & { id: string };
+
+export function runsBatchCases(open: () => Promise<Database>) {
+  let f: Fixture;
+  beforeAll(async () => {
+    f = await createFixture(await open());
+  });
+
+  const report = (id: string, status: string, more: Record<string, unknown> = {}): Report => ({
+    id,
+    projectId: f.projectId,
+    app: "batch",
+    function: "run",
+    async: true,
+    status,
+    createdAt: Date.now(),
+    finishedAt: status === "queued" || status === "running" ? null : Date.now(),
+    runTimeMs: status === "success" ? 2.5 : null,
+    ...more,
+  });
+  const post = async (runs: Report[]) => {
+    const res = await f.call("POST", "/internal/runs", { token: INTERNAL_TOKEN, body: { runs } });
+    expect(res.status).toBe(200);
+    return res.json();
+  };
+  const viewOf = async (id: string) =>
+    (await f.call("GET", `/v2/projects/${f.projectId}/runs/${id}`)).json() as Promise<
+      Record<string, unknown>
+    >;
+
+  describe("the runs index takes a batch of reports", () => {
+    it("records 50 runs in one write, then their ends", async () => {
+      const ids = Array.from({ length: 50 }, () => newId("run"));
+      expect(await post(ids.map((id) => report(id, "queued", { host: "hst_a" })))).toEqual({
+        recorded: 50,
+        skipped: 0,
+      });
+      await post(ids.map((id) => report(id, "success")));
+      for (const id of [ids[0], ids[24], ids[49]] as string[])
+        expect(await viewOf(id)).toMatchObject({
+          status: "success",
+          runTimeMs: 2.5,
+          host: "hst_a",
+        });
+    });
+
+    it("never moves a run out of an end, nor back from running to queued; a later report in the batch wins", async () => {
+      const [ended, started, twice] = [newId("run"), newId("run"), newId("run")];
+      await post([report(ended, "failure"), report(started, "running")]);
+      await post([
+        report(ended, "running"),
+        report(started, "queued"),
+        report(twice, "queued"),
+        report(twice, "running"),
+      ]);
+      expect(await viewOf(ended)).toMatchObject({ status: "failure" });
+      expect(await viewOf(started)).toMatchObject({ status: "running" });
+      expect(await viewOf(twice)).toMatchObject({ status: "running" });
+    });
+
+    it("writes a webhook's end after the run's, and a late pending never replaces it", async () => {
+      const id = newId("run");
+      await post([report(id, "success")]);
+      await post([report(id, "success", { webhook: { state: "delivered", attempts: 2 } })]);
+      await post([report(id, "success", { webhook: { state: "pending", attempts: 0 } })]);
+      expect(await viewOf(id)).toMatchObject({ webhook: { state: "delivered", attempts: 2 } });
+    });
+
+    it("binds at most 100 parameters to a statement (D1's limit, which its local form does not hold)", async () => {
+      const db = await open();
+      const worst = Array.from({ length: 40 }, () =>
+        report(newId("run"), "success", {
+          host: "hst_a",
+          webhook: { state: "failed", attempts: 3 },
+        }),
+      ) as unknown as Parameters<typeof recordRuns>[1];
+      const statements = recordRuns(db, worst);
+      for (const statement of statements)
+        expect(
+          (statement as unknown as { toSQL(): { params: unknown[] } }).toSQL().params.length,
+        ).toBeLessThanOrEqual(100);
+    });
+
+    it("skips the reports of a project that does not exist", async () => {
+      const runs = [
+        report(newId("run"), "queued"),
+        report(newId("run"), "queued", { projectId: "prj_gone" }),
+      ];
+      expect(await post(runs)).toEqual({ recorded: 1, skipped: 1 });
+    });
+  });
+}
