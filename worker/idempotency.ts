@@ -8,7 +8,7 @@
 import type { Context } from "hono";
 import { HEADER } from "../common/consts.ts";
 import type { WorkerEnv } from "./env.ts";
-import { RunApiError } from "./errors.ts";
+import { RunApiError, renderError } from "./errors.ts";
 import { viewOrThrow } from "./runs/refusal.ts";
 import { newRunIdIn, shardFor } from "./runs/shards.ts";
 import type { IdempotencyKey, KeptAnswer, KeyClaim } from "./runs/types.ts";
@@ -86,10 +86,14 @@ export function replayed(c: Context<WorkerEnv>, claim: KeyClaim): Response {
   return res;
 }
 
+/** The host's refusals of a call that ran nothing (bad input, no such function, no slot). */
+const NOTHING_RAN: ReadonlySet<number> = new Set([400, 404, 413, 429]);
+
 /**
  * A sync call with a key: its first run answers (`run`) and the answer is kept for the key's
- * replays; a replay answers at once. A call that threw before the run answered (the host not
- * reached, no slot) frees the key: a retry runs.
+ * replays; a replay answers at once. A call the host refused before running anything frees the
+ * key: a retry runs. Any other failure (a timeout, a host cut off or not reached) may come after
+ * the function ran: it is the answer the key keeps, so a retry never runs it twice.
  */
 export async function answeredOnce(
   c: Context<WorkerEnv>,
@@ -106,8 +110,11 @@ export async function answeredOnce(
   try {
     res = await run();
   } catch (err) {
-    c.executionCtx.waitUntil(shard.release(key.hash, runId));
-    throw err;
+    if (err instanceof RunApiError && NOTHING_RAN.has(err.status)) {
+      c.executionCtx.waitUntil(shard.release(key.hash, runId));
+      throw err;
+    }
+    res = renderError(err as Error, c);
   }
   const headers: Record<string, string> = {};
   for (const [name, value] of res.headers)
@@ -119,7 +126,12 @@ export async function answeredOnce(
     return res;
   }
   const [toCaller, toKeep] = res.body.tee();
-  const kept = readCapped(toKeep, MAX_KEPT_BYTES).then((body) => keep(body ?? null));
+  const kept = readCapped(toKeep, MAX_KEPT_BYTES)
+    .then(
+      (body) => keep(body ?? null),
+      () => keep(null), // cut off midway: the run is over, its answer not kept whole
+    )
+    .catch((err) => console.error(`[worker] the answer of ${runId} could not be kept:`, err));
   // A function's answer is whole already: kept before it leaves, so a retry finds it. A custom
   // app's streams on, and is kept as it passes.
   if (c.var.app.runtime === "custom") c.executionCtx.waitUntil(kept);

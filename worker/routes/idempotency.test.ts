@@ -98,6 +98,18 @@ describe("Idempotency-Key: async runs", () => {
     expect(taken).toHaveLength(1);
   });
 
+  it("refuses an async body too large for the run store (413), and takes no key for it", async () => {
+    const headers = await callerOf("idem-big");
+    const path = `/v4/${PROJECT}/idem-big/run?async=true`;
+    const big = JSON.stringify("x".repeat(2_000_000));
+    for (let i = 0; i < 2; i++) {
+      const { res, body } = await call(path, { headers: headers("big"), body: big });
+      expect(res.status).toBe(413);
+      expect(body.message).toMatch(/async run's body is at most 1,900,000 bytes/);
+      expect(replayedOf(res)).toBeNull();
+    }
+  });
+
   it("refuses the same key with another body, query or method (422); another function has its own keys", async () => {
     const headers = await callerOf("idem-other");
     hostTakes("idem-other");
@@ -225,12 +237,12 @@ describe("Idempotency-Key: sync runs", () => {
     expect(after.body).toEqual(done.body);
   });
 
-  it("frees the key when the host was not reached: the retry runs", async () => {
+  it("frees the key when the host refused before running anything (429): the retry runs", async () => {
     const headers = await callerOf("idem-sync");
-    hostAnswers(503, { message: "host stopping" });
+    hostAnswers(429, { message: "the app is at capacity", code: "too_many_requests" });
     const path = `/v4/${PROJECT}/idem-sync/run`;
     const first = await call(path, { headers: headers("sync-retry") });
-    expect(first.res.status).toBeGreaterThanOrEqual(500);
+    expect(first.res.status).toBe(429);
     hostAnswers(200, { ok: true, result: 2, run_time_ms: 1 });
     const retry = await until("the key freed", async () => {
       const r = await call(path, { headers: headers("sync-retry") });
@@ -239,6 +251,23 @@ describe("Idempotency-Key: sync runs", () => {
     expect(retry.res.status).toBe(200);
     expect(retry.body.result).toBe(2);
     expect(replayedOf(retry.res)).toBeNull();
+  });
+
+  it("keeps a timeout (504) as the answer: the function may have run, a retry does not run it again", async () => {
+    const headers = await callerOf("idem-sync");
+    hostAnswers(504, {
+      message: "the call exceeded the synchronous limit",
+      code: "gateway_timeout",
+    });
+    const path = `/v4/${PROJECT}/idem-sync/run`;
+    const first = await call(path, { headers: headers("sync-504") });
+    expect(first.res.status).toBe(504);
+    // The host has no answer left: a second call reaching it would be a 502.
+    const again = await call(path, { headers: headers("sync-504") });
+    expect(again.res.status).toBe(504);
+    expect(again.body).toEqual(first.body);
+    expect(again.body.run_id).toBe(first.res.headers.get("x-request-id"));
+    expect(replayedOf(again.res)).toBe("true");
   });
 
   it("replays a custom app's answer (status, headers, body) and sends the app the body it was given", async () => {

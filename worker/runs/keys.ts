@@ -32,8 +32,12 @@ CREATE TABLE IF NOT EXISTS idempotency_answers (
 /** A kept answer's parts: well under the 2 MB a value may hold. */
 const PART_BYTES = 1024 * 1024;
 
-/** How long a sync run's key stays leased without its answer: the longest a call stays open. */
-export const SYNC_LEASE_MS = 12 * 60 * 60_000 + 60_000;
+/**
+ * How long a sync run's key stays leased without its answer: longer than a sync call can last
+ * (the host's 5-minute limit on a call and its 30 s wait for a slot, runtime-host/limits.ts). A
+ * Worker stopped mid-call, or a caller gone whose request was cancelled, frees it after that.
+ */
+export const SYNC_LEASE_MS = 10 * 60_000;
 
 interface KeyRow extends Record<string, SqlStorageValue> {
   fingerprint: string;
@@ -183,7 +187,7 @@ const KEY_REUSED =
   "this Idempotency-Key was used with a different request (method, path, query or body): use a new key for a new request";
 
 function tooLarge(runId: string): string {
-  return `the answer of this Idempotency-Key's run (${runId}) was larger than 10 MiB and was not kept: read the run instead`;
+  return `the answer of this Idempotency-Key's run (${runId}) was not kept (larger than 10 MiB, or cut off): read the run instead`;
 }
 
 function stillRunning(runId: string): string {

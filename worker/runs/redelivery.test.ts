@@ -117,6 +117,25 @@ describe("redelivery", () => {
     await deliveryNumbered(run, 2);
   });
 
+  it("keeps no secret, target or body of a delivery too large to seal: it cannot be sent again (409)", async () => {
+    const run = newRun(newApp());
+    receiver(`/${run.runId}?token=abc`, [200]);
+    const result = "x".repeat(1_950_000);
+    const outcome = { status: "success" as const, result, run_time_ms: 3 };
+    const webhook = { url: `${HOOKS}/${run.runId}?token=abc`, secret: "s3cret" };
+    await shardOfRun(run).record(run, outcome, webhook);
+    expect((await deliveryEnded(run)).webhook?.state).toBe("delivered");
+    expect(await rowOf(run)).toMatchObject({
+      hook_secret: null,
+      hook_url: null,
+      hook_body: null,
+      hook_sealed: null,
+    });
+    const refused = (await redeliver(run)) as Refusal;
+    expect(refused.refused).toMatchObject({ status: 409 });
+    expect(refused.refused.message).toMatch(/no delivery to send again/);
+  });
+
   it("refuses a run not ended or without a webhook (409); an unknown run is null", async () => {
     const app = newApp();
     const running = newRun(app);

@@ -14,6 +14,9 @@ import { hookOf } from "./transitions.ts";
 import type { Refusal } from "./types.ts";
 import { attemptsOf } from "./view.ts";
 
+/** Deliveries of one run, the first included (its row keeps each one's attempts). */
+const MAX_DELIVERIES = 100;
+
 /** Where a redelivery goes: a new target (checked like the first) and the secret that signs it. */
 export interface Redelivery {
   url?: string;
@@ -48,6 +51,8 @@ export async function reopenDelivery(
       `run '${runId}' has no delivery to send again (it was cancelled before it ended, or its delivery is no longer kept)`,
     );
   const history = now.hook_history ? (JSON.parse(now.hook_history) as DeliverySeries[]) : [];
+  if (history.length + 1 >= MAX_DELIVERIES)
+    return refusal(409, `run '${runId}' was delivered ${MAX_DELIVERIES} times: no more`);
   history.push({
     delivery: history.length + 1,
     target: now.hook_target ?? "",
