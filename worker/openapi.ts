@@ -45,7 +45,7 @@ const RUN_CALL_REFUSED = {
   ),
   ...REFUSED,
   409: error("The run of this `Idempotency-Key` has not answered yet (sync runs)."),
-  413: error("The body is larger than 10 MiB (an async run's: than 1,900,000 bytes)."),
+  413: error("The body is larger than 10 MiB."),
   422: error("This `Idempotency-Key` was used with a different request: use a new key."),
   429: error(
     "Sync: no replica slot within 30 s, or 10,000 calls already waiting; async: the app's queue is full.",

@@ -98,16 +98,39 @@ describe("Idempotency-Key: async runs", () => {
     expect(taken).toHaveLength(1);
   });
 
-  it("refuses an async body too large for the run store (413), and takes no key for it", async () => {
+  it("takes an async body larger than one SQLite value (kept in parts) with a key, and hands it over whole", async () => {
     const headers = await callerOf("idem-big");
+    const sent: number[] = [];
+    fetchMock
+      .get(HOST)
+      .intercept({
+        path: (p) => p.startsWith(`/internal/async/${PROJECT}/idem-big/`),
+        method: "POST",
+      })
+      .reply(({ body }) => {
+        sent.push(String(body).length);
+        return {
+          statusCode: 202,
+          data: JSON.stringify({ status: "running", startedAt: Date.now() }),
+        };
+      });
     const path = `/v4/${PROJECT}/idem-big/run?async=true`;
-    const big = JSON.stringify("x".repeat(2_000_000));
-    for (let i = 0; i < 2; i++) {
-      const { res, body } = await call(path, { headers: headers("big"), body: big });
-      expect(res.status).toBe(413);
-      expect(body.message).toMatch(/async run's body is at most 1,900,000 bytes/);
-      expect(replayedOf(res)).toBeNull();
-    }
+    const big = JSON.stringify("x".repeat(3_000_000));
+    const first = await call(path, { headers: headers("big"), body: big });
+    expect(first.res.status).toBe(202);
+    const again = await call(path, { headers: headers("big"), body: big });
+    expect(again.body.run_id).toBe(first.body.run_id);
+    await until("the hand-over", () => sent.length === 1);
+    expect(sent).toEqual([big.length]);
+    const k = shardOf(first.body.run_id as string);
+    const parts = () =>
+      runInDurableObject(
+        shardNamed("idem-big", k, PROJECT),
+        (_: RunShard, state) =>
+          state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM run_parts").one().n,
+      );
+    // The body goes once the run has started.
+    await until("the parts dropped", async () => (await parts()) === 0);
   });
 
   it("refuses the same key with another body, query or method (422); another function has its own keys", async () => {

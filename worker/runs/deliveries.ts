@@ -12,7 +12,6 @@ import {
   nextAttemptAt,
   RETRY_DELAYS_MS,
 } from "../webhooks/deliver.ts";
-import { MAX_VALUE_BYTES } from "./limits.ts";
 import { seal } from "./seal.ts";
 import { RETAIN_MS, type RunStore } from "./store.ts";
 import { attemptsOf } from "./view.ts";
@@ -71,20 +70,16 @@ export async function deliverDue(
         `[runs] webhook delivery of ${id} failed after ${attempts.length} attempt(s): ${attempt.status ?? attempt.error}`,
       );
     }
-    // The first delivery's target and body stay, sealed, for redeliveries (seal.ts), unless
-    // they are too large to keep in one value.
+    // The first delivery's target and body stay, sealed, for redeliveries (seal.ts).
     const first = store.sealedDelivery(id) === undefined;
     const sealed = first ? await seal(env, id, { url: delivery.url, body: delivery.body }) : null;
-    const kept = sealed && sealed.byteLength <= MAX_VALUE_BYTES ? sealed : null;
-    if (sealed && !kept)
-      console.error(`[runs] the delivery of ${id} is too large to keep for a redelivery`);
     store.update(id, {
       hook_attempts: JSON.stringify(attempts),
       hook_state: state,
       indexed: 0, // the runs index hears how the delivery ended
       due_at: (row.finished_at ?? Date.now()) + RETAIN_MS,
     });
-    store.closeDelivery(id, kept);
+    store.closeDelivery(id, sealed);
     return;
   }
 }

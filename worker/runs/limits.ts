@@ -4,8 +4,8 @@
 export const SHARDS = 4;
 
 /**
- * The largest value the run store writes in one piece: a Durable Object's SQLite value (and its
- * row) holds at most 2 MB. An async run's body, and a delivery kept sealed, are one such value.
+ * The largest value the run store writes in its row: a Durable Object's SQLite value (and its
+ * row) holds at most 2 MB. A larger body or delivery is kept in parts (parts.ts).
  */
 export const MAX_VALUE_BYTES = 1_900_000;
 

@@ -117,23 +117,20 @@ describe("redelivery", () => {
     await deliveryNumbered(run, 2);
   });
 
-  it("keeps no secret, target or body of a delivery too large to seal: it cannot be sent again (409)", async () => {
+  it("sends and sends again a delivery larger than one SQLite value (kept in parts), leaving no secret", async () => {
     const run = newRun(newApp());
-    receiver(`/${run.runId}?token=abc`, [200]);
-    const result = "x".repeat(1_950_000);
+    const got = receiver(`/${run.runId}?token=abc`, [200]);
+    const result = "x".repeat(2_500_000);
     const outcome = { status: "success" as const, result, run_time_ms: 3 };
     const webhook = { url: `${HOOKS}/${run.runId}?token=abc`, secret: "s3cret" };
     await shardOfRun(run).record(run, outcome, webhook);
     expect((await deliveryEnded(run)).webhook?.state).toBe("delivered");
-    expect(await rowOf(run)).toMatchObject({
-      hook_secret: null,
-      hook_url: null,
-      hook_body: null,
-      hook_sealed: null,
-    });
-    const refused = (await redeliver(run)) as Refusal;
-    expect(refused.refused).toMatchObject({ status: 409 });
-    expect(refused.refused.message).toMatch(/no delivery to send again/);
+    expect(JSON.parse((got[0] as Received).body).result).toBe(result);
+    expect(await rowOf(run)).toMatchObject({ hook_secret: null, hook_url: null, hook_body: null });
+    const again = receiver(`/${run.runId}?token=abc`, [200]);
+    await redeliver(run);
+    await deliveryNumbered(run, 2);
+    expect(again[0]?.body).toBe(got[0]?.body);
   });
 
   it("refuses a run not ended or without a webhook (409); an unknown run is null", async () => {

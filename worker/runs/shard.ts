@@ -23,7 +23,7 @@ import type { Env } from "../env.ts";
 import type { Target } from "../placement.ts";
 import { cancelOnHost } from "./host-calls.ts";
 import { IdempotencyKeys } from "./keys.ts";
-import { MAX_QUEUED_RUNS, MAX_VALUE_BYTES, SHARDS } from "./limits.ts";
+import { MAX_QUEUED_RUNS, SHARDS } from "./limits.ts";
 import { RunMoves } from "./moves.ts";
 import { type Redelivery, reopenDelivery } from "./redelivery.ts";
 import { refusal } from "./refusal.ts";
@@ -84,12 +84,6 @@ export class RunShard extends DurableObject<Env> {
       return refusal(
         429,
         `app '${run.app}' has too many runs waiting (about ${MAX_QUEUED_RUNS.toLocaleString("en")}): try again once some have run`,
-      );
-    }
-    if (payload.byteLength > MAX_VALUE_BYTES) {
-      return refusal(
-        413,
-        `an async run's body is at most ${MAX_VALUE_BYTES.toLocaleString("en")} bytes (it is kept in the run store until the run starts); this one is ${payload.byteLength.toLocaleString("en")}`,
       );
     }
     this.#runs.remember({ project: run.project, app: run.app, origin, capacity: limits.capacity });

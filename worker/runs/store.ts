@@ -8,6 +8,7 @@
  * Every call here is synchronous: a read-modify-write in one call cannot interleave with another.
  */
 import type { RunStatus } from "../../common/protocol/runs.ts";
+import { inParts, RunParts } from "./parts.ts";
 import {
   ADDED_COLUMNS,
   COLUMNS,
@@ -25,8 +26,12 @@ import type { AppLimits, AppRequest } from "./types.ts";
 export const RETAIN_MS = 7 * 24 * 60 * 60_000;
 
 export class RunStore {
+  /** The values too large for their column (parts.ts). */
+  readonly #parts: RunParts;
+
   constructor(private readonly sql: SqlStorage) {
     sql.exec(SCHEMA);
+    this.#parts = new RunParts(sql);
     const have = new Set(
       sql
         .exec<{ name: string }>("SELECT name FROM pragma_table_info('runs')")
@@ -84,7 +89,7 @@ export class RunStore {
       run.fn,
       run.createdAt,
       expiresAt,
-      payload,
+      inParts(payload) ? null : payload,
       request ? JSON.stringify(request) : null,
       hook?.target ?? null,
       hook ? Number(hook.signed) : null,
@@ -94,6 +99,7 @@ export class RunStore {
       hook?.secret ?? null,
       expiresAt,
     );
+    if (inParts(payload)) this.#parts.put(run.id, "payload", new Uint8Array(payload));
   }
 
   /** A sync run that answered its caller and has a webhook: recorded as it ended. */
@@ -137,7 +143,13 @@ export class RunStore {
         id,
       )
       .toArray()[0];
-    return row && { ...row, request: row.request ? (JSON.parse(row.request) as AppRequest) : null };
+    if (!row) return undefined;
+    const payload = row.payload ?? this.#parts.get(id, "payload") ?? null;
+    return {
+      ...row,
+      payload,
+      request: row.request ? (JSON.parse(row.request) as AppRequest) : null,
+    };
   }
 
   /** Rows whose `due_at` has come, soonest first. */
@@ -169,6 +181,7 @@ export class RunStore {
     const names = Object.keys(changes);
     const sets = names.map((n) => `${n} = ?`);
     if (dropQueued) sets.push("payload = NULL", "request = NULL");
+    if (dropQueued) this.#parts.drop(id, "payload");
     if (sets.length === 0) return;
     this.sql.exec(
       `UPDATE runs SET ${sets.join(", ")} WHERE id = ?`,
@@ -179,17 +192,22 @@ export class RunStore {
 
   /** What a delivery attempt needs: the target with its query, the secret and the body. */
   delivery(id: string): { url: string; secret: string | null; body: string } | undefined {
-    return this.sql
-      .exec<{ url: string; secret: string | null; body: string }>(
+    const row = this.sql
+      .exec<{ url: string; secret: string | null; body: string | null }>(
         `SELECT hook_url AS url, hook_secret AS secret, hook_body AS body FROM runs
-         WHERE id = ? AND hook_state = 'pending' AND hook_body IS NOT NULL`,
+         WHERE id = ? AND hook_state = 'pending'`,
         id,
       )
       .toArray()[0];
+    const parted = row && row.body === null ? this.#parts.get(id, "body") : undefined;
+    const body = row?.body ?? (parted && new TextDecoder().decode(parted));
+    return row && body !== undefined ? { ...row, body } : undefined;
   }
 
   setDeliveryBody(id: string, body: string): void {
-    this.sql.exec("UPDATE runs SET hook_body = ? WHERE id = ?", body, id);
+    const bytes = new TextEncoder().encode(body);
+    if (inParts(bytes)) this.#parts.put(id, "body", bytes);
+    this.sql.exec("UPDATE runs SET hook_body = ? WHERE id = ?", inParts(bytes) ? null : body, id);
   }
 
   /**
@@ -197,35 +215,37 @@ export class RunStore {
    * delivery's target and body stay sealed (seal.ts), for redeliveries.
    */
   closeDelivery(id: string, sealed: ArrayBuffer | null = null): void {
+    this.#parts.drop(id, "body");
+    const parted = sealed !== null && inParts(sealed);
     this.sql.exec(
       `UPDATE runs SET hook_url = NULL, hook_secret = NULL, hook_body = NULL,
          hook_sealed = coalesce(?, hook_sealed) WHERE id = ?`,
-      sealed,
+      parted ? null : sealed,
       id,
     );
+    if (parted) this.#parts.put(id, "sealed", new Uint8Array(sealed));
   }
 
   /** The sealed target and body of the run's first delivery. */
   sealedDelivery(id: string): ArrayBuffer | undefined {
-    return (
-      this.sql
-        .exec<{ sealed: ArrayBuffer | null }>(
-          "SELECT hook_sealed AS sealed FROM runs WHERE id = ?",
-          id,
-        )
-        .toArray()[0]?.sealed ?? undefined
-    );
+    const sealed = this.sql
+      .exec<{ sealed: ArrayBuffer | null }>(
+        "SELECT hook_sealed AS sealed FROM runs WHERE id = ?",
+        id,
+      )
+      .toArray()[0]?.sealed;
+    return sealed ?? this.#parts.get(id, "sealed");
   }
 
   /** A new delivery of an ended run: what its attempts need, due now. */
   openDelivery(id: string, delivery: { url: string; secret: string | null; body: string }): void {
     this.sql.exec(
-      "UPDATE runs SET hook_url = ?, hook_secret = ?, hook_body = ? WHERE id = ?",
+      "UPDATE runs SET hook_url = ?, hook_secret = ? WHERE id = ?",
       delivery.url,
       delivery.secret,
-      delivery.body,
       id,
     );
+    this.setDeliveryBody(id, delivery.body);
   }
 
   /** Runs whose state the runs index has not confirmed, in the order they changed. */
@@ -257,5 +277,6 @@ export class RunStore {
 
   remove(id: string): void {
     this.sql.exec("DELETE FROM runs WHERE id = ?", id);
+    this.#parts.drop(id);
   }
 }
