@@ -5,6 +5,7 @@
  * control plane computes it on Node and on Workers alike.
  */
 import type { BundleFile } from "./app-config.ts";
+import { concatBytes, sha256Hex } from "./bytes.ts";
 
 export interface DigestFile {
   path: string;
@@ -22,14 +23,7 @@ export async function bundleDigest(files: readonly DigestFile[]): Promise<string
     );
     parts.push(file.data);
   }
-  const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    all.set(part, at);
-    at += part.length;
-  }
-  const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", all));
-  return [...hash].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return sha256Hex(concatBytes(parts));
 }
 
 /** The digest of a bundle as it travels (base64 contents). */

@@ -4,15 +4,11 @@
  * sent as `v1,<hex>`. The receiver-side check is `webhooks/index.mjs` (`runlet/webhooks`).
  */
 
+import { hex } from "./bytes.ts";
+
 export const SIGNATURE_VERSION = "v1";
 
 const encoder = new TextEncoder();
-
-function hex(bytes: ArrayBuffer): string {
-  let out = "";
-  for (const byte of new Uint8Array(bytes)) out += byte.toString(16).padStart(2, "0");
-  return out;
-}
 
 /** The signature header's value for one delivery: `v1,<lowercase hex HMAC-SHA256>`. */
 export async function signDelivery(

@@ -6,6 +6,7 @@
  * kept answer (409 while it runs); with another request, 422.
  */
 import type { Context } from "hono";
+import { concatBytes, sha256Hex } from "../common/bytes.ts";
 import { HEADER } from "../common/consts.ts";
 import type { WorkerEnv } from "./env.ts";
 import { RunApiError, renderError } from "./errors.ts";
@@ -65,14 +66,12 @@ export async function keyOfCall(
 ): Promise<IdempotencyKey | undefined> {
   if (call.idempotencyKey === undefined) return undefined;
   const url = new URL(c.req.url);
-  const hash = await sha256(utf8(`${call.project}\n${call.app}\n${fn}\n${call.idempotencyKey}`));
+  const hash = await sha256Hex(utf8(`${call.project}\n${call.app}\n${fn}\n${call.idempotencyKey}`));
   const head = utf8(`${c.req.method}\n${url.pathname}${url.search}\n`);
-  const request = new Uint8Array(head.byteLength + body.byteLength);
-  request.set(head);
-  request.set(new Uint8Array(body), head.byteLength);
+  const fingerprint = await sha256Hex(concatBytes([head, new Uint8Array(body)]));
   call.runId = newRunIdIn(Number.parseInt(hash.slice(0, 8), 16));
   c.set("runId", call.runId);
-  return { hash, fingerprint: await sha256(request), ttlMs: KEY_TTL_MS };
+  return { hash, fingerprint, ttlMs: KEY_TTL_MS };
 }
 
 /** The answer of a key seen before: its first run's, marked replayed. */
@@ -137,11 +136,6 @@ export async function answeredOnce(
   if (c.var.app.runtime === "custom") c.executionCtx.waitUntil(kept);
   else await kept;
   return new Response(toCaller, res);
-}
-
-async function sha256(bytes: Uint8Array): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 function utf8(text: string): Uint8Array {

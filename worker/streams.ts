@@ -1,3 +1,5 @@
+import { concatBytes } from "../common/bytes.ts";
+
 /** Reads at most `limit` bytes of a stream; undefined if it holds more (the rest is cancelled). */
 export async function readCapped(
   stream: ReadableStream<Uint8Array>,
@@ -14,11 +16,5 @@ export async function readCapped(
     }
     chunks.push(r.value);
   }
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return all.buffer;
+  return concatBytes(chunks).buffer;
 }

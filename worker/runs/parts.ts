@@ -4,6 +4,7 @@
  * the sealed copy kept for redeliveries. They are kept here in 1 MiB parts, beside their run.
  * Which runs have parts is known in memory, so a run without any costs no query.
  */
+import { concatBytes } from "../../common/bytes.ts";
 import { MAX_VALUE_BYTES } from "./limits.ts";
 
 const SCHEMA = `
@@ -56,13 +57,7 @@ export class RunParts {
       )
       .toArray();
     if (parts.length === 0) return undefined;
-    const all = new Uint8Array(parts.reduce((n, p) => n + p.bytes.byteLength, 0));
-    let at = 0;
-    for (const { bytes } of parts) {
-      all.set(new Uint8Array(bytes), at);
-      at += bytes.byteLength;
-    }
-    return all.buffer;
+    return concatBytes(parts.map((p) => new Uint8Array(p.bytes))).buffer;
   }
 
   /** Drops the run's parts of `kind` (all of them without one). */
