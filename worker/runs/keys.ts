@@ -1,10 +1,11 @@
 /**
  * Idempotency keys, kept in the shard their hash picks, beside the runs they name (docs/api.md,
  * "Idempotency-Key"). A key remembers the request it came with (its fingerprint) and its run;
- * for a sync run, also the answer once the run ended, in parts (a Durable Object's SQLite value
- * holds at most 2 MB). A sync run's key is leased while its call is open: should the Worker die
+ * for a sync run, also the answer once the run ended (its body among its run's parts, parts.ts:
+ * a Durable Object's SQLite value holds at most 2 MB). A sync run's key is leased while its call is open: should the Worker die
  * before the answer is kept, the key is free again once the lease passed.
  */
+import type { RunParts } from "./parts.ts";
 import { refusal } from "./refusal.ts";
 import type { IdempotencyKey, KeptAnswer, KeyClaim } from "./types.ts";
 
@@ -18,19 +19,10 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
   lease_until INTEGER,
   answer_status INTEGER,
   answer_headers TEXT,
-  answer_parts INTEGER
+  answer_kept INTEGER
 );
 CREATE INDEX IF NOT EXISTS idempotency_keys_expiry ON idempotency_keys (expires_at);
-CREATE TABLE IF NOT EXISTS idempotency_answers (
-  key_hash TEXT NOT NULL,
-  part INTEGER NOT NULL,
-  bytes BLOB NOT NULL,
-  PRIMARY KEY (key_hash, part)
-);
 `;
-
-/** A kept answer's parts: well under the 2 MB a value may hold. */
-const PART_BYTES = 1024 * 1024;
 
 /**
  * How long a sync run's key stays leased without its answer: longer than a sync call can last
@@ -46,14 +38,19 @@ interface KeyRow extends Record<string, SqlStorageValue> {
   lease_until: number | null;
   answer_status: number | null;
   answer_headers: string | null;
-  answer_parts: number | null;
+  /** 1: the answer's body is kept; 0: it was not (too large, or cut off). */
+  answer_kept: number | null;
 }
 
 export class IdempotencyKeys {
   /** The soonest expiry of a key (read once, then kept): the alarm asks on every move of a run. */
   #soonest: number | undefined;
 
-  constructor(private readonly sql: SqlStorage) {
+  constructor(
+    private readonly sql: SqlStorage,
+    /** The shard's parts, where a kept answer's body is its run's `answer`. */
+    private readonly parts: RunParts,
+  ) {
     sql.exec(SCHEMA);
     this.#soonest = this.#readSoonest();
   }
@@ -66,7 +63,7 @@ export class IdempotencyKeys {
   seen(key: IdempotencyKey, now: number): KeyClaim | undefined {
     const row = this.sql
       .exec<KeyRow>(
-        `SELECT fingerprint, run_id, async, lease_until, answer_status, answer_headers, answer_parts
+        `SELECT fingerprint, run_id, async, lease_until, answer_status, answer_headers, answer_kept
          FROM idempotency_keys WHERE key_hash = ? AND expires_at > ?`,
         key.hash,
         now,
@@ -75,9 +72,8 @@ export class IdempotencyKeys {
     if (!row) return undefined;
     if (row.fingerprint !== key.fingerprint) return refusal(422, KEY_REUSED);
     if (row.async === 1) return { replayOf: row.run_id };
-    if (row.answer_parts === -1) return refusal(409, tooLarge(row.run_id));
-    if (row.answer_status !== null)
-      return { replayOf: row.run_id, answer: this.#answer(key.hash, row) };
+    if (row.answer_kept === 0) return refusal(409, tooLarge(row.run_id));
+    if (row.answer_status !== null) return { replayOf: row.run_id, answer: this.#answer(row) };
     if (row.lease_until !== null && row.lease_until > now)
       return refusal(409, stillRunning(row.run_id));
     return undefined;
@@ -102,24 +98,17 @@ export class IdempotencyKeys {
   /** A sync run's answer, kept for the replays of its key (a body of null was too large). */
   keep(keyHash: string, runId: string, answer: KeptAnswer): void {
     const { body } = answer;
-    const parts = body ? Math.ceil(body.byteLength / PART_BYTES) : -1;
     const taken = this.sql.exec(
       `UPDATE idempotency_keys SET lease_until = NULL, answer_status = ?, answer_headers = ?,
-           answer_parts = ? WHERE key_hash = ? AND run_id = ?`,
+           answer_kept = ? WHERE key_hash = ? AND run_id = ?`,
       answer.status,
       JSON.stringify(answer.headers),
-      parts,
+      Number(body !== null),
       keyHash,
       runId,
     ).rowsWritten;
-    if (taken === 0) return; // the key expired, or was taken again, meanwhile
-    for (let part = 0; part < parts; part++)
-      this.sql.exec(
-        "INSERT INTO idempotency_answers (key_hash, part, bytes) VALUES (?, ?, ?)",
-        keyHash,
-        part,
-        (body as ArrayBuffer).slice(part * PART_BYTES, (part + 1) * PART_BYTES),
-      );
+    // Not taken: the key expired, or was taken again, meanwhile.
+    if (taken > 0 && body) this.parts.put(runId, "answer", new Uint8Array(body));
   }
 
   /** The call ended with no answer of its run (the host was not reached): the key is free. */
@@ -157,29 +146,22 @@ export class IdempotencyKeys {
     return at ?? undefined;
   }
 
-  #answer(keyHash: string, row: KeyRow): KeptAnswer {
-    const parts = this.sql
-      .exec<{ bytes: ArrayBuffer }>(
-        "SELECT bytes FROM idempotency_answers WHERE key_hash = ? ORDER BY part",
-        keyHash,
-      )
-      .toArray();
-    const body = new Uint8Array(parts.reduce((n, p) => n + p.bytes.byteLength, 0));
-    let at = 0;
-    for (const { bytes } of parts) {
-      body.set(new Uint8Array(bytes), at);
-      at += bytes.byteLength;
-    }
+  #answer(row: KeyRow): KeptAnswer {
     return {
       status: row.answer_status as number,
       headers: JSON.parse(row.answer_headers ?? "{}") as Record<string, string>,
-      body: body.buffer,
+      body: this.parts.get(row.run_id, "answer") ?? new ArrayBuffer(0),
     };
   }
 
   #forget(keyHash: string): void {
-    this.sql.exec("DELETE FROM idempotency_keys WHERE key_hash = ?", keyHash);
-    this.sql.exec("DELETE FROM idempotency_answers WHERE key_hash = ?", keyHash);
+    const gone = this.sql
+      .exec<{ run_id: string }>(
+        "DELETE FROM idempotency_keys WHERE key_hash = ? RETURNING run_id",
+        keyHash,
+      )
+      .toArray()[0];
+    if (gone) this.parts.drop(gone.run_id, "answer");
   }
 }
 

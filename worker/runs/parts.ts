@@ -1,7 +1,7 @@
 /**
  * A run's values too large for one value of the shard's SQLite database (a Durable Object's
  * holds at most 2 MB): an async run's body until it starts, a delivery's body while it is sent,
- * the sealed copy kept for redeliveries. They are kept here in 1 MiB parts, beside their run.
+ * the sealed copy kept for redeliveries, a sync run's answer kept for its idempotency key. They are kept here in 1 MiB parts, beside their run.
  * Which runs have parts is known in memory, so a run without any costs no query.
  */
 import { concatBytes } from "../../common/bytes.ts";
@@ -19,7 +19,7 @@ CREATE TABLE IF NOT EXISTS run_parts (
 
 const PART_BYTES = 1024 * 1024;
 
-export type PartKind = "payload" | "body" | "sealed";
+export type PartKind = "payload" | "body" | "sealed" | "answer";
 
 /** Whether a value goes in parts rather than in its column. */
 export const inParts = (bytes: { byteLength: number }) => bytes.byteLength > MAX_VALUE_BYTES;

@@ -25,6 +25,7 @@ import { cancelOnHost } from "./host-calls.ts";
 import { IdempotencyKeys } from "./keys.ts";
 import { MAX_QUEUED_RUNS, SHARDS } from "./limits.ts";
 import { RunMoves } from "./moves.ts";
+import { RunParts } from "./parts.ts";
 import { type Redelivery, reopenDelivery } from "./redelivery.ts";
 import { refusal } from "./refusal.ts";
 import type { RunRow } from "./rows.ts";
@@ -51,8 +52,9 @@ export class RunShard extends DurableObject<Env> {
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.#store = new RunStore(ctx.storage.sql);
-    this.#keys = new IdempotencyKeys(ctx.storage.sql);
+    const parts = new RunParts(ctx.storage.sql);
+    this.#store = new RunStore(ctx.storage.sql, parts);
+    this.#keys = new IdempotencyKeys(ctx.storage.sql, parts);
     this.#runs = new RunMoves(this.#store, this.#keys, env, ctx.storage);
     // States the index has not confirmed (this shard's last instance stopped first) go now.
     if (this.#store.unindexed(1).length > 0) this.#runs.index.soon();

@@ -8,7 +8,7 @@
  * Every call here is synchronous: a read-modify-write in one call cannot interleave with another.
  */
 import type { RunStatus } from "../../common/protocol/runs.ts";
-import { inParts, RunParts } from "./parts.ts";
+import { inParts, type RunParts } from "./parts.ts";
 import {
   ADDED_COLUMNS,
   COLUMNS,
@@ -26,12 +26,12 @@ import type { AppLimits, AppRequest } from "./types.ts";
 export const RETAIN_MS = 7 * 24 * 60 * 60_000;
 
 export class RunStore {
-  /** The values too large for their column (parts.ts). */
-  readonly #parts: RunParts;
-
-  constructor(private readonly sql: SqlStorage) {
+  constructor(
+    private readonly sql: SqlStorage,
+    /** The values too large for their column (parts.ts). */
+    private readonly parts: RunParts,
+  ) {
     sql.exec(SCHEMA);
-    this.#parts = new RunParts(sql);
     const have = new Set(
       sql
         .exec<{ name: string }>("SELECT name FROM pragma_table_info('runs')")
@@ -99,7 +99,7 @@ export class RunStore {
       hook?.secret ?? null,
       expiresAt,
     );
-    if (inParts(payload)) this.#parts.put(run.id, "payload", new Uint8Array(payload));
+    if (inParts(payload)) this.parts.put(run.id, "payload", new Uint8Array(payload));
   }
 
   /** A sync run that answered its caller and has a webhook: recorded as it ended. */
@@ -144,7 +144,7 @@ export class RunStore {
       )
       .toArray()[0];
     if (!row) return undefined;
-    const payload = row.payload ?? this.#parts.get(id, "payload") ?? null;
+    const payload = row.payload ?? this.parts.get(id, "payload") ?? null;
     return {
       ...row,
       payload,
@@ -181,7 +181,7 @@ export class RunStore {
     const names = Object.keys(changes);
     const sets = names.map((n) => `${n} = ?`);
     if (dropQueued) sets.push("payload = NULL", "request = NULL");
-    if (dropQueued) this.#parts.drop(id, "payload");
+    if (dropQueued) this.parts.drop(id, "payload");
     if (sets.length === 0) return;
     this.sql.exec(
       `UPDATE runs SET ${sets.join(", ")} WHERE id = ?`,
@@ -199,14 +199,14 @@ export class RunStore {
         id,
       )
       .toArray()[0];
-    const parted = row && row.body === null ? this.#parts.get(id, "body") : undefined;
+    const parted = row && row.body === null ? this.parts.get(id, "body") : undefined;
     const body = row?.body ?? (parted && new TextDecoder().decode(parted));
     return row && body !== undefined ? { ...row, body } : undefined;
   }
 
   setDeliveryBody(id: string, body: string): void {
     const bytes = new TextEncoder().encode(body);
-    if (inParts(bytes)) this.#parts.put(id, "body", bytes);
+    if (inParts(bytes)) this.parts.put(id, "body", bytes);
     this.sql.exec("UPDATE runs SET hook_body = ? WHERE id = ?", inParts(bytes) ? null : body, id);
   }
 
@@ -215,7 +215,7 @@ export class RunStore {
    * delivery's target and body stay sealed (seal.ts), for redeliveries.
    */
   closeDelivery(id: string, sealed: ArrayBuffer | null = null): void {
-    this.#parts.drop(id, "body");
+    this.parts.drop(id, "body");
     const parted = sealed !== null && inParts(sealed);
     this.sql.exec(
       `UPDATE runs SET hook_url = NULL, hook_secret = NULL, hook_body = NULL,
@@ -223,7 +223,7 @@ export class RunStore {
       parted ? null : sealed,
       id,
     );
-    if (parted) this.#parts.put(id, "sealed", new Uint8Array(sealed));
+    if (parted) this.parts.put(id, "sealed", new Uint8Array(sealed));
   }
 
   /** The sealed target and body of the run's first delivery. */
@@ -234,7 +234,7 @@ export class RunStore {
         id,
       )
       .toArray()[0]?.sealed;
-    return sealed ?? this.#parts.get(id, "sealed");
+    return sealed ?? this.parts.get(id, "sealed");
   }
 
   /** A new delivery of an ended run: what its attempts need, due now. */
@@ -277,6 +277,6 @@ export class RunStore {
 
   remove(id: string): void {
     this.sql.exec("DELETE FROM runs WHERE id = ?", id);
-    this.#parts.drop(id);
+    this.parts.drop(id);
   }
 }
