@@ -6,7 +6,7 @@ import { internalOnly } from "../auth/internal-only.ts";
 import type { AppEnv } from "../context.ts";
 import { projects } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
-import { recordRun, recordRuns } from "../runs/index.ts";
+import { recordRuns } from "../runs/index.ts";
 import { jsonBody } from "../validate.ts";
 
 /**
@@ -41,7 +41,8 @@ export function registerInternalRuns(app: OpenAPIHono<AppEnv>) {
       .from(projects)
       .where(eq(projects.id, report.projectId));
     if (!project) throw new ApiError("not_found", `project '${report.projectId}' not found`);
-    await db.batch([...recordRun(db, runId, report, true)]);
+    const [first, ...rest] = recordRuns(db, [{ ...report, id: runId }], true);
+    await db.batch([first, ...rest]);
     return c.body(null, 204);
   });
 }
