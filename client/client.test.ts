@@ -9,7 +9,8 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ERROR_STATUS } from "../common/errors.ts";
 import { ERROR_CODES } from "./errors.mjs";
-import { createClient, RunletError } from "./index.mjs";
+import { createClient } from "./index.mjs";
+import { failure } from "./test-support.ts";
 
 interface Seen {
   method: string;
@@ -55,15 +56,6 @@ beforeEach(() => {
 const RUN = "run_01m83seppqjs3bzyxswmmp1rr2";
 const client = () => createClient({ apiUrl, project: "prj_1", token: "tok" });
 const view = (status: string) => ({ run_id: RUN, app: "a b", status, host: null });
-/** The RunletError a promise rejects with. */
-async function failure(promise: Promise<unknown>): Promise<RunletError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(RunletError);
-  return err as RunletError;
-}
 
 describe("runlet/client", () => {
   it("knows the error codes of common/errors.ts, each with its status", () => {

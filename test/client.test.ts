@@ -2,9 +2,10 @@ import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { createClient, type RunletClient, RunletError } from "runlet/client";
+import { createClient, type RunletClient } from "runlet/client";
 import { verifyWebhook } from "runlet/webhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { failure } from "../client/test-support.ts";
 import { newId } from "../common/ids.ts";
 import { client as appsOf, sleeper } from "./apps.ts";
 import { cli, newHome, ROOT, type Runlet, removeHome, startRunlet } from "./harness.ts";
@@ -15,16 +16,6 @@ import { type Receiver, startReceiver } from "./receiver.ts";
 // client/client.test.ts reaches the answers a real stack gives rarely.
 
 const SECRET = "whsec_client_test_0123456789";
-
-/** The RunletError a promise rejects with. */
-async function failure(promise: Promise<unknown>): Promise<RunletError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(RunletError);
-  return err as RunletError;
-}
 
 describe("runlet/client against a real Runlet", () => {
   let runlet: Runlet;
