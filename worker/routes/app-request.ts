@@ -33,18 +33,18 @@ export async function forwardToApp(c: Context<WorkerEnv>) {
 
   // A key needs the body whole (its fingerprint); otherwise a sync call's streams to the app.
   const buffered = call.isAsync || call.idempotencyKey !== undefined ? await cappedBody(c) : null;
-  const key = buffered && (await keyOfCall(c, call, fn, buffered));
+  const key = buffered ? await keyOfCall(c, call, fn, buffered) : undefined;
   if (call.isAsync) {
     // The host sends the app a request of its own.
     const sent = appHeaders(c.req.raw.headers);
     for (const name of FRAMING) sent.delete(name);
     const request = { method: c.req.method, pathAndQuery, headers: Object.fromEntries(sent) };
-    return accept(c, call, fn, buffered as ArrayBuffer, request, key ?? undefined);
+    return accept(c, call, fn, buffered as ArrayBuffer, request, key);
   }
   const sent = buffered
     ? new Request(c.req.raw, { body: buffered.byteLength > 0 ? buffered : null })
     : c.req.raw;
-  return answeredOnce(c, call, key ?? undefined, () => forward(c, call, fn, pathAndQuery, sent));
+  return answeredOnce(c, call, key, () => forward(c, call, fn, pathAndQuery, sent));
 }
 
 /** A sync call: the app's answer streamed back, its webhook's delivery read alongside. */
