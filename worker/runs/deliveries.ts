@@ -70,8 +70,9 @@ export async function deliverDue(
         `[runs] webhook delivery of ${id} failed after ${attempts.length} attempt(s): ${attempt.status ?? attempt.error}`,
       );
     }
-    // The first delivery's target and body stay, sealed, for redeliveries (seal.ts).
-    const first = store.sealedDelivery(id) === undefined;
+    // The first delivery's target and body stay, sealed, for redeliveries (seal.ts); a run sent
+    // again has a history of deliveries, and its first one sealed already.
+    const first = row.hook_history === null;
     const sealed = first ? await seal(env, id, { url: delivery.url, body: delivery.body }) : null;
     store.update(id, {
       hook_attempts: JSON.stringify(attempts),
