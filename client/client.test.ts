@@ -211,6 +211,23 @@ describe("runlet/client", () => {
     expect(seen[3]?.headers["x-webhook-secret"]).toBeUndefined();
   });
 
+  it("needs no app for a run it started; a run id it does not know, without its app, is a TypeError", async () => {
+    answers = [
+      { status: 202, body: { run_id: RUN }, headers: { "x-request-id": RUN } },
+      { status: 200, body: view("success") },
+      { status: 200, body: view("success") },
+    ];
+    const api = client();
+    await api.run("a b", "run", {}, { async: true });
+    expect(await api.waitFor(RUN)).toMatchObject({ status: "success" });
+    expect(await api.status(RUN)).toMatchObject({ status: "success" });
+    expect(seen.slice(1).map((s) => `${s.method} ${s.url}`)).toEqual([
+      `GET /v4/prj_1/a%20b/runs/${RUN}`,
+      `GET /v4/prj_1/a%20b/runs/${RUN}`,
+    ]);
+    expect(() => api.status("run_someone_elses")).toThrow(TypeError);
+  });
+
   it("waits for a run's end, reading again through a 503 with longer and longer pauses", async () => {
     answers = [
       { status: 200, body: view("queued") },

@@ -169,22 +169,30 @@ export interface RunletClient {
     input: unknown,
     options: RunOptions,
   ): Promise<RunResult<R> | AcceptedRun>;
-  /** The run's state. */
+  /**
+   * The run's state. `status`, `cancel`, `redeliver` and `waitFor` take `(app, runId)`, or only
+   * the `runId` of a run this client started (it remembers their apps); a run id it does not
+   * know, without its app, is a TypeError.
+   */
   status(app: string, runId: string, options?: RequestOptions): Promise<RunView>;
+  status(runId: string, options?: RequestOptions): Promise<RunView>;
   /** Cancels a queued or running async run; answers it `cancelled`. An ended run is a 409. */
   cancel(app: string, runId: string, options?: RequestOptions): Promise<RunView>;
+  cancel(runId: string, options?: RequestOptions): Promise<RunView>;
   /**
    * Delivers an ended run's outcome to its webhook again (or to `webhook`), the same body and
    * `X-Request-Id` as the first delivery; answers the run with its new delivery under way. A 409
    * while a delivery is in progress, for a run that has not ended, or one that had no webhook.
    */
   redeliver(app: string, runId: string, options?: RedeliverOptions): Promise<RunView>;
+  redeliver(runId: string, options?: RedeliverOptions): Promise<RunView>;
   /**
    * Reads the run until it has ended (success, failure or cancelled) and answers it then.
    * Network failures and 429, 502, 503 and 504 answers are read again; past `timeoutMs` it
    * rejects with a RunletError of code `timeout`.
    */
   waitFor(app: string, runId: string, options?: WaitOptions): Promise<RunView>;
+  waitFor(runId: string, options?: WaitOptions): Promise<RunView>;
 }
 
 /** Creates a client of one project's run API. Nothing is sent until a method is called. */

@@ -40,6 +40,8 @@ const ENDED = ["success", "failure", "cancelled"];
 /** Answers `waitFor` reads again: the run is still there, the way to it was not. */
 const TRANSIENT = [0, 429, 502, 503, 504];
 const DEFAULT_WAIT_MS = 10 * 60_000;
+/** Runs whose app a client remembers (the newest). */
+const REMEMBERED_RUNS = 10_000;
 const FIRST_PAUSE_MS = 250;
 const LONGEST_PAUSE_MS = 5_000;
 
@@ -87,6 +89,31 @@ export function createClient(options) {
   const segment = encodeURIComponent;
   /** @param {string} app @param {string} runId */
   const runPath = (app, runId) => `/${segment(app)}/runs/${segment(runId)}`;
+
+  /** The app of each run this client started: `status(runId)`, `waitFor(runId)` … need no app. */
+  const appOfRun = new Map();
+  /** @param {string} runId @param {string} app */
+  const remember = (runId, app) => {
+    if (appOfRun.size >= REMEMBERED_RUNS) appOfRun.delete(appOfRun.keys().next().value);
+    appOfRun.set(runId, app);
+  };
+  /**
+   * `(app, runId, options?)`, or `(runId, options?)` for a run this client started.
+   *
+   * @param {unknown[]} args
+   * @returns {{ app: string, runId: string, opts: any }}
+   */
+  function runOf(args) {
+    if (typeof args[1] === "string")
+      return { app: String(args[0]), runId: args[1], opts: args[2] ?? {} };
+    const runId = String(args[0]);
+    const app = appOfRun.get(runId);
+    if (app === undefined)
+      throw new TypeError(
+        `run ${runId} was not started by this client: give its app, as (app, runId)`,
+      );
+    return { app, runId, opts: args[1] ?? {} };
+  }
 
   /**
    * Sends one request and reads its answer; a request that got no answer (or lost it midway)
@@ -157,6 +184,8 @@ export function createClient(options) {
       // The function ran and returned (a refusal has a `code`, a throw an `error`).
       const body = answer.json && typeof answer.body === "object" ? answer.body : null;
       const ran = typeof body?.run_id === "string" && !("code" in body) && !("error" in body);
+      // A run there is (it ran, threw, or waits): its app is remembered; a refusal made none.
+      if (typeof body?.run_id === "string" && !("code" in body)) remember(body.run_id, app);
       if (ran && ok && runOptions.async) return { runId, replayed };
       // 2xx, or the result's own status_code.
       if (ran && !runOptions.async && (ok || "result" in body))
@@ -170,9 +199,19 @@ export function createClient(options) {
       if (ok) throw invalidAnswer(res, answer.body, runId);
       throw refusal(res, answer, runId);
     },
-    status: (app, runId, opts = {}) => runState("GET", app, runId, { signal: opts.signal }),
-    cancel: (app, runId, opts = {}) => runState("DELETE", app, runId, { signal: opts.signal }),
-    redeliver(app, runId, opts = {}) {
+    /** @param {unknown[]} args */
+    status(...args) {
+      const { app, runId, opts } = runOf(args);
+      return runState("GET", app, runId, { signal: opts.signal });
+    },
+    /** @param {unknown[]} args */
+    cancel(...args) {
+      const { app, runId, opts } = runOf(args);
+      return runState("DELETE", app, runId, { signal: opts.signal });
+    },
+    /** @param {unknown[]} args */
+    redeliver(...args) {
+      const { app, runId, opts } = runOf(args);
       const query =
         opts.webhook === undefined
           ? ""
@@ -186,7 +225,9 @@ export function createClient(options) {
         ok: 202,
       });
     },
-    async waitFor(app, runId, opts = {}) {
+    /** @param {unknown[]} args */
+    async waitFor(...args) {
+      const { app, runId, opts } = runOf(args);
       const timeoutMs = opts.timeoutMs ?? DEFAULT_WAIT_MS;
       const deadline = Date.now() + timeoutMs;
       let wait = opts.intervalMs ?? FIRST_PAUSE_MS;

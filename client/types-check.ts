@@ -58,6 +58,9 @@ export async function usage(): Promise<void> {
   const firstDelivery: number | undefined = view.webhook?.earlier?.[0]?.delivery;
   const host: string | null = view.host;
   await runlet.status("hello", view.run_id, { signal });
+  // A run this client started needs no app.
+  const again: RunView = await runlet.waitFor(accepted.runId, { timeoutMs: 1_000 });
+  await runlet.status(again.run_id);
   await runlet.cancel("hello", view.run_id);
   await runlet.redeliver("hello", view.run_id, { webhook: "https://example.com/h", secret: "s" });
 
