@@ -43,9 +43,9 @@ export function client(runlet: Runlet) {
       });
       if (res.status !== 201) throw new Error(`deploy: ${res.status} ${await res.text()}`);
     },
-    /** POST a run of `app`'s `run` with `input`; `query` is added as it is. */
-    submit: (app: string, input: unknown, query = "") =>
-      fetch(`${apiUrl}/v4/${projectId}/${app}/run${query ? `?${query}` : ""}`, {
+    /** POST a run of `app`'s `fn` (`run`) with `input`; `query` is added as it is. */
+    submit: (app: string, input: unknown, query = "", fn = "run") =>
+      fetch(`${apiUrl}/v4/${projectId}/${app}/${fn}${query ? `?${query}` : ""}`, {
         method: "POST",
         headers,
         body: JSON.stringify(input ?? {}),

@@ -18,6 +18,10 @@ const TALKER = {
   "main.mjs": `export function run(input) {
   console.log("talking to " + (input.name ?? "nobody"));
   return { said: input.name ?? null };
+}
+export async function slow() {
+  await new Promise((resolve) => setTimeout(resolve, 6000));
+  return { slept: true };
 }`,
 };
 
@@ -115,6 +119,33 @@ describe("the dashboard, in a browser", () => {
     const attempt = page.getByRole("table", { name: "Delivery attempts" }).locator("tbody tr");
     await attempt.first().waitFor({ timeout: 15_000 });
     await expect(attempt.first().textContent()).resolves.toMatch(/HTTP 200.*delivered/);
+  });
+
+  it("follows a running run live on its page, and stops fetching the page once it has ended", async () => {
+    await visit("/dashboard/runs");
+    const submitted = await client(runlet).submit("talker", {}, "async=true", "slow");
+    expect(submitted.status).toBe(202);
+    const { run_id: runId } = await json(submitted);
+    await page.locator("#runs-rows tr", { hasText: runId }).waitFor({ timeout: 15_000 });
+    const address = `${base()}/dashboard/runs/${runId}`;
+    let fetches = 0;
+    const count = (req: { url(): string }) => {
+      if (req.url() === address) fetches++;
+    };
+    page.on("request", count);
+    try {
+      await visit(`/dashboard/runs/${runId}`);
+      const live = page.locator("#run-live");
+      await expect(live.locator(".status").first().textContent()).resolves.toMatch(
+        /queued|running/,
+      );
+      await live.locator(".status", { hasText: "success" }).first().waitFor({ timeout: 15_000 });
+      const seen = fetches;
+      await new Promise((resolve) => setTimeout(resolve, 4_500)); // more than two refreshes
+      expect(fetches).toBe(seen);
+    } finally {
+      page.off("request", count);
+    }
   });
 
   it("creates a service account shown once, working on the API, gone after a reload, dead once revoked", async () => {

@@ -128,12 +128,13 @@ export const SCRIPT = `"use strict";
   });
 
   // Live parts: an element with data-refresh is fetched again every so many milliseconds
-  // (the same address), while the tab is visible, and replaced by its new version.
+  // (the same address), while the tab is visible, and replaced by its new version; once the
+  // new version is no longer live (a run that ended), the fetching stops.
   document.querySelectorAll("[data-refresh]").forEach(function (el) {
     var every = Math.max(1000, Number(el.getAttribute("data-refresh")) || 3000);
     var busy = false;
     var last = el.innerHTML;
-    setInterval(function () {
+    var timer = setInterval(function () {
       if (busy || document.hidden || !el.id) return;
       busy = true;
       fetch(location.href, { credentials: "same-origin", cache: "no-store" })
@@ -141,6 +142,7 @@ export const SCRIPT = `"use strict";
         .then(function (html) {
           if (!html) return;
           var fresh = new DOMParser().parseFromString(html, "text/html").getElementById(el.id);
+          if (!fresh || !fresh.hasAttribute("data-refresh")) clearInterval(timer);
           if (fresh && fresh.innerHTML !== last) {
             last = fresh.innerHTML;
             el.innerHTML = last;
