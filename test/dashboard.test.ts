@@ -7,6 +7,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { newId, timeOfId } from "../common/ids.ts";
+import { loadOrCreateInternalToken } from "../control-plane/home.ts";
 import { verifyWebhook } from "../webhooks/index.mjs";
 import { client } from "./apps.ts";
 import { launchChromium, newContext, screenshot, seriousViolations } from "./browser.ts";
@@ -146,6 +148,40 @@ describe("the dashboard, in a browser", () => {
     } finally {
       page.off("request", count);
     }
+  });
+
+  it("waits on the page of a run id made moments ago until the runs index has it; an old unknown id is not found", async () => {
+    const runId = newId("run");
+    await visit(`/dashboard/runs/${runId}`);
+    await page.getByText(/was made \d+ s ago/).waitFor();
+    // The runs index hears of the run (as from its shard): the page becomes the run's own.
+    const reported = await fetch(`${base()}/internal/runs/${runId}`, {
+      method: "PUT",
+      headers: {
+        authorization: `Bearer ${await loadOrCreateInternalToken(home)}`,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({
+        projectId: runlet.local.projectId,
+        app: "talker",
+        function: "run",
+        async: true,
+        status: "queued",
+        createdAt: timeOfId(runId),
+        finishedAt: null,
+        runTimeMs: null,
+      }),
+    });
+    expect(reported.status).toBe(204);
+    await page.getByRole("list", { name: "States" }).waitFor({ timeout: 5_000 });
+    await expect(page.locator("#run-arrival").count()).resolves.toBe(0);
+
+    await visit(`/dashboard/runs/${newId("run", Date.now() - 60_000)}`);
+    await page
+      .getByRole("alert")
+      .filter({ hasText: /not found/i })
+      .waitFor();
+    await expect(page.locator("[data-refresh]").count()).resolves.toBe(0);
   });
 
   it("creates a service account shown once, working on the API, gone after a reload, dead once revoked", async () => {

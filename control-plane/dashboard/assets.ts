@@ -129,7 +129,8 @@ export const SCRIPT = `"use strict";
 
   // Live parts: an element with data-refresh is fetched again every so many milliseconds
   // (the same address), while the tab is visible, and replaced by its new version; once the
-  // new version is no longer live (a run that ended), the fetching stops.
+  // new version is no longer live (a run that ended), the fetching stops. A page that no
+  // longer has the element at all (what it waited for has come) is loaded again whole.
   document.querySelectorAll("[data-refresh]").forEach(function (el) {
     var every = Math.max(1000, Number(el.getAttribute("data-refresh")) || 3000);
     var busy = false;
@@ -138,11 +139,12 @@ export const SCRIPT = `"use strict";
       if (busy || document.hidden || !el.id) return;
       busy = true;
       fetch(location.href, { credentials: "same-origin", cache: "no-store" })
-        .then(function (res) { return res.ok ? res.text() : null; })
+        .then(function (res) { return res.ok || res.status === 404 ? res.text() : null; })
         .then(function (html) {
           if (!html) return;
           var fresh = new DOMParser().parseFromString(html, "text/html").getElementById(el.id);
           if (!fresh || !fresh.hasAttribute("data-refresh")) clearInterval(timer);
+          if (!fresh) return location.reload();
           if (fresh && fresh.innerHTML !== last) {
             last = fresh.innerHTML;
             el.innerHTML = last;

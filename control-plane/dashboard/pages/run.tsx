@@ -5,6 +5,7 @@
  * come from the run API (the run's own record), the logs from the management API.
  */
 import type { Hono } from "hono";
+import { RUN_ID, timeOfId } from "../../../common/ids.ts";
 import type { RunLogs } from "../../../common/protocol/host.ts";
 import type { RunView } from "../../../common/protocol/run-view.ts";
 import { isEnded } from "../../../common/protocol/runs.ts";
@@ -54,14 +55,39 @@ function Timeline({ run, async }: { run: RunRecord; async: boolean }) {
   );
 }
 
+/** How long a run id not in the index may be waited for, from the time in the id. */
+const ARRIVAL_MS = 30_000;
+
+/**
+ * Whole seconds since `runId` was made, if that is recent enough for the runs index not to have
+ * it yet (a run's shard reports it within moments of its 202); undefined otherwise.
+ */
+function secondsSinceAccepted(runId: string): number | undefined {
+  const made = RUN_ID.test(runId) ? timeOfId(runId) : undefined;
+  if (made === undefined) return undefined;
+  const age = Date.now() - made;
+  return age >= -5_000 && age < ARRIVAL_MS ? Math.max(0, Math.round(age / 1000)) : undefined;
+}
+
 async function runPage(c: DashCtx, notice?: { kind: "error" | "info"; text: string }) {
   const runId = c.req.param("runId") ?? "";
   const { api, session } = c.var;
   const indexed = await api.project<RunItem>("GET", `/runs/${encodeURIComponent(runId)}`);
   if (!indexed.ok) {
+    const arriving = indexed.status === 404 ? secondsSinceAccepted(runId) : undefined;
     return c.html(
       <Page title="Run" section="/dashboard/runs" session={session}>
-        <Notice kind="error">{indexed.message}</Notice>
+        {arriving === undefined ? (
+          <Notice kind="error">{indexed.message}</Notice>
+        ) : (
+          // Fetched again every second (assets.ts) until the page no longer has it: then the
+          // run's page is loaded in its place.
+          <div id="run-arrival" data-refresh="1000">
+            <Notice kind="info">
+              {`Run ${runId} was made ${arriving} s ago; the runs index has a run within a few seconds of its acceptance. This page shows it once it has.`}
+            </Notice>
+          </div>
+        )}
       </Page>,
       indexed.status === 404 ? 404 : 200,
     );
