@@ -145,7 +145,7 @@ export const SCRIPT = `"use strict";
           var fresh = new DOMParser().parseFromString(html, "text/html").getElementById(el.id);
           if (!fresh || !fresh.hasAttribute("data-refresh")) clearInterval(timer);
           if (!fresh) return location.reload();
-          if (fresh && fresh.innerHTML !== last) {
+          if (fresh.innerHTML !== last) {
             last = fresh.innerHTML;
             el.innerHTML = last;
             localTimes(el);
