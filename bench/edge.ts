@@ -12,6 +12,7 @@
 import { Agent, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { newHome, removeHome, startRunlet } from "../test/harness.ts";
+import { type CpuByPart, cpuByPart, cpuSpent } from "./cpu.ts";
 import {
   countOptions,
   describeMachine,
@@ -165,13 +166,21 @@ try {
   const floorPerSecond = await throughput(() =>
     expectStatus(200, request(`${apiUrl}/healthz`, { method: "GET" })),
   );
-  const runsPerSecond = await throughput(() =>
-    expectStatus(202, post(runUrl("run", "?async=true"))),
-  );
+  const stack = () => cpuByPart(runlet.process.pid as number, runlet.ports.api);
+  let cpuBefore = stack();
+  let acceptedRuns = 0;
+  const runsPerSecond = await throughput(async () => {
+    await expectStatus(202, post(runUrl("run", "?async=true")));
+    acceptedRuns++;
+  });
+  await new Promise((r) => setTimeout(r, 1_000)); // the last runs accepted end meanwhile
+  const acceptedCpu = cpuSpent(cpuBefore, stack());
 
   progress(`draining ${drain} async runs of a no-op function on max_replicas = 4…`);
-  await new Promise((r) => setTimeout(r, 2_000)); // let the runs above finish
+  await new Promise((r) => setTimeout(r, 1_000)); // let the runs above finish
+  cpuBefore = stack();
   const drained = await drainRuns();
+  const drainCpu = cpuSpent(cpuBefore, stack());
 
   progress("function completion → first webhook delivery…");
   await new Promise((r) => setTimeout(r, 2_000)); // let the runs above finish
@@ -211,8 +220,13 @@ try {
     drained_per_s: drained.perSecond,
     drain_failures: drained.failures,
   };
+  // CPU per run of each part of the stack, in the throughput phase and in the drain.
+  const cpu = {
+    accepted: perRun(acceptedCpu, acceptedRuns),
+    drain: perRun(drainCpu, drain),
+  };
   if (args.json) {
-    console.log(JSON.stringify({ machine, rows: Object.fromEntries(rows), summary }, null, 2));
+    console.log(JSON.stringify({ machine, rows: Object.fromEntries(rows), summary, cpu }, null, 2));
   } else {
     console.log(
       `\nRun API through the local Worker (wrangler's dev server), ${samples} samples each (ms)\n`,
@@ -223,6 +237,22 @@ try {
         rows.map(([name, s]) => [name, ms(s.p50), ms(s.p99)]),
       ),
     );
+    if (acceptedCpu.size > 0) {
+      const parts = Object.keys(cpu.accepted);
+      const all = (of: Record<string, number>) => Object.values(of).reduce((a, b) => a + b, 0);
+      console.log(
+        "\nCPU per run by part of the stack (ms, from /proc; each phase until its runs ended)\n",
+      );
+      console.log(
+        table(
+          ["part", "async runs at concurrency 16", `drain of ${drain}, each end read`],
+          [
+            ...parts.map((part) => [part, ms(cpu.accepted[part] ?? 0), ms(cpu.drain[part] ?? 0)]),
+            ["all of it", ms(all(cpu.accepted)), ms(all(cpu.drain))],
+          ],
+        ),
+      );
+    }
     console.log(
       `\nat concurrency 16: trivial route ${Math.round(floorPerSecond)}/s, async runs accepted ${Math.round(runsPerSecond)}/s` +
         `\n${drain} queued no-op runs on max_replicas = 4: drained at ${Math.round(drained.perSecond)} runs/s (first submission → last end), ${drained.failures} not success` +
@@ -237,6 +267,11 @@ try {
       `accepted_vs_floor=${summary.accepted_vs_floor.toFixed(2)} drained_per_s=${Math.round(summary.drained_per_s)} ` +
       `drain_failures=${summary.drain_failures}`,
   );
+
+  /** CPU milliseconds per run of each part. */
+  function perRun(cpu: CpuByPart, runs: number): Record<string, number> {
+    return Object.fromEntries([...cpu].map(([part, spent]) => [part, spent / runs]));
+  }
 
   /**
    * Submits `drain` async runs of the no-op app at concurrency 16 and waits until every one has
