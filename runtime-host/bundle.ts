@@ -2,7 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
-import type { BundleFile } from "../common/app-config.ts";
+import { type BundleFile, isBase64, pathClash } from "../common/app-config.ts";
 import { REPLACED_PREFIX, STAGING_PREFIX, versionDirName } from "./app-paths.ts";
 import { HttpError } from "./http/errors.ts";
 import { MAX_BUNDLE_BYTES } from "./limits.ts";
@@ -13,22 +13,17 @@ export interface DecodedFile {
   executable: boolean;
 }
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
-/** Decodes a bundle's files: 400 for a duplicate path or bad base64, 413 past the size limit. */
+/** Decodes a bundle's files: 400 for paths that clash or bad base64, 413 past the size limit. */
 export function decodeBundle(files: readonly BundleFile[]): DecodedFile[] {
-  const seen = new Set<string>();
+  const clash = pathClash(files.map((f) => f.path));
+  if (clash) throw new HttpError(400, clash);
   let bytes = 0;
-  for (const file of files) {
-    if (seen.has(file.path)) throw new HttpError(400, `files: '${file.path}' appears twice`);
-    seen.add(file.path);
-    bytes += Buffer.byteLength(file.contentBase64, "base64");
-  }
+  for (const file of files) bytes += Buffer.byteLength(file.contentBase64, "base64");
   if (bytes > MAX_BUNDLE_BYTES) {
     throw new HttpError(413, `the bundle is larger than ${MAX_BUNDLE_BYTES / 1024 / 1024} MiB`);
   }
   return files.map((file) => {
-    if (!BASE64.test(file.contentBase64)) {
+    if (!isBase64(file.contentBase64)) {
       throw new HttpError(400, `files: '${file.path}' is not valid base64`);
     }
     return {

@@ -1,6 +1,8 @@
 import { existsSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { appRoot, appsRoot } from "./app-paths.ts";
 import type { RunningHost } from "./server.ts";
 import {
   configOf,
@@ -193,6 +195,15 @@ describe("runtime host", () => {
       message: expect.stringMatching(/larger than/),
       code: "payload_too_large",
     });
+  });
+
+  it("answers 500 {message} when a deploy fails unexpectedly after its body was read", async () => {
+    // A file where the app's folder must go: its write fails in a way no check foresaw.
+    await mkdir(join(appsRoot(home), "p"), { recursive: true });
+    await writeFile(appRoot(appsRoot(home), "p", "blocked"), "not a folder");
+    const res = await client.deploy("p", "blocked", 1, HELLO);
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({ message: "internal error", code: "internal" });
   });
 
   it("answers 502 when the process dies mid-call, then serves from a fresh replica", async () => {

@@ -190,7 +190,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
         sendError(res, answer.status, answer.message, answer.more);
         return;
       }
-      if (req.destroyed) return;
+      // (Not `req.destroyed`: a request whose body was read is destroyed, and its caller waits.)
       console.error("runtime host: unexpected error:", err);
       sendError(res, 500, "internal error");
     });

@@ -7,6 +7,7 @@ import {
   appConfigSchema,
   bundleFileSchema,
   describeZodError,
+  pathClash,
 } from "../../common/app-config.ts";
 import { digestOfBundle } from "../../common/bundle-digest.ts";
 import { newId } from "../../common/ids.ts";
@@ -138,13 +139,10 @@ export function registerDeployApp(app: OpenAPIHono<AppEnv>) {
   app.openapi(deployAppRoute, async (c) => {
     const { principal, projectId } = c.var.access;
     const { files } = c.req.valid("json");
-    const paths = new Set<string>();
+    const clash = pathClash(files.map((f) => f.path));
+    if (clash) throw new ApiError("bad_request", clash);
     let bytes = 0;
-    for (const f of files) {
-      if (paths.has(f.path)) throw new ApiError("bad_request", `files: '${f.path}' appears twice`);
-      paths.add(f.path);
-      bytes += Buffer.byteLength(f.contentBase64, "base64");
-    }
+    for (const f of files) bytes += Buffer.byteLength(f.contentBase64, "base64");
     if (bytes > MAX_BUNDLE_BYTES) throw new ApiError("payload_too_large", tooLarge);
     const config = readConfig(files);
     const audit = c.var.audit;

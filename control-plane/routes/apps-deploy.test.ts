@@ -1,0 +1,69 @@
+// POST /v2/projects/{id}/apps: what a bundle's files may be. A file name no file system takes is
+// refused here, not found out by a runtime host after the deploy; a file of megabytes deploys.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { libsqlFixture } from "../testing/libsql.ts";
+
+let f: Awaited<ReturnType<typeof libsqlFixture>>;
+
+beforeAll(async () => {
+  f = await libsqlFixture();
+});
+
+afterAll(() => f.cleanup());
+
+const b64 = (bytes: string | Buffer) => Buffer.from(bytes).toString("base64");
+
+function deploy(name: string, extra: { path: string; contentBase64: string }) {
+  const files = [
+    { path: "runlet.toml", contentBase64: b64(`name = "${name}"`) },
+    { path: "main.mjs", contentBase64: b64("export const run = () => 1;") },
+    extra,
+  ];
+  return f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
+}
+
+async function appNames(): Promise<string[]> {
+  const res = await f.call("GET", `/v2/projects/${f.projectId}/apps`);
+  return ((await res.json()) as { apps: Array<{ name: string }> }).apps.map((a) => a.name);
+}
+
+it("deploys a bundle with a file of 8 MiB", async () => {
+  const res = await deploy("big", {
+    path: "data.bin",
+    contentBase64: b64(Buffer.alloc(8 << 20, 7)),
+  });
+  expect(res.status, await res.clone().text()).toBe(201);
+  expect(await appNames()).toContain("big");
+});
+
+it.each([
+  ["a control character", "a\u0000b.mjs", "control characters"],
+  ["a name over 255 bytes", `${"a".repeat(300)}.txt`, "255 bytes"],
+  ["a name over 255 bytes in UTF-8", `dir/${"é".repeat(130)}`, "255 bytes"],
+])("refuses a file path with %s: 400 naming why, nothing deployed", async (_, path, why) => {
+  const res = await deploy("odd", { path, contentBase64: b64("x") });
+  expect(res.status).toBe(400);
+  expect(((await res.json()) as { message: string }).message).toContain(why);
+  expect(await appNames()).not.toContain("odd");
+});
+
+it("refuses a file where another path needs a folder with 400", async () => {
+  const files = [
+    { path: "runlet.toml", contentBase64: b64('name = "clash"') },
+    { path: "main.mjs", contentBase64: b64("export const run = () => 1;") },
+    { path: "lib", contentBase64: b64("x") },
+    { path: "lib/util.mjs", contentBase64: b64("x") },
+  ];
+  const res = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
+  expect(res.status).toBe(400);
+  expect(((await res.json()) as { message: string }).message).toContain("'lib' to be a folder");
+  expect(await appNames()).not.toContain("clash");
+});
+
+it("refuses content that is not padded base64 with 400", async () => {
+  for (const contentBase64 of ["abc", "ab$=", "a==="]) {
+    const res = await deploy("odd", { path: "x.txt", contentBase64 });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { message: string }).message).toContain("base64");
+  }
+});
