@@ -53,6 +53,7 @@ export default defineConfig({
                   // Short pauses and timeouts, so the whole retry table runs in seconds.
                   WEBHOOK_RETRY_DELAYS_MS: "30,30",
                   WEBHOOK_TIMEOUT_MS: "300",
+                  HOST_ANSWER_MS: "1000",
                 },
               },
             },

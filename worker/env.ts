@@ -14,11 +14,12 @@ export interface Env {
   RUNLET_WEBHOOK_ALLOW_PRIVATE?: string;
   /** The brand in the webhook headers' names (`X-{brand}-Webhook-…`); "Runlet" by default. */
   RUNLET_BRAND?: string;
-  /** For tests: the pauses between delivery attempts ("ms,ms"), each attempt's timeout, and
-   * the watchdog's interval, shorter than the real ones. */
+  /** For tests: the pauses between delivery attempts ("ms,ms"), each attempt's timeout, the
+   * watchdog's interval and the longest wait for a host's answer, shorter than the real ones. */
   WEBHOOK_RETRY_DELAYS_MS?: string;
   WEBHOOK_TIMEOUT_MS?: string;
   RUN_WATCHDOG_MS?: string;
+  HOST_ANSWER_MS?: string;
 }
 
 /** A caller whose token verified: the token (for the control plane's questions) and its claims. */

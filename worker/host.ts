@@ -10,6 +10,13 @@ import { hostsFor, inFlight, suspect, type Target } from "./placement.ts";
 const MAX_TRIES = 3;
 
 /**
+ * The longest a host takes to answer a call: its wait for a replica slot (30 s), a replica's
+ * start (30 s) and the call's own limit (5 min), with a margin. A host silent past it is wedged:
+ * the caller hears 504 instead of waiting for ever (`HOST_ANSWER_MS` shortens it in tests).
+ */
+const HOST_ANSWER_MS = (30 + 30 + 300 + 30) * 1000;
+
+/**
  * Calls `fn` of an app on the best of its hosts (placement.ts), the next one if a host says it
  * cannot run the app (429 elsewhere: nothing ran); host-level failures become `RunApiError`s.
  */
@@ -23,6 +30,7 @@ export async function invokeOnHost(
   let res: Response | undefined;
   for (const [i, host] of hosts.entries()) {
     const done = inFlight(host.url);
+    const patience = AbortSignal.timeout(Number(env.HOST_ANSWER_MS) || HOST_ANSWER_MS);
     try {
       res = await fetch(host.url + hostPath.invoke(project, app, fn), {
         method: "POST",
@@ -32,11 +40,14 @@ export async function invokeOnHost(
           [HEADER.runId]: runId,
         },
         body,
+        signal: patience,
       });
     } catch {
+      done();
+      if (patience.aborted)
+        throw new RunApiError(504, "the runtime host did not answer the call in time");
       // Unreachable, or it died with the call: the call may have run there, so it is not sent
       // again (the caller's 502); the next calls go to the other hosts.
-      done();
       suspect(host.url);
       throw new RunApiError(502, "the runtime host is not reachable");
     }

@@ -207,6 +207,21 @@ describe("run API: synchronous runs", () => {
     expect(broken.body.code).toBe("bad_gateway");
   });
 
+  it("answers 504 when the host does not answer a call within the longest it may take", async () => {
+    const token = await sign();
+    appIsDeployed();
+    // Past HOST_ANSWER_MS (1 s in the tests; 6.5 min for real).
+    hostAnswers(200, { ok: true, result: "late", run_time_ms: 1 }, "run", 1_500);
+    const { res, body } = await call(`/v4/${PROJECT}/hello/run`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(res.status).toBe(504);
+    expect(body).toMatchObject({
+      code: "gateway_timeout",
+      message: "the runtime host did not answer the call in time",
+    });
+  });
+
   it("refuses WebSocket upgrades with a clear 400", async () => {
     const { res, body } = await call(`/v4/${PROJECT}/hello/run`, {
       method: "GET",

@@ -95,11 +95,12 @@ export function appIsDeployed(app = "hello", runtime: "managed" | "custom" = "ma
     });
 }
 
-export function hostAnswers(status: number, body: unknown, fn = "run") {
-  fetchMock
+export function hostAnswers(status: number, body: unknown, fn = "run", delayMs = 0) {
+  const answer = fetchMock
     .get(HOST)
     .intercept({ path: `/internal/invoke/${PROJECT}/hello/${fn}`, method: "POST" })
     .reply(status, body as object);
+  if (delayMs) answer.delay(delayMs);
 }
 
 export async function call(path: string, init: RequestInit = {}) {
