@@ -150,13 +150,14 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   let membership: Membership | undefined;
   const grants =
     opts.join &&
-    new ReplicaGrants(async ({ project, app, version, config }) => {
+    new ReplicaGrants(async ({ project, app, version, config }, have) => {
       if (!membership) return false;
       return membership.mayStart({
         project,
         app,
         version,
         maxReplicas: config.scaling.max_replicas,
+        have,
       });
     });
   const pool = new ReplicaPool(

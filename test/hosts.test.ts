@@ -169,6 +169,26 @@ describe("versions a host fetches from the control plane", () => {
     expect((await call("nowhere")).status).toBe(404);
   });
 
+  it("with max_replicas = 1, serves a redeploy's first call, and the call after its replica crashed", async () => {
+    // The registry still counted the replica that was retired (or died) until the host's next
+    // heartbeat, and refused the new one's grant: 429 "on other hosts" on a host of its own.
+    const solo = (result: string) =>
+      `export const run = () => '${result}';\nexport const crash = () => process.exit(3);`;
+    const scaling = "[scaling]\nmax_replicas = 1\n";
+    await deploy("solo", solo("v1"), scaling);
+    expect((await call("solo")).body).toMatchObject({ ok: true, result: "v1" });
+    await deploy("solo", solo("v2"), scaling);
+    expect((await call("solo")).body).toMatchObject({ ok: true, result: "v2" });
+    const crashed = await hostClient(host.url, INTERNAL_TOKEN).invoke(
+      f.projectId,
+      "solo",
+      "crash",
+      "{}",
+    );
+    expect(crashed.status).toBe(502);
+    expect((await call("solo")).body).toMatchObject({ ok: true, result: "v2" });
+  });
+
   it("answers the first call of an app kept warm (min_replicas = 1), which starts its warm replica", async () => {
     // The warm replica's grant and the call's are asked for at once: the call waited 30 s
     // and was refused (429) when only the first asker heard the answer.

@@ -89,6 +89,12 @@ export const replicaRequestSchema = z.strictObject({
   app: name(),
   version: z.number().check(z.int(), z.positive()),
   maxReplicas: z.number().check(z.int(), z.minimum(1)),
+  /**
+   * The replicas of the app the host has now (usable ones, and grants it holds): taken as the
+   * host's own count before another is granted, since its last heartbeat may still count a
+   * replica that exited or was retired by a redeploy. Absent: the heartbeat's count stands.
+   */
+  have: z.optional(count()),
 });
 export type ReplicaRequest = z.infer<typeof replicaRequestSchema>;
 export const replicaAnswerSchema = z.object({ granted: z.boolean(), replicas: count() });

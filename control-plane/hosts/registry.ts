@@ -213,6 +213,18 @@ export async function grantReplica(
   req: ReplicaRequest,
 ): Promise<ReplicaAnswer> {
   const alive = Date.now() - DOWN_AFTER_MS;
+  // The host knows its own replicas better than its last heartbeat did.
+  if (req.have !== undefined)
+    await db
+      .update(hostApps)
+      .set({ replicas: req.have })
+      .where(
+        and(
+          eq(hostApps.hostId, id),
+          eq(hostApps.projectId, req.project),
+          eq(hostApps.app, req.app),
+        ),
+      );
   const replicasNow = sql`(SELECT coalesce(sum(ha.replicas), 0) FROM host_apps ha
     JOIN hosts h ON h.id = ha.host_id
     WHERE ha.project_id = ${req.project} AND ha.app = ${req.app} AND h.seen_at > ${alive})`;

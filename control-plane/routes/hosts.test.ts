@@ -36,10 +36,16 @@ const beat = (token: string, hostId: string, body: Record<string, unknown>) =>
     body: { state: "up", busy: 0, queued: 0, apps: [], ...body },
   });
 
-const ask = async (token: string, hostId: string, app: string, maxReplicas: number) => {
+const ask = async (
+  token: string,
+  hostId: string,
+  app: string,
+  maxReplicas: number,
+  have?: number,
+) => {
   const res = await f.call("POST", `/internal/hosts/${hostId}/replicas`, {
     token,
-    body: { project: f.projectId, app, version: 1, maxReplicas },
+    body: { project: f.projectId, app, version: 1, maxReplicas, have },
   });
   expect(res.status).toBe(200);
   return ((await res.json()) as { granted: boolean }).granted;
@@ -185,6 +191,18 @@ describe("replicas of an app over all hosts", () => {
       .set({ seenAt: Date.now() - DOWN_AFTER_MS - 1_000 })
       .where(eq(hosts.id, a));
     expect(await ask(token, b, "wide", 3)).toBe(true);
+  });
+
+  it("count a host's replicas as the host says when it asks, not as its last heartbeat did", async () => {
+    const token = await hostToken();
+    const a = (await register(token, "http://10.9.4.1:8790")).body.hostId as string;
+    const b = (await register(token, "http://10.9.4.2:8790")).body.hostId as string;
+    expect(await ask(token, a, "solo", 1, 0)).toBe(true);
+    expect(await ask(token, a, "solo", 1, 1)).toBe(false); // it runs the one it has
+    // Its replica exited (or a redeploy retired it) before a heartbeat said so.
+    expect(await ask(token, a, "solo", 1, 0)).toBe(true);
+    // Another host's word is about itself only.
+    expect(await ask(token, b, "solo", 1, 0)).toBe(false);
   });
 
   it("asked for all at once, are granted exactly max_replicas times", async () => {

@@ -12,16 +12,21 @@ const target: GrantTarget = {
 
 function controlPlane() {
   const answers: Array<(granted: boolean) => void> = [];
-  const grants = new ReplicaGrants(() => new Promise((resolve) => answers.push(resolve)));
-  return { grants, answers };
+  /** What each request said the host has. */
+  const had: number[] = [];
+  const grants = new ReplicaGrants((_, have) => {
+    had.push(have);
+    return new Promise((resolve) => answers.push(resolve));
+  });
+  return { grants, answers, had };
 }
 
 describe("replica grants", () => {
   it("asks once for callers that come while a request is under way, and tells each of them", async () => {
     const { grants, answers } = controlPlane();
     const heard: string[] = [];
-    grants.request(target, (granted) => heard.push(`warm replica: ${granted}`));
-    grants.request(target, (granted) => heard.push(`queued call: ${granted}`));
+    grants.request(target, 0, (granted) => heard.push(`warm replica: ${granted}`));
+    grants.request(target, 0, (granted) => heard.push(`queued call: ${granted}`));
     expect(answers).toHaveLength(1);
     expect(grants.reserved("p", "a")).toBe(1);
     answers[0]?.(true);
@@ -34,10 +39,19 @@ describe("replica grants", () => {
   it("tells every waiter no when the control plane cannot be asked, and asks again next time", async () => {
     const grants = new ReplicaGrants(() => Promise.reject(new Error("unreachable")));
     const heard: boolean[] = [];
-    grants.request(target, (g) => heard.push(g));
-    grants.request(target, (g) => heard.push(g));
+    grants.request(target, 0, (g) => heard.push(g));
+    grants.request(target, 0, (g) => heard.push(g));
     await new Promise((r) => setTimeout(r, 0));
     expect(heard).toEqual([false, false]);
     expect(grants.reserved("p", "a")).toBe(0);
+  });
+
+  it("says how many replicas the host has: its usable ones and the grants it holds", async () => {
+    const { grants, answers, had } = controlPlane();
+    grants.request(target, 1, () => {});
+    answers[0]?.(true); // held, not yet used
+    await Promise.resolve();
+    grants.request(target, 1, () => {});
+    expect(had).toEqual([1, 2]);
   });
 });

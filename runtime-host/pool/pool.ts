@@ -268,7 +268,7 @@ export class ReplicaPool {
     if (liveCount(app) >= app.target.config.scaling.max_replicas) return undefined;
     const { grants } = this.options;
     if (!grants || grants.take(app.target)) return this.#start(app);
-    grants.request(app.target, (granted) => {
+    grants.request(app.target, liveCount(app), (granted) => {
       if (granted) this.#pump(app);
       else if (app.replicas.size === 0)
         app.queue.failAll(() => this.#busy(app, "on other hosts: none is free here", true));
@@ -319,7 +319,7 @@ export class ReplicaPool {
       const { grants } = this.options;
       if (grants && !grants.take(app.target)) {
         // One grant at a time; each one granted starts one more replica, up to the minimum.
-        grants.request(app.target, (granted) => granted && this.#fill(app));
+        grants.request(app.target, liveCount(app), (granted) => granted && this.#fill(app));
         return;
       }
       const replica = this.#start(app);
