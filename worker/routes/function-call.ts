@@ -64,10 +64,18 @@ async function runNow(c: FunctionContext, call: RunCall, fn: string, body: Array
   return c.json({ run_id: call.runId, result, run_time_ms }, statusOf(result) as 200);
 }
 
-/** Any other method or path of a managed app: 405, naming the one that works. */
+/**
+ * Any other method or path of a managed app: 405, naming the one that works; a read or cancel
+ * of something under `runs/` that is not a run id: 404 saying what a run id looks like.
+ */
 export function notAFunctionCall(c: Context<WorkerEnv>): never {
   const project = c.req.param("project") as string;
   const app = c.req.param("app") as string;
+  const under = c.req.path.slice(`/v4/${project}/${app}/`.length);
+  if (under.startsWith("runs/") && (c.req.method === "GET" || c.req.method === "DELETE")) {
+    const id = under.slice("runs/".length).slice(0, 60);
+    throw new RunApiError(404, `no run '${id}': a run id is 'run_' and 26 characters`);
+  }
   c.header("allow", "POST");
   throw new RunApiError(405, `'${app}' runs functions: POST /v4/${project}/${app}/{function}`);
 }

@@ -201,6 +201,23 @@ describe("run API: async runs, run state and webhooks", () => {
     expect((await listDurableObjectIds(env.RUNS)).some((id) => id.equals(nowhere))).toBe(false);
   });
 
+  it("GET or DELETE under runs/ of something that is not a run id: 404 saying what one is", async () => {
+    const headers = { authorization: `Bearer ${await sign()}` };
+    appIsDeployed(); // asked once, then known for 10 s
+    for (const [method, id] of [
+      ["GET", "run_xyz"],
+      ["DELETE", "run_xyz"],
+      ["GET", "x".repeat(2000)],
+    ] as const) {
+      const res = await SELF.fetch(runUrl(id), { method, headers });
+      expect(res.status).toBe(404);
+      expect(await res.json()).toMatchObject({
+        code: "not_found",
+        message: `no run '${id.slice(0, 60)}': a run id is 'run_' and 26 characters`,
+      });
+    }
+  });
+
   it("answers 429 {message, run_id} once the app's queue is full", async () => {
     const headers = { authorization: `Bearer ${await sign()}` };
     appIsDeployed("full");
