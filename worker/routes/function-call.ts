@@ -29,6 +29,21 @@ function statusOf(result: unknown): number {
   return 200;
 }
 
+/**
+ * A function's input is JSON (an empty body is null): an async call's is checked before it is
+ * accepted, as the host checks a sync call's, so a body that is not JSON is a 400 now rather
+ * than a run that fails later.
+ */
+function refuseUnlessJson(body: ArrayBuffer): void {
+  const text = new TextDecoder().decode(body);
+  if (text.trim() === "") return;
+  try {
+    JSON.parse(text);
+  } catch {
+    throw new RunApiError(400, "request body is not valid JSON");
+  }
+}
+
 export async function callFunction(c: FunctionContext) {
   const call = runCallOf(c);
   let fn: string;
@@ -39,7 +54,10 @@ export async function callFunction(c: FunctionContext) {
   }
   const body = await cappedBody(c);
   const key = await keyOfCall(c, call, fn, body);
-  if (call.isAsync) return accept(c, call, fn, body, undefined, key);
+  if (call.isAsync) {
+    refuseUnlessJson(body);
+    return accept(c, call, fn, body, undefined, key);
+  }
   return answeredOnce(c, call, key, () => runNow(c, call, fn, body));
 }
 

@@ -253,7 +253,7 @@ describe("run API: async runs, run state and webhooks", () => {
     expect(sent[0]?.headers.get("x-webhook-secret")).toBeNull();
     expect(sent[0]?.headers.get("authorization")).toBe(`Bearer ${env.INTERNAL_TOKEN}`);
   });
-  it("refuses a bad async value and a bad or private webhookEndpoint with 400", async () => {
+  it("refuses a bad async value, a bad or private webhookEndpoint and an async body not JSON with 400", async () => {
     const headers = { authorization: `Bearer ${await sign()}` };
     appIsDeployed();
     for (const query of [
@@ -266,6 +266,10 @@ describe("run API: async runs, run state and webhooks", () => {
       expect({ query, status: res.status }).toEqual({ query, status: 400 });
       expect(body.run_id).toBe(res.headers.get("X-Request-Id"));
     }
+    // A function's input is JSON: an async call's body is checked before it is accepted.
+    const notJson = await call(`/v4/${PROJECT}/hello/run?async=true`, { headers, body: "{bad" });
+    expect(notJson.res.status).toBe(400);
+    expect(notJson.body).toMatchObject({ message: "request body is not valid JSON" });
   });
 
   it("answers a sync run unchanged and delivers its response to the webhook afterwards", async () => {
