@@ -7,7 +7,8 @@ const USAGE = `Usage: runlet apps [--json]
 
   (none)   the project's apps: name, live version, runtime, last deploy
   delete   stops the app's replicas and deletes it with its deployments (audited); calls of it
-           are 404 from then on, and a later deploy of the same name starts at version 1`;
+           are 404 within 10 s (the run API keeps what it learnt of an app for 10 s; a run
+           accepted meanwhile fails), and a later deploy of the same name starts at version 1`;
 
 export const apps: Command = {
   name: "apps",

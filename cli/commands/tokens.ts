@@ -13,7 +13,8 @@ Service-account tokens for scripts and CI (project owners only).
                        secrets and read the audit log)
            The token is printed once: store it in a secret manager, never in source control.
   list     the project's service accounts and whether each is active, expired or revoked
-  revoke   stops the account's token at once`;
+  revoke   stops the account's token: at once on the management API, within 10 s on the
+           run API (which keeps what the control plane said of a token for 10 s)`;
 
 interface Account {
   id: string;
