@@ -20,6 +20,7 @@ export const ERROR_CODES = /** @type {const} */ ({
   408: "request_timeout",
   409: "conflict",
   413: "payload_too_large",
+  415: "unsupported_media_type",
   422: "unprocessable",
   429: "too_many_requests",
   431: "headers_too_large",

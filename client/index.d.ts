@@ -208,6 +208,7 @@ export type ApiErrorCode =
   | "request_timeout"
   | "conflict"
   | "payload_too_large"
+  | "unsupported_media_type"
   | "unprocessable"
   | "too_many_requests"
   | "headers_too_large"

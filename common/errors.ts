@@ -16,6 +16,7 @@ export const ERROR_STATUS = {
   request_timeout: 408,
   conflict: 409,
   payload_too_large: 413,
+  unsupported_media_type: 415,
   unprocessable: 422,
   too_many_requests: 429,
   headers_too_large: 431,

@@ -17,7 +17,12 @@ export class ApiError extends HTTPException {
 export function handleError(err: Error, c: Context) {
   if (err instanceof ApiError) return c.json({ message: err.message, code: err.code }, err.status);
   if (err instanceof HTTPException) {
-    return c.json({ message: err.message || "bad request", code: codeOf(err.status) }, err.status);
+    // The management API takes JSON bodies only; Hono's own words do not say that.
+    const message =
+      err.status === 415
+        ? "the body must be JSON, sent with Content-Type: application/json"
+        : err.message || "bad request";
+    return c.json({ message, code: codeOf(err.status) }, err.status);
   }
   console.error("[control-plane] unexpected error:", err);
   return c.json({ message: "internal error", code: "internal" }, 500);

@@ -66,6 +66,19 @@ describe("POST /v2/projects", () => {
     expect((await f.call("POST", "/v2/projects", { token: null, body: "{nope" })).status).toBe(401);
   });
 
+  it("refuses a body not sent as JSON with 415 unsupported_media_type, saying what to send", async () => {
+    const res = await f.app.request("/v2/projects", {
+      method: "POST",
+      headers: { authorization: `Bearer ${f.owner.token}`, "content-type": "text/plain" },
+      body: '{"name":"plain"}',
+    });
+    expect(res.status).toBe(415);
+    expect(await body(res)).toEqual({
+      message: "the body must be JSON, sent with Content-Type: application/json",
+      code: "unsupported_media_type",
+    });
+  });
+
   it("refuses a body over 256 KiB with 413", async () => {
     const res = await f.call("POST", "/v2/projects", {
       body: { name: "big", pad: "x".repeat(300 * 1024) },
