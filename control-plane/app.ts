@@ -1,4 +1,4 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import { HEADER } from "../common/consts.ts";
 import { newId } from "../common/ids.ts";
 import { recordFailures } from "./audit/record.ts";
@@ -27,9 +27,26 @@ import { registerServiceAccounts } from "./routes/service-accounts.ts";
 
 export type ControlPlaneApp = OpenAPIHono<AppEnv>;
 
+/** A route's query when it declares none: any parameter is refused, as unknown JSON fields are. */
+const NO_QUERY = z.strictObject({});
+
+/**
+ * Query parameters a route does not declare are refused with 400 (docs/api.md): every route
+ * registered on `app` without a query schema gets the empty one.
+ */
+function refuseUndeclaredQueries(app: ControlPlaneApp): void {
+  const register = app.openapi.bind(app);
+  app.openapi = ((route: RouteConfig, ...rest: unknown[]) =>
+    (register as (...args: unknown[]) => unknown)(
+      route.request?.query ? route : { ...route, request: { ...route.request, query: NO_QUERY } },
+      ...rest,
+    )) as typeof app.openapi;
+}
+
 /** The management API as a Hono app. It is handed its database and collaborators; it opens nothing. */
 export function createControlPlane(deps: Deps): ControlPlaneApp {
   const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  refuseUndeclaredQueries(app);
   app.use(async (c, next) => {
     c.set("deps", deps);
     c.set("requestId", newId("req"));

@@ -88,6 +88,22 @@ describe("POST /v2/projects", () => {
   });
 });
 
+describe("query parameters", () => {
+  it("are refused with 400 naming them on every route that declares none", async () => {
+    const project = `/v2/projects/${f.projectId}`;
+    for (const [method, path] of [
+      ["GET", `${project}/secrets?x=1`],
+      ["GET", `${project}/service-accounts?x=1`],
+      ["GET", `${project}/apps?verbose=true`],
+      ["POST", "/v2/projects?dryRun=1"],
+    ] as const) {
+      const res = await f.call(method, path, method === "POST" ? { body: { name: "q" } } : {});
+      expect({ path, status: res.status }).toEqual({ path, status: 400 });
+      expect((await body(res)).message).toMatch(/^unknown field '/);
+    }
+  });
+});
+
 describe("PATCH /v2/projects/{id}", () => {
   it("changes name and plan for the owner and records what changed", async () => {
     const projectId = await f.addProject();
