@@ -12,8 +12,18 @@ export interface Command {
   }): Promise<number>;
 }
 
-/** A failure the user can act on: printed as one line, exit code 1, no stack. */
-export class CliError extends Error {}
+/**
+ * A failure the user can act on: printed as one line, exit code 1, no stack; with `--json`,
+ * as `{message, status?, code?}` on stdout (the server's status and code when it refused).
+ */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly answer?: { status: number; code?: string },
+  ) {
+    super(message);
+  }
+}
 
 export const commonOptions = {
   help: { type: "boolean", short: "h" },

@@ -41,7 +41,11 @@ export async function readAnswer<T>(res: Response, what: string): Promise<T> {
   if (!res.ok) {
     const message =
       (body as { message?: string } | undefined)?.message ?? (text.slice(0, 200) || res.statusText);
-    throw new CliError(`${what} failed (${res.status}): ${message}`);
+    const code = (body as { code?: unknown } | undefined)?.code;
+    throw new CliError(`${what} failed (${res.status}): ${message}`, {
+      status: res.status,
+      ...(typeof code === "string" ? { code } : {}),
+    });
   }
   return body as T;
 }

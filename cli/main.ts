@@ -58,18 +58,19 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`runlet: unknown command '${name}'\n\n${usage()}`);
     return 1;
   }
+  let json = false;
   try {
     const { values, positionals } = parse(cmd, rest);
     if (values.help) {
       console.log(cmd.usage);
       return 0;
     }
+    json = values.json === true;
     return await cmd.run({ values, positionals });
   } catch (err) {
-    if (err instanceof CliError) {
-      console.error(`runlet ${cmd.name}: ${err.message}`);
-      return 1;
-    }
-    throw err;
+    if (!(err instanceof CliError)) throw err;
+    if (json) console.log(JSON.stringify({ message: err.message, ...err.answer }));
+    else console.error(`runlet ${cmd.name}: ${err.message}`);
+    return 1;
   }
 }

@@ -36,7 +36,10 @@ export function answeredMessage(err: RunletError): string | undefined {
 export function cliErrorOf(err: unknown, what: string, config: CliConfig): unknown {
   if (!(err instanceof RunletError)) return err;
   if (err.code === "network_error") return unreachable(what, config);
-  return new CliError(answeredMessage(err) ?? `the worker answered ${err.status}`);
+  return new CliError(answeredMessage(err) ?? `the worker answered ${err.status}`, {
+    status: err.status,
+    code: err.code,
+  });
 }
 
 export function unreachable(what: string, config: CliConfig): CliError {

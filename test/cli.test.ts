@@ -210,6 +210,33 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     expect(cancel.stderr).toMatch(/has already ended: success/);
   });
 
+  it("says what went wrong as JSON with --json, and refuses arguments and flags it cannot take", async () => {
+    expect((await cli(["deploy", "examples/hello"], runlet.env)).code).toBe(0);
+    const ran = await cli(["run", "hello", "--json"], runlet.env);
+    const runId = JSON.parse(ran.stdout).run_id as string;
+    const cancel = await cli(["cancel", runId, "--json"], runlet.env);
+    expect(cancel.code).toBe(1);
+    expect(JSON.parse(cancel.stdout)).toEqual({
+      message: "only async runs can be cancelled",
+      status: 409,
+      code: "conflict",
+    });
+    const secret = await cli(["secrets", "get", "NO_SUCH_SECRET", "--json"], runlet.env);
+    expect(secret.code).toBe(1);
+    expect(JSON.parse(secret.stdout)).toMatchObject({ status: 404, code: "not_found" });
+
+    const extra = await cli(["run", "hello", "run", "stray"], runlet.env);
+    expect(extra.code).toBe(1);
+    expect(extra.stderr).toContain("unexpected 'stray'");
+    const both = await cli(["runs", "--async", "--sync"], runlet.env);
+    expect(both.code).toBe(1);
+    expect(both.stderr).toContain("--async or --sync, not both");
+    const output = join(runlet.home, "no-such-folder", "log.csv");
+    const exported = await cli(["audit-log", "--export", "csv", "--output", output], runlet.env);
+    expect(exported.code).toBe(1);
+    expect(exported.stderr).toContain(`cannot write ${output}: ENOENT`);
+  });
+
   it("sends a run again with --idempotency-key: the same run, and 422 for another body", async () => {
     expect((await cli(["deploy", "examples/hello"], runlet.env)).code).toBe(0);
     const args = ["run", "hello", "--async", "--idempotency-key", "cli-1", "--data", '{"n":1}'];

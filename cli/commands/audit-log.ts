@@ -67,6 +67,11 @@ async function exportLog(
   if (!res.ok || !res.body) await readAnswer(res, what); // throws the server's message
   // The file is created only once the export has begun, and removed if it is cut off.
   const file = output ? createWriteStream(output) : undefined;
+  // A file that cannot be made (a missing folder) is said so, not as an export cut off.
+  if (file)
+    await once(file, "open").catch((err: Error) => {
+      throw new CliError(`cannot write ${output}: ${err.message}`);
+    });
   const out: Writable = file ?? process.stdout;
   // A write error (a missing folder, a closed pipe) may come between writes: kept for the loop.
   let writeError: Error | undefined;

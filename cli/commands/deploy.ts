@@ -38,6 +38,8 @@ Packs the folder (default: the current one), uploads it through the management A
 switches the app to the new version. The folder needs a runlet.toml.`,
   options: {},
   async run({ values, positionals }) {
+    if (positionals.length > 1)
+      throw new CliError(`give one app folder, not ${positionals.length}\n\n${deploy.usage}`);
     const dir = resolve(positionals[0] ?? ".");
     const manifest = await readFile(join(dir, "runlet.toml"), "utf8").catch(() => {
       throw new CliError(`${dir} has no runlet.toml: is it an app folder?`);

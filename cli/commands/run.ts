@@ -42,8 +42,12 @@ response ({run_id, result, run_time_ms}).
     "idempotency-key": { type: "string" },
   },
   async run({ values, positionals }) {
-    const [app, fn = "run"] = positionals;
+    const [app, fn = "run", ...extra] = positionals;
     if (!app) throw new CliError(`missing <app>\n\n${run.usage}`);
+    if (extra.length)
+      throw new CliError(
+        `unexpected '${extra.join(" ")}': the input goes in --data\n\n${run.usage}`,
+      );
     const data = typeof values.data === "string" ? values.data : "{}";
     let input: unknown;
     try {

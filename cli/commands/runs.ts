@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { runSchema } from "../../control-plane/routes/runs-list.ts";
-import type { Command } from "../command.ts";
+import { CliError, type Command } from "../command.ts";
 import { columns, fetchPages, loadConfig } from "../config.ts";
 
 const USAGE = `Usage: runlet runs [--app A] [--status S] [--async | --sync] [--limit N] [--all] [--json]
@@ -29,6 +29,8 @@ export const runs: Command = {
     all: { type: "boolean" },
   },
   async run({ values }) {
+    if (values.async && values.sync)
+      throw new CliError(`say --async or --sync, not both\n\n${USAGE}`);
     const config = await loadConfig();
     const query = new URLSearchParams();
     for (const key of ["app", "status", "limit"] as const) {
