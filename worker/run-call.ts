@@ -44,7 +44,7 @@ export function runCallOf(c: Context<WorkerEnv>): RunCall {
   const runId = c.var.runId as string;
   const project = c.req.param("project") as string;
   const app = c.req.param("app") as string;
-  const isAsync = asyncFlag(c.req.query("async"));
+  const isAsync = asyncFlag(c.req.queries("async"));
   const webhook = webhookOf(c);
   if (Number(c.req.header("content-length") ?? 0) > MAX_RUN_BODY_BYTES)
     throw new RunApiError(413, "the request body is larger than 10 MiB");
@@ -147,7 +147,9 @@ export function withoutRunletParameters(search: string): string {
 }
 
 /** `?async=`: `true` runs in the background, `false` (or no parameter) answers with the result. */
-function asyncFlag(raw: string | undefined): boolean {
+function asyncFlag(given: string[] | undefined): boolean {
+  if (given && given.length > 1) throw new RunApiError(400, "async is given more than once");
+  const raw = given?.[0];
   if (raw === undefined || raw === "false") return false;
   if (raw === "true") return true;
   throw new RunApiError(400, `async must be 'true' or 'false', got '${raw.slice(0, 40)}'`);
@@ -166,7 +168,10 @@ export function webhookOf(c: Context<WorkerEnv>): WebhookRequest | undefined {
 
 /** `X-Webhook-Secret`, the key that signs a delivery; 400 when it is too long. */
 export function webhookSecretOf(c: Context<WorkerEnv>): string | undefined {
-  const secret = c.req.header(HEADER.webhookSecret) || undefined;
+  const secret = c.req.header(HEADER.webhookSecret);
+  // Sent empty (a variable that was not set): signed deliveries were meant, none can be made.
+  if (secret !== undefined && secret.trim() === "")
+    throw new RunApiError(400, `${HEADER.webhookSecret} is empty: send the secret, or no header`);
   if (secret && secret.length > MAX_SECRET_LENGTH)
     throw new RunApiError(
       400,

@@ -253,11 +253,12 @@ describe("run API: async runs, run state and webhooks", () => {
     expect(sent[0]?.headers.get("x-webhook-secret")).toBeNull();
     expect(sent[0]?.headers.get("authorization")).toBe(`Bearer ${env.INTERNAL_TOKEN}`);
   });
-  it("refuses a bad async value, a bad or private webhookEndpoint and an async body not JSON with 400", async () => {
+  it("refuses a bad or repeated async, a bad or private webhookEndpoint, an empty secret and an async body not JSON with 400", async () => {
     const headers = { authorization: `Bearer ${await sign()}` };
     appIsDeployed();
     for (const query of [
       "async=1",
+      "async=true&async=false",
       "webhookEndpoint=",
       "webhookEndpoint=ftp%3A%2F%2Fexample.com%2F",
       "webhookEndpoint=http%3A%2F%2F127.0.0.1%3A9%2Fhook",
@@ -266,6 +267,13 @@ describe("run API: async runs, run state and webhooks", () => {
       expect({ query, status: res.status }).toEqual({ query, status: 400 });
       expect(body.run_id).toBe(res.headers.get("X-Request-Id"));
     }
+    // A secret sent empty (an unset variable): deliveries were meant to be signed.
+    const hook = `webhookEndpoint=${encodeURIComponent("https://example.com/hook")}`;
+    const empty = await call(`/v4/${PROJECT}/hello/run?async=true&${hook}`, {
+      headers: { ...headers, "x-webhook-secret": " " },
+    });
+    expect(empty.res.status).toBe(400);
+    expect(empty.body.message).toMatch(/X-Webhook-Secret is empty/i);
     // A function's input is JSON: an async call's body is checked before it is accepted.
     const notJson = await call(`/v4/${PROJECT}/hello/run?async=true`, { headers, body: "{bad" });
     expect(notJson.res.status).toBe(400);
