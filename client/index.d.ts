@@ -59,7 +59,7 @@ export interface DeliveryView {
   /** Scheme, host and path of the target (its query may hold credentials: not shown). */
   target: string;
   signed: boolean;
-  state: "pending" | "delivered" | "failed";
+  state: "pending" | "delivered" | "failed" | "cancelled";
   attempts: AttemptView[];
 }
 

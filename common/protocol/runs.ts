@@ -21,8 +21,11 @@ export function isEnded(status: string): status is EndedStatus {
   return (ENDED_STATUSES as readonly string[]).includes(status);
 }
 
-/** A run's webhook delivery: under way, then how it ended. */
-export const WEBHOOK_STATES = ["pending", "delivered", "failed"] as const;
+/**
+ * A run's webhook delivery: under way, then how it ended — or `cancelled`: the run was cancelled
+ * before it ended, and nothing was sent.
+ */
+export const WEBHOOK_STATES = ["pending", "delivered", "failed", "cancelled"] as const;
 export type WebhookState = (typeof WEBHOOK_STATES)[number];
 
 export const runIdSchema = z.string().check(z.regex(RUN_ID, "not a run id"));

@@ -83,6 +83,11 @@ describe("cancel", () => {
     expect(delivered()).toBe(0);
     expect(await endsReported(run)).toEqual(["cancelled"]);
     expect(await rowOf(run)).toMatchObject({ hook_secret: null, hook_url: null, payload: null });
+    // Its webhook says nothing was sent because the run was cancelled, not that it failed.
+    expect((await shard.view(run.runId))?.webhook).toMatchObject({
+      state: "cancelled",
+      attempts: [],
+    });
     expect(await shard.cancel(run.runId)).toEqual({
       refused: { status: 409, message: `run '${run.runId}' has already ended: cancelled` },
     });

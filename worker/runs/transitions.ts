@@ -60,7 +60,9 @@ export function markEnded(
     store.setDeliveryBody(row.id, body);
     return true;
   }
-  const hook = row.hook_state === "pending" ? { hook_state: "failed" as const } : {};
+  // Nothing sent: the run was cancelled (no delivery is made), or its delivery is given up.
+  const dropped = outcome.status === "cancelled" ? ("cancelled" as const) : ("failed" as const);
+  const hook = row.hook_state === "pending" ? { hook_state: dropped } : {};
   store.update(row.id, { ...ended, ...hook, due_at: finishedAt + RETAIN_MS }, true);
   if (row.hook_state !== null) store.closeDelivery(row.id);
   return false;
