@@ -7,6 +7,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { processTree } from "../test/harness.ts";
+import { ms, table } from "./stats.ts";
 
 /** CPU milliseconds by part of the stack (and the benchmark's client). */
 export type CpuByPart = Map<string, number>;
@@ -77,4 +78,22 @@ export function cpuSpent(before: CpuByPart, after: CpuByPart): CpuByPart {
   const spent: CpuByPart = new Map();
   for (const [part, ms] of after) spent.set(part, Math.max(0, ms - (before.get(part) ?? 0)));
   return spent;
+}
+
+/** CPU milliseconds per run of each part. */
+export function perRun(cpu: CpuByPart, runs: number): Record<string, number> {
+  return Object.fromEntries([...cpu].map(([part, spent]) => [part, spent / runs]));
+}
+
+/** A table of parts by phases (each a title and its CPU per run), with the sum of every part. */
+export function cpuTable(...phases: Array<[string, Record<string, number>]>): string {
+  const parts = Object.keys(phases[0]?.[1] ?? {});
+  const all = (of: Record<string, number>) => Object.values(of).reduce((a, b) => a + b, 0);
+  return table(
+    ["part", ...phases.map(([title]) => title)],
+    [
+      ...parts.map((part) => [part, ...phases.map(([, of]) => ms(of[part] ?? 0))]),
+      ["all of it", ...phases.map(([, of]) => ms(all(of)))],
+    ],
+  );
 }

@@ -12,7 +12,8 @@
 import { Agent, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { newHome, removeHome, startRunlet } from "../test/harness.ts";
-import { type CpuByPart, cpuByPart, cpuSpent } from "./cpu.ts";
+import { cpuByPart, cpuSpent, cpuTable, perRun } from "./cpu.ts";
+import { drainRuns } from "./drain.ts";
 import {
   countOptions,
   describeMachine,
@@ -179,7 +180,11 @@ try {
   progress(`draining ${drain} async runs of a no-op function on max_replicas = 4…`);
   await new Promise((r) => setTimeout(r, 1_000)); // let the runs above finish
   cpuBefore = stack();
-  const drained = await drainRuns();
+  const drained = await drainRuns(drain, {
+    submit: async () =>
+      JSON.parse(await expectStatus(202, post(runUrl("run", "?async=true", "drain")))).run_id,
+    view: async (id) => JSON.parse(await expectStatus(200, get(runUrl(`runs/${id}`, "", "drain")))),
+  });
   const drainCpu = cpuSpent(cpuBefore, stack());
 
   progress("function completion → first webhook delivery…");
@@ -238,18 +243,13 @@ try {
       ),
     );
     if (acceptedCpu.size > 0) {
-      const parts = Object.keys(cpu.accepted);
-      const all = (of: Record<string, number>) => Object.values(of).reduce((a, b) => a + b, 0);
       console.log(
         "\nCPU per run by part of the stack (ms, from /proc; each phase until its runs ended)\n",
       );
       console.log(
-        table(
-          ["part", "async runs at concurrency 16", `drain of ${drain}, each end read`],
-          [
-            ...parts.map((part) => [part, ms(cpu.accepted[part] ?? 0), ms(cpu.drain[part] ?? 0)]),
-            ["all of it", ms(all(cpu.accepted)), ms(all(cpu.drain))],
-          ],
+        cpuTable(
+          ["async runs at concurrency 16", cpu.accepted],
+          [`drain of ${drain}, each end read`, cpu.drain],
         ),
       );
     }
@@ -267,59 +267,6 @@ try {
       `accepted_vs_floor=${summary.accepted_vs_floor.toFixed(2)} drained_per_s=${Math.round(summary.drained_per_s)} ` +
       `drain_failures=${summary.drain_failures}`,
   );
-
-  /** CPU milliseconds per run of each part. */
-  function perRun(cpu: CpuByPart, runs: number): Record<string, number> {
-    return Object.fromEntries([...cpu].map(([part, spent]) => [part, spent / runs]));
-  }
-
-  /**
-   * Submits `drain` async runs of the no-op app at concurrency 16 and waits until every one has
-   * ended; the rate is runs over the time from the first submission to the last run's end (its
-   * `finished_at`, by this machine's clock).
-   */
-  async function drainRuns(): Promise<{ perSecond: number; failures: number }> {
-    const ids: string[] = [];
-    const first = Date.now();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 16 }, async () => {
-        while (next < drain) {
-          next++;
-          const body = await expectStatus(202, post(runUrl("run", "?async=true", "drain")));
-          ids.push(JSON.parse(body).run_id as string);
-        }
-      }),
-    );
-    const view = async (id: string) =>
-      JSON.parse(await expectStatus(200, get(runUrl(`runs/${id}`, "", "drain")))) as {
-        status: string;
-        finished_at: string | null;
-      };
-    const ends = new Map<string, { status: string; at: number }>();
-    const readEnds = async (batch: string[]) => {
-      for (let at = 0; at < batch.length; at += 64) {
-        const chunk = batch.slice(at, at + 64);
-        for (const [id, v] of await Promise.all(
-          chunk.map(async (id) => [id, await view(id)] as const),
-        ))
-          if (v.finished_at) ends.set(id, { status: v.status, at: Date.parse(v.finished_at) });
-      }
-    };
-    // The last submitted end last (each shard is first come first served): wait for those,
-    // then read every run, and again those still going.
-    const deadline = Date.now() + 10 * 60_000;
-    for (const wanted of [ids.slice(-16), ids]) {
-      for (let left = wanted; left.length > 0; left = wanted.filter((id) => !ends.has(id))) {
-        if (Date.now() > deadline) throw new Error(`${left.length} runs did not end in 10 min`);
-        if (left !== wanted) await new Promise((r) => setTimeout(r, 100));
-        await readEnds(left);
-      }
-    }
-    const last = Math.max(...[...ends.values()].map((e) => e.at));
-    const failures = [...ends.values()].filter((e) => e.status !== "success").length;
-    return { perSecond: ids.length / ((last - first) / 1000), failures };
-  }
 } finally {
   await runlet.stop();
   receiver.closeAllConnections();
