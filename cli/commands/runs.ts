@@ -51,7 +51,7 @@ export const runs: Command = {
     } else {
       console.log(
         columns(
-          ["RUN", "APP", "FUNCTION", "MODE", "STATUS", "STARTED", "TIME"],
+          ["RUN", "APP", "FUNCTION", "MODE", "STATUS", "CREATED", "TIME"],
           items.map((r) => [
             r.id,
             r.app,

@@ -232,7 +232,7 @@ describe("run API: async runs, run state and webhooks", () => {
     });
   });
 
-  it("hands a custom app's async request over as it came, less the caller's token, the secret and Runlet's parameters", async () => {
+  it("hands a custom app's async request over as it came, less the caller's token, the secret, Expect and Runlet's parameters", async () => {
     const authorization = `Bearer ${await sign()}`;
     appIsDeployed("web", "custom");
     const sent = hostTakesNext("web", "async-http");
@@ -241,7 +241,12 @@ describe("run API: async runs, run state and webhooks", () => {
       `/v4/${PROJECT}/web/items/7?x=1&async=true&webhookEndpoint=${hook}&y=%2F`,
       {
         method: "PUT",
-        headers: { authorization, "x-webhook-secret": "k", "x-custom": "yes" },
+        headers: {
+          authorization,
+          "x-webhook-secret": "k",
+          "x-custom": "yes",
+          expect: "100-continue",
+        },
         body: "hello",
       },
     );
@@ -251,6 +256,8 @@ describe("run API: async runs, run state and webhooks", () => {
     expect(sent[0]).toMatchObject({ method: "PUT", path, body: "hello" });
     expect(sent[0]?.headers.get("x-custom")).toBe("yes");
     expect(sent[0]?.headers.get("x-webhook-secret")).toBeNull();
+    // The caller's Expect is the Worker's business: a host would answer 100 Continue to it.
+    expect(sent[0]?.headers.get("expect")).toBeNull();
     expect(sent[0]?.headers.get("authorization")).toBe(`Bearer ${env.INTERNAL_TOKEN}`);
   });
   it("refuses a bad or repeated async, a bad or private webhookEndpoint, an empty secret and an async body not JSON with 400", async () => {
