@@ -14,7 +14,7 @@ export interface WorkloadSpec {
   version: number;
   /** The version's folder: the app's files, the child's cwd and HOME. */
   dir: string;
-  /** Extra environment of the app (nothing fills it yet: secrets do not reach apps). */
+  /** Extra environment of the app (its project's secrets). */
   env?: Record<string, string>;
 }
 

@@ -25,7 +25,7 @@ export function registerSecrets(dash: Hono<DashEnv>) {
     return c.html(
       <Page title="Secrets" section={PATH} session={c.var.session}>
         {flash?.kind === "saved" ? (
-          <Notice kind="info">{`${flash.name} is saved.`}</Notice>
+          <Notice kind="info">{`${flash.name} is saved. Replicas started from now on see it.`}</Notice>
         ) : null}
         {flash?.kind === "error" ? <Notice kind="error">{flash.message}</Notice> : null}
         {listed.ok ? (

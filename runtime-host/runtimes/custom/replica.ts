@@ -80,7 +80,7 @@ function shellWord(word: string): string {
 
 /**
  * What the replica's waiting shell runs: export the app's environment, then exec its
- * entrypoint (looked up on PATH, as a spawn would). Sent over stdin, so the environment never touches a
+ * entrypoint (looked up on PATH, as a spawn would). Sent over stdin, so secrets never touch a
  * file; the entrypoint keeps the sandbox's process, limits and cgroup.
  */
 export function launchScript(env: NodeJS.ProcessEnv, entrypoint: readonly string[]): string {

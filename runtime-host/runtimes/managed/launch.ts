@@ -24,8 +24,8 @@ export interface Launched {
 export type Launcher = (spec: WorkloadSpec) => Promise<Launched>;
 
 /**
- * The child's whole environment: the app's own (`spec.env`) and ours on top. Never the host's
- * environment: it holds the internal token.
+ * The child's whole environment: the app's own (its project's secrets) and ours on top. Never
+ * the host's environment: it holds the internal token.
  */
 export function managedEnv(spec: WorkloadSpec, home: string = spec.dir): NodeJS.ProcessEnv {
   return {
