@@ -6,6 +6,7 @@
  * an unreachable control plane is tried again, the host serving meanwhile.
  */
 import { setTimeout as sleep } from "node:timers/promises";
+import { z } from "zod";
 import { type DeployRequest, deployRequestSchema } from "../common/protocol/deploy.ts";
 import {
   type CurrentVersion,
@@ -85,6 +86,17 @@ export class Membership implements BundleSource {
     const parsed = currentVersionSchema.safeParse(await res.json().catch(() => undefined));
     if (!res.ok || !parsed.success) throw unavailable(`the control plane answered ${res.status}`);
     return parsed.data;
+  }
+
+  /** The project's secrets, as its apps' environment. */
+  async secrets(project: string): Promise<Record<string, string>> {
+    const res = await this.#get(controlPlanePath.secrets(project));
+    const parsed = z
+      .object({ env: z.record(z.string(), z.string()) })
+      .safeParse(await res.json().catch(() => undefined));
+    if (!res.ok || !parsed.success)
+      throw unavailable(`the control plane answered ${res.status} for the project's secrets`);
+    return parsed.data.env;
   }
 
   async bundle(project: string, app: string, version: number): Promise<DeployRequest | undefined> {

@@ -160,11 +160,16 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
         have,
       });
     });
+  // In a registry, a replica's environment holds its project's secrets, read as it starts.
+  const withSecrets = <T extends { project: string }>(target: T) =>
+    membership
+      ? { ...target, secrets: () => (membership as Membership).secrets(target.project) }
+      : target;
   const pool = new ReplicaPool(
     (target) =>
       target.config.runtime === "custom"
-        ? spares.custom.replicaFor(target)
-        : spares.managed.replicaFor(target),
+        ? spares.custom.replicaFor(withSecrets(target))
+        : spares.managed.replicaFor(withSecrets(target)),
     { queueWaitMs: limits.queueWaitMs, maxWaiting: limits.maxWaiting, grants },
   );
   // Apps with `min_replicas` are warm from the start (in a registry: once registered).

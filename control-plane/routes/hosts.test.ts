@@ -218,3 +218,24 @@ describe("replicas of an app over all hosts", () => {
     expect(answers.filter(Boolean)).toHaveLength(7);
   });
 });
+
+describe("a project's secrets for its replicas", () => {
+  it("are given decrypted to a runtime host's token only, as the replicas' environment", async () => {
+    const put = await f.call("PUT", `/v2/projects/${f.projectId}/secrets/DB_URL`, {
+      body: { value: "postgres://u:p@db/x" },
+    });
+    expect(put.status).toBe(204);
+    const token = await hostToken("secrets reader");
+    const res = await f.call("GET", `/internal/secrets/${f.projectId}`, { token });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { env: Record<string, string> }).env).toMatchObject({
+      DB_URL: "postgres://u:p@db/x",
+    });
+    // Not a person's token, not the internal one: a host's.
+    expect((await f.call("GET", `/internal/secrets/${f.projectId}`)).status).toBe(401);
+    const other = await f.call("GET", `/internal/secrets/${f.projectId}`, {
+      token: INTERNAL_TOKEN,
+    });
+    expect(other.status).toBe(401);
+  });
+});

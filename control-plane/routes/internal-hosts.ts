@@ -6,6 +6,7 @@
  * Worker's, with the internal token: `GET /internal/hosts`, where it places work.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { eq } from "drizzle-orm";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import {
@@ -19,6 +20,7 @@ import {
 } from "../../common/protocol/hosts.ts";
 import { internalOnly } from "../auth/internal-only.ts";
 import type { AppEnv } from "../context.ts";
+import { secrets } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import {
   currentVersion,
@@ -29,6 +31,7 @@ import {
   recordHeartbeat,
   registerHost,
 } from "../hosts/registry.ts";
+import { openSecret } from "../secrets.ts";
 import { jsonBody } from "../validate.ts";
 
 type HostEnv = AppEnv & { Variables: { hostTokenId: string } };
@@ -84,6 +87,21 @@ export function registerInternalHosts(app: OpenAPIHono<AppEnv>) {
     if (bundle === undefined)
       throw new ApiError("not_found", `no version ${version} of app '${app}' in '${project}'`);
     return c.body(bundle, 200, { "content-type": "application/json" });
+  });
+
+  // A replica's environment: read as each replica starts, so one started after a change sees
+  // it. Not audited: hosts read it for every new replica, and no person sees the values.
+  app.get("/internal/secrets/:project", hostToken, async (c) => {
+    const { project } = c.req.param();
+    const { db, derived } = c.var.deps;
+    const rows = await db
+      .select({ name: secrets.name, sealed: secrets.sealed })
+      .from(secrets)
+      .where(eq(secrets.projectId, project));
+    const env: Record<string, string> = {};
+    for (const { name, sealed } of rows)
+      env[name] = await openSecret(derived.secrets, project, name, sealed);
+    return c.json({ env }, 200);
   });
 
   app.get("/internal/hosts", internalOnly, async (c) => {

@@ -20,6 +20,7 @@ import {
   type CallOutcome,
   type CallRequest,
   type FunctionWorkload,
+  readSecrets,
   WorkloadError,
   type WorkloadSpec,
 } from "./workload.ts";
@@ -119,10 +120,12 @@ export class ManagedReplica implements FunctionWorkload {
     this.#spec = { ...spec, dir: slot };
     this.#started = spare.then(() =>
       this.#startup(async () => {
+        const secrets = await readSecrets(spec);
         await cp(spec.dir, slot, { recursive: true });
         await this.#adopt();
         const env = {
           ...spec.env,
+          ...secrets,
           [APP_ENV.project]: spec.project,
           [APP_ENV.app]: spec.app,
           [APP_ENV.version]: String(spec.version),

@@ -14,8 +14,19 @@ export interface WorkloadSpec {
   version: number;
   /** The version's folder: the app's files, the child's cwd and HOME. */
   dir: string;
-  /** Extra environment of the app (its project's secrets). */
+  /** Extra environment of the app. */
   env?: Record<string, string>;
+  /** Its project's secrets, read as the replica starts (in a registry), added to `env`. */
+  secrets?: () => Promise<Record<string, string>>;
+}
+
+/** The project's secrets for a replica of `spec` (none outside a registry). */
+export async function readSecrets(spec: WorkloadSpec): Promise<Record<string, string>> {
+  try {
+    return (await spec.secrets?.()) ?? {};
+  } catch (err) {
+    throw new Error(`cannot read the project's secrets: ${(err as Error).message}`);
+  }
 }
 
 /** One synchronous call of an export. */

@@ -18,7 +18,12 @@ import { LOOPBACK } from "../../../common/consts.ts";
 import { LOG_RING_BYTES } from "../../limits.ts";
 import { LogRing } from "../../pool/log-ring.ts";
 import { ReplicaProcess } from "../../pool/replica-process.ts";
-import { type HttpWorkload, WorkloadError, type WorkloadSpec } from "../../pool/workload.ts";
+import {
+  type HttpWorkload,
+  readSecrets,
+  WorkloadError,
+  type WorkloadSpec,
+} from "../../pool/workload.ts";
 import { NO_SANDBOX, SANDBOX_RUN_DIR, type Sandbox } from "../../sandbox/sandbox.ts";
 import { FALLBACK_PATH, managedEnv } from "../managed/launch.ts";
 
@@ -232,7 +237,9 @@ export class CustomReplica implements HttpWorkload {
     const relayed = this.#socketPath !== undefined;
     const port = relayed ? custom.port : await freePort();
     this.#origin = `http://${LOOPBACK}:${port}`;
-    const env = { ...managedEnv(this.spec, this.#appDir), PORT: String(port) };
+    const secrets = await readSecrets(this.spec);
+    const spec = { ...this.spec, env: { ...this.spec.env, ...secrets } };
+    const env = { ...managedEnv(spec, this.#appDir), PORT: String(port) };
     // The relay reads the port when its first connection comes.
     const tellRelay = relayed ? `echo ${port} > ${SANDBOX_RUN_DIR}/port\n` : "";
     this.#process.child?.stdin?.end(tellRelay + launchScript(env, custom.entrypoint));
