@@ -184,6 +184,14 @@ describe("the dashboard, in a browser", () => {
     await expect(page.locator("[data-refresh]").count()).resolves.toBe(0);
   });
 
+  it("says which runs filter of an edited address it does not know, and leaves it out", async () => {
+    await visit("/dashboard/runs?status=bogus&mode=xyz");
+    const alert = page.getByRole("alert");
+    await expect(alert.textContent()).resolves.toMatch(
+      /status 'bogus' is not one of queued, .*; mode 'xyz' is not async or sync: that filter is left out/,
+    );
+  });
+
   it("creates a service account shown once, working on the API, gone after a reload, dead once revoked", async () => {
     await visit("/dashboard/api-keys");
     await page.getByLabel("Name").fill("ci-browser");

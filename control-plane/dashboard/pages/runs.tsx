@@ -76,6 +76,13 @@ export function registerRuns(dash: Hono<DashEnv>) {
       status: (RUN_STATUSES as readonly string[]).includes(q.status ?? "") ? q.status : undefined,
       mode: q.mode === "async" || q.mode === "sync" ? q.mode : undefined,
     };
+    // A filter the page does not know (an edited address) is said, not silently dropped.
+    const unknown = [
+      q.status && !filters.status
+        ? `status '${q.status}' is not one of ${RUN_STATUSES.join(", ")}`
+        : undefined,
+      q.mode && !filters.mode ? `mode '${q.mode}' is not async or sync` : undefined,
+    ].filter((problem) => problem !== undefined);
     const params = new URLSearchParams({ limit: "50" });
     if (filters.app) params.set("app", filters.app);
     if (filters.status) params.set("status", filters.status);
@@ -129,6 +136,9 @@ export function registerRuns(dash: Hono<DashEnv>) {
         </form>
         {jump ? (
           <Notice kind="error">{`'${jump}' is not a run id (run_ and 26 letters or digits).`}</Notice>
+        ) : null}
+        {unknown.length > 0 ? (
+          <Notice kind="error">{`${unknown.join("; ")}: that filter is left out.`}</Notice>
         ) : null}
         {listed.ok ? (
           <>
