@@ -6,7 +6,6 @@
  * an unreachable control plane is tried again, the host serving meanwhile.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { z } from "zod";
 import { type DeployRequest, deployRequestSchema } from "../common/protocol/deploy.ts";
 import {
   type CurrentVersion,
@@ -14,6 +13,7 @@ import {
   type Heartbeat,
   type HeartbeatAnswer,
   heartbeatAnswerSchema,
+  projectSecretsSchema,
   type Registered,
   type Registration,
   type ReplicaRequest,
@@ -91,9 +91,7 @@ export class Membership implements BundleSource {
   /** The project's secrets, as its apps' environment. */
   async secrets(project: string): Promise<Record<string, string>> {
     const res = await this.#get(controlPlanePath.secrets(project));
-    const parsed = z
-      .object({ env: z.record(z.string(), z.string()) })
-      .safeParse(await res.json().catch(() => undefined));
+    const parsed = projectSecretsSchema.safeParse(await res.json().catch(() => undefined));
     if (!res.ok || !parsed.success)
       throw unavailable(`the control plane answered ${res.status} for the project's secrets`);
     return parsed.data.env;

@@ -161,10 +161,10 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       });
     });
   // In a registry, a replica's environment holds its project's secrets, read as it starts.
-  const withSecrets = <T extends { project: string }>(target: T) =>
-    membership
-      ? { ...target, secrets: () => (membership as Membership).secrets(target.project) }
-      : target;
+  const withSecrets = <T extends { project: string }>(target: T) => ({
+    ...target,
+    secrets: async () => (await membership?.secrets(target.project)) ?? {},
+  });
   const pool = new ReplicaPool(
     (target) =>
       target.config.runtime === "custom"

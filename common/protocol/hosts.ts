@@ -69,6 +69,10 @@ export const currentVersionSchema = z.object({
 });
 export type CurrentVersion = z.infer<typeof currentVersionSchema>;
 
+/** A project's secrets, decrypted, as its replicas' environment (`GET /internal/secrets/…`). */
+export const projectSecretsSchema = z.object({ env: z.record(z.string(), z.string()) });
+export type ProjectSecrets = z.infer<typeof projectSecretsSchema>;
+
 /**
  * The answer: the apps the host runs that no longer exist (deleted: it stops them), and the
  * current version of each it still runs (a version it missed at deploy: it fetches it).

@@ -14,6 +14,7 @@ import {
   HEARTBEAT_MS,
   heartbeatSchema,
   type Placement,
+  type ProjectSecrets,
   type Registered,
   registrationSchema,
   replicaRequestSchema,
@@ -101,7 +102,7 @@ export function registerInternalHosts(app: OpenAPIHono<AppEnv>) {
     const env: Record<string, string> = {};
     for (const { name, sealed } of rows)
       env[name] = await openSecret(derived.secrets, project, name, sealed);
-    return c.json({ env }, 200);
+    return c.json({ env } satisfies ProjectSecrets, 200);
   });
 
   app.get("/internal/hosts", internalOnly, async (c) => {

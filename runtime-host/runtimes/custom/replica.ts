@@ -238,8 +238,7 @@ export class CustomReplica implements HttpWorkload {
     const port = relayed ? custom.port : await freePort();
     this.#origin = `http://${LOOPBACK}:${port}`;
     const secrets = await readSecrets(this.spec);
-    const spec = { ...this.spec, env: { ...this.spec.env, ...secrets } };
-    const env = { ...managedEnv(spec, this.#appDir), PORT: String(port) };
+    const env = { ...managedEnv(this.spec, this.#appDir, secrets), PORT: String(port) };
     // The relay reads the port when its first connection comes.
     const tellRelay = relayed ? `echo ${port} > ${SANDBOX_RUN_DIR}/port\n` : "";
     this.#process.child?.stdin?.end(tellRelay + launchScript(env, custom.entrypoint));

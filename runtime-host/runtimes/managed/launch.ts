@@ -27,9 +27,14 @@ export type Launcher = (spec: WorkloadSpec) => Promise<Launched>;
  * The child's whole environment: the app's own (its project's secrets) and ours on top. Never
  * the host's environment: it holds the internal token.
  */
-export function managedEnv(spec: WorkloadSpec, home: string = spec.dir): NodeJS.ProcessEnv {
+export function managedEnv(
+  spec: WorkloadSpec,
+  home: string = spec.dir,
+  secrets: Record<string, string> = {},
+): NodeJS.ProcessEnv {
   return {
     ...spec.env,
+    ...secrets,
     PATH: process.env.PATH || FALLBACK_PATH,
     HOME: home,
     NODE_ENV: "production",
