@@ -1,4 +1,5 @@
 import type { IncomingMessage } from "node:http";
+import { functionInput, NOT_JSON } from "../../common/function-input.ts";
 import { HttpError } from "./errors.ts";
 
 function tooLarge(limit: number): HttpError {
@@ -48,13 +49,9 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
-/** The body as JSON: an empty body is `null`. */
+/** The body as JSON: an empty body is `null` (common/function-input.ts). */
 export function parseJsonBody(body: Buffer): unknown {
-  const text = body.toString("utf8");
-  if (text.trim() === "") return null;
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new HttpError(400, "request body is not valid JSON");
-  }
+  const input = functionInput(body.toString("utf8"));
+  if (input === undefined) throw new HttpError(400, NOT_JSON);
+  return input;
 }

@@ -4,6 +4,7 @@
  * background (`?async=true`: `202 {run_id}`).
  */
 import type { Context } from "hono";
+import { functionInput, NOT_JSON } from "../../common/function-input.ts";
 import type { WorkerEnv } from "../env.ts";
 import { RunApiError } from "../errors.ts";
 import { invokeOnHost } from "../host.ts";
@@ -35,13 +36,8 @@ function statusOf(result: unknown): number {
  * than a run that fails later.
  */
 function refuseUnlessJson(body: ArrayBuffer): void {
-  const text = new TextDecoder().decode(body);
-  if (text.trim() === "") return;
-  try {
-    JSON.parse(text);
-  } catch {
-    throw new RunApiError(400, "request body is not valid JSON");
-  }
+  if (functionInput(new TextDecoder().decode(body)) === undefined)
+    throw new RunApiError(400, NOT_JSON);
 }
 
 export async function callFunction(c: FunctionContext) {
