@@ -24,10 +24,13 @@ export function sendError(
   sendJson(res, status, { ...errorBody(status, message), ...more });
 }
 
-/** Aborts once the answer's connection has closed: the caller went away, or it was answered. */
-export function closedSignal(res: ServerResponse): AbortSignal {
-  const closed = new AbortController();
-  if (res.destroyed) closed.abort();
-  else res.once("close", () => closed.abort());
-  return closed.signal;
+/**
+ * Aborts once the caller has gone away before its whole answer was sent. (An answered request's
+ * close aborts nothing: an abort makes a DOMException, a cost every request paid.)
+ */
+export function callerGone(res: ServerResponse): AbortSignal {
+  const gone = new AbortController();
+  if (res.destroyed && !res.writableFinished) gone.abort();
+  else res.once("close", () => res.writableFinished || gone.abort());
+  return gone.signal;
 }

@@ -1,15 +1,16 @@
 /**
  * `* /internal/http/{project}/{app}/{path…}`: one request to a custom-runtime app, forwarded to a
  * replica's own server — method, path, query, headers and body as they came, and its response
- * streamed back unchanged. The replica slot is held until the response has been sent. At
- * capacity the request waits for a slot as a synchronous call does (see invoke.ts).
+ * streamed back unchanged. The replica slot is held until the response has been sent, or until
+ * the caller has gone away (the app's request is then closed). At capacity the request waits for
+ * a slot as a synchronous call does (see invoke.ts).
  */
 import { type IncomingMessage, request, type ServerResponse } from "node:http";
 import { hostPath } from "../../common/protocol/paths.ts";
 import type { HostContext } from "../context.ts";
 import { HttpError } from "../http/errors.ts";
 import { appTarget, deploymentOf, forwardable, projectAndApp, runIdOf } from "../http/params.ts";
-import { closedSignal } from "../http/respond.ts";
+import { callerGone } from "../http/respond.ts";
 import { type HttpWorkload, httpWorkload } from "../pool/workload.ts";
 import { msSince, requestName } from "../runs/describe.ts";
 
@@ -30,10 +31,11 @@ export async function forwardRequest(
   const target = appTarget(req, hostPath.http(names.project, names.app, ""));
   const started = performance.now();
   // A replica's failure (busy, crashed, …) is answered by its kind (http/errors.ts).
+  const gone = callerGone(res);
   const status = await pool.use(
     deployment,
-    (workload) => proxy(req, res, httpWorkload(workload), target, limits.callTimeoutMs),
-    { signal: closedSignal(res) },
+    (workload) => proxy(req, res, httpWorkload(workload), target, limits.callTimeoutMs, gone),
+    { signal: gone },
   );
   reports.ended(runId, {
     projectId: names.project,
@@ -54,6 +56,7 @@ function proxy(
   replica: HttpWorkload,
   target: string,
   timeoutMs: number,
+  gone: AbortSignal,
 ): Promise<number | undefined> {
   return new Promise((resolve, reject) => {
     let answered = false;
@@ -83,6 +86,7 @@ function proxy(
     );
     upstream.on("error", (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
+      if (gone.aborted) return; // destroyed by leave(): the replica is fine
       if (answered) {
         res.destroy();
         resolve(undefined);
@@ -93,6 +97,15 @@ function proxy(
       reject(new HttpError(502, `the app's server failed to answer (${err.code ?? err.message})`));
     });
     req.pipe(upstream);
-    req.on("aborted", () => upstream.destroy());
+    // The caller went away before the whole answer was sent (before its body was read, or while
+    // the app works): the app's request is closed too, as any reverse proxy does, so the app can
+    // stop and the replica's slot is free again.
+    const leave = () => {
+      clearTimeout(timer);
+      upstream.destroy();
+      resolve(undefined);
+    };
+    if (gone.aborted) leave();
+    else gone.addEventListener("abort", leave, { once: true });
   });
 }

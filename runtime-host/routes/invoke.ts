@@ -1,14 +1,14 @@
 /**
  * `POST /internal/invoke/{project}/{app}/{fn}`: one synchronous call of an app's export. At
  * capacity it waits for a slot (`queueWaitMs`, first come first served), and leaves the queue
- * if its caller goes away meanwhile.
+ * if its caller goes away meanwhile; a caller gone while it runs aborts the function's ctx.signal.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Invocation } from "../../common/protocol/host.ts";
 import type { HostContext } from "../context.ts";
 import { parseJsonBody, readBody } from "../http/body.ts";
 import { deploymentOf, functionName, projectAndApp, runIdOf } from "../http/params.ts";
-import { closedSignal, sendError, sendJson } from "../http/respond.ts";
+import { callerGone, sendError, sendJson } from "../http/respond.ts";
 import { MAX_INVOKE_BODY_BYTES } from "../limits.ts";
 
 export async function invokeFunction(
@@ -30,11 +30,14 @@ export async function invokeFunction(
   );
 
   // A replica's failure (busy, timeout, …) is answered by its kind (http/errors.ts).
+  // A caller gone while the call waits takes it out of the queue; gone while it runs, the
+  // function's ctx.signal aborts (its slot stays taken until it returns).
+  const gone = callerGone(res);
   const { outcome, runTimeMs } = await pool.call(
     deployment,
-    { fn, payload, runId },
+    { fn, payload, runId, signal: gone },
     limits.callTimeoutMs,
-    { signal: closedSignal(res) },
+    { signal: gone },
   );
   if (outcome.kind !== "not-found") {
     const status = outcome.kind === "returned" ? "success" : "failure";

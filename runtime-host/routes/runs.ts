@@ -24,7 +24,7 @@ import {
   projectAndApp,
   runIdOf,
 } from "../http/params.ts";
-import { closedSignal, sendError, sendJson } from "../http/respond.ts";
+import { callerGone, sendError, sendJson } from "../http/respond.ts";
 import { MAX_INVOKE_BODY_BYTES } from "../limits.ts";
 import type { AsyncCall } from "../runs/types.ts";
 
@@ -117,7 +117,7 @@ async function start(
   deployment: Deployment,
   call: AsyncCall,
 ): Promise<void> {
-  const submitter = { callbackUrl: callbackOf(req), waitMs: waitOf(req), gone: closedSignal(res) };
+  const submitter = { callbackUrl: callbackOf(req), waitMs: waitOf(req), gone: callerGone(res) };
   // A refusal (busy, removed, closing) is answered by its kind (http/errors.ts).
   const submitted = await runs.submit(deployment, call, submitter);
   if (submitted.kind === "withdrawn" || res.destroyed) return; // no one to answer
