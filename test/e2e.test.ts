@@ -245,6 +245,48 @@ describe("a local Runlet, end to end", () => {
     expect((await json(get)).message).toMatch(/runs functions: POST/);
   });
 
+  it("closes a custom app's stream when its caller leaves, freeing the replica's one slot", async () => {
+    const deployed = await deployFiles({
+      "runlet.toml": [
+        'name = "ticker"',
+        'runtime = "custom"',
+        "[custom]",
+        'entrypoint = ["node", "server.js"]',
+        'healthcheck = "/health"',
+        "[scaling]",
+        "max_replicas = 1",
+        "replica_concurrency = 1",
+      ].join("\n"),
+      "server.js": `let closed = 0;
+require("node:http").createServer((req, res) => {
+  if (req.url === "/health") return res.end("ok");
+  if (req.url === "/closed") return res.end(String(closed));
+  res.writeHead(200, { "content-type": "text/event-stream" });
+  const tick = setInterval(() => res.write("data: tick\\n\\n"), 100);
+  res.on("close", () => { clearInterval(tick); closed++; });
+}).listen(Number(process.env.PORT), "127.0.0.1");`,
+    });
+    expect(deployed.status).toBe(201);
+    const caller = new AbortController();
+    const events = await run("/ticker/events", {
+      method: "GET",
+      body: undefined,
+      signal: caller.signal,
+    });
+    const reader = (events.body as ReadableStream<Uint8Array>).getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toMatch(/^data: tick/);
+    caller.abort();
+    // The one slot is free again (else this waits its 30 s and is refused), and the app saw its
+    // request end.
+    let closed = "0";
+    for (let i = 0; i < 50 && closed === "0"; i++) {
+      const res = await run("/ticker/closed", { method: "GET", body: undefined });
+      expect(res.status).toBe(200);
+      closed = await res.text();
+    }
+    expect(closed).toBe("1");
+  });
+
   it("deletes an app with the CLI: its calls are 404 and it is no longer listed", async () => {
     expect((await run("/racer/run")).status).toBe(200);
     const deleted = await cli(["apps", "delete", "racer"], runlet.env);
