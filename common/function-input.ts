@@ -4,14 +4,48 @@
  * nothing: the Worker bundles it.
  */
 
-export const NOT_JSON = "request body is not valid JSON";
+const NOT_JSON = "request body is not valid JSON";
 
-/** The input of a body's text; undefined when it is not JSON (JSON never gives undefined). */
-export function functionInput(text: string): unknown {
-  if (text.trim() === "") return null;
+/**
+ * The deepest nesting of arrays and objects an input may have. The host hands the input to its
+ * replica as JSON, whose serializer recurses: about 4,500 levels overflowed its stack and took
+ * the replica down with the calls it was running.
+ */
+export const MAX_INPUT_DEPTH = 1_000;
+
+export type FunctionInput = { ok: true; value: unknown } | { ok: false; message: string };
+
+/** The input of a body's text, or why it cannot be one (the caller's 400). */
+export function functionInput(text: string): FunctionInput {
+  if (text.trim() === "") return { ok: true, value: null };
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
-    return undefined;
+    return { ok: false, message: NOT_JSON };
   }
+  if (depthOf(text) > MAX_INPUT_DEPTH)
+    return {
+      ok: false,
+      message: `request body nests arrays and objects deeper than ${MAX_INPUT_DEPTH} levels`,
+    };
+  return { ok: true, value };
+}
+
+/** The deepest nesting of `[` and `{` in valid JSON text (brackets inside strings not counted). */
+function depthOf(json: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // a backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) deepest = Math.max(deepest, ++depth);
+    else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return deepest;
 }

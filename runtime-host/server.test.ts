@@ -148,12 +148,24 @@ describe("runtime host", () => {
     expect((await client.invoke("p", "hello", "run")).body).toMatchObject({ ok: true });
   });
 
-  it("answers 400 for invalid JSON, a missing run id and bad names", async () => {
+  it("answers 400 for invalid or too deep JSON, a missing run id and bad names", async () => {
     await client.deploy("p", "hello", 1, HELLO);
     expect(await client.invoke("p", "hello", "run", "{nope")).toEqual({
       status: 400,
       body: { message: "request body is not valid JSON", code: "bad_request" },
     });
+    // Too deep to hand to a replica (its serializer recursed and the replica died with it).
+    const pid = (await client.invoke("p", "hello", "pid")).body.result;
+    const deep = (n: number) => `${"[".repeat(n)}${"]".repeat(n)}`;
+    expect(await client.invoke("p", "hello", "run", deep(20_000))).toEqual({
+      status: 400,
+      body: {
+        message: "request body nests arrays and objects deeper than 1000 levels",
+        code: "bad_request",
+      },
+    });
+    expect((await client.invoke("p", "hello", "run", deep(1_000))).status).toBe(200);
+    expect((await client.invoke("p", "hello", "pid")).body.result).toBe(pid);
     const noRunId = await fetch(`${host.url}/internal/invoke/p/hello/run`, {
       method: "POST",
       headers: { authorization: `Bearer ${TOKEN}` },

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import { functionInput, NOT_JSON } from "../../common/function-input.ts";
+import { functionInput } from "../../common/function-input.ts";
 import { HttpError } from "./errors.ts";
 
 function tooLarge(limit: number): HttpError {
@@ -52,6 +52,6 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 /** The body as JSON: an empty body is `null` (common/function-input.ts). */
 export function parseJsonBody(body: Buffer): unknown {
   const input = functionInput(body.toString("utf8"));
-  if (input === undefined) throw new HttpError(400, NOT_JSON);
-  return input;
+  if (!input.ok) throw new HttpError(400, input.message);
+  return input.value;
 }

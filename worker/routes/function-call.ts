@@ -4,7 +4,7 @@
  * background (`?async=true`: `202 {run_id}`).
  */
 import type { Context } from "hono";
-import { functionInput, NOT_JSON } from "../../common/function-input.ts";
+import { functionInput } from "../../common/function-input.ts";
 import type { WorkerEnv } from "../env.ts";
 import { RunApiError } from "../errors.ts";
 import { invokeOnHost } from "../host.ts";
@@ -31,13 +31,13 @@ function statusOf(result: unknown): number {
 }
 
 /**
- * A function's input is JSON (an empty body is null): an async call's is checked before it is
- * accepted, as the host checks a sync call's, so a body that is not JSON is a 400 now rather
- * than a run that fails later.
+ * A function's input is JSON (an empty body is null) nested at most 1,000 deep: an async call's
+ * is checked before it is accepted, as the host checks a sync call's, so a body that cannot be
+ * an input is a 400 now rather than a run that fails later.
  */
 function refuseUnlessJson(body: ArrayBuffer): void {
-  if (functionInput(new TextDecoder().decode(body)) === undefined)
-    throw new RunApiError(400, NOT_JSON);
+  const input = functionInput(new TextDecoder().decode(body));
+  if (!input.ok) throw new RunApiError(400, input.message);
 }
 
 export async function callFunction(c: FunctionContext) {

@@ -285,6 +285,10 @@ describe("run API: async runs, run state and webhooks", () => {
     const notJson = await call(`/v4/${PROJECT}/hello/run?async=true`, { headers, body: "{bad" });
     expect(notJson.res.status).toBe(400);
     expect(notJson.body).toMatchObject({ message: "request body is not valid JSON" });
+    const deep = `${"[".repeat(1_001)}${"]".repeat(1_001)}`;
+    const tooDeep = await call(`/v4/${PROJECT}/hello/run?async=true`, { headers, body: deep });
+    expect(tooDeep.res.status).toBe(400);
+    expect(tooDeep.body.message).toMatch(/deeper than 1000 levels/);
   });
 
   it("answers a sync run unchanged and delivers its response to the webhook afterwards", async () => {

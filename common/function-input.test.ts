@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import { functionInput, MAX_INPUT_DEPTH } from "./function-input.ts";
+
+const nested = (n: number) => `${"[".repeat(n)}${"]".repeat(n)}`;
+
+describe("a function's input", () => {
+  it("is null for a blank body and the JSON value otherwise", () => {
+    expect(functionInput(" \n")).toEqual({ ok: true, value: null });
+    expect(functionInput('{"a":[1,{"b":null}]}')).toEqual({
+      ok: true,
+      value: { a: [1, { b: null }] },
+    });
+    expect(functionInput("{nope")).toEqual({
+      ok: false,
+      message: "request body is not valid JSON",
+    });
+  });
+
+  it("nests at most MAX_INPUT_DEPTH arrays and objects, counting neither inside strings", () => {
+    expect(functionInput(nested(MAX_INPUT_DEPTH)).ok).toBe(true);
+    expect(functionInput(nested(MAX_INPUT_DEPTH + 1))).toEqual({
+      ok: false,
+      message: "request body nests arrays and objects deeper than 1000 levels",
+    });
+    const mixed = `${'{"a":['.repeat(500)}1${"]}".repeat(500)}`; // 1,000 levels
+    expect(functionInput(mixed).ok).toBe(true);
+    const text = JSON.stringify({ s: `\\"${"[{".repeat(5_000)}`, t: ['"]]', "\\\\"] });
+    expect(functionInput(text)).toEqual({ ok: true, value: JSON.parse(text) });
+  });
+});
