@@ -91,7 +91,8 @@ export function registerDashboard(app: Hono<AppEnv>, inProcess: InProcess) {
   registerApiKeys(dash);
   registerAuditLog(dash);
   registerSecrets(dash);
-  dash.notFound((c) =>
+  // Last, so only what no page took (a sub-app's notFound is not used once it is mounted).
+  dash.all("*", (c) =>
     c.html(
       <BarePage title="Not found">
         <p>

@@ -137,6 +137,13 @@ describe("a session", () => {
     expect(forged.status).toBe(303);
   });
 
+  it("shows a page of the dashboard's own for an address it has no page at", async () => {
+    const res = await page("/dashboard/nonexistent", await signIn());
+    expect(res.status).toBe(404);
+    expect(res.headers.get("content-type")).toMatch(/^text\/html/);
+    expect(await res.text()).toContain("There is no page at <code>/dashboard/nonexistent</code>");
+  });
+
   it("comes from a pasted token, and ends when that token is revoked", async () => {
     const created = await f.call("POST", `/v2/projects/${f.projectId}/service-accounts`, {
       token: f.owner.token,
