@@ -128,7 +128,7 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     const names = JSON.parse(listed.stdout).secrets as { name: string; updatedBy: string }[];
     expect(names).toContainEqual(expect.objectContaining({ name: "DB_URL" }));
     const table = await cli(["secrets", "list"], runlet.env);
-    expect(table.stdout).toMatch(/^NAME\s+UPDATED\s+BY\n(.*\n)*DB_URL\s+\S+Z\s+usr_/);
+    expect(table.stdout).toMatch(/^NAME\s+UPDATED\s+BY\n(.*\n)*DB_URL\s+\S+Z\s+\S.* \(usr_\w+\)\n/);
 
     const file = join(home, "audit.csv");
     const csv = await cli(["audit-log", "--export", "csv", "--output", file], runlet.env);

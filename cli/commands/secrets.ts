@@ -11,7 +11,7 @@ Project secrets, encrypted at rest (project owners only; every read and write is
         which keeps it out of your shell history:  printf %s "$DB_URL" | npx runlet secrets set DB_URL
   get   prints the value alone, for  $(npx runlet secrets get DB_URL);  --json prints {name, value}
   list  the names, when each was last written and by whom; never a value (not audited);
-        --json prints {secrets: [{name, createdAt, updatedAt, updatedBy}]}
+        --json prints {secrets: [{name, createdAt, updatedAt, updatedBy, updatedByName}]}
 
 NAME: letters, digits and underscores, not starting with a digit.`;
 
@@ -30,6 +30,7 @@ interface SecretInfo {
   createdAt: string;
   updatedAt: string;
   updatedBy: string;
+  updatedByName: string;
 }
 
 async function list(json: boolean): Promise<number> {
@@ -46,7 +47,7 @@ async function list(json: boolean): Promise<number> {
     console.log(
       columns(
         ["NAME", "UPDATED", "BY"],
-        answer.secrets.map((s) => [s.name, s.updatedAt, s.updatedBy]),
+        answer.secrets.map((s) => [s.name, s.updatedAt, `${s.updatedByName} (${s.updatedBy})`]),
       ),
     );
   }

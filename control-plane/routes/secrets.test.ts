@@ -139,7 +139,13 @@ describe("secrets", () => {
 
 describe("GET /v2/projects/{id}/secrets", () => {
   type Listed = {
-    secrets: { name: string; createdAt: string; updatedAt: string; updatedBy: string }[];
+    secrets: {
+      name: string;
+      createdAt: string;
+      updatedAt: string;
+      updatedBy: string;
+      updatedByName: string;
+    }[];
   };
 
   it("shows the owner every name by name, with its times and writer, and never a value", async () => {
@@ -161,8 +167,15 @@ describe("GET /v2/projects/{id}/secrets", () => {
     const listed = JSON.parse(text) as Listed;
     expect(listed.secrets.map((s) => s.name)).toEqual(["ALPHA", "MIDDLE", "ZETA"]);
     for (const secret of listed.secrets) {
-      expect(Object.keys(secret).sort()).toEqual(["createdAt", "name", "updatedAt", "updatedBy"]);
+      expect(Object.keys(secret).sort()).toEqual([
+        "createdAt",
+        "name",
+        "updatedAt",
+        "updatedBy",
+        "updatedByName",
+      ]);
       expect(secret.updatedBy).toBe(f.owner.id);
+      expect(secret.updatedByName).toBe(f.owner.name);
       expect(new Date(secret.createdAt).toISOString()).toBe(secret.createdAt);
     }
     const zeta = listed.secrets[2];
@@ -170,6 +183,32 @@ describe("GET /v2/projects/{id}/secrets", () => {
     expect(Date.parse(zeta?.createdAt ?? "")).toBeLessThan(before);
     // Listing names is not a read of a value: nothing new in the audit log.
     expect(await auditRows(f.db, projectId)).toHaveLength(entries);
+  });
+
+  it("names a service account that wrote one, revoked since or not", async () => {
+    const projectId = await f.addProject();
+    const made = await f.call("POST", `/v2/projects/${projectId}/service-accounts`, {
+      body: {
+        name: "deploy-bot",
+        role: "owner",
+        expiresAt: new Date(Date.now() + 864e5).toISOString(),
+      },
+    });
+    expect(made.status).toBe(201);
+    const sa = (await made.json()) as { id: string; token: string };
+    const put = await f.call("PUT", `/v2/projects/${projectId}/secrets/BOT_KEY`, {
+      token: sa.token,
+      body: { value: "bot-value" },
+    });
+    expect(put.status).toBe(204);
+    const list = async () =>
+      ((await (await f.call("GET", `/v2/projects/${projectId}/secrets`)).json()) as Listed).secrets;
+    expect(await list()).toMatchObject([
+      { name: "BOT_KEY", updatedBy: sa.id, updatedByName: "deploy-bot" },
+    ]);
+    const revoked = await f.call("DELETE", `/v2/projects/${projectId}/service-accounts/${sa.id}`);
+    expect(revoked.status).toBe(204);
+    expect(await list()).toMatchObject([{ updatedBy: sa.id, updatedByName: "deploy-bot" }]);
   });
 
   it("gives an empty list for a project without secrets", async () => {

@@ -8,7 +8,7 @@ import { and, asc, eq } from "drizzle-orm";
 import { auditSuccess } from "../audit/record.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv, Ctx } from "../context.ts";
-import { secrets } from "../db/schema.ts";
+import { secrets, serviceAccounts, users } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { bearerAuth, errorResponses, projectIdParam, smallBody } from "../openapi.ts";
 import { openSecret, sealSecret } from "../secrets.ts";
@@ -89,6 +89,9 @@ export const secretInfoSchema = z
     updatedBy: z
       .string()
       .openapi({ description: "The user or service account that last wrote it." }),
+    updatedByName: z
+      .string()
+      .openapi({ description: "Its name (a revoked service account keeps its name)." }),
   })
   .openapi("SecretInfo");
 
@@ -149,8 +152,12 @@ export function registerSecrets(app: OpenAPIHono<AppEnv>) {
         createdAt: secrets.createdAt,
         updatedAt: secrets.updatedAt,
         updatedBy: secrets.updatedBy,
+        userName: users.name,
+        accountName: serviceAccounts.name,
       })
       .from(secrets)
+      .leftJoin(users, eq(users.id, secrets.updatedBy))
+      .leftJoin(serviceAccounts, eq(serviceAccounts.id, secrets.updatedBy))
       .where(eq(secrets.projectId, c.var.access.projectId))
       .orderBy(asc(secrets.name));
     const iso = (ms: number) => new Date(ms).toISOString();
@@ -161,6 +168,7 @@ export function registerSecrets(app: OpenAPIHono<AppEnv>) {
           createdAt: iso(r.createdAt),
           updatedAt: iso(r.updatedAt),
           updatedBy: r.updatedBy,
+          updatedByName: r.userName ?? r.accountName ?? r.updatedBy,
         })),
       },
       200,

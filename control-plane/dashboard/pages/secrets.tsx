@@ -14,6 +14,7 @@ interface SecretName {
   name: string;
   updatedAt: string;
   updatedBy: string;
+  updatedByName: string;
 }
 
 type Flash = { kind: "saved"; name: string } | { kind: "error"; message: string; name?: string };
@@ -59,7 +60,7 @@ export function registerSecrets(dash: Hono<DashEnv>) {
                     <td>
                       <Time at={s.updatedAt} />
                     </td>
-                    <td class="mono">{s.updatedBy}</td>
+                    <td title={s.updatedBy}>{s.updatedByName}</td>
                   </tr>
                 ))
               )}
