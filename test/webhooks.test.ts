@@ -72,8 +72,8 @@ describe("async runs and webhooks, end to end", () => {
   }
 
   /** The run's entry in the runs index once it is in `status` (bounded: the host reports in batches). */
-  async function indexed(runId: string, status: string) {
-    const url = `${runlet.local.baseUrl}/v2/projects/${runlet.local.projectId}/runs?async=true&app=jobs`;
+  async function indexed(runId: string, status: string, async = true) {
+    const url = `${runlet.local.baseUrl}/v2/projects/${runlet.local.projectId}/runs?async=${async}&app=jobs`;
     let entry: Json | undefined;
     for (let i = 0; i < 50 && entry?.status !== status; i++) {
       if (i) await new Promise((r) => setTimeout(r, 20));
@@ -196,6 +196,9 @@ describe("async runs and webhooks, end to end", () => {
       result: answer.result,
     });
     expect(delivery?.headers["x-runlet-webhook-signature"]).toBeUndefined(); // no secret sent
+    // Its view (the Worker's) and the runs index (the host's report) agree on its creation.
+    const view = await stateWhen("jobs", answer.run_id, (s) => s.webhook?.state === "delivered");
+    expect((await indexed(answer.run_id, "success", false))?.createdAt).toBe(view.created_at);
 
     const failed = await run(`/jobs/fail?${hook("/sync-fail")}`);
     expect(failed.status).toBe(500);

@@ -6,6 +6,7 @@
  */
 import type { Context } from "hono";
 import { HEADER } from "../common/consts.ts";
+import { timeOfId } from "../common/ids.ts";
 import type { WorkerEnv } from "./env.ts";
 import { RunApiError } from "./errors.ts";
 import { keyOfHeader, replayed } from "./idempotency.ts";
@@ -57,7 +58,15 @@ export function runCallOf(c: Context<WorkerEnv>): RunCall {
     isAsync,
     webhook,
     idempotencyKey,
-    run: (fn) => ({ runId: call.runId, project, app, fn, createdAt: startedAt }),
+    // The run's creation is the time in its id, as the runtime host reports it to the runs index
+    // (the Worker's and the host's clocks would differ by a few ms).
+    run: (fn) => ({
+      runId: call.runId,
+      project,
+      app,
+      fn,
+      createdAt: timeOfId(call.runId) ?? startedAt,
+    }),
   };
   return call;
 }
@@ -125,7 +134,7 @@ export async function reportingFailure<T>(
         function: fn,
         async: false,
         status: "failure",
-        createdAt: call.startedAt,
+        createdAt: call.run(fn).createdAt,
         finishedAt: Date.now(),
         runTimeMs: null,
       }),
