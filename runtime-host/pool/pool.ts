@@ -83,6 +83,8 @@ interface Replica {
 interface AppReplicas {
   target: PoolTarget;
   replicas: Set<Replica>;
+  /** Retired replicas still finishing calls: they count against `max_replicas` until idle. */
+  finishing: Set<Replica>;
   queue: WaitQueue<Replica>;
 }
 
@@ -96,6 +98,14 @@ const usable = (r: Replica) => !r.retired && r.workload.accepting;
 
 /** The app's replicas that take calls (starting ones included). */
 const liveCount = (app: AppReplicas) => [...app.replicas].filter(usable).length;
+
+/**
+ * How many more replicas the app may start here: below `max_replicas` with the retired ones
+ * still finishing calls counted (a redeploy ran the old version's busy replicas and as many new
+ * ones at once: twice `max_replicas`).
+ */
+const room = (app: AppReplicas) =>
+  app.target.config.scaling.max_replicas - liveCount(app) - app.finishing.size;
 
 /** Fails every call waiting in the app's queue. */
 function failQueued(app: AppReplicas, kind: "closing" | "removed"): void {
@@ -169,6 +179,11 @@ export class ReplicaPool {
     for (const replica of replicas.replicas) this.#retire(replicas, replica);
   }
 
+  /** Whether the app has replicas here now. */
+  isRunning(project: string, app: string): boolean {
+    return (this.#apps.get(appKey(project, app))?.replicas.size ?? 0) > 0;
+  }
+
   /** Each app's replicas and queue, for `GET /internal/metrics`. */
   stats(): AppStats[] {
     return [...this.#apps.values()].map((app) => ({
@@ -202,7 +217,7 @@ export class ReplicaPool {
     const key = appKey(target.project, target.app);
     let app = this.#apps.get(key);
     if (!app) {
-      app = { target, replicas: new Set(), queue: new WaitQueue() };
+      app = { target, replicas: new Set(), finishing: new Set(), queue: new WaitQueue() };
       this.#apps.set(key, app);
     } else if (!sameTarget(app.target, target)) {
       for (const replica of app.replicas) this.#retire(app, replica);
@@ -265,7 +280,7 @@ export class ReplicaPool {
    * waiters at once (busy: the app's replicas run on other hosts).
    */
   #startIfRoom(app: AppReplicas): Replica | undefined {
-    if (liveCount(app) >= app.target.config.scaling.max_replicas) return undefined;
+    if (room(app) <= 0) return undefined;
     const { grants } = this.options;
     if (!grants || grants.take(app.target)) return this.#start(app);
     grants.request(app.target, liveCount(app), (granted) => {
@@ -285,8 +300,12 @@ export class ReplicaPool {
   #release(app: AppReplicas, replica: Replica): void {
     replica.active--;
     if (replica.retired || !replica.workload.accepting) {
-      if (replica.active === 0) void replica.workload.stop();
+      if (replica.active === 0) {
+        void replica.workload.stop();
+        app.finishing.delete(replica); // its place is free: for the queue, then the minimum
+      }
       this.#pump(app);
+      this.#fill(app);
       return;
     }
     const next = app.queue.next();
@@ -315,7 +334,8 @@ export class ReplicaPool {
     if (this.#closing || this.#apps.get(appKey(app.target.project, app.target.app)) !== app) {
       return;
     }
-    for (let i = liveCount(app); i < app.target.config.scaling.min_replicas; i++) {
+    const starts = Math.min(app.target.config.scaling.min_replicas - liveCount(app), room(app));
+    for (let i = 0; i < starts; i++) {
       const { grants } = this.options;
       if (grants && !grants.take(app.target)) {
         // One grant at a time; each one granted starts one more replica, up to the minimum.
@@ -365,6 +385,7 @@ export class ReplicaPool {
     workload.onExit(() => {
       clearTimeout(replica.idleTimer);
       app.replicas.delete(replica);
+      app.finishing.delete(replica);
       this.#all.delete(replica);
       if (replica.retired) return;
       // Queued calls get a fresh replica. A replica that had been serving and crashed is
@@ -381,5 +402,6 @@ export class ReplicaPool {
     clearTimeout(replica.idleTimer);
     app.replicas.delete(replica);
     if (replica.active === 0) void replica.workload.stop();
+    else app.finishing.add(replica);
   }
 }

@@ -159,6 +159,31 @@ describe("scaling", () => {
     expect(second.body.result).not.toBe(first);
   });
 
+  it("never runs more than max_replicas across a redeploy: the new version waits for the old one's busy replica", async () => {
+    const client = await hostWith({ max_replicas: 1, replica_concurrency: 1 });
+    const ended: string[] = [];
+    const old = slow(client, 800).then((a) => ended.push(`old ${a.status}`));
+    await eventually(
+      () => client.metrics(),
+      ([app]) => app?.replicas[0]?.active === 1,
+    );
+    expect(
+      (
+        await client.deploy(
+          "p",
+          "app",
+          2,
+          APP,
+          configOf("app", { scaling: { max_replicas: 1, replica_concurrency: 1 } }),
+        )
+      ).status,
+    ).toBe(200);
+    const next = client.invoke("p", "app", "pid").then((a) => ended.push(`new ${a.status}`));
+    await Promise.all([old, next]);
+    // Before, the new version's replica started at once beside the busy one: 2 of 1.
+    expect(ended).toEqual(["old 200", "new 200"]);
+  });
+
   it("keeps min_replicas warm before any call, past cooldown, and replaces a crashed one", async () => {
     const client = await hostWith({ min_replicas: 1, max_replicas: 2, cooldown: 0 });
     const [warm] = await eventually(
