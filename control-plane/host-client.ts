@@ -6,14 +6,19 @@
 import { hostMetricsSchema, type RunLogs, runLogsSchema } from "../common/protocol/host.ts";
 import type { CurrentVersion } from "../common/protocol/hosts.ts";
 import { hostPath } from "../common/protocol/paths.ts";
+import { rendezvousOrder } from "../common/rendezvous.ts";
 import { ApiError } from "./errors.ts";
+import type { LiveHost } from "./hosts/registry.ts";
 
 export interface RuntimeHosts {
   /**
-   * Tells every host that answers that the app's current version is this one: each fetches it
-   * at its next call of the app. A host that does not answer learns it at its next heartbeat.
+   * Tells every host that answers that the app's current version is this one. A host that runs
+   * the app fetches it now, and so does the app's first host in its rendezvous order (the
+   * Worker's placement sends it the app's first calls) when `warm`, to start its
+   * `min_replicas`; the others fetch it at their next call of the app. A host that does not
+   * answer learns it at its next heartbeat.
    */
-  announce(input: { project: string; app: string } & CurrentVersion): Promise<void>;
+  announce(input: { project: string; app: string; warm: boolean } & CurrentVersion): Promise<void>;
   /**
    * Stops the app's replicas and deletes its files on every host that answers; a host that
    * does not is told at its next heartbeat (the app is gone from the database by then).
@@ -33,11 +38,13 @@ export interface ReplicaCounts {
   queued: number;
 }
 
-/** `addresses`: the hosts to ask now (the registry's that are not down). */
+/** `live`: the hosts to ask now (the registry's that are not down). */
 export function httpRuntimeHosts(
-  addresses: () => Promise<string[]>,
+  live: () => Promise<LiveHost[]>,
   internalToken: string,
 ): RuntimeHosts {
+  const addresses = async () => (await live()).map((h) => h.address);
+
   /** One request of a host's internal API; undefined when the host cannot be reached in time. */
   async function send(
     base: string,
@@ -61,14 +68,26 @@ export function httpRuntimeHosts(
   }
 
   return {
-    async announce({ project, app, version, digest }) {
-      const current: CurrentVersion = { version, digest };
-      await Promise.all(
-        (await addresses()).map(async (base) => {
-          const res = await send(base, "PUT", hostPath.current(project, app), 10_000, current);
-          await res?.body?.cancel();
-        }),
+    async announce({ project, app, version, digest, warm }) {
+      const hosts = await live();
+      const warmers = warm
+        ? rendezvousOrder(
+            `${project}/${app}`,
+            hosts.filter((h) => h.state === "up"),
+          )
+        : [];
+      const tell = async (host: LiveHost, current: CurrentVersion) => {
+        const path = hostPath.current(project, app);
+        const res = await send(host.address, "PUT", path, 10_000, current);
+        await res?.body?.cancel();
+        return res?.ok === true;
+      };
+      const told = await Promise.all(
+        hosts.map((host) => tell(host, { version, digest, warm: host === warmers[0] })),
       );
+      // The first may have gone without the registry knowing yet: the next one warms the app.
+      if (warmers[0] && !told[hosts.indexOf(warmers[0])])
+        for (const next of warmers.slice(1)) if (await tell(next, { version, digest, warm })) break;
     },
     async remove({ project, app }) {
       await Promise.all(

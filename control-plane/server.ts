@@ -16,7 +16,7 @@ import { fileBundles } from "./bundles-file.ts";
 import { openLibsql } from "./db/index.ts";
 import { homePaths, runletHome } from "./home.ts";
 import { httpRuntimeHosts } from "./host-client.ts";
-import { liveAddresses } from "./hosts/registry.ts";
+import { liveHosts } from "./hosts/registry.ts";
 import { serveControlPlane } from "./listen.ts";
 
 const envSchema = z.object({
@@ -49,7 +49,7 @@ async function main() {
     publicKeys,
     derived: await deriveKeys(await loadOrCreateMasterSecret(home)),
     clientIp: (c) => getConnInfo(c).remote.address,
-    hosts: httpRuntimeHosts(() => liveAddresses(db), env[ENV.internalToken]),
+    hosts: httpRuntimeHosts(() => liveHosts(db), env[ENV.internalToken]),
     bundles: fileBundles(join(home, "bundles")),
     apiUrl: env[ENV.apiUrl],
     internalToken: env[ENV.internalToken],

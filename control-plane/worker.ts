@@ -14,7 +14,7 @@ import { r2Bundles } from "./bundles.ts";
 import type { Database } from "./db/index.ts";
 import * as schema from "./db/schema.ts";
 import { httpRuntimeHosts } from "./host-client.ts";
-import { liveAddresses } from "./hosts/registry.ts";
+import { liveHosts } from "./hosts/registry.ts";
 
 export interface ControlPlaneEnv {
   DB: D1Database;
@@ -38,7 +38,7 @@ async function build(env: ControlPlaneEnv): Promise<ControlPlaneApp> {
     keys,
     publicKeys: await publicKeysOf(keys),
     derived: await deriveKeys(base64urlDecode(env.MASTER_SECRET)),
-    hosts: httpRuntimeHosts(() => liveAddresses(db), env.INTERNAL_TOKEN),
+    hosts: httpRuntimeHosts(() => liveHosts(db), env.INTERNAL_TOKEN),
     bundles: r2Bundles(env.BUNDLES),
     internalToken: env.INTERNAL_TOKEN,
     apiUrl: env.API_URL,

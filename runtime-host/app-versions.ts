@@ -2,8 +2,8 @@
  * Which version of each app this host runs, when the control plane hands out versions
  * (docs/hosts.md): it says which version is current — at deploy (`PUT
  * /internal/apps/{project}/{app}/current`) and in each heartbeat's answer — and the host fetches
- * that version's bundle the first time a call needs it, checks its digest, and switches. An app
- * this host never had is looked up at its first call. Without a control plane (a host on its
+ * that version's bundle when a call first needs it (at once if it runs the app, or is to warm it),
+ * checks its digest, and switches. An app this host never had is looked up at its first call. Without a control plane (a host on its
  * own, pushed to with `PUT /internal/apps/…`) the registry's version is the one.
  */
 import { bundleDigest } from "../common/bundle-digest.ts";
@@ -17,6 +17,8 @@ import type { ReplicaPool } from "./pool/pool.ts";
 export interface Current {
   version: number;
   digest: string | null;
+  /** This host is to start the app's `min_replicas` now (the control plane chose it). */
+  warm?: boolean;
 }
 
 /** What the host asks the control plane (membership.ts). */
@@ -42,8 +44,22 @@ export class AppVersions {
     this.#source = source;
   }
 
-  /** The control plane says `version` is the app's current one. */
+  /**
+   * The control plane says `version` is the app's current one. A host that runs the app, or is
+   * to warm it, switches now: else the first call after a deploy (or after this host restarted
+   * on an older version) waited for the new version's cold start.
+   */
   setCurrent(project: string, app: string, current: Current): void {
+    this.#note(project, app, current);
+    if (!this.#source || !(current.warm || this.pool.isRunning(project, app))) return;
+    this.deployment(project, app).catch((err: Error) =>
+      console.error(
+        `runtime host: could not switch '${app}' to its current version: ${err.message}`,
+      ),
+    );
+  }
+
+  #note(project: string, app: string, current: Current): void {
     const known = this.#current.get(appKey(project, app));
     if (!known || current.version >= known.version)
       this.#current.set(appKey(project, app), current);
@@ -80,7 +96,7 @@ export class AppVersions {
   ): Promise<Deployment | undefined> {
     const want = known ?? (await source.current(project, app));
     if (!want) return undefined; // no such app
-    this.setCurrent(project, app, want);
+    this.#note(project, app, want);
     const bundle = await source.bundle(project, app, want.version);
     if (!bundle) return this.registry.get(project, app); // replaced meanwhile: the next call
     if (want.digest !== null) {

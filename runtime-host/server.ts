@@ -274,7 +274,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
 
 /**
  * The host's membership of the registry: its heartbeat from the pool; apps gone are removed,
- * current versions noted (fetched at the app's next call).
+ * current versions noted (app-versions.ts: fetched now if the host runs the app).
  */
 function joining(join: JoinOptions, versions: AppVersions, pool: ReplicaPool, intake: Intake) {
   const membership = new Membership({

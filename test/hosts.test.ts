@@ -6,13 +6,10 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../common/ids.ts";
+import { rendezvousOrder } from "../common/rendezvous.ts";
 import { apps } from "../control-plane/db/schema.ts";
 import { httpRuntimeHosts } from "../control-plane/host-client.ts";
-import {
-  createHostToken,
-  liveAddresses,
-  revokeHostToken,
-} from "../control-plane/hosts/registry.ts";
+import { createHostToken, liveHosts, revokeHostToken } from "../control-plane/hosts/registry.ts";
 import { serveControlPlane } from "../control-plane/listen.ts";
 import { INTERNAL_TOKEN, memoryBundles } from "../control-plane/testing/fixture.ts";
 import { libsqlFixture } from "../control-plane/testing/libsql.ts";
@@ -34,7 +31,7 @@ let controlPlaneUrl: string;
 const homes: string[] = [];
 
 beforeAll(async () => {
-  const hosts = httpRuntimeHosts(() => liveAddresses(f.db), INTERNAL_TOKEN);
+  const hosts = httpRuntimeHosts(() => liveHosts(f.db), INTERNAL_TOKEN);
   f = await libsqlFixture({
     bundles,
     hosts: { ...hosts, announce: (a) => (announcing ? hosts.announce(a) : Promise.resolve()) },
@@ -196,6 +193,28 @@ describe("versions a host fetches from the control plane", () => {
     expect((await call("warm-first")).body).toMatchObject({ ok: true, result: "warm" });
   });
 
+  it("starts a kept-warm app on deploy, and switches an app it runs to a redeploy, before any call", async () => {
+    // Both waited for their first call, which paid the cold start (api.md promised a warm start).
+    const on = (app: string, version: number, ready: boolean) =>
+      eventually(
+        () => hostClient(host.url, INTERNAL_TOKEN).metrics(),
+        (listed) =>
+          listed.some(
+            (a) =>
+              a.app === app && a.version === version && (!ready || a.replicas.some((r) => r.ready)),
+          ),
+      );
+    const kept = "[scaling]\nmin_replicas = 1\n";
+    await on("prewarmed", await deploy("prewarmed", "export const run = () => 'v1';", kept), true);
+    await on("prewarmed", await deploy("prewarmed", "export const run = () => 'v2';", kept), true);
+    expect((await call("prewarmed")).body).toMatchObject({ result: "v2" });
+    // Without min_replicas: the new version is fetched and the old replica retired at once, so
+    // calls already waiting run the new code (its replica starts at the next call).
+    await deploy("running", "export const run = () => 'v1';");
+    expect((await call("running")).body).toMatchObject({ result: "v1" });
+    await on("running", await deploy("running", "export const run = () => 'v2';"), false);
+  });
+
   it("learns a version it was not told of at its next heartbeat", async () => {
     await deploy("missed", "export const run = () => 'v1';");
     expect((await call("missed")).body).toMatchObject({ result: "v1" });
@@ -228,6 +247,43 @@ describe("versions a host fetches from the control plane", () => {
       code: "bad_gateway",
       message: expect.stringMatching(/does not match its digest/),
     });
+  });
+});
+
+describe("min_replicas over all hosts", () => {
+  it("starts them on one host, the app's first in rendezvous order that answers", async () => {
+    const { token } = await createHostToken(f.db, { name: "warmers", createdBy: f.owner.id });
+    const pair = [await joinedHost(token), await joinedHost(token)];
+    try {
+      await deploy("one-warm", "export const run = () => 1;", "[scaling]\nmin_replicas = 1\n");
+      const replicasOf = async (h: RunningHost) =>
+        (await hostClient(h.url, INTERNAL_TOKEN).metrics())
+          .filter((a) => a.app === "one-warm")
+          .reduce((n, a) => n + a.replicas.length, 0);
+      const first = rendezvousOrder(
+        `${f.projectId}/one-warm`,
+        pair.map((h) => ({ id: h.hostId as string, host: h })),
+      )[0]?.host as RunningHost;
+      expect(
+        await eventually(
+          () => replicasOf(first),
+          (n) => n === 1,
+        ),
+      ).toBe(1);
+      const other = pair.find((h) => h !== first) as RunningHost;
+      expect(await replicasOf(other)).toBe(0);
+      // That host gone, which the registry does not know yet: the next one warms a redeploy.
+      await first.close();
+      await deploy("one-warm", "export const run = () => 2;", "[scaling]\nmin_replicas = 1\n");
+      expect(
+        await eventually(
+          () => replicasOf(other),
+          (n) => n === 1,
+        ),
+      ).toBe(1);
+    } finally {
+      await Promise.all(pair.map((h) => h.close()));
+    }
   });
 });
 

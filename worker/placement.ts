@@ -10,6 +10,7 @@
  */
 import { type PlacementHost, placementSchema } from "../common/protocol/hosts.ts";
 import { controlPlanePath } from "../common/protocol/paths.ts";
+import { rendezvousOrder } from "../common/rendezvous.ts";
 import type { Env } from "./env.ts";
 
 /** A host to send work to: its id in the registry (null: the configured RUNTIME_HOST_URL). */
@@ -108,7 +109,7 @@ function rank(hosts: PlacementHost[], project: string, app: string): Target[] {
   const warm = (h: PlacementHost) =>
     h.apps.some((a) => a.project === project && a.app === app && a.ready > a.busy);
   const key = `${project}/${app}`;
-  const sticky = [...hosts].sort((a, b) => score(key, b.id) - score(key, a.id));
+  const sticky = rendezvousOrder(key, hosts);
   const ordered = [
     ...sticky.filter((h) => warm(h) && load(h) <= bound),
     ...sticky.filter((h) => !warm(h) && load(h) <= bound && h.busy < h.slots),
@@ -118,16 +119,6 @@ function rank(hosts: PlacementHost[], project: string, app: string): Target[] {
   return ordered
     .filter((h) => !seen.has(h.id) && seen.add(h.id))
     .map((h) => ({ id: h.id, url: h.address }));
-}
-
-/** Rendezvous hashing's weight of `host` for `key` (FNV-1a, 32 bits). */
-function score(key: string, host: string): number {
-  let hash = 0x811c9dc5;
-  for (const char of `${key}\n${host}`) {
-    hash ^= char.charCodeAt(0);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash;
 }
 
 /** For tests: forget what this isolate knows. */

@@ -66,6 +66,8 @@ export type Heartbeat = z.infer<typeof heartbeatSchema>;
 export const currentVersionSchema = z.object({
   version: z.number().check(z.int(), z.positive()),
   digest: z.nullable(z.string()),
+  /** The host is the one to start the app's `min_replicas` now (control-plane/host-client.ts). */
+  warm: z.optional(z.boolean()),
 });
 export type CurrentVersion = z.infer<typeof currentVersionSchema>;
 

@@ -276,9 +276,19 @@ interface HostFacts {
   seenAt: number;
 }
 
-/** The addresses of the hosts that are not down: where the control plane asks. */
-export async function liveAddresses(db: Database): Promise<string[]> {
-  return (await listHosts(db)).filter((h) => h.state !== "down").map((h) => h.address);
+/** A host that is not down: where the control plane asks. */
+export interface LiveHost {
+  id: string;
+  address: string;
+  /** Draining: it finishes its work and takes none. */
+  state: "up" | "draining";
+}
+
+/** The hosts that are not down. */
+export async function liveHosts(db: Database): Promise<LiveHost[]> {
+  return (await listHosts(db)).flatMap(({ id, address, state }) =>
+    state === "down" ? [] : [{ id, address, state }],
+  );
 }
 
 /** Forgets hosts down for longer than `ms` (they register again if they come back). */

@@ -205,8 +205,15 @@ export function registerDeployApp(app: OpenAPIHono<AppEnv>) {
         throw err;
       }
 
-      // Hosts running the app switch at their next call of it (or learn it at a heartbeat).
-      await c.var.deps.hosts.announce({ project: projectId, app: config.name, version, digest });
+      // Hosts running the app switch to it now (one starts its min_replicas), others at their
+      // next call of it; a host that does not answer learns it at a heartbeat.
+      await c.var.deps.hosts.announce({
+        project: projectId,
+        app: config.name,
+        version,
+        digest,
+        warm: config.scaling.min_replicas > 0,
+      });
 
       const deployed: DeployedApp = {
         id: appId,

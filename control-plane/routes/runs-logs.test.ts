@@ -134,7 +134,10 @@ describe("GET /v2/projects/{id}/runs/{runId}/logs, host unreachable", () => {
     // A loopback port nothing listens on.
     const port = await freePort();
     g = await libsqlFixture({
-      hosts: httpRuntimeHosts(async () => [`http://127.0.0.1:${port}`], "t"),
+      hosts: httpRuntimeHosts(
+        async () => [{ id: "hst_1", address: `http://127.0.0.1:${port}`, state: "up" }],
+        "t",
+      ),
     });
   });
 

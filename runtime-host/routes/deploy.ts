@@ -1,8 +1,9 @@
 /**
  * `PUT /internal/apps/{project}/{app}`: stores a version of an app and makes it current (a host
  * on its own; a host in a registry fetches versions itself).
- * `PUT /internal/apps/{project}/{app}/current` `{version, digest}`: the control plane says which
- * version is current; the host fetches it at the app's next call (app-versions.ts).
+ * `PUT /internal/apps/{project}/{app}/current` `{version, digest, warm?}`: the control plane says
+ * which version is current; the host fetches it now if it runs the app or is to warm it, else at
+ * the app's next call (app-versions.ts).
  * `DELETE /internal/apps/{project}/{app}`: the app's replicas stop and its files go (204, also
  * when it was not there).
  */
