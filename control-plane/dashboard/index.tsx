@@ -84,6 +84,7 @@ export function registerDashboard(app: Hono<AppEnv>, inProcess: InProcess) {
     c.set("api", apiFor(c, session, inProcess));
     await next();
   });
+  // `/dashboard` as mounted; `/dashboard/` (the address the README gives) falls to the last route.
   dash.get("/", (c) => c.redirect("/dashboard/runs", 303));
   registerRuns(dash);
   registerRun(dash);
@@ -93,14 +94,16 @@ export function registerDashboard(app: Hono<AppEnv>, inProcess: InProcess) {
   registerSecrets(dash);
   // Last, so only what no page took (a sub-app's notFound is not used once it is mounted).
   dash.all("*", (c) =>
-    c.html(
-      <BarePage title="Not found">
-        <p>
-          There is no page at <code>{c.req.path}</code>. <a href="/dashboard/runs">Runs</a>
-        </p>
-      </BarePage>,
-      404,
-    ),
+    c.req.path === "/dashboard/"
+      ? c.redirect("/dashboard/runs", 303)
+      : c.html(
+          <BarePage title="Not found">
+            <p>
+              There is no page at <code>{c.req.path}</code>. <a href="/dashboard/runs">Runs</a>
+            </p>
+          </BarePage>,
+          404,
+        ),
   );
 
   app.route("/dashboard", dash as unknown as Hono<AppEnv>);

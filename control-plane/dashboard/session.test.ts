@@ -142,6 +142,12 @@ describe("a session", () => {
     expect(res.status).toBe(404);
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
     expect(await res.text()).toContain("There is no page at <code>/dashboard/nonexistent</code>");
+    // The address the README gives, with its slash, is the runs page (it was a 404).
+    for (const path of ["/dashboard/", "/dashboard"]) {
+      const entry = await page(path, await signIn());
+      expect(entry.status).toBe(303);
+      expect(entry.headers.get("location")).toBe("/dashboard/runs");
+    }
   });
 
   it("comes from a pasted token, and ends when that token is revoked", async () => {

@@ -173,8 +173,9 @@ export function registerApiKeys(dash: Hono<DashEnv>) {
         {account ? (
           <form method="post" action={`${PATH}/${id}/revoke`} class="stack">
             <p>
-              Revoke <strong>{account.name}</strong> ({account.role})? Its token stops working at
-              once, everywhere; this cannot be undone.
+              Revoke <strong>{account.name}</strong> ({account.role})? Its token stops working on
+              the management API at once and on the run API within 10 seconds; this cannot be
+              undone.
             </p>
             <button type="submit" class="danger">
               Revoke
