@@ -5,7 +5,7 @@
  * size, mounted by the host and owned by that user, so filling it fails the app, not the disk.
  */
 import { execFile, spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { lchown, readdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 
@@ -13,16 +13,25 @@ import { join, resolve } from "node:path";
 export const DEFAULT_UID_BASE = 1_900_000_000;
 export const UID_COUNT = 65_536;
 
+/** Where hosts claim their ranges, machine-wide (a tmpfs: a reboot frees every claim). */
+const CLAIMS = "/run/runlet/uid-ranges";
+/** How many ranges from the configured base a host tries. */
+const MAX_RANGES = 64;
+
 export class ReplicaUsers {
   static readonly #ranges = new Map<number, ReplicaUsers>();
   readonly #free: number[] = [];
   #next = 0;
 
-  private constructor(private readonly base: number) {}
+  private constructor(readonly base: number) {}
 
-  /** The users of the range at `base`: one pool per process, however many sandboxes use it. */
+  /**
+   * The users of a range from `base` that no other live host on this machine holds: one pool
+   * per process, however many sandboxes use it. Two hosts (two Runlets, or `runlet host` beside
+   * `runlet start`) handed out the same uids, so their replicas shared a process limit.
+   */
   static from(base: number): ReplicaUsers {
-    const users = ReplicaUsers.#ranges.get(base) ?? new ReplicaUsers(base);
+    const users = ReplicaUsers.#ranges.get(base) ?? new ReplicaUsers(claimRange(base));
     ReplicaUsers.#ranges.set(base, users);
     return users;
   }
@@ -35,6 +44,47 @@ export class ReplicaUsers {
 
   give(uid: number): void {
     this.#free.push(uid);
+  }
+}
+
+/**
+ * Claims the first range from `base` that no live process holds: a file per range names its
+ * holder by pid and start time (a pid is reused, the pair is not), removed as the process exits
+ * or taken over once its holder is gone. Where claims cannot be written, `base` as it is.
+ */
+export function claimRange(base: number, claims = CLAIMS): number {
+  try {
+    mkdirSync(claims, { recursive: true, mode: 0o700 });
+  } catch {
+    return base;
+  }
+  const holder = `${process.pid} ${startTime(process.pid)}`;
+  for (let i = 0; i < MAX_RANGES; i++) {
+    const start = base + i * UID_COUNT;
+    const path = join(claims, String(start));
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        writeFileSync(path, holder, { flag: "wx" });
+        process.once("exit", () => rmSync(path, { force: true }));
+        return start;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== "EEXIST") return base;
+      }
+      const held = readFileSync(path, "utf8");
+      const [pid, started] = held.split(" ");
+      if (started && startTime(Number(pid)) === started) break; // a live host's: the next range
+      if (readFileSync(path, "utf8") === held) rmSync(path, { force: true });
+    }
+  }
+  throw new Error(`no free range of replica users from ${base}: ${MAX_RANGES} hosts hold them`);
+}
+
+/** When process `pid` started (field 22 of /proc/{pid}/stat); undefined if there is none. */
+function startTime(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ")[19];
+  } catch {
+    return undefined;
   }
 }
 
