@@ -16,7 +16,10 @@ export const MAX_INPUT_DEPTH = 1_000;
 export type FunctionInput = { ok: true; value: unknown } | { ok: false; message: string };
 
 /** The input of a body's text, or why it cannot be one (the caller's 400). */
-export function functionInput(text: string): FunctionInput {
+export function functionInput(body: string): FunctionInput {
+  // A UTF-8 byte-order mark is not the JSON's (RFC 8259 lets a parser ignore it). The Worker's
+  // TextDecoder dropped it and the host's Buffer kept it: a sync call was 400, an async one 202.
+  const text = body.charCodeAt(0) === 0xfeff ? body.slice(1) : body;
   if (text.trim() === "") return { ok: true, value: null };
   let value: unknown;
   try {
