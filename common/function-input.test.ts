@@ -14,6 +14,10 @@ describe("a function's input", () => {
       ok: false,
       message: "request body is not valid JSON",
     });
+    // With a byte-order mark, as the host's Buffer decodes it (the Worker's decoder drops it).
+    const bom = Buffer.from([0xef, 0xbb, 0xbf, ...Buffer.from('{"bom":1}')]);
+    expect(functionInput(bom.toString("utf8"))).toEqual({ ok: true, value: { bom: 1 } });
+    expect(functionInput(new TextDecoder().decode(bom))).toEqual({ ok: true, value: { bom: 1 } });
   });
 
   it("nests at most MAX_INPUT_DEPTH arrays and objects, counting neither inside strings", () => {
