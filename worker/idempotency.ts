@@ -66,7 +66,10 @@ export async function keyOfCall(
 ): Promise<IdempotencyKey | undefined> {
   if (call.idempotencyKey === undefined) return undefined;
   const url = new URL(c.req.url);
-  const hash = await sha256Hex(utf8(`${call.project}\n${call.app}\n${fn}\n${call.idempotencyKey}`));
+  // The app's id, not only its name: an app deleted and deployed again under the same name is
+  // another app, and its calls must not replay the first one's answers.
+  const scope = `${call.project}\n${call.app}\n${c.var.app.id}\n${fn}`;
+  const hash = await sha256Hex(utf8(`${scope}\n${call.idempotencyKey}`));
   const head = utf8(`${c.req.method}\n${url.pathname}${url.search}\n`);
   const fingerprint = await sha256Hex(concatBytes([head, new Uint8Array(body)]));
   call.runId = newRunIdIn(Number.parseInt(hash.slice(0, 8), 16));

@@ -234,6 +234,23 @@ describe("Idempotency-Key: sync runs", () => {
     expect(replayedOf(again.res)).toBe("true");
   });
 
+  it("runs again for an app deleted and deployed again under its name: another app", async () => {
+    const headers = await callerOf("idem-sync");
+    const path = `/v4/${PROJECT}/idem-sync/run`;
+    hostAnswers(200, { ok: true, result: "the first app", run_time_ms: 1 });
+    const first = await call(path, { headers: headers("reborn"), body: "{}" });
+    expect(first.body.result).toBe("the first app");
+    appIsDeployed("idem-sync", "managed", "app_2"); // its new id, for a new token's lookup
+    const authorization = `Bearer ${await sign()}`;
+    hostAnswers(200, { ok: true, result: "the second app", run_time_ms: 1 });
+    const again = await call(path, {
+      headers: { authorization, "idempotency-key": "reborn" },
+      body: "{}",
+    });
+    expect(again.body.result).toBe("the second app");
+    expect(replayedOf(again.res)).toBeNull();
+  });
+
   it("keeps a function's thrown error as the answer (500)", async () => {
     const headers = await callerOf("idem-sync");
     hostAnswers(200, { ok: false, error: { message: "boom" }, run_time_ms: 1 });

@@ -78,12 +78,16 @@ export async function reportOf(runId: string) {
 }
 
 /** The control plane's answer for `app` (what resolveApp reads). */
-export function appIsDeployed(app = "hello", runtime: "managed" | "custom" = "managed") {
+export function appIsDeployed(
+  app = "hello",
+  runtime: "managed" | "custom" = "managed",
+  id = "app_1",
+) {
   fetchMock
     .get(CONTROL)
     .intercept({ path: `/v2/projects/${PROJECT}/apps/${app}` })
     .reply(200, {
-      id: "app_1",
+      id,
       name: app,
       runtime,
       version: 1,
