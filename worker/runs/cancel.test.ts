@@ -30,8 +30,8 @@ import type { NewRun } from "./types.ts";
 
 beforeAll(startFakes);
 
-/** The host's `DELETE /internal/runs/{id}` for `run`; says how many it received. */
-function hostCancels(run: NewRun): () => number {
+/** The host's `DELETE /internal/runs/{id}` for `run`, answered `state`; says how many it received. */
+function hostCancels(run: NewRun, state: object = {}): () => number {
   let count = 0;
   fetchMock
     .get(HOST)
@@ -42,7 +42,7 @@ function hostCancels(run: NewRun): () => number {
     })
     .reply(() => {
       count++;
-      return { statusCode: 200, data: "{}" };
+      return { statusCode: 200, data: JSON.stringify(state) };
     })
     .persist();
   return () => count;
@@ -107,6 +107,24 @@ describe("cancel", () => {
     await sleep(100);
     expect(await viewOf(run)).toMatchObject({ status: "cancelled", started_at: null });
     expect(await endsReported(run)).toEqual(["cancelled"]);
+  });
+
+  it("a run the host started the instant it was cancelled, before its hand-over's answer: its view says when", async () => {
+    const app = newApp();
+    const held = new Gate();
+    fakeHost(app, () => ({ ...started(), hold: held }));
+    const run = newRun(app);
+    const startedAt = Date.now();
+    hostCancels(run, { status: "cancelled", startedAt, finishedAt: startedAt + 5 });
+    await accept(run);
+    await sleep(20);
+    const view = await shardOfRun(run).cancel(run.runId);
+    // It said started_at null though the function had begun (and seen its signal abort).
+    expect(view).toMatchObject({
+      status: "cancelled",
+      started_at: new Date(startedAt).toISOString(),
+    });
+    held.open();
   });
 
   it("a running run: stopped on the host; its later report does not move it", async () => {

@@ -155,14 +155,25 @@ export async function askHost(env: Env, hostUrl: string, runId: string): Promise
   }
 }
 
-/** Stops the run on the host (its ctx.signal aborts); a host that does not know it is fine. */
-export async function cancelOnHost(env: Env, hostUrl: string, runId: string): Promise<void> {
-  await fetch(hostUrl + hostPath.run(runId), {
-    method: "DELETE",
-    headers: internal(env),
-    signal: AbortSignal.timeout(10_000),
-  }).then(
-    (res) => res.body?.cancel(),
-    (err: Error) => console.error(`[runs] could not cancel ${runId} on the host: ${err}`),
-  );
+/**
+ * Stops the run on the host (its ctx.signal aborts); a host that does not know it is fine. The
+ * run's state there, when the host had it (a run started there has its `startedAt`).
+ */
+export async function cancelOnHost(
+  env: Env,
+  hostUrl: string,
+  runId: string,
+): Promise<HostRunState | undefined> {
+  try {
+    const res = await fetch(hostUrl + hostPath.run(runId), {
+      method: "DELETE",
+      headers: internal(env),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const run = hostRunStateSchema.safeParse(await res.json().catch(() => undefined));
+    return res.ok && run.success ? run.data : undefined;
+  } catch (err) {
+    console.error(`[runs] could not cancel ${runId} on the host: ${err}`);
+    return undefined;
+  }
 }

@@ -164,8 +164,12 @@ export class RunShard extends DurableObject<Env> {
     this.#runs.end(row, { status: "cancelled" }, false);
     // A queued run's open hand-over is withdrawn; the host may have started it this instant.
     const handedOver = this.#runs.dispatch.withdraw(runId);
-    if (row.status === "running" || handedOver)
-      await cancelOnHost(this.env, this.#runs.hostOf(runId), runId);
+    if (row.status === "running" || handedOver) {
+      const onHost = await cancelOnHost(this.env, this.#runs.hostOf(runId), runId);
+      // Started at that instant, before its hand-over's answer: its view says it ran.
+      if (row.started_at === null && onHost?.startedAt)
+        this.#store.update(runId, { started_at: onHost.startedAt }, true);
+    }
     return runView(this.#store.get(runId) as RunRow);
   }
 
