@@ -1,6 +1,6 @@
 /**
  * POST {api_url}/v4/{project}/hello/run  with body {"name": "Ada"}
- * → {"run_id": "...", "result": {"greeting": "Hello, Ada!"}, "run_time_ms": ...}
+ * → {"run_id": "run_…", "result": {"greeting": "Hello, Ada!", "runId": "run_…"}, "run_time_ms": …}
  *
  * @param {{ name?: string } | null} input  the caller's JSON body
  * @param {{ runId: string, async: boolean, signal: AbortSignal, log: (...args: unknown[]) => void }} ctx
