@@ -55,7 +55,9 @@ export async function main(argv: string[]): Promise<number> {
   }
   const cmd = COMMANDS.find((c) => c.name === name);
   if (!cmd) {
-    console.error(`runlet: unknown command '${name}'\n\n${usage()}`);
+    const message = `unknown command '${name}'`;
+    if (rest.includes("--json")) console.log(JSON.stringify({ message }));
+    else console.error(`runlet: ${message}\n\n${usage()}`);
     return 1;
   }
   let json = false;
@@ -69,7 +71,9 @@ export async function main(argv: string[]): Promise<number> {
     return await cmd.run({ values, positionals });
   } catch (err) {
     if (!(err instanceof CliError)) throw err;
-    if (json) console.log(JSON.stringify({ message: err.message, ...err.answer }));
+    // A script gets the reason alone, not the usage text a person is shown after it.
+    const reason = err.message.split("\n\nUsage:")[0];
+    if (json) console.log(JSON.stringify({ message: reason, ...err.answer }));
     else console.error(`runlet ${cmd.name}: ${err.message}`);
     return 1;
   }

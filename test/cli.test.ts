@@ -225,6 +225,16 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     expect(secret.code).toBe(1);
     expect(JSON.parse(secret.stdout)).toMatchObject({ status: 404, code: "not_found" });
 
+    const missing = await cli(["run", "no-such-app", "--json"], runlet.env);
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.stdout)).toMatchObject({ status: 404, code: "not_found" });
+    // The reason alone, not the usage text after it; and an unknown command says so in JSON.
+    const noId = await cli(["status", "--json"], runlet.env);
+    expect(JSON.parse(noId.stdout)).toEqual({ message: "give one run id" });
+    const unknown = await cli(["frob", "--json"], runlet.env);
+    expect(unknown.code).toBe(1);
+    expect(JSON.parse(unknown.stdout)).toEqual({ message: "unknown command 'frob'" });
+
     const extra = await cli(["run", "hello", "run", "stray"], runlet.env);
     expect(extra.code).toBe(1);
     expect(extra.stderr).toContain("unexpected 'stray'");

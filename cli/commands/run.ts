@@ -88,7 +88,10 @@ response ({run_id, result, run_time_ms}).
       const failure = said ?? textOf(err.body).slice(0, 200);
       outcome = { status: err.status, body: err.body, runId: err.runId, failure };
     }
-    if (values.json) console.log(textOf(outcome.body));
+    // A refusal (the run API's {message, code}) says its status too, as every --json failure.
+    const { body } = outcome;
+    const refused = typeof body === "object" && body !== null && "message" in body;
+    if (values.json) console.log(textOf(refused ? { ...body, status: outcome.status } : body));
     else if (outcome.failure === undefined)
       console.log(JSON.stringify((outcome.body as { result?: unknown }).result, null, 2));
     else console.error(`run failed (${outcome.status}): ${outcome.failure}`);
