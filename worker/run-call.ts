@@ -166,10 +166,11 @@ function asyncFlag(given: string[] | undefined): boolean {
 
 /** `?webhookEndpoint=` and the `X-Webhook-Secret` that signs its deliveries. */
 export function webhookOf(c: Context<WorkerEnv>): WebhookRequest | undefined {
-  const target = webhookTarget(
-    c.req.query("webhookEndpoint"),
-    c.env.RUNLET_WEBHOOK_ALLOW_PRIVATE === "1",
-  );
+  const given = c.req.queries("webhookEndpoint");
+  // Which of two was meant cannot be told (the first was used, silently).
+  if (given && given.length > 1)
+    throw new RunApiError(400, "webhookEndpoint is given more than once");
+  const target = webhookTarget(given?.[0], c.env.RUNLET_WEBHOOK_ALLOW_PRIVATE === "1");
   if (!target) return undefined;
   const secret = webhookSecretOf(c);
   return { url: target.href, ...(secret ? { secret } : {}) };

@@ -274,6 +274,12 @@ describe("run API: async runs, run state and webhooks", () => {
       expect({ query, status: res.status }).toEqual({ query, status: 400 });
       expect(body.run_id).toBe(res.headers.get("X-Request-Id"));
     }
+    const twice = await call(
+      `/v4/${PROJECT}/hello/run?webhookEndpoint=https%3A%2F%2Fa.test%2F&webhookEndpoint=https%3A%2F%2Fb.test%2F`,
+      { headers },
+    );
+    expect(twice.res.status).toBe(400);
+    expect(twice.body.message).toBe("webhookEndpoint is given more than once");
     // A secret sent empty (an unset variable): deliveries were meant to be signed.
     const hook = `webhookEndpoint=${encodeURIComponent("https://example.com/hook")}`;
     const empty = await call(`/v4/${PROJECT}/hello/run?async=true&${hook}`, {
