@@ -142,6 +142,9 @@ describe("a session", () => {
     expect(res.status).toBe(404);
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
     expect(await res.text()).toContain("There is no page at <code>/dashboard/nonexistent</code>");
+    const notARun = await page("/dashboard/runs/notarun", await signIn());
+    expect(notARun.status).toBe(404);
+    expect(await notARun.text()).toContain("not a run id");
     // The address the README gives, with its slash, is the runs page (it was a 404).
     for (const path of ["/dashboard/", "/dashboard"]) {
       const entry = await page(path, await signIn());

@@ -89,7 +89,8 @@ async function runPage(c: DashCtx, notice?: { kind: "error" | "info"; text: stri
           </div>
         )}
       </Page>,
-      indexed.status === 404 ? 404 : 200,
+      // Not a run id (the API's 400) or no such run: no page there.
+      indexed.status === 404 || indexed.status === 400 ? 404 : 200,
     );
   }
   const item = indexed.data;
