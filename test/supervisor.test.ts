@@ -1,3 +1,4 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,7 +17,16 @@ import { type Component, kill9, pidOf, serving, until, workerdPids } from "./sup
 
 // Issue 12: `runlet start` heals. A component that dies (SIGKILL) is restarted and the stack
 // serves again; killing `runlet start` itself leaves no component behind, and the next start on
-// the same home works; a component that keeps dying stops everything, naming its log.
+// the same home works; a component that keeps dying stops everything, naming its log, and what
+// its replicas had mounted goes with it.
+
+/** The mount points under `dir`, from this process's mount table. */
+function mountsUnder(dir: string): string[] {
+  return readFileSync("/proc/self/mountinfo", "utf8")
+    .split("\n")
+    .map((line) => line.split(" ")[4] ?? "")
+    .filter((point) => point.startsWith(`${dir}/`));
+}
 
 const APP = sleeper(['name = "echo"', 'runtime = "managed"']);
 
@@ -103,17 +113,26 @@ describe("runlet start supervises its components", () => {
     await serving(stack, "echo", 30_000);
   }, 180_000);
 
-  it("stops everything when a component exits 5 times within a minute, naming its log", async () => {
+  it("stops everything when a component exits 5 times within a minute, naming its log, and leaves nothing mounted", async () => {
+    // A warm replica on each of its hosts: a folder mounted under the home (and, sandboxed, a
+    // network namespace) that the last host killed leaves behind for the supervisor to remove.
+    await client(stack).deploy(sleeper(['name = "warm"', "[scaling]", "min_replicas = 1"]));
     let last: number | undefined;
     for (let exit = 1; exit <= 5; exit++) {
       const pid = await until(
-        "a control plane to kill",
+        "a runtime host to kill",
         () => {
-          const found = pidOf(stack, "control plane");
+          const found = pidOf(stack, "runtime host");
           return found !== undefined && found !== last ? found : undefined;
         },
         15_000,
       );
+      if (exit === 5)
+        await until(
+          "a replica's folder mounted",
+          () => mountsUnder(home).length > 0 || undefined,
+          15_000,
+        );
       await kill9(pid);
       last = pid;
     }
@@ -127,8 +146,11 @@ describe("runlet start supervises its components", () => {
     stacks.splice(stacks.indexOf(stack), 1);
     expect(code).toBe(1);
     expect(stack.output()).toContain(
-      `the control plane exited 5 times within a minute (last: signal SIGKILL); stopping Runlet. Its log: ${join(home, "logs", "control-plane.log")}`,
+      `the runtime host exited 5 times within a minute (last: signal SIGKILL); stopping Runlet. Its log: ${join(home, "logs", "runtime-host.log")}`,
     );
     expect(processesOf(home, stack.ports)).toEqual([]);
+    expect(mountsUnder(home)).toEqual([]);
+    const namespaces = existsSync("/run/netns") ? readdirSync("/run/netns") : [];
+    expect(namespaces.filter((n) => n.startsWith(`runlet-${last}-`))).toEqual([]);
   }, 120_000);
 });

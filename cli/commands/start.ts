@@ -14,7 +14,8 @@ import {
   runletHome,
   writePrivateFile,
 } from "../../control-plane/home.ts";
-import { DEFAULT_UID_BASE, UID_COUNT } from "../../runtime-host/sandbox/users.ts";
+import { sweepNamespaces } from "../../runtime-host/sandbox/network.ts";
+import { DEFAULT_UID_BASE, UID_COUNT, unmountUnder } from "../../runtime-host/sandbox/users.ts";
 import { CliError, type Command } from "../command.ts";
 import { freePort, portIsFree, startProcess } from "../processes.ts";
 import { Supervisor } from "../supervisor.ts";
@@ -257,6 +258,12 @@ Worker; every request it sends out is slower then).
     // From here on a component that exits is restarted; one that keeps failing stops them all.
     const code = await supervisor.run();
     await supervisor.stop();
+    // A host that kept failing left its replicas' folders mounted and their networks behind
+    // (its next start would reclaim them; there may be none).
+    if (code !== 0) {
+      unmountUnder(home);
+      sweepNamespaces();
+    }
     return code;
   },
 };

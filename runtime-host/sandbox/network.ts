@@ -98,7 +98,7 @@ export class ReplicaNetworks {
       ...refused.map((range) => `rule add prohibit to ${range} pref 100`),
       "",
     ].join("\n");
-    this.#sweep();
+    sweepNamespaces(this.tools.ip);
   }
 
   get outbound(): boolean {
@@ -162,13 +162,13 @@ export class ReplicaNetworks {
     child.on("error", () => {}); // the app then has loopback only; its runs say why they fail
     return child;
   }
+}
 
-  /** Deletes the namespaces of hosts that are gone (a host that crashed). */
-  #sweep(): void {
-    if (!existsSync(NETNS_DIR)) return;
-    for (const name of readdirSync(NETNS_DIR)) {
-      const pid = Number(/^runlet-(\d+)-\d+$/.exec(name)?.[1]);
-      if (pid && !alive(pid)) spawnSync(this.tools.ip, ["netns", "delete", name]);
-    }
+/** Deletes the namespaces of hosts that are gone (a host that crashed). */
+export function sweepNamespaces(ip = "ip"): void {
+  if (!existsSync(NETNS_DIR)) return;
+  for (const name of readdirSync(NETNS_DIR)) {
+    const pid = Number(/^runlet-(\d+)-\d+$/.exec(name)?.[1]);
+    if (pid && !alive(pid)) spawnSync(ip, ["netns", "delete", name]);
   }
 }
