@@ -6,6 +6,7 @@
 
 import type { HostRun } from "../common/protocol/host.ts";
 import type { Deployment } from "./apps.ts";
+import { MAX_INVOKE_BODY_BYTES } from "./limits.ts";
 import { functionWorkload, httpWorkload, type Workload, WorkloadError } from "./pool/workload.ts";
 import { msSince } from "./runs/describe.ts";
 import type { AsyncCall } from "./runs/types.ts";
@@ -35,8 +36,15 @@ export async function runCall(
   );
   const runTimeMs = msSince(started);
   switch (outcome.kind) {
-    case "returned":
-      return { status: "success", result: outcome.value, runTimeMs };
+    case "returned": {
+      // Its one reader is the webhook, which takes what a custom app's answer may be: 10 MiB.
+      // A larger one overflowed the Worker's 32 MiB RPC limit on the way to the run store.
+      const bytes = Buffer.byteLength(JSON.stringify(outcome.value ?? null));
+      if (bytes <= MAX_INVOKE_BODY_BYTES)
+        return { status: "success", result: outcome.value, runTimeMs };
+      const message = `the function's result is larger than 10 MiB (${bytes} bytes as JSON): an async run's result goes to its webhook, which takes at most 10 MiB`;
+      return { status: "failure", runTimeMs, error: { message } };
+    }
     case "threw":
       return { status: "failure", runTimeMs, error: { message: outcome.message } };
     case "not-found": {

@@ -34,6 +34,7 @@ export const sawCancel = () => sawAbort;
 export function fail() {
   throw new Error("no luck");
 }
+export const big = (input) => "x".repeat(input.bytes);
 `,
 };
 
@@ -119,6 +120,26 @@ describe("async runs on the host", () => {
       (n) => n === 1,
     );
     expect(received[0]?.body).toMatchObject({ status: "failure", error: { message: "no luck" } });
+  });
+
+  it("fails a run whose result is over 10 MiB, saying so; 10 MiB is a success", async () => {
+    await deploy();
+    const limit = 10 * 1024 * 1024 - 2; // the JSON string's two quotes
+    await submit("big", { bytes: limit + 1 }, "run_big");
+    await submit("big", { bytes: limit }, "run_fits");
+    await eventually(
+      async () => received.length,
+      (n) => n === 2,
+    );
+    const ends = Object.fromEntries(received.map((r) => [r.body.runId, r.body]));
+    expect(ends.run_big).toMatchObject({
+      status: "failure",
+      error: {
+        message: `the function's result is larger than 10 MiB (${limit + 3} bytes as JSON): an async run's result goes to its webhook, which takes at most 10 MiB`,
+      },
+    });
+    expect(ends.run_fits).toMatchObject({ status: "success" });
+    expect((ends.run_fits?.result as string).length).toBe(limit);
   });
 
   it("fails a run that outlives response_grace_period, and stops it", async () => {
