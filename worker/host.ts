@@ -135,16 +135,24 @@ export async function forwardToHost(
   const hosts = (await hostsFor(env, project, app)).slice(0, bodiless ? MAX_TRIES : 1);
   let res: Response | undefined;
   for (const host of hosts) {
+    // Bounded until the answer's head, as a function call is (the body may stream for longer).
+    const patience = new AbortController();
+    const timer = setTimeout(() => patience.abort(), Number(env.HOST_ANSWER_MS) || HOST_ANSWER_MS);
     try {
       res = await fetch(host.url + hostPath.http(project, app, pathAndQuery), {
         method: request.method,
         headers,
         body: bodiless ? undefined : request.body,
         redirect: "manual",
+        signal: patience.signal,
       });
       break;
     } catch {
+      if (patience.signal.aborted)
+        throw new RunApiError(504, "the runtime host did not answer the request in time");
       suspect(host.url);
+    } finally {
+      clearTimeout(timer);
     }
   }
   if (!res) throw new RunApiError(502, "the runtime host is not reachable");

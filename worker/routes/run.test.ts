@@ -8,6 +8,7 @@ import {
   CONTROL,
   call,
   expectUpstreamsUsed,
+  HOST,
   hostAnswers,
   PROJECT,
   reported,
@@ -220,6 +221,23 @@ describe("run API: synchronous runs", () => {
       code: "gateway_timeout",
       message: "the runtime host did not answer the call in time",
     });
+  });
+
+  it("answers 504 when the host gives no head of a custom app's answer within that time", async () => {
+    const token = await sign();
+    appIsDeployed("slow-web", "custom");
+    fetchMock
+      .get(HOST)
+      .intercept({ path: `/internal/http/${PROJECT}/slow-web/`, method: "GET" })
+      .reply(200, "late")
+      .delay(1_500);
+    const { res, body } = await call(`/v4/${PROJECT}/slow-web`, {
+      method: "GET",
+      body: null,
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(res.status).toBe(504);
+    expect(body.message).toBe("the runtime host did not answer the request in time");
   });
 
   it("refuses WebSocket upgrades with a clear 400", async () => {
