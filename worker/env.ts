@@ -33,8 +33,11 @@ export interface ResolvedApp {
   name: string;
   runtime: "managed" | "custom";
   version: number;
-  /** `capacity`: calls the app runs at once (`max_replicas × replica_concurrency`). */
-  scaling: { capacity: number };
+  /**
+   * `capacity`: calls the app runs at once (`max_replicas × replica_concurrency`);
+   * `replicaConcurrency`: calls one replica runs at once.
+   */
+  scaling: { capacity: number; replicaConcurrency: number };
   /** Seconds an async run may wait in the app's queue. */
   queueTimeout: number;
 }

@@ -22,14 +22,14 @@ const HOST_ANSWER_MS = (30 + 30 + 300 + 30) * 1000;
  */
 export async function invokeOnHost(
   env: Env,
-  target: { project: string; app: string; fn: string; runId: string },
+  target: { project: string; app: string; fn: string; runId: string; concurrency: number },
   body: ArrayBuffer,
 ): Promise<Invocation & { host: Target }> {
   const { project, app, fn, runId } = target;
-  const hosts = (await hostsFor(env, project, app)).slice(0, MAX_TRIES);
+  const hosts = (await hostsFor(env, project, app, target.concurrency)).slice(0, MAX_TRIES);
   let res: Response | undefined;
   for (const [i, host] of hosts.entries()) {
-    const done = inFlight(host.url);
+    const done = inFlight(host.url, project, app);
     const patience = AbortSignal.timeout(Number(env.HOST_ANSWER_MS) || HOST_ANSWER_MS);
     try {
       res = await fetch(host.url + hostPath.invoke(project, app, fn), {
@@ -122,7 +122,13 @@ export function appHeaders(headers: Headers): Headers {
  */
 export async function forwardToHost(
   env: Env,
-  target: { project: string; app: string; pathAndQuery: string; runId: string },
+  target: {
+    project: string;
+    app: string;
+    pathAndQuery: string;
+    runId: string;
+    concurrency: number;
+  },
   request: Request,
 ): Promise<Response> {
   const { project, app, pathAndQuery, runId } = target;
@@ -132,7 +138,8 @@ export async function forwardToHost(
   const bodiless = request.method === "GET" || request.method === "HEAD";
   // A GET or HEAD may be sent again (HTTP makes them safe): it tries another host when one
   // cannot be reached. A request with a body is sent once.
-  const hosts = (await hostsFor(env, project, app)).slice(0, bodiless ? MAX_TRIES : 1);
+  const placed = await hostsFor(env, project, app, target.concurrency);
+  const hosts = placed.slice(0, bodiless ? MAX_TRIES : 1);
   let res: Response | undefined;
   for (const host of hosts) {
     // Bounded until the answer's head, as a function call is (the body may stream for longer).

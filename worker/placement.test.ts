@@ -102,10 +102,39 @@ describe("placement", () => {
     const hosts = [host("a", { slots: 4 }), host("b", { slots: 4 }), host("c", { slots: 4 })];
     registry(hosts);
     const sticky = (await order("svc"))[0] as string;
-    const ends = [1, 2, 3].map(() => inFlight(`http://${sticky}.test`));
+    const ends = [1, 2, 3].map(() => inFlight(`http://${sticky}.test`, "prj", "other"));
     expect((await order("svc"))[0]).not.toBe(sticky);
     for (const end of ends) end();
     expect((await order("svc"))[0]).toBe(sticky);
+  });
+
+  it("counts a replica's slots by the app's replica_concurrency: one busy call leaves it warm", async () => {
+    // The heartbeat's busy counts calls, its ready replicas: 1 call on 1 replica of 64 slots
+    // read as full, and the call went to a host without the app, to start a replica cold.
+    const svc = { project: "prj", app: "svc", replicas: 1, ready: 1, busy: 1 };
+    for (const id of ["a", "b"]) {
+      forgetPlacement();
+      const others = ["a", "b"].filter((o) => o !== id).map((o) => host(o));
+      registry([host(id, { busy: 1, apps: [svc] }), ...others]);
+      expect((await hostsFor(workerEnv, "prj", "svc", 64))[0]?.id).toBe(id);
+    }
+  });
+
+  it("sends a burst where the app's replicas are free, then where its wait per replica is shortest", async () => {
+    // Two replicas on each host (one call each): a burst from this isolate filled the sticky
+    // host's queue while the other host's replicas idled, until heartbeats said otherwise.
+    const svc = { project: "prj", app: "svc", replicas: 2, ready: 2, busy: 0 };
+    registry([host("a", { apps: [svc] }), host("b", { apps: [svc] })]);
+    const placed: string[] = [];
+    const ends: Array<() => void> = [];
+    for (let i = 0; i < 8; i++) {
+      const [first] = await hostsFor(workerEnv, "prj", "svc", 1);
+      placed.push(first?.id as string);
+      ends.push(inFlight(first?.url as string, "prj", "svc"));
+    }
+    expect(placed.filter((id) => id === "a")).toHaveLength(4);
+    expect(placed.filter((id) => id === "b")).toHaveLength(4);
+    for (const end of ends) end();
   });
 
   it("sends a call to the next host when one cannot start a replica of the app (429 elsewhere)", async () => {
@@ -121,7 +150,7 @@ describe("placement", () => {
       .get(`http://${y}.test`)
       .intercept({ path, method: "POST" })
       .reply(200, { ok: true, result: "served", run_time_ms: 1 });
-    const target = { project: "prj", app: "svc", fn: "run", runId: "run_x" };
+    const target = { project: "prj", app: "svc", fn: "run", runId: "run_x", concurrency: 1 };
     const answer = await invokeOnHost(
       workerEnv,
       target,

@@ -1,10 +1,11 @@
 /**
  * Where the Worker sends an app's work (docs/hosts.md): the registry's hosts that are up, as
  * the control plane lists them from their heartbeats (`GET /internal/hosts`), kept by each
- * isolate for a second. For an app, a host that has it warm with room comes first; among hosts,
- * each app prefers its own order (rendezvous hashing: its calls keep going where its replicas
- * and caches are) as long as that host is not much busier than the others; then the least
- * loaded. A host a call could not reach is passed over by this isolate for a few seconds. With
+ * isolate for a second. For an app, a host with a free slot of it comes first (its replicas
+ * there × replica_concurrency, less its calls there), then a host that may start one, then the
+ * shortest wait per replica; within each, each app prefers its own order (rendezvous hashing:
+ * its calls keep going where its replicas and caches are) as long as that host is not much
+ * busier than the others; then the least loaded. A host a call could not reach is passed over by this isolate for a few seconds. With
  * no host registered (or the registry not readable, nothing known yet) the Worker's
  * RUNTIME_HOST_URL is the one host, if set.
  */
@@ -29,19 +30,28 @@ const LOAD_BOUND = 1.25;
 let known: { hosts: PlacementHost[]; at: number } | undefined;
 let fetching: Promise<PlacementHost[] | undefined> | undefined;
 const suspects = new Map<string, number>();
-/** Calls this isolate has open on each host: a burst spreads before the heartbeats say so. */
+/**
+ * Calls this isolate has open on each host, and on each host per app: a burst spreads before
+ * the heartbeats say so.
+ */
 const open = new Map<string, number>();
 
-/** A call to `url` begins; the function returned says it ended. */
-export function inFlight(url: string): () => void {
-  open.set(url, (open.get(url) ?? 0) + 1);
+const count = (key: string, by: number) => {
+  const now = (open.get(key) ?? 0) + by;
+  if (now > 0) open.set(key, now);
+  else open.delete(key);
+};
+const appKey = (url: string, project: string, app: string) => `${url}\n${project}/${app}`;
+
+/** A call of the app to `url` begins; the function returned says it ended. */
+export function inFlight(url: string, project: string, app: string): () => void {
+  const keys = [url, appKey(url, project, app)];
+  for (const key of keys) count(key, 1);
   let ended = false;
   return () => {
     if (ended) return;
     ended = true;
-    const left = (open.get(url) ?? 1) - 1;
-    if (left > 0) open.set(url, left);
-    else open.delete(url);
+    for (const key of keys) count(key, -1);
   };
 }
 
@@ -85,34 +95,53 @@ export function suspect(url: string): void {
   suspects.set(url, Date.now() + SUSPECT_MS);
 }
 
-/** The hosts to try for a call of the app, best first (at least the fallback, if any). */
-export async function hostsFor(env: Env, project: string, app: string): Promise<Target[]> {
+/**
+ * The hosts to try for a call of the app, best first (at least the fallback, if any).
+ * `concurrency`: the app's `replica_concurrency` (1 where the caller does not know it).
+ */
+export async function hostsFor(
+  env: Env,
+  project: string,
+  app: string,
+  concurrency = 1,
+): Promise<Target[]> {
   const now = Date.now();
   const up = (await registeredHosts(env)).filter(
     (h) => h.state === "up" && !((suspects.get(h.address) ?? 0) > now),
   );
+  const target = { project, app, concurrency };
   if (up.length === 0) {
     // Every registered host suspect: try them anyway rather than fail without trying.
     const all = (known?.hosts ?? []).filter((h) => h.state === "up");
-    if (all.length > 0) return rank(all, project, app);
+    if (all.length > 0) return rank(all, target);
     return env.RUNTIME_HOST_URL ? [{ id: null, url: env.RUNTIME_HOST_URL }] : [];
   }
-  return rank(up, project, app);
+  return rank(up, target);
 }
 
-function rank(hosts: PlacementHost[], project: string, app: string): Target[] {
+function rank(
+  hosts: PlacementHost[],
+  { project, app, concurrency }: { project: string; app: string; concurrency: number },
+): Target[] {
   const work = (h: PlacementHost) => h.busy + h.queued + (open.get(h.address) ?? 0);
   const load = (h: PlacementHost) => work(h) / Math.max(1, h.slots);
   const slots = hosts.reduce((n, h) => n + h.slots, 0);
   const busy = hosts.reduce((n, h) => n + work(h), 0);
   const bound = (busy / Math.max(1, slots)) * LOAD_BOUND + 1 / Math.max(1, slots);
-  const warm = (h: PlacementHost) =>
-    h.apps.some((a) => a.project === project && a.app === app && a.ready > a.busy);
+  // The app on a host: its replicas there, and its calls there (the heartbeat's, or this
+  // isolate's open ones if more: they are live, the heartbeat up to 3 s old).
+  const appOn = (h: PlacementHost) => h.apps.find((a) => a.project === project && a.app === app);
+  const calls = (h: PlacementHost) =>
+    Math.max(appOn(h)?.busy ?? 0, open.get(appKey(h.address, project, app)) ?? 0);
+  const free = (h: PlacementHost) => (appOn(h)?.ready ?? 0) * concurrency - calls(h);
+  // Its calls waiting per replica there: where all are busy, the shortest wait.
+  const waiting = (h: PlacementHost) => -free(h) / Math.max(1, appOn(h)?.replicas ?? 0);
   const key = `${project}/${app}`;
   const sticky = rendezvousOrder(key, hosts);
   const ordered = [
-    ...sticky.filter((h) => warm(h) && load(h) <= bound),
-    ...sticky.filter((h) => !warm(h) && load(h) <= bound && h.busy < h.slots),
+    ...sticky.filter((h) => free(h) > 0 && load(h) <= bound),
+    ...sticky.filter((h) => !appOn(h) && load(h) <= bound && h.busy < h.slots),
+    ...hosts.filter((h) => appOn(h)).sort((a, b) => waiting(a) - waiting(b)),
     ...[...hosts].sort((a, b) => load(a) - load(b)),
   ];
   const seen = new Set<string>();

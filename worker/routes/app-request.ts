@@ -55,7 +55,9 @@ async function forward(
   pathAndQuery: string,
   sent: Request,
 ) {
-  const target = { project: call.project, app: call.app, pathAndQuery, runId: call.runId };
+  const { project, app, runId } = call;
+  const concurrency = c.var.app.scaling.replicaConcurrency;
+  const target = { project, app, pathAndQuery, runId, concurrency };
   const answer = await reportingFailure(c, call, fn, () => forwardToHost(c.env, target, sent));
   const runTimeMs = Date.now() - call.startedAt;
   let body = answer.body;
