@@ -65,7 +65,7 @@ export interface TimedOutcome {
   runTimeMs: number;
 }
 
-/** An app's replicas of its current version (outdated ones finishing calls are not listed). */
+/** An app's replicas: of its current version, and outdated ones still finishing calls. */
 export type AppStats = HostMetrics["apps"][number];
 
 interface Replica {
@@ -165,7 +165,9 @@ export class ReplicaPool {
   /** After a deploy or at start: switches to `target` and starts its `min_replicas`. */
   deployed(target: PoolTarget): void {
     if (this.#closing) return;
-    this.#fill(this.#appFor(target));
+    const app = this.#appFor(target);
+    this.#pump(app); // calls already waiting get what a raised max_replicas now allows
+    this.#fill(app);
   }
 
   /** The app is gone: its queued calls fail, its replicas finish what they run, then stop. */
@@ -192,7 +194,7 @@ export class ReplicaPool {
       version: app.target.version,
       queued: app.queue.length,
       reserved: this.options.grants?.reserved(app.target.project, app.target.app) ?? 0,
-      replicas: [...app.replicas].map((r) => ({
+      replicas: [...app.replicas, ...app.finishing].map((r) => ({
         pid: r.workload.pid ?? null,
         ready: r.isReady,
         active: r.active,

@@ -184,6 +184,30 @@ describe("scaling", () => {
     expect(ended).toEqual(["old 200", "new 200"]);
   });
 
+  it("gives calls already waiting the replicas a redeploy's higher max_replicas allows, and lists the old busy one", async () => {
+    const one = { max_replicas: 1, replica_concurrency: 1 };
+    const client = await hostWith(one);
+    const ended: string[] = [];
+    const old = slow(client, 1_500).then(() => ended.push("old"));
+    await eventually(
+      () => client.metrics(),
+      ([app]) => app?.replicas[0]?.active === 1,
+    );
+    const waiting = [1, 2].map(() => slow(client, 100).then(() => ended.push("waited")));
+    await eventually(
+      () => client.metrics(),
+      ([app]) => app?.queued === 2,
+    );
+    const more = configOf("app", { scaling: { ...one, max_replicas: 3 } });
+    expect((await client.deploy("p", "app", 2, APP, more)).status).toBe(200);
+    // The old version's replica, still running its call, is listed beside the new ones.
+    const [app] = await client.metrics();
+    expect(app?.replicas.some((r) => r.active === 1)).toBe(true);
+    await Promise.all([old, ...waiting]);
+    // Before, they waited for the old call to end: nothing had given them the new room.
+    expect(ended).toEqual(["waited", "waited", "old"]);
+  });
+
   it("keeps min_replicas warm before any call, past cooldown, and replaces a crashed one", async () => {
     const client = await hostWith({ min_replicas: 1, max_replicas: 2, cooldown: 0 });
     const [warm] = await eventually(
