@@ -154,6 +154,27 @@ describe("async runs on the host", () => {
     expect(received[0]?.body.error?.message).toMatch(/response_grace_period \(1 s\)/);
   });
 
+  it("says why a run failed when another run on its replica outlived its limit and the replica was stopped", async () => {
+    await deploy({
+      response_grace_period: 1,
+      scaling: { replica_concurrency: 2, max_replicas: 1 },
+    });
+    await submit("work", { n: 1, ms: 5_000 }, "run_over");
+    await new Promise((r) => setTimeout(r, 300));
+    await submit("work", { n: 1, ms: 3_000 }, "run_beside");
+    await eventually(
+      async () => received.length,
+      (n) => n === 2,
+      4_000,
+    );
+    const ends = Object.fromEntries(received.map((r) => [r.body.runId, r.body]));
+    expect(ends.run_over?.error?.message).toMatch(/response_grace_period \(1 s\)/);
+    // It said only "exited unexpectedly (signal SIGKILL)".
+    expect(ends.run_beside?.error?.message).toBe(
+      "the function's process was stopped: another call on the same replica ran past its 1 s limit",
+    );
+  });
+
   it("cancels a running run: ctx.signal aborts, no callback, the state says cancelled", async () => {
     await deploy({ scaling: { max_replicas: 1, replica_concurrency: 2 } });
     await submit("waitForCancel", null, "run_a4");
@@ -265,7 +286,8 @@ describe("async runs of a custom app on the host", () => {
   req.on("end", () => {
     const status = req.url.startsWith("/broken") ? 503 : 201;
     res.writeHead(status, { "content-type": "application/json" });
-    res.end(JSON.stringify({ method: req.method, url: req.url, body, runId: req.headers["x-runlet-run-id"] ?? null, callback: req.headers["x-runlet-callback-url"] ?? null }));
+    if (req.url === "/hang") return;
+    res.end(JSON.stringify({ method: req.method, url: req.url, body, runId: req.headers["x-runlet-run-id"] ?? null, callback: req.headers["x-runlet-callback-url"] ?? null, pid: process.pid }));
   });
 }).listen(Number(process.env.PORT), "127.0.0.1");`;
 
@@ -308,7 +330,35 @@ describe("async runs of a custom app on the host", () => {
       body: "payload",
       runId: "run_h1",
       callback: null,
+      pid: expect.any(Number),
     });
+  });
+
+  it("closes the request of a run past response_grace_period, and keeps the app's server serving", async () => {
+    const config = configOf("web", {
+      runtime: "custom",
+      custom: { entrypoint: ["node", "server.js"] },
+      response_grace_period: 1,
+    });
+    await hostClient(host.url).deploy("p", "web", 2, { "server.js": SERVER }, config);
+    const pidOf = async (runId: string) => {
+      await submitHttp("/pid", runId, { method: "POST", body: "" });
+      const done = await eventually(
+        async () => received.find((r) => r.body.runId === runId),
+        (r) => r !== undefined,
+      );
+      return JSON.parse(done?.body.http?.body ?? "{}").pid as number;
+    };
+    const before = await pidOf("run_p1");
+    await submitHttp("/hang", "run_hang", { method: "POST", body: "" });
+    const hung = await eventually(
+      async () => received.find((r) => r.body.runId === "run_hang"),
+      (r) => r !== undefined,
+      4_000,
+    );
+    expect(hung?.body.error?.message).toMatch(/response_grace_period \(1 s\)/);
+    // The replica was failed (and restarted) with every request it was serving.
+    expect(await pidOf("run_p2")).toBe(before);
   });
 
   it("ends as failure when the app answers 500 or more, with its answer kept", async () => {

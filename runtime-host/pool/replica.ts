@@ -56,6 +56,8 @@ export class ManagedReplica implements FunctionWorkload {
   #loadError: string | undefined;
   /** Set when the host kills the process: it is as good as gone. */
   #killedWith: NodeJS.Signals | undefined;
+  /** Killed because a call outlived its limit of this many seconds (the others on it die too). */
+  #stoppedFor: number | undefined;
   readonly #pending = new PendingCalls();
 
   #spec: WorkloadSpec;
@@ -225,9 +227,10 @@ export class ManagedReplica implements FunctionWorkload {
   #ended(): void {
     const { code, signal } = this.#process.status;
     const stopping = this.#process.stopping;
+    const stoppedFor = this.#stoppedFor;
     const failure = stopping
       ? new WorkloadError({ kind: "closing" })
-      : new WorkloadError({ kind: "exited", code, signal });
+      : new WorkloadError({ kind: "exited", code, signal, stoppedFor });
     this.#settleStart?.(
       stopping
         ? failure
@@ -255,7 +258,11 @@ export class ManagedReplica implements FunctionWorkload {
       );
     }
     if (!this.#ready) return Promise.reject(new Error("invoke() before the replica is ready"));
-    const { id, outcome } = this.#pending.open(timeoutMs, () => this.#kill("SIGKILL"));
+    const { id, outcome } = this.#pending.open(timeoutMs, () => {
+      // The function may be stuck: only the process's end stops it, and the other calls on it.
+      this.#stoppedFor ??= timeoutMs / 1000;
+      this.#kill("SIGKILL");
+    });
     const { fn, payload, runId, signal } = call;
     this.#runOutput.begin(id, runId, { project: this.spec.project, app: this.spec.app });
     const msg: InvokeMessage = { type: "invoke", id, fn, payload, runId, async: !!call.async };
@@ -286,9 +293,11 @@ export class ManagedReplica implements FunctionWorkload {
     const { code, signal } = this.#process.status;
     const how = signal ? `signal ${signal}` : `code ${code}`;
     this.#runOutput.processEnded(
-      this.#process.stopping
-        ? `the replica was stopped (${how}) before this run finished`
-        : `the function's process exited (${how}) before this run finished`,
+      this.#stoppedFor !== undefined
+        ? `the replica was stopped (${how}) because a run on it ran past its ${this.#stoppedFor} s limit`
+        : this.#process.stopping
+          ? `the replica was stopped (${how}) before this run finished`
+          : `the function's process exited (${how}) before this run finished`,
     );
   }
 

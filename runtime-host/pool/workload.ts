@@ -48,7 +48,13 @@ export type CallOutcome =
 
 export type WorkloadFailure =
   | { kind: "load-failed"; detail: string }
-  | { kind: "exited"; code: number | null; signal: NodeJS.Signals | null }
+  | {
+      kind: "exited";
+      code: number | null;
+      signal: NodeJS.Signals | null;
+      /** The host stopped it because another call on it outlived its time limit (seconds). */
+      stoppedFor?: number;
+    }
   | { kind: "timeout"; ms: number }
   | {
       kind: "busy";
@@ -68,6 +74,8 @@ function describe(failure: WorkloadFailure): string {
     case "load-failed":
       return `the app failed to start: ${failure.detail}`;
     case "exited":
+      if (failure.stoppedFor !== undefined)
+        return `the function's process was stopped: another call on the same replica ran past its ${failure.stoppedFor} s limit`;
       return `the function's process exited unexpectedly (${
         failure.signal ? `signal ${failure.signal}` : `code ${failure.code}`
       })`;

@@ -60,7 +60,9 @@ function proxy(
 ): Promise<number | undefined> {
   return new Promise((resolve, reject) => {
     let answered = false;
+    let timedOut = false;
     const timer = setTimeout(() => {
+      timedOut = true; // its request is closed; the app's server goes on serving the others
       upstream.destroy();
       if (answered) res.destroy();
       else reject(new HttpError(504, `the app did not answer within ${timeoutMs / 1000} s`));
@@ -86,7 +88,7 @@ function proxy(
     );
     upstream.on("error", (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      if (gone.aborted) return; // destroyed by leave(): the replica is fine
+      if (gone.aborted || timedOut) return; // destroyed here: the replica is fine
       if (answered) {
         res.destroy();
         resolve(undefined);

@@ -30,7 +30,10 @@ export function sendBuffered(
       socketPath: replica.socketPath,
       signal,
     });
+    let timedOut = false;
     const timer = setTimeout(() => {
+      // Its request is closed; the app's server and the other requests it serves go on.
+      timedOut = true;
       upstream.destroy();
       reject(new WorkloadError({ kind: "timeout", ms: limitMs }));
     }, limitMs);
@@ -58,6 +61,7 @@ export function sendBuffered(
     });
     upstream.on("error", (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
+      if (timedOut) return;
       if (err.code === "ECONNREFUSED" || err.code === "ECONNRESET") replica.fail();
       reject(new AppAnswerError(`the app's server failed to answer (${err.code ?? err.message})`));
     });
