@@ -150,6 +150,16 @@ describe("custom runtime", () => {
     expect((await json(res)).message).toMatch(
       /exited before it was healthy \(code 1\): missing DATABASE_URL/,
     );
+    // An uncaught error: its line, not the version Node prints last.
+    await hostClient(host.url).deploy(
+      "p",
+      "web",
+      2,
+      { "server.js": 'JSON.parse("{bad");' },
+      CONFIG,
+    );
+    const thrown = await json(await send("/"));
+    expect(thrown.message).toMatch(/exited before it was healthy \(code 1\): SyntaxError: /);
   });
 
   it("starts a cold app in a spare started before the deploy, in its own copy of the files", async () => {

@@ -253,7 +253,7 @@ export class CustomReplica implements HttpWorkload {
     for (;;) {
       if (this.#process.exited) {
         const { code, signal } = this.#process.status;
-        const lastWords = this.logs.text().trim().split("\n").at(-1);
+        const lastWords = lastWordsOf(this.logs.text());
         throw new WorkloadError({
           kind: "load-failed",
           detail: `its process exited before it was healthy (${signal ? `signal ${signal}` : `code ${code}`})${lastWords ? `: ${lastWords}` : ""}`,
@@ -282,4 +282,17 @@ export class CustomReplica implements HttpWorkload {
   fail(): void {
     this.#process.abandon();
   }
+}
+
+/**
+ * What to quote of a process that died starting: its first line naming an error (Node prints
+ * the error, then its stack, then its own version: "Node.js v20.20.2", which was quoted), else
+ * its last line.
+ */
+function lastWordsOf(output: string): string | undefined {
+  const lines = output
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "" && !/^Node\.js v\d/.test(l));
+  return lines.find((l) => /^(\w*Error|Uncaught)\b|^\w+Error:/.test(l)) ?? lines.at(-1);
 }
