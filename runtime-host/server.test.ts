@@ -239,6 +239,15 @@ describe("runtime host", () => {
     expect(syntax.status).toBe(502);
     expect(syntax.body.message).toMatch(/^the app failed to start: SyntaxError: /);
     expect(syntax.body.message).not.toMatch(/\n|runlet-host-/);
+    // Thrown as a module of its own loads: which file and line.
+    await client.deploy("p", "broken", 2, {
+      "main.mjs": 'export { run } from "./lib/h.mjs";\n',
+      "lib/h.mjs": 'export const run = () => 1;\nthrow new Error("DATABASE_URL is not set");\n',
+    });
+    const deeper = await client.invoke("p", "broken", "run");
+    expect(deeper.body.message).toBe(
+      "the app failed to start: DATABASE_URL is not set (./lib/h.mjs:2)",
+    );
 
     await client.deploy("p", "empty", 1, { "README.md": "no code" });
     expect(await client.invoke("p", "empty", "run")).toEqual({

@@ -18,6 +18,9 @@ export async function run(input, ctx) {
   await new Promise((r) => setTimeout(r, 50));
   console.error("a warning for", input?.name);
   return "ok";
+}
+export function fails() {
+  return null.x;
 }`,
 };
 
@@ -74,6 +77,26 @@ describe("GET /internal/runs/{runId}/logs", () => {
     // Asked for as another project's run, it does not exist.
     const other = await logsOf(ids[0] ?? "", TOKEN, "?project=prj_other");
     expect(other.status).toBe(404);
+  });
+
+  it("has a thrown error's stack, where the caller gets its message alone", async () => {
+    const runId = `run_stack${suffix}`;
+    const answer = await client.invoke("prj_logs", "logger", "fails", "{}", {
+      [HEADER.runId]: runId,
+    });
+    expect(answer.body).toMatchObject({
+      ok: false,
+      error: { message: expect.stringMatching(/null/) },
+    });
+    const { lines } = (await (await logsOf(runId)).json()) as {
+      lines: Array<{ stream: string; text: string }>;
+    };
+    const text = lines
+      .filter((l) => l.stream === "stderr")
+      .map((l) => l.text)
+      .join("\n");
+    expect(text).toMatch(/^TypeError: Cannot read properties of null/);
+    expect(text).toMatch(/at fails \(\.\/main\.mjs:\d+:\d+\)/); // the app's path, not the host's
   });
 
   it("answers 404 {message} for an unknown run and 401 without the internal token", async () => {

@@ -115,10 +115,23 @@ function describe(/** @type {unknown} */ thrown) {
   } catch {
     text = "a value that cannot be shown";
   }
+  return relative(text);
+}
+
+/** `text` with the app's folder written as `.` (the host's paths are not the app's business). */
+function relative(/** @type {string} */ text) {
   for (const prefix of [appUrl, appDir]) {
     text = text.replaceAll(`${prefix}/`, "./").replaceAll(prefix, ".");
   }
   return text;
+}
+
+/** Where in the app's own files an error was thrown: `./lib/h.mjs:3`, if its stack says. */
+function whereIn(/** @type {unknown} */ err) {
+  const stack = err instanceof Error ? String(err.stack) : "";
+  const escaped = appDir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const found = new RegExp(`(?:file://)?${escaped}/([^\\s:)]+):(\\d+)`).exec(stack);
+  return found ? `./${found[1]}:${found[2]}` : undefined;
 }
 
 /** @returns {Promise<Record<string, unknown>>} */
@@ -198,6 +211,8 @@ async function invoke(mod, msg) {
     outcome = { ok: true, value: await runScope.run(scope, () => fn(msg.payload, ctx)) };
   } catch (err) {
     outcome = { ok: false, error: err };
+    // The caller gets the message alone; the run's log (`runlet logs`) gets the stack.
+    if (err instanceof Error && err.stack) writeFor(scope, "stderr", `${relative(err.stack)}\n`);
   }
   // What the function's timers and leftover promises write from now on is the replica's own.
   scope.open = false;
@@ -244,7 +259,8 @@ async function main() {
     mod = await loadApp();
   } catch (err) {
     const name = err instanceof Error && err.name !== "Error" ? `${err.name}: ` : "";
-    const message = `${name}${describe(err).split("\n", 1)[0]}`;
+    const where = whereIn(err);
+    const message = `${name}${describe(err).split("\n", 1)[0]}${where ? ` (${where})` : ""}`;
     await send({ type: "load-error", message }).catch(() => {});
     process.exit(1);
   }
