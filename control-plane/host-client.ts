@@ -18,7 +18,9 @@ export interface RuntimeHosts {
    * `min_replicas`; the others fetch it at their next call of the app. A host that does not
    * answer learns it at its next heartbeat.
    */
-  announce(input: { project: string; app: string; warm: boolean } & CurrentVersion): Promise<void>;
+  announce(
+    input: { project: string; app: string; appId: string; warm: boolean } & CurrentVersion,
+  ): Promise<void>;
   /**
    * Stops the app's replicas and deletes its files on every host that answers; a host that
    * does not is told at its next heartbeat (the app is gone from the database by then).
@@ -68,7 +70,7 @@ export function httpRuntimeHosts(
   }
 
   return {
-    async announce({ project, app, version, digest, warm }) {
+    async announce({ project, app, appId, version, digest, warm }) {
       const hosts = await live();
       const warmers = warm
         ? rendezvousOrder(
@@ -83,11 +85,12 @@ export function httpRuntimeHosts(
         return res?.ok === true;
       };
       const told = await Promise.all(
-        hosts.map((host) => tell(host, { version, digest, warm: host === warmers[0] })),
+        hosts.map((host) => tell(host, { version, digest, appId, warm: host === warmers[0] })),
       );
       // The first may have gone without the registry knowing yet: the next one warms the app.
       if (warmers[0] && !told[hosts.indexOf(warmers[0])])
-        for (const next of warmers.slice(1)) if (await tell(next, { version, digest, warm })) break;
+        for (const next of warmers.slice(1))
+          if (await tell(next, { version, digest, appId, warm })) break;
     },
     async remove({ project, app }) {
       await Promise.all(

@@ -17,6 +17,8 @@ import type { ReplicaPool } from "./pool/pool.ts";
 export interface Current {
   version: number;
   digest: string | null;
+  /** The app's id (sortable by time), where the control plane says it. */
+  appId?: string;
   /** This host is to start the app's `min_replicas` now (the control plane chose it). */
   warm?: boolean;
 }
@@ -59,10 +61,18 @@ export class AppVersions {
     );
   }
 
+  /**
+   * Keeps the newest news of the app's current version: a later version of the same app, or any
+   * version of a later app of its name (deleted and deployed again: versions from 1 again). An
+   * earlier one (a heartbeat's answer overtaken by a deploy's) is left aside.
+   */
   #note(project: string, app: string, current: Current): void {
     const known = this.#current.get(appKey(project, app));
-    if (!known || current.version >= known.version)
-      this.#current.set(appKey(project, app), current);
+    const sameApp = !known?.appId || !current.appId || known.appId === current.appId;
+    const newer = sameApp
+      ? !known || current.version >= known.version
+      : (current.appId as string) > (known?.appId as string);
+    if (newer) this.#current.set(appKey(project, app), current);
   }
 
   /** The app is gone: forget it. */
@@ -72,13 +82,17 @@ export class AppVersions {
     this.pool.removed(project, app);
   }
 
-  /** The deployment a call of the app runs on: fetched first if this host lacks it. */
+  /**
+   * The deployment a call of the app runs on: the one this host has if it is the control plane's
+   * current one (the same version and files), else fetched first. What this host has from before
+   * a restart is checked with the control plane at the app's first call.
+   */
   async deployment(project: string, app: string): Promise<Deployment | undefined> {
     const have = this.registry.get(project, app);
     const source = this.#source;
     if (!source) return have;
     const want = this.#current.get(appKey(project, app));
-    if (have && (!want || want.version <= have.version)) return have;
+    if (have && want && isVersion(have, want)) return have;
     const key = appKey(project, app);
     let fetching = this.#fetching.get(key);
     if (!fetching) {
@@ -94,9 +108,17 @@ export class AppVersions {
     app: string,
     known: Current | undefined,
   ): Promise<Deployment | undefined> {
-    const want = known ?? (await source.current(project, app));
+    const have = this.registry.get(project, app);
+    let want = known;
+    try {
+      want ??= await source.current(project, app);
+    } catch (err) {
+      if (have) return have; // the control plane cannot say now: what this host has
+      throw err;
+    }
     if (!want) return undefined; // no such app
     this.#note(project, app, want);
+    if (have && isVersion(have, want)) return have;
     const bundle = await source.bundle(project, app, want.version);
     if (!bundle) return this.registry.get(project, app); // replaced meanwhile: the next call
     if (want.digest !== null) {
@@ -111,4 +133,12 @@ export class AppVersions {
     this.pool.deployed(deployment);
     return deployment;
   }
+}
+
+/**
+ * Whether `have` is version `want`: its number and its files. An app deleted and deployed again
+ * starts at version 1 again: by number alone, the host served the deleted app's code for ever.
+ */
+function isVersion(have: Deployment, want: Current): boolean {
+  return have.version === want.version && (want.digest === null || want.digest === have.digest);
 }

@@ -139,7 +139,7 @@ describe("async runs on the host", () => {
       },
     });
     expect(ends.run_fits).toMatchObject({ status: "success" });
-    expect((ends.run_fits?.result as string).length).toBe(limit);
+    expect(String(ends.run_fits?.result).length).toBe(limit);
   });
 
   it("fails a run that outlives response_grace_period, and stops it", async () => {

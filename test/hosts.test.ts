@@ -5,9 +5,7 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { newId } from "../common/ids.ts";
 import { rendezvousOrder } from "../common/rendezvous.ts";
-import { apps } from "../control-plane/db/schema.ts";
 import { httpRuntimeHosts } from "../control-plane/host-client.ts";
 import { createHostToken, liveHosts, revokeHostToken } from "../control-plane/hosts/registry.ts";
 import { serveControlPlane } from "../control-plane/listen.ts";
@@ -15,6 +13,7 @@ import { INTERNAL_TOKEN, memoryBundles } from "../control-plane/testing/fixture.
 import { libsqlFixture } from "../control-plane/testing/libsql.ts";
 import type { RunningHost } from "../runtime-host/server.ts";
 import {
+  configOf,
   eventually,
   hostClient,
   newHome,
@@ -22,8 +21,9 @@ import {
   startTestHost,
 } from "../runtime-host/test-support.ts";
 
-/** The control plane tells the registry's hosts of new versions, unless a test stops it. */
+/** The control plane tells the registry's hosts of new versions and deletes, unless a test stops it. */
 let announcing = true;
+let removing = true;
 const bundles = memoryBundles();
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
 let server: Server;
@@ -34,7 +34,11 @@ beforeAll(async () => {
   const hosts = httpRuntimeHosts(() => liveHosts(f.db), INTERNAL_TOKEN);
   f = await libsqlFixture({
     bundles,
-    hosts: { ...hosts, announce: (a) => (announcing ? hosts.announce(a) : Promise.resolve()) },
+    hosts: {
+      ...hosts,
+      announce: (a) => (announcing ? hosts.announce(a) : Promise.resolve()),
+      remove: (a) => (removing ? hosts.remove(a) : Promise.resolve()),
+    },
   });
   server = serveControlPlane(f.app, { port: 0, hostname: "127.0.0.1" });
   await new Promise<void>((resolve) => server.once("listening", resolve));
@@ -70,19 +74,8 @@ describe("a runtime host that joins the registry", () => {
       expect(host.hostId).toMatch(/^hst_/);
       expect(await listed(host.hostId)).toMatchObject({ state: "up", apps: [] });
       // The control plane's internal token opens the host; no other does.
-      const now = Date.now();
-      await f.db.insert(apps).values({
-        id: newId("app"),
-        projectId: f.projectId,
-        name: "warm",
-        runtime: "managed",
-        currentVersion: 1,
-        createdAt: now,
-        updatedAt: now,
-      });
+      await deploy("warm", "export const run = () => 'hi';");
       const client = hostClient(host.url, INTERNAL_TOKEN);
-      const main = { "main.mjs": "export const run = () => 'hi';" };
-      expect((await client.deploy(f.projectId, "warm", 1, main)).status).toBe(200);
       expect((await client.invoke(f.projectId, "warm", "run", "{}")).body).toMatchObject({
         ok: true,
         result: "hi",
@@ -106,19 +99,21 @@ describe("a runtime host that joins the registry", () => {
     }
   });
 
-  it("stops an app the control plane does not have (deleted while the host was away)", async () => {
+  it("never serves, and stops, an app the control plane does not have (deleted while the host was away)", async () => {
     const { token } = await createHostToken(f.db, { name: "test", createdBy: f.owner.id });
     const host = await joinedHost(token);
     try {
       const client = hostClient(host.url, INTERNAL_TOKEN);
       const main = { "main.mjs": "export const run = () => 1;" };
-      expect((await client.deploy(f.projectId, "deleted", 1, main)).status).toBe(200);
-      expect((await client.invoke(f.projectId, "deleted", "run", "{}")).status).toBe(200);
-      const gone = await eventually(
-        () => client.invoke(f.projectId, "deleted", "run", "{}"),
-        (a) => a.status === 404,
+      const kept = configOf("deleted", { scaling: { min_replicas: 1 } });
+      expect((await client.deploy(f.projectId, "deleted", 1, main, kept)).status).toBe(200);
+      const refused = await client.invoke(f.projectId, "deleted", "run", "{}");
+      expect(refused).toMatchObject({ status: 404, body: { code: "not_found" } });
+      // Its warm replica stops once a heartbeat's answer says the app is gone.
+      await eventually(
+        () => client.metrics(),
+        (listed) => !listed.some((a) => a.app === "deleted"),
       );
-      expect(gone.body).toMatchObject({ code: "not_found" });
     } finally {
       await host.close();
     }
@@ -213,6 +208,25 @@ describe("versions a host fetches from the control plane", () => {
     await deploy("running", "export const run = () => 'v1';");
     expect((await call("running")).body).toMatchObject({ result: "v1" });
     await on("running", await deploy("running", "export const run = () => 'v2';"), false);
+  });
+
+  it("serves an app deployed again under a deleted one's name, not the deleted one's files", async () => {
+    await deploy("reborn", "export const run = () => 'old v1';");
+    await deploy("reborn", "export const run = () => 'old v2';");
+    expect((await call("reborn")).body).toMatchObject({ result: "old v2" });
+    removing = false; // the host misses the delete (it was unreachable)
+    try {
+      expect((await f.call("DELETE", `/v2/projects/${f.projectId}/apps/reborn`)).status).toBe(204);
+    } finally {
+      removing = true;
+    }
+    // Version 1 again: by its number alone the host kept serving "old v2", for good.
+    expect(await deploy("reborn", "export const run = () => 'new v1';")).toBe(1);
+    const answer = await eventually(
+      () => call("reborn"),
+      (a) => a.body.result === "new v1",
+    );
+    expect(answer.body).toMatchObject({ ok: true, result: "new v1" });
   });
 
   it("learns a version it was not told of at its next heartbeat", async () => {

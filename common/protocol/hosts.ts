@@ -68,6 +68,11 @@ export const currentVersionSchema = z.object({
   digest: z.nullable(z.string()),
   /** The host is the one to start the app's `min_replicas` now (control-plane/host-client.ts). */
   warm: z.optional(z.boolean()),
+  /**
+   * The app's id: sortable by time, so a later app of the same name (deleted and deployed
+   * again, its versions from 1 again) is told from an earlier one's late news.
+   */
+  appId: z.optional(z.string()),
 });
 export type CurrentVersion = z.infer<typeof currentVersionSchema>;
 

@@ -182,7 +182,7 @@ export async function currentVersion(
   app: string,
 ): Promise<CurrentVersion | undefined> {
   const [row] = await liveVersions(db, and(eq(apps.projectId, project), eq(apps.name, app)));
-  return row && { version: row.version, digest: row.digest };
+  return row && { version: row.version, digest: row.digest, appId: row.appId };
 }
 
 /** The live version of each app `where` selects, with its digest. */
@@ -193,6 +193,7 @@ function liveVersions(db: Database, where: SQL | undefined) {
       app: apps.name,
       version: apps.currentVersion,
       digest: deployments.digest,
+      appId: apps.id,
     })
     .from(apps)
     .innerJoin(

@@ -98,10 +98,7 @@ export const deleteAppRoute = createRoute({
   request: { params: projectIdParam.extend({ appName: z.string().max(64) }) },
   responses: {
     204: { description: "Deleted; calls of the app are 404 from now on." },
-    ...errorResponses({
-      404: "The project or the app does not exist.",
-      502: "The runtime host could not stop the app; nothing was deleted.",
-    }),
+    ...errorResponses({ 404: "The project or the app does not exist." }),
   },
 });
 
@@ -210,6 +207,7 @@ export function registerDeployApp(app: OpenAPIHono<AppEnv>) {
       await c.var.deps.hosts.announce({
         project: projectId,
         app: config.name,
+        appId,
         version,
         digest,
         warm: config.scaling.min_replicas > 0,
