@@ -105,7 +105,7 @@ export const dropped = () => ({ fn: () => 1, n: 1 });`,
     const throws = await replicaOf({ "main.mjs": "throw new Error('boom at ' + process.cwd());" });
     const failure = await failureOf(throws.start());
     expect(failure.failure).toEqual({ kind: "load-failed", detail: "boom at . (./main.mjs:1)" });
-    expect(failure.message).toBe("the app failed to start: boom at .");
+    expect(failure.message).toBe("the app failed to start: boom at . (./main.mjs:1)");
 
     const exits = await replicaOf({ "main.js": "process.exit(4);" });
     expect((await failureOf(exits.start())).message).toBe(
