@@ -54,6 +54,7 @@ export default defineConfig({
                   WEBHOOK_RETRY_DELAYS_MS: "30,30",
                   WEBHOOK_TIMEOUT_MS: "300",
                   HOST_ANSWER_MS: "1000",
+                  CONTROL_PLANE_PATIENCE_MS: "1000",
                 },
               },
             },

@@ -31,6 +31,14 @@ export function startProcess(
   opts: { cwd: string; env: NodeJS.ProcessEnv; logFile: string; echo: boolean },
 ): Managed {
   const log = createWriteStream(opts.logFile, { flags: "a" });
+  // A log that cannot be written (the disk full) must not end `runlet start`, and with it every
+  // component: say it once, and drop the output.
+  let unwritable = false;
+  log.on("error", (err) => {
+    if (unwritable) return;
+    unwritable = true;
+    console.error(`runlet: cannot write ${opts.logFile} (${err.message}); its output is dropped`);
+  });
   const child = spawn(command, args, {
     cwd: opts.cwd,
     env: { ...opts.env, [ENV.supervised]: "1" },
@@ -41,7 +49,7 @@ export function startProcess(
   child.stdin?.on("error", () => {});
   const lines: string[] = [];
   const take = (chunk: Buffer) => {
-    log.write(chunk);
+    if (!unwritable) log.write(chunk);
     for (const line of chunk.toString("utf8").split("\n")) {
       if (!line.trim()) continue;
       lines.push(line);

@@ -10,8 +10,13 @@ export function fileBundles(dir: string): BundleStore {
       const path = join(dir, bundleName(key));
       await mkdir(dirname(path), { recursive: true, mode: 0o700 });
       const temp = `${path}.${randomBytes(4).toString("hex")}.tmp`;
-      await writeFile(temp, JSON.stringify(bundle), { mode: 0o600 });
-      await rename(temp, path);
+      try {
+        await writeFile(temp, JSON.stringify(bundle), { mode: 0o600 });
+        await rename(temp, path);
+      } catch (err) {
+        await rm(temp, { force: true }); // a part written to a full disk stays no longer
+        throw err;
+      }
     },
     async get(key) {
       return readFile(join(dir, bundleName(key)), "utf8").catch((err: NodeJS.ErrnoException) => {

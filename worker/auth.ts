@@ -11,6 +11,12 @@ const JWKS_TTL_MS = 5 * 60_000;
 const JWKS_RETRY_MS = 10_000;
 const RESOLVE_TTL_MS = 10_000;
 const RESOLVE_CACHE_MAX = 10_000;
+/**
+ * How long a run call waits for the control plane to say who may call what: a control plane
+ * that hangs (stopped, its disk stalled) held every call as long as it did, not 502.
+ */
+const CONTROL_PLANE_PATIENCE_MS = 10_000;
+const patience = (env: Env) => Number(env.CONTROL_PLANE_PATIENCE_MS) || CONTROL_PLANE_PATIENCE_MS;
 
 let jwks: { keys: Map<string, CryptoKey>; fetchedAt: number } | undefined;
 const resolved = new Map<string, { app: ResolvedApp; at: number }>();
@@ -20,7 +26,9 @@ async function publicKeys(env: Env, kidMissing: boolean): Promise<Map<string, Cr
   if (jwks && age < JWKS_TTL_MS && !(kidMissing && age > JWKS_RETRY_MS)) return jwks.keys;
   let res: Response;
   try {
-    res = await fetch(`${env.CONTROL_PLANE_URL}/.well-known/jwks.json`);
+    res = await fetch(`${env.CONTROL_PLANE_URL}/.well-known/jwks.json`, {
+      signal: AbortSignal.timeout(patience(env)),
+    });
   } catch {
     if (jwks) return jwks.keys;
     throw new RunApiError(502, "cannot verify tokens: the control plane is not reachable");
@@ -93,7 +101,10 @@ export async function resolveApp(
   try {
     res = await fetch(
       `${env.CONTROL_PLANE_URL}/v2/projects/${encodeURIComponent(project)}/apps/${encodeURIComponent(app)}`,
-      { headers: { authorization: `Bearer ${caller.token}` } },
+      {
+        headers: { authorization: `Bearer ${caller.token}` },
+        signal: AbortSignal.timeout(patience(env)),
+      },
     );
   } catch {
     throw new RunApiError(502, "the control plane is not reachable");

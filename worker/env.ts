@@ -20,6 +20,8 @@ export interface Env {
   WEBHOOK_TIMEOUT_MS?: string;
   RUN_WATCHDOG_MS?: string;
   HOST_ANSWER_MS?: string;
+  /** Tests only: how long a call waits for the control plane's answer (worker/auth.ts). */
+  CONTROL_PLANE_PATIENCE_MS?: string;
 }
 
 /** A caller whose token verified: the token (for the control plane's questions) and its claims. */

@@ -240,6 +240,22 @@ describe("run API: synchronous runs", () => {
     expect(body.message).toBe("the runtime host did not answer the request in time");
   });
 
+  it("answers 502 when the control plane does not say in time who may call the app", async () => {
+    const token = await sign();
+    // Past CONTROL_PLANE_PATIENCE_MS (1 s in the tests; 10 s for real): a hung control plane
+    // held every call for as long as it hung.
+    fetchMock
+      .get(CONTROL)
+      .intercept({ path: `/v2/projects/${PROJECT}/apps/hello` })
+      .reply(200, {})
+      .delay(1_500);
+    const { res, body } = await call(`/v4/${PROJECT}/hello/run`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(res.status).toBe(502);
+    expect(body.message).toBe("the control plane is not reachable");
+  });
+
   it("refuses WebSocket upgrades with a clear 400", async () => {
     const { res, body } = await call(`/v4/${PROJECT}/hello/run`, {
       method: "GET",

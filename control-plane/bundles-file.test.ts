@@ -1,0 +1,26 @@
+// Bundles as files: a write that fails leaves no part of itself behind (a full disk kept every
+// failed deploy's part, and filled up for good).
+import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { DeployRequest } from "../common/protocol/deploy.ts";
+import { fileBundles } from "./bundles-file.ts";
+
+describe("fileBundles", () => {
+  it("keeps nothing of a bundle it could not put in place", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "runlet-bundles-"));
+    try {
+      // Where v1.json should go, a folder with a file in it: the rename fails.
+      await mkdir(join(dir, "prj", "app", "v1.json"), { recursive: true });
+      await writeFile(join(dir, "prj", "app", "v1.json", "x"), "");
+      const bundle = { version: 1, files: [] } as unknown as DeployRequest;
+      await expect(
+        fileBundles(dir).put({ project: "prj", app: "app", version: 1 }, bundle),
+      ).rejects.toThrow();
+      expect(await readdir(join(dir, "prj", "app"))).toEqual(["v1.json"]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
