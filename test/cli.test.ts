@@ -225,6 +225,9 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     expect(secret.code).toBe(1);
     expect(JSON.parse(secret.stdout)).toMatchObject({ status: 404, code: "not_found" });
 
+    const empty = await cli(["secrets", "set", "EMPTY_ONE"], runlet.env, "");
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toContain("no value on standard input for EMPTY_ONE: nothing was stored");
     const missing = await cli(["run", "no-such-app", "--json"], runlet.env);
     expect(missing.code).toBe(1);
     expect(JSON.parse(missing.stdout)).toMatchObject({ status: 404, code: "not_found" });

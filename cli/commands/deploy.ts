@@ -72,8 +72,14 @@ switches the app to the new version. The folder needs a runlet.toml.`,
     } else {
       const ms = Math.round(performance.now() - started);
       console.log(`Deployed ${app.name} v${app.version} (${app.runtime} runtime) in ${ms} ms`);
-      console.log(`Call it: npx runlet run ${app.name} --data '{}'`);
-      console.log(`     or: POST ${config.apiUrl}/v4/${config.projectId}/${app.name}/run`);
+      const base = `${config.apiUrl}/v4/${config.projectId}/${app.name}`;
+      if (app.runtime === "custom") {
+        // Its own paths and methods: `runlet run` calls functions of managed apps.
+        console.log(`Call it: curl -H "Authorization: Bearer $RUNLET_TOKEN" ${base}/`);
+      } else {
+        console.log(`Call it: npx runlet run ${app.name} --data '{}'`);
+        console.log(`     or: POST ${base}/run`);
+      }
     }
     return 0;
   },

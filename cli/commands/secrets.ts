@@ -68,7 +68,11 @@ export const secrets: Command = {
     const config = await loadConfig();
     const path = `/secrets/${encodeURIComponent(name)}`;
     if (action === "set") {
-      const value = given === undefined || given === "-" ? await readStdin() : given;
+      const piped = given === undefined || given === "-";
+      const value = piped ? await readStdin() : given;
+      // Nothing came (an empty file, a variable that was not set): no value was meant to be "".
+      if (piped && value === "")
+        throw new CliError(`no value on standard input for ${name}: nothing was stored`);
       await callProject(config, "PUT", path, `setting ${name}`, { value });
       if (values.json) console.log(JSON.stringify({ name, stored: true }));
       else console.error(`Stored ${name}.`);

@@ -34,19 +34,23 @@ beforeAll(async () => {
 afterAll(() => f?.cleanup());
 
 /** A run in the runs index of `projectId` (as the Worker reports it), with logs on the host. */
-async function runOf(projectId: string, opts: { logs?: boolean } = {}): Promise<string> {
+async function runOf(
+  projectId: string,
+  opts: { logs?: boolean; status?: string; fn?: string } = {},
+): Promise<string> {
   const id = newId("run");
+  const queued = opts.status === "queued";
   const res = await f.call("PUT", `/internal/runs/${id}`, {
     token: INTERNAL_TOKEN,
     body: {
       projectId,
       app: "hello",
-      function: "run",
-      async: false,
-      status: "success",
+      function: opts.fn ?? "run",
+      async: queued,
+      status: opts.status ?? "success",
       createdAt: Date.now(),
-      finishedAt: Date.now(),
-      runTimeMs: 3,
+      finishedAt: queued ? null : Date.now(),
+      runTimeMs: queued ? null : 3,
     },
   });
   expect(res.status).toBe(204);
@@ -111,6 +115,15 @@ describe("GET /v2/projects/{id}/runs/{runId}/logs", () => {
     expect(((await res.json()) as Body).message).toMatch(
       new RegExp(`^no logs of run '${forgotten}': the runtime host keeps`),
     );
+    // Why not, where it can be said: it has not run, or a custom app's request has none.
+    const waiting = await runOf(f.projectId, { logs: false, status: "queued" });
+    const notYet = await f.call("GET", logsPath(f.projectId, waiting));
+    expect(((await notYet.json()) as Body).message).toBe(
+      `no logs of run '${waiting}': it has not started yet (queued)`,
+    );
+    const request = await runOf(f.projectId, { logs: false, fn: "GET /items" });
+    const custom = await f.call("GET", logsPath(f.projectId, request));
+    expect(((await custom.json()) as Body).message).toMatch(/a custom app's request writes to/);
   });
 
   it("answers 400 for what is not a run id, 403 to outsiders, 401 without a token, 404 for no project", async () => {

@@ -43,15 +43,20 @@ export function registerGetRunLogs(app: OpenAPIHono<AppEnv>) {
     const { db, hosts } = c.var.deps;
     const { projectId } = c.var.access;
     const { runId } = c.req.valid("param");
-    if (!(await findRun(db, projectId, runId))) {
+    const run = await findRun(db, projectId, runId);
+    if (!run) {
       throw new ApiError("not_found", `run '${runId}' not found in project '${projectId}'`);
     }
     const logs = await hosts.runLogs({ project: projectId, runId });
     if (!logs) {
-      throw new ApiError(
-        "not_found",
-        `no logs of run '${runId}': the runtime host keeps those of the latest runs of managed-runtime apps only, in memory`,
-      );
+      // Why there are none: it has not run, it is a custom app's, or it is too old.
+      const why =
+        run.status === "queued"
+          ? "it has not started yet (queued)"
+          : /^[A-Z]+ \//.test(run.fn)
+            ? "a custom app's request writes to its replica's output, not to a run's log"
+            : "the runtime host keeps those of the latest runs of managed-runtime apps only, in memory";
+      throw new ApiError("not_found", `no logs of run '${runId}': ${why}`);
     }
     return c.json(logs, 200);
   });

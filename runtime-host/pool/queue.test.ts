@@ -135,7 +135,7 @@ it("refuses a waiter past maxWaiting at once, and a sync one past its wait; an a
   const patient = run("patient", 10, { order: 1, waitMs: Number.POSITIVE_INFINITY });
   const full = await failureOf(run("one-too-many", 10));
   expect(full.failure.kind).toBe("busy");
-  expect(full.message).toMatch(/at capacity \(1 replicas × 1 concurrent calls, all busy\)/);
+  expect(full.message).toMatch(/at capacity \(1 replica × 1 concurrent call, all busy\)/);
   expect(full.message).toMatch(/queue is full \(2 calls waiting\)/);
 
   const timedOut = await failureOf(impatient);

@@ -80,7 +80,7 @@ describe("scaling", () => {
     await eventually(client.metrics, (apps) => apps[0]?.queued === 2);
     const refused = await slow(client, 1);
     expect(refused.status).toBe(429);
-    expect(String(refused.body.message)).toMatch(/at capacity \(2 replicas × 1 concurrent calls/);
+    expect(String(refused.body.message)).toMatch(/at capacity \(2 replicas × 1 concurrent call,/);
     expect(String(refused.body.message)).toMatch(/queue is full \(2 calls waiting\)/);
 
     const answers = await Promise.all(calls);

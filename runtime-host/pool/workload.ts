@@ -82,7 +82,7 @@ function describe(failure: WorkloadFailure): string {
     case "timeout":
       return `the function did not finish within ${failure.ms / 1000} s; its process was stopped`;
     case "busy":
-      return `the app is at capacity (${failure.max_replicas} replicas × ${failure.replica_concurrency} concurrent calls, all busy) ${failure.detail}: try again shortly, or raise [scaling] max_replicas`;
+      return `the app is at capacity (${failure.max_replicas} ${failure.max_replicas === 1 ? "replica" : "replicas"} × ${failure.replica_concurrency} concurrent ${failure.replica_concurrency === 1 ? "call" : "calls"}, all busy) ${failure.detail}: try again shortly, or raise [scaling] max_replicas`;
     case "removed":
       return "the app was deleted";
     case "closing":
