@@ -56,7 +56,7 @@ export class ManagedReplica implements FunctionWorkload {
   #loadError: string | undefined;
   /** Set when the host kills the process: it is as good as gone. */
   #killedWith: NodeJS.Signals | undefined;
-  /** Killed because a call outlived its limit of this many seconds (the others on it die too). */
+  /** A call ran past its limit of this many seconds: only a kill stops it (its others with it). */
   #stoppedFor: number | undefined;
   readonly #pending = new PendingCalls();
 
@@ -227,10 +227,9 @@ export class ManagedReplica implements FunctionWorkload {
   #ended(): void {
     const { code, signal } = this.#process.status;
     const stopping = this.#process.stopping;
-    const stoppedFor = this.#stoppedFor;
     const failure = stopping
       ? new WorkloadError({ kind: "closing" })
-      : new WorkloadError({ kind: "exited", code, signal, stoppedFor });
+      : new WorkloadError({ kind: "exited", code, signal, stoppedFor: this.#stoppedFor });
     this.#settleStart?.(
       stopping
         ? failure
@@ -258,11 +257,7 @@ export class ManagedReplica implements FunctionWorkload {
       );
     }
     if (!this.#ready) return Promise.reject(new Error("invoke() before the replica is ready"));
-    const { id, outcome } = this.#pending.open(timeoutMs, () => {
-      // The function may be stuck: only the process's end stops it, and the other calls on it.
-      this.#stoppedFor ??= timeoutMs / 1000;
-      this.#kill("SIGKILL");
-    });
+    const { id, outcome } = this.#pending.open(timeoutMs, () => this.#kill("SIGKILL", timeoutMs));
     const { fn, payload, runId, signal } = call;
     this.#runOutput.begin(id, runId, { project: this.spec.project, app: this.spec.app });
     const msg: InvokeMessage = { type: "invoke", id, fn, payload, runId, async: !!call.async };
@@ -305,8 +300,9 @@ export class ManagedReplica implements FunctionWorkload {
     return this.#process.stop(this.options.stopGraceMs);
   }
 
-  #kill(signal: NodeJS.Signals): void {
+  #kill(signal: NodeJS.Signals, pastLimitMs?: number): void {
     if (this.#process.exited) return;
+    if (pastLimitMs !== undefined) this.#stoppedFor ??= pastLimitMs / 1000;
     if (signal === "SIGKILL") this.#killedWith = signal;
     this.#process.signal(signal);
   }
