@@ -3,6 +3,7 @@ import { verifyWebhook } from "../webhooks/index.mjs";
 import { client, sleeper } from "./apps.ts";
 import { type Json, json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
 import { type Receiver, startReceiver } from "./receiver.ts";
+import { kill9, pidOf, serving } from "./supervision.ts";
 
 // What a client that retries gets, through the real components (`runlet start`, a real
 // receiver on loopback): a submission sent again with its Idempotency-Key is the same run, and
@@ -32,7 +33,10 @@ describe("retried submissions and redelivered webhooks, end to end", () => {
 
   beforeAll(async () => {
     home = await newHome();
-    [runlet, receiver] = await Promise.all([startRunlet(home), startReceiver()]);
+    [runlet, receiver] = await Promise.all([
+      startRunlet(home, undefined, { RUNLET_WEBHOOK_RETRY_DELAYS_MS: "1000,8000" }),
+      startReceiver(),
+    ]);
     api = client(runlet);
     await api.deploy(
       sleeper(['name = "counter"', 'runtime = "managed"', "[scaling]", "max_replicas = 1"]),
@@ -120,6 +124,23 @@ describe("retried submissions and redelivered webhooks, end to end", () => {
       await new Promise((r) => setTimeout(r, 100));
     expect(await indexed()).toBe("delivered");
   });
+
+  it("sends a delivery's next attempt after the Worker was killed between two of them", async () => {
+    // The next attempt 8 s after the second (RUNLET_WEBHOOK_RETRY_DELAYS_MS): the Worker is
+    // back before it is due. Its shard set the alarm again to the same time in one commit with
+    // the delete, and it never fired: the attempt waited for anything else to wake the shard.
+    receiver.script("/between", [404, 404, 200]);
+    const hook = encodeURIComponent(`${receiver.url}/between`);
+    const submitted = await call(`/counter/run?async=true&webhookEndpoint=${hook}`);
+    const runId = (await json(submitted)).run_id as string;
+    await receiver.waitFor("/between", 2);
+    await kill9(pidOf(runlet, "worker") as number);
+    await serving(runlet, "counter", 30_000);
+    const [, , third] = await receiver.waitFor("/between", 3, 30_000);
+    expect(third).toBeDefined();
+    const view = await api.viewWhen("counter", runId, (v) => v.webhook?.state === "delivered");
+    expect(view.webhook.attempts.map((a: Json) => a.status)).toEqual([404, 404, 200]);
+  }, 60_000);
 
   it("refuses a redelivery while a delivery is in progress (409), and of an unknown run (404)", async () => {
     receiver.script("/slow-start", [404, 200]);

@@ -109,8 +109,9 @@ Worker; every request it sends out is slower then).
     const workerEnvFile = join(home, "worker.env");
     await writePrivateFile(
       workerEnvFile,
-      // Locally, webhooks may go to a receiver on this machine.
-      `CONTROL_PLANE_URL=${url.control}\nRUNTIME_HOST_URL=${url.host}\nINTERNAL_TOKEN=${internalToken}\nRUNLET_WEBHOOK_ALLOW_PRIVATE=1\n`,
+      // Locally, webhooks may go to a receiver on this machine. Tests may stretch the pauses
+      // between delivery attempts (RUNLET_WEBHOOK_RETRY_DELAYS_MS: "1000,20000").
+      `CONTROL_PLANE_URL=${url.control}\nRUNTIME_HOST_URL=${url.host}\nINTERNAL_TOKEN=${internalToken}\nRUNLET_WEBHOOK_ALLOW_PRIVATE=1\n${retryDelays()}`,
     );
     const tsx = ["--import", "tsx"];
     const echo = values.verbose === true;
@@ -294,4 +295,10 @@ async function wakeRuns(apiUrl: string, internalToken: string): Promise<string |
   } catch (err) {
     return `could not be resumed: ${(err as Error).message}`;
   }
+}
+
+/** The test knob for the pauses between webhook attempts, as a Worker variable (or none). */
+function retryDelays(): string {
+  const given = process.env.RUNLET_WEBHOOK_RETRY_DELAYS_MS;
+  return given && /^\d+(,\d+)*$/.test(given) ? `WEBHOOK_RETRY_DELAYS_MS=${given}\n` : "";
 }
