@@ -62,7 +62,8 @@ export class ReplicaProcess {
   /** SIGTERM now, SIGKILL after `graceMs`; resolves once the process has exited. */
   stop(graceMs: number): Promise<void> {
     if (!this.#child || this.#exited) {
-      this.#stopping = true;
+      // One that exited by itself was not stopped: its runs' last line says it exited.
+      if (!this.#exited) this.#stopping = true;
       return Promise.resolve();
     }
     if (!this.#stopping) {

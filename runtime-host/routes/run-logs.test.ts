@@ -1,9 +1,11 @@
 /** `GET /internal/runs/{runId}/logs` on a real host, with real replicas (replica_concurrency 2). */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HEADER } from "../../common/consts.ts";
+import { DEFAULT_SANDBOX_SETTINGS, detectSandbox } from "../sandbox/sandbox.ts";
 import type { RunningHost } from "../server.ts";
 import {
   configOf,
+  eventually,
   hostClient,
   newHome,
   removeHome,
@@ -21,6 +23,9 @@ export async function run(input, ctx) {
 }
 export function fails() {
   return null.x;
+}
+export function exits() {
+  process.exit(3);
 }`,
 };
 
@@ -97,6 +102,36 @@ describe("GET /internal/runs/{runId}/logs", () => {
       .join("\n");
     expect(text).toMatch(/^TypeError: Cannot read properties of null/);
     expect(text).toMatch(/at fails \(\.\/main\.mjs:\d+:\d+\)/); // the app's path, not the host's
+  });
+
+  it("ends a run whose function exited its process with how it exited, not 'stopped'", async () => {
+    // Sandboxed: the replica's output closes after the pool has stopped the replica (already
+    // gone), which made its runs' last line read "the replica was stopped (code 3)".
+    const sandboxed = await newHome();
+    const own = await startTestHost(sandboxed, {
+      sandbox: detectSandbox(DEFAULT_SANDBOX_SETTINGS),
+    });
+    try {
+      const ownClient = hostClient(own.url);
+      expect((await ownClient.deploy("prj_logs", "logger", 1, APP)).status).toBe(200);
+      const runId = `run_exit${suffix}`;
+      await ownClient.invoke("prj_logs", "logger", "exits", "{}", { [HEADER.runId]: runId });
+      const last = async () => {
+        const res = await fetch(`${own.url}/internal/runs/${runId}/logs`, {
+          headers: { authorization: `Bearer ${TOKEN}` },
+        });
+        const { lines } = (await res.json()) as { lines?: Array<{ text: string }> };
+        return lines?.at(-1)?.text ?? "";
+      };
+      // (Its status as the host sees it through the sandbox's processes: code 3, or the kill of
+      // the sandbox's group that follows.)
+      expect(await eventually(last, (text) => text.startsWith("runlet: "))).toMatch(
+        /^runlet: the function's process exited \((code 3|signal SIGKILL)\) before this run finished$/,
+      );
+    } finally {
+      await own.close();
+      await removeHome(sandboxed);
+    }
   });
 
   it("answers 404 {message} for an unknown run and 401 without the internal token", async () => {
