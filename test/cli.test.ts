@@ -75,6 +75,11 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     const missing = await cli(["secrets", "get", "NOPE"], runlet.env);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/\(404\): secret 'NOPE' not found/);
+    // One set by mistake is deleted.
+    expect((await cli(["secrets", "set", "OOPS", "x"], runlet.env)).code).toBe(0);
+    const deleted = await cli(["secrets", "delete", "OOPS"], runlet.env);
+    expect(deleted.stderr).toContain("Deleted OOPS.");
+    expect((await cli(["secrets", "get", "OOPS"], runlet.env)).code).toBe(1);
   });
 
   it("shows the audit trail of all that, filtered and paged", async () => {

@@ -3,6 +3,7 @@ import { callProject, columns, loadConfig } from "../config.ts";
 
 const USAGE = `Usage: runlet secrets set <NAME> [VALUE | -] [--json]
        runlet secrets get <NAME> [--json]
+       runlet secrets delete <NAME> [--json]
        runlet secrets list [--json]
 
 Project secrets, encrypted at rest (project owners only; every read and write is audited).
@@ -10,6 +11,8 @@ Project secrets, encrypted at rest (project owners only; every read and write is
   set   stores VALUE under NAME. Leave VALUE out (or give -) to read it from standard input,
         which keeps it out of your shell history:  printf %s "$DB_URL" | npx runlet secrets set DB_URL
   get   prints the value alone, for  $(npx runlet secrets get DB_URL);  --json prints {name, value}
+  delete  removes it: replicas started from now on do not have it (running ones keep it until
+          they stop; redeploy the apps to be sure)
   list  the names, when each was last written and by whom; never a value (not audited);
         --json prints {secrets: [{name, createdAt, updatedAt, updatedBy, updatedByName}]}
 
@@ -56,14 +59,14 @@ async function list(json: boolean): Promise<number> {
 
 export const secrets: Command = {
   name: "secrets",
-  summary: "set, get and list project secrets",
+  summary: "set, get, delete and list project secrets",
   usage: USAGE,
   options: {},
   async run({ values, positionals }) {
     const [action, name, given] = positionals;
     if (action === "list" && !name) return list(values.json === true);
-    if ((action !== "set" && action !== "get") || !name) {
-      throw new CliError(`say set or get and the secret's name, or list\n\n${USAGE}`);
+    if (!["set", "get", "delete"].includes(action ?? "") || !name) {
+      throw new CliError(`say set, get or delete and the secret's name, or list\n\n${USAGE}`);
     }
     const config = await loadConfig();
     const path = `/secrets/${encodeURIComponent(name)}`;
@@ -76,6 +79,12 @@ export const secrets: Command = {
       await callProject(config, "PUT", path, `setting ${name}`, { value });
       if (values.json) console.log(JSON.stringify({ name, stored: true }));
       else console.error(`Stored ${name}.`);
+      return 0;
+    }
+    if (action === "delete") {
+      await callProject(config, "DELETE", path, `deleting ${name}`);
+      if (values.json) console.log(JSON.stringify({ name, deleted: true }));
+      else console.error(`Deleted ${name}.`);
       return 0;
     }
     const secret = await callProject<{ name: string; value: string }>(

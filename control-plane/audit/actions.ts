@@ -10,6 +10,7 @@ export const AUDIT_ACTIONS = [
   "audit_log.read",
   "apps.delete",
   "audit_log.export",
+  "secrets.delete",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
@@ -30,6 +31,7 @@ export const AUDIT_ACTION_CODES: Record<AuditAction, number> = {
   "audit_log.read": 8,
   "apps.delete": 9,
   "audit_log.export": 10,
+  "secrets.delete": 11,
 };
 
 export const OUTCOMES = ["success", "failure"] as const;

@@ -48,6 +48,27 @@ describe("secrets", () => {
     expect(read).toMatchObject({ action: "secrets.read", outcome: "success", actorId: f.owner.id });
   });
 
+  it("deletes a secret for its owner, on the record; then it is gone, and a second delete is 404", async () => {
+    await f.call("PUT", path("LEAKED"), { body: { value: "old-key" } });
+    expect((await f.call("DELETE", path("LEAKED"))).status).toBe(204);
+    expect((await f.call("GET", path("LEAKED"))).status).toBe(404);
+    const [, deleted] = await auditRows(f.db, f.projectId); // newest first: the refused read
+    expect(deleted).toMatchObject({
+      action: "secrets.delete",
+      outcome: "success",
+      targetType: "secret",
+      targetId: "LEAKED",
+    });
+    const again = await f.call("DELETE", path("LEAKED"));
+    expect(again.status).toBe(404);
+    expect((await auditRows(f.db, f.projectId))[0]).toMatchObject({
+      action: "secrets.delete",
+      outcome: "failure",
+    });
+    const member = await f.call("DELETE", path("OTHER"), { token: f.member.token });
+    expect(member.status).toBe(403);
+  });
+
   it("replaces a value and says it was not a creation", async () => {
     await f.call("PUT", path("TOKEN"), { body: { value: "one" } });
     await f.call("PUT", path("TOKEN"), { body: { value: "two" } });

@@ -1,6 +1,6 @@
 /**
- * Project secrets: `PUT` and `GET /v2/projects/{projectId}/secrets/{name}`, owners only, both
- * audited; a value is never written to an entry, a log line or an error. `GET .../secrets` lists
+ * Project secrets: `PUT`, `GET` and `DELETE /v2/projects/{projectId}/secrets/{name}`, owners
+ * only, all audited; a value is never written to an entry, a log line or an error. `GET .../secrets` lists
  * the names (owners only, not audited: no value leaves).
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
@@ -77,6 +77,23 @@ export const getSecretRoute = createRoute({
         "application/json": { schema: z.object({ name: z.string(), value: z.string() }) },
       },
     },
+    ...errorResponses({ 404: "The project or the secret does not exist." }),
+  },
+});
+
+export const deleteSecretRoute = createRoute({
+  method: "delete",
+  path: "/v2/projects/{projectId}/secrets/{name}",
+  operationId: "deleteSecret",
+  summary:
+    "Delete a secret (owner only; audited as secrets.delete). Replicas started from now on do not have it.",
+  security: bearerAuth,
+  middleware: [
+    access({ role: "owner", audit: { action: "secrets.delete", target: secretTarget } }),
+  ] as const,
+  request: { params: nameParam },
+  responses: {
+    204: { description: "Deleted." },
     ...errorResponses({ 404: "The project or the secret does not exist." }),
   },
 });
@@ -173,6 +190,16 @@ export function registerSecrets(app: OpenAPIHono<AppEnv>) {
       },
       200,
     );
+  });
+
+  app.openapi(deleteSecretRoute, async (c) => {
+    const { name } = c.req.valid("param");
+    const { db } = c.var.deps;
+    const where = and(eq(secrets.projectId, c.var.access.projectId), eq(secrets.name, name));
+    const [row] = await db.select({ name: secrets.name }).from(secrets).where(where);
+    if (!row) throw new ApiError("not_found", `secret '${name}' not found`);
+    await db.batch([db.delete(secrets).where(where), auditSuccess(c)]);
+    return c.body(null, 204);
   });
 
   app.openapi(getSecretRoute, async (c) => {
