@@ -2,9 +2,10 @@
  * Which version of each app this host runs, when the control plane hands out versions
  * (docs/hosts.md): it says which version is current — at deploy (`PUT
  * /internal/apps/{project}/{app}/current`) and in each heartbeat's answer — and the host fetches
- * that version's bundle when a call first needs it (at once if it runs the app, or is to warm it),
- * checks its digest, and switches. An app this host never had is looked up at its first call. Without a control plane (a host on its
- * own, pushed to with `PUT /internal/apps/…`) the registry's version is the one.
+ * that version's bundle when a call first needs it (at once if it runs the app, or is to warm
+ * it), checks its digest, and switches. An app this host never had is looked up at its first
+ * call. Without a control plane (a host on its own, pushed to with `PUT /internal/apps/…`) the
+ * registry's version is the one.
  */
 import { bundleDigest } from "../common/bundle-digest.ts";
 import type { DeployRequest } from "../common/protocol/deploy.ts";
