@@ -15,6 +15,7 @@ const MAX_TRIES = 3;
  * the caller hears 504 instead of waiting for ever (`HOST_ANSWER_MS` shortens it in tests).
  */
 const HOST_ANSWER_MS = (30 + 30 + 300 + 30) * 1000;
+const hostAnswerMs = (env: Env) => Number(env.HOST_ANSWER_MS) || HOST_ANSWER_MS;
 
 /**
  * Calls `fn` of an app on the best of its hosts (placement.ts), the next one if a host says it
@@ -30,7 +31,7 @@ export async function invokeOnHost(
   let res: Response | undefined;
   for (const [i, host] of hosts.entries()) {
     const done = inFlight(host.url, project, app);
-    const patience = AbortSignal.timeout(Number(env.HOST_ANSWER_MS) || HOST_ANSWER_MS);
+    const patience = AbortSignal.timeout(hostAnswerMs(env));
     try {
       res = await fetch(host.url + hostPath.invoke(project, app, fn), {
         method: "POST",
@@ -144,7 +145,7 @@ export async function forwardToHost(
   for (const host of hosts) {
     // Bounded until the answer's head, as a function call is (the body may stream for longer).
     const patience = new AbortController();
-    const timer = setTimeout(() => patience.abort(), Number(env.HOST_ANSWER_MS) || HOST_ANSWER_MS);
+    const timer = setTimeout(() => patience.abort(), hostAnswerMs(env));
     try {
       res = await fetch(host.url + hostPath.http(project, app, pathAndQuery), {
         method: request.method,

@@ -45,7 +45,7 @@ export function runCallOf(c: Context<WorkerEnv>): RunCall {
   const runId = c.var.runId as string;
   const project = c.req.param("project") as string;
   const app = c.req.param("app") as string;
-  const isAsync = asyncFlag(c.req.queries("async"));
+  const isAsync = asyncFlag(onlyOnce(c, "async"));
   const webhook = webhookOf(c);
   if (Number(c.req.header("content-length") ?? 0) > MAX_RUN_BODY_BYTES)
     throw new RunApiError(413, "the request body is larger than 10 MiB");
@@ -155,10 +155,18 @@ export function withoutRunletParameters(search: string): string {
   return kept.length ? `?${kept.join("&")}` : "";
 }
 
+/**
+ * Runlet's query parameter `name`, given once or not at all: given twice, which was meant cannot
+ * be told (the first was used, silently).
+ */
+function onlyOnce(c: Context<WorkerEnv>, name: string): string | undefined {
+  const given = c.req.queries(name);
+  if (given && given.length > 1) throw new RunApiError(400, `${name} is given more than once`);
+  return given?.[0];
+}
+
 /** `?async=`: `true` runs in the background, `false` (or no parameter) answers with the result. */
-function asyncFlag(given: string[] | undefined): boolean {
-  if (given && given.length > 1) throw new RunApiError(400, "async is given more than once");
-  const raw = given?.[0];
+function asyncFlag(raw: string | undefined): boolean {
   if (raw === undefined || raw === "false") return false;
   if (raw === "true") return true;
   throw new RunApiError(400, `async must be 'true' or 'false', got '${raw.slice(0, 40)}'`);
@@ -166,11 +174,10 @@ function asyncFlag(given: string[] | undefined): boolean {
 
 /** `?webhookEndpoint=` and the `X-Webhook-Secret` that signs its deliveries. */
 export function webhookOf(c: Context<WorkerEnv>): WebhookRequest | undefined {
-  const given = c.req.queries("webhookEndpoint");
-  // Which of two was meant cannot be told (the first was used, silently).
-  if (given && given.length > 1)
-    throw new RunApiError(400, "webhookEndpoint is given more than once");
-  const target = webhookTarget(given?.[0], c.env.RUNLET_WEBHOOK_ALLOW_PRIVATE === "1");
+  const target = webhookTarget(
+    onlyOnce(c, "webhookEndpoint"),
+    c.env.RUNLET_WEBHOOK_ALLOW_PRIVATE === "1",
+  );
   if (!target) return undefined;
   const secret = webhookSecretOf(c);
   return { url: target.href, ...(secret ? { secret } : {}) };

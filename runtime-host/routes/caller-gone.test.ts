@@ -73,6 +73,11 @@ describe("a synchronous caller gone before its answer", () => {
     const send = (path: string, signal?: AbortSignal) =>
       fetch(`${host.url}/internal/http/p/web${path}`, { headers, signal });
     const count = async () => (await (await send("/count")).json()) as Record<string, number>;
+    const slotsFree = () =>
+      eventually(
+        () => active("web"),
+        (n) => n === 0,
+      );
 
     const waiting = new AbortController();
     const held = send("/wait", waiting.signal).catch(() => undefined);
@@ -80,12 +85,7 @@ describe("a synchronous caller gone before its answer", () => {
     waiting.abort();
     await held;
     await eventually(count, (seen) => seen.closed === 1);
-    expect(
-      await eventually(
-        () => active("web"),
-        (n) => n === 0,
-      ),
-    ).toBe(0);
+    expect(await slotsFree()).toBe(0);
 
     const dripping = new AbortController();
     const res = await send("/drip", dripping.signal);
@@ -93,12 +93,7 @@ describe("a synchronous caller gone before its answer", () => {
     expect(new TextDecoder().decode((await reader.read()).value)).toBe("first\n");
     dripping.abort();
     await eventually(count, (seen) => seen.closed === 2);
-    expect(
-      await eventually(
-        () => active("web"),
-        (n) => n === 0,
-      ),
-    ).toBe(0);
+    expect(await slotsFree()).toBe(0);
   });
 
   it("aborts a function's ctx.signal", async () => {
