@@ -26,6 +26,14 @@ export function fail(input) {
 export function throwString() {
   throw "plain string";
 }
+export function throwObject(input) {
+  throw input;
+}
+export function throwCircular() {
+  const value = {};
+  value.self = value;
+  throw value;
+}
 export function nothing() {}
 export function pid() {
   return process.pid;
@@ -116,6 +124,16 @@ describe("runtime host", () => {
     expect(JSON.stringify(failed.body)).not.toMatch(/\bat |\.mjs|runlet-host-/);
     const thrownString = await client.invoke("p", "hello", "throwString");
     expect(thrownString.body).toMatchObject({ ok: false, error: { message: "plain string" } });
+    // A thrown object reads as its own message, or as its JSON (cut), not "[object Object]".
+    const thrown = async (value: unknown) => {
+      const { body } = await client.invoke("p", "hello", "throwObject", JSON.stringify(value));
+      return (body as { error: { message: string } }).error.message;
+    };
+    expect(await thrown({ code: 42, reason: "quota" })).toBe('{"code":42,"reason":"quota"}');
+    expect(await thrown({ message: "not an Error", code: 7 })).toBe("not an Error");
+    expect(await thrown({ long: "x".repeat(5000) })).toBe(`{"long":"${"x".repeat(991)}…`);
+    const circular = await client.invoke("p", "hello", "throwCircular");
+    expect(circular.body).toMatchObject({ error: { message: "a value that cannot be shown" } });
   });
 
   it("answers 404 for an unknown app, an unknown export and a non-function export", async () => {

@@ -107,15 +107,31 @@ for (const stream of /** @type {const} */ (["stdout", "stderr"])) {
   target.write = /** @type {typeof target.write} */ (write);
 }
 
-/** An error's text for the caller: its message (or the thrown value), without host paths. */
+/** The most of a thrown object's JSON that its error message shows. */
+const THROWN_JSON_CHARS = 1000;
+
+/** An error's text for the caller, without host paths (see `thrownText`). */
 function describe(/** @type {unknown} */ thrown) {
   let text;
   try {
-    text = thrown instanceof Error ? thrown.message : String(thrown);
+    text = thrownText(thrown);
   } catch {
     text = "a value that cannot be shown";
   }
   return relative(text);
+}
+
+/**
+ * An error's message, or the thrown value's: an object's own `message`, else its JSON (`throw {
+ * code: 42 }` reads `{"code":42}`, not `[object Object]`), else the value as a string.
+ */
+function thrownText(/** @type {unknown} */ thrown) {
+  if (thrown instanceof Error) return thrown.message;
+  if (typeof thrown !== "object" || thrown === null) return String(thrown);
+  const { message } = /** @type {{ message?: unknown }} */ (thrown);
+  if (typeof message === "string") return message;
+  const json = JSON.stringify(thrown) ?? String(thrown);
+  return json.length > THROWN_JSON_CHARS ? `${json.slice(0, THROWN_JSON_CHARS)}…` : json;
 }
 
 /** `text` with the app's folder written as `.` (the host's paths are not the app's business). */
