@@ -89,6 +89,8 @@ export interface RunView {
   run_time_ms: number | null;
   /** The runtime host the run went to (its registry id), or null. */
   host: string | null;
+  /** A custom app's run that ended with its answer: that answer's status. */
+  status_code?: number;
   /** Why a run failed. */
   error?: { message: string };
   /** For runs called with a webhook. */

@@ -64,6 +64,10 @@ const runView = {
     finished_at: { type: ["string", "null"], format: "date-time" },
     run_time_ms: { type: ["number", "null"] },
     host: { type: ["string", "null"], description: "The registry id of its runtime host." },
+    status_code: {
+      type: "integer",
+      description: "A custom app's run that ended with its answer: that answer's status.",
+    },
     error: { type: "object", required: ["message"], properties: { message: { type: "string" } } },
     webhook: ref("schemas", "Webhook"),
   },

@@ -53,6 +53,8 @@ export interface RunView {
    * for one, or when the host is not in a registry (the Worker's RUNTIME_HOST_URL).
    */
   host: string | null;
+  /** A custom app's run that ended with its answer: that answer's status (the body is not shown). */
+  status_code?: number;
   error?: { message: string };
   webhook?: WebhookView;
 }

@@ -42,6 +42,7 @@ const RUN_VIEW = {
   started_at: "2026-11-23T09:59:59.100Z",
   finished_at: "2026-11-23T09:59:59.200Z",
   run_time_ms: 100,
+  status_code: 404, // a custom app's answer
   webhook: {
     delivery: 2,
     target: "http://127.0.0.1:9/later",
@@ -294,6 +295,7 @@ describe("dashboard actions", () => {
     expect(html).toContain(`value="${endpoint}"`); // what was typed, back in its field
     expect(html).toMatch(/<h3 id="delivery-2">Delivery 2<\/h3>.*<h3 id="delivery-1">Delivery 1/s);
     expect(html).toContain(`action="/dashboard/runs/${runId}/resend"`);
+    expect(html).toMatch(/<dt>Answered<\/dt>\s*<dd><code>404<\/code><\/dd>/);
   });
 
   it("tell a member why the audit log is not theirs to read", async () => {

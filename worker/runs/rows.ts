@@ -37,7 +37,8 @@ CREATE TABLE IF NOT EXISTS runs (
   host_url TEXT,
   indexed INTEGER NOT NULL DEFAULT 1,
   hook_sealed BLOB,
-  hook_history TEXT
+  hook_history TEXT,
+  status_code INTEGER
 );
 CREATE INDEX IF NOT EXISTS runs_queue ON runs (created_at, id) WHERE status = 'queued';
 CREATE INDEX IF NOT EXISTS runs_due ON runs (due_at) WHERE due_at IS NOT NULL;
@@ -57,6 +58,7 @@ export const ADDED_COLUMNS = {
   host_url: "TEXT",
   hook_sealed: "BLOB",
   hook_history: "TEXT",
+  status_code: "INTEGER",
 } as const;
 
 export interface RunRow extends Record<string, SqlStorageValue> {
@@ -84,6 +86,8 @@ export interface RunRow extends Record<string, SqlStorageValue> {
   host_url: string | null;
   /** Earlier deliveries of the run (JSON `DeliverySeries[]`), once it was sent again. */
   hook_history: string | null;
+  /** A custom app's run: the status of the app's answer. */
+  status_code: number | null;
 }
 
 /** A delivery of a run that was sent again since: as the run's view shows it. */
@@ -101,7 +105,7 @@ export type RowChanges = Partial<RunRow & { indexed: number }>;
 /** The columns a view or a transition needs (never the payload, the secret or the body). */
 export const COLUMNS = `id, project, app, fn, async, status, created_at, started_at, finished_at,
   deadline_at, expires_at, run_time_ms, error, host_misses, hook_target, hook_signed, hook_state,
-  hook_attempts, due_at, host_id, host_url, hook_history`;
+  hook_attempts, due_at, host_id, host_url, hook_history, status_code`;
 
 /** The shard's own facts: whose runs it holds, where the host reports, how much it may send. */
 export interface ShardInfo extends Record<string, SqlStorageValue> {

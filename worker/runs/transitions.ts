@@ -49,6 +49,9 @@ export function markEnded(
       ? { run_time_ms: outcome.run_time_ms }
       : {}),
     ...(outcome.status === "failure" ? { error: outcome.error.message } : {}),
+    ...("status_code" in outcome && outcome.status_code !== undefined
+      ? { status_code: outcome.status_code }
+      : {}),
   };
   if (row.hook_state === "pending" && deliver && outcome.status !== "cancelled") {
     const body = JSON.stringify({

@@ -24,6 +24,7 @@ export function runView(row: RunRow): RunView {
     finished_at: time(row.finished_at),
     run_time_ms: row.run_time_ms,
     host: row.host_id,
+    ...(row.status_code !== null ? { status_code: row.status_code } : {}),
     ...(row.error ? { error: { message: row.error } } : {}),
     ...(row.hook_state
       ? {

@@ -5,6 +5,7 @@
  * come from the run API (the run's own record), the logs from the management API.
  */
 import type { Hono } from "hono";
+import type { Child } from "hono/jsx";
 import { RUN_ID, timeOfId } from "../../../common/ids.ts";
 import type { RunLogs } from "../../../common/protocol/host.ts";
 import type { RunView } from "../../../common/protocol/run-view.ts";
@@ -26,7 +27,8 @@ import { Mode, type RunItem } from "./runs.tsx";
 type RunRecord = Pick<
   RunView,
   "status" | "created_at" | "started_at" | "finished_at" | "run_time_ms" | "error" | "webhook"
->;
+> &
+  Partial<Pick<RunView, "status_code">>;
 
 function Timeline({ run, async }: { run: RunRecord; async: boolean }) {
   const ended = isEnded(run.status);
@@ -126,6 +128,9 @@ async function runPage(c: DashCtx, notice?: { kind: "error" | "info"; text: stri
             ["Mode", <Mode async={item.async} />],
             ["Status", <Status value={run.status} />],
             ["Run time", <Duration ms={run.run_time_ms} />],
+            ...(run.status_code !== undefined
+              ? ([["Answered", <code>{run.status_code}</code>]] as Array<[string, Child]>)
+              : []),
           ]}
         />
         <Timeline run={run} async={item.async} />
