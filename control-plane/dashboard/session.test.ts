@@ -234,6 +234,31 @@ describe("dashboard actions", () => {
     expect(entry?.actor.id).toBe(f.owner.id);
   });
 
+  it("delete a secret behind a confirmation, audited, and say so", async () => {
+    const cookie = await signIn();
+    expect((await post("/dashboard/secrets", cookie, { name: "GOING", value: "v" })).status).toBe(
+      303,
+    );
+    const list = await (await page("/dashboard/secrets", cookie)).text();
+    expect(list).toContain('href="/dashboard/secrets/GOING/delete"');
+    const confirm = await page("/dashboard/secrets/GOING/delete", cookie);
+    expect(confirm.status).toBe(200);
+    expect(await confirm.text()).toContain('action="/dashboard/secrets/GOING/delete"');
+    expect((await page("/dashboard/secrets/NEVER_SET/delete", cookie)).status).toBe(404);
+    const deleted = await post("/dashboard/secrets/GOING/delete", cookie, {});
+    expect(deleted.status).toBe(303);
+    const after = await (
+      await page("/dashboard/secrets", `${cookie}; ${cookiesOf(deleted)}`)
+    ).text();
+    expect(after).toContain("GOING is deleted.");
+    expect(after).not.toContain('href="/dashboard/secrets/GOING/delete"');
+    const log = await f.call("GET", `/v2/projects/${f.projectId}/audit-log?action=secrets.delete`, {
+      token: f.owner.token,
+    });
+    const { logs } = (await log.json()) as { logs: Array<{ target: { id: string } }> };
+    expect(logs.map((e) => e.target.id)).toContain("GOING");
+  });
+
   it("show a new token once: not again on the next load", async () => {
     const cookie = await signIn();
     const expires = new Date(Date.now() + 7 * 86_400_000).toISOString().slice(0, 10);

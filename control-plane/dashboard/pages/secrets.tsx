@@ -1,6 +1,7 @@
 /**
  * `/dashboard/secrets`: the project's secret names and when each was last set; set or replace
- * one. A value goes in and is never shown back (the page has no way to read one).
+ * one, delete one behind a confirmation. A value goes in and is never shown back (the page has
+ * no way to read one).
  */
 import type { Hono } from "hono";
 import type { DashEnv } from "../api.ts";
@@ -17,7 +18,11 @@ interface SecretName {
   updatedByName: string;
 }
 
-type Flash = { kind: "saved"; name: string } | { kind: "error"; message: string; name?: string };
+type Flash =
+  | { kind: "saved" | "deleted"; name: string }
+  | { kind: "error"; message: string; name?: string };
+
+const deletePath = (name: string) => `${PATH}/${encodeURIComponent(name)}/delete`;
 
 export function registerSecrets(dash: Hono<DashEnv>) {
   dash.get("/secrets", async (c) => {
@@ -27,6 +32,9 @@ export function registerSecrets(dash: Hono<DashEnv>) {
       <Page title="Secrets" section={PATH} session={c.var.session}>
         {flash?.kind === "saved" ? (
           <Notice kind="info">{`${flash.name} is saved. Replicas started from now on see it.`}</Notice>
+        ) : null}
+        {flash?.kind === "deleted" ? (
+          <Notice kind="info">{`${flash.name} is deleted. Replicas started from now on lack it.`}</Notice>
         ) : null}
         {flash?.kind === "error" ? <Notice kind="error">{flash.message}</Notice> : null}
         {listed.ok ? (
@@ -50,9 +58,9 @@ export function registerSecrets(dash: Hono<DashEnv>) {
               <button type="submit">Save</button>
             </form>
             <h2>Secrets</h2>
-            <Table label="Secrets" head={["Name", "Last set", "By"]}>
+            <Table label="Secrets" head={["Name", "Last set", "By", ""]}>
               {listed.data.secrets.length === 0 ? (
-                <EmptyRow span={3}>No secrets yet.</EmptyRow>
+                <EmptyRow span={4}>No secrets yet.</EmptyRow>
               ) : (
                 listed.data.secrets.map((s) => (
                   <tr>
@@ -61,6 +69,15 @@ export function registerSecrets(dash: Hono<DashEnv>) {
                       <Time at={s.updatedAt} />
                     </td>
                     <td title={s.updatedBy}>{s.updatedByName}</td>
+                    <td>
+                      <a
+                        class="button secondary"
+                        href={deletePath(s.name)}
+                        aria-label={`Delete ${s.name}`}
+                      >
+                        Delete
+                      </a>
+                    </td>
                   </tr>
                 ))
               )}
@@ -86,6 +103,42 @@ export function registerSecrets(dash: Hono<DashEnv>) {
       c,
       PATH,
       saved.ok ? { kind: "saved", name } : { kind: "error", message: saved.message, name },
+    );
+    return c.redirect(PATH, 303);
+  });
+
+  dash.get("/secrets/:name/delete", async (c) => {
+    const name = c.req.param("name");
+    const listed = await c.var.api.project<{ secrets: SecretName[] }>("GET", "/secrets");
+    const known = listed.ok && listed.data.secrets.some((s) => s.name === name);
+    return c.html(
+      <Page title="Delete a secret" section={PATH} session={c.var.session}>
+        {known ? (
+          <form method="post" action={deletePath(name)} class="stack">
+            <p>
+              Delete <strong class="mono">{name}</strong>? Replicas started from now on no longer
+              have it; replicas running now keep the value they started with. This cannot be undone.
+            </p>
+            <button type="submit" class="danger">
+              Delete
+            </button>
+            <a href={PATH}>Keep it</a>
+          </form>
+        ) : (
+          <Notice kind="error">{listed.ok ? `No secret '${name}'.` : listed.message}</Notice>
+        )}
+      </Page>,
+      known ? 200 : 404,
+    );
+  });
+
+  dash.post("/secrets/:name/delete", async (c) => {
+    const name = c.req.param("name");
+    const deleted = await c.var.api.project("DELETE", `/secrets/${encodeURIComponent(name)}`);
+    setFlash(
+      c,
+      PATH,
+      deleted.ok ? { kind: "deleted", name } : { kind: "error", message: deleted.message },
     );
     return c.redirect(PATH, 303);
   });
