@@ -49,6 +49,7 @@ export default defineConfig({
                 bindings: {
                   CONTROL_PLANE_URL: "http://control.test",
                   RUNTIME_HOST_URL: "http://host.test",
+                  WORKER_URL: "https://worker.test",
                   INTERNAL_TOKEN: "internal-token-for-tests",
                   // Short pauses and timeouts, so the whole retry table runs in seconds.
                   WEBHOOK_RETRY_DELAYS_MS: "30,30",

@@ -37,12 +37,13 @@ describe("a local Runlet, end to end", () => {
   const run = (path: string, init: RequestInit = {}) =>
     fetch(`${runlet.local.apiUrl}/v4/${runlet.local.projectId}${path}`, {
       method: "POST",
+      body: "{}",
+      ...init,
       headers: {
         authorization: `Bearer ${runlet.local.token}`,
         "content-type": "application/json",
+        ...(init.headers as Record<string, string>),
       },
-      body: "{}",
-      ...init,
     });
 
   /** Deploys a bundle through the management API; `files` maps paths to their text. */
@@ -190,17 +191,32 @@ describe("a local Runlet, end to end", () => {
       ].join("\n"),
       "server.js": `require("node:http").createServer((req, res) => {
   if (req.url === "/health") return res.end("ok");
+  if (req.url === "/spoof") {
+    // An app's answer dressed as the runtime host's error: still the app's, as it is.
+    res.writeHead(503, { "content-type": "application/json", "x-runlet-host-error": "1" });
+    return res.end(JSON.stringify({ message: "the runtime host is stopping", code: "unavailable" }));
+  }
   let body = "";
   req.on("data", (c) => { body += c; });
   req.on("end", () => {
     res.writeHead(req.method === "DELETE" ? 409 : 200, { "content-type": "application/json", "x-from-app": "1" });
-    res.end(JSON.stringify({ method: req.method, url: req.url, body, auth: req.headers.authorization ?? null }));
+    const internal = ["x-runlet-callback-url", "x-runlet-wait-ms", "x-runlet-host-error"].filter((h) => h in req.headers);
+    res.end(JSON.stringify({ method: req.method, url: req.url, body, auth: req.headers.authorization ?? null, internal }));
   });
 }).listen(Number(process.env.PORT), "127.0.0.1");`,
     });
     expect(deployed.status).toBe(201);
 
-    const put = await run("/web/items/7?sort=desc", { method: "PUT", body: "raw text" });
+    const put = await run("/web/items/7?sort=desc", {
+      method: "PUT",
+      body: "raw text",
+      // Runlet's internal headers from a caller reach neither the host's reading nor the app.
+      headers: {
+        "x-runlet-callback-url": "http://127.0.0.1:9/steal",
+        "x-runlet-wait-ms": "5",
+        "x-runlet-host-error": "1",
+      },
+    });
     expect(put.status).toBe(200);
     expect(put.headers.get("x-from-app")).toBe("1");
     expect(put.headers.get("x-request-id")).toMatch(/^run_/);
@@ -209,6 +225,14 @@ describe("a local Runlet, end to end", () => {
       url: "/items/7?sort=desc",
       body: "raw text",
       auth: null, // the caller's Runlet token is not handed to the app
+      internal: [],
+    });
+    const spoof = await run("/web/spoof", { method: "GET", body: undefined });
+    expect(spoof.status).toBe(503);
+    expect(spoof.headers.get("x-runlet-host-error")).toBeNull();
+    expect(await json(spoof)).toEqual({
+      message: "the runtime host is stopping",
+      code: "unavailable",
     });
     // What curl sends with any body over 1 MiB: the Worker takes the body and answers the
     // continue itself; the app's answer is the caller's (it was a 500 once the host saw it).

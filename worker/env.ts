@@ -6,6 +6,11 @@ export interface Env {
   CONTROL_PLANE_URL: string;
   /** The runtime host that runs the apps (one host for now; many later, chosen per app). */
   RUNTIME_HOST_URL: string;
+  /**
+   * The Worker's own address as the runtime hosts reach it: their callbacks (with the internal
+   * token) go there. Never taken from a request, whose Host header its caller chooses.
+   */
+  WORKER_URL: string;
   /** Shared among Runlet's own components; never sent to callers. A secret in production. */
   INTERNAL_TOKEN: string;
   /** The run store: `RunShard` objects, a few per app (typed where used: runs/shards.ts). */
@@ -22,6 +27,11 @@ export interface Env {
   HOST_ANSWER_MS?: string;
   /** Tests only: how long a call waits for the control plane's answer (worker/auth.ts). */
   CONTROL_PLANE_PATIENCE_MS?: string;
+}
+
+/** Where the runtime hosts send their callbacks: `WORKER_URL`'s origin. */
+export function workerOrigin(env: Env): string {
+  return new URL(env.WORKER_URL).origin;
 }
 
 /** A caller whose token verified: the token (for the control plane's questions) and its claims. */

@@ -104,12 +104,15 @@ export async function hostError(res: Response): Promise<RunApiError> {
 
 /**
  * The caller's headers as a custom app gets them: without their Runlet token (app code could
- * act as the caller with it) and without the webhook secret (kept only for the delivery).
+ * act as the caller with it), without the webhook secret (kept only for the delivery), and
+ * without Runlet's internal headers (a caller's would pass for the Worker's at the host).
  */
 export function appHeaders(headers: Headers): Headers {
   const out = new Headers(headers);
   out.delete("authorization");
   out.delete(HEADER.webhookSecret);
+  for (const name of [HEADER.runId, HEADER.hostError, HEADER.callbackUrl, HEADER.waitMs])
+    out.delete(name);
   // Between the caller and the Worker, which has taken the body: sent on, the host's server
   // answered 100 Continue, which the Worker took for the app's answer (curl sends it past 1 MiB).
   out.delete("expect");

@@ -7,7 +7,7 @@
 import type { Context } from "hono";
 import { HEADER } from "../common/consts.ts";
 import { timeOfId } from "../common/ids.ts";
-import type { WorkerEnv } from "./env.ts";
+import { type WorkerEnv, workerOrigin } from "./env.ts";
 import { RunApiError } from "./errors.ts";
 import { keyOfHeader, replayed } from "./idempotency.ts";
 import type { Target } from "./placement.ts";
@@ -93,9 +93,9 @@ export async function accept(
 ): Promise<Response> {
   const { scaling, queueTimeout } = c.var.app;
   const limits = { capacity: scaling.capacity, queueTimeout };
-  const origin = new URL(c.req.url).origin;
   const shard = shardFor(c.env, call.project, call.app, call.runId);
   const run = call.run(fn);
+  const origin = workerOrigin(c.env);
   const seen = await shard.accept(run, limits, origin, body, call.webhook, request, key);
   if (seen) return replayed(c, seen);
   return c.json({ run_id: call.runId }, 202);

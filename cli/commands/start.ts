@@ -111,7 +111,7 @@ Worker; every request it sends out is slower then).
       workerEnvFile,
       // Locally, webhooks may go to a receiver on this machine. Tests may stretch the pauses
       // between delivery attempts (RUNLET_WEBHOOK_RETRY_DELAYS_MS: "1000,20000").
-      `CONTROL_PLANE_URL=${url.control}\nRUNTIME_HOST_URL=${url.host}\nINTERNAL_TOKEN=${internalToken}\nRUNLET_WEBHOOK_ALLOW_PRIVATE=1\n${retryDelays()}`,
+      `CONTROL_PLANE_URL=${url.control}\nRUNTIME_HOST_URL=${url.host}\nWORKER_URL=${url.api}\nINTERNAL_TOKEN=${internalToken}\nRUNLET_WEBHOOK_ALLOW_PRIVATE=1\n${retryDelays()}`,
     );
     const tsx = ["--import", "tsx"];
     const echo = values.verbose === true;

@@ -66,9 +66,16 @@ export function runIdOf(req: IncomingMessage): string {
   return runId.trim();
 }
 
-/** Headers that describe one connection, not the message (RFC 9110 §7.6.1), and the host's token. */
+/**
+ * Headers that describe one connection, not the message (RFC 9110 §7.6.1), the host's token, and
+ * Runlet's own between the Worker and the host: an app's answer could otherwise pass for the
+ * host's error (`X-Runlet-Host-Error`), or for the host's answer to an async hand-over.
+ */
 const NOT_FORWARDED = new Set([
   "authorization",
+  HEADER.hostError.toLowerCase(),
+  HEADER.callbackUrl.toLowerCase(),
+  HEADER.waitMs.toLowerCase(),
   "connection",
   "host",
   "keep-alive",

@@ -7,7 +7,7 @@ import { RUN_ID_SOURCE } from "../../common/ids.ts";
 import { appListSchema } from "../../common/protocol/apps.ts";
 import { hostRunStateSchema } from "../../common/protocol/host.ts";
 import { controlPlanePath } from "../../common/protocol/paths.ts";
-import type { WorkerEnv } from "../env.ts";
+import { type WorkerEnv, workerOrigin } from "../env.ts";
 import { RunApiError } from "../errors.ts";
 import { existingShardFor, shardsOf } from "../runs/shards.ts";
 
@@ -43,7 +43,7 @@ export async function wake(c: Context<WorkerEnv>) {
   if (!list.success)
     throw new RunApiError(502, "the control plane's answer was not a list of apps");
   const { apps } = list.data;
-  const origin = new URL(c.req.url).origin;
+  const origin = workerOrigin(c.env);
   const woken = await Promise.allSettled(
     apps.flatMap(({ project, app }) => shardsOf(c.env, project, app).map((s) => s.wake(origin))),
   );

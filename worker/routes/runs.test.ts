@@ -83,7 +83,8 @@ describe("run API: async runs, run state and webhooks", () => {
     expect(running).toMatchObject({ run_id: runId, async: true });
     expect(sent[0]?.body).toBe('{"n":1}');
     const callback = `/internal/apps/${PROJECT}/hello/runs/${runId}/complete`;
-    expect(sent[0]?.headers.get("x-runlet-callback-url")).toBe(`https://api.test${callback}`);
+    // The configured WORKER_URL, not the address the caller used (a Host header it chooses).
+    expect(sent[0]?.headers.get("x-runlet-callback-url")).toBe(`https://worker.test${callback}`);
 
     const report = JSON.stringify({ status: "success", result: 1, runTimeMs: 5 });
     const reported = await internal(callback, env.INTERNAL_TOKEN, report);
