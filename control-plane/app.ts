@@ -7,6 +7,7 @@ import { registerDashboard } from "./dashboard/index.tsx";
 import { ApiError, handleError } from "./errors.ts";
 import { validationHook } from "./openapi.ts";
 import { registerDeployApp } from "./routes/apps-deploy.ts";
+import { registerGetAppOutput } from "./routes/apps-output.ts";
 import { registerReadApps } from "./routes/apps-read.ts";
 import { registerGetAppReplicas } from "./routes/apps-replicas.ts";
 import { registerListAppVersions } from "./routes/apps-versions.ts";
@@ -71,6 +72,7 @@ export function createControlPlane(deps: Deps): ControlPlaneApp {
   registerReadApps(app);
   registerListAppVersions(app);
   registerGetAppReplicas(app);
+  registerGetAppOutput(app);
   registerListAuditLogs(app);
   registerExportAuditLog(app);
   registerListRuns(app);

@@ -3,7 +3,13 @@
  * that is not down (docs/hosts.md). Deploys are not pushed: a host fetches a version's bundle
  * when it first needs it (bundles.ts).
  */
-import { hostMetricsSchema, type RunLogs, runLogsSchema } from "../common/protocol/host.ts";
+import {
+  type AppOutput,
+  hostMetricsSchema,
+  type RunLogs,
+  replicaOutputSchema,
+  runLogsSchema,
+} from "../common/protocol/host.ts";
 import type { CurrentVersion } from "../common/protocol/hosts.ts";
 import { hostPath } from "../common/protocol/paths.ts";
 import { rendezvousOrder } from "../common/rendezvous.ts";
@@ -30,6 +36,8 @@ export interface RuntimeHosts {
   runLogs(input: { project: string; runId: string }): Promise<RunLogs | undefined>;
   /** The app's replicas now over all hosts; undefined if no host could be asked. */
   replicas(input: { project: string; app: string }): Promise<ReplicaCounts | undefined>;
+  /** Everything the app's replicas wrote, on every host that answers; the newest first. */
+  output(input: { project: string; app: string }): Promise<AppOutput>;
 }
 
 export interface ReplicaCounts {
@@ -140,6 +148,20 @@ export function httpRuntimeHosts(
         }
       }
       return asked > 0 ? counts : undefined;
+    },
+    async output({ project, app }) {
+      const answers = await Promise.all(
+        (await live()).map(async (host) => {
+          const res = await send(host.address, "GET", hostPath.output(project, app), 5_000);
+          const parsed = replicaOutputSchema.safeParse(await res?.json().catch(() => undefined));
+          return res?.ok && parsed.success
+            ? parsed.data.replicas.map((r) => ({ ...r, host: host.id }))
+            : undefined;
+        }),
+      );
+      const replicas = answers.flatMap((a) => a ?? []);
+      replicas.sort((a, b) => Date.parse(b.startedAt) - Date.parse(a.startedAt));
+      return { replicas, unreachable: answers.filter((a) => a === undefined).length };
     },
   };
 }

@@ -46,6 +46,7 @@ beforeAll(async () => {
       remove: async () => {},
       runLogs: async () => undefined,
       replicas: async () => ({ starting: 0, idle: 1, busy: 0, queued: 0 }),
+      output: async () => ({ replicas: [], unreachable: 0 }),
     },
   });
   const doc = (await (

@@ -5,6 +5,7 @@ import type { Intake } from "./intake.ts";
 import type { HostLimits } from "./limits.ts";
 import type { ReplicaPool } from "./pool/pool.ts";
 import type { ManagedReplica } from "./pool/replica.ts";
+import type { ReplicaOutputs } from "./pool/replica-output.ts";
 import type { Spares } from "./pool/spares.ts";
 import type { WorkloadSpec } from "./pool/workload.ts";
 import type { RunReports } from "./run-reports.ts";
@@ -16,6 +17,8 @@ export interface HostContext {
   /** Which version of each app runs here, fetched from the control plane when needed. */
   versions: AppVersions;
   pool: ReplicaPool;
+  /** Everything each app's replicas wrote, now and of the last few that ended. */
+  outputs: ReplicaOutputs;
   limits: HostLimits;
   runs: AsyncRuns;
   spares: HostSpares;

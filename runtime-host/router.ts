@@ -1,6 +1,6 @@
 /** The host's routes and the dispatch of a request to one of them. */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { HostMetrics } from "../common/protocol/host.ts";
+import type { HostMetrics, ReplicaOutput } from "../common/protocol/host.ts";
 import type { HostContext } from "./context.ts";
 import { hasBearerToken } from "./http/auth.ts";
 import { HttpError } from "./http/errors.ts";
@@ -71,6 +71,12 @@ const ROUTES: readonly Route[] = [
   { method: "GET", path: /^\/internal\/runs\/([^/]+)$/, handler: getRun },
   { method: "DELETE", path: /^\/internal\/runs\/([^/]+)$/, handler: cancelRun },
   { method: "GET", path: /^\/internal\/runs\/([^/]+)\/logs$/, handler: getRunLogs },
+  {
+    method: "GET",
+    path: /^\/internal\/apps\/([^/]+)\/([^/]+)\/output$/,
+    handler: async (_req, res, [project = "", app = ""], { outputs }) =>
+      sendJson(res, 200, { replicas: outputs.of(project, app) } satisfies ReplicaOutput),
+  },
   // Any method: custom-runtime apps serve what they like.
   {
     method: "*",

@@ -19,6 +19,7 @@ import { Membership } from "./membership.ts";
 import { ReplicaGrants } from "./pool/grants.ts";
 import { ReplicaPool } from "./pool/pool.ts";
 import { ManagedReplica } from "./pool/replica.ts";
+import { ReplicaOutputs } from "./pool/replica-output.ts";
 import { Spares } from "./pool/spares.ts";
 import { route } from "./router.ts";
 import { RunCallbacks } from "./run-callbacks.ts";
@@ -165,11 +166,14 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     ...target,
     secrets: async () => (await membership?.secrets(target.project)) ?? {},
   });
+  const outputs = new ReplicaOutputs();
   const pool = new ReplicaPool(
     (target) =>
-      target.config.runtime === "custom"
-        ? spares.custom.replicaFor(withSecrets(target))
-        : spares.managed.replicaFor(withSecrets(target)),
+      outputs.track(
+        target.config.runtime === "custom"
+          ? spares.custom.replicaFor(withSecrets(target))
+          : spares.managed.replicaFor(withSecrets(target)),
+      ),
     { queueWaitMs: limits.queueWaitMs, maxWaiting: limits.maxWaiting, grants },
   );
   // Apps with `min_replicas` are warm from the start (in a registry: once registered).
@@ -237,7 +241,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   );
   const callbacks = new RunCallbacks(internalToken);
   const runs = new AsyncRuns(pool, callbacks, reports);
-  ctx = { registry, versions, pool, runs, limits, spares, reports, intake, internalToken };
+  ctx = { registry, versions, pool, outputs, runs, limits, spares, reports, intake, internalToken };
 
   /** Ends the grace of a graceful stop. */
   const hurry = new AbortController();

@@ -201,9 +201,10 @@ describe("a local Runlet, end to end", () => {
   req.on("end", () => {
     res.writeHead(req.method === "DELETE" ? 409 : 200, { "content-type": "application/json", "x-from-app": "1" });
     const internal = ["x-runlet-callback-url", "x-runlet-wait-ms", "x-runlet-host-error"].filter((h) => h in req.headers);
+    console.log("served " + req.method + " " + req.url);
     res.end(JSON.stringify({ method: req.method, url: req.url, body, auth: req.headers.authorization ?? null, internal }));
   });
-}).listen(Number(process.env.PORT), "127.0.0.1");`,
+}).listen(Number(process.env.PORT), "127.0.0.1", () => console.error("listening"));`,
     });
     expect(deployed.status).toBe(201);
 
@@ -262,6 +263,26 @@ describe("a local Runlet, end to end", () => {
     const del = await run("/web", { method: "DELETE", body: undefined });
     expect(del.status).toBe(409);
     expect((await json(del)).url).toBe("/");
+
+    // What its server wrote, which no run's log has: the app's output, through the API and CLI.
+    const output = await cli(["logs", "--app", "web", "--json"], runlet.env);
+    expect(output.code).toBe(0);
+    const [replica] = JSON.parse(output.stdout).replicas;
+    expect(replica).toMatchObject({ version: 1, state: "running", host: expect.any(String) });
+    const lines = replica.lines.map(
+      (l: { stream: string; text: string }) => `${l.stream} ${l.text}`,
+    );
+    expect(lines).toEqual(
+      expect.arrayContaining(["stderr listening", "stdout served PUT /items/7?sort=desc"]),
+    );
+    const printed = await cli(["logs", "--app", "web"], runlet.env);
+    expect(printed.stdout).toMatch(/^== replica \d+ of v1 on .+: running, since /);
+    expect(printed.stdout).toContain("stdout  served DELETE /");
+    const unknown = await cli(["logs", "--app", "nope"], runlet.env);
+    expect([unknown.code, unknown.stderr]).toEqual([
+      1,
+      expect.stringContaining("'nope' is not deployed"),
+    ]);
 
     // A managed app still only takes POST /{function}.
     const get = await run("/hello/run", { method: "GET", body: undefined });

@@ -1,15 +1,22 @@
-import type { RunLogs } from "../../common/protocol/host.ts";
+import type { AppOutput, RunLogs } from "../../common/protocol/host.ts";
 import { CliError, type Command } from "../command.ts";
 import { callProject, loadConfig } from "../config.ts";
 
 const USAGE = `Usage: runlet logs <run_id> [--json]
+       runlet logs --app <name> [--json]
 
 What a run wrote while it ran (ctx.log, console.*, process.stdout and process.stderr), one line
 each: time, stream (stdout or stderr; stderr lines in red on a terminal) and text. --json
 prints the API's answer, {runId, lines: [{time, stream, text}], truncated}.
 
 Run ids are in the output of \`runlet run\` and \`runlet runs\`. The runtime host keeps the newest
-64 KiB of each of its latest runs, in memory; custom-runtime apps' output is not split by run.`;
+64 KiB of each of its latest runs, in memory; custom-runtime apps' output is not split by run.
+
+With --app: everything the app's replicas wrote, as a container's log (a custom app's server,
+a managed app's module load and timers, its runs' lines too), replica by replica, the newest
+first: those running now and the last few that ended (a crash's last words). Each keeps its
+newest 256 KiB, in memory on its runtime host. --json prints the API's answer,
+{replicas: [{host, pid, version, state, startedAt, endedAt, dropped, lines}], unreachable}.`;
 
 /** Control characters of the app's output, shown escaped: they could drive the terminal. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point.
@@ -28,8 +35,13 @@ export const logs: Command = {
   name: "logs",
   summary: "show what a run wrote (its stdout and stderr)",
   usage: USAGE,
-  options: {},
+  options: { app: { type: "string" } },
   async run({ values, positionals }) {
+    if (typeof values.app === "string") {
+      if (positionals.length > 0)
+        throw new CliError(`give a run id or --app, not both\n\n${USAGE}`);
+      return appOutput(values.app, values.json === true);
+    }
     const [runId, ...extra] = positionals;
     if (!runId || extra.length > 0) throw new CliError(`give one run id\n\n${USAGE}`);
     const config = await loadConfig();
@@ -51,3 +63,35 @@ export const logs: Command = {
     return 0;
   },
 };
+
+/** `runlet logs --app`: each replica's output under a line that says which replica it is. */
+async function appOutput(app: string, json: boolean): Promise<number> {
+  const config = await loadConfig();
+  const answer = await callProject<AppOutput>(
+    config,
+    "GET",
+    `/apps/${encodeURIComponent(app)}/output`,
+    `reading the output of ${app}`,
+  );
+  if (json) {
+    console.log(JSON.stringify(answer));
+    return 0;
+  }
+  const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
+  for (const r of answer.replicas) {
+    const since = r.endedAt ? `${r.startedAt} to ${r.endedAt}` : `since ${r.startedAt}`;
+    console.log(`== replica ${r.pid ?? "?"} of v${r.version} on ${r.host}: ${r.state}, ${since}`);
+    if (r.dropped > 0)
+      console.log(`(${r.dropped} earlier bytes were dropped: a replica keeps 256 KiB)`);
+    for (const line of r.lines) console.log(formatLine(line, color));
+  }
+  if (answer.replicas.length === 0)
+    console.error(
+      `No replica of ${app} has run since its hosts started (replicas start at its first call).`,
+    );
+  if (answer.unreachable > 0)
+    console.error(
+      `${answer.unreachable} runtime host(s) did not answer: their replicas are not shown.`,
+    );
+  return 0;
+}

@@ -94,3 +94,28 @@ export const runLogsSchema = z.object({
   truncated: z.boolean(),
 });
 export type RunLogs = z.infer<typeof runLogsSchema>;
+
+/** `GET /internal/apps/{project}/{app}/output`: everything the app's replicas wrote, as a container log. */
+export const replicaOutputSchema = z.object({
+  replicas: z.array(
+    z.object({
+      pid: z.nullable(z.number()),
+      version: z.number(),
+      /** Running; stopping (its last calls, then it ends); exited (one of the last few). */
+      state: z.enum(["running", "stopping", "exited"]),
+      startedAt: z.string(),
+      endedAt: z.nullable(z.string()),
+      /** Bytes written but no longer kept: a replica keeps its newest 256 KiB. */
+      dropped: z.number(),
+      lines: runLogsSchema.shape.lines,
+    }),
+  ),
+});
+export type ReplicaOutput = z.infer<typeof replicaOutputSchema>;
+
+/** `GET /v2/projects/{id}/apps/{app}/output`: every host's replicas of the app, with their host. */
+export interface AppOutput {
+  replicas: Array<ReplicaOutput["replicas"][number] & { host: string }>;
+  /** Hosts that did not answer: their replicas are not in the list. */
+  unreachable: number;
+}

@@ -29,6 +29,8 @@ export const hostPath = {
   /** GET: what the run wrote (`RunLogs`), if it is `project`'s. */
   runLogs: (runId: string, project: string) =>
     `/internal/runs/${name(runId)}/logs?${new URLSearchParams({ project })}`,
+  /** GET: everything the app's replicas wrote, as a container log (`ReplicaOutput`). */
+  output: (project: string, app: string) => `/internal/apps/${project}/${app}/output`,
   /** GET: every app's replicas and queue (`HostMetrics`). */
   metrics: "/internal/metrics",
 } as const;

@@ -16,6 +16,7 @@ const host: RuntimeHosts = {
   },
   runLogs: () => Promise.resolve(undefined),
   replicas: () => Promise.resolve(undefined),
+  output: async () => ({ replicas: [], unreachable: 0 }),
 };
 
 const bundles = memoryBundles();

@@ -11,6 +11,7 @@ const host: RuntimeHosts = {
   remove: () => Promise.resolve(),
   runLogs: () => Promise.resolve(undefined),
   replicas: () => Promise.resolve(undefined),
+  output: async () => ({ replicas: [], unreachable: 0 }),
 };
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;

@@ -23,6 +23,7 @@ const fakeHost: RuntimeHosts = {
     return { runId: logs.runId, lines: logs.lines, truncated: logs.truncated };
   },
   replicas: () => Promise.resolve(undefined),
+  output: async () => ({ replicas: [], unreachable: 0 }),
 };
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;

@@ -56,6 +56,7 @@ export const noRuntimeHosts: RuntimeHosts = {
     return Promise.reject(new ApiError("bad_gateway", "no runtime host in this test"));
   },
   replicas: () => Promise.resolve(undefined),
+  output: () => Promise.resolve({ replicas: [], unreachable: 0 }),
 };
 
 /** Bundles kept in memory, as the file and R2 stores keep them. */

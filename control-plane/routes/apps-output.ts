@@ -1,0 +1,72 @@
+/**
+ * `GET /v2/projects/{projectId}/apps/{appName}/output`: everything the app's replicas wrote, as
+ * a container's log — a custom app's server, a managed app's module load and timers, its runs'
+ * lines too — from every runtime host that answers: the replicas running now, and the last few
+ * that ended on each host (a crash's last words). The hosts keep it in memory, the newest
+ * 256 KiB of each replica.
+ */
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { and, eq } from "drizzle-orm";
+import { access } from "../auth/access.ts";
+import type { AppEnv } from "../context.ts";
+import { apps } from "../db/schema.ts";
+import { ApiError } from "../errors.ts";
+import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
+import { runLogLineSchema } from "../runs/logs.ts";
+
+const appOutputSchema = z
+  .object({
+    replicas: z.array(
+      z.object({
+        host: z.string().openapi({ description: "The runtime host's registry id." }),
+        pid: z.number().int().nullable(),
+        version: z.number().int(),
+        state: z.enum(["running", "stopping", "exited"]).openapi({
+          description: "stopping: it finishes its calls, then ends; exited: one of the last few.",
+        }),
+        startedAt: z.string().openapi({ format: "date-time" }),
+        endedAt: z.string().nullable().openapi({ format: "date-time" }),
+        dropped: z.number().int().openapi({
+          description: "Bytes written but no longer kept: a replica keeps its newest 256 KiB.",
+        }),
+        lines: z.array(runLogLineSchema),
+      }),
+    ),
+    unreachable: z
+      .number()
+      .int()
+      .openapi({ description: "Hosts that did not answer: their replicas are not listed." }),
+  })
+  .openapi("AppOutput");
+
+export const getAppOutputRoute = createRoute({
+  method: "get",
+  path: "/v2/projects/{projectId}/apps/{appName}/output",
+  operationId: "getAppOutput",
+  summary: "Everything the app's replicas wrote, newest replica first (members and owners).",
+  security: bearerAuth,
+  middleware: [access({ role: "member" })] as const,
+  request: { params: projectIdParam.extend({ appName: z.string().max(64) }) },
+  responses: {
+    200: {
+      description: "The replicas, now and the last few that ended, with their output.",
+      content: { "application/json": { schema: appOutputSchema } },
+    },
+    ...errorResponses({ 404: "The project or the app does not exist." }),
+  },
+});
+
+export function registerGetAppOutput(app: OpenAPIHono<AppEnv>) {
+  app.openapi(getAppOutputRoute, async (c) => {
+    const { db, hosts } = c.var.deps;
+    const { projectId } = c.var.access;
+    const { appName } = c.req.valid("param");
+    const [found] = await db
+      .select({ id: apps.id })
+      .from(apps)
+      .where(and(eq(apps.projectId, projectId), eq(apps.name, appName)));
+    if (!found)
+      throw new ApiError("not_found", `app '${appName}' is not deployed in project '${projectId}'`);
+    return c.json(await hosts.output({ project: projectId, app: appName }), 200);
+  });
+}
