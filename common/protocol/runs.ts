@@ -32,11 +32,22 @@ export const runIdSchema = z.string().check(z.regex(RUN_ID, "not a run id"));
 
 const ms = () => z.number().check(z.int(), z.nonnegative());
 
+/** The longest `function` the index keeps: a longer one (a custom app's long path) is cut. */
+export const FUNCTION_NAME_MAX = 256;
+
 export const runReportSchema = z.strictObject({
   projectId: z.string().check(z.minLength(1), z.maxLength(64)),
   app: z.string().check(z.minLength(1), z.maxLength(64)),
-  /** A function's name, or a custom app's request as `METHOD /path` (never its query). */
-  function: z.string().check(z.minLength(1), z.maxLength(256)),
+  /**
+   * A function's name, or a custom app's request as `METHOD /path` (never its query); one
+   * longer than `FUNCTION_NAME_MAX` (a long path) is kept cut, ending in "…".
+   */
+  function: z.pipe(
+    z.string().check(z.minLength(1)),
+    z.transform((name) =>
+      name.length > FUNCTION_NAME_MAX ? `${name.slice(0, FUNCTION_NAME_MAX - 1)}…` : name,
+    ),
+  ),
   async: z.boolean(),
   status: z.enum(RUN_STATUSES),
   createdAt: ms(),
@@ -54,10 +65,19 @@ export const runReportSchema = z.strictObject({
 });
 export type RunReport = z.infer<typeof runReportSchema>;
 
+/** One report of a batch, naming its run. */
+export const runReportRowSchema = z.extend(runReportSchema, { id: runIdSchema });
+
 /** Many reports at once, each naming its run: what a shard or the host gathered. */
 export const runReportBatchSchema = z.strictObject({
-  runs: z
-    .array(z.extend(runReportSchema, { id: runIdSchema }))
-    .check(z.minLength(1), z.maxLength(500)),
+  runs: z.array(runReportRowSchema).check(z.minLength(1), z.maxLength(500)),
 });
 export type RunReportBatch = z.infer<typeof runReportBatchSchema>;
+
+/**
+ * A batch as the runs index reads it: each report checked on its own, so that one it cannot
+ * take does not cost the others their place in the index.
+ */
+export const runReportRowsSchema = z.strictObject({
+  runs: z.array(z.unknown()).check(z.minLength(1), z.maxLength(500)),
+});

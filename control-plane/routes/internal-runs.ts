@@ -1,7 +1,12 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { eq, inArray } from "drizzle-orm";
 import { RUN_ID } from "../../common/ids.ts";
-import { runReportBatchSchema, runReportSchema } from "../../common/protocol/runs.ts";
+import {
+  type RunReportBatch,
+  runReportRowSchema,
+  runReportRowsSchema,
+  runReportSchema,
+} from "../../common/protocol/runs.ts";
 import { internalOnly } from "../auth/internal-only.ts";
 import type { AppEnv } from "../context.ts";
 import { projects } from "../db/schema.ts";
@@ -13,11 +18,18 @@ import { jsonBody } from "../validate.ts";
  * `PUT /internal/runs/{runId}`: the Worker reports a run's state for the runs index (an end it
  * reports replaces one the host reported: the run's record decides);
  * `POST /internal/runs` with `{runs: [{id, ...report}]}`: the host's reports, many at once, in
- * one write. Reports of projects that do not exist (any more) are skipped and counted.
+ * one write. Reports of projects that do not exist (any more) are skipped and counted, and so
+ * are reports the index cannot take (logged): the others of their batch are recorded.
  */
 export function registerInternalRuns(app: OpenAPIHono<AppEnv>) {
   app.post("/internal/runs", internalOnly, async (c) => {
-    const { runs } = await jsonBody(c, runReportBatchSchema);
+    const rows = (await jsonBody(c, runReportRowsSchema)).runs;
+    const runs: RunReportBatch["runs"] = [];
+    for (const row of rows) {
+      const parsed = runReportRowSchema.safeParse(row);
+      if (parsed.success) runs.push(parsed.data);
+      else console.error(`runs index: a report refused: ${parsed.error.issues[0]?.message}`);
+    }
     const { db } = c.var.deps;
     const named = [...new Set(runs.map((r) => r.projectId))];
     const known = new Set(
@@ -28,7 +40,7 @@ export function registerInternalRuns(app: OpenAPIHono<AppEnv>) {
     const accepted = runs.filter((r) => known.has(r.projectId));
     const [first, ...rest] = recordRuns(db, accepted);
     if (first) await db.batch([first, ...rest]);
-    return c.json({ recorded: accepted.length, skipped: runs.length - accepted.length }, 200);
+    return c.json({ recorded: accepted.length, skipped: rows.length - accepted.length }, 200);
   });
 
   app.put("/internal/runs/:runId", internalOnly, async (c) => {

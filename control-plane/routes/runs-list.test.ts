@@ -242,6 +242,22 @@ describe("runs index: batched reports", () => {
     );
     expect((await batch([{ id: newId("run"), ...run() }], null)).status).toBe(401);
     expect((await batch([])).status).toBe(400);
-    expect((await batch([{ id: "nope", ...run() }])).status).toBe(400);
+  });
+
+  it("records the rest of a batch when one report cannot be taken, and cuts a long name", async () => {
+    const [ok, long] = [newId("run"), newId("run")];
+    const path = `GET /p${"x".repeat(300)}`; // a custom app's request to a long path
+    const res = await batch([
+      { id: "nope", ...run() },
+      { id: ok, ...run({ app: "mixed" }) },
+      { id: newId("run"), ...run({ app: "mixed", status: "exploded" }) },
+      { id: long, ...run({ app: "mixed", function: path }) },
+    ]);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ recorded: 2, skipped: 2 });
+    const listed = await f.call("GET", `/v2/projects/${f.projectId}/runs?app=mixed`);
+    const { runs } = (await listed.json()) as { runs: { id: string; function: string }[] };
+    expect(runs.map((r) => r.id).sort()).toEqual([ok, long].sort());
+    expect(runs.find((r) => r.id === long)?.function).toBe(`${path.slice(0, 255)}…`);
   });
 });
