@@ -310,6 +310,10 @@ describe("async runs and webhooks, end to end", () => {
       });
       expect(receiver.received(path)).toHaveLength(attempts);
       for (const attempt of webhook.attempts.slice(1)) expect(attempt.at).toBeTruthy();
+      // Each attempt says whether another follows: the last of a failed delivery is final.
+      const verdicts = webhook.attempts.map((a: { verdict: string }) => a.verdict);
+      if (outcome === "failed") expect(verdicts.at(-1)).toBe("final");
+      expect(verdicts.slice(0, -1).every((v: string) => v === "retry")).toBe(true);
     }
     expect(ended[7]?.webhook.attempts[0].error).toMatch(/timeout/);
     expect(ended[6]?.webhook.attempts[0].status).toBeUndefined();

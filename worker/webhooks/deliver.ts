@@ -102,7 +102,8 @@ export async function attemptDelivery(
     at,
     ...(status === undefined ? { error } : { status }),
     duration_ms: Date.now() - at,
-    verdict: verdictOf(status),
+    // The last attempt the table allows is final, whatever its row says.
+    verdict: attempt >= MAX_ATTEMPTS && verdictOf(status) === "retry" ? "final" : verdictOf(status),
   };
 }
 
