@@ -278,6 +278,10 @@ describe("a local Runlet, end to end", () => {
     const printed = await cli(["logs", "--app", "web"], runlet.env);
     expect(printed.stdout).toMatch(/^== replica \d+ of v1 on .+: running, since /);
     expect(printed.stdout).toContain("stdout  served DELETE /");
+    // `runlet run` of a custom app: its answer is not a function's, and the CLI says why.
+    const ranCustom = await cli(["run", "web", "items"], runlet.env);
+    expect(ranCustom.code).toBe(1);
+    expect(ranCustom.stderr).toContain("web answered as a custom app does");
     const unknown = await cli(["logs", "--app", "nope"], runlet.env);
     expect([unknown.code, unknown.stderr]).toEqual([
       1,

@@ -85,7 +85,12 @@ response ({run_id, result, run_time_ms}).
       if (!(err instanceof RunletError)) throw err;
       if (err.code === "network_error") throw unreachable("run", config);
       const said = err.code === "function_error" ? err.message : answeredMessage(err);
-      const failure = said ?? textOf(err.body).slice(0, 200);
+      // A 2xx that is no function's answer: a custom app's own, to a request for its /{fn}.
+      const notAFunction =
+        err.status >= 200 && err.status < 300
+          ? `${app} answered as a custom app does, not with a function's result: \`runlet run\` calls managed apps' functions; send a custom app its requests over HTTP (\`runlet deploy\` printed a curl). Its answer: `
+          : "";
+      const failure = said ?? notAFunction + textOf(err.body).slice(0, 200);
       outcome = { status: err.status, body: err.body, runId: err.runId, failure };
     }
     // A refusal (the run API's {message, code}) says its status too, as every --json failure.
