@@ -4,17 +4,29 @@
  * places, nothing else of RUNLET_HOME in view. Where the host runs as root each replica is a
  * host user of its own (users.ts), its folder a bounded tmpfs too, and its network one the host
  * made, with outbound access only (network.ts). Elsewhere a replica is root of a user namespace
- * of its own, without capabilities, and has no network at all.
+ * of its own, without capabilities, and has no network at all. Either way it cannot make a user
+ * namespace of its own (seccomp.ts).
  */
-import { chownSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chownSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname } from "node:path";
 import { pidsCgroupRoot, pidsGroup, settleGroups } from "./cgroup.ts";
 import { type ReplicaNetworks, SLIRP } from "./network.ts";
+import { openProgram } from "./seccomp.ts";
 import {
+  DEFAULT_STDIO,
   SANDBOX_APP_DIR,
   SANDBOX_LIMITS,
   SANDBOX_RUN_DIR,
   type Sandbox,
+  type Stdio,
   type Wrapped,
 } from "./types.ts";
 import { adopt, mountFolder, type ReplicaUsers, unmountFolder, unmountUnder } from "./users.ts";
@@ -38,6 +50,8 @@ export interface Isolation {
   users?: { setpriv: string; pool: ReplicaUsers };
   /** A network per replica made by the host; without it replicas have no network. */
   networks?: ReplicaNetworks;
+  /** The seccomp filter (seccomp.ts); none where it is not known for the machine. */
+  seccomp?: Buffer;
 }
 
 /** prlimit's flags for SANDBOX_LIMITS, when the machine has prlimit. */
@@ -89,6 +103,21 @@ function parentsOf(places: readonly string[]): string[] {
     for (let dir = dirname(place); dir !== "/"; dir = dirname(dir)) parents.add(dir);
   }
   return [...parents].sort().flatMap((dir) => ["--perms", "0755", "--dir", dir]);
+}
+
+/**
+ * The filter on the first descriptor after the caller's own, for bwrap to read (and close)
+ * before it runs the command; the host's copy is closed when the sandbox is undone.
+ */
+function seccompFd(
+  program: Buffer | undefined,
+  stdio: Stdio,
+  made: (step: () => void) => void,
+): { stdio: Stdio; flags: string[] } {
+  if (!program) return { stdio, flags: [] };
+  const fd = openProgram(program);
+  made(() => closeSync(fd));
+  return { stdio: [...stdio, fd], flags: ["--seccomp", String(stdio.length)] };
 }
 
 /** Joins the replica's pids cgroup, then runs the rest: nothing it forks escapes the group. */
@@ -162,6 +191,7 @@ export function bubblewrap(isolation: Isolation): Sandbox {
         const network = await networks?.create();
         if (network) made(network.cleanup);
         if (ended) throw new Error("the host is stopping");
+        const seccomp = seccompFd(isolation.seccomp, options.stdio ?? DEFAULT_STDIO, made);
         const argv = [
           // As a user of its own (bwrap runs as root, which may read RUNLET_HOME to bind the
           // replica's folder; setpriv then drops to the user, every capability with it), or
@@ -175,6 +205,8 @@ export function bubblewrap(isolation: Isolation): Sandbox {
           "--hostname",
           "runlet",
           "--die-with-parent",
+          // No new user namespace inside, in either mode (seccomp.ts).
+          ...seccomp.flags,
           // The private /tmp first: binds below may live under the host's /tmp (a checkout there).
           "--size",
           String(SANDBOX_LIMITS.tmpBytes),
@@ -213,6 +245,7 @@ export function bubblewrap(isolation: Isolation): Sandbox {
         return {
           command: first,
           args: rest,
+          stdio: seccomp.stdio,
           appDir: SANDBOX_APP_DIR,
           adopt: () => (uid === undefined ? Promise.resolve() : adopt(dir, uid)),
           cleanup,

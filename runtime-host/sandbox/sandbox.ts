@@ -11,7 +11,8 @@ import { z } from "zod";
 import { ENV } from "../../common/consts.ts";
 import { bubblewrap, type Isolation, limitsPrefix } from "./bubblewrap.ts";
 import { parseCidr, ReplicaNetworks } from "./network.ts";
-import type { Sandbox } from "./types.ts";
+import { seccompProgram } from "./seccomp.ts";
+import { DEFAULT_STDIO, type Sandbox } from "./types.ts";
 import { DEFAULT_UID_BASE, ReplicaUsers, UID_COUNT } from "./users.ts";
 
 export {
@@ -19,6 +20,7 @@ export {
   SANDBOX_LIMITS,
   SANDBOX_RUN_DIR,
   type Sandbox,
+  type Stdio,
   type WrapOptions,
   type Wrapped,
 } from "./types.ts";
@@ -94,9 +96,16 @@ function unsandboxed(prlimit: string | undefined): Sandbox {
     isolatesNetwork: false,
     settle: async () => {},
     reclaim: () => {},
-    async wrap(command, args, dir) {
+    async wrap(command, args, dir, options = {}) {
       const [first, ...rest] = [...prefix, command, ...args] as [string, ...string[]];
-      return { command: first, args: rest, appDir: dir, adopt: async () => {}, cleanup: () => {} };
+      return {
+        command: first,
+        args: rest,
+        stdio: options.stdio ?? DEFAULT_STDIO,
+        appDir: dir,
+        adopt: async () => {},
+        cleanup: () => {},
+      };
     },
   };
 }
@@ -111,7 +120,12 @@ const warn = (text: string) => console.error(`runtime host: WARNING: ${text}`);
  * with a warning for each part it cannot give.
  */
 function isolation(bwrap: string, settings: SandboxSettings): Isolation {
-  const found: Isolation = { bwrap, prlimit: onPath("prlimit") };
+  const found: Isolation = { bwrap, prlimit: onPath("prlimit"), seccomp: seccompProgram() };
+  if (!found.seccomp) {
+    warn(
+      `apps may create user namespaces (and mount in them): no seccomp filter is known for ${process.arch}`,
+    );
+  }
   const [setpriv, ip, nsenter] = [onPath("setpriv"), onPath("ip"), onPath("nsenter")];
   if (process.getuid?.() !== 0 || !setpriv || !ip || !nsenter) {
     warn(

@@ -22,11 +22,18 @@ export const SANDBOX_APP_DIR = "/app";
 /** Where a folder the host shares with the sandbox (WrapOptions.runDir) is inside it. */
 export const SANDBOX_RUN_DIR = "/run/runlet";
 
+/** A child's fds from 0 on, as spawn's `stdio` takes them (a number: a descriptor of the host's). */
+export type Stdio = Array<"ignore" | "pipe" | "ipc" | number>;
+/** spawn's own default. */
+export const DEFAULT_STDIO: Stdio = ["pipe", "pipe", "pipe"];
+
 export interface WrapOptions {
   /** Host paths the app may read, at the same path. */
   readOnly?: readonly string[];
   /** A folder made for this replica, writable by it, at SANDBOX_RUN_DIR; removed after. */
   runDir?: string;
+  /** How the caller spawns the command (default: DEFAULT_STDIO); see Wrapped.stdio. */
+  stdio?: Stdio;
 }
 
 export interface Sandbox {
@@ -55,6 +62,11 @@ export interface Sandbox {
 export interface Wrapped {
   command: string;
   args: string[];
+  /**
+   * The `stdio` to spawn it with: the caller's, then the descriptors the sandbox passes on to
+   * its own programs (bwrap's seccomp filter).
+   */
+  stdio: Stdio;
   /** The app folder's path as the app sees it (its cwd and HOME). */
   appDir: string;
   /** To call once the app's files are copied into its folder: gives them to the replica. */

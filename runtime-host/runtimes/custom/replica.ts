@@ -192,7 +192,7 @@ export class CustomReplica implements HttpWorkload {
         ]
       : ["/bin/sh", ["-s"], {}];
     const { appDir, adopt, cleanup, ...wrapped } = await sandbox
-      .wrap(command, args, this.spec.dir, options)
+      .wrap(command, args, this.spec.dir, { ...options, stdio: ["pipe", "pipe", "pipe"] })
       .catch((err: Error) => {
         this.#process.exitedWith(null, null);
         throw new WorkloadError({
@@ -206,7 +206,7 @@ export class CustomReplica implements HttpWorkload {
     const child = spawn(wrapped.command, wrapped.args, {
       cwd: this.spec.dir,
       env: { PATH: process.env.PATH || FALLBACK_PATH, HOME: appDir },
-      stdio: ["pipe", "pipe", "pipe"],
+      stdio: wrapped.stdio,
       // Its own process group: stopping the replica stops whatever it spawned.
       detached: true,
     });

@@ -47,7 +47,7 @@ export function managedEnv(
 /** Starts replicas in `sandbox` (the shim's own folder is visible to them, read-only). */
 export function managedLauncher(sandbox: Sandbox): Launcher {
   return async (spec) => {
-    const { command, args, appDir, adopt, cleanup } = await sandbox.wrap(
+    const { command, args, stdio, appDir, adopt, cleanup } = await sandbox.wrap(
       process.execPath,
       // An app's `main.js` without "type" in its package.json is detected as ESM or CommonJS;
       // the warning Node prints about that says nothing the app's author can act on.
@@ -58,13 +58,13 @@ export function managedLauncher(sandbox: Sandbox): Launcher {
         SHIM_PATH,
       ],
       spec.dir,
-      { readOnly: [dirname(SHIM_PATH)] },
+      { readOnly: [dirname(SHIM_PATH)], stdio: ["ignore", "pipe", "pipe", "ipc"] },
     );
     const child = spawn(command, args, {
       cwd: spec.dir,
       // Node adds its IPC channel's variables; the sandbox passes the environment on as is.
       env: managedEnv(spec, appDir),
-      stdio: ["ignore", "pipe", "pipe", "ipc"],
+      stdio,
       serialization: "json",
       // Its own process group: stopping the replica also stops whatever it spawned.
       detached: true,
