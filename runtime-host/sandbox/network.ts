@@ -57,9 +57,11 @@ export function parseCidr(text: string): string {
 
 /** The host's own IPv4 addresses other than loopback: an app reaching them reaches the host. */
 function hostAddresses(): string[] {
-  return Object.values(networkInterfaces())
+  const addresses = Object.values(networkInterfaces())
     .flat()
     .flatMap((a) => (a && a.family === "IPv4" && !a.internal ? [`${a.address}/32`] : []));
+  // One address on two interfaces is one rule: a second `ip rule add` of it fails (EEXIST).
+  return [...new Set(addresses)];
 }
 
 function alive(pid: number): boolean {
