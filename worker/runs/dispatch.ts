@@ -19,8 +19,11 @@ export function windowOf(capacity: number): number {
 }
 
 export class Dispatch {
-  /** Hand-overs waiting for the host's answer; aborting one withdraws its run. */
-  readonly #open = new Map<string, AbortController>();
+  /**
+   * Hand-overs waiting for the host's answer: since when, and to which host once chosen.
+   * Aborting one withdraws its run.
+   */
+  readonly #open = new Map<string, { withdraw: AbortController; since: number; host?: string }>();
   #pausedUntil = 0;
   #pauseMs = 0;
 
@@ -40,8 +43,26 @@ export class Dispatch {
   /** A hand-over of `id` begins; the signal withdraws it. */
   begin(id: string): AbortSignal {
     const withdraw = new AbortController();
-    this.#open.set(id, withdraw);
+    this.#open.set(id, { withdraw, since: Date.now() });
     return withdraw.signal;
+  }
+
+  /** The open hand-over of `id` went to the host at `url`. */
+  sentTo(id: string, url: string): void {
+    const open = this.#open.get(id);
+    if (open) open.host = url;
+  }
+
+  /** The hosts holding a hand-over that began at `before` or earlier. */
+  hostsWaitedOn(before: number): string[] {
+    const hosts = new Set<string>();
+    for (const { since, host } of this.#open.values()) if (host && since <= before) hosts.add(host);
+    return [...hosts];
+  }
+
+  /** Calls off every open hand-over to the host at `url` (it does not answer). */
+  withdrawFrom(url: string): void {
+    for (const open of this.#open.values()) if (open.host === url) open.withdraw.abort();
   }
 
   end(id: string): void {
@@ -51,7 +72,7 @@ export class Dispatch {
   /** Calls off the open hand-over of `id`, if any; true if there was one. */
   withdraw(id: string): boolean {
     const open = this.#open.get(id);
-    open?.abort();
+    open?.withdraw.abort();
     return open !== undefined;
   }
 

@@ -114,7 +114,7 @@ export async function handOver(
 
 /**
  * Hands a queued run to the best host for its app (placement.ts), noting on its row first where
- * it went (a cancel or the watchdog asks that host); no host up: later.
+ * it went (a cancel or the watchdog asks that host) and telling `sentTo`; no host up: later.
  */
 export async function handOverToBest(
   env: Env,
@@ -122,10 +122,12 @@ export async function handOverToBest(
   info: ShardInfo,
   run: QueuedRun,
   signal: AbortSignal,
+  sentTo: (url: string) => void,
 ): Promise<HandOver> {
   const [host] = await hostsFor(env, info.project, info.app);
   if (!host) return { kind: "later", message: "no runtime host is up" };
   store.update(run.id, { host_id: host.id, host_url: host.url });
+  sentTo(host.url);
   const callbackUrl = info.origin + workerPath.runEnd(info.project, info.app, run.id);
   const target = { id: run.id, project: info.project, app: info.app, fn: run.fn };
   return handOver(env, host, target, run.payload, run.request, callbackUrl, signal);
@@ -175,5 +177,20 @@ export async function cancelOnHost(
   } catch (err) {
     console.error(`[runs] could not cancel ${runId} on the host: ${err}`);
     return undefined;
+  }
+}
+
+/**
+ * Whether the host at `url` answers its `/healthz` within 5 s: asked of a host that holds a
+ * hand-over long unanswered, which a host lost without a reset (a partition, a machine gone, a
+ * frozen process) would hold for good.
+ */
+export async function hostAnswers(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(5_000) });
+    await res.body?.cancel();
+    return res.ok;
+  } catch {
+    return false;
   }
 }

@@ -6,10 +6,11 @@
 import type { HostRunState } from "../../common/protocol/host.ts";
 import { isEnded } from "../../common/protocol/runs.ts";
 import type { Env } from "../env.ts";
+import { suspect } from "../placement.ts";
 import { ShardAlarm } from "./alarm.ts";
 import { deliverDue } from "./deliveries.ts";
 import { Dispatch } from "./dispatch.ts";
-import { cancelOnHost, type HandOver, handOverToBest } from "./host-calls.ts";
+import { cancelOnHost, type HandOver, handOverToBest, hostAnswers } from "./host-calls.ts";
 import { IndexReports } from "./index-reports.ts";
 import type { IdempotencyKeys } from "./keys.ts";
 import { failed, hostOutcome } from "./outcome.ts";
@@ -21,6 +22,12 @@ import { watch } from "./watchdog.ts";
 
 /** Between two questions to the host about a running run (RUN_WATCHDOG_MS overrides). */
 const WATCHDOG_MS = 30_000;
+/**
+ * A hand-over unanswered this long has its host asked, at the shard's next alarm (at most 30 s
+ * away while runs are queued), whether it answers at all: one that does not has its hand-overs
+ * withdrawn.
+ */
+const HANDOVER_CHECK_MS = 30_000;
 /** Rows the alarm takes at once; more wait for the next alarm, set at once. */
 const ALARM_BATCH = 500;
 
@@ -32,6 +39,9 @@ export class RunMoves {
   readonly index: IndexReports;
   /** Runs this instance is asking the host about, or delivering. */
   readonly #busy = new Set<string>();
+  /** Hosts asked whether they answer at all, and when to ask next (see `#checkHandOvers`). */
+  readonly #asking = new Set<string>();
+  #nextCheckAt = 0;
   readonly #alarm: ShardAlarm;
 
   constructor(
@@ -67,6 +77,10 @@ export class RunMoves {
     const retry = this.index.retryAt();
     if (retry !== undefined && retry <= now) void this.index.send();
     this.keys.removeExpired(now, ALARM_BATCH);
+    if (now >= this.#nextCheckAt) {
+      this.#nextCheckAt = now + HANDOVER_CHECK_MS; // a host that answers is asked again then
+      void this.checkHandOvers(now - HANDOVER_CHECK_MS);
+    }
     this.handOverNext();
     this.schedule(due.length === ALARM_BATCH ? now : undefined);
   }
@@ -85,7 +99,9 @@ export class RunMoves {
     const withdrawn = this.dispatch.begin(id);
     let answer: HandOver;
     try {
-      answer = await handOverToBest(this.env, this.store, info, run, withdrawn);
+      answer = await handOverToBest(this.env, this.store, info, run, withdrawn, (url) =>
+        this.dispatch.sentTo(id, url),
+      );
     } finally {
       this.dispatch.end(id);
     }
@@ -120,6 +136,30 @@ export class RunMoves {
       this.end(row, { status: "cancelled" }, false);
     } else {
       this.end(row, hostOutcome(hostRun), true, hostRun);
+    }
+  }
+
+  /**
+   * A host lost without a reset (a partition, a machine gone, a frozen process) holds its
+   * hand-overs for good: one whose hand-overs went unanswered for a while and that does not
+   * answer its `/healthz` has them withdrawn. Their runs, still queued, go to another host (this
+   * one passed over for a while); a run it had started just then runs twice, as when a host's
+   * connection resets. `since`: hand-overs that began then or earlier.
+   */
+  async checkHandOvers(since: number): Promise<void> {
+    for (const url of this.dispatch.hostsWaitedOn(since)) {
+      if (this.#asking.has(url)) continue;
+      this.#asking.add(url);
+      try {
+        if (await hostAnswers(url)) continue;
+        console.error(
+          `[runs] the runtime host at ${url} does not answer: its hand-overs go elsewhere`,
+        );
+        suspect(url);
+        this.dispatch.withdrawFrom(url);
+      } finally {
+        this.#asking.delete(url);
+      }
     }
   }
 

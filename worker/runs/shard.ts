@@ -189,14 +189,16 @@ export class RunShard extends DurableObject<Env> {
   }
 
   /**
-   * After a restart (the Worker now at `origin`): asks the host about every running run at once
-   * and hands queued runs over. (Bringing the object up set its alarm again: see the
+   * After a restart (the Worker now at `origin`): asks the host about every running run at once,
+   * asks each host holding a hand-over whether it answers (withdrawing them from one that does
+   * not), and hands queued runs over. (Bringing the object up set its alarm again: see the
    * constructor.)
    */
   wake(origin: string): { queued: number; running: number } {
     // The Worker may listen elsewhere now: the host's callbacks go to where it is.
     if (this.#runs.info) this.#runs.remember({ ...this.#runs.info, origin });
     this.#store.checkRunningNow(Date.now());
+    void this.#runs.checkHandOvers(Date.now());
     this.#runs.dispatch.resume();
     this.#runs.handOverNext();
     this.#runs.schedule();
