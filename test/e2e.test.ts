@@ -3,7 +3,7 @@ import { request as httpRequest } from "node:http";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { portIsFree } from "../cli/processes.ts";
+import { freePort, portIsFree } from "../cli/processes.ts";
 import {
   cli,
   freePorts,
@@ -69,6 +69,20 @@ describe("a local Runlet, end to end", () => {
     expect(runlet.local.apiUrl).toBe(`http://127.0.0.1:${runlet.ports.api}`);
     expect(runlet.local.projectId).toMatch(/^prj_/);
     expect(runlet.local.token.split(".")).toHaveLength(3);
+  });
+
+  it("refuses a second runlet start on the same home, even on other ports, and changes nothing", async () => {
+    const before = await readFile(join(home, "local.json"), "utf8");
+    const [control, api, host] = [await freePort(), await freePort(), await freePort()];
+    const second = await cli(["start"], {
+      ...runlet.env,
+      RUNLET_CONTROL_PORT: String(control),
+      RUNLET_API_PORT: String(api),
+      RUNLET_HOST_PORT: String(host),
+    });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`another runlet start (pid ${runlet.process.pid}) is using`);
+    expect(await readFile(join(home, "local.json"), "utf8")).toBe(before);
   });
 
   it("keeps the internal token out of every log of the stack", async () => {

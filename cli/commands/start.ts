@@ -17,6 +17,7 @@ import {
 import { sweepNamespaces } from "../../runtime-host/sandbox/network.ts";
 import { DEFAULT_UID_BASE, UID_COUNT, unmountUnder } from "../../runtime-host/sandbox/users.ts";
 import { CliError, type Command } from "../command.ts";
+import { claimHome } from "../home-lock.ts";
 import { freePort, portIsFree, startProcess } from "../processes.ts";
 import { Supervisor } from "../supervisor.ts";
 
@@ -83,6 +84,7 @@ Worker; every request it sends out is slower then).
     const home = runletHome();
     const paths = homePaths(home);
     await mkdir(paths.logs, { recursive: true, mode: 0o700 });
+    claimHome(home); // one start per home
     const internalToken = await loadOrCreateInternalToken(home);
     // The host joins the control plane's registry with it (docs/hosts.md); the control plane
     // adopts it, or replaces a revoked one, at its start: a restarted host reads it again.
