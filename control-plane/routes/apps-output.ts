@@ -6,13 +6,11 @@
  * 256 KiB of each replica.
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, eq } from "drizzle-orm";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
-import { apps } from "../db/schema.ts";
-import { ApiError } from "../errors.ts";
 import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
 import { runLogLineSchema } from "../runs/logs.ts";
+import { appOr404 } from "./app-lookup.ts";
 
 const appOutputSchema = z
   .object({
@@ -61,12 +59,7 @@ export function registerGetAppOutput(app: OpenAPIHono<AppEnv>) {
     const { db, hosts } = c.var.deps;
     const { projectId } = c.var.access;
     const { appName } = c.req.valid("param");
-    const [found] = await db
-      .select({ id: apps.id })
-      .from(apps)
-      .where(and(eq(apps.projectId, projectId), eq(apps.name, appName)));
-    if (!found)
-      throw new ApiError("not_found", `app '${appName}' is not deployed in project '${projectId}'`);
+    await appOr404(db, projectId, appName);
     return c.json(await hosts.output({ project: projectId, app: appName }), 200);
   });
 }

@@ -5,13 +5,11 @@
  * Not on `GET …/apps/{appName}`: the Worker reads that one on its hot path.
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, eq } from "drizzle-orm";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
-import { apps } from "../db/schema.ts";
-import { ApiError } from "../errors.ts";
 import { listHosts } from "../hosts/registry.ts";
 import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
+import { appOr404 } from "./app-lookup.ts";
 
 const replicasSchema = z
   .object({
@@ -62,12 +60,7 @@ export function registerGetAppReplicas(app: OpenAPIHono<AppEnv>) {
     const { db, hosts } = c.var.deps;
     const { projectId } = c.var.access;
     const { appName } = c.req.valid("param");
-    const [found] = await db
-      .select({ id: apps.id })
-      .from(apps)
-      .where(and(eq(apps.projectId, projectId), eq(apps.name, appName)));
-    if (!found)
-      throw new ApiError("not_found", `app '${appName}' is not deployed in project '${projectId}'`);
+    await appOr404(db, projectId, appName);
     const counts = await hosts.replicas({ project: projectId, app: appName });
     const runningIt = (await listHosts(db)).flatMap((h) => {
       const mine = h.apps.find((a) => a.project === projectId && a.app === appName);

@@ -3,12 +3,12 @@
  * newest first, with who deployed it (members and owners).
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, desc, eq, inArray } from "drizzle-orm";
+import { desc, eq, inArray } from "drizzle-orm";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
-import { apps, deployments, serviceAccounts, users } from "../db/schema.ts";
-import { ApiError } from "../errors.ts";
+import { deployments, serviceAccounts, users } from "../db/schema.ts";
 import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
+import { appOr404 } from "./app-lookup.ts";
 
 const versionSchema = z
   .object({
@@ -43,12 +43,7 @@ export function registerListAppVersions(app: OpenAPIHono<AppEnv>) {
     const { db } = c.var.deps;
     const { projectId } = c.var.access;
     const { appName } = c.req.valid("param");
-    const [found] = await db
-      .select({ id: apps.id, runtime: apps.runtime })
-      .from(apps)
-      .where(and(eq(apps.projectId, projectId), eq(apps.name, appName)));
-    if (!found)
-      throw new ApiError("not_found", `app '${appName}' is not deployed in project '${projectId}'`);
+    const found = await appOr404(db, projectId, appName);
     const rows = await db
       .select()
       .from(deployments)
