@@ -97,9 +97,11 @@ export const bundleFileSchema = z.strictObject({
     .string()
     .min(1)
     .max(512)
+    // `./main.mjs` beside `main.mjs`, or `a/./b`: one file under two names, which the host
+    // would refuse at the app's first call, after the deploy.
     .refine(
-      (p) => !p.startsWith("/") && !p.split(/[\\/]/).some((part) => part === ".." || part === ""),
-      "must be a relative path without '..'",
+      (p) => !p.startsWith("/") && !p.split(/[\\/]/).some((part) => [".", "..", ""].includes(part)),
+      "must be a relative path without '.' or '..' in it",
     )
     // A name no file system takes would fail the deploy on a runtime host, after the fact.
     // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.

@@ -40,6 +40,11 @@ it.each([
   ["a control character", "a\u0000b.mjs", "control characters"],
   ["a name over 255 bytes", `${"a".repeat(300)}.txt`, "255 bytes"],
   ["a name over 255 bytes in UTF-8", `dir/${"é".repeat(130)}`, "255 bytes"],
+  // One file under two names (the bundle has main.mjs): the host refused it at the first call.
+  ["a '.' part", "./main.mjs", "without '.' or '..'"],
+  ["a '.' inside", "lib/./util.mjs", "without '.' or '..'"],
+  ["only '.'", ".", "without '.' or '..'"],
+  ["a '..' part", "../escape.mjs", "without '.' or '..'"],
 ])("refuses a file path with %s: 400 naming why, nothing deployed", async (_, path, why) => {
   const res = await deploy("odd", { path, contentBase64: b64("x") });
   expect(res.status).toBe(400);
