@@ -8,8 +8,28 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 
 const NAME = "runlet_once";
 
+/**
+ * Past this many bytes a browser may drop the cookie (its limit is about 4 KB, name and
+ * attributes included), and the page would show nothing: long strings are cut first.
+ */
+const MOST_BYTES = 3_000;
+const CUT_CHARS = 200;
+
+/** `value` small enough to ride in the cookie: what was typed, cut if it was long. */
+function fitted(value: unknown): string {
+  const whole = encodeURIComponent(JSON.stringify(value));
+  if (whole.length <= MOST_BYTES || typeof value !== "object" || value === null) return whole;
+  const cut = Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [
+      k,
+      typeof v === "string" && v.length > CUT_CHARS ? `${v.slice(0, CUT_CHARS)}…` : v,
+    ]),
+  );
+  return encodeURIComponent(JSON.stringify(cut));
+}
+
 export function setFlash(c: Context, path: string, value: unknown): void {
-  setCookie(c, NAME, encodeURIComponent(JSON.stringify(value)), {
+  setCookie(c, NAME, fitted(value), {
     path,
     httpOnly: true,
     sameSite: "Strict",

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../common/ids.ts";
 import { INTERNAL_TOKEN } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
+import { canResend } from "./pages/run-deliveries.tsx";
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
 /** The run API, scripted: a run whose second delivery failed; a redelivery refused (409). */
@@ -276,6 +277,52 @@ describe("dashboard actions", () => {
     expect(works.status).toBe(200);
     const again = await (await page("/dashboard/api-keys", cookie)).text();
     expect(again).not.toContain(token as string);
+  });
+
+  it("say why a form was refused even when what was typed is long (the cookie stays under 4 KB)", async () => {
+    const cookie = await signIn();
+    const expires = new Date(Date.now() + 7 * 86_400_000).toISOString().slice(0, 10);
+    const refused = await post("/dashboard/api-keys", cookie, {
+      name: "n".repeat(5000),
+      expires,
+      role: "member",
+    });
+    const flash = cookiesOf(refused);
+    expect(flash.length).toBeLessThan(4000); // a browser drops a larger one, and the notice with it
+    const html = await (await page("/dashboard/api-keys", `${cookie}; ${flash}`)).text();
+    expect(html).toContain("must be at most 64 characters");
+    expect(html).toContain('maxlength="64"');
+  });
+
+  it("say a revoked key is revoked already, offer no second revoke, and take an upper-case run id", async () => {
+    const cookie = await signIn();
+    const expires = new Date(Date.now() + 7 * 86_400_000).toISOString().slice(0, 10);
+    await post("/dashboard/api-keys", cookie, { name: "twice", expires, role: "member" });
+    const listed = await f.call("GET", `/v2/projects/${f.projectId}/service-accounts`);
+    const { serviceAccounts } = (await listed.json()) as {
+      serviceAccounts: Array<{ id: string; name: string }>;
+    };
+    const id = serviceAccounts.find((a) => a.name === "twice")?.id as string;
+    expect((await post(`/dashboard/api-keys/${id}/revoke`, cookie, {})).status).toBe(303);
+    const again = await (await page(`/dashboard/api-keys/${id}/revoke`, cookie)).text();
+    expect(again).toContain("twice is revoked already");
+    expect(again).not.toContain(`action="/dashboard/api-keys/${id}/revoke"`);
+    const runId = newId("run");
+    const jump = await page(`/dashboard/runs?run=${runId.toUpperCase()}`, cookie);
+    expect([jump.status, jump.headers.get("location")]).toEqual([303, `/dashboard/runs/${runId}`]);
+  });
+
+  it("offer Resend for an ended delivery, never for a cancelled run's (none was made)", () => {
+    const hook = (state: "pending" | "delivered" | "failed" | "cancelled") => ({
+      target: "http://127.0.0.1:9/h",
+      signed: false,
+      state,
+      attempts: [],
+    });
+    expect(canResend({ status: "success", webhook: hook("failed") })).toBe(true);
+    expect(canResend({ status: "success", webhook: hook("pending") })).toBe(false);
+    expect(canResend({ status: "cancelled", webhook: hook("cancelled") })).toBe(false);
+    expect(canResend({ status: "running", webhook: hook("pending") })).toBe(false);
   });
 
   it("Resend: a form from another origin is refused (403) and never reaches the run API", async () => {

@@ -93,6 +93,7 @@ export function Field({
   hint,
   autocomplete = "off",
   options,
+  maxlength,
 }: {
   label: string;
   name: string;
@@ -102,6 +103,8 @@ export function Field({
   hint?: string;
   autocomplete?: string;
   options?: Array<{ value: string; label: string }>;
+  /** The API's own bound, so a browser stops there rather than the API refusing it. */
+  maxlength?: number;
 }) {
   const id = `f-${name}`;
   const hintId = hint ? `${id}-hint` : undefined;
@@ -129,6 +132,7 @@ export function Field({
           required={required}
           autocomplete={autocomplete}
           aria-describedby={hintId}
+          maxlength={maxlength}
         />
       )}
       {hint ? (

@@ -71,7 +71,14 @@ async function listPage(c: DashCtx) {
         <>
           <h2>New service account</h2>
           <form method="post" action={PATH} class="filters">
-            <Field label="Name" name="name" required value={failed?.name} hint="e.g. ci-staging" />
+            <Field
+              label="Name"
+              name="name"
+              required
+              maxlength={64}
+              value={failed?.name}
+              hint="e.g. ci-staging"
+            />
             <Field
               label="Expires"
               name="expires"
@@ -170,7 +177,9 @@ export function registerApiKeys(dash: Hono<DashEnv>) {
     const account = listed.ok ? listed.data.serviceAccounts.find((a) => a.id === id) : undefined;
     return c.html(
       <Page title="Revoke a service account" section={PATH} session={c.var.session}>
-        {account ? (
+        {account?.revokedAt ? (
+          <Notice kind="info">{`${account.name} is revoked already: its token no longer works.`}</Notice>
+        ) : account ? (
           <form method="post" action={`${PATH}/${id}/revoke`} class="stack">
             <p>
               Revoke <strong>{account.name}</strong> ({account.role})? Its token stops working on

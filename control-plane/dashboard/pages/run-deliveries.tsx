@@ -38,8 +38,10 @@ export function ResendNotice({ flash }: { flash: ResendFlash }) {
 }
 
 /** The run has ended and so has its webhook's latest delivery: it may be sent again. */
+/** Whether a delivery can be sent again: an ended run's, over; never a cancelled run's (none was made). */
 export function canResend(run: Pick<RunView, "status" | "webhook">): boolean {
-  return isEnded(run.status) && run.webhook !== undefined && run.webhook.state !== "pending";
+  const state = run.webhook?.state;
+  return isEnded(run.status) && state !== undefined && state !== "pending" && state !== "cancelled";
 }
 
 type Numbered = DeliveryView & { delivery?: number };

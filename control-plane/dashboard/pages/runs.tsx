@@ -70,7 +70,9 @@ export function registerRuns(dash: Hono<DashEnv>) {
   dash.get("/runs", async (c) => {
     const q = c.req.query();
     const jump = q.run?.trim();
-    if (jump && RUN_ID.test(jump)) return c.redirect(`/dashboard/runs/${jump}`, 303);
+    // Ids are lower case; one typed or pasted in upper case is the same id.
+    if (jump && RUN_ID.test(jump.toLowerCase()))
+      return c.redirect(`/dashboard/runs/${jump.toLowerCase()}`, 303);
     const filters = {
       app: q.app || undefined,
       status: (RUN_STATUSES as readonly string[]).includes(q.status ?? "") ? q.status : undefined,

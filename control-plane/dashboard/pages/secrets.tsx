@@ -45,6 +45,7 @@ export function registerSecrets(dash: Hono<DashEnv>) {
                 label="Name"
                 name="name"
                 required
+                maxlength={128}
                 value={flash?.kind === "error" ? flash.name : undefined}
                 hint="Letters, digits, underscores: DATABASE_URL"
               />
