@@ -92,7 +92,11 @@ export async function accept(
   key?: IdempotencyKey,
 ): Promise<Response> {
   const { scaling, queueTimeout } = c.var.app;
-  const limits = { capacity: scaling.capacity, queueTimeout };
+  const limits = {
+    capacity: scaling.capacity,
+    queueTimeout,
+    replicaConcurrency: scaling.replicaConcurrency,
+  };
   const shard = shardFor(c.env, call.project, call.app, call.runId);
   const run = call.run(fn);
   const origin = workerOrigin(c.env);

@@ -113,8 +113,9 @@ export async function handOver(
 }
 
 /**
- * Hands a queued run to the best host for its app (placement.ts), noting on its row first where
- * it went (a cancel or the watchdog asks that host) and telling `sentTo`; no host up: later.
+ * Hands a queued run to the best host for its app (placement.ts: the app's free slots on each,
+ * `concurrency` calls a replica), noting on its row first where it went (a cancel or the
+ * watchdog asks that host) and telling `sentTo`; no host up: later.
  */
 export async function handOverToBest(
   env: Env,
@@ -123,8 +124,9 @@ export async function handOverToBest(
   run: QueuedRun,
   signal: AbortSignal,
   sentTo: (url: string) => void,
+  concurrency: number,
 ): Promise<HandOver> {
-  const [host] = await hostsFor(env, info.project, info.app);
+  const [host] = await hostsFor(env, info.project, info.app, concurrency);
   if (!host) return { kind: "later", message: "no runtime host is up" };
   store.update(run.id, { host_id: host.id, host_url: host.url });
   sentTo(host.url);

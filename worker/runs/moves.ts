@@ -6,7 +6,7 @@
 import type { HostRunState } from "../../common/protocol/host.ts";
 import { isEnded } from "../../common/protocol/runs.ts";
 import type { Env } from "../env.ts";
-import { suspect } from "../placement.ts";
+import { inFlight, suspect } from "../placement.ts";
 import { ShardAlarm } from "./alarm.ts";
 import { deliverDue } from "./deliveries.ts";
 import { Dispatch } from "./dispatch.ts";
@@ -33,12 +33,16 @@ const ALARM_BATCH = 500;
 
 export class RunMoves {
   info: ShardInfo | undefined;
+  /** The app's `replica_concurrency`, as its last accepted run said (1 until one did). */
+  replicaConcurrency = 1;
   /** Rows `queued`, counted once at start and kept up to date. */
   queued: number;
   readonly dispatch = new Dispatch();
   readonly index: IndexReports;
   /** Runs this instance is asking the host about, or delivering. */
   readonly #busy = new Set<string>();
+  /** Runs started on a host by this instance, counted there until they end (see `#handOver`). */
+  readonly #calls = new Map<string, () => void>();
   /** Hosts asked whether they answer at all, and when to ask next (see `#checkHandOvers`). */
   readonly #asking = new Set<string>();
   #nextCheckAt = 0;
@@ -98,13 +102,31 @@ export class RunMoves {
     if (!run) return;
     const withdrawn = this.dispatch.begin(id);
     let answer: HandOver;
+    // The run counts as a call of the app on its host (placement.ts) from its hand-over to its
+    // end: a burst spreads by free slots before the hosts' heartbeats say so.
+    let release: (() => void) | undefined;
     try {
-      answer = await handOverToBest(this.env, this.store, info, run, withdrawn, (url) =>
-        this.dispatch.sentTo(id, url),
+      const sentTo = (url: string) => {
+        this.dispatch.sentTo(id, url);
+        release = inFlight(url, info.project, info.app);
+      };
+      const concurrency = this.replicaConcurrency;
+      answer = await handOverToBest(
+        this.env,
+        this.store,
+        info,
+        run,
+        withdrawn,
+        sentTo,
+        concurrency,
       );
     } finally {
       this.dispatch.end(id);
     }
+    const running =
+      (answer.kind === "started" || answer.kind === "known") && answer.run.status === "running";
+    if (release && running) this.#calls.set(id, release);
+    else release?.();
     const row = this.store.get(id);
     if (row && answer.kind !== "withdrawn") {
       if (answer.kind === "later") {
@@ -197,6 +219,8 @@ export class RunMoves {
     byHost?: HostRunState,
   ): void {
     if (row.status === "queued") this.queued--;
+    this.#calls.get(row.id)?.();
+    this.#calls.delete(row.id);
     if (markEnded(this.store, row, outcome, deliver, byHost)) void this.deliver(row.id);
     if (row.async === 1 || row.hook_state !== null) this.index.soon();
     this.schedule();

@@ -94,6 +94,7 @@ export class RunShard extends DurableObject<Env> {
       );
     }
     this.#runs.remember({ project: run.project, app: run.app, origin, capacity: limits.capacity });
+    this.#runs.replicaConcurrency = limits.replicaConcurrency ?? this.#runs.replicaConcurrency;
     // The run and its key together, or neither.
     this.ctx.storage.transactionSync(() => {
       this.#store.insertQueued(

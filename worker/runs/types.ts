@@ -10,6 +10,8 @@ export interface AppLimits {
   capacity: number;
   /** Seconds an accepted run may wait in the queue before it fails (`queue_timeout`). */
   queueTimeout: number;
+  /** Calls one replica runs at once (placement counts the app's free slots on each host). */
+  replicaConcurrency?: number;
 }
 
 export interface NewRun {
