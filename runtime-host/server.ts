@@ -253,6 +253,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   async function stop(graceMs: number): Promise<void> {
     intake.close();
     runs.stopTaking();
+    pool.turnAway(); // sync calls waiting for a slot: to another host, not after the grace
     const draining = membership?.beatNow(); // the Worker sends no new work here
     if (graceMs > 0)
       await Promise.race([Promise.all([intake.idle(graceMs), runs.idle(graceMs)]), hurried]);

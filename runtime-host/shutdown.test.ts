@@ -87,6 +87,9 @@ it("lets work in flight end within the grace, refuses new work, withdraws queued
     () => stateOf("run_queued"),
     (status) => status === "queued",
   );
+  // A sync call waiting for that slot too: turned away at once, as not started here.
+  const waiting = client.invoke("p", "slow", "sleep", '{"ms":1}');
+  await new Promise((r) => setTimeout(r, 200));
 
   const started = Date.now();
   const closed = host.close({ graceful: true });
@@ -98,6 +101,15 @@ it("lets work in flight end within the grace, refuses new work, withdraws queued
   const withdrawn = await queued;
   expect(withdrawn.status).toBe(503);
   expect(((await withdrawn.json()) as { message: string }).message).toMatch(/shutting down/);
+  const turnedAway = await waiting;
+  expect(Date.now() - started).toBeLessThan(GRACE_MS); // not held for the grace
+  expect(turnedAway).toMatchObject({
+    status: 503,
+    body: {
+      message: "the runtime host is stopping: the call had not started there",
+      elsewhere: true,
+    },
+  });
 
   // The sync call in flight is answered as usual.
   expect(await sync).toMatchObject({ status: 200, body: { ok: true, result: { slept: 600 } } });

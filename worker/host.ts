@@ -52,8 +52,10 @@ export async function invokeOnHost(
       suspect(host.url);
       throw new RunApiError(502, "the runtime host is not reachable");
     }
-    // A host that cannot start a replica of the app (its replicas run on others): the next.
-    if (res.status === 429 && i < hosts.length - 1 && (await servedElsewhere(res))) {
+    // A host that cannot start a replica of the app (its replicas run on others), or that is
+    // stopping and turned the call away unstarted: the next.
+    const notHere = res.status === 429 || res.status === 503;
+    if (notHere && i < hosts.length - 1 && (await servedElsewhere(res))) {
       done();
       res = undefined;
       continue;
@@ -71,7 +73,7 @@ export async function invokeOnHost(
   throw new RunApiError(502, "the runtime host is not reachable");
 }
 
-/** Whether a host's 429 says the app runs only on other hosts (runtime-host/http/errors.ts). */
+/** Whether a host's 429 or 503 says another host may take the call (runtime-host/http/errors.ts). */
 async function servedElsewhere(res: Response): Promise<boolean> {
   const body = (await res
     .clone()

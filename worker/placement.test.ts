@@ -137,30 +137,36 @@ describe("placement", () => {
     for (const end of ends) end();
   });
 
-  it("sends a call to the next host when one cannot start a replica of the app (429 elsewhere)", async () => {
-    const [first, second] = ["a", "b"].map((id) => host(id));
-    registry([first as PlacementHost, second as PlacementHost]);
-    const [x, y] = (await order("svc")) as [string, string];
-    const path = "/internal/invoke/prj/svc/run";
-    fetchMock
-      .get(`http://${x}.test`)
-      .intercept({ path, method: "POST" })
-      .reply(429, { message: "busy", code: "too_many_requests", elsewhere: true });
-    fetchMock
-      .get(`http://${y}.test`)
-      .intercept({ path, method: "POST" })
-      .reply(200, { ok: true, result: "served", run_time_ms: 1 });
-    const target = { project: "prj", app: "svc", fn: "run", runId: "run_x", concurrency: 1 };
-    const answer = await invokeOnHost(
-      workerEnv,
-      target,
-      new TextEncoder().encode("{}").buffer as ArrayBuffer,
-    );
-    expect(answer).toEqual({
-      ok: true,
-      result: "served",
-      run_time_ms: 1,
-      host: { id: y, url: `http://${y}.test` },
-    });
-  });
+  it.each([
+    [429, "cannot start a replica of the app", "too_many_requests"],
+    [503, "is stopping and turned the waiting call away", "unavailable"],
+  ])(
+    "sends a call to the next host when one answers %i elsewhere (it %s)",
+    async (status, _, code) => {
+      const [first, second] = ["a", "b"].map((id) => host(id));
+      registry([first as PlacementHost, second as PlacementHost]);
+      const [x, y] = (await order("svc")) as [string, string];
+      const path = "/internal/invoke/prj/svc/run";
+      fetchMock
+        .get(`http://${x}.test`)
+        .intercept({ path, method: "POST" })
+        .reply(status, { message: "not here", code, elsewhere: true });
+      fetchMock
+        .get(`http://${y}.test`)
+        .intercept({ path, method: "POST" })
+        .reply(200, { ok: true, result: "served", run_time_ms: 1 });
+      const target = { project: "prj", app: "svc", fn: "run", runId: "run_x", concurrency: 1 };
+      const answer = await invokeOnHost(
+        workerEnv,
+        target,
+        new TextEncoder().encode("{}").buffer as ArrayBuffer,
+      );
+      expect(answer).toEqual({
+        ok: true,
+        result: "served",
+        run_time_ms: 1,
+        host: { id: y, url: `http://${y}.test` },
+      });
+    },
+  );
 });

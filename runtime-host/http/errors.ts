@@ -30,8 +30,10 @@ export function asHttpError(err: unknown): HttpError | undefined {
   if (err instanceof HttpError) return err;
   if (err instanceof WorkloadError) {
     const { failure } = err;
-    // The Worker tries another host for a call this one cannot serve at all.
-    const more = failure.kind === "busy" && failure.elsewhere ? { elsewhere: true } : {};
+    // The Worker tries another host for a call this one cannot serve at all, or turned away
+    // unstarted as it stops.
+    const elsewhere = (failure.kind === "busy" || failure.kind === "closing") && failure.elsewhere;
+    const more = elsewhere ? { elsewhere: true } : {};
     return new HttpError(WORKLOAD_STATUS[failure.kind], err.message, more);
   }
   return undefined;

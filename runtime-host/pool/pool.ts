@@ -202,6 +202,15 @@ export class ReplicaPool {
     }));
   }
 
+  /**
+   * The host is stopping: the calls still waiting for a slot fail at once, as not started here
+   * (the Worker sends a sync call on to another host), rather than after the grace.
+   */
+  turnAway(): void {
+    for (const app of this.#apps.values())
+      app.queue.failAll(() => new WorkloadError({ kind: "closing", elsewhere: true }));
+  }
+
   /** Stops every replica; calls in flight or queued fail with a `closing` error. */
   async close(): Promise<void> {
     this.#closing = true;

@@ -65,7 +65,8 @@ export type WorkloadFailure =
       elsewhere?: true;
     }
   | { kind: "removed" }
-  | { kind: "closing" }
+  /** `elsewhere`: it waited for a slot and never started, so another host may take it. */
+  | { kind: "closing"; elsewhere?: true }
   /** Its caller gave up (its signal aborted) while it still waited for a slot. */
   | { kind: "withdrawn" };
 
@@ -86,7 +87,9 @@ function describe(failure: WorkloadFailure): string {
     case "removed":
       return "the app was deleted";
     case "closing":
-      return "the runtime host is shutting down";
+      return failure.elsewhere
+        ? "the runtime host is stopping: the call had not started there"
+        : "the runtime host is shutting down";
     case "withdrawn":
       return "the call was withdrawn while it waited for a replica slot";
   }
