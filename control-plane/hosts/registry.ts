@@ -101,6 +101,7 @@ export async function registerHost(
   tokenId: string,
   reg: Registration,
 ): Promise<string> {
+  await forgetHosts(db, FORGET_DOWN_MS); // `runlet start`'s extra hosts come back at new ports
   const now = Date.now();
   const fields = {
     name: reg.name,
@@ -291,6 +292,8 @@ export async function liveHosts(db: Database): Promise<LiveHost[]> {
     state === "down" ? [] : [{ id, address, state }],
   );
 }
+
+export const FORGET_DOWN_MS = 10 * 60_000; // then a silent host is forgotten (docs/hosts.md)
 
 /** Forgets hosts down for longer than `ms` (they register again if they come back). */
 export async function forgetHosts(db: Database, ms: number): Promise<void> {

@@ -5,6 +5,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DOWN_AFTER_MS } from "../../common/protocol/hosts.ts";
 import { hosts, users } from "../db/schema.ts";
+import { FORGET_DOWN_MS } from "../hosts/registry.ts";
 import { INTERNAL_TOKEN } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
@@ -142,6 +143,19 @@ describe("hosts", () => {
       .set({ seenAt: Date.now() - DOWN_AFTER_MS - 1_000 })
       .where(eq(hosts.id, hostId));
     expect((await placement()).find((h) => h.id === hostId)?.state).toBe("down");
+  });
+
+  it("are forgotten 10 min after their last heartbeat, once another host registers", async () => {
+    const token = await hostToken();
+    const { body } = await register(token, "http://10.9.1.4:8790");
+    const gone = body.hostId as string;
+    await f.db
+      .update(hosts)
+      .set({ seenAt: Date.now() - FORGET_DOWN_MS - 1_000 })
+      .where(eq(hosts.id, gone));
+    expect((await placement()).find((h) => h.id === gone)?.state).toBe("down");
+    await register(token, "http://10.9.1.5:8790");
+    expect((await placement()).find((h) => h.id === gone)).toBeUndefined();
   });
 
   it("are told which of the apps they run were deleted", async () => {
