@@ -50,13 +50,30 @@ export async function readAnswer<T>(res: Response, what: string): Promise<T> {
   return body as T;
 }
 
+/** After this long without an answer, and every so often after, the CLI says it still waits. */
+const PATIENCE_NOTE_MS = 3_000;
+const PATIENCE_EVERY_MS = 10_000;
+
 export async function request(url: string, init: RequestInit, what: string): Promise<Response> {
+  // A silent wait reads as a hang: a deploy or a delete waits for every runtime host that
+  // answers, up to 30 s for one that does not (docs/hosts.md).
+  const started = Date.now();
+  const note = () =>
+    process.stderr.write(
+      `(${what}: still waiting for ${new URL(url).origin}, ${Math.round((Date.now() - started) / 1000)} s)\n`,
+    );
+  let timer = setTimeout(function again() {
+    note();
+    timer = setTimeout(again, PATIENCE_EVERY_MS);
+  }, PATIENCE_NOTE_MS);
   try {
     return await fetch(url, init);
   } catch {
     throw new CliError(
       `${what} failed: cannot reach ${new URL(url).origin} — is Runlet running (\`npm start\`)?`,
     );
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -1,4 +1,6 @@
 import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../common/ids.ts";
@@ -373,6 +375,38 @@ export async function run(input, ctx) {
       const help = await cli([command, "--help"], runlet.env);
       expect(help.code).toBe(0);
       expect(help.stdout).toMatch(new RegExp(`^Usage: runlet ${command}`));
+    }
+  });
+});
+
+describe("a slow answer", () => {
+  it("is waited for with a note on stderr, and the answer still printed", async () => {
+    // A control plane that takes 3.5 s (one waiting on a runtime host that does not answer).
+    const slow = createServer((_req, res) => {
+      setTimeout(
+        () => res.writeHead(200, { "content-type": "application/json" }).end('{"apps":[]}'),
+        3_500,
+      );
+    });
+    await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
+    try {
+      const env = {
+        ...process.env,
+        RUNLET_HOME: "/nonexistent",
+        RUNLET_BASE_URL: url,
+        RUNLET_API_URL: url,
+        RUNLET_PROJECT: "prj_slow",
+        RUNLET_TOKEN: "t",
+      };
+      const listed = await cli(["apps", "--json"], env);
+      expect(listed.code).toBe(0);
+      expect(JSON.parse(listed.stdout)).toEqual({ apps: [] });
+      expect(listed.stderr).toMatch(
+        /listing apps: still waiting for http:\/\/127\.0\.0\.1:\d+, 3 s/,
+      );
+    } finally {
+      slow.close();
     }
   });
 });
