@@ -118,6 +118,10 @@ describe("the dashboard, in a browser", () => {
 
     await visit(`/dashboard/runs/${runId}`);
     await page.locator("pre.logs", { hasText: "talking to Ada" }).waitFor({ timeout: 15_000 });
+    // Its lines' times in the reader's zone as every time of the page is, to the millisecond.
+    await expect(page.locator("pre.logs time").first().textContent()).resolves.toMatch(
+      /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \S+$/,
+    );
     const attempt = page.getByRole("table", { name: "Delivery attempts" }).locator("tbody tr");
     await attempt.first().waitFor({ timeout: 15_000 });
     await expect(attempt.first().textContent()).resolves.toMatch(/HTTP 200.*delivered/);

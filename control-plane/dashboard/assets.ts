@@ -69,6 +69,8 @@ td.clip { max-width: 220px; overflow: hidden; text-overflow: ellipsis; }
 .field label { font-size: 12px; color: var(--muted); font-weight: 600; }
 .hint { color: var(--muted); font-size: 12px; }
 input, select, textarea, button { font: inherit; color: inherit; }
+select { max-width: 100%; }
+.account select { max-width: min(16rem, 55vw); text-overflow: ellipsis; }
 input, select, textarea { padding: 5px 8px; border: 1px solid var(--line); border-radius: 6px;
   background: var(--bg); }
 button, .button { padding: 5px 12px; border-radius: 6px; border: 1px solid var(--accent);
@@ -107,10 +109,17 @@ export const SCRIPT = `"use strict";
     return p.year + "-" + p.month + "-" + p.day + " " + p.hour + ":" + p.minute + ":" +
       p.second + " " + p.timeZoneName;
   }
+  // A log line's time keeps its milliseconds (data-ms).
   function localTimes(root) {
     root.querySelectorAll("time[datetime]").forEach(function (el) {
       var d = new Date(el.getAttribute("datetime"));
-      if (!isNaN(d.getTime())) el.textContent = local(d);
+      if (isNaN(d.getTime())) return;
+      var text = local(d);
+      if (el.hasAttribute("data-ms")) {
+        var ms = String(d.getMilliseconds()).padStart(3, "0");
+        text = text.replace(/([0-9]{2}:[0-9]{2}:[0-9]{2})/, "$1." + ms);
+      }
+      el.textContent = text;
     });
   }
 

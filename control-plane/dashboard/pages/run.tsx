@@ -165,7 +165,14 @@ async function runPage(c: DashCtx, notice?: { kind: "error" | "info"; text: stri
           ) : (
             <pre class="logs" tabindex={0}>
               {logs.data.truncated ? "… older lines were dropped\n" : ""}
-              {logs.data.lines.map((l) => `${l.time} ${l.stream} ${l.text}\n`).join("")}
+              {logs.data.lines.map((l) => (
+                <>
+                  <time datetime={l.time} data-ms="">
+                    {l.time}
+                  </time>
+                  {` ${l.stream} ${l.text}\n`}
+                </>
+              ))}
             </pre>
           )
         ) : (
