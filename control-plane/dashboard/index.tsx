@@ -20,7 +20,7 @@ import { registerRun } from "./pages/run.tsx";
 import { registerRuns } from "./pages/runs.tsx";
 import { registerSecrets } from "./pages/secrets.tsx";
 import { registerSignIn } from "./pages/sign-in.tsx";
-import { readSession } from "./session.ts";
+import { hasSessionCookie, readSession } from "./session.ts";
 
 export function registerDashboard(app: Hono<AppEnv>, inProcess: InProcess) {
   const dash = new Hono<DashEnv>();
@@ -76,9 +76,10 @@ export function registerDashboard(app: Hono<AppEnv>, inProcess: InProcess) {
     const { db, publicKeys } = c.var.deps;
     const session = await readSession(c, db, publicKeys);
     if (!session) {
-      if (c.req.method !== "GET") return c.redirect("/dashboard/login", 303);
-      const back = c.req.path + (new URL(c.req.url).search || "");
-      return c.redirect(`/dashboard/login?next=${encodeURIComponent(back)}`, 303);
+      // A form sent after the session ended comes back to its page (what was typed is gone).
+      const back = c.req.path + (c.req.method === "GET" ? new URL(c.req.url).search : "");
+      const ended = hasSessionCookie(c) ? "&ended=1" : "";
+      return c.redirect(`/dashboard/login?next=${encodeURIComponent(back)}${ended}`, 303);
     }
     c.set("session", session);
     c.set("api", apiFor(c, session, inProcess));

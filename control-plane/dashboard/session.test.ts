@@ -186,6 +186,30 @@ describe("a session", () => {
     const out = await post("/dashboard/sign-out", cookie, {});
     expect(out.status).toBe(303);
     expect((await page("/dashboard/runs", cookie)).status).toBe(303);
+    // A form sent with the ended session: back to its page after signing in, and told why.
+    const late = await post("/dashboard/secrets", cookie, { name: "LATE", value: "v" });
+    const to = late.headers.get("location") as string;
+    expect(to).toBe(`/dashboard/login?next=${encodeURIComponent("/dashboard/secrets")}&ended=1`);
+    const login = await (await f.app.request(to)).text();
+    expect(login).toContain("Your session ended");
+    expect(login).toContain('value="/dashboard/secrets"');
+  });
+
+  it("goes after sign-in only to a dashboard page, as a browser resolves the address", async () => {
+    for (const [next, kept] of [
+      ["/dashboard/apps?x=1", "/dashboard/apps?x=1"],
+      ["/dashboard/../x", "/dashboard/runs"],
+      ["/dashboard/%2e%2e/x", "/dashboard/runs"],
+      ["//evil.example/dashboard", "/dashboard/runs"],
+      ["https://evil.example/dashboard", "/dashboard/runs"],
+    ]) {
+      const html = await (
+        await f.app.request(`/dashboard/login?next=${encodeURIComponent(next as string)}`)
+      ).text();
+      expect(html, next).toContain(
+        `name="next" value="${(kept as string).replaceAll("&", "&amp;")}"`,
+      );
+    }
   });
 
   it("refuses a form posted from another origin, cookie or not", async () => {

@@ -150,6 +150,11 @@ export function setProjectCookie(c: Context, projectId: string): void {
   });
 }
 
+/** Whether the browser sent a session cookie (readable or not: one that ended still comes). */
+export function hasSessionCookie(c: Context): boolean {
+  return getCookie(c, SESSION_COOKIE) !== undefined;
+}
+
 export function clearSessionCookies(c: Context): void {
   deleteCookie(c, SESSION_COOKIE, { path: "/dashboard" });
   deleteCookie(c, PROJECT_COOKIE, { path: "/dashboard" });

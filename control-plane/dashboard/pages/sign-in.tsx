@@ -18,17 +18,29 @@ import {
 } from "../session.ts";
 import { Field, Notice } from "../ui.tsx";
 
-/** Where to go after signing in: only a dashboard path of this site. */
+/**
+ * Where to go after signing in: only a dashboard path of this site, as a browser resolves it
+ * (`/dashboard/../x` is `/x`: not one).
+ */
 function nextPath(raw: unknown): string {
-  return typeof raw === "string" && /^\/dashboard(\/[^\s\\]*)?$/.test(raw) && !raw.startsWith("//")
-    ? raw
+  if (typeof raw !== "string" || !raw.startsWith("/") || raw.startsWith("//"))
+    return "/dashboard/runs";
+  const url = new URL(raw, "http://dashboard.invalid");
+  return url.origin === "http://dashboard.invalid" && /^\/dashboard(\/|$)/.test(url.pathname)
+    ? url.pathname + url.search
     : "/dashboard/runs";
 }
 
-function LoginPage({ error, next }: { error?: string; next: string }) {
+function LoginPage({ error, next, ended }: { error?: string; next: string; ended?: boolean }) {
   return (
     <BarePage title="Sign in">
       {error ? <Notice kind="error">{error}</Notice> : null}
+      {ended ? (
+        <Notice kind="warn">
+          Your session ended (it expired, you signed out elsewhere, or its key was revoked): sign in
+          again to go on where you were. A form you had not sent was not saved.
+        </Notice>
+      ) : null}
       <p>
         On the machine that runs Runlet, <code>npx runlet dashboard</code> prints a one-time sign-in
         link. Or paste a token: yours, or a service account's.
@@ -69,7 +81,9 @@ export function registerSignIn(dash: Hono<DashEnv>) {
     return c.redirect("/dashboard/runs", 303);
   });
 
-  dash.get("/login", (c) => c.html(<LoginPage next={nextPath(c.req.query("next"))} />));
+  dash.get("/login", (c) =>
+    c.html(<LoginPage next={nextPath(c.req.query("next"))} ended={c.req.query("ended") === "1"} />),
+  );
 
   dash.post("/login", async (c) => {
     const form = await c.req.parseBody();
