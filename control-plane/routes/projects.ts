@@ -3,14 +3,21 @@ import { z } from "@hono/zod-openapi";
 import type { projects } from "../db/schema.ts";
 import { PLANS, RETENTION_DAYS } from "../plans.ts";
 
-/** A display name: 1 to 64 characters after trimming, no control characters. */
+/**
+ * A display name: 1 to 64 characters after trimming, no control characters, and no marks that
+ * reorder text (a name with U+202E shows "bot gnp.exe" as "bot exe.png" wherever it is listed).
+ */
 export const displayName = z
   .string()
   .trim()
   .min(1, "must not be empty")
   .max(64, "must be at most 64 characters")
   // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
-  .regex(/^[^\u0000-\u001f\u007f]*$/, "must not contain control characters");
+  .regex(/^[^\u0000-\u001f\u007f]*$/, "must not contain control characters")
+  .regex(
+    /^[^\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]*$/,
+    "must not contain marks that change the direction of text",
+  );
 
 export const planSchema = z.enum(PLANS, { error: `must be one of ${PLANS.join(", ")}` });
 

@@ -161,6 +161,11 @@ describe("service accounts", () => {
       /^role: must be owner or member/,
     ],
     ["an unknown field", { name: "x", expiresAt: inDays(1), scopes: [] }, /unknown field 'scopes'/],
+    [
+      "a name that reorders its text (U+202E)",
+      { name: "bot \u202e gnp.exe", expiresAt: inDays(1) },
+      /^name: must not contain marks that change the direction of text/,
+    ],
   ])("refuses %s with 400, writing nothing but the failure entry", async (_, payload, message) => {
     const before = (await f.db.select().from(serviceAccounts)).length;
     const res = await f.call("POST", accountsPath(), { body: payload });
