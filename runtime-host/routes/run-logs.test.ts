@@ -102,6 +102,7 @@ describe("GET /internal/runs/{runId}/logs", () => {
       .join("\n");
     expect(text).toMatch(/^TypeError: Cannot read properties of null/);
     expect(text).toMatch(/at fails \(\.\/main\.mjs:\d+:\d+\)/); // the app's path, not the host's
+    expect(text).not.toMatch(/shim\.mjs|runtime-host/); // nor the frames of Runlet's own shim
   });
 
   it("ends a run whose function exited its process with how it exited, not 'stopped'", async () => {

@@ -134,6 +134,21 @@ function thrownText(/** @type {unknown} */ thrown) {
   return json.length > THROWN_JSON_CHARS ? `${json.slice(0, THROWN_JSON_CHARS)}…` : json;
 }
 
+/**
+ * A stack as the app's author reads it: the app's folder written as `.`, and without the frames
+ * of this shim (which calls every function: they name the host's own files, and every stack has
+ * them).
+ */
+function appStack(/** @type {string} */ stack) {
+  const shim = import.meta.url;
+  return relative(
+    stack
+      .split("\n")
+      .filter((line) => !line.includes(shim))
+      .join("\n"),
+  );
+}
+
 /** `text` with the app's folder written as `.` (the host's paths are not the app's business). */
 function relative(/** @type {string} */ text) {
   for (const prefix of [appUrl, appDir]) {
@@ -228,7 +243,7 @@ async function invoke(mod, msg) {
   } catch (err) {
     outcome = { ok: false, error: err };
     // The caller gets the message alone; the run's log (`runlet logs`) gets the stack.
-    if (err instanceof Error && err.stack) writeFor(scope, "stderr", `${relative(err.stack)}\n`);
+    if (err instanceof Error && err.stack) writeFor(scope, "stderr", `${appStack(err.stack)}\n`);
   }
   // What the function's timers and leftover promises write from now on is the replica's own.
   scope.open = false;
