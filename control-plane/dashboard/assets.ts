@@ -25,6 +25,8 @@ a { color: var(--accent); }
 :focus-visible { outline: 2px solid var(--focus); outline-offset: 2px; }
 .skip { position: absolute; left: -999px; top: 0; padding: 6px 10px; background: var(--panel); }
 .skip:focus { left: 8px; }
+.sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0);
+  white-space: nowrap; }
 .top { display: flex; flex-wrap: wrap; gap: 8px 20px; align-items: center; padding: 8px 20px;
   border-bottom: 1px solid var(--line); background: var(--panel); }
 .top nav { display: flex; gap: 4px; flex-wrap: wrap; }

@@ -97,14 +97,17 @@ export function registerDashboard(app: Hono<AppEnv>, inProcess: InProcess) {
   dash.all("*", (c) =>
     c.req.path === "/dashboard/"
       ? c.redirect("/dashboard/runs", 303)
-      : c.html(
-          <BarePage title="Not found">
-            <p>
-              There is no page at <code>{c.req.path}</code>. <a href="/dashboard/runs">Runs</a>
-            </p>
-          </BarePage>,
-          404,
-        ),
+      : c.req.method === "GET" && c.req.path.endsWith("/")
+        ? // `/dashboard/runs/`: the page without its last slash
+          c.redirect(c.req.path.replace(/\/+$/, "") + new URL(c.req.url).search, 303)
+        : c.html(
+            <BarePage title="Not found">
+              <p>
+                There is no page at <code>{c.req.path}</code>. <a href="/dashboard/runs">Runs</a>
+              </p>
+            </BarePage>,
+            404,
+          ),
   );
 
   app.route("/dashboard", dash as unknown as Hono<AppEnv>);

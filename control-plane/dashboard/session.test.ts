@@ -147,6 +147,12 @@ describe("a session", () => {
     const notARun = await page("/dashboard/runs/notarun", await signIn());
     expect(notARun.status).toBe(404);
     expect(await notARun.text()).toContain("not a run id");
+    // A page's address with a slash after it is that page.
+    const slashed = await page("/dashboard/runs/?status=failure", await signIn());
+    expect([slashed.status, slashed.headers.get("location")]).toEqual([
+      303,
+      "/dashboard/runs?status=failure",
+    ]);
     // The address the README gives, with its slash, is the runs page (it was a 404).
     for (const path of ["/dashboard/", "/dashboard"]) {
       const entry = await page(path, await signIn());

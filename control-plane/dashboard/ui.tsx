@@ -61,7 +61,8 @@ export function Table({
         <thead>
           <tr>
             {head.map((h) => (
-              <th scope="col">{h}</th>
+              // A column of buttons has no heading to show: a screen reader still names it.
+              <th scope="col">{h === "" ? <span class="sr-only">Actions</span> : h}</th>
             ))}
           </tr>
         </thead>

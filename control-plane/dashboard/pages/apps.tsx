@@ -127,7 +127,10 @@ export function registerApps(dash: Hono<DashEnv>) {
               "On hosts",
               now?.hosts.length
                 ? now.hosts
-                    .map((h) => `${h.name} (${h.replicas} replicas, ${h.busy} busy, ${h.state})`)
+                    .map(
+                      (h) =>
+                        `${h.name} (${h.replicas} ${h.replicas === 1 ? "replica" : "replicas"}, ${h.busy} busy, ${h.state})`,
+                    )
                     .join("; ")
                 : "none now",
             ],
