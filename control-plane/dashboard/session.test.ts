@@ -19,7 +19,12 @@ beforeAll(async () => {
   f = await libsqlFixture();
   runApi = createServer((req, res) => {
     runApiSaw.push({ method: req.method, url: req.url, headers: req.headers });
-    const [status, body] = req.method === "POST" ? [409, { message: REFUSAL }] : [200, RUN_VIEW];
+    const [status, body] =
+      req.method === "POST"
+        ? [409, { message: REFUSAL }]
+        : req.method === "DELETE"
+          ? [409, { message: "only async runs can be cancelled" }]
+          : [200, RUN_VIEW];
     res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
   });
   await new Promise<void>((resolve) => runApi.listen(0, "127.0.0.1", resolve));
@@ -398,6 +403,21 @@ describe("dashboard actions", () => {
     expect(html).toMatch(/<h3 id="delivery-2">Delivery 2<\/h3>.*<h3 id="delivery-1">Delivery 1/s);
     expect(html).toContain(`action="/dashboard/runs/${runId}/resend"`);
     expect(html).toMatch(/<dt>Answered<\/dt>\s*<dd><code>404<\/code><\/dd>/);
+  });
+
+  it("Cancel refused: told on the run's page after a redirect, so a reload sends nothing again", async () => {
+    const runId = newId("run");
+    const now = Date.now();
+    const run = { id: runId, projectId: f.projectId, app: "hello", function: "run", async: false };
+    const body = { runs: [{ ...run, status: "success", createdAt: now, finishedAt: now }] };
+    await f.call("POST", "/internal/runs", { token: INTERNAL_TOKEN, body });
+    const cookie = await signIn();
+    const res = await post(`/dashboard/runs/${runId}/cancel`, cookie, {});
+    expect([res.status, res.headers.get("location")]).toEqual([303, `/dashboard/runs/${runId}`]);
+    const html = await (
+      await page(`/dashboard/runs/${runId}`, `${cookie}; ${cookiesOf(res)}`)
+    ).text();
+    expect(html).toContain("The run was not cancelled: only async runs can be cancelled.");
   });
 
   it("tell a member why the audit log is not theirs to read", async () => {

@@ -18,10 +18,11 @@ import { setFlash, takeFlash } from "../flash.ts";
 import { Duration, EmptyRow, Field, Notice, Status, Table, Time } from "../ui.tsx";
 import type { RunItem } from "./runs.tsx";
 
-/** What the Resend action tells the run page. */
+/** What the Resend action (and a refused Cancel) tells the run page. */
 export type ResendFlash =
   | { kind: "sent"; delivery: number; target: string }
-  | { kind: "refused"; message: string; endpoint?: string };
+  | { kind: "refused"; message: string; endpoint?: string }
+  | { kind: "not-cancelled"; message: string };
 
 const pageOf = (runId: string) => `/dashboard/runs/${encodeURIComponent(runId)}`;
 
@@ -30,14 +31,20 @@ export function takeResendFlash(c: Context, runId: string): ResendFlash | undefi
 }
 
 export function ResendNotice({ flash }: { flash: ResendFlash }) {
-  return flash.kind === "sent" ? (
-    <Notice kind="info">{`Delivery ${flash.delivery} is on its way to ${flash.target}.`}</Notice>
-  ) : (
-    <Notice kind="error">{`The webhook was not sent again: ${flash.message}.`}</Notice>
-  );
+  if (flash.kind === "sent")
+    return (
+      <Notice kind="info">{`Delivery ${flash.delivery} is on its way to ${flash.target}.`}</Notice>
+    );
+  const what =
+    flash.kind === "refused" ? "The webhook was not sent again" : "The run was not cancelled";
+  return <Notice kind="error">{`${what}: ${flash.message}.`}</Notice>;
 }
 
-/** The run has ended and so has its webhook's latest delivery: it may be sent again. */
+/** A refused Cancel: told on the run's page after a redirect, so a reload sends nothing again. */
+export function setCancelRefused(c: Context, runId: string, message: string): void {
+  setFlash(c, pageOf(runId), { kind: "not-cancelled", message } satisfies ResendFlash);
+}
+
 /** Whether a delivery can be sent again: an ended run's, over; never a cancelled run's (none was made). */
 export function canResend(run: Pick<RunView, "status" | "webhook">): boolean {
   const state = run.webhook?.state;

@@ -19,6 +19,7 @@ import {
   ResendForm,
   ResendNotice,
   registerResend,
+  setCancelRefused,
   takeResendFlash,
 } from "./run-deliveries.tsx";
 import { Mode, type RunItem } from "./runs.tsx";
@@ -71,7 +72,7 @@ function secondsSinceAccepted(runId: string): number | undefined {
   return age >= -5_000 && age < ARRIVAL_MS ? Math.max(0, Math.round(age / 1000)) : undefined;
 }
 
-async function runPage(c: DashCtx, notice?: { kind: "error" | "info"; text: string }) {
+async function runPage(c: DashCtx) {
   const runId = c.req.param("runId") ?? "";
   const { api, session } = c.var;
   const indexed = await api.project<RunItem>("GET", `/runs/${encodeURIComponent(runId)}`);
@@ -115,7 +116,6 @@ async function runPage(c: DashCtx, notice?: { kind: "error" | "info"; text: stri
   const refresh = live || run.webhook?.state === "pending";
   return c.html(
     <Page title={`Run ${runId}`} section="/dashboard/runs" session={session}>
-      {notice ? <Notice kind={notice.kind}>{notice.text}</Notice> : null}
       {resent ? <ResendNotice flash={resent} /> : null}
       {record.ok ? null : (
         <Notice kind="warn">{`The run's own record could not be read: ${record.message}`}</Notice>
@@ -190,12 +190,10 @@ export function registerRun(dash: Hono<DashEnv>) {
     const runId = c.req.param("runId");
     const { api, session } = c.var;
     const indexed = await api.project<RunItem>("GET", `/runs/${encodeURIComponent(runId)}`);
-    if (!indexed.ok) return runPage(c, { kind: "error", text: indexed.message });
-    const cancelled = await api.runs(
-      "DELETE",
-      `/v4/${session.projectId}/${indexed.data.app}/runs/${runId}`,
-    );
-    if (!cancelled.ok) return runPage(c, { kind: "error", text: cancelled.message });
-    return c.redirect(`/dashboard/runs/${runId}`, 303);
+    const cancelled = indexed.ok
+      ? await api.runs("DELETE", `/v4/${session.projectId}/${indexed.data.app}/runs/${runId}`)
+      : indexed;
+    if (!cancelled.ok) setCancelRefused(c, runId, cancelled.message);
+    return c.redirect(`/dashboard/runs/${encodeURIComponent(runId)}`, 303);
   });
 }
