@@ -425,5 +425,8 @@ describe("dashboard actions", () => {
     const html = await res.text();
     expect(html).toContain("The audit log is for the project");
     expect(html).not.toContain("<td");
+    // The API keys page says it the same way.
+    const keys = await (await page("/dashboard/api-keys", await signIn(f.member.token))).text();
+    expect(keys).toContain("API keys are for the project&#39;s owners:");
   });
 });

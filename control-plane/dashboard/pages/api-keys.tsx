@@ -139,7 +139,11 @@ async function listPage(c: DashCtx) {
           </Table>
         </>
       ) : (
-        <Notice kind="error">{listed.message}</Notice>
+        <Notice kind="error">
+          {listed.status === 403
+            ? `API keys are for the project's owners: ${listed.message}.`
+            : listed.message}
+        </Notice>
       )}
     </Page>,
   );
