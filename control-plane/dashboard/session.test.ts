@@ -405,6 +405,13 @@ describe("dashboard actions", () => {
     expect(html).toMatch(/<dt>Answered<\/dt>\s*<dd><code>404<\/code><\/dd>/);
   });
 
+  it("show a filter of an app not deployed (deleted since, or typed) as the selected app", async () => {
+    const html = await (await page("/dashboard/runs?app=long-gone", await signIn())).text();
+    expect(html).toMatch(
+      /<option value="long-gone" selected="">long-gone \(not deployed\)<\/option>/,
+    );
+  });
+
   it("Cancel refused: told on the run's page after a redirect, so a reload sends nothing again", async () => {
     const runId = newId("run");
     const now = Date.now();

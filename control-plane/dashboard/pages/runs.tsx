@@ -95,6 +95,8 @@ export function registerRuns(dash: Hono<DashEnv>) {
       c.var.api.project<{ apps: Array<{ name: string }> }>("GET", "/apps"),
     ]);
     const appNames = apps.ok ? apps.data.apps.map((a) => a.name) : [];
+    // An app deleted since (its runs are kept), or typed into the address: still the filter.
+    const gone = filters.app && !appNames.includes(filters.app) ? [filters.app] : [];
     return c.html(
       <Page title="Runs" section="/dashboard/runs" session={c.var.session}>
         <search>
@@ -106,6 +108,7 @@ export function registerRuns(dash: Hono<DashEnv>) {
               options={[
                 { value: "", label: "All apps" },
                 ...appNames.map((n) => ({ value: n, label: n })),
+                ...gone.map((n) => ({ value: n, label: `${n} (not deployed)` })),
               ]}
             />
             <Field
