@@ -58,6 +58,20 @@ const PRIVATE_TARGETS = [
   "http://[::ffff:7f00:1]/",
   "http://[::ffff:169.254.169.254]/",
   "http://[::ffff:10.0.0.1]/",
+  // Other forms that carry an IPv4 address and reach it (found by an exploratory pass).
+  "http://[::127.0.0.1]/",
+  "http://[::ffff:0:7f00:1]/",
+  "http://[64:ff9b::7f00:1]/",
+  "http://[64:ff9b::169.254.169.254]/",
+  "http://[2002:7f00:1::]/",
+  "http://[2002:a9fe:a9fe::1]/",
+  // Names of the network they are resolved on.
+  "http://localhost../",
+  "http://ip6-localhost/",
+  "http://metadata/computeMetadata/v1/",
+  "http://kubernetes.default.svc/",
+  "http://router.lan/",
+  "http://printer.home.arpa/",
 ];
 
 describe("webhookTarget", () => {

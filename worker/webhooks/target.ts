@@ -79,9 +79,10 @@ function isPrivateHost(hostname: string): boolean {
   if (hostname.startsWith("[")) return isPrivateV6(hostname.slice(1, -1));
   const v4 = parseV4(hostname);
   if (v4 !== undefined) return isPrivateV4(v4);
-  // "localhost." is the same host as "localhost".
-  const name = hostname.replace(/\.$/, "");
-  return name === "localhost" || /\.(localhost|local|internal)$/.test(name);
+  // "localhost." (and "localhost..") is the same host as "localhost". A name of one label
+  // ("metadata", "ip6-localhost") is a name of the network it is resolved on, never a public one.
+  const name = hostname.replace(/\.+$/, "");
+  return !name.includes(".") || /\.(localhost|local|internal|svc|lan|home\.arpa)$/.test(name);
 }
 
 function parseV4(text: string): number | undefined {
@@ -110,8 +111,13 @@ function isPrivateV6(text: string): boolean {
   if ((g0 & 0xfe00) === 0xfc00) return true; // fc00::/7, unique local
   if ((g0 & 0xffc0) === 0xfe80) return true; // fe80::/10, link-local
   if ((g0 & 0xff00) === 0xff00) return true; // ff00::/8, multicast
-  // ::ffff:a.b.c.d reaches the IPv4 address itself.
-  if (zeroUpTo(4) && g4 === 0 && g5 === 0xffff) return isPrivateV4(g6 * 0x10000 + g7);
+  // Forms that carry an IPv4 address, and reach it: ::ffff:a.b.c.d (mapped), ::a.b.c.d
+  // (compatible), ::ffff:0:a.b.c.d (translated), 64:ff9b::a.b.c.d (NAT64), and 6to4's 2002:ab:cd::.
+  const v4 = (hi: number, lo: number) => isPrivateV4(hi * 0x10000 + lo);
+  if (zeroUpTo(5) && (g5 === 0xffff || g5 === 0)) return v4(g6, g7);
+  if (zeroUpTo(4) && g4 === 0xffff && g5 === 0) return v4(g6, g7);
+  if (g0 === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return v4(g6, g7);
+  if (g0 === 0x2002) return v4(g[1] ?? 0, g[2] ?? 0);
   return false;
 }
 
