@@ -24,6 +24,9 @@ export function fileBundles(dir: string): BundleStore {
         throw err;
       });
     },
+    async forget(key) {
+      await rm(join(dir, bundleName(key)), { force: true });
+    },
     async remove(project, app) {
       await rm(join(dir, project, app), { recursive: true, force: true });
     },

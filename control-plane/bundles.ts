@@ -19,7 +19,16 @@ export interface BundleStore {
   get(key: BundleKey): Promise<string | undefined>;
   /** Forgets every version of the app. */
   remove(project: string, app: string): Promise<void>;
+  /** Forgets one version's bundle (a version long replaced); one not kept is fine. */
+  forget(key: BundleKey): Promise<void>;
 }
+
+/**
+ * Bundles kept per app: the newest versions. A host fetches only an app's current version, so
+ * an older bundle is of no use, and without a bound each deploy of a member would take more of
+ * the control plane's disk for good (20 MiB each at most).
+ */
+export const KEPT_BUNDLES = 10;
 
 /** Where a version's bundle is kept, below the store's root. */
 export const bundleName = ({ project, app, version }: BundleKey) =>
@@ -35,6 +44,9 @@ export function r2Bundles(bucket: R2Bucket): BundleStore {
     },
     async get(key) {
       return (await bucket.get(bundleName(key)))?.text();
+    },
+    async forget(key) {
+      await bucket.delete(bundleName(key));
     },
     async remove(project, app) {
       for (let cursor: string | undefined; ; ) {

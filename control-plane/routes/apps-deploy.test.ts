@@ -1,6 +1,7 @@
 // POST /v2/projects/{id}/apps: what a bundle's files may be. A file name no file system takes is
 // refused here, not found out by a runtime host after the deploy; a file of megabytes deploys.
 import { afterAll, beforeAll, expect, it } from "vitest";
+import type { memoryBundles } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
@@ -71,4 +72,20 @@ it("refuses content that is not padded base64 with 400", async () => {
     expect(res.status).toBe(400);
     expect(((await res.json()) as { message: string }).message).toContain("base64");
   }
+});
+
+it("keeps the bundles of an app's newest 10 versions only, and serves the current one", async () => {
+  const kept = (f.deps.bundles as ReturnType<typeof memoryBundles>).kept;
+  for (let i = 1; i <= 12; i++) {
+    const res = await deploy("often", { path: "n.txt", contentBase64: b64(String(i)) });
+    expect(res.status, await res.clone().text()).toBe(201);
+  }
+  const versions = [...kept.keys()]
+    .filter((k) => k.includes("/often/"))
+    .map((k) => Number(k.split("/v")[1]))
+    .sort((a, b) => a - b);
+  expect(versions).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+  // Its versions' history is the API's still: twelve deploys.
+  const listed = await f.call("GET", `/v2/projects/${f.projectId}/apps/often/versions`);
+  expect(((await listed.json()) as { versions: unknown[] }).versions).toHaveLength(12);
 });

@@ -13,6 +13,7 @@ import { digestOfBundle } from "../../common/bundle-digest.ts";
 import { newId } from "../../common/ids.ts";
 import { auditSuccess } from "../audit/record.ts";
 import { access } from "../auth/access.ts";
+import { KEPT_BUNDLES } from "../bundles.ts";
 import type { AppEnv } from "../context.ts";
 import { apps, deployments } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
@@ -192,6 +193,11 @@ export function registerDeployApp(app: OpenAPIHono<AppEnv>) {
           recordDeployment,
           auditSuccess(c, { version, runtime: config.runtime, files: files.length, bytes }),
         ]);
+        // The bundle that falls out of the newest KEPT_BUNDLES: no host fetches it any more.
+        if (version > KEPT_BUNDLES) {
+          const old = { project: projectId, app: config.name, version: version - KEPT_BUNDLES };
+          await bundles.forget(old).catch((err) => console.error(`bundle not forgotten: ${err}`));
+        }
       } catch (err) {
         if (/UNIQUE constraint failed/i.test(String((err as Error).message))) {
           throw new ApiError(

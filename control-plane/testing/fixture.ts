@@ -68,6 +68,7 @@ export function memoryBundles(): BundleStore & { kept: Map<string, string> } {
     kept,
     put: async (k, bundle) => void kept.set(key(k), JSON.stringify(bundle)),
     get: async (k) => kept.get(key(k)),
+    forget: async (k) => void kept.delete(key(k)),
     remove: async (project, app) => {
       for (const name of kept.keys()) if (name.startsWith(`${project}/${app}/`)) kept.delete(name);
     },
