@@ -9,6 +9,8 @@ import type { WorkerEnv } from "./env.ts";
 
 export class RunApiError extends Error {
   readonly code: ErrorCode;
+  /** The runtime host (registry id) the run failed at, once it reached one: for the runs index. */
+  host?: string;
   constructor(
     readonly status: ContentfulStatusCode,
     message: string,

@@ -46,11 +46,11 @@ export async function invokeOnHost(
     } catch {
       done();
       if (patience.aborted)
-        throw new RunApiError(504, "the runtime host did not answer the call in time");
+        throw at(host, new RunApiError(504, "the runtime host did not answer the call in time"));
       // Unreachable, or it died with the call: the call may have run there, so it is not sent
       // again (the caller's 502); the next calls go to the other hosts.
       suspect(host.url);
-      throw new RunApiError(502, "the runtime host is not reachable");
+      throw at(host, new RunApiError(502, "the runtime host is not reachable"));
     }
     // A host that cannot start a replica of the app (its replicas run on others), or that is
     // stopping and turned the call away unstarted: the next.
@@ -61,16 +61,22 @@ export async function invokeOnHost(
       continue;
     }
     try {
-      if (!res.ok) throw await hostError(res);
+      if (!res.ok) throw at(host, await hostError(res));
       const invocation = invocationSchema.safeParse(await res.json().catch(() => undefined));
       if (!invocation.success)
-        throw new RunApiError(502, "the runtime host's answer was not a call's");
+        throw at(host, new RunApiError(502, "the runtime host's answer was not a call's"));
       return { ...invocation.data, host };
     } finally {
       done();
     }
   }
   throw new RunApiError(502, "the runtime host is not reachable");
+}
+
+/** `err`, noting the host the run failed at (the runs index shows it). */
+function at(host: Target, err: RunApiError): RunApiError {
+  if (host.id) err.host = host.id;
+  return err;
 }
 
 /** Whether a host's 429 or 503 says another host may take the call (runtime-host/http/errors.ts). */
@@ -147,7 +153,9 @@ export async function forwardToHost(
   const placed = await hostsFor(env, project, app, target.concurrency);
   const hosts = placed.slice(0, bodiless ? MAX_TRIES : 1);
   let res: Response | undefined;
+  let reached: Target | undefined;
   for (const host of hosts) {
+    reached = host;
     // Bounded until the answer's head, as a function call is (the body may stream for longer).
     const patience = new AbortController();
     const timer = setTimeout(() => patience.abort(), hostAnswerMs(env));
@@ -162,13 +170,13 @@ export async function forwardToHost(
       break;
     } catch {
       if (patience.signal.aborted)
-        throw new RunApiError(504, "the runtime host did not answer the request in time");
+        throw at(host, new RunApiError(504, "the runtime host did not answer the request in time"));
       suspect(host.url);
     } finally {
       clearTimeout(timer);
     }
   }
   if (!res) throw new RunApiError(502, "the runtime host is not reachable");
-  if (res.headers.get(HEADER.hostError)) throw await hostError(res);
+  if (res.headers.get(HEADER.hostError)) throw at(reached as Target, await hostError(res));
   return res;
 }

@@ -169,4 +169,19 @@ describe("placement", () => {
       });
     },
   );
+
+  it("names the host a call failed at, for the runs index (a host that died with the call)", async () => {
+    registry([host("a")]);
+    fetchMock
+      .get("http://a.test")
+      .intercept({ path: "/internal/invoke/prj/svc/run", method: "POST" })
+      .replyWithError(new Error("connection reset"));
+    const target = { project: "prj", app: "svc", fn: "run", runId: "run_y", concurrency: 1 };
+    const failed = await invokeOnHost(
+      workerEnv,
+      target,
+      new TextEncoder().encode("{}").buffer as ArrayBuffer,
+    ).catch((err: unknown) => err);
+    expect(failed).toMatchObject({ status: 502, host: "a" });
+  });
 });

@@ -141,6 +141,7 @@ export async function reportingFailure<T>(
         createdAt: call.run(fn).createdAt,
         finishedAt: Date.now(),
         runTimeMs: null,
+        ...(err instanceof RunApiError && err.host ? { host: err.host } : {}),
       }),
     );
     throw err;

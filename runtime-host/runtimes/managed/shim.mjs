@@ -6,6 +6,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { format } from "node:util";
+import { appErrors } from "./errors.mjs";
 
 /**
  * @typedef {import("../../pool/messages.ts").HostMessage} HostMessage
@@ -22,7 +23,6 @@ const ENTRY_FILES = ["main.mjs", "main.js"];
 // Taken before the app's code runs, so the app cannot swap them out.
 const channel = process.send?.bind(process);
 const appDir = process.cwd();
-const appUrl = pathToFileURL(appDir).href;
 
 if (!channel) {
   console.error("shim.mjs runs as a replica of the runtime host, with an IPC channel");
@@ -107,63 +107,7 @@ for (const stream of /** @type {const} */ (["stdout", "stderr"])) {
   target.write = /** @type {typeof target.write} */ (write);
 }
 
-/** The most of a thrown object's JSON that its error message shows. */
-const THROWN_JSON_CHARS = 1000;
-
-/** An error's text for the caller, without host paths (see `thrownText`). */
-function describe(/** @type {unknown} */ thrown) {
-  let text;
-  try {
-    text = thrownText(thrown);
-  } catch {
-    text = "a value that cannot be shown";
-  }
-  return relative(text);
-}
-
-/**
- * An error's message, or the thrown value's: an object's own `message`, else its JSON (`throw {
- * code: 42 }` reads `{"code":42}`, not `[object Object]`), else the value as a string.
- */
-function thrownText(/** @type {unknown} */ thrown) {
-  if (thrown instanceof Error) return thrown.message;
-  if (typeof thrown !== "object" || thrown === null) return String(thrown);
-  const { message } = /** @type {{ message?: unknown }} */ (thrown);
-  if (typeof message === "string") return message;
-  const json = JSON.stringify(thrown) ?? String(thrown);
-  return json.length > THROWN_JSON_CHARS ? `${json.slice(0, THROWN_JSON_CHARS)}…` : json;
-}
-
-/**
- * A stack as the app's author reads it: the app's folder written as `.`, and without the frames
- * of this shim (which calls every function: they name the host's own files, and every stack has
- * them).
- */
-function appStack(/** @type {string} */ stack) {
-  const shim = import.meta.url;
-  return relative(
-    stack
-      .split("\n")
-      .filter((line) => !line.includes(shim))
-      .join("\n"),
-  );
-}
-
-/** `text` with the app's folder written as `.` (the host's paths are not the app's business). */
-function relative(/** @type {string} */ text) {
-  for (const prefix of [appUrl, appDir]) {
-    text = text.replaceAll(`${prefix}/`, "./").replaceAll(prefix, ".");
-  }
-  return text;
-}
-
-/** Where in the app's own files an error was thrown: `./lib/h.mjs:3`, if its stack says. */
-function whereIn(/** @type {unknown} */ err) {
-  const stack = err instanceof Error ? String(err.stack) : "";
-  const escaped = appDir.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  const found = new RegExp(`(?:file://)?${escaped}/([^\\s:)]+):(\\d+)`).exec(stack);
-  return found ? `./${found[1]}:${found[2]}` : undefined;
-}
+const { describe, appStack, whereIn } = appErrors(appDir);
 
 /** @returns {Promise<Record<string, unknown>>} */
 async function loadApp() {
