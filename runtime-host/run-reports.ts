@@ -39,7 +39,7 @@ export class RunReports {
   /** A synchronous run that ended on this host. */
   ended(
     runId: string,
-    run: Pick<RunReport, "projectId" | "app" | "function" | "runTimeMs"> & {
+    run: Pick<RunReport, "projectId" | "app" | "function" | "runTimeMs" | "error"> & {
       status: "success" | "failure";
     },
   ): void {

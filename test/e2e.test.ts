@@ -146,6 +146,16 @@ describe("a local Runlet, end to end", () => {
     const failure = await json(failed);
     expect(failure.error).toEqual({ message: "no luck" });
     expect(JSON.stringify(failure)).not.toMatch(/at .*\.m?js|runtime-host/);
+    // Its view says why, as the caller was told (the runs index keeps the message).
+    const viewUrl = `${runlet.local.apiUrl}/v4/${runlet.local.projectId}/hello/runs/${failure.run_id}`;
+    let view: Json = {};
+    for (let i = 0; i < 50 && view.status !== "failure"; i++) {
+      if (i) await new Promise((r) => setTimeout(r, 100)); // the host reports in batches
+      view = await json(
+        await fetch(viewUrl, { headers: { authorization: `Bearer ${runlet.local.token}` } }),
+      );
+    }
+    expect(view).toMatchObject({ status: "failure", error: { message: "no luck" } });
 
     const noExport = await run("/hello/nope");
     expect(noExport.status).toBe(404);

@@ -141,6 +141,7 @@ export async function reportingFailure<T>(
         createdAt: call.run(fn).createdAt,
         finishedAt: Date.now(),
         runTimeMs: null,
+        ...(err instanceof Error ? { error: err.message } : {}),
         ...(err instanceof RunApiError && err.host ? { host: err.host } : {}),
       }),
     );

@@ -35,6 +35,8 @@ const ms = () => z.number().check(z.int(), z.nonnegative());
 /** The longest `function` the index keeps: a longer one (a custom app's long path) is cut. */
 export const FUNCTION_NAME_MAX = 256;
 
+const ERROR_MAX = 1000;
+
 export const runReportSchema = z.strictObject({
   projectId: z.string().check(z.minLength(1), z.maxLength(64)),
   app: z.string().check(z.minLength(1), z.maxLength(64)),
@@ -53,6 +55,15 @@ export const runReportSchema = z.strictObject({
   createdAt: ms(),
   finishedAt: z.optional(z.nullable(ms())),
   runTimeMs: z.optional(z.nullable(z.number().check(z.nonnegative()))),
+  /** A failed run's message, as its caller got it; a longer one is kept cut at 1,000. */
+  error: z.optional(
+    z.nullable(
+      z.pipe(
+        z.string(),
+        z.transform((m) => (m.length > ERROR_MAX ? `${m.slice(0, ERROR_MAX - 1)}…` : m)),
+      ),
+    ),
+  ),
   /** The registry id of the runtime host that ran it, when known (docs/hosts.md). */
   host: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
   /** The run's webhook delivery, from its shard: pending, then how it ended. */

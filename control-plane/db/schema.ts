@@ -185,6 +185,8 @@ export const runs = sqliteTable(
     runTimeMs: real("run_time_ms"),
     /** The runtime host that ran it, by its registry id, when known. */
     host: text("host"),
+    /** Why a failed run failed: the message its caller got (at most 1,000 characters). */
+    error: text("error"),
     /** The run's webhook delivery, if it had one: its state and the attempts made so far. */
     webhookState: text("webhook_state", { enum: WEBHOOK_STATES }),
     webhookAttempts: integer("webhook_attempts"),

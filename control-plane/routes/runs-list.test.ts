@@ -244,6 +244,21 @@ describe("runs index: batched reports", () => {
     expect((await batch([])).status).toBe(400);
   });
 
+  it("keeps a failed run's message, cut at 1,000 characters, and shows it as error", async () => {
+    const [short, long] = [newId("run"), newId("run")];
+    const res = await batch([
+      { id: short, ...run({ app: "errs", status: "failure", error: "it broke" }) },
+      { id: long, ...run({ app: "errs", status: "failure", error: "x".repeat(3000) }) },
+    ]);
+    expect(res.status).toBe(200);
+    const listed = await f.call("GET", `/v2/projects/${f.projectId}/runs?app=errs`);
+    const { runs } = (await listed.json()) as {
+      runs: Array<{ id: string; error?: { message: string } }>;
+    };
+    expect(runs.find((r) => r.id === short)?.error).toEqual({ message: "it broke" });
+    expect(runs.find((r) => r.id === long)?.error?.message).toBe(`${"x".repeat(999)}…`);
+  });
+
   it("records the rest of a batch when one report cannot be taken, and cuts a long name", async () => {
     const [ok, long] = [newId("run"), newId("run")];
     const path = `GET /p${"x".repeat(300)}`; // a custom app's request to a long path

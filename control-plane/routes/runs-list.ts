@@ -35,6 +35,10 @@ export const runSchema = z
     host: z.string().nullable().openapi({
       description: "The runtime host that ran it, by its id in GET /v2/hosts; null if unknown.",
     }),
+    error: z
+      .object({ message: z.string() })
+      .optional()
+      .openapi({ description: "Why a failed run failed: the message its caller got." }),
     webhook: z
       .object({ state: z.enum(WEBHOOK_STATES), attempts: z.number().int() })
       .nullable()

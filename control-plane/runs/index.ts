@@ -27,9 +27,9 @@ function webhookOf(db: Database, id: string, webhook: NonNullable<RunReport["web
 
 /**
  * Rows in one statement of `recordRuns`: D1 binds at most 100 parameters to a statement, and
- * one takes up to 12 per row (every column) and 3 for its condition: 8 × 12 + 3 = 99.
+ * one takes up to 13 per row (every column) and 3 for its condition: 7 × 13 + 3 = 94.
  */
-const ROWS_PER_STATEMENT = 8;
+const ROWS_PER_STATEMENT = 7;
 
 /**
  * Inserts runs or moves them to their reported state, unless they already ended, in a few
@@ -68,6 +68,7 @@ export function recordRuns(
             finishedAt: r.finishedAt ?? null,
             runTimeMs: r.runTimeMs ?? null,
             host: r.host ?? null,
+            error: r.error ?? null,
             ...(r.webhook
               ? { webhookState: r.webhook.state, webhookAttempts: r.webhook.attempts }
               : {}),
@@ -80,6 +81,7 @@ export function recordRuns(
             finishedAt: sql`excluded.finished_at`,
             runTimeMs: sql`excluded.run_time_ms`,
             host: sql`coalesce(excluded.host, ${runs.host})`,
+            error: sql`excluded.error`,
           },
           where: decides ? or(ended, moves) : moves,
         }),
@@ -138,6 +140,7 @@ export function runView(row: typeof runs.$inferSelect) {
     finishedAt: row.finishedAt === null ? null : new Date(row.finishedAt).toISOString(),
     runTimeMs: row.runTimeMs,
     host: row.host,
+    ...(row.error !== null ? { error: { message: row.error } } : {}),
     webhook:
       row.webhookState === null
         ? null

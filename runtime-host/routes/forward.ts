@@ -43,6 +43,7 @@ export async function forwardRequest(
     function: requestName(req.method, target),
     status: status !== undefined && status < 500 ? "success" : "failure",
     runTimeMs: msSince(started),
+    ...(status !== undefined && status >= 500 ? { error: `the app answered ${status}` } : {}),
   });
 }
 

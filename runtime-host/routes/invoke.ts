@@ -41,7 +41,15 @@ export async function invokeFunction(
   );
   if (outcome.kind !== "not-found") {
     const status = outcome.kind === "returned" ? "success" : "failure";
-    reports.ended(runId, { projectId: names.project, app, function: fn, status, runTimeMs });
+    const error = outcome.kind === "threw" ? { error: outcome.message } : {};
+    reports.ended(runId, {
+      projectId: names.project,
+      app,
+      function: fn,
+      status,
+      runTimeMs,
+      ...error,
+    });
   }
   switch (outcome.kind) {
     case "returned":

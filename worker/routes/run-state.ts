@@ -110,6 +110,7 @@ async function indexedRun(env: Env, token: string, project: string, runId: strin
     finishedAt: string | null;
     runTimeMs: number | null;
     host?: string | null;
+    error?: { message: string };
   };
   return {
     run_id: row.id,
@@ -123,5 +124,6 @@ async function indexedRun(env: Env, token: string, project: string, runId: strin
     finished_at: row.finishedAt,
     run_time_ms: row.runTimeMs,
     host: row.host ?? null,
+    ...(row.error ? { error: { message: row.error.message } } : {}),
   };
 }

@@ -67,6 +67,7 @@ export class IndexReports {
           createdAt: r.created_at,
           finishedAt: r.finished_at,
           runTimeMs: r.run_time_ms,
+          ...(r.error ? { error: r.error } : {}),
           ...(r.host_id ? { host: r.host_id } : {}),
           ...(r.hook_state
             ? { webhook: { state: r.hook_state, attempts: attemptCount(r.hook_attempts) } }

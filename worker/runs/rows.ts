@@ -131,6 +131,7 @@ export type IndexRow = Pick<
   | "hook_state"
   | "hook_attempts"
   | "host_id"
+  | "error"
 >;
 
 /** What a row keeps of a webhook: the shown target, whether it is signed, and the secrets. */

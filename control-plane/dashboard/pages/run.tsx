@@ -110,6 +110,7 @@ async function runPage(c: DashCtx) {
         started_at: null,
         finished_at: item.finishedAt,
         run_time_ms: item.runTimeMs,
+        ...(item.error ? { error: item.error } : {}),
       };
   const live = !isEnded(run.status);
   // A delivery still being tried (after the run, or after Resend) is followed live too.
