@@ -211,7 +211,13 @@ describe("the watchdog, with a registry of hosts", () => {
     expect(await viewOf(run)).toMatchObject({
       status: "failure",
       host: "hst_far",
-      error: { message: "the runtime host lost the run (it restarted or stopped)" },
+      // Not only "lost": a frozen or cut-off host may have finished it (an exploratory pass saw
+      // runs that had succeeded reported as lost).
+      error: {
+        message: expect.stringMatching(
+          /or stopped answering about it: the registry has it down, so whether it finished there is not known$/,
+        ),
+      },
     });
   });
 

@@ -24,6 +24,9 @@ export type Verdict =
   | { kind: "running"; misses: number };
 
 const LOST = "the runtime host lost the run (it restarted or stopped)";
+/** Not only "lost": a host frozen or cut off may well have finished the run; nobody can tell. */
+const GONE =
+  "the runtime host lost the run, or stopped answering about it: the registry has it down, so whether it finished there is not known";
 
 export async function watch(env: Env, row: RunRow): Promise<Verdict> {
   const answer = await askHost(env, row.host_url ?? env.RUNTIME_HOST_URL, row.id);
@@ -34,7 +37,7 @@ export async function watch(env: Env, row: RunRow): Promise<Verdict> {
     row.host_id !== null &&
     (await isHostAlive(env, row.host_id)) === false
   )
-    return { kind: "failed", message: LOST };
+    return { kind: "failed", message: GONE };
   if (answer.kind === "state" && answer.run.status !== "running")
     return { kind: "ended", run: answer.run };
   const misses = answer.kind === "silent" ? row.host_misses + 1 : 0;
