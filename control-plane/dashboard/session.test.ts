@@ -405,6 +405,20 @@ describe("dashboard actions", () => {
     expect(html).toMatch(/<dt>Answered<\/dt>\s*<dd><code>404<\/code><\/dd>/);
   });
 
+  it("show an empty project as empty, and a deploy into it, not into local.json's project", async () => {
+    const empty = await f.addProject();
+    const cookie = await signIn();
+    const switched = await post("/dashboard/project", cookie, { project: empty });
+    const session = cookie.split("; ").filter((c) => !c.startsWith("runlet_project="));
+    const inEmpty = [...session, cookiesOf(switched)].join("; ");
+    const apps = await (await page("/dashboard/apps", inEmpty)).text();
+    expect(apps).toContain(`RUNLET_PROJECT=${empty} npx runlet deploy examples/hello`);
+    const runs = await (await page("/dashboard/runs", inEmpty)).text();
+    expect(runs).toContain("No runs yet.");
+    const filtered = await (await page("/dashboard/runs?status=failure", inEmpty)).text();
+    expect(filtered).toContain("No runs match.");
+  });
+
   it("show a filter of an app not deployed (deleted since, or typed) as the selected app", async () => {
     const html = await (await page("/dashboard/runs?app=long-gone", await signIn())).text();
     expect(html).toMatch(

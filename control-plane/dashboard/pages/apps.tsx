@@ -54,7 +54,9 @@ export function registerApps(dash: Hono<DashEnv>) {
           >
             {listed.data.apps.length === 0 ? (
               <EmptyRow span={6}>
-                No app yet: <code>npx runlet deploy examples/hello</code>
+                {/* The CLI deploys to local.json's project unless told: this one, by name. */}
+                No app yet:{" "}
+                <code>{`RUNLET_PROJECT=${c.var.session.projectId} npx runlet deploy examples/hello`}</code>
               </EmptyRow>
             ) : (
               listed.data.apps.map((a) => (
@@ -160,7 +162,7 @@ export function registerApps(dash: Hono<DashEnv>) {
           label="Recent runs"
           head={["Run", "App", "Function", "Mode", "Status", "Created", "Duration", "Webhook"]}
         >
-          <RunRows runs={runs.slice(0, 20)} />
+          <RunRows runs={runs.slice(0, 20)} filtered={false} />
         </Table>
         <p>
           <a href={`/dashboard/runs?app=${name}`}>All runs of {a.name}</a>

@@ -32,8 +32,9 @@ export function Mode({ async }: { async: boolean }) {
   return async ? <span class="badge badge-async">async</span> : <span class="muted">sync</span>;
 }
 
-export function RunRows({ runs }: { runs: RunItem[] }) {
-  if (runs.length === 0) return <EmptyRow span={8}>No runs match.</EmptyRow>;
+export function RunRows({ runs, filtered = true }: { runs: RunItem[]; filtered?: boolean }) {
+  if (runs.length === 0)
+    return <EmptyRow span={8}>{filtered ? "No runs match." : "No runs yet."}</EmptyRow>;
   return (
     <>
       {runs.map((r) => (
@@ -153,7 +154,10 @@ export function registerRuns(dash: Hono<DashEnv>) {
               refresh={q.cursor ? undefined : REFRESH_MS}
               head={["Run", "App", "Function", "Mode", "Status", "Created", "Duration", "Webhook"]}
             >
-              <RunRows runs={listed.data.runs} />
+              <RunRows
+                runs={listed.data.runs}
+                filtered={Boolean(filters.app || filters.status || filters.mode || q.cursor)}
+              />
             </Table>
             <Pager
               path="/dashboard/runs"
