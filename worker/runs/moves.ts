@@ -110,24 +110,18 @@ export class RunMoves {
         this.dispatch.sentTo(id, url);
         release = inFlight(url, info.project, info.app);
       };
-      const concurrency = this.replicaConcurrency;
-      answer = await handOverToBest(
-        this.env,
-        this.store,
-        info,
-        run,
-        withdrawn,
-        sentTo,
-        concurrency,
-      );
+      const { env, store, replicaConcurrency } = this;
+      answer = await handOverToBest(env, store, info, run, withdrawn, sentTo, replicaConcurrency);
     } finally {
       this.dispatch.end(id);
     }
+    const row = this.store.get(id);
+    // Counted until its end, unless it has ended here already (cancelled, expired): no end comes
+    // through `end` again to stop counting it.
     const running =
       (answer.kind === "started" || answer.kind === "known") && answer.run.status === "running";
-    if (release && running) this.#calls.set(id, release);
+    if (release && running && row && !isEnded(row.status)) this.#calls.set(id, release);
     else release?.();
-    const row = this.store.get(id);
     if (row && answer.kind !== "withdrawn") {
       if (answer.kind === "later") {
         this.dispatch.pause();
