@@ -34,6 +34,7 @@ import {
   functionWorkload,
   type Workload,
   WorkloadError,
+  type WorkloadFailure,
   type WorkloadSpec,
 } from "./workload.ts";
 
@@ -108,8 +109,11 @@ const room = (app: AppReplicas) =>
   app.target.config.scaling.max_replicas - liveCount(app) - app.finishing.size;
 
 /** Fails every call waiting in the app's queue. */
-function failQueued(app: AppReplicas, kind: "closing" | "removed"): void {
-  app.queue.failAll(() => new WorkloadError({ kind }));
+function failQueued(
+  app: AppReplicas,
+  failure: Extract<WorkloadFailure, { kind: "closing" | "removed" }>,
+): void {
+  app.queue.failAll(() => new WorkloadError(failure));
 }
 
 export class ReplicaPool {
@@ -177,7 +181,7 @@ export class ReplicaPool {
     if (!replicas) return;
     this.#apps.delete(key);
     this.options.grants?.forget(project, app);
-    failQueued(replicas, "removed");
+    failQueued(replicas, { kind: "removed" });
     for (const replica of replicas.replicas) this.#retire(replicas, replica);
   }
 
@@ -207,14 +211,13 @@ export class ReplicaPool {
    * (the Worker sends a sync call on to another host), rather than after the grace.
    */
   turnAway(): void {
-    for (const app of this.#apps.values())
-      app.queue.failAll(() => new WorkloadError({ kind: "closing", elsewhere: true }));
+    for (const app of this.#apps.values()) failQueued(app, { kind: "closing", elsewhere: true });
   }
 
   /** Stops every replica; calls in flight or queued fail with a `closing` error. */
   async close(): Promise<void> {
     this.#closing = true;
-    for (const app of this.#apps.values()) failQueued(app, "closing");
+    for (const app of this.#apps.values()) failQueued(app, { kind: "closing" });
     await Promise.all(
       [...this.#all].map((r) => {
         clearTimeout(r.idleTimer);
