@@ -33,7 +33,7 @@ const NOT_KEPT = new Set(["content-length", "transfer-encoding", "connection", "
 
 /**
  * The key of the request, if it has one: a Structured Fields string (`"…"`, as the draft
- * writes it) or the bare key; 1–255 printable ASCII characters. 400 otherwise.
+ * writes it) or the bare key without a comma; 1–255 printable ASCII characters. 400 otherwise.
  */
 export function keyOfHeader(raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
@@ -41,8 +41,13 @@ export function keyOfHeader(raw: string | undefined): string | undefined {
   if (raw.startsWith('"')) {
     const quoted = /^"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"$/.exec(raw);
     if (!quoted)
-      throw invalid('its quoted string is not closed, or escapes other than \\" or \\\\');
+      throw invalid(
+        'it must be one quoted string (one header line), escaping nothing but \\" and \\\\',
+      );
     key = (quoted[1] as string).replace(/\\(["\\])/g, "$1");
+  } else if (raw.includes(",")) {
+    // Two header lines reach the Worker joined by ", ": which key was meant is not known.
+    throw invalid('a bare key may not hold ",": send one header line, or quote the key');
   }
   if (key.length === 0 || key.length > 255)
     throw invalid(`it must be 1 to 255 characters, got ${key.length}`);

@@ -3,6 +3,7 @@
 // sync call the first answer, and the refusals (400, 409, 422).
 import { fetchMock, runDurableObjectAlarm, runInDurableObject, SELF } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { keyOfHeader } from "../idempotency.ts";
 import { SHARDS } from "../runs/limits.ts";
 import type { RunShard } from "../runs/shard.ts";
 import { shardOf } from "../runs/shards.ts";
@@ -351,5 +352,17 @@ describe("Idempotency-Key: sync runs", () => {
       expect(res.status, key).toBe(400);
       expect(body.message).toMatch(/Idempotency-Key is not valid/);
     }
+  });
+
+  it("refuses two key lines, which arrive joined by a comma, with 400", async () => {
+    const headers = new Headers((await callerOf("idem-sync"))());
+    headers.append("idempotency-key", "order-7");
+    headers.append("idempotency-key", "order-8");
+    const { res, body } = await call(`/v4/${PROJECT}/idem-sync/run`, { headers });
+    expect(res.status).toBe(400);
+    expect(body.message).toMatch(/bare key may not hold ","/);
+    // A quoted key may hold one: it is one Structured Fields string.
+    expect(keyOfHeader('"a, b"')).toBe("a, b");
+    expect(() => keyOfHeader('"a", "b"')).toThrow(/one quoted string/);
   });
 });
