@@ -10,6 +10,7 @@
  * `result`: IPC keeps the order).
  */
 import { z } from "zod";
+import type { CallOutcome } from "./workload.ts";
 
 /** host → child: call the export `fn` with `payload` (the caller's JSON). */
 export interface InvokeMessage {
@@ -106,3 +107,10 @@ export const childMessageSchema: z.ZodType<ChildMessage> = z.union([
     notFound: z.literal(true),
   }),
 ]);
+
+/** How a call ended, from its result message. */
+export function outcomeOf(msg: ResultMessage): CallOutcome {
+  if (msg.ok) return { kind: "returned", value: msg.value ?? null };
+  if ("notFound" in msg) return { kind: "not-found" };
+  return { kind: "threw", message: msg.error.message };
+}

@@ -134,6 +134,30 @@ export const dropped = () => ({ fn: () => 1, n: 1 });`,
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
+  it("says how a crashed process ended: its own exit status, or that it ran out of memory", async () => {
+    const app = {
+      "main.mjs": `
+export const exit = () => process.exit(3);
+export const grow = () => { const a = []; for (;;) a.push(new Array(1e6).fill(1.5)); };`,
+    };
+    // Three at once: the host's own kill as the channel closed had won this race about half the
+    // time, and the call read "signal SIGKILL".
+    const exits = [await replicaOf(app), await replicaOf(app), await replicaOf(app)];
+    await Promise.all(exits.map((r) => r.start()));
+    for (const failure of await Promise.all(
+      exits.map((r) => failureOf(r.invoke({ ...CALL, fn: "exit" }, 60_000))),
+    ))
+      expect(failure.message).toBe("the function's process exited unexpectedly (code 3)");
+
+    const grows = await replicaOf(app);
+    await grows.start();
+    const failure = await failureOf(grows.invoke({ ...CALL, fn: "grow" }, 60_000));
+    expect(failure.failure).toMatchObject({ kind: "exited", outOfMemory: true });
+    expect(failure.message).toMatch(
+      /^the function ran out of memory: its process reached the JavaScript heap's limit and ended \(signal SIGABRT\)/,
+    );
+  });
+
   it("keeps stdout and stderr, and stop() ends what the app spawned too", async () => {
     const replica = await replicaOf({
       "main.mjs": `

@@ -6,12 +6,7 @@ import { APP_ENV } from "../../common/consts.ts";
 import { LOG_RING_BYTES } from "../limits.ts";
 import { type Launcher, launchManaged } from "../runtimes/managed/launch.ts";
 import { LogRing } from "./log-ring.ts";
-import {
-  type ChildMessage,
-  childMessageSchema,
-  type InvokeMessage,
-  type LoadMessage,
-} from "./messages.ts";
+import { childMessageSchema, type InvokeMessage, type LoadMessage, outcomeOf } from "./messages.ts";
 import { PendingCalls } from "./pending-calls.ts";
 import { ReplicaProcess } from "./replica-process.ts";
 import { hostRunLogs, type RunLogStore } from "./run-logs.ts";
@@ -19,6 +14,7 @@ import { RunOutput } from "./run-output.ts";
 import {
   type CallOutcome,
   type CallRequest,
+  exitOf,
   type FunctionWorkload,
   readSecrets,
   WorkloadError,
@@ -36,14 +32,13 @@ export interface ReplicaOptions {
 
 /** How long after its exit a process's last output may still be arriving. */
 const LAST_OUTPUT_MS = 1_000;
+/**
+ * How long a process whose IPC channel closed may take to exit by itself before it is killed: a
+ * crashing process closes it as it dies, and its own exit status says more than our SIGKILL.
+ */
+const EXIT_AFTER_DISCONNECT_MS = 1_000;
 
 const firstLine = (text: string) => text.split("\n", 1)[0]?.trim() || "unknown error";
-
-function outcomeOf(msg: Extract<ChildMessage, { type: "result" }>): CallOutcome {
-  if (msg.ok) return { kind: "returned", value: msg.value ?? null };
-  if ("notFound" in msg) return { kind: "not-found" };
-  return { kind: "threw", message: msg.error.message };
-}
 
 export class ManagedReplica implements FunctionWorkload {
   readonly kind = "function";
@@ -54,8 +49,9 @@ export class ManagedReplica implements FunctionWorkload {
   #settleStart: ((error?: WorkloadError) => void) | undefined;
   #ready = false;
   #loadError: string | undefined;
-  /** Set when the host kills the process: it is as good as gone. */
+  /** Set when the host kills the process, or its channel closed: it is as good as gone. */
   #killedWith: NodeJS.Signals | undefined;
+  #disconnected = false;
   /** A call ran past its limit of this many seconds: only a kill stops it (its others with it). */
   #stoppedFor: number | undefined;
   readonly #pending = new PendingCalls();
@@ -91,7 +87,8 @@ export class ManagedReplica implements FunctionWorkload {
   }
 
   get accepting(): boolean {
-    return !this.#process.exited && !this.#process.stopping && this.#killedWith === undefined;
+    const gone = this.#process.exited || this.#killedWith !== undefined || this.#disconnected;
+    return !gone && !this.#process.stopping;
   }
 
   onExit(listener: () => void): void {
@@ -193,7 +190,10 @@ export class ManagedReplica implements FunctionWorkload {
     child.on("close", () => this.#lastWords());
     child.on("message", (raw: unknown) => this.#onMessage(raw));
     // The app's code can close the channel; without it no result can come back, so end it.
-    child.on("disconnect", () => this.#kill("SIGKILL"));
+    child.on("disconnect", () => {
+      this.#disconnected = true;
+      setTimeout(() => this.#kill("SIGKILL"), EXIT_AFTER_DISCONNECT_MS).unref();
+    });
     child.on("error", () => {
       // Spawning failed (no pid, no exit event), or a signal could not be sent.
       if (child.pid === undefined) this.#process.exitedWith(null, null);
@@ -227,17 +227,23 @@ export class ManagedReplica implements FunctionWorkload {
   #ended(): void {
     const { code, signal } = this.#process.status;
     const stopping = this.#process.stopping;
+    const outOfMemory = this.#runOutput.outOfMemory || undefined;
     const failure = stopping
       ? new WorkloadError({ kind: "closing" })
-      : new WorkloadError({ kind: "exited", code, signal, stoppedFor: this.#stoppedFor });
+      : new WorkloadError({
+          kind: "exited",
+          code,
+          signal,
+          stoppedFor: this.#stoppedFor,
+          outOfMemory,
+        });
     this.#settleStart?.(
       stopping
         ? failure
         : new WorkloadError({
             kind: "load-failed",
             detail:
-              this.#loadError ??
-              `its process exited during start-up (${signal ? `signal ${signal}` : `code ${code}`})`,
+              this.#loadError ?? `its process exited during start-up (${exitOf({ code, signal })})`,
           }),
     );
     this.#pending.failAll(failure);
@@ -251,9 +257,9 @@ export class ManagedReplica implements FunctionWorkload {
     if (this.#process.exited || !child) {
       return Promise.reject(new WorkloadError({ kind: "exited", ...this.#process.status }));
     }
-    if (this.#killedWith) {
+    if (this.#killedWith || this.#disconnected) {
       return Promise.reject(
-        new WorkloadError({ kind: "exited", code: null, signal: this.#killedWith }),
+        new WorkloadError({ kind: "exited", code: null, signal: this.#killedWith ?? null }),
       );
     }
     if (!this.#ready) return Promise.reject(new Error("invoke() before the replica is ready"));
@@ -285,15 +291,8 @@ export class ManagedReplica implements FunctionWorkload {
 
   /** Once the process has ended: the runs still in flight keep its last output and its end. */
   #lastWords(): void {
-    const { code, signal } = this.#process.status;
-    const how = signal ? `signal ${signal}` : `code ${code}`;
-    this.#runOutput.processEnded(
-      this.#stoppedFor !== undefined
-        ? `the replica was stopped (${how}) because a run on it ran past its ${this.#stoppedFor} s limit`
-        : this.#process.stopping
-          ? `the replica was stopped (${how}) before this run finished`
-          : `the function's process exited (${how}) before this run finished`,
-    );
+    const { status, stopping } = this.#process;
+    this.#runOutput.processEnded({ status, stopping, stoppedFor: this.#stoppedFor });
   }
 
   stop(): Promise<void> {

@@ -11,7 +11,20 @@
  */
 import { LogRing, type LogStream } from "./log-ring.ts";
 import type { LogMessage } from "./messages.ts";
+import type { ExitStatus } from "./replica-process.ts";
 import type { RunLogStore, RunOwner } from "./run-logs.ts";
+import { exitOf } from "./workload.ts";
+
+/** V8's report of a heap that reached its limit. */
+const OUT_OF_MEMORY = /JavaScript heap out of memory|Fatal (?:JavaScript|process) out of memory/;
+
+/** How a replica's process ended: its status, and whether the host stopped it (and why). */
+export interface ProcessEnd {
+  status: ExitStatus;
+  stopping: boolean;
+  /** It was killed because a call on it ran past this limit (seconds). */
+  stoppedFor: number | undefined;
+}
 
 interface CallInFlight {
   runId: string;
@@ -62,9 +75,18 @@ export class RunOutput {
 
   /**
    * The process has ended and its output is read: the runs still in flight get its last words
-   * and `reason`. Later messages belong to no run.
+   * and a line saying how it ended. Later messages belong to no run.
    */
-  processEnded(reason: string): void {
+  processEnded(end: ProcessEnd): void {
+    const how = exitOf(end.status);
+    const reason =
+      end.stoppedFor !== undefined
+        ? `the replica was stopped (${how}) because a run on it ran past its ${end.stoppedFor} s limit`
+        : end.stopping
+          ? `the replica was stopped (${how}) before this run finished`
+          : this.outOfMemory
+            ? `the function's process ran out of memory and ended (${how}) before this run finished`
+            : `the function's process exited (${how}) before this run finished`;
     const runs = new Map<string, number>();
     for (const { runId, since } of this.#calls.values()) {
       runs.set(runId, Math.min(since, runs.get(runId) ?? since));
@@ -86,6 +108,12 @@ export class RunOutput {
       this.store.flush(runId);
       this.store.write(runId, "stderr", `runlet: ${reason}\n`);
     }
+  }
+
+  /** Whether the process wrote V8's report of a heap at its limit (Node then aborts). */
+  get outOfMemory(): boolean {
+    const tail = Buffer.concat(this.#own.chunks().map((c) => c.data)).subarray(-16 * 1024);
+    return OUT_OF_MEMORY.test(tail.toString());
   }
 
   /** Bytes of its own output the process has sent so far. */

@@ -5,6 +5,7 @@
  * calls of an export; an `HttpWorkload` (custom runtime: `CustomReplica`) is the app's own HTTP
  * server, reached at an address. Code that needs one kind narrows by `kind`; nothing casts.
  */
+import { constants } from "node:os";
 import type { LogRing } from "./log-ring.ts";
 
 /** What a replica runs: one deployed version of an app, in its folder. */
@@ -54,6 +55,8 @@ export type WorkloadFailure =
       signal: NodeJS.Signals | null;
       /** The host stopped it because another call on it outlived its time limit (seconds). */
       stoppedFor?: number;
+      /** It wrote V8's out-of-memory report before it ended. */
+      outOfMemory?: true;
     }
   | { kind: "timeout"; ms: number }
   | {
@@ -70,6 +73,24 @@ export type WorkloadFailure =
   /** Its caller gave up (its signal aborted) while it still waited for a slot. */
   | { kind: "withdrawn" };
 
+/**
+ * How a process ended, for people: `signal SIGTERM`, `code 3`. A sandboxed process's own death
+ * by a signal reaches the host as bwrap's exit code 128 + the signal, which is named too.
+ */
+export function exitOf({ code, signal }: { code: number | null; signal: string | null }): string {
+  if (signal) return `signal ${signal}`;
+  if (code === null) return "no exit status";
+  const name = code > 128 ? signalNames.get(code - 128) : undefined;
+  return name ? `code ${code}: 128 + ${name}` : `code ${code}`;
+}
+
+/** Each signal's first name (SIGABRT, not its alias SIGIOT). */
+const signalNames = new Map(
+  Object.entries(constants.signals)
+    .reverse()
+    .map(([name, n]) => [n, name]),
+);
+
 function describe(failure: WorkloadFailure): string {
   switch (failure.kind) {
     case "load-failed":
@@ -77,9 +98,9 @@ function describe(failure: WorkloadFailure): string {
     case "exited":
       if (failure.stoppedFor !== undefined)
         return `the function's process was stopped: another call on the same replica ran past its ${failure.stoppedFor} s limit`;
-      return `the function's process exited unexpectedly (${
-        failure.signal ? `signal ${failure.signal}` : `code ${failure.code}`
-      })`;
+      if (failure.outOfMemory)
+        return `the function ran out of memory: its process reached the JavaScript heap's limit and ended (${exitOf(failure)}); see "Limits" in docs/api.md`;
+      return `the function's process exited unexpectedly (${exitOf(failure)})`;
     case "timeout":
       return `the function did not finish within ${failure.ms / 1000} s; its process was stopped`;
     case "busy":

@@ -52,6 +52,8 @@ export async function forkBomb() {
   for (const child of started) child.kill("SIGKILL");
   return { started: started.length };
 }
+export const exit3 = () => process.exit(3);
+export const grow = () => { const a = []; for (;;) a.push(new Array(1e6).fill(1.5)); };
 export function hog() {
   const kept = [];
   try { for (;;) kept.push(Buffer.alloc(64 * 1024 * 1024, 1)); }
@@ -157,5 +159,23 @@ describe.skipIf(sandbox.kind !== "bubblewrap")("the bubblewrap sandbox", () => {
     const hog = await call("alpha", "hog");
     expect(hog.failedAfterMiB as number).toBeLessThanOrEqual(1024);
     expect((await fetch(`${host.url}/healthz`)).status).toBe(200);
+  });
+
+  it("says how a replica's process ended: its own exit code, or its heap out of memory", async () => {
+    expect((await client.deploy("p", "gamma", 1, PROBE)).status).toBe(200);
+    // bwrap reports the app's end a moment after the app's IPC channel closes; the host's kill
+    // at the close had won that race about half the time, and every crash read "signal SIGKILL".
+    for (let i = 0; i < 3; i++) {
+      const res = await client.invoke("p", "gamma", "exit3", "null");
+      expect([res.status, res.body.message]).toEqual([
+        502,
+        "the function's process exited unexpectedly (code 3)",
+      ]);
+    }
+    const res = await client.invoke("p", "gamma", "grow", "null");
+    expect(res.status).toBe(502);
+    expect(res.body.message).toMatch(
+      /^the function ran out of memory: its process reached the JavaScript heap's limit and ended \(code 134: 128 \+ SIGABRT\)/,
+    );
   });
 });

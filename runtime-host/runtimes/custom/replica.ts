@@ -19,6 +19,7 @@ import { LOG_RING_BYTES } from "../../limits.ts";
 import { LogRing } from "../../pool/log-ring.ts";
 import { ReplicaProcess } from "../../pool/replica-process.ts";
 import {
+  exitOf,
   type HttpWorkload,
   readSecrets,
   WorkloadError,
@@ -252,11 +253,10 @@ export class CustomReplica implements HttpWorkload {
     let listening = false;
     for (;;) {
       if (this.#process.exited) {
-        const { code, signal } = this.#process.status;
         const lastWords = lastWordsOf(this.logs.text());
         throw new WorkloadError({
           kind: "load-failed",
-          detail: `its process exited before it was healthy (${signal ? `signal ${signal}` : `code ${code}`})${lastWords ? `: ${lastWords}` : ""}`,
+          detail: `its process exited before it was healthy (${exitOf(this.#process.status)})${lastWords ? `: ${lastWords}` : ""}`,
         });
       }
       listening ||= await accepts(target);
