@@ -58,6 +58,12 @@ function Timeline({ run, async }: { run: RunRecord; async: boolean }) {
   );
 }
 
+/** When an ended run started, from the index's end and run time (its own record is gone). */
+function startedOf(item: RunItem): string | null {
+  if (item.finishedAt === null || item.runTimeMs === null) return null;
+  return new Date(Date.parse(item.finishedAt) - item.runTimeMs).toISOString();
+}
+
 /** How long a run id not in the index may be waited for, from the time in the id. */
 const ARRIVAL_MS = 30_000;
 
@@ -107,7 +113,7 @@ async function runPage(c: DashCtx) {
     : {
         status: item.status,
         created_at: item.createdAt,
-        started_at: null,
+        started_at: startedOf(item),
         finished_at: item.finishedAt,
         run_time_ms: item.runTimeMs,
         ...(item.error ? { error: item.error } : {}),
