@@ -18,17 +18,18 @@ import {
 } from "../session.ts";
 import { Field, Notice } from "../ui.tsx";
 
+const FIRST_PAGE = "/dashboard/runs";
+
 /**
  * Where to go after signing in: only a dashboard path of this site, as a browser resolves it
  * (`/dashboard/../x` is `/x`: not one).
  */
 function nextPath(raw: unknown): string {
-  if (typeof raw !== "string" || !raw.startsWith("/") || raw.startsWith("//"))
-    return "/dashboard/runs";
+  if (typeof raw !== "string" || !raw.startsWith("/") || raw.startsWith("//")) return FIRST_PAGE;
   const url = new URL(raw, "http://dashboard.invalid");
   return url.origin === "http://dashboard.invalid" && /^\/dashboard(\/|$)/.test(url.pathname)
     ? url.pathname + url.search
-    : "/dashboard/runs";
+    : FIRST_PAGE;
 }
 
 function LoginPage({ error, next, ended }: { error?: string; next: string; ended?: boolean }) {
@@ -42,8 +43,12 @@ function LoginPage({ error, next, ended }: { error?: string; next: string; ended
         </Notice>
       ) : null}
       <p>
-        On the machine that runs Runlet, <code>npx runlet dashboard</code> prints a one-time sign-in
-        link. Or paste a token: yours, or a service account's.
+        On the machine that runs Runlet,{" "}
+        <code>
+          {next === FIRST_PAGE ? "npx runlet dashboard" : `npx runlet dashboard '${next}'`}
+        </code>{" "}
+        prints a one-time sign-in link{next === FIRST_PAGE ? "" : " to this page"}. Or paste a
+        token: yours, or a service account's.
       </p>
       <form method="post" action="/dashboard/login" class="stack">
         <input type="hidden" name="next" value={next} />
@@ -78,7 +83,7 @@ export function registerSignIn(dash: Hono<DashEnv>) {
       );
     }
     setSessionCookies(c, session);
-    return c.redirect("/dashboard/runs", 303);
+    return c.redirect(nextPath(c.req.query("next")), 303);
   });
 
   dash.get("/login", (c) =>
@@ -119,5 +124,5 @@ async function switchProject(c: DashCtx) {
   const form = await c.req.parseBody();
   const wanted = session.projects.find((p) => p.id === form.project);
   if (wanted) setProjectCookie(c, wanted.id);
-  return c.redirect("/dashboard/runs", 303);
+  return c.redirect(FIRST_PAGE, 303);
 }
