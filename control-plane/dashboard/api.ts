@@ -73,6 +73,20 @@ async function answer<T>(res: Response): Promise<Answer<T>> {
   return {
     ok: false,
     status: res.status,
-    message: typeof message === "string" ? message : `the API answered ${res.status}`,
+    message: typeof message === "string" ? inPageTerms(message) : `the API answered ${res.status}`,
   };
+}
+
+/**
+ * The API's names of what a page calls otherwise: its fields (Endpoint, Secret) and its page
+ * links (`cursor`), so a refusal speaks of what the reader typed or clicked.
+ */
+const PAGE_TERMS: Array<[RegExp, string]> = [
+  [/\bwebhookEndpoint\b/g, "the endpoint"],
+  [/\bX-Webhook-Secret\b/gi, "the secret"],
+  [/\bnextToken\b/g, "the page link's cursor"],
+];
+
+function inPageTerms(message: string): string {
+  return PAGE_TERMS.reduce((text, [term, words]) => text.replace(term, words), message);
 }

@@ -450,4 +450,10 @@ describe("dashboard actions", () => {
     const keys = await (await page("/dashboard/api-keys", await signIn(f.member.token))).text();
     expect(keys).toContain("API keys are for the project&#39;s owners:");
   });
+
+  it("speak of what the page calls things, not of the API's parameters", async () => {
+    const html = await (await page("/dashboard/runs?cursor=edited", await signIn())).text();
+    expect(html).toContain("the page link&#39;s cursor is not a page token issued by this service");
+    expect(html).not.toContain("nextToken");
+  });
 });
