@@ -217,7 +217,8 @@ export type ApiErrorCode =
   | "internal"
   | "bad_gateway"
   | "unavailable"
-  | "gateway_timeout";
+  | "gateway_timeout"
+  | "insufficient_storage";
 
 /**
  * A RunletError's code: the API's own (or, for an answer without one, the code of its status);

@@ -24,6 +24,7 @@ export const ERROR_STATUS = {
   bad_gateway: 502,
   unavailable: 503,
   gateway_timeout: 504,
+  insufficient_storage: 507,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

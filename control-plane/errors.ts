@@ -24,6 +24,27 @@ export function handleError(err: Error, c: Context) {
         : err.message || "bad request";
     return c.json({ message, code: codeOf(err.status) }, err.status);
   }
+  if (isDiskFull(err)) {
+    console.error("[control-plane] the disk is full:", err.message);
+    return c.json(
+      {
+        message:
+          "the control plane's disk is full, so nothing was changed: free space where it keeps its data (RUNLET_HOME locally), then try again",
+        code: "insufficient_storage",
+      },
+      507,
+    );
+  }
   console.error("[control-plane] unexpected error:", err);
   return c.json({ message: "internal error", code: "internal" }, 500);
+}
+
+/** A write refused for want of space: the file system's (ENOSPC, EDQUOT) or SQLite's. */
+export function isDiskFull(err: unknown): boolean {
+  for (let e = err; e instanceof Error; e = e.cause) {
+    const { code } = e as NodeJS.ErrnoException;
+    if (code === "ENOSPC" || code === "EDQUOT" || code === "SQLITE_FULL") return true;
+    if (/\bSQLITE_FULL\b/.test(e.message)) return true; // D1 says it in its message
+  }
+  return false;
 }

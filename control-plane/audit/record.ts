@@ -3,7 +3,9 @@ import { newId } from "../../common/ids.ts";
 import type { AppEnv, Ctx, PendingAudit } from "../context.ts";
 import { viaDashboard } from "../dashboard/via.ts";
 import { auditLog } from "../db/schema.ts";
+import { isDiskFull } from "../errors.ts";
 import type { Outcome } from "./actions.ts";
+import { hold, writeHeld } from "./backlog.ts";
 import { subjectKey } from "./keys.ts";
 
 type Metadata = Record<string, unknown>;
@@ -66,6 +68,7 @@ export const recordFailures = createMiddleware<AppEnv>(async (c, next) => {
   await next();
   const pending = c.var.audit;
   if (!pending) return;
+  await writeHeld(c.var.deps.db);
   if (c.res.status < 400) {
     if (!pending.written)
       console.error(`[control-plane] ${c.req.method} ${c.req.path} succeeded unaudited`);
@@ -79,10 +82,16 @@ export const recordFailures = createMiddleware<AppEnv>(async (c, next) => {
   }
   const metadata: Metadata = { status: c.res.status };
   if (typeof message === "string") metadata.error = message;
+  const row = entry(c, pending, "failure", metadata);
   try {
-    await c.var.deps.db.insert(auditLog).values(entry(c, pending, "failure", metadata));
+    await c.var.deps.db.insert(auditLog).values(row);
   } catch (err) {
-    // The project may not exist (a failed create); the caller's answer stands either way.
-    console.error(`[control-plane] could not record a failed ${pending.action}:`, err);
+    // The database is full or busy: the entry waits. Or the project does not exist (a failed
+    // create): there is nothing to record it under. The caller's answer stands either way.
+    if (isDiskFull(err) || /SQLITE_BUSY|database is locked/i.test(String(err))) {
+      hold(c.var.deps.db, row, err);
+    } else {
+      console.error(`[control-plane] could not record a failed ${pending.action}:`, err);
+    }
   }
 });
