@@ -76,7 +76,10 @@ async function runNow(c: FunctionContext, call: RunCall, fn: string, body: Array
     return c.json({ run_id: call.runId, error: { message: error.message }, run_time_ms }, 500);
   }
   const { result, run_time_ms } = outcome;
-  return c.json({ run_id: call.runId, result, run_time_ms }, statusOf(result) as 200);
+  const status = statusOf(result);
+  // These carry no body (the Fetch standard refuses one): the status and X-Request-Id alone.
+  if (status === 204 || status === 205 || status === 304) return c.body(null, status);
+  return c.json({ run_id: call.runId, result, run_time_ms }, status as 200);
 }
 
 /**

@@ -252,6 +252,23 @@ describe("Idempotency-Key: sync runs", () => {
     expect(replayedOf(again.res)).toBeNull();
   });
 
+  it("replays an answer without a body (204) as one", async () => {
+    const headers = await callerOf("idem-sync");
+    hostAnswers(200, { ok: true, result: { status_code: 204 }, run_time_ms: 1 });
+    const path = `/v4/${PROJECT}/idem-sync/run`;
+    const send = () =>
+      SELF.fetch(`https://api.test${path}`, {
+        method: "POST",
+        headers: headers("empty"),
+        body: "{}",
+      });
+    const first = await send();
+    expect([first.status, await first.text()]).toEqual([204, ""]);
+    const again = await send();
+    expect([again.status, await again.text()]).toEqual([204, ""]);
+    expect(replayedOf(again)).toBe("true");
+  });
+
   it("keeps a function's thrown error as the answer (500)", async () => {
     const headers = await callerOf("idem-sync");
     hostAnswers(200, { ok: false, error: { message: "boom" }, run_time_ms: 1 });

@@ -1,6 +1,6 @@
 // The run routes through SELF.fetch (worker/routes/run.ts): authentication and the 4xx
 // contract, and sync runs. Async runs, run state and the internal routes: runs.test.ts.
-import { fetchMock } from "cloudflare:test";
+import { fetchMock, SELF } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { JWT_ISSUER } from "../../common/consts.ts";
 import {
@@ -172,6 +172,21 @@ describe("run API: synchronous runs", () => {
       headers: { authorization: `Bearer ${token}` },
     });
     expect(res.status).toBe(418);
+  });
+
+  it("answers a status_code that carries no body (204, 205, 304) without one", async () => {
+    const token = await sign();
+    appIsDeployed();
+    for (const status_code of [204, 205, 304]) {
+      hostAnswers(200, { ok: true, result: { status_code }, run_time_ms: 1 }, "empty");
+      const res = await SELF.fetch(`https://api.test/v4/${PROJECT}/hello/empty`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}` },
+        body: "{}",
+      });
+      expect([res.status, await res.text()]).toEqual([status_code, ""]);
+      expect(res.headers.get("x-request-id")).toMatch(/^run_/);
+    }
   });
 
   it("turns a thrown error into 500 {run_id, error: {message}}", async () => {
