@@ -59,6 +59,10 @@ export const ENV = {
   hostToken: "RUNLET_HOST_TOKEN",
   hostName: "RUNLET_HOST_NAME",
   hostAddress: "RUNLET_HOST_ADDRESS",
+  /** The address a host listens on, when it is not its RUNLET_HOST_ADDRESS (a tunnel, NAT). */
+  hostListen: "RUNLET_HOST_LISTEN",
+  /** A file holding the host token, read at each registration (`runlet start`'s own hosts). */
+  hostTokenFile: "RUNLET_HOST_TOKEN_FILE",
   hostSlots: "RUNLET_HOST_SLOTS",
   /** `runlet start`: how many runtime hosts it runs (default 1). */
   hosts: "RUNLET_HOSTS",

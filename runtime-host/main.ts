@@ -5,6 +5,8 @@
  * `shutdownGraceMs` (see server.ts); a second signal stops it at once. Started by `runlet start`,
  * it also stops — at once, as nothing would take its reports — when its supervisor is gone.
  */
+import { readFileSync } from "node:fs";
+import { isIP } from "node:net";
 import { hostname, totalmem } from "node:os";
 import { resolve } from "node:path";
 import { z } from "zod";
@@ -26,19 +28,31 @@ const envSchema = z
     [ENV.internalToken]: z.string().min(32, "must be at least 32 characters").optional(),
     /** Joining a control plane's registry (docs/hosts.md): the internal token comes from it. */
     [ENV.hostToken]: z.string().min(1).optional(),
+    [ENV.hostTokenFile]: z.string().min(1).optional(),
     [ENV.hostName]: z.string().min(1).max(64).default(hostname().slice(0, 64)),
     [ENV.hostAddress]: z
       .url({ protocol: /^https?$/, error: "must be this host's http(s) URL" })
       .optional(),
+    [ENV.hostListen]: z.union([z.ipv4(), z.ipv6()], { error: "must be an IP address" }).optional(),
     [ENV.hostSlots]: z.coerce.number().int().min(1).max(100_000).default(DEFAULT_SLOTS),
     ...sandboxSettingsSchema,
   })
-  .refine((env) => env[ENV.internalToken] || env[ENV.hostToken], {
+  .refine((env) => env[ENV.internalToken] || env[ENV.hostToken] || env[ENV.hostTokenFile], {
     error: `set ${ENV.hostToken} (a host token from 'runlet hosts token') or ${ENV.internalToken}`,
   })
-  .refine((env) => !env[ENV.hostToken] || env[ENV.baseUrl], {
+  .refine((env) => !(env[ENV.hostToken] || env[ENV.hostTokenFile]) || env[ENV.baseUrl], {
     error: `a host that joins with ${ENV.hostToken} needs the control plane's URL in ${ENV.baseUrl}`,
   });
+
+/**
+ * Where a host listens unless told (RUNLET_HOST_LISTEN): the IP address it gives the Worker, or
+ * loopback when it gives a name (a tunnel or a proxy on this machine forwards to it).
+ */
+function listenAddressOf(address: string | undefined): string | undefined {
+  if (!address) return undefined;
+  const host = new URL(address).hostname.replace(/^\[|\]$/g, "");
+  return isIP(host) ? host : undefined;
+}
 
 async function main(): Promise<void> {
   const parsed = envSchema.safeParse(process.env);
@@ -49,14 +63,21 @@ async function main(): Promise<void> {
   const env = parsed.data;
   // Gone before the host is up: nothing to stop yet.
   let onSupervisorGone: () => void = () => process.exit(1);
+  let onRefused: (reason: string) => void = () => process.exit(1);
   watchSupervisor(() => onSupervisorGone());
   const controlPlaneUrl = env[ENV.baseUrl];
-  const hostToken = env[ENV.hostToken];
+  const token = env[ENV.hostToken];
+  const tokenFile = env[ENV.hostTokenFile];
+  // Read at each registration: `runlet start` may replace a revoked one as the host starts.
+  const hostToken = token
+    ? () => token
+    : tokenFile
+      ? () => readFileSync(tokenFile, "utf8").trim()
+      : undefined;
   const address = env[ENV.hostAddress];
   const host = await startHost({
     port: env[ENV.hostPort],
-    // A host other machines reach listens on the address it gives them.
-    hostname: address ? new URL(address).hostname.replace(/^\[|\]$/g, "") : undefined,
+    hostname: env[ENV.hostListen] ?? listenAddressOf(address),
     home: resolve(env[ENV.home] || ".runlet"),
     internalToken: env[ENV.internalToken],
     controlPlaneUrl,
@@ -66,6 +87,7 @@ async function main(): Promise<void> {
         ? {
             controlPlaneUrl,
             hostToken,
+            refused: (reason: string) => onRefused(reason),
             name: env[ENV.hostName],
             address,
             slots: env[ENV.hostSlots],
@@ -77,7 +99,7 @@ async function main(): Promise<void> {
   console.log(`runtime host listening on ${host.url}${joined}`);
 
   let stopping = false;
-  const stop = (graceful: boolean, why: string) => {
+  const stop = (graceful: boolean, why: string, exitCode = 0) => {
     if (stopping) {
       // Told again, or its supervisor went meanwhile: the grace ends now.
       void host.close();
@@ -91,7 +113,7 @@ async function main(): Promise<void> {
     // However a stop goes, the process ends: replicas are stopped within their own grace.
     exitWithin(grace + 15_000);
     host.close({ graceful }).then(
-      () => process.exit(0),
+      () => process.exit(exitCode),
       (err: unknown) => {
         console.error(`runtime host: stopping failed: ${(err as Error).message}`);
         process.exit(1);
@@ -100,6 +122,8 @@ async function main(): Promise<void> {
   };
   process.on("SIGINT", () => stop(true, "SIGINT"));
   process.on("SIGTERM", () => stop(true, "SIGTERM"));
+  // Its token was revoked: the Worker sends it nothing more, and the operator meant it to stop.
+  onRefused = (reason) => stop(true, reason, 1);
   onSupervisorGone = () => {
     exitWithin(5_000);
     stop(false, "its supervisor is gone");

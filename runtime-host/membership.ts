@@ -26,7 +26,10 @@ import { HttpError } from "./http/errors.ts";
 
 export interface MembershipOptions {
   controlPlaneUrl: string;
-  hostToken: string;
+  /** Read at each request (a token file may be replaced meanwhile). */
+  hostToken: () => string;
+  /** A heartbeat was refused (401: the host token was revoked); heartbeats stop. */
+  refused?: (reason: string) => void;
   /** What the host says of itself now (its state, load and warm apps). */
   heartbeat: () => Heartbeat;
   /** What the control plane answered: apps deleted (stop them), current versions. */
@@ -126,9 +129,15 @@ export class Membership implements BundleSource {
   #beatSoon(ms: number): void {
     if (this.#stopped.signal.aborted) return;
     this.#timer = setTimeout(async () => {
-      await this.#beat().catch((err: Error) =>
-        console.error(`runtime host: heartbeat failed: ${err.message}`),
-      );
+      try {
+        await this.#beat();
+      } catch (err) {
+        if (err instanceof Refused) {
+          this.opts.refused?.(err.message);
+          return; // no more heartbeats: the host stops
+        }
+        console.error(`runtime host: heartbeat failed: ${(err as Error).message}`);
+      }
       this.#beatSoon(ms);
     }, ms);
     this.#timer.unref();
@@ -149,6 +158,10 @@ export class Membership implements BundleSource {
       await this.#register(); // forgotten (down too long): the same address keeps its id
       return;
     }
+    if (res.status === 401) {
+      const body = (await res.json().catch(() => undefined)) as { message?: string } | undefined;
+      throw new Refused(`the control plane refused this host: ${body?.message ?? "401"}`);
+    }
     const answer = heartbeatAnswerSchema.safeParse(await res.json().catch(() => undefined));
     if (!res.ok || !answer.success) throw new Error(`the control plane answered ${res.status}`);
     this.opts.answered(answer.data);
@@ -157,7 +170,7 @@ export class Membership implements BundleSource {
   async #get(path: string, timeoutMs = 10_000): Promise<Response> {
     try {
       return await fetch(this.opts.controlPlaneUrl + path, {
-        headers: { authorization: `Bearer ${this.opts.hostToken}` },
+        headers: { authorization: `Bearer ${this.opts.hostToken()}` },
         signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), this.#stopped.signal]),
       });
     } catch {
@@ -169,7 +182,7 @@ export class Membership implements BundleSource {
     return fetch(this.opts.controlPlaneUrl + path, {
       method: "POST",
       headers: {
-        authorization: `Bearer ${this.opts.hostToken}`,
+        authorization: `Bearer ${this.opts.hostToken()}`,
         "content-type": "application/json",
       },
       body: JSON.stringify(body),

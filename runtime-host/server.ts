@@ -52,7 +52,10 @@ export interface HostOptions {
 
 export interface JoinOptions {
   controlPlaneUrl: string;
-  hostToken: string;
+  /** Read at each request: a token file may be replaced while the host runs. */
+  hostToken: () => string;
+  /** The control plane refused a heartbeat (the host token was revoked): the host must stop. */
+  refused?: (reason: string) => void;
   name: string;
   /** The URL the Worker reaches this host at; by default the address it listens on. */
   address?: string;
@@ -210,7 +213,10 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   answerUnreadBodies(server);
   answerClientErrors(server); // a request Node cannot parse: JSON {message}, no reset
   const hostname = opts.hostname ?? LOOPBACK;
-  const address = await listen(server, opts.port, hostname);
+  const address = await listen(server, opts.port, hostname).catch(async (err: unknown) => {
+    await shutDown(server, pool, spares, sandbox); // its spares' sandboxes are mounted already
+    throw err;
+  });
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
 
@@ -285,6 +291,7 @@ function joining(join: JoinOptions, versions: AppVersions, pool: ReplicaPool, in
   const membership = new Membership({
     controlPlaneUrl: join.controlPlaneUrl,
     hostToken: join.hostToken,
+    refused: join.refused,
     heartbeat: () => heartbeatOf(pool.stats(), intake.open),
     answered: ({ gone, current }) => {
       for (const { project, app } of gone) void versions.remove(project, app);

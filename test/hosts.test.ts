@@ -55,7 +55,13 @@ async function joinedHost(hostToken: string): Promise<RunningHost> {
   homes.push(home);
   return startTestHost(home, {
     internalToken: undefined,
-    join: { controlPlaneUrl, hostToken, name: "test host", slots: 4, memoryMb: 1024 },
+    join: {
+      controlPlaneUrl,
+      hostToken: () => hostToken,
+      name: "test host",
+      slots: 4,
+      memoryMb: 1024,
+    },
   });
 }
 
@@ -116,6 +122,71 @@ describe("a runtime host that joins the registry", () => {
       );
     } finally {
       await host.close();
+    }
+  });
+
+  it("is told to stop when its token is revoked while it runs (its next heartbeat is refused)", async () => {
+    const made = await createHostToken(f.db, { name: "soon revoked", createdBy: f.owner.id });
+    let refused: string | undefined;
+    const home = await newHome();
+    homes.push(home);
+    const host = await startTestHost(home, {
+      internalToken: undefined,
+      join: {
+        controlPlaneUrl,
+        hostToken: () => made.token,
+        refused: (reason) => {
+          refused = reason;
+        },
+        name: "soon revoked",
+        slots: 1,
+        memoryMb: 1024,
+      },
+    });
+    try {
+      await revokeHostToken(f.db, made.id);
+      const reason = await eventually(
+        async () => refused,
+        (r) => r !== undefined,
+        10_000,
+      );
+      expect(reason).toMatch(/the control plane refused this host: .*valid host token/);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("reads its token at each try to register: one replaced before the control plane answers works", async () => {
+    const old = await createHostToken(f.db, { name: "replaced", createdBy: f.owner.id });
+    await revokeHostToken(f.db, old.id);
+    const fresh = await createHostToken(f.db, { name: "replacing", createdBy: f.owner.id });
+    let token = old.token;
+    // Not listening yet: the host tries again until it is (as when `runlet start` starts both).
+    const late = serveControlPlane(f.app, { port: 0, hostname: "127.0.0.1" });
+    await new Promise<void>((resolve) => late.once("listening", resolve));
+    const { port } = late.address() as AddressInfo;
+    await new Promise<void>((resolve) => late.close(() => resolve()));
+    const home = await newHome();
+    homes.push(home);
+    const starting = startTestHost(home, {
+      internalToken: undefined,
+      join: {
+        controlPlaneUrl: `http://127.0.0.1:${port}`,
+        hostToken: () => token,
+        name: "late",
+        slots: 1,
+        memoryMb: 1024,
+      },
+    });
+    await new Promise((r) => setTimeout(r, 600)); // a try or two meets a closed port
+    token = fresh.token; // what the control plane writes to the file as it starts
+    const again = serveControlPlane(f.app, { port, hostname: "127.0.0.1" });
+    try {
+      const host = await starting;
+      expect(host.hostId).toMatch(/^hst_/);
+      await host.close();
+    } finally {
+      await new Promise<void>((resolve) => again.close(() => resolve()));
     }
   });
 

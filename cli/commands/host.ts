@@ -3,7 +3,8 @@ import { ENV } from "../../common/consts.ts";
 import { CliError, type Command } from "../command.ts";
 import { ROOT } from "./start.ts";
 
-const USAGE = `Usage: runlet host --control-plane URL [--address URL] [--port N] [--name NAME] [--slots N]
+const USAGE = `Usage: runlet host --control-plane URL [--address URL] [--listen IP] [--port N]
+                   [--name NAME] [--slots N]
        (with RUNLET_HOST_TOKEN set to a host token)
 
 Runs a runtime host on this machine that joins the Runlet whose control plane is at URL: it
@@ -12,8 +13,10 @@ from 'runlet hosts token' on the operator's side. Ctrl-C stops it gracefully (wo
 gets up to 10 s). See docs/hosts.md.
 
   --control-plane   the control plane's URL ({base_url})
-  --address         the URL the Worker reaches this host at; it listens there
-                    (default http://127.0.0.1:PORT: this machine only)
+  --address         the URL the Worker reaches this host at (default
+                    http://127.0.0.1:PORT: this machine only)
+  --listen          the IP address to listen on (default: --address's, when that is an IP
+                    address; else 127.0.0.1, for a tunnel or proxy on this machine)
   --port            the port to listen on (default 8790)
   --name            how the host is listed (default: this machine's name)
   --slots           replicas it runs at once (default: one per 256 MiB of memory, at most 256)
@@ -27,6 +30,7 @@ export const host: Command = {
   options: {
     "control-plane": { type: "string" },
     address: { type: "string" },
+    listen: { type: "string" },
     port: { type: "string" },
     name: { type: "string" },
     slots: { type: "string" },
@@ -45,6 +49,7 @@ export const host: Command = {
       ...process.env,
       [ENV.baseUrl]: controlPlane.replace(/\/+$/, ""),
       ...(address ? { [ENV.hostAddress]: String(address) } : {}),
+      ...(values.listen ? { [ENV.hostListen]: String(values.listen) } : {}),
       ...(port ? { [ENV.hostPort]: String(port) } : {}),
       ...(values.name ? { [ENV.hostName]: String(values.name) } : {}),
       ...(values.slots ? { [ENV.hostSlots]: String(values.slots) } : {}),

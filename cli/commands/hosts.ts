@@ -4,7 +4,7 @@ import { callApi, columns, loadConfig } from "../config.ts";
 const USAGE = `Usage: runlet hosts [list] [--json]
        runlet hosts token --name NAME [--json]
        runlet hosts tokens [--json]
-       runlet hosts revoke <host-token-id> [--json]
+       runlet hosts revoke <host-token-id> [--force] [--json]
 
 The runtime hosts of this Runlet, and the tokens new hosts join with (operators only; the
 local owner is one). See docs/hosts.md.
@@ -14,7 +14,9 @@ local owner is one). See docs/hosts.md.
   token    a new host token, printed once: give it to 'runlet host' on another machine as
            RUNLET_HOST_TOKEN (only its hash is kept)
   tokens   the host tokens, never the tokens themselves
-  revoke   stops a host token: its hosts are refused from their next heartbeat`;
+  revoke   stops a host token: its hosts are refused at their next heartbeat, and stop;
+           the token named 'local' (this machine's own hosts, of 'runlet start') only with
+           --force`;
 
 interface Host {
   id: string;
@@ -39,7 +41,7 @@ export const hosts: Command = {
   name: "hosts",
   summary: "list the runtime hosts; make and revoke the tokens hosts join with",
   usage: USAGE,
-  options: { name: { type: "string" } },
+  options: { name: { type: "string" }, force: { type: "boolean" } },
   async run({ values, positionals }) {
     const [action = "list", ...rest] = positionals;
     const config = await loadConfig();
@@ -108,9 +110,21 @@ export const hosts: Command = {
     if (action === "revoke") {
       const [id] = rest;
       if (!id) throw new CliError(`give the id of the host token to revoke\n\n${USAGE}`);
+      if (!values.force) {
+        const { tokens } = await callApi<{ tokens: HostToken[] }>(
+          config,
+          "GET",
+          "/v2/hosts/tokens",
+          "reading the host tokens",
+        );
+        if (tokens.find((t) => t.id === id)?.name === "local")
+          throw new CliError(
+            `${id} is 'local', the token of this machine's own hosts ('runlet start'): revoking it stops them, until the next 'runlet start' makes a new one. Give --force to revoke it all the same`,
+          );
+      }
       await callApi(config, "DELETE", `/v2/hosts/tokens/${encodeURIComponent(id)}`, "revoking");
       if (values.json) json({ id, revoked: true });
-      else console.log(`Revoked ${id}: hosts that joined with it are refused from now on.`);
+      else console.log(`Revoked ${id}: hosts that joined with it are refused, and stop.`);
       return 0;
     }
     throw new CliError(`say list, token, tokens or revoke\n\n${USAGE}`);

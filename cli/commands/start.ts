@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -89,7 +89,9 @@ Worker; every request it sends out is slower then).
     // The host joins the control plane's registry with it (docs/hosts.md); the control plane
     // adopts it, or replaces a revoked one, at its start: a restarted host reads it again.
     await loadOrCreateHostToken(home);
-    const hostToken = () => ({ [ENV.hostToken]: readFileSync(paths.hostToken, "utf8").trim() });
+    // A file, read by the host at each registration: the control plane replaces a revoked
+    // token as it starts, which may be after the host has started.
+    const hostToken = () => ({ [ENV.hostTokenFile]: paths.hostToken });
     const url = {
       control: `http://${LOOPBACK}:${ports.control}`,
       api: `http://${LOOPBACK}:${ports.api}`,

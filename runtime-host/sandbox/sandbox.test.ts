@@ -2,6 +2,7 @@
 // other, the host's files or its processes, write only in their folder and /tmp, and stay within
 // their limits. Skipped (saying why) only on a machine without bubblewrap; CI installs it.
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -159,6 +160,22 @@ describe.skipIf(sandbox.kind !== "bubblewrap")("the bubblewrap sandbox", () => {
     const hog = await call("alpha", "hog");
     expect(hog.failedAfterMiB as number).toBeLessThanOrEqual(1024);
     expect((await fetch(`${host.url}/healthz`)).status).toBe(200);
+  });
+
+  it("leaves nothing mounted when the host cannot listen", async () => {
+    const other = await newHome();
+    try {
+      // TEST-NET-1: no interface of this machine has it, so the listen fails (no traffic).
+      // A sandbox of its own: stopping undoes every sandbox its sandbox object made.
+      const own = detectSandbox();
+      await expect(startTestHost(other, { sandbox: own, hostname: "192.0.2.1" })).rejects.toThrow(
+        /cannot listen on 192.0.2.1/,
+      );
+      const mounts = readFileSync("/proc/self/mountinfo", "utf8");
+      expect(mounts.split("\n").filter((line) => line.includes(other))).toEqual([]);
+    } finally {
+      await removeHome(other);
+    }
   });
 
   it("says how a replica's process ended: its own exit code, or its heap out of memory", async () => {
