@@ -86,7 +86,18 @@ export type ProjectSecrets = z.infer<typeof projectSecretsSchema>;
  */
 export const heartbeatAnswerSchema = z.object({
   gone: z.array(z.object({ project: z.string(), app: z.string() })),
-  current: z.array(z.extend(currentVersionSchema, { project: z.string(), app: z.string() })),
+  current: z.array(
+    z.extend(currentVersionSchema, {
+      project: z.string(),
+      app: z.string(),
+      /**
+       * How many replicas of the app the host may keep: its `max_replicas` less those of the
+       * hosts up since before this one (docs/hosts.md, "Replicas over all hosts"). A host with
+       * more retires the rest. Absent (an older control plane): no limit but the grants'.
+       */
+      keep: z.optional(count()),
+    }),
+  ),
 });
 export type HeartbeatAnswer = z.infer<typeof heartbeatAnswerSchema>;
 

@@ -33,6 +33,12 @@ export const hosts = sqliteTable(
     registeredAt: integer("registered_at").notNull(),
     /** Its last heartbeat (or registration). */
     seenAt: integer("seen_at").notNull(),
+    /**
+     * Since when it has been up without a pause: its registration, or its first heartbeat after
+     * it was down. Of two hosts that run more of an app than its `max_replicas`, the one up since
+     * later keeps fewer (hosts/heartbeat.ts).
+     */
+    upSince: integer("up_since").notNull().default(0),
     busy: integer("busy").notNull().default(0),
     queued: integer("queued").notNull().default(0),
   },

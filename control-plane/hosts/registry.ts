@@ -1,15 +1,13 @@
 /**
- * The registry of runtime hosts (docs/hosts.md): host tokens, registrations, heartbeats, the
- * replicas each host was granted, and the hosts as the Worker and the operator see them. The
- * same code on libSQL and D1: every change is one statement or one batch.
+ * The registry of runtime hosts (docs/hosts.md): host tokens, registrations, the replicas each
+ * host was granted, and the hosts as the Worker and the operator see them (heartbeats are in
+ * heartbeat.ts). The same code on libSQL and D1: every change is one statement or one batch.
  */
 import { and, eq, inArray, isNull, lte, type SQL, sql } from "drizzle-orm";
 import { newId } from "../../common/ids.ts";
 import {
   type CurrentVersion,
   DOWN_AFTER_MS,
-  type Heartbeat,
-  type HeartbeatAnswer,
   HOST_TOKEN_PREFIX,
   type HostState,
   type PlacementHost,
@@ -111,6 +109,7 @@ export async function registerHost(
     state: "up" as const,
     registeredAt: now,
     seenAt: now,
+    upSince: now,
   };
   const [row] = await db
     .insert(hosts)
@@ -131,51 +130,6 @@ export async function hostOf(db: Database, id: string, tokenId: string) {
   return row;
 }
 
-/**
- * A heartbeat: the host's state and load, and what it runs of each app, replacing what it
- * said before. Answers the apps it runs that no longer exist, and the current version of the
- * others.
- */
-export async function recordHeartbeat(
-  db: Database,
-  id: string,
-  beat: Heartbeat,
-): Promise<HeartbeatAnswer> {
-  const now = Date.now();
-  const rows = beat.apps.map((a) => ({
-    hostId: id,
-    projectId: a.project,
-    app: a.app,
-    version: a.version,
-    replicas: a.replicas,
-    ready: a.ready,
-    busy: a.busy,
-  }));
-  await db.batch([
-    db
-      .update(hosts)
-      .set({ state: beat.state, seenAt: now, busy: beat.busy, queued: beat.queued })
-      .where(eq(hosts.id, id)),
-    db.delete(hostApps).where(eq(hostApps.hostId, id)),
-    ...rows.map((r) => db.insert(hostApps).values(r)),
-  ]);
-  return answerTo(db, beat.apps);
-}
-
-async function answerTo(db: Database, running: Heartbeat["apps"]): Promise<HeartbeatAnswer> {
-  if (running.length === 0) return { gone: [], current: [] };
-  const projects = [...new Set(running.map((a) => a.project))];
-  const existing = await liveVersions(db, inArray(apps.projectId, projects));
-  const known = new Map(existing.map((a) => [`${a.project}/${a.app}`, a]));
-  const answer: HeartbeatAnswer = { gone: [], current: [] };
-  for (const { project, app } of running) {
-    const found = known.get(`${project}/${app}`);
-    if (found) answer.current.push(found);
-    else answer.gone.push({ project, app });
-  }
-  return answer;
-}
-
 /** The app's current version and its digest; undefined if there is no such app. */
 export async function currentVersion(
   db: Database,
@@ -186,8 +140,8 @@ export async function currentVersion(
   return row && { version: row.version, digest: row.digest, appId: row.appId };
 }
 
-/** The live version of each app `where` selects, with its digest. */
-function liveVersions(db: Database, where: SQL | undefined) {
+/** The live version of each app `where` selects, with its digest and its config. */
+export function liveVersions(db: Database, where: SQL | undefined) {
   return db
     .select({
       project: apps.projectId,
@@ -195,6 +149,7 @@ function liveVersions(db: Database, where: SQL | undefined) {
       version: apps.currentVersion,
       digest: deployments.digest,
       appId: apps.id,
+      config: deployments.config,
     })
     .from(apps)
     .innerJoin(

@@ -2,7 +2,8 @@
 // beyond its live version — every version and who deployed it, and its replicas now.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { ReplicaCounts, RuntimeHosts } from "../host-client.ts";
-import { createHostToken, recordHeartbeat, registerHost } from "../hosts/registry.ts";
+import { recordHeartbeat } from "../hosts/heartbeat.ts";
+import { createHostToken, registerHost } from "../hosts/registry.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
 let hostAnswer: ReplicaCounts | undefined;

@@ -219,6 +219,56 @@ describe("replicas of an app over all hosts", () => {
     expect(await ask(token, b, "solo", 1, 0)).toBe(false);
   });
 
+  it("a host back from down keeps only what max_replicas leaves it beside the hosts up before it", async () => {
+    const token = await hostToken();
+    const files = [
+      ["runlet.toml", 'name = "thawed"\n[scaling]\nmax_replicas = 3\nmin_replicas = 1\n'],
+      ["main.mjs", "export const run = () => 1;"],
+    ].map(([path, text]) => ({
+      path,
+      contentBase64: Buffer.from(text as string).toString("base64"),
+    }));
+    expect(
+      (await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } })).status,
+    ).toBe(201);
+    const first = (await register(token, "http://10.9.5.1:8790")).body.hostId as string;
+    await new Promise((r) => setTimeout(r, 5)); // up since a later moment
+    const second = (await register(token, "http://10.9.5.2:8790")).body.hostId as string;
+    const runs = (replicas: number) => ({
+      apps: [
+        { project: f.projectId, app: "thawed", version: 1, replicas, ready: replicas, busy: 0 },
+      ],
+    });
+    const keep = async (hostId: string, replicas: number) => {
+      const res = await beat(token, hostId, runs(replicas));
+      expect(res.status).toBe(200);
+      const answer = (await res.json()) as { current: Array<{ app: string; keep?: number }> };
+      return answer.current.find((c) => c.app === "thawed")?.keep;
+    };
+    // 2 + 1 of 3: each may keep what it has (the first all three, the second what is left).
+    expect(await keep(first, 2)).toBe(3);
+    expect(await keep(second, 1)).toBe(1);
+    // The first goes silent (frozen): its two stop counting, and the second is granted them.
+    await f.db
+      .update(hosts)
+      .set({ seenAt: Date.now() - DOWN_AFTER_MS - 1_000 })
+      .where(eq(hosts.id, first));
+    expect(await ask(token, second, "thawed", 3, 1)).toBe(true);
+    expect(await ask(token, second, "thawed", 3, 2)).toBe(true);
+    expect(await keep(second, 3)).toBe(3);
+    // Back with its two: five run. It is up since its return, after the second: it keeps none,
+    // and is told so again at each heartbeat until it has retired them.
+    expect(await keep(first, 2)).toBe(0);
+    expect(await keep(second, 3)).toBe(3);
+    expect(await keep(first, 2)).toBe(0);
+    expect(await ask(token, second, "thawed", 3, 3)).toBe(false);
+    // Retired; once the second runs fewer, the first may be granted replicas again.
+    expect((await beat(token, first, {})).status).toBe(200);
+    expect(await keep(second, 1)).toBe(3);
+    expect(await ask(token, first, "thawed", 3, 0)).toBe(true);
+    expect(await keep(first, 1)).toBe(2);
+  });
+
   it("asked for all at once, are granted exactly max_replicas times", async () => {
     const token = await hostToken();
     const ids = await Promise.all(

@@ -23,13 +23,13 @@ import { internalOnly } from "../auth/internal-only.ts";
 import type { AppEnv } from "../context.ts";
 import { secrets } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
+import { recordHeartbeat } from "../hosts/heartbeat.ts";
 import {
   currentVersion,
   grantReplica,
   hostOf,
   hostTokenId,
   listHosts,
-  recordHeartbeat,
   registerHost,
 } from "../hosts/registry.ts";
 import { openSecret } from "../secrets.ts";

@@ -1,0 +1,1 @@
+ALTER TABLE `hosts` ADD `up_since` integer DEFAULT 0 NOT NULL;

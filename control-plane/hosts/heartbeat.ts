@@ -1,0 +1,122 @@
+/**
+ * A host's heartbeat (docs/hosts.md): its state, its load and what it runs of each app replace
+ * what it said before. The answer names the apps it runs that no longer exist, the current
+ * version of the others, and how many replicas of each it may keep.
+ *
+ * Grants hold an app's `max_replicas` over the hosts that are not down, but a down host's
+ * replicas stop counting: the other hosts are granted its share, and when it comes back (a
+ * frozen process thawed, a partition healed) with its replicas, the app runs more than its
+ * maximum. Then the host up since later gives way: each host may keep the app's maximum less the
+ * replicas on the hosts up since before it (a host back from down is up since its return). While
+ * the app runs no more than its maximum over all hosts, that is never fewer than a host has.
+ */
+import { and, eq, gt, inArray, sql } from "drizzle-orm";
+import type { AppConfig } from "../../common/app-config.ts";
+import {
+  DOWN_AFTER_MS,
+  type Heartbeat,
+  type HeartbeatAnswer,
+} from "../../common/protocol/hosts.ts";
+import type { Database } from "../db/index.ts";
+import { apps, hostApps, hosts } from "../db/schema.ts";
+import { liveVersions } from "./registry.ts";
+
+/**
+ * Records host `id`'s heartbeat, replacing what it said before; answers the apps it runs that
+ * no longer exist, and the current version of the others with the replicas it may keep.
+ */
+export async function recordHeartbeat(
+  db: Database,
+  id: string,
+  beat: Heartbeat,
+): Promise<HeartbeatAnswer> {
+  const now = Date.now();
+  const rows = beat.apps.map((a) => ({
+    hostId: id,
+    projectId: a.project,
+    app: a.app,
+    version: a.version,
+    replicas: a.replicas,
+    ready: a.ready,
+    busy: a.busy,
+  }));
+  await db.batch([
+    db
+      .update(hosts)
+      .set({
+        state: beat.state,
+        seenAt: now,
+        busy: beat.busy,
+        queued: beat.queued,
+        // Back from down: up since now. (The right-hand sides read the row before the update.)
+        upSince: sql`CASE WHEN ${hosts.seenAt} > ${now - DOWN_AFTER_MS} THEN ${hosts.upSince} ELSE ${now} END`,
+      })
+      .where(eq(hosts.id, id)),
+    db.delete(hostApps).where(eq(hostApps.hostId, id)),
+    ...rows.map((r) => db.insert(hostApps).values(r)),
+  ]);
+  return answerTo(db, id, beat.apps);
+}
+
+async function answerTo(
+  db: Database,
+  id: string,
+  running: Heartbeat["apps"],
+): Promise<HeartbeatAnswer> {
+  if (running.length === 0) return { gone: [], current: [] };
+  const projects = [...new Set(running.map((a) => a.project))];
+  const [existing, ahead] = await Promise.all([
+    liveVersions(db, inArray(apps.projectId, projects)),
+    replicasAhead(db, id, projects),
+  ]);
+  const known = new Map(existing.map((a) => [`${a.project}/${a.app}`, a]));
+  const answer: HeartbeatAnswer = { gone: [], current: [] };
+  for (const { project, app } of running) {
+    const key = `${project}/${app}`;
+    const found = known.get(key);
+    if (!found) {
+      answer.gone.push({ project, app });
+      continue;
+    }
+    const { config, ...current } = found;
+    const max = (config as Partial<AppConfig> | null)?.scaling?.max_replicas;
+    answer.current.push(
+      typeof max === "number"
+        ? { ...current, keep: Math.max(0, max - (ahead.get(key) ?? 0)) }
+        : current,
+    );
+  }
+  return answer;
+}
+
+/**
+ * Per app of `projects` (`project/app`): its replicas on the hosts not down that rank before
+ * host `id` — up since earlier, or since the same moment with a smaller id.
+ */
+async function replicasAhead(
+  db: Database,
+  id: string,
+  projects: string[],
+): Promise<Map<string, number>> {
+  const rows = await db
+    .select({
+      hostId: hostApps.hostId,
+      project: hostApps.projectId,
+      app: hostApps.app,
+      replicas: hostApps.replicas,
+      upSince: hosts.upSince,
+    })
+    .from(hostApps)
+    .innerJoin(hosts, eq(hosts.id, hostApps.hostId))
+    .where(
+      and(inArray(hostApps.projectId, projects), gt(hosts.seenAt, Date.now() - DOWN_AFTER_MS)),
+    );
+  const mine = rows.find((r) => r.hostId === id)?.upSince ?? Number.POSITIVE_INFINITY;
+  const ahead = new Map<string, number>();
+  for (const r of rows) {
+    if (r.upSince > mine || (r.upSince === mine && r.hostId >= id)) continue;
+    const key = `${r.project}/${r.app}`;
+    ahead.set(key, (ahead.get(key) ?? 0) + r.replicas);
+  }
+  return ahead;
+}
