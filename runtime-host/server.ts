@@ -285,7 +285,8 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
 
 /**
  * The host's membership of the registry: its heartbeat from the pool; apps gone are removed,
- * current versions noted (app-versions.ts: fetched now if the host runs the app).
+ * current versions noted (app-versions.ts: fetched now if the host runs the app), replicas
+ * beyond what the control plane lets the host keep retired.
  */
 function joining(join: JoinOptions, versions: AppVersions, pool: ReplicaPool, intake: Intake) {
   const membership = new Membership({
@@ -295,8 +296,10 @@ function joining(join: JoinOptions, versions: AppVersions, pool: ReplicaPool, in
     heartbeat: () => heartbeatOf(pool.stats(), intake.open),
     answered: ({ gone, current }) => {
       for (const { project, app } of gone) void versions.remove(project, app);
-      for (const { project, app, ...version } of current)
+      for (const { project, app, keep, ...version } of current) {
+        if (keep !== undefined) pool.keepAtMost(project, app, keep);
         versions.setCurrent(project, app, version);
+      }
     },
   });
   versions.fetchFrom(membership);

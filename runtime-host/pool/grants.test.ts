@@ -54,4 +54,15 @@ describe("replica grants", () => {
     grants.request(target, 1, () => {});
     expect(had).toEqual([1, 2]);
   });
+
+  it("gives up the grants it holds when told to (the host is to run fewer replicas)", async () => {
+    const { grants, answers } = controlPlane();
+    grants.request(target, 0, () => {});
+    answers[0]?.(true);
+    await Promise.resolve();
+    expect(grants.reserved("p", "a")).toBe(1);
+    grants.drop("p", "a");
+    expect(grants.reserved("p", "a")).toBe(0);
+    expect(grants.take(target)).toBe(false);
+  });
 });

@@ -72,6 +72,12 @@ export class ReplicaGrants {
     return grants ? grants.held + (grants.asking ? 1 : 0) : 0;
   }
 
+  /** Gives up the grants held for the app (the host is to run fewer replicas of it). */
+  drop(project: string, app: string): void {
+    const grants = this.#apps.get(appKey(project, app));
+    if (grants) grants.held = 0;
+  }
+
   forget(project: string, app: string): void {
     this.#apps.delete(appKey(project, app));
   }

@@ -185,6 +185,22 @@ export class ReplicaPool {
     for (const replica of replicas.replicas) this.#retire(replicas, replica);
   }
 
+  /**
+   * The control plane lets this host keep only `keep` replicas of the app (its `max_replicas`
+   * over all hosts, after this host was down: docs/hosts.md). Retires the rest, idle ones first:
+   * busy ones finish their calls, then stop. Grants held for it are given up.
+   */
+  keepAtMost(project: string, app: string, keep: number): void {
+    const replicas = this.#apps.get(appKey(project, app));
+    if (!replicas) return;
+    this.options.grants?.drop(project, app);
+    const excess = liveCount(replicas) + replicas.finishing.size - keep;
+    if (excess <= 0) return;
+    const quietFirst = [...replicas.replicas].filter(usable).sort((x, y) => x.active - y.active);
+    for (const replica of quietFirst.slice(0, excess)) this.#retire(replicas, replica);
+    this.#pump(replicas); // calls queued here: a replica if one may be had, else elsewhere (429)
+  }
+
   /** Whether the app has replicas here now. */
   isRunning(project: string, app: string): boolean {
     return (this.#apps.get(appKey(project, app))?.replicas.size ?? 0) > 0;

@@ -1,0 +1,157 @@
+// A host told by its heartbeat's answer to keep fewer replicas of an app (docs/hosts.md,
+// "Replicas over all hosts": it was down, and other hosts were granted its share): the pool
+// retires the rest, idle ones at once and busy ones once their calls end, below min_replicas
+// too, and its heartbeat then counts only what it keeps. On in-memory replicas.
+import { afterEach, describe, expect, it } from "vitest";
+import { heartbeatOf } from "../load.ts";
+import { configOf } from "../test-support.ts";
+import { ReplicaGrants } from "./grants.ts";
+import { LogRing } from "./log-ring.ts";
+import { type PoolTarget, ReplicaPool } from "./pool.ts";
+import type { CallOutcome, FunctionWorkload, WorkloadSpec } from "./workload.ts";
+
+let nextPid = 1000;
+
+/** A replica that starts at once and runs each call until the test ends it. */
+class FakeReplica implements FunctionWorkload {
+  readonly kind = "function";
+  readonly pid = nextPid++;
+  readonly logs = new LogRing(1024);
+  exited = false;
+  accepting = true;
+  #onExit: Array<() => void> = [];
+  constructor(readonly spec: WorkloadSpec) {}
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
+  invoke(): Promise<CallOutcome> {
+    return new Promise(() => {}); // the tests run calls through use(), not invoke()
+  }
+  stop(): Promise<void> {
+    if (!this.exited) {
+      this.exited = true;
+      this.accepting = false;
+      queueMicrotask(() => {
+        for (const listener of this.#onExit) listener();
+      });
+    }
+    return Promise.resolve();
+  }
+  onExit(listener: () => void): void {
+    this.#onExit.push(listener);
+  }
+}
+
+let pool: ReplicaPool | undefined;
+afterEach(async () => {
+  await pool?.close();
+  pool = undefined;
+});
+
+function setUp(scaling: Record<string, number>) {
+  const started: FakeReplica[] = [];
+  /** What the control plane answers a grant request: yes while `granting`. */
+  const controlPlane = { granting: true, asked: 0 };
+  const grants = new ReplicaGrants(async () => {
+    controlPlane.asked++;
+    return controlPlane.granting;
+  });
+  pool = new ReplicaPool(
+    (target) => {
+      const replica = new FakeReplica(target);
+      started.push(replica);
+      return replica;
+    },
+    { queueWaitMs: 5_000, maxWaiting: 100, grants },
+  );
+  const target: PoolTarget = {
+    project: "p",
+    app: "a",
+    version: 1,
+    dir: "/nonexistent",
+    digest: "1",
+    config: configOf("a", { scaling: { replica_concurrency: 1, cooldown: 600, ...scaling } }),
+  };
+  const p = pool;
+  /** A call that holds its replica's slot until `end()`; `pid` says which replica it has. */
+  const hold = () => {
+    let end: () => void = () => {};
+    const ended = new Promise<void>((resolve) => {
+      end = resolve;
+    });
+    let pid: number | undefined;
+    const done = p.use(target, async (workload) => {
+      pid = workload.pid;
+      await ended;
+    });
+    return { end, done, pid: () => pid };
+  };
+  const replicas = () => p.stats()[0]?.replicas ?? [];
+  const counted = () => heartbeatOf(p.stats(), true).apps[0]?.replicas ?? 0;
+  return { pool: p, target, started, controlPlane, hold, replicas, counted };
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+describe("a host told to keep fewer replicas of an app", () => {
+  it("retires the rest, idle ones first at once, busy ones once their call ends", async () => {
+    const { pool, started, controlPlane, hold, replicas, counted } = setUp({ max_replicas: 3 });
+    const calls = [hold(), hold(), hold()];
+    await settle();
+    expect(started).toHaveLength(3);
+    calls[0]?.end(); // its replica is idle now; the other two are busy
+    await calls[0]?.done;
+    expect(counted()).toBe(3);
+    const idle = calls[0]?.pid();
+
+    controlPlane.granting = false; // the app's other replicas run on another host now
+    pool.keepAtMost("p", "a", 1);
+    await settle();
+    // The idle one stopped at once; of the busy ones, one finishes its call, then stops.
+    expect(started.find((r) => r.pid === idle)?.exited).toBe(true);
+    expect(replicas().map((r) => r.active)).toEqual([1, 1]);
+    expect(started.filter((r) => !r.exited)).toHaveLength(2);
+    calls[1]?.end();
+    calls[2]?.end();
+    await Promise.all([calls[1]?.done, calls[2]?.done]);
+    await settle();
+    expect(started.filter((r) => !r.exited)).toHaveLength(1);
+    expect(counted()).toBe(1);
+    // The one kept takes the next call; no other replica starts.
+    const next = hold();
+    await settle();
+    expect(started.filter((r) => !r.exited).map((r) => r.pid)).toEqual([next.pid()]);
+    expect(started).toHaveLength(3);
+    next.end();
+    await next.done;
+  });
+
+  it("goes below min_replicas, and starts none to make up for them", async () => {
+    const { pool, target, started, controlPlane, replicas, counted } = setUp({
+      max_replicas: 3,
+      min_replicas: 2,
+    });
+    pool.deployed(target);
+    await settle();
+    expect(replicas()).toHaveLength(2);
+    controlPlane.granting = false;
+    pool.keepAtMost("p", "a", 0);
+    await settle();
+    expect(started.every((r) => r.exited)).toBe(true);
+    expect(started).toHaveLength(2);
+    expect(counted()).toBe(0);
+  });
+
+  it("keeps what it has when that is within what it may keep", async () => {
+    const { pool, started, hold, counted } = setUp({ max_replicas: 3 });
+    const calls = [hold(), hold()];
+    await settle();
+    pool.keepAtMost("p", "a", 2);
+    pool.keepAtMost("p", "a", 3);
+    await settle();
+    expect(started.filter((r) => !r.exited)).toHaveLength(2);
+    expect(counted()).toBe(2);
+    for (const call of calls) call.end();
+    await Promise.all(calls.map((c) => c.done));
+  });
+});
