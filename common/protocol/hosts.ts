@@ -112,9 +112,10 @@ export const replicaRequestSchema = z.strictObject({
   version: z.number().check(z.int(), z.positive()),
   maxReplicas: z.number().check(z.int(), z.minimum(1)),
   /**
-   * The replicas of the app the host has now (usable ones, and grants it holds): taken as the
-   * host's own count before another is granted, since its last heartbeat may still count a
-   * replica that exited or was retired by a redeploy. Absent: the heartbeat's count stands.
+   * The replicas of the app the host has now (those taking calls, retired ones still finishing
+   * calls, and grants it holds): taken as the host's own count before another is granted, since
+   * its last heartbeat may still count a replica that exited or was retired by a redeploy.
+   * Absent: the heartbeat's count stands.
    */
   have: z.optional(count()),
 });

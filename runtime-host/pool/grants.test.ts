@@ -46,7 +46,7 @@ describe("replica grants", () => {
     expect(grants.reserved("p", "a")).toBe(0);
   });
 
-  it("says how many replicas the host has: its usable ones and the grants it holds", async () => {
+  it("says how many replicas the host has: those it runs and the grants it holds", async () => {
     const { grants, answers, had } = controlPlane();
     grants.request(target, 1, () => {});
     answers[0]?.(true); // held, not yet used

@@ -25,7 +25,7 @@ export class ReplicaGrants {
   readonly #apps = new Map<string, AppGrants>();
 
   /**
-   * `ask`: may this host, which has `have` replicas of `target`'s app (usable ones and grants
+   * `ask`: may this host, which has `have` replicas of `target`'s app (running ones and grants
    * held), start one more (over all hosts)?
    */
   constructor(private readonly ask: (target: GrantTarget, have: number) => Promise<boolean>) {}
@@ -41,9 +41,10 @@ export class ReplicaGrants {
   /**
    * Asks for a grant unless one is being asked for; `answered` runs with the answer — of this
    * request, or of the one under way (a call queued while a warm replica's grant is asked for
-   * hears of it too). `usable`: the app's replicas on this host that can take calls.
+   * hears of it too). `running`: the app's replicas on this host, retired ones still finishing
+   * calls included.
    */
-  request(target: GrantTarget, usable: number, answered: (granted: boolean) => void): void {
+  request(target: GrantTarget, running: number, answered: (granted: boolean) => void): void {
     const key = appKey(target.project, target.app);
     let app = this.#apps.get(key);
     if (!app) {
@@ -63,7 +64,7 @@ export class ReplicaGrants {
       for (const waiter of waiting) waiter(granted);
     };
     // The control plane cannot be asked: no grant, this time.
-    this.ask(target, usable + got.held).then(tell, () => tell(false));
+    this.ask(target, running + got.held).then(tell, () => tell(false));
   }
 
   /** Grants held or being asked for. */

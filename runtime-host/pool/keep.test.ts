@@ -50,10 +50,10 @@ afterEach(async () => {
 
 function setUp(scaling: Record<string, number>) {
   const started: FakeReplica[] = [];
-  /** What the control plane answers a grant request: yes while `granting`. */
-  const controlPlane = { granting: true, asked: 0 };
-  const grants = new ReplicaGrants(async () => {
-    controlPlane.asked++;
+  /** What the control plane answers a grant request (yes while `granting`); `had`: each one's `have`. */
+  const controlPlane = { granting: true, had: [] as number[] };
+  const grants = new ReplicaGrants(async (_, have) => {
+    controlPlane.had.push(have);
     return controlPlane.granting;
   });
   pool = new ReplicaPool(
@@ -74,13 +74,13 @@ function setUp(scaling: Record<string, number>) {
   };
   const p = pool;
   /** A call that holds its replica's slot until `end()`; `pid` says which replica it has. */
-  const hold = () => {
+  const hold = (to: PoolTarget = target) => {
     let end: () => void = () => {};
     const ended = new Promise<void>((resolve) => {
       end = resolve;
     });
     let pid: number | undefined;
-    const done = p.use(target, async (workload) => {
+    const done = p.use(to, async (workload) => {
       pid = workload.pid;
       await ended;
     });
@@ -153,5 +153,23 @@ describe("a host told to keep fewer replicas of an app", () => {
     expect(counted()).toBe(2);
     for (const call of calls) call.end();
     await Promise.all(calls.map((c) => c.done));
+  });
+});
+
+describe("a host asking for a grant", () => {
+  it("counts the retired replicas still finishing calls among those it has", async () => {
+    const { pool, target, controlPlane, hold } = setUp({ max_replicas: 2 });
+    const busy = hold();
+    await settle();
+    expect(controlPlane.had).toEqual([0]);
+    // A redeploy: the busy replica of version 1 finishes its call; the next call needs a new one.
+    const v2 = { ...target, version: 2, digest: "2" };
+    pool.deployed(v2);
+    const next = hold(v2);
+    await settle();
+    expect(controlPlane.had).toEqual([0, 1]);
+    busy.end();
+    next.end();
+    await Promise.all([busy.done, next.done]);
   });
 });

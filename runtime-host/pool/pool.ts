@@ -101,12 +101,18 @@ const usable = (r: Replica) => !r.retired && r.workload.accepting;
 const liveCount = (app: AppReplicas) => [...app.replicas].filter(usable).length;
 
 /**
+ * The app's replicas here: usable ones, and retired ones still finishing calls. What it says it
+ * has when it asks for a grant: counted without those finishing, another host was granted their
+ * place while they ran, and the host up since later then had to retire a replica (docs/hosts.md).
+ */
+const running = (app: AppReplicas) => liveCount(app) + app.finishing.size;
+
+/**
  * How many more replicas the app may start here: below `max_replicas` with the retired ones
  * still finishing calls counted (a redeploy ran the old version's busy replicas and as many new
  * ones at once: twice `max_replicas`).
  */
-const room = (app: AppReplicas) =>
-  app.target.config.scaling.max_replicas - liveCount(app) - app.finishing.size;
+const room = (app: AppReplicas) => app.target.config.scaling.max_replicas - running(app);
 
 /** Fails every call waiting in the app's queue. */
 function failQueued(
@@ -194,7 +200,7 @@ export class ReplicaPool {
     const replicas = this.#apps.get(appKey(project, app));
     if (!replicas) return;
     this.options.grants?.drop(project, app);
-    const excess = liveCount(replicas) + replicas.finishing.size - keep;
+    const excess = running(replicas) - keep;
     if (excess <= 0) return;
     const quietFirst = [...replicas.replicas].filter(usable).sort((x, y) => x.active - y.active);
     for (const replica of quietFirst.slice(0, excess)) this.#retire(replicas, replica);
@@ -313,7 +319,7 @@ export class ReplicaPool {
     if (room(app) <= 0) return undefined;
     const { grants } = this.options;
     if (!grants || grants.take(app.target)) return this.#start(app);
-    grants.request(app.target, liveCount(app), (granted) => {
+    grants.request(app.target, running(app), (granted) => {
       if (granted) this.#pump(app);
       else if (app.replicas.size === 0)
         app.queue.failAll(() => this.#busy(app, "on other hosts: none is free here", true));
@@ -369,7 +375,7 @@ export class ReplicaPool {
       const { grants } = this.options;
       if (grants && !grants.take(app.target)) {
         // One grant at a time; each one granted starts one more replica, up to the minimum.
-        grants.request(app.target, liveCount(app), (granted) => granted && this.#fill(app));
+        grants.request(app.target, running(app), (granted) => granted && this.#fill(app));
         return;
       }
       const replica = this.#start(app);
