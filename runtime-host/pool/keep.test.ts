@@ -88,7 +88,7 @@ function setUp(scaling: Record<string, number>) {
   };
   const replicas = () => p.stats()[0]?.replicas ?? [];
   const counted = () => heartbeatOf(p.stats(), true).apps[0]?.replicas ?? 0;
-  return { pool: p, target, started, controlPlane, hold, replicas, counted };
+  return { pool: p, target, grants, started, controlPlane, hold, replicas, counted };
 }
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
@@ -142,12 +142,19 @@ describe("a host told to keep fewer replicas of an app", () => {
     expect(counted()).toBe(0);
   });
 
-  it("keeps what it has when that is within what it may keep", async () => {
-    const { pool, started, hold, counted } = setUp({ max_replicas: 3 });
+  it("keeps what it has, grants held included, when that is within what it may keep", async () => {
+    const { pool, target, grants, started, hold, counted } = setUp({ max_replicas: 4 });
     const calls = [hold(), hold()];
     await settle();
-    pool.keepAtMost("p", "a", 2);
+    grants.request(target, 2, () => {}); // granted, held for a replica not started yet
+    await settle();
     pool.keepAtMost("p", "a", 3);
+    pool.keepAtMost("p", "a", 4);
+    await settle();
+    expect(started.filter((r) => !r.exited)).toHaveLength(2);
+    expect(counted()).toBe(3);
+    // Told to keep two: the grant held goes, the two replicas stay.
+    pool.keepAtMost("p", "a", 2);
     await settle();
     expect(started.filter((r) => !r.exited)).toHaveLength(2);
     expect(counted()).toBe(2);

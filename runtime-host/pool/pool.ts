@@ -198,10 +198,10 @@ export class ReplicaPool {
    */
   keepAtMost(project: string, app: string, keep: number): void {
     const replicas = this.#apps.get(appKey(project, app));
-    if (!replicas) return;
-    this.options.grants?.drop(project, app);
-    const excess = running(replicas) - keep;
-    if (excess <= 0) return;
+    const { grants } = this.options;
+    if (!replicas || running(replicas) + (grants?.reserved(project, app) ?? 0) <= keep) return;
+    grants?.drop(project, app);
+    const excess = Math.max(0, running(replicas) - keep);
     const quietFirst = [...replicas.replicas].filter(usable).sort((x, y) => x.active - y.active);
     for (const replica of quietFirst.slice(0, excess)) this.#retire(replicas, replica);
     this.#pump(replicas); // calls queued here: a replica if one may be had, else elsewhere (429)
