@@ -117,7 +117,7 @@ it("a host frozen and thawed keeps only the replicas max_replicas leaves it over
   homes.push(home);
   other = await startTestHost(home, {
     internalToken: undefined,
-    join: { controlPlaneUrl, hostToken: token, name: "other", slots: 8, memoryMb: 1024 },
+    join: { controlPlaneUrl, hostToken: () => token, name: "other", slots: 8, memoryMb: 1024 },
   });
   await eventually(
     () => stateOf(frozenUrl),
