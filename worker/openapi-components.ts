@@ -187,7 +187,10 @@ export const components = {
       required: ["run_id", "run_time_ms"],
       properties: {
         run_id: ref("schemas", "RunId"),
-        result: { description: "What the function returned (absent when nothing)." },
+        result: {
+          description:
+            "What the function returned, as JSON: `null` when it returned nothing (`undefined`).",
+        },
         run_time_ms: { type: "number" },
       },
     },

@@ -115,7 +115,7 @@ export const openApiDocument = {
         operationId: "runFunction",
         summary: "Run a function of a managed app",
         description:
-          "Calls the export `function` with the JSON body as its input (empty: null), at once or, with `async=true`, in the background. On a custom app this request is forwarded to the app, as any other (see `callCustomAppGet`).",
+          "Calls the export `function` with the JSON body as its input (empty: null), at once or, with `async=true`, in the background. A POST to a deeper path of a managed app (`/v4/{project}/{app}/{function}/more`) is a 405 with `Allow: POST` (`method_not_allowed`). On a custom app this request is forwarded to the app, as any other (see `callCustomAppGet`).",
         tags: ["runs"],
         security: [{ bearerAuth: [] }],
         parameters: [...RUN_CALL_PARAMETERS, ref("parameters", "function")],
