@@ -1,5 +1,7 @@
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { ENV } from "../common/consts.ts";
-import { readLocalJson, runletHome } from "../control-plane/home.ts";
+import { homePaths, readLocalJson, runletHome } from "../control-plane/home.ts";
 import { CliError } from "./command.ts";
 
 export interface CliConfig {
@@ -9,9 +11,23 @@ export interface CliConfig {
   token: string;
 }
 
-/** Credentials from the environment, else from `RUNLET_HOME/local.json` (written by `runlet start`). */
+/**
+ * The home whose local.json the CLI reads: RUNLET_HOME, else the nearest `.runlet` holding one
+ * in this folder or a folder above it (an app's folder inside the Runlet checkout, say), else
+ * `./.runlet`.
+ */
+export function cliHome(env: NodeJS.ProcessEnv = process.env): string {
+  if (env[ENV.home]) return runletHome(env);
+  for (let dir = process.cwd(); ; dir = dirname(dir)) {
+    if (existsSync(homePaths(join(dir, ".runlet")).localJson)) return join(dir, ".runlet");
+    if (dirname(dir) === dir) return runletHome(env);
+  }
+}
+
+/** Credentials from the environment, else from local.json (written by `runlet start`). */
 export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<CliConfig> {
-  const local = await readLocalJson(runletHome(env));
+  const home = cliHome(env);
+  const local = await readLocalJson(home);
   const config = {
     baseUrl: env[ENV.baseUrl] || local?.baseUrl,
     apiUrl: env[ENV.apiUrl] || local?.apiUrl,
@@ -23,7 +39,7 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
     .map(([k]) => k);
   if (missing.length) {
     throw new CliError(
-      `no Runlet credentials (${missing.join(", ")}): run \`npm start\` first, or set ${ENV.baseUrl}, ${ENV.apiUrl}, ${ENV.project} and ${ENV.token}`,
+      `no Runlet credentials (${missing.join(", ")}): no ${homePaths(home).localJson} (nor a .runlet/local.json in a folder above this one). Run \`npm start\` first, set ${ENV.home} to its home, or set ${ENV.baseUrl}, ${ENV.apiUrl}, ${ENV.project} and ${ENV.token}`,
     );
   }
   return config as CliConfig;
