@@ -41,8 +41,9 @@ function usage(): string {
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     "",
     "Every command takes --help, and --json for machine-readable output.",
-    "Credentials come from RUNLET_HOME/local.json (written by `runlet start`) or from",
-    "RUNLET_BASE_URL, RUNLET_API_URL, RUNLET_PROJECT and RUNLET_TOKEN.",
+    "Credentials come from RUNLET_HOME/local.json (written by `runlet start`; without",
+    "RUNLET_HOME, the nearest .runlet/local.json here or above) or from RUNLET_BASE_URL,",
+    "RUNLET_API_URL, RUNLET_PROJECT and RUNLET_TOKEN.",
   ].join("\n");
 }
 
@@ -60,7 +61,8 @@ export async function main(argv: string[]): Promise<number> {
     else console.error(`runlet: ${message}\n\n${usage()}`);
     return 1;
   }
-  let json = false;
+  // From the words as given: a script's --json holds for a line that does not parse, too.
+  let json = rest.includes("--json");
   try {
     const { values, positionals } = parse(cmd, rest);
     if (values.help) {
