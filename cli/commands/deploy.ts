@@ -2,9 +2,11 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import { join, relative, resolve, sep } from "node:path";
 import { parse as parseToml } from "smol-toml";
 import type { BundleFile } from "../../common/app-config.ts";
+import { ENV } from "../../common/consts.ts";
+import { homePaths } from "../../control-plane/home.ts";
 import type { DeployedApp } from "../../control-plane/routes/apps-deploy.ts";
 import { CliError, type Command, formatBytes } from "../command.ts";
-import { loadConfig, readAnswer, request } from "../config.ts";
+import { cliHome, loadConfig, readAnswer, request } from "../config.ts";
 
 const SKIP = new Set([".git", ".runlet", ".wrangler", ".DS_Store"]);
 
@@ -74,8 +76,12 @@ switches the app to the new version. The folder needs a runlet.toml.`,
       console.log(`Deployed ${app.name} v${app.version} (${app.runtime} runtime) in ${ms} ms`);
       const base = `${config.apiUrl}/v4/${config.projectId}/${app.name}`;
       if (app.runtime === "custom") {
-        // Its own paths and methods: `runlet run` calls functions of managed apps.
-        console.log(`Call it: curl -H "Authorization: Bearer $RUNLET_TOKEN" ${base}/`);
+        // Its own paths and methods: `runlet run` calls functions of managed apps. The token is
+        // the one this command used: from RUNLET_TOKEN, or else from local.json.
+        const token = process.env[ENV.token]
+          ? `$${ENV.token}`
+          : `$(node -p 'require(${JSON.stringify(homePaths(cliHome()).localJson)}).token')`;
+        console.log(`Call it: curl -H "Authorization: Bearer ${token}" ${base}/`);
       } else {
         console.log(`Call it: npx runlet run ${app.name} --data '{}'`);
         console.log(`     or: POST ${base}/run`);

@@ -66,7 +66,7 @@ Worker; every request it sends out is slower then).
   async run({ values }) {
     requireInstalled();
     const parsed = portsSchema.safeParse(process.env);
-    if (!parsed.success) throw new CliError(`bad port setting: ${describeZodError(parsed.error)}`);
+    if (!parsed.success) throw new CliError(`bad setting: ${describeZodError(parsed.error)}`);
     const ports = {
       control: parsed.data[ENV.controlPort],
       api: parsed.data[ENV.apiPort],
