@@ -14,6 +14,7 @@ const JOBS = {
   "main.mjs": `
 export function run(input, ctx) { return { echo: input, async: ctx.async }; }
 export function fail() { throw new Error("it broke"); }
+export function huge() { return "x".repeat(11 * 1024 * 1024); }
 export async function nap(input) {
   await new Promise((resolve) => setTimeout(resolve, input.ms));
   return { napped: input.ms };
@@ -32,6 +33,7 @@ const SITE = {
   "runlet.toml": 'name = "site"\nruntime = "custom"\n[custom]\nentrypoint = ["node", "server.js"]',
   "server.js": `require("node:http").createServer((req, res) => {
   if (req.url === "/health") return res.end("ok");
+  if (req.url === "/cut") { res.write("partial"); return setTimeout(() => req.socket.destroy(), 50); }
   res.writeHead(201, { "content-type": "application/json" });
   res.end(JSON.stringify({ made: true, url: req.url, secret: req.headers["x-webhook-secret"] ?? null }));
 }).listen(Number(process.env.PORT), "127.0.0.1");`,
@@ -231,6 +233,25 @@ describe("async runs and webhooks, end to end", () => {
     await stateWhen("jobs", runId, (s) => s.status === "success");
     const callback = `/internal/apps/${runlet.local.projectId}/jobs/runs/${runId}/complete`;
     expect(receiver.received(callback)).toEqual([]);
+  });
+
+  it("delivers a failure for a sync answer it cannot deliver: over 10 MiB, or cut off", async () => {
+    const big = await run(`/jobs/huge?${hook("/huge")}`);
+    expect(big.status).toBe(200);
+    expect((await big.text()).length).toBeGreaterThan(11 * 1024 * 1024);
+    const [tooBig] = await receiver.waitFor("/huge", 1);
+    expect(JSON.parse(tooBig?.body ?? "")).toMatchObject({
+      status: "failure",
+      error: { message: expect.stringMatching(/^the function's result is larger than 10 MiB/) },
+    });
+
+    const cut = await run(`/site/cut?${hook("/cut")}`, { method: "GET", body: undefined });
+    await cut.text().catch(() => "");
+    const [broken] = await receiver.waitFor("/cut", 1);
+    expect(JSON.parse(broken?.body ?? "")).toMatchObject({
+      status: "failure",
+      error: { message: "the app's answer was cut off before its end" },
+    });
   });
 
   it("delivers a custom app's answer with its status code, sync and async", async () => {

@@ -14,6 +14,7 @@ import type { Target } from "./placement.ts";
 import { shardFor } from "./runs/shards.ts";
 import type { AppRequest, IdempotencyKey, NewRun, Outcome, WebhookRequest } from "./runs/types.ts";
 import { reportRun } from "./runs-index.ts";
+import { readCapped } from "./streams.ts";
 import { webhookTarget } from "./webhooks/target.ts";
 
 /** Largest request body a run accepts. */
@@ -48,7 +49,7 @@ export function runCallOf(c: Context<WorkerEnv>): RunCall {
   const isAsync = asyncFlag(onlyOnce(c, "async"));
   const webhook = webhookOf(c);
   if (Number(c.req.header("content-length") ?? 0) > MAX_RUN_BODY_BYTES)
-    throw new RunApiError(413, "the request body is larger than 10 MiB");
+    throw new RunApiError(413, TOO_LARGE);
   const idempotencyKey = keyOfHeader(c.req.header(HEADER.idempotencyKey));
   const call: RunCall = {
     runId,
@@ -71,12 +72,45 @@ export function runCallOf(c: Context<WorkerEnv>): RunCall {
   return call;
 }
 
-/** The request body, refused past 10 MiB (a Content-Length over it was refused before). */
+const TOO_LARGE = "the request body is larger than 10 MiB";
+
+/**
+ * The request body, refused past 10 MiB: a Content-Length over it was refused before, and a
+ * body without one (chunked) is read only up to the limit, never whole.
+ */
 export async function cappedBody(c: Context<WorkerEnv>): Promise<ArrayBuffer> {
-  const body = await c.req.arrayBuffer();
-  if (body.byteLength > MAX_RUN_BODY_BYTES)
-    throw new RunApiError(413, "the request body is larger than 10 MiB");
-  return body;
+  const { body } = c.req.raw;
+  if (!body) return new ArrayBuffer(0);
+  const read = await readCapped(body, MAX_RUN_BODY_BYTES);
+  if (!read) throw new RunApiError(413, TOO_LARGE);
+  return read;
+}
+
+/**
+ * The request body as a stream that errors once it passes 10 MiB (a chunked body streamed to a
+ * custom app); `exceeded` says it did, so the call is answered 413.
+ */
+export function cappedStream(c: Context<WorkerEnv>) {
+  let bytes = 0;
+  const state = { exceeded: false, body: null as ReadableStream<Uint8Array> | null };
+  state.body =
+    c.req.raw.body?.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, out) {
+          bytes += chunk.byteLength;
+          if (bytes > MAX_RUN_BODY_BYTES) {
+            state.exceeded = true;
+            out.error(new RunApiError(413, TOO_LARGE));
+          } else out.enqueue(chunk);
+        },
+      }),
+    ) ?? null;
+  return state;
+}
+
+/** 413 when `capped` passed the limit: the failure came of that, whatever it says. */
+export function refuseIfExceeded(capped: { exceeded: boolean }): void {
+  if (capped.exceeded) throw new RunApiError(413, TOO_LARGE);
 }
 
 /**
@@ -115,7 +149,20 @@ export function deliver(
 ) {
   if (!call.webhook) return;
   const shard = shardFor(c.env, call.project, call.app, call.runId);
-  c.executionCtx.waitUntil(shard.record(call.run(fn), outcome, call.webhook, host));
+  const kept = deliverable(outcome);
+  c.executionCtx.waitUntil(shard.record(call.run(fn), kept, call.webhook, host));
+}
+
+/**
+ * A sync run's outcome as its webhook may take it: a result over 10 MiB (its caller has it) is
+ * a failure saying so, as an async run's is; it would not fit the run store's RPC either.
+ */
+function deliverable(outcome: Outcome): Outcome {
+  if (outcome.status !== "success" || outcome.result === undefined) return outcome;
+  const bytes = new TextEncoder().encode(JSON.stringify(outcome.result)).byteLength;
+  if (bytes <= MAX_RUN_BODY_BYTES) return outcome;
+  const message = `the function's result is larger than 10 MiB (${bytes} bytes as JSON): it was answered to its caller, not delivered; a webhook takes at most 10 MiB`;
+  return { status: "failure", error: { message }, run_time_ms: outcome.run_time_ms };
 }
 
 /**

@@ -10,14 +10,16 @@ import { answeredOnce, keyOfCall } from "../idempotency.ts";
 import {
   accept,
   cappedBody,
+  cappedStream,
   deliver,
   MAX_RUN_BODY_BYTES,
   type RunCall,
+  refuseIfExceeded,
   reportingFailure,
   runCallOf,
   withoutRunletParameters,
 } from "../run-call.ts";
-import { answerOutcome } from "../runs/outcome.ts";
+import { answerOutcome, failed } from "../runs/outcome.ts";
 import { readCapped } from "../streams.ts";
 
 /** Headers of the caller's request that describe its framing, not the app's request. */
@@ -41,10 +43,19 @@ export async function forwardToApp(c: Context<WorkerEnv>) {
     const request = { method: c.req.method, pathAndQuery, headers: Object.fromEntries(sent) };
     return accept(c, call, fn, buffered as ArrayBuffer, request, key);
   }
-  const sent = buffered
-    ? new Request(c.req.raw, { body: buffered.byteLength > 0 ? buffered : null })
-    : c.req.raw;
-  return answeredOnce(c, call, key, () => forward(c, call, fn, pathAndQuery, sent));
+  // Streamed, a body without a Content-Length is cut at 10 MiB: the call is then a 413.
+  const capped = buffered ? undefined : cappedStream(c);
+  const sent = new Request(c.req.raw, {
+    body: buffered ? (buffered.byteLength > 0 ? buffered : null) : (capped?.body ?? null),
+  });
+  return answeredOnce(c, call, key, async () => {
+    try {
+      return await forward(c, call, fn, pathAndQuery, sent);
+    } catch (err) {
+      if (capped) refuseIfExceeded(capped);
+      throw err;
+    }
+  });
 }
 
 /** A sync call: the app's answer streamed back, its webhook's delivery read alongside. */
@@ -70,8 +81,11 @@ async function forward(
       : Promise.resolve("");
     const contentType = answer.headers.get("content-type");
     c.executionCtx.waitUntil(
-      text.then((t) =>
-        deliver(c, call, fn, answerOutcome(answer.status, contentType, t, runTimeMs)),
+      text.then(
+        (t) => deliver(c, call, fn, answerOutcome(answer.status, contentType, t, runTimeMs)),
+        // The app's answer broke off: the delivery says so rather than never being made.
+        () =>
+          deliver(c, call, fn, failed("the app's answer was cut off before its end", runTimeMs)),
       ),
     );
   }
