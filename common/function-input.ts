@@ -15,6 +15,20 @@ export const MAX_INPUT_DEPTH = 1_000;
 
 export type FunctionInput = { ok: true; value: unknown } | { ok: false; message: string };
 
+/**
+ * The input of a body's bytes: UTF-8, as JSON requires (RFC 8259), refused otherwise — a lenient
+ * decoder had made "caf\xe9" the input "caf\ufffd" without a word.
+ */
+export function functionInputOf(body: Uint8Array | ArrayBuffer): FunctionInput {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body);
+  } catch {
+    return { ok: false, message: "request body is not valid UTF-8" };
+  }
+  return functionInput(text);
+}
+
 /** The input of a body's text, or why it cannot be one (the caller's 400). */
 export function functionInput(body: string): FunctionInput {
   // A UTF-8 byte-order mark is not the JSON's (RFC 8259 lets a parser ignore it). The Worker's

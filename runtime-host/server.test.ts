@@ -172,6 +172,11 @@ describe("runtime host", () => {
       status: 400,
       body: { message: "request body is not valid JSON", code: "bad_request" },
     });
+    // "café" in Latin-1: not UTF-8, which JSON is (it had run with "caf\ufffd").
+    expect(await client.invoke("p", "hello", "run", Buffer.from('"caf\xe9"', "latin1"))).toEqual({
+      status: 400,
+      body: { message: "request body is not valid UTF-8", code: "bad_request" },
+    });
     // Too deep to hand to a replica (its serializer recursed and the replica died with it).
     const pid = (await client.invoke("p", "hello", "pid")).body.result;
     const deep = (n: number) => `${"[".repeat(n)}${"]".repeat(n)}`;

@@ -142,7 +142,7 @@ export function hostClient(url: string, token: string = TOKEN) {
       project: string,
       app: string,
       fn: string,
-      body?: string,
+      body?: string | Uint8Array,
       headers: Record<string, string> = {},
     ): Promise<Answer> {
       const res = await fetch(

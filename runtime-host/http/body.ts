@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import { functionInput } from "../../common/function-input.ts";
+import { functionInputOf } from "../../common/function-input.ts";
 import { HttpError } from "./errors.ts";
 
 function tooLarge(limit: number): HttpError {
@@ -51,7 +51,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
 
 /** The body as JSON: an empty body is `null` (common/function-input.ts). */
 export function parseJsonBody(body: Buffer): unknown {
-  const input = functionInput(body.toString("utf8"));
+  const input = functionInputOf(body);
   if (!input.ok) throw new HttpError(400, input.message);
   return input.value;
 }

@@ -4,7 +4,7 @@
  * background (`?async=true`: `202 {run_id}`).
  */
 import type { Context } from "hono";
-import { functionInput } from "../../common/function-input.ts";
+import { functionInputOf } from "../../common/function-input.ts";
 import type { WorkerEnv } from "../env.ts";
 import { RunApiError } from "../errors.ts";
 import { invokeOnHost } from "../host.ts";
@@ -36,7 +36,7 @@ function statusOf(result: unknown): number {
  * an input is a 400 now rather than a run that fails later.
  */
 function refuseUnlessJson(body: ArrayBuffer): void {
-  const input = functionInput(new TextDecoder().decode(body));
+  const input = functionInputOf(body);
   if (!input.ok) throw new RunApiError(400, input.message);
 }
 

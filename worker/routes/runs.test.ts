@@ -292,6 +292,10 @@ describe("run API: async runs, run state and webhooks", () => {
     const notJson = await call(`/v4/${PROJECT}/hello/run?async=true`, { headers, body: "{bad" });
     expect(notJson.res.status).toBe(400);
     expect(notJson.body).toMatchObject({ message: "request body is not valid JSON" });
+    const latin1 = new Uint8Array([0x22, 0x63, 0x61, 0x66, 0xe9, 0x22]); // "café", not UTF-8
+    const notUtf8 = await call(`/v4/${PROJECT}/hello/run?async=true`, { headers, body: latin1 });
+    expect(notUtf8.res.status).toBe(400);
+    expect(notUtf8.body).toMatchObject({ message: "request body is not valid UTF-8" });
     const deep = `${"[".repeat(1_001)}${"]".repeat(1_001)}`;
     const tooDeep = await call(`/v4/${PROJECT}/hello/run?async=true`, { headers, body: deep });
     expect(tooDeep.res.status).toBe(400);
