@@ -162,6 +162,21 @@ describe("custom runtime", () => {
     expect(thrown.message).toMatch(/exited before it was healthy \(code 1\): SyntaxError: /);
   });
 
+  it("says what its healthcheck answered, or asks whether it listens on PORT, when it is never healthy", async () => {
+    const elsewhere = `require("node:http").createServer((q, s) => s.end("up"))
+  .listen(Number(process.env.PORT) + 1, "127.0.0.1");`;
+    await hostClient(host.url).deploy("p", "web", 1, { "server.js": elsewhere }, CONFIG);
+    const res = await send("/");
+    expect(res.status).toBe(502);
+    expect((await json(res)).message).toMatch(
+      /\/health did not answer 2xx within 5 s \(last, no answer: does it listen on PORT \(\d+\)\?\)/,
+    );
+    const unwell = `require("node:http").createServer((q, s) => { s.statusCode = 503; s.end(); })
+  .listen(Number(process.env.PORT), "127.0.0.1");`;
+    await hostClient(host.url).deploy("p", "web", 2, { "server.js": unwell }, CONFIG);
+    expect((await json(await send("/"))).message).toMatch(/\(last, it answered 503\)/);
+  });
+
   it("starts a cold app in a spare started before the deploy, in its own copy of the files", async () => {
     const client = hostClient(host.url);
     const before = await eventually(client.customSpares, (pids) => pids.length === 2);

@@ -55,15 +55,19 @@ type Target = { port: number } | { socketPath: string };
  * Whether `url` answers 2xx (within a second). Through the agent the proxy uses, so the first
  * request forwarded to a new replica finds this connection open.
  */
-function healthy(url: string, socketPath: string | undefined): Promise<boolean> {
+/** `true` when the healthcheck answers 2xx, else what it did instead (for the start's error). */
+function healthy(url: string, socketPath: string | undefined): Promise<true | string> {
   return new Promise((resolve) => {
     const probe = get(url, { timeout: 1_000, socketPath }, (res) => {
       res.resume();
-      res.once("end", () => resolve((res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300));
-      res.once("error", () => resolve(false));
+      const status = res.statusCode ?? 0;
+      res.once("end", () =>
+        resolve(status >= 200 && status < 300 ? true : `it answered ${status}`),
+      );
+      res.once("error", () => resolve("its answer broke off"));
     });
     probe.once("timeout", () => probe.destroy());
-    probe.once("error", () => resolve(false));
+    probe.once("error", () => resolve("no answer"));
   });
 }
 
@@ -244,13 +248,14 @@ export class CustomReplica implements HttpWorkload {
     const tellRelay = relayed ? `echo ${port} > ${SANDBOX_RUN_DIR}/port\n` : "";
     this.#process.child?.stdin?.end(tellRelay + launchScript(env, custom.entrypoint));
     const target = this.#socketPath ? { socketPath: this.#socketPath } : { port };
-    await this.#waitUntilHealthy(target, custom.healthcheck);
+    await this.#waitUntilHealthy(target, custom.healthcheck, port);
   }
 
   /** Probes the healthcheck until it answers 2xx; fails if the process ends or time runs out. */
-  async #waitUntilHealthy(target: Target, path: string): Promise<void> {
+  async #waitUntilHealthy(target: Target, path: string, port: number): Promise<void> {
     const deadline = Date.now() + this.options.startTimeoutMs;
     let listening = false;
+    let last = "no answer";
     for (;;) {
       if (this.#process.exited) {
         const lastWords = lastWordsOf(this.logs.text());
@@ -261,13 +266,19 @@ export class CustomReplica implements HttpWorkload {
       }
       listening ||= await accepts(target);
       if (listening) {
-        if (await healthy(`${this.#origin}${path}`, this.#socketPath)) return;
+        const probed = await healthy(`${this.#origin}${path}`, this.#socketPath);
+        if (probed === true) return;
+        last = probed;
       }
       if (Date.now() > deadline) {
         this.#process.signal("SIGKILL");
+        // Nothing answering at all is most often a server on another port than PORT.
+        const hint = last.startsWith("it answered")
+          ? last
+          : `${last}: does it listen on PORT (${port})?`;
         throw new WorkloadError({
           kind: "load-failed",
-          detail: `${path} did not answer 2xx within ${this.options.startTimeoutMs / 1000} s`,
+          detail: `${path} did not answer 2xx within ${this.options.startTimeoutMs / 1000} s (last, ${hint})`,
         });
       }
       await new Promise((r) => setTimeout(r, listening ? PROBE_INTERVAL_MS : CONNECT_INTERVAL_MS));
