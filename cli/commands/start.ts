@@ -293,7 +293,8 @@ async function wakeRuns(apiUrl: string, internalToken: string): Promise<string |
     };
     const { queued = 0, running = 0, failed = 0 } = body;
     if (!res.ok && !failed) return `could not be resumed: the worker answered ${res.status}`;
-    const resumed = `${queued} queued and ${running} running resumed`;
+    // A running run is asked after, not resumed: its host may have lost it (then it fails).
+    const resumed = `${queued} queued sent on to a host, ${running} running checked with theirs`;
     if (failed) return `${resumed}; ${failed} shard(s) could not be woken (see the worker's log)`;
     return queued + running > 0 ? resumed : undefined;
   } catch (err) {
