@@ -37,7 +37,7 @@ afterAll(() => f?.cleanup());
 /** A run in the runs index of `projectId` (as the Worker reports it), with logs on the host. */
 async function runOf(
   projectId: string,
-  opts: { logs?: boolean; status?: string; fn?: string } = {},
+  opts: { logs?: boolean; status?: string; fn?: string; ran?: false } = {},
 ): Promise<string> {
   const id = newId("run");
   const queued = opts.status === "queued";
@@ -51,7 +51,7 @@ async function runOf(
       status: opts.status ?? "success",
       createdAt: Date.now(),
       finishedAt: queued ? null : Date.now(),
-      runTimeMs: queued ? null : 3,
+      runTimeMs: queued || opts.ran === false ? null : 3,
     },
   });
   expect(res.status).toBe(204);
@@ -121,6 +121,11 @@ describe("GET /v2/projects/{id}/runs/{runId}/logs", () => {
     const notYet = await f.call("GET", logsPath(f.projectId, waiting));
     expect(((await notYet.json()) as Body).message).toBe(
       `no logs of run '${waiting}': it has not started yet (queued)`,
+    );
+    const expired = await runOf(f.projectId, { logs: false, status: "failure", ran: false });
+    const never = await f.call("GET", logsPath(f.projectId, expired));
+    expect(((await never.json()) as Body).message).toBe(
+      `no logs of run '${expired}': it ended (failure) without running on a runtime host`,
     );
     const request = await runOf(f.projectId, { logs: false, fn: "GET /items" });
     const custom = await f.call("GET", logsPath(f.projectId, request));

@@ -49,13 +49,16 @@ export function registerGetRunLogs(app: OpenAPIHono<AppEnv>) {
     }
     const logs = await hosts.runLogs({ project: projectId, runId });
     if (!logs) {
-      // Why there are none: it has not run, it is a custom app's, or it is too old.
+      // Why there are none: it has not run (or never will), it is a custom app's, or it is
+      // too old.
       const why =
         run.status === "queued"
           ? "it has not started yet (queued)"
-          : /^[A-Z]+ \//.test(run.fn)
-            ? "a custom app's request writes to its replica's output, not to a run's log"
-            : "the runtime host keeps those of the latest runs of managed-runtime apps only, in memory";
+          : run.host === null && run.runTimeMs === null
+            ? `it ended (${run.status}) without running on a runtime host`
+            : /^[A-Z]+ \//.test(run.fn)
+              ? "a custom app's request writes to its replica's output, not to a run's log"
+              : "the runtime host keeps those of the latest runs of managed-runtime apps only, in memory";
       throw new ApiError("not_found", `no logs of run '${runId}': ${why}`);
     }
     return c.json(logs, 200);
