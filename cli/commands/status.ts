@@ -21,10 +21,13 @@ async function call(
   }
 }
 
-function print(state: RunView): void {
+/** A run's view as lines for people. */
+export function runLines(state: RunView): string[] {
   const lines = [
     `${state.run_id}  ${state.app} ${state.function}  ${state.async ? "async" : "sync"}`,
     `status    ${state.status}${state.error ? `: ${state.error.message}` : ""}`,
+    // A custom app's run: how the app answered.
+    ...(state.status_code !== undefined ? [`answered  ${state.status_code}`] : []),
     `created   ${state.created_at}`,
     `finished  ${state.finished_at ?? "-"}${state.run_time_ms === null ? "" : `  (${state.run_time_ms} ms)`}`,
   ];
@@ -36,7 +39,7 @@ function print(state: RunView): void {
     for (const a of delivery.attempts)
       lines.push(`  attempt ${a.attempt}  ${a.at}  ${a.status ?? a.error}`);
   }
-  console.log(lines.join("\n"));
+  return lines;
 }
 
 const STATUS_USAGE = `Usage: runlet status <run_id> [--json]
@@ -53,7 +56,7 @@ export const status: Command = {
     const [runId, ...extra] = positionals;
     const state = await call("GET", runId, extra, STATUS_USAGE);
     if (values.json) console.log(JSON.stringify(state));
-    else print(state);
+    else console.log(runLines(state).join("\n"));
     return 0;
   },
 };
