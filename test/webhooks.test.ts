@@ -75,8 +75,8 @@ describe("async runs and webhooks, end to end", () => {
   }
 
   /** The run's entry in the runs index once it is in `status` (bounded: the host reports in batches). */
-  async function indexed(runId: string, status: string, async = true) {
-    const url = `${runlet.local.baseUrl}/v2/projects/${runlet.local.projectId}/runs?async=${async}&app=jobs`;
+  async function indexed(runId: string, status: string, async = true, app = "jobs") {
+    const url = `${runlet.local.baseUrl}/v2/projects/${runlet.local.projectId}/runs?async=${async}&app=${app}`;
     let entry: Json | undefined;
     for (let i = 0; i < 50 && entry?.status !== status; i++) {
       if (i) await new Promise((r) => setTimeout(r, 20));
@@ -250,7 +250,7 @@ describe("async runs and webhooks, end to end", () => {
     const [broken] = await receiver.waitFor("/cut", 1);
     expect(JSON.parse(broken?.body ?? "")).toMatchObject({
       status: "failure",
-      error: { message: "the app's answer was cut off before its end" },
+      error: { message: "the app's answer was cut off" },
     });
   });
 
@@ -269,6 +269,11 @@ describe("async runs and webhooks, end to end", () => {
       status_code: 201,
       result: { made: true, url: "/things?a=1", secret: null },
     });
+    // Its view names the host that served it, as the runs index does (it had said null).
+    const syncId = res.headers.get("x-request-id") as string;
+    const served = await stateWhen("site", syncId, (s) => s.webhook?.state === "delivered");
+    expect(served.host).toBe((await indexed(syncId, "success", false, "site"))?.host);
+    expect(served.host).toMatch(/^hst_/);
     const secret = "whsec_custom";
     const queued = await run(`/site/jobs/9?async=true&b=2&${hook("/custom-async")}`, {
       method: "PUT",

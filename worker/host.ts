@@ -142,7 +142,7 @@ export async function forwardToHost(
     concurrency: number;
   },
   request: Request,
-): Promise<Response> {
+): Promise<{ answer: Response; host: Target }> {
   const { project, app, pathAndQuery, runId } = target;
   const headers = appHeaders(request.headers);
   headers.set("authorization", `Bearer ${env.INTERNAL_TOKEN}`);
@@ -176,7 +176,7 @@ export async function forwardToHost(
       clearTimeout(timer);
     }
   }
-  if (!res) throw new RunApiError(502, "the runtime host is not reachable");
-  if (res.headers.get(HEADER.hostError)) throw at(reached as Target, await hostError(res));
-  return res;
+  if (!res || !reached) throw new RunApiError(502, "the runtime host is not reachable");
+  if (res.headers.get(HEADER.hostError)) throw at(reached, await hostError(res));
+  return { answer: res, host: reached };
 }

@@ -69,7 +69,9 @@ async function forward(
   const { project, app, runId } = call;
   const concurrency = c.var.app.scaling.replicaConcurrency;
   const target = { project, app, pathAndQuery, runId, concurrency };
-  const answer = await reportingFailure(c, call, fn, () => forwardToHost(c.env, target, sent));
+  const { answer, host } = await reportingFailure(c, call, fn, () =>
+    forwardToHost(c.env, target, sent),
+  );
   const runTimeMs = Date.now() - call.startedAt;
   let body = answer.body;
   if (call.webhook) {
@@ -82,10 +84,9 @@ async function forward(
     const contentType = answer.headers.get("content-type");
     c.executionCtx.waitUntil(
       text.then(
-        (t) => deliver(c, call, fn, answerOutcome(answer.status, contentType, t, runTimeMs)),
+        (t) => deliver(c, call, fn, answerOutcome(answer.status, contentType, t, runTimeMs), host),
         // The app's answer broke off: the delivery says so rather than never being made.
-        () =>
-          deliver(c, call, fn, failed("the app's answer was cut off before its end", runTimeMs)),
+        () => deliver(c, call, fn, failed("the app's answer was cut off", runTimeMs), host),
       ),
     );
   }
