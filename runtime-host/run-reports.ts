@@ -39,7 +39,10 @@ export class RunReports {
   /** A synchronous run that ended on this host. */
   ended(
     runId: string,
-    run: Pick<RunReport, "projectId" | "app" | "function" | "runTimeMs" | "error"> & {
+    run: Pick<
+      RunReport,
+      "projectId" | "app" | "function" | "runTimeMs" | "error" | "statusCode"
+    > & {
       status: "success" | "failure";
     },
   ): void {

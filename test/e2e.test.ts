@@ -287,6 +287,15 @@ describe("a local Runlet, end to end", () => {
     const del = await run("/web", { method: "DELETE", body: undefined });
     expect(del.status).toBe(409);
     expect((await json(del)).url).toBe("/");
+    // Its view (from the runs index: no webhook) says how the app answered.
+    const delUrl = `${runlet.local.apiUrl}/v4/${runlet.local.projectId}/web/runs/${del.headers.get("x-request-id")}`;
+    let delView: Json = {};
+    for (let i = 0; i < 50 && delView.status !== "success"; i++) {
+      if (i) await new Promise((r) => setTimeout(r, 100)); // the host reports in batches
+      const auth = { authorization: `Bearer ${runlet.local.token}` };
+      delView = await json(await fetch(delUrl, { headers: auth }));
+    }
+    expect(delView).toMatchObject({ status: "success", function: "DELETE /", status_code: 409 });
 
     // What its server wrote, which no run's log has: the app's output, through the API and CLI.
     const output = await cli(["logs", "--app", "web", "--json"], runlet.env);

@@ -64,6 +64,8 @@ export const runReportSchema = z.strictObject({
       ),
     ),
   ),
+  /** How a custom app answered its run: its HTTP status. */
+  statusCode: z.optional(z.nullable(z.number().check(z.int(), z.gte(100), z.lte(599)))),
   /** The registry id of the runtime host that ran it, when known (docs/hosts.md). */
   host: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
   /** The run's webhook delivery, from its shard: pending, then how it ended. */

@@ -39,6 +39,11 @@ export const runSchema = z
       .object({ message: z.string() })
       .optional()
       .openapi({ description: "Why a failed run failed: the message its caller got." }),
+    statusCode: z
+      .number()
+      .int()
+      .optional()
+      .openapi({ description: "A custom app's run: the HTTP status the app answered." }),
     webhook: z
       .object({ state: z.enum(WEBHOOK_STATES), attempts: z.number().int() })
       .nullable()

@@ -42,6 +42,7 @@ export async function forwardRequest(
     app: names.app,
     function: requestName(req.method, target),
     status: status !== undefined && status < 500 ? "success" : "failure",
+    ...(status !== undefined ? { statusCode: status } : {}),
     runTimeMs: msSince(started),
     ...(status !== undefined && status >= 500 ? { error: `the app answered ${status}` } : {}),
   });

@@ -111,6 +111,7 @@ async function indexedRun(env: Env, token: string, project: string, runId: strin
     runTimeMs: number | null;
     host?: string | null;
     error?: { message: string };
+    statusCode?: number;
   };
   return {
     run_id: row.id,
@@ -125,5 +126,6 @@ async function indexedRun(env: Env, token: string, project: string, runId: strin
     run_time_ms: row.runTimeMs,
     host: row.host ?? null,
     ...(row.error ? { error: { message: row.error.message } } : {}),
+    ...(row.statusCode !== undefined ? { status_code: row.statusCode } : {}),
   };
 }
