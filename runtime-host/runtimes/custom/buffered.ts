@@ -14,8 +14,8 @@ export class AppAnswerError extends Error {}
 
 /**
  * Sends `call` to the replica and resolves with its answer. Past `limitMs` it rejects with a
- * `timeout` WorkloadError; an answer too large or a server that fails rejects with
- * `AppAnswerError`.
+ * `timeout` WorkloadError; an answer too large, a server that fails, or an answer cut off before
+ * its end (the app's process died mid-answer) rejects with `AppAnswerError`.
  */
 export function sendBuffered(
   replica: HttpWorkload,
@@ -57,6 +57,18 @@ export function sendBuffered(
           content_type: answer.headers["content-type"] ?? null,
           body: Buffer.concat(chunks).toString("utf8"),
         });
+      });
+      // Once the answer has begun, a connection that breaks (the app's process died, its server
+      // reset it) is heard on the answer, not on the request: an `error` (with a listener) and
+      // `close` before `end`. Without these the run waited out its whole limit.
+      const cutOff = (reason: string) => {
+        clearTimeout(timer);
+        if (timedOut) return; // destroyed here: the timeout has said so
+        reject(new AppAnswerError(`the app's answer was cut off: ${reason}`));
+      };
+      answer.on("error", (err: NodeJS.ErrnoException) => cutOff(err.code ?? err.message));
+      answer.on("close", () => {
+        if (!answer.complete) cutOff("the connection closed before its end");
       });
     });
     upstream.on("error", (err: NodeJS.ErrnoException) => {
