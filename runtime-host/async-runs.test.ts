@@ -357,6 +357,7 @@ describe("async runs of a custom app on the host", () => {
       4_000,
     );
     expect(hung?.body.error?.message).toMatch(/response_grace_period \(1 s\)/);
+    expect(hung?.body.runTimeMs).toBeGreaterThanOrEqual(1_000); // it ran until it was stopped
     // The replica was failed (and restarted) with every request it was serving.
     expect(await pidOf("run_p2")).toBe(before);
   });

@@ -239,7 +239,11 @@ export class AsyncRuns {
     // Unless it was cancelled or the host closed meanwhile. A run still queued ends here when
     // its replica failed to start.
     if (run.status === "queued" || run.status === "running") {
-      Object.assign(run, ended, { finishedAt: Date.now() });
+      const finishedAt = Date.now();
+      // A run that failed once started (past its limit, its answer cut off) ran until now.
+      const runTimeMs =
+        ended.runTimeMs ?? (run.startedAt === undefined ? undefined : finishedAt - run.startedAt);
+      Object.assign(run, ended, { finishedAt }, runTimeMs === undefined ? {} : { runTimeMs });
     }
     return undefined;
   }
