@@ -115,6 +115,57 @@ it("reports a custom app's requests by method and path, never the query", async 
   expect(JSON.stringify(runs)).not.toContain("secret");
 });
 
+it("says why a custom app's request failed when its answer did not end: caller gone, app cut off, limit", async () => {
+  await host.close();
+  host = await startTestHost(home, {
+    controlPlaneUrl: `http://127.0.0.1:${(control.address() as AddressInfo).port}`,
+    limits: { callTimeoutMs: 1_000 },
+  });
+  const server = `require("node:http").createServer((req, res) => {
+  if (req.url === "/health") return res.end("ok");
+  res.writeHead(200, { "content-type": "text/event-stream" });
+  res.write("data: 0\\n\\n");
+  if (req.url === "/crash") return setTimeout(() => process.exit(1), 50);
+  const drip = setInterval(() => res.write("data: more\\n\\n"), 50);
+  res.on("close", () => clearInterval(drip));
+}).listen(Number(process.env.PORT), "127.0.0.1");`;
+  const config = configOf("web", {
+    runtime: "custom",
+    custom: { entrypoint: ["node", "server.js"], healthcheck: "/health" },
+  });
+  await hostClient(host.url).deploy("p", "web", 1, { "server.js": server }, config);
+  const [left, crashed, slow] = [newId("run"), newId("run"), newId("run")];
+  const send = async (path: string, runId: string, signal?: AbortSignal) => {
+    const res = await fetch(`${host.url}/internal/http/p/web${path}`, {
+      headers: { authorization: `Bearer ${TOKEN}`, [HEADER.runId]: runId },
+      signal,
+    });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read(); // the first event
+    return reader;
+  };
+  const caller = new AbortController();
+  await send("/events", left, caller.signal);
+  caller.abort(); // the caller leaves mid-stream
+  await (await send("/crash", crashed)).closed.catch(() => undefined);
+  await (await send("/events", slow)).closed.catch(() => undefined); // past the 1 s limit
+  const runs = await eventually(
+    async () => reported(),
+    (r) => r.length === 3,
+  );
+  const byId = new Map(runs.map((r) => [r.id, r]));
+  expect(byId.get(left)).toMatchObject({
+    status: "failure",
+    error: "the caller went away before the answer ended",
+  });
+  expect(byId.get(crashed)).toMatchObject({ status: "failure" });
+  expect(byId.get(crashed)?.error).toMatch(/^the app's answer was cut off: /);
+  expect(byId.get(slow)).toMatchObject({
+    status: "failure",
+    error: "the app did not answer within 1 s",
+  });
+});
+
 it("reports an async run only once it runs past the wait: never its end (its shard reports that), never a quick one", async () => {
   const client = hostClient(host.url);
   await client.deploy("p", "jobs", 1, {

@@ -32,25 +32,38 @@ export async function forwardRequest(
   const started = performance.now();
   // A replica's failure (busy, crashed, …) is answered by its kind (http/errors.ts).
   const gone = callerGone(res);
-  const status = await pool.use(
+  const ended = await pool.use(
     deployment,
     (workload) => proxy(req, res, httpWorkload(workload), target, limits.callTimeoutMs, gone),
     { signal: gone },
   );
+  const error =
+    "error" in ended
+      ? ended.error
+      : ended.status >= 500
+        ? `the app answered ${ended.status}`
+        : undefined;
   reports.ended(runId, {
     projectId: names.project,
     app: names.app,
     function: requestName(req.method, target),
-    status: status !== undefined && status < 500 ? "success" : "failure",
-    ...(status !== undefined ? { statusCode: status } : {}),
+    status: error === undefined ? "success" : "failure",
+    ...("status" in ended ? { statusCode: ended.status } : {}),
     runTimeMs: msSince(started),
-    ...(status !== undefined && status >= 500 ? { error: `the app answered ${status}` } : {}),
+    ...(error === undefined ? {} : { error }),
   });
 }
 
+/** How a forwarded request ended: the app's whole answer sent on, or why it was not. */
+type Ended = { status: number } | { error: string };
+
+/** The caller left before the app's answer was whole: the run failed, and says why. */
+const CALLER_LEFT = "the caller went away before the answer ended";
+
 /**
  * Sends the request to the replica and pipes its answer back; resolves once it is sent, with
- * the app's status (undefined when the answer broke off).
+ * the app's status, or with why it broke off (the caller left, the app's answer was cut off or
+ * outlasted the limit).
  */
 function proxy(
   req: IncomingMessage,
@@ -59,16 +72,18 @@ function proxy(
   target: string,
   timeoutMs: number,
   gone: AbortSignal,
-): Promise<number | undefined> {
+): Promise<Ended> {
   return new Promise((resolve, reject) => {
     let answered = false;
     let timedOut = false;
+    const cutOff = (reason: string) => ({ error: `the app's answer was cut off: ${reason}` });
     const timer = setTimeout(() => {
       timedOut = true; // its request is closed; the app's server goes on serving the others
       upstream.destroy();
+      const error = `the app did not answer within ${timeoutMs / 1000} s`;
       if (answered) res.destroy();
-      else reject(new HttpError(504, `the app did not answer within ${timeoutMs / 1000} s`));
-      resolve(undefined);
+      else reject(new HttpError(504, error));
+      resolve({ error });
     }, timeoutMs);
     const upstream = request(
       `${replica.origin}${target}`,
@@ -79,12 +94,12 @@ function proxy(
         answer.pipe(res);
         answer.on("end", () => {
           clearTimeout(timer);
-          resolve(answer.statusCode);
+          resolve({ status: answer.statusCode ?? 502 });
         });
-        answer.on("error", () => {
+        answer.on("error", (err: NodeJS.ErrnoException) => {
           clearTimeout(timer);
           res.destroy(); // cut off mid-answer: the caller sees a broken response, not a short one
-          resolve(undefined);
+          resolve(cutOff(err.code ?? err.message));
         });
       },
     );
@@ -93,7 +108,7 @@ function proxy(
       if (gone.aborted || timedOut) return; // destroyed here: the replica is fine
       if (answered) {
         res.destroy();
-        resolve(undefined);
+        resolve(cutOff(err.code ?? err.message));
         return;
       }
       // The replica's server is gone or refused: it takes no more requests.
@@ -107,7 +122,7 @@ function proxy(
     const leave = () => {
       clearTimeout(timer);
       upstream.destroy();
-      resolve(undefined);
+      resolve({ error: CALLER_LEFT });
     };
     if (gone.aborted) leave();
     else gone.addEventListener("abort", leave, { once: true });
