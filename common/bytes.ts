@@ -22,3 +22,24 @@ export function hex(bytes: ArrayBuffer | Uint8Array): string {
 export async function sha256Hex(bytes: Uint8Array): Promise<string> {
   return hex(await crypto.subtle.digest("SHA-256", bytes));
 }
+
+/** Padded base64 (Workers and Node alike; in slices, as a 10 MiB body is passed). */
+export function base64(bytes: Uint8Array): string {
+  let binary = "";
+  for (let at = 0; at < bytes.length; at += 0x8000)
+    binary += String.fromCharCode(...bytes.subarray(at, at + 0x8000));
+  return btoa(binary);
+}
+
+/**
+ * An answer's body as it travels in JSON (a custom app's answer to a run with a webhook): its
+ * text when it is UTF-8 (a byte order mark kept), else base64, saying so — a body that is not
+ * text (an image, an archive) decoded as UTF-8 could not be had back.
+ */
+export function bodyOf(bytes: Uint8Array): { body: string; body_encoding?: "base64" } {
+  try {
+    return { body: new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes) };
+  } catch {
+    return { body: base64(bytes), body_encoding: "base64" };
+  }
+}

@@ -31,9 +31,21 @@ export async function slow(input, ctx) {
 
 const SITE = {
   "runlet.toml": 'name = "site"\nruntime = "custom"\n[custom]\nentrypoint = ["node", "server.js"]',
-  "server.js": `require("node:http").createServer((req, res) => {
+  "server.js": `const zlib = require("node:zlib");
+require("node:http").createServer((req, res) => {
   if (req.url === "/health") return res.end("ok");
   if (req.url === "/cut") { res.write("partial"); return setTimeout(() => req.socket.destroy(), 50); }
+  if (req.url.startsWith("/auto")) {
+    // Compressed when the request accepts it, as many servers do.
+    const body = JSON.stringify({ items: [1, 2, 3], seen: req.headers["accept-encoding"] ?? null });
+    const gzip = /gzip/.test(req.headers["accept-encoding"] ?? "");
+    res.writeHead(200, { "content-type": "application/json", ...(gzip ? { "content-encoding": "gzip" } : {}) });
+    return res.end(gzip ? zlib.gzipSync(body) : body);
+  }
+  if (req.url.startsWith("/png")) {
+    res.writeHead(200, { "content-type": "image/png" });
+    return res.end(Buffer.from("89504e470d0a1a0a0000000d49484452", "hex"));
+  }
   res.writeHead(201, { "content-type": "application/json" });
   res.end(JSON.stringify({ made: true, url: req.url, secret: req.headers["x-webhook-secret"] ?? null }));
 }).listen(Number(process.env.PORT), "127.0.0.1");`,
@@ -301,6 +313,43 @@ describe("async runs and webhooks, end to end", () => {
     // The view says how the app answered (its body stays the webhook's).
     expect(done).toMatchObject({ async: true, function: "PUT /jobs/9", status_code: 201 });
     expect(done).not.toHaveProperty("result");
+  });
+
+  it("delivers a compressed answer decoded, and one that is not text as base64, sync and async", async () => {
+    const delivered = async (path: string, query: string) => {
+      const res = await run(`/site${path}?${query}${hook(path)}`, {
+        method: "GET",
+        body: undefined,
+      });
+      await res.arrayBuffer();
+      const [delivery] = await receiver.waitFor(path, 1);
+      return JSON.parse(delivery?.body ?? "");
+    };
+    // workerd asks for br, gzip on every request; an async run asks the app for identity.
+    expect(await delivered("/auto/async", "async=true&")).toMatchObject({
+      status: "success",
+      result: { items: [1, 2, 3], seen: "identity" },
+    });
+    expect(await delivered("/auto/sync", "")).toMatchObject({
+      status: "success",
+      result: { items: [1, 2, 3], seen: "br, gzip" }, // workerd decoded it on its way
+    });
+    for (const [path, query] of [
+      ["/png/async", "async=true&"],
+      ["/png/sync", ""],
+    ] as const) {
+      const body = await delivered(path, query);
+      expect(body).toMatchObject({
+        status: "success",
+        status_code: 200,
+        result_encoding: "base64",
+      });
+      expect(Buffer.from(body.result, "base64").toString("hex")).toBe(
+        "89504e470d0a1a0a0000000d49484452",
+      );
+    }
+    // A JSON answer is as it was: parsed, no encoding named.
+    expect(await delivered("/things/plain", "async=true&")).not.toHaveProperty("result_encoding");
   });
 
   it("follows every row of the retry table (spec 6.4) against a real receiver", async () => {

@@ -27,12 +27,16 @@ export const hostRunStateSchema = z.object({
   finishedAt: z.optional(ms()),
   /** A function's return value. */
   result: z.optional(z.unknown()),
-  /** A custom app's answer (its body as text, at most 10 MiB). */
+  /**
+   * A custom app's answer, decoded of its content-encoding: its body as text, or as base64
+   * (`body_encoding`) when it is not UTF-8 text; at most 10 MiB.
+   */
   http: z.optional(
     z.object({
       status_code: z.number().check(z.int()),
       content_type: z.nullable(z.string()),
       body: z.string(),
+      body_encoding: z.optional(z.literal("base64")),
     }),
   ),
   error: z.optional(error),

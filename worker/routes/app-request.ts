@@ -4,6 +4,7 @@
  * A run is recorded by method and path, never the query (it may carry secrets).
  */
 import type { Context } from "hono";
+import { bodyOf } from "../../common/bytes.ts";
 import type { WorkerEnv } from "../env.ts";
 import { appHeaders, forwardToHost } from "../host.ts";
 import { answeredOnce, keyOfCall } from "../idempotency.ts";
@@ -78,13 +79,16 @@ async function forward(
     // The caller's copy streams on; the delivery's copy is read alongside it.
     const [toCaller, toWebhook] = body ? body.tee() : [null, null];
     body = toCaller;
-    const text = toWebhook
-      ? readCapped(toWebhook, MAX_RUN_BODY_BYTES).then((b) => b && new TextDecoder().decode(b))
-      : Promise.resolve("");
+    // workerd has undone the app's content-encoding already; a body that is not text goes
+    // base64, as an async run's does (runtime-host/runtimes/custom/buffered.ts).
+    const read = toWebhook
+      ? readCapped(toWebhook, MAX_RUN_BODY_BYTES).then((b) => b && bodyOf(new Uint8Array(b)))
+      : Promise.resolve({ body: "" });
     const contentType = answer.headers.get("content-type");
     c.executionCtx.waitUntil(
-      text.then(
-        (t) => deliver(c, call, fn, answerOutcome(answer.status, contentType, t, runTimeMs), host),
+      read.then(
+        (body) =>
+          deliver(c, call, fn, answerOutcome(answer.status, contentType, body, runTimeMs), host),
         // The app's answer broke off: the delivery says so rather than never being made.
         () => deliver(c, call, fn, failed("the app's answer was cut off", runTimeMs), host),
       ),

@@ -6,25 +6,32 @@ export function failed(message: string, run_time_ms: number | null = null): Outc
   return { status: "failure", error: { message }, run_time_ms };
 }
 
+/** A custom app's answer body as it travels: text, or base64 when it is not UTF-8 text. */
+export type AnswerBody = { body: string; body_encoding?: "base64" };
+
 /**
  * A custom app's answer as a run's outcome: `result` its body (JSON parsed where it is JSON,
- * else text), `status_code` its status; `failure` from 500 on, or when the body was over
- * 10 MiB (`text` undefined, not delivered).
+ * else text; a body that is not text stays base64, with `result_encoding: "base64"`),
+ * `status_code` its status; `failure` from 500 on, or when the body was over 10 MiB (`answer`
+ * undefined, not delivered).
  */
 export function answerOutcome(
   status_code: number,
   contentType: string | null,
-  text: string | undefined,
+  answer: AnswerBody | undefined,
   run_time_ms: number | null,
 ): Outcome {
-  const result = text === undefined ? null : appResult(text, contentType);
-  if (status_code < 500 && text !== undefined)
-    return { status: "success", result, status_code, run_time_ms };
+  const base64 = answer?.body_encoding === "base64";
+  const result =
+    answer === undefined ? null : base64 ? answer.body : appResult(answer.body, contentType);
+  const encoding = base64 ? { result_encoding: "base64" as const } : {};
+  if (status_code < 500 && answer !== undefined)
+    return { status: "success", result, ...encoding, status_code, run_time_ms };
   const message =
-    text === undefined
+    answer === undefined
       ? "the app's answer is larger than 10 MiB: not delivered"
       : `the app answered ${status_code}`;
-  return { status: "failure", error: { message }, result, status_code, run_time_ms };
+  return { status: "failure", error: { message }, result, ...encoding, status_code, run_time_ms };
 }
 
 function appResult(text: string, contentType: string | null): unknown {
@@ -42,7 +49,7 @@ function appResult(text: string, contentType: string | null): unknown {
 export function hostOutcome(report: HostRunState): Outcome {
   const run_time_ms = report.runTimeMs ?? null;
   const { http } = report;
-  if (http) return answerOutcome(http.status_code, http.content_type, http.body, run_time_ms);
+  if (http) return answerOutcome(http.status_code, http.content_type, http, run_time_ms);
   if (report.status === "success") return { status: "success", result: report.result, run_time_ms };
   return failed(report.error?.message ?? "the run failed", run_time_ms);
 }

@@ -38,12 +38,20 @@ export interface AppRequest {
 
 /** What a delivery body says about the run (docs/api.md, "Webhook delivery"). */
 export type Outcome =
-  | { status: "success"; result: unknown; run_time_ms: number | null; status_code?: number }
+  | {
+      status: "success";
+      result: unknown;
+      /** A custom app's answer that is not text: `result` is its body in base64. */
+      result_encoding?: "base64";
+      run_time_ms: number | null;
+      status_code?: number;
+    }
   | {
       status: "failure";
       error: { message: string };
       run_time_ms: number | null;
       result?: unknown;
+      result_encoding?: "base64";
       status_code?: number;
     };
 

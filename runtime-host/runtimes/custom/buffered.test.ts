@@ -1,5 +1,6 @@
 // An async run's request to a custom app, through the real host: its answer read whole and
-// reported to the callback — cut off when the app's process dies mid-answer.
+// reported to the callback — cut off when the app's process dies mid-answer, decoded by its
+// content-encoding, base64 when it is not text.
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HEADER } from "../../../common/consts.ts";
@@ -19,8 +20,23 @@ import {
 
 const SERVER = `
 const http = require("node:http");
+const zlib = require("node:zlib");
+const JSON_BODY = JSON.stringify({ items: Array.from({ length: 200 }, (_, i) => i), word: "héllo" });
+const ENCODE = { gzip: zlib.gzipSync, deflate: zlib.deflateSync, br: zlib.brotliCompressSync };
+const PNG = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex");
 http.createServer((req, res) => {
   if (req.url === "/health") return res.end("ok");
+  if (req.url === "/accept") return res.end(req.headers["accept-encoding"] ?? "none");
+  const encoding = req.url.match(/^\\/encoded\\/(\\w+)$/)?.[1];
+  if (encoding) {
+    // Encoded whatever the request asked, as a server that always compresses does.
+    res.writeHead(200, { "content-type": "application/json", "content-encoding": encoding });
+    return res.end(ENCODE[encoding] ? ENCODE[encoding](JSON_BODY) : JSON_BODY);
+  }
+  if (req.url === "/png") {
+    res.writeHead(200, { "content-type": "image/png" });
+    return res.end(PNG);
+  }
   if (req.url === "/crash") {
     res.writeHead(200, { "content-type": "text/plain" });
     res.write("partial");
@@ -87,5 +103,45 @@ describe("an async run's buffered answer", () => {
     expect(run.http).toBeUndefined();
     // The app serves again, from a new process.
     expect((await runOf("/", "run_after")).http?.body).toBe("fine");
+  });
+
+  it("asks the app for no encoding, whatever the request said (workerd adds br, gzip)", async () => {
+    const run = await runOf("/accept", "run_accept", { "accept-encoding": "br, gzip" });
+    expect(run.http?.body).toBe("identity");
+  });
+
+  it("decodes an answer the app compressed anyway: gzip, deflate, br", async () => {
+    const expected = JSON.stringify({
+      items: Array.from({ length: 200 }, (_, i) => i),
+      word: "héllo",
+    });
+    for (const encoding of ["gzip", "deflate", "br"]) {
+      const run = await runOf(`/encoded/${encoding}`, `run_${encoding}`);
+      expect(run).toMatchObject({ status: "success", http: { status_code: 200 } });
+      expect(run.http?.body).toBe(expected);
+      expect(run.http?.body_encoding).toBeUndefined();
+    }
+  });
+
+  it("fails a run whose answer has an encoding it cannot decode, naming it", async () => {
+    const run = await runOf("/encoded/zstd", "run_zstd");
+    expect(run).toMatchObject({
+      status: "failure",
+      error: {
+        message:
+          "the app's answer has content-encoding 'zstd', which Runlet cannot decode (it asks for identity and decodes gzip, deflate and br)",
+      },
+    });
+  });
+
+  it("passes a body that is not UTF-8 text (an image) as base64, saying so", async () => {
+    const run = await runOf("/png", "run_png");
+    expect(run).toMatchObject({
+      status: "success",
+      http: { status_code: 200, content_type: "image/png", body_encoding: "base64" },
+    });
+    expect(Buffer.from(run.http?.body ?? "", "base64").toString("hex")).toBe(
+      "89504e470d0a1a0a0000000d49484452",
+    );
   });
 });

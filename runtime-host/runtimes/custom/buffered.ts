@@ -1,13 +1,18 @@
 /**
  * One buffered request to a custom app's replica, as an async run sends it: the whole request
  * at once, the whole answer read (at most 10 MiB), cut off past the run's limit or once its
- * signal aborts (the run was cancelled).
+ * signal aborts (the run was cancelled). The app is asked for its answer unencoded
+ * (`Accept-Encoding: identity`, whatever the request said: it goes to a webhook inside JSON);
+ * one encoded anyway is decoded (content-encoding.ts). Its body is passed as text when it is
+ * UTF-8, else as base64, saying so.
  */
-import { request } from "node:http";
+import { type IncomingMessage, request } from "node:http";
+import { bodyOf } from "../../../common/bytes.ts";
 import type { HttpAnswer } from "../../../common/protocol/host.ts";
 import { MAX_INVOKE_BODY_BYTES } from "../../limits.ts";
 import { type HttpWorkload, WorkloadError } from "../../pool/workload.ts";
 import type { HttpCall } from "../../runs/types.ts";
+import { decodeBody } from "./content-encoding.ts";
 
 /** A custom app's answer could not be had; the message is safe to show its caller. */
 export class AppAnswerError extends Error {}
@@ -26,7 +31,13 @@ export function sendBuffered(
   return new Promise((resolve, reject) => {
     const upstream = request(`${replica.origin}${call.pathAndQuery}`, {
       method: call.method,
-      headers: { ...call.headers, "content-length": String(call.body.length) },
+      headers: {
+        ...call.headers,
+        // The caller's own Accept-Encoding cannot be told from workerd's (it sets `br, gzip` on
+        // every request locally), and no caller reads the app's encoded bytes.
+        "accept-encoding": "identity",
+        "content-length": String(call.body.length),
+      },
       socketPath: replica.socketPath,
       signal,
     });
@@ -52,11 +63,7 @@ export function sendBuffered(
       });
       answer.on("end", () => {
         clearTimeout(timer);
-        resolve({
-          status_code: answer.statusCode ?? 502,
-          content_type: answer.headers["content-type"] ?? null,
-          body: Buffer.concat(chunks).toString("utf8"),
-        });
+        answerOf(answer, Buffer.concat(chunks)).then(resolve, reject);
       });
       // Once the answer has begun, a connection that breaks (the app's process died, its server
       // reset it) is heard on the answer, not on the request: an `error` (with a listener) and
@@ -79,4 +86,15 @@ export function sendBuffered(
     });
     upstream.end(call.body);
   });
+}
+
+/** The app's whole answer as it is reported: decoded, its body text or base64. */
+async function answerOf(answer: IncomingMessage, bytes: Buffer): Promise<HttpAnswer> {
+  const decoded = await decodeBody(bytes, answer.headers["content-encoding"]);
+  if (!Buffer.isBuffer(decoded)) throw new AppAnswerError(decoded.error);
+  return {
+    status_code: answer.statusCode ?? 502,
+    content_type: answer.headers["content-type"] ?? null,
+    ...bodyOf(decoded),
+  };
 }
