@@ -6,7 +6,6 @@
  * it also stops — at once, as nothing would take its reports — when its supervisor is gone.
  */
 import { readFileSync } from "node:fs";
-import { isIP } from "node:net";
 import { hostname, totalmem } from "node:os";
 import { resolve } from "node:path";
 import { z } from "zod";
@@ -14,6 +13,7 @@ import { describeZodError } from "../common/app-config.ts";
 import { DEFAULT_PORT, ENV } from "../common/consts.ts";
 import { exitWithin, watchSupervisor } from "../common/parent-watch.ts";
 import { DEFAULT_LIMITS } from "./limits.ts";
+import { listenAddressOf } from "./listen-address.ts";
 import { detectSandbox, sandboxSettingsOf, sandboxSettingsSchema } from "./sandbox/sandbox.ts";
 import { startHost } from "./server.ts";
 
@@ -43,16 +43,6 @@ const envSchema = z
   .refine((env) => !(env[ENV.hostToken] || env[ENV.hostTokenFile]) || env[ENV.baseUrl], {
     error: `a host that joins with ${ENV.hostToken} needs the control plane's URL in ${ENV.baseUrl}`,
   });
-
-/**
- * Where a host listens unless told (RUNLET_HOST_LISTEN): the IP address it gives the Worker, or
- * loopback when it gives a name (a tunnel or a proxy on this machine forwards to it).
- */
-function listenAddressOf(address: string | undefined): string | undefined {
-  if (!address) return undefined;
-  const host = new URL(address).hostname.replace(/^\[|\]$/g, "");
-  return isIP(host) ? host : undefined;
-}
 
 async function main(): Promise<void> {
   const parsed = envSchema.safeParse(process.env);
