@@ -59,6 +59,8 @@ export const ENV = {
   hostToken: "RUNLET_HOST_TOKEN",
   hostName: "RUNLET_HOST_NAME",
   hostAddress: "RUNLET_HOST_ADDRESS",
+  /** 1: the Node control plane is behind a proxy of its operator's (X-Forwarded-For, -Proto). */
+  trustProxy: "RUNLET_TRUST_PROXY",
   /** The address a host listens on, when it is not its RUNLET_HOST_ADDRESS (a tunnel, NAT). */
   hostListen: "RUNLET_HOST_LISTEN",
   /** A file holding the host token, read at each registration (`runlet start`'s own hosts). */

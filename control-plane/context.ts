@@ -24,6 +24,8 @@ export interface Deps {
   internalToken?: string;
   /** The caller's address as the platform sees it (the Node socket, or Cloudflare's header). */
   clientIp?: (c: Context) => string | undefined;
+  /** Behind a proxy of the operator's (RUNLET_TRUST_PROXY=1): its X-Forwarded-Proto counts. */
+  trustProxy?: boolean;
 }
 
 /** The authenticated caller and their role in the path's project. */

@@ -11,6 +11,7 @@ import { createControlPlane } from "./app.ts";
 import { loadOrCreateMasterSecret, loadOrCreateSigningKey } from "./auth/keys.ts";
 import { deriveKeys } from "./auth/secret-keys.ts";
 import { publicKeysOf } from "./auth/tokens.ts";
+import { callerAddress } from "./behind-proxy.ts";
 import { bootstrapLocal } from "./bootstrap.ts";
 import { fileBundles } from "./bundles-file.ts";
 import { openLibsql } from "./db/index.ts";
@@ -25,6 +26,7 @@ const envSchema = z.object({
   [ENV.internalToken]: z.string().min(32, "must be set (npm start creates one under RUNLET_HOME)"),
   [ENV.databaseUrl]: z.string().optional(),
   [ENV.databaseToken]: z.string().optional(),
+  [ENV.trustProxy]: z.enum(["0", "1"], { error: "must be 0 or 1" }).optional(),
 });
 
 async function main() {
@@ -37,6 +39,7 @@ async function main() {
   const home = runletHome();
   await mkdir(home, { recursive: true, mode: 0o700 });
   const port = env[ENV.controlPort];
+  const trustProxy = env[ENV.trustProxy] === "1";
   const { db, close } = await openLibsql(
     env[ENV.databaseUrl] ?? `file:${homePaths(home).database}`,
     env[ENV.databaseToken],
@@ -48,7 +51,8 @@ async function main() {
     keys,
     publicKeys,
     derived: await deriveKeys(await loadOrCreateMasterSecret(home)),
-    clientIp: (c) => getConnInfo(c).remote.address,
+    clientIp: (c) => callerAddress(c, getConnInfo(c).remote.address, trustProxy),
+    trustProxy,
     hosts: httpRuntimeHosts(() => liveHosts(db), env[ENV.internalToken]),
     bundles: fileBundles(join(home, "bundles")),
     apiUrl: env[ENV.apiUrl],

@@ -5,6 +5,7 @@
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { access } from "../auth/access.ts";
+import { publicOrigin } from "../behind-proxy.ts";
 import type { AppEnv } from "../context.ts";
 import { createSignInLink, LINK_MS } from "../dashboard/session.ts";
 import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
@@ -36,7 +37,7 @@ export const createDashboardLinkRoute = createRoute({
 export function registerDashboardLinks(app: OpenAPIHono<AppEnv>) {
   app.openapi(createDashboardLinkRoute, async (c) => {
     const { principal, projectId } = c.var.access;
-    const origin = new URL(c.req.url).origin;
+    const origin = publicOrigin(c, c.var.deps.trustProxy === true);
     return c.json(await createSignInLink(c.var.deps.db, principal, projectId, origin), 201);
   });
 }
