@@ -108,6 +108,22 @@ export const childMessageSchema: z.ZodType<ChildMessage> = z.union([
   }),
 ]);
 
+/**
+ * A message of the child, checked against the schema; undefined for one that fails it. A `result`
+ * that fails it still names its call, and that call must not wait for a result until its time
+ * limit: it ends as a result saying what was wrong (a call that has ended already ignores it).
+ */
+export function readChildMessage(raw: unknown): ChildMessage | undefined {
+  const parsed = childMessageSchema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  if (typeof raw !== "object" || raw === null) return undefined;
+  const { type, id, ok } = raw as Record<string, unknown>;
+  if (type !== "result" || typeof id !== "string") return undefined;
+  const what = ok === true && !("value" in raw) ? "has no value" : "is malformed";
+  const message = `the function's result cannot be read: the replica's result message ${what}`;
+  return { type: "result", id, ok: false, error: { message } };
+}
+
 /** How a call ended, from its result message. */
 export function outcomeOf(msg: ResultMessage): CallOutcome {
   if (msg.ok) return { kind: "returned", value: msg.value ?? null };

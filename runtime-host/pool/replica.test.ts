@@ -101,6 +101,24 @@ export const dropped = () => ({ fn: () => 1, n: 1 });`,
     });
   });
 
+  it("fails a call at once whose result message the host cannot read", async () => {
+    // The app's code can send messages too; the ids of a new replica's calls count from 1.
+    const replica = await replicaOf({
+      "main.mjs": `
+export const forge = () => {
+  process.send({ type: "result", id: "1", ok: true });
+  return new Promise(() => {});
+};`,
+    });
+    await replica.start();
+    const started = Date.now();
+    expect(await replica.invoke({ ...CALL, fn: "forge" }, 10_000)).toEqual({
+      kind: "threw",
+      message: "the function's result cannot be read: the replica's result message has no value",
+    });
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
   it("reports a module that throws or exits while loading", async () => {
     const throws = await replicaOf({ "main.mjs": "throw new Error('boom at ' + process.cwd());" });
     const failure = await failureOf(throws.start());

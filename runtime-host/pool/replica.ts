@@ -6,7 +6,7 @@ import { APP_ENV } from "../../common/consts.ts";
 import { LOG_RING_BYTES } from "../limits.ts";
 import { type Launcher, launchManaged } from "../runtimes/managed/launch.ts";
 import { LogRing } from "./log-ring.ts";
-import { childMessageSchema, type InvokeMessage, type LoadMessage, outcomeOf } from "./messages.ts";
+import { type InvokeMessage, type LoadMessage, outcomeOf, readChildMessage } from "./messages.ts";
 import { PendingCalls } from "./pending-calls.ts";
 import { ReplicaProcess } from "./replica-process.ts";
 import { hostRunLogs, type RunLogStore } from "./run-logs.ts";
@@ -201,9 +201,8 @@ export class ManagedReplica implements FunctionWorkload {
   }
 
   #onMessage(raw: unknown): void {
-    const parsed = childMessageSchema.safeParse(raw);
-    if (!parsed.success) return;
-    const msg = parsed.data;
+    const msg = readChildMessage(raw);
+    if (!msg) return;
     if (msg.type === "log") {
       this.#runOutput.log(msg);
     } else if (msg.type === "result") {
