@@ -101,6 +101,44 @@ export const dropped = () => ({ fn: () => 1, n: 1 });`,
     });
   });
 
+  it("fails a result whose JSON is nothing (a function, a symbol) at once, and keeps the replica", async () => {
+    const replica = await replicaOf({
+      "main.mjs": `
+export const fn = () => () => 1;
+export const sym = () => Symbol("s");
+export const noJson = () => ({ toJSON: () => undefined });
+export const fnJson = () => ({ toJSON: () => () => 1 });
+export const date = () => new Date(0);
+export const ok = () => "still here";`,
+    });
+    await replica.start();
+    const pid = replica.pid;
+    const threw = (why: string) => ({
+      kind: "threw",
+      message: `the function's result cannot be serialized as JSON: ${why}`,
+    });
+    const started = Date.now();
+    expect(await replica.invoke({ ...CALL, fn: "fn" }, 10_000)).toEqual(threw("it is a function"));
+    expect(await replica.invoke({ ...CALL, fn: "sym" }, 10_000)).toEqual(threw("it is a symbol"));
+    expect(await replica.invoke({ ...CALL, fn: "noJson" }, 10_000)).toEqual(
+      threw("its toJSON() returned undefined"),
+    );
+    expect(await replica.invoke({ ...CALL, fn: "fnJson" }, 10_000)).toEqual(
+      threw("its toJSON() returned a function"),
+    );
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(await replica.invoke({ ...CALL, fn: "date" }, 5_000)).toEqual({
+      kind: "returned",
+      value: new Date(0).toJSON(),
+    });
+    expect(await replica.invoke({ ...CALL, fn: "ok" }, 5_000)).toEqual({
+      kind: "returned",
+      value: "still here",
+    });
+    expect(replica.pid).toBe(pid);
+    expect(replica.accepting).toBe(true);
+  });
+
   it("fails a call at once whose result message the host cannot read", async () => {
     // The app's code can send messages too; the ids of a new replica's calls count from 1.
     const replica = await replicaOf({

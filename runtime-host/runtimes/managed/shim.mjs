@@ -142,12 +142,41 @@ const inFlight = new Map();
 let stopping = false;
 
 /**
+ * The function's result as its message carries it (`undefined` as null). Throws for a result
+ * whose JSON is nothing: IPC would leave the message's `value` out. Only the top level needs a
+ * look (below it JSON leaves out what it cannot carry), and only there a `toJSON` can be called
+ * twice: so a result with one is made JSON here, once, and sent as what that JSON reads.
+ * @param {unknown} value
+ */
+function jsonValue(value) {
+  if (value === undefined || value === null) return null;
+  const toJSON = /** @type {{ toJSON?: unknown }} */ (value).toJSON;
+  if (typeof toJSON !== "function") {
+    if (typeof value === "function" || typeof value === "symbol")
+      throw new Error(`it is a ${typeof value}`);
+    return value;
+  }
+  /** @type {unknown} */
+  let made;
+  let top = true;
+  const json = JSON.stringify(value, (_key, v) => {
+    if (top) [top, made] = [false, v];
+    return v;
+  });
+  if (json === undefined)
+    throw new Error(
+      `its toJSON() returned ${made === undefined ? "undefined" : `a ${typeof made}`}`,
+    );
+  return JSON.parse(json);
+}
+
+/**
  * @param {string} id
  * @param {unknown} value
  */
 async function sendValue(id, value) {
   try {
-    await send({ type: "result", id, ok: true, value: value === undefined ? null : value });
+    await send({ type: "result", id, ok: true, value: jsonValue(value) });
   } catch (err) {
     const why = describe(err).split("\n", 1)[0];
     await send({
