@@ -49,6 +49,20 @@ export function lots(n) {
   return n;
 }
 
+// Characters of several bytes written in pieces, each piece on its own.
+export function pieces() {
+  for (const byte of Buffer.from("é✓😀\\n")) process.stdout.write(Buffer.from([byte]));
+  // The streams' pieces interleaved (stdout's as hex strings): each stream's characters join.
+  for (const byte of Buffer.from("ü€\\n")) {
+    process.stderr.write(Buffer.from([byte]));
+    process.stdout.write(Buffer.from([byte]).toString("hex"), "hex");
+  }
+  process.stdout.write(Buffer.from([0xf0, 0x9f])); // cut short by what follows
+  console.log("after");
+  process.stderr.write(Buffer.from([0xe2, 0x9c])); // cut short by the end of the call
+  return "done";
+}
+
 export function forge() {
   process.send({ type: "log", runId: "run_elsewhere", stream: "stdout", text: "forged\\n", at: 0 });
   return "sent";
@@ -173,6 +187,23 @@ describe("ManagedReplica: the logs of runs", () => {
     const bytes = (log?.lines ?? []).reduce((sum, l) => sum + Buffer.byteLength(l.text) + 1, 0);
     expect(bytes).toBeLessThanOrEqual(1024);
     expect(bytes).toBeGreaterThan(900);
+  });
+
+  it("joins the pieces of characters written a byte at a time, per stream", async () => {
+    const store = new RunLogStore({ bytesPerRun: 64 * 1024, runs: 10 });
+    const replica = await started(store);
+    expect(await replica.invoke({ fn: "pieces", payload: null, runId: "run_u" }, 10_000)).toEqual({
+      kind: "returned",
+      value: "done",
+    });
+    const expected = [
+      "stdout é✓😀",
+      "stderr ü€",
+      "stdout ü€",
+      "stdout \uFFFDafter",
+      "stderr \uFFFD",
+    ];
+    expect(textsOf(store, "run_u")).toEqual(expected);
   });
 
   it("keeps no log a run's code sends for a run it is not running", async () => {

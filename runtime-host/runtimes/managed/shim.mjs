@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { format } from "node:util";
 import { appErrors } from "./errors.mjs";
+import { StreamText } from "./stream-text.mjs";
 
 /**
  * @typedef {import("../../pool/messages.ts").HostMessage} HostMessage
@@ -14,8 +15,9 @@ import { appErrors } from "./errors.mjs";
  * @typedef {import("../../pool/messages.ts").InvokeMessage} InvokeMessage
  * @typedef {(payload: unknown, ctx: CallContext) => unknown} AppFunction
  * @typedef {{ runId: string, async: boolean, signal: AbortSignal, log: (...args: unknown[]) => void }} CallContext
- * @typedef {{ runId: string, open: boolean }} RunScope  a call's output goes to its run while `open`
  * @typedef {"stdout" | "stderr"} StreamName
+ * @typedef {{ runId: string, open: boolean, text: Partial<Record<StreamName, StreamText>> }} RunScope
+ *   a call's output goes to its run while `open`, made text per stream by `text`
  */
 
 const ENTRY_FILES = ["main.mjs", "main.js"];
@@ -60,20 +62,19 @@ const realWrite = {
 };
 
 /**
- * The text of a `write` chunk: strings in their encoding, bytes as UTF-8.
+ * Sends a `write` chunk of an open run as its output.
+ * @param {RunScope} scope
+ * @param {StreamName} stream
  * @param {unknown} chunk
- * @param {unknown} encoding
+ * @param {unknown} [encoding]
  */
-function textOf(chunk, encoding) {
-  if (typeof chunk === "string") {
-    return typeof encoding === "string" && encoding !== "utf8" && Buffer.isEncoding(encoding)
-      ? Buffer.from(chunk, encoding).toString("utf8")
-      : chunk;
-  }
-  if (chunk instanceof Uint8Array) {
-    return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength).toString("utf8");
-  }
-  return String(chunk);
+function runWrite(scope, stream, chunk, encoding) {
+  const streamText = scope.text[stream] ?? new StreamText();
+  scope.text[stream] = streamText;
+  const text = streamText.of(chunk, encoding);
+  if (text === "") return;
+  // A failed send means the channel is gone, and with it the host: nothing is left to tell.
+  send({ type: "log", runId: scope.runId, stream, text, at: Date.now() }).catch(() => {});
 }
 
 /**
@@ -83,13 +84,21 @@ function textOf(chunk, encoding) {
  * @param {string} text
  */
 function writeFor(scope, stream, text) {
-  if (!scope?.open) {
-    realWrite[stream](text);
-    return;
+  if (scope?.open) runWrite(scope, stream, text);
+  else realWrite[stream](text);
+}
+
+/**
+ * Ends the run's output: what its streams hold of characters cut short is sent now; what its
+ * code writes from now on is the process's own.
+ * @param {RunScope} scope
+ */
+function closeRun(scope) {
+  for (const [stream, text] of Object.entries(scope.text)) {
+    const rest = text?.end();
+    if (rest) runWrite(scope, /** @type {StreamName} */ (stream), rest);
   }
-  if (text === "") return;
-  // A failed send means the channel is gone, and with it the host: nothing is left to tell.
-  send({ type: "log", runId: scope.runId, stream, text, at: Date.now() }).catch(() => {});
+  scope.open = false;
 }
 
 for (const stream of /** @type {const} */ (["stdout", "stderr"])) {
@@ -99,7 +108,7 @@ for (const stream of /** @type {const} */ (["stdout", "stderr"])) {
   const write = (chunk, encoding, callback) => {
     const scope = runScope.getStore();
     if (!scope?.open) return Reflect.apply(original, target, [chunk, encoding, callback]);
-    writeFor(scope, stream, textOf(chunk, encoding));
+    runWrite(scope, stream, chunk, encoding);
     const done = typeof encoding === "function" ? encoding : callback;
     if (typeof done === "function") process.nextTick(() => done(null));
     return true;
@@ -208,7 +217,7 @@ async function invoke(mod, msg) {
     log: (...args) => writeFor(scope, "stdout", `${format(...args)}\n`),
   };
   /** @type {RunScope} */
-  const scope = { runId: msg.runId, open: true };
+  const scope = { runId: msg.runId, open: true, text: {} };
   /** @type {{ ok: true, value: unknown } | { ok: false, error: unknown }} */
   let outcome;
   try {
@@ -219,7 +228,7 @@ async function invoke(mod, msg) {
     if (err instanceof Error && err.stack) writeFor(scope, "stderr", `${appStack(err.stack)}\n`);
   }
   // What the function's timers and leftover promises write from now on is the replica's own.
-  scope.open = false;
+  closeRun(scope);
   try {
     if (outcome.ok) await sendValue(msg.id, outcome.value);
     else
