@@ -24,4 +24,28 @@ describe("LogRing", () => {
     expect(ring.chunks()).toHaveLength(1);
     expect(ring.dropped).toBe(30);
   });
+
+  it("drops the rest of a character its oldest bytes cut", () => {
+    const ring = new LogRing(5);
+    ring.append("stdout", Buffer.from("a✓b")); // 5 bytes
+    ring.append("stdout", Buffer.from("cd")); // 7: "a" and a byte of "✓" go, then its rest
+    expect(ring.text()).toBe("bcd");
+    expect(ring.size + ring.dropped).toBe(7);
+    ring.append("stderr", Buffer.from("😀😀")); // longer than the ring: the first one's rest goes
+    expect(ring.text()).toBe("😀");
+  });
+
+  it("reads a process's output cut anywhere as whole characters, per stream", () => {
+    const ring = new LogRing(100);
+    const bytes = Buffer.from("é✓😀\n");
+    for (const byte of bytes) {
+      ring.read("stdout", Buffer.from([byte]));
+      ring.read("stderr", Buffer.from([byte]));
+    }
+    ring.read("stdout", Buffer.from([0xe2, 0x9c]));
+    ring.endReads();
+    for (const chunk of ring.chunks().slice(0, -1))
+      expect(chunk.data.toString()).not.toContain("\uFFFD");
+    expect(ring.text()).toBe("éé✓✓😀😀\n\n\uFFFD");
+  });
 });

@@ -1,3 +1,5 @@
+import { StringDecoder } from "node:string_decoder";
+
 export type LogStream = "stdout" | "stderr";
 
 export interface LogChunk {
@@ -13,27 +15,44 @@ export class LogRing {
   #size = 0;
   #dropped = 0;
 
+  /** Decoders of `read`, per stream: they hold the first bytes of a character cut short. */
+  readonly #decoders: Partial<Record<LogStream, StringDecoder>> = {};
+
   constructor(readonly capacity: number) {}
 
+  /**
+   * Text as bytes of UTF-8. Past capacity the oldest bytes go, and with them the rest of a
+   * character they cut (up to the next byte that begins one).
+   */
   append(stream: LogStream, data: Buffer, at: number = Date.now()): void {
     if (data.length === 0) return;
-    const kept = data.length > this.capacity ? data.subarray(data.length - this.capacity) : data;
-    this.#dropped += data.length - kept.length;
-    this.#chunks.push({ stream, at, data: kept });
-    this.#size += kept.length;
+    this.#chunks.push({ stream, at, data });
+    this.#size += data.length;
     while (this.#size > this.capacity) {
       const first = this.#chunks[0];
       if (!first) break;
-      const excess = this.#size - this.capacity;
-      if (first.data.length <= excess) {
-        this.#chunks.shift();
-        this.#size -= first.data.length;
-        this.#dropped += first.data.length;
-      } else {
-        first.data = first.data.subarray(excess);
-        this.#size -= excess;
-        this.#dropped += excess;
-      }
+      const kept = fromCharStart(first.data, this.#size - this.capacity);
+      this.#size -= first.data.length - kept.length;
+      this.#dropped += first.data.length - kept.length;
+      if (kept.length === 0) this.#chunks.shift();
+      else first.data = kept;
+    }
+  }
+
+  /**
+   * Bytes as read from a process's stdout or stderr, in chunks cut anywhere: a character cut
+   * between two chunks is held until its rest comes, so that each chunk is whole characters.
+   */
+  read(stream: LogStream, data: Buffer, at: number = Date.now()): void {
+    const decoder = this.#decoders[stream] ?? new StringDecoder("utf8");
+    this.#decoders[stream] = decoder;
+    this.append(stream, Buffer.from(decoder.write(data)), at);
+  }
+
+  /** The process's output has ended: a character it cut short is appended as U+FFFD. */
+  endReads(at: number = Date.now()): void {
+    for (const [stream, decoder] of Object.entries(this.#decoders)) {
+      this.append(stream as LogStream, Buffer.from(decoder.end()), at);
     }
   }
 
@@ -55,4 +74,12 @@ export class LogRing {
   text(): string {
     return Buffer.concat(this.#chunks.map((c) => c.data)).toString("utf8");
   }
+}
+
+/** `data` from `start` on, past what is left there of a character cut (3 bytes at most). */
+function fromCharStart(data: Buffer, start: number): Buffer {
+  let from = Math.min(start, data.length);
+  const limit = Math.min(from + 3, data.length);
+  while (from < limit && ((data[from] as number) & 0xc0) === 0x80) from++;
+  return data.subarray(from);
 }

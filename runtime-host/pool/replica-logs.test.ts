@@ -4,12 +4,15 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { newHome, removeHome, waitUntil } from "../test-support.ts";
 import { ManagedReplica } from "./replica.ts";
+import { linesOf } from "./replica-output.ts";
 import { RunLogStore } from "./run-logs.ts";
 import { WorkloadError } from "./workload.ts";
 
 const OPTIONS = { startTimeoutMs: 10_000, stopGraceMs: 500 };
 
 const APP = `
+import { writeSync } from "node:fs";
+
 console.log("module loaded");
 
 const pause = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -61,6 +64,15 @@ export function pieces() {
   console.log("after");
   process.stderr.write(Buffer.from([0xe2, 0x9c])); // cut short by the end of the call
   return "done";
+}
+
+// The process's own output (straight to its stdout), a byte at a time, then it exits.
+export async function ownPieces() {
+  for (const byte of Buffer.from("own é✓😀\\n")) {
+    writeSync(1, Buffer.from([byte]));
+    await pause(20);
+  }
+  process.exit(4);
 }
 
 export function forge() {
@@ -204,6 +216,28 @@ describe("ManagedReplica: the logs of runs", () => {
       "stderr \uFFFD",
     ];
     expect(textsOf(store, "run_u")).toEqual(expected);
+    const own = linesOf(replica.logs.chunks()).map((l) => `${l.stream} ${l.text}`);
+    expect(own.filter((line) => line !== "stdout module loaded")).toEqual(expected);
+  });
+
+  it("joins the pieces of characters in the process's own output, and a crashed run's", async () => {
+    const store = new RunLogStore({ bytesPerRun: 64 * 1024, runs: 10 });
+    const replica = await started(store);
+    await waitUntil(() => replica.logs.text().includes("module loaded"));
+    await replica
+      .invoke({ fn: "ownPieces", payload: null, runId: "run_o" }, 10_000)
+      .catch(() => {});
+    await waitUntil(() => textsOf(store, "run_o").some((l) => l.includes("runlet: ")));
+    expect(textsOf(store, "run_o")).toEqual([
+      "stdout own é✓😀",
+      "stderr runlet: the function's process exited (code 4) before this run finished",
+    ]);
+    // Read as it came, a byte at a time at best (a chunk of its own each, most likely).
+    expect(replica.logs.chunks().length).toBeGreaterThan(2);
+    expect(linesOf(replica.logs.chunks()).map((l) => l.text)).toEqual([
+      "module loaded",
+      "own é✓😀",
+    ]);
   });
 
   it("keeps no log a run's code sends for a run it is not running", async () => {

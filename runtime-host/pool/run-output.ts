@@ -67,10 +67,10 @@ export class RunOutput {
     if (this.#inFlight(msg.runId)) this.store.write(msg.runId, msg.stream, msg.text, msg.at);
   }
 
-  /** What the process wrote to its stdout or stderr itself. */
+  /** What the process wrote to its stdout or stderr itself, as read (cut anywhere). */
   own(stream: LogStream, data: Buffer): void {
-    this.ring.append(stream, data);
-    this.#own.append(stream, data);
+    this.ring.read(stream, data);
+    this.#own.read(stream, data);
   }
 
   /**
@@ -78,6 +78,8 @@ export class RunOutput {
    * and a line saying how it ended. Later messages belong to no run.
    */
   processEnded(end: ProcessEnd): void {
+    this.ring.endReads();
+    this.#own.endReads();
     const how = exitOf(end.status);
     const reason =
       end.stoppedFor !== undefined

@@ -220,8 +220,8 @@ export class CustomReplica implements HttpWorkload {
     // A replica that exits before its script is written must not take the host down.
     child.stdin?.on("error", () => {});
     this.#process.attach(child);
-    child.stdout?.on("data", (data: Buffer) => this.logs.append("stdout", data));
-    child.stderr?.on("data", (data: Buffer) => this.logs.append("stderr", data));
+    child.stdout?.on("data", (data: Buffer) => this.logs.read("stdout", data));
+    child.stderr?.on("data", (data: Buffer) => this.logs.read("stderr", data));
     await new Promise<void>((resolve, reject) => {
       child.once("spawn", resolve);
       child.once("error", (err) =>
