@@ -6,8 +6,8 @@
  * several may be in flight, told apart by `id`), `cancel` (abort that call's `ctx.signal`).
  * child → host: `spare` once a spare process waits for its app, `ready` once the app's module
  * is imported, or `load-error` (then it exits);
- * one `result` per `invoke`; `log` for what a call writes while it runs (always before its
- * `result`: IPC keeps the order).
+ * one `result` per `invoke`; `log` for what calls write while they run (batches of writes: a
+ * call's always before its `result`, as IPC keeps the order).
  */
 import { z } from "zod";
 import type { CallOutcome } from "./workload.ts";
@@ -59,16 +59,25 @@ export type ResultMessage =
   | { type: "result"; id: string; ok: false; notFound: true };
 
 /**
- * child → host: text the run `runId` wrote (through `ctx.log`, `console.*`, `process.stdout` or
- * `process.stderr`) while it ran; `at` is when, in milliseconds since the epoch. Output outside
- * any call goes to the process's own stdout and stderr instead.
+ * Text the run `runId` wrote to one stream (through `ctx.log`, `console.*`, `process.stdout` or
+ * `process.stderr`) while it ran: one write, or several written in the same millisecond; `at` is
+ * when, in milliseconds since the epoch.
  */
-export interface LogMessage {
-  type: "log";
+export interface LogEntry {
   runId: string;
   stream: "stdout" | "stderr";
   text: string;
   at: number;
+}
+
+/**
+ * child → host: what runs wrote, in the order they wrote it (`runtimes/managed/log-batch.mjs`
+ * says when a batch is sent). Output outside any call goes to the process's own stdout and
+ * stderr instead.
+ */
+export interface LogMessage {
+  type: "log";
+  entries: LogEntry[];
 }
 
 export type ChildMessage =
@@ -87,10 +96,14 @@ export const childMessageSchema: z.ZodType<ChildMessage> = z.union([
   z.object({ type: z.literal("ready") }),
   z.object({
     type: z.literal("log"),
-    runId: z.string(),
-    stream: z.enum(["stdout", "stderr"]),
-    text: z.string(),
-    at: z.number(),
+    entries: z.array(
+      z.object({
+        runId: z.string(),
+        stream: z.enum(["stdout", "stderr"]),
+        text: z.string(),
+        at: z.number(),
+      }),
+    ),
   }),
   z.object({ type: z.literal("load-error"), message: z.string() }),
   z.object({ type: z.literal("result"), id: z.string(), ok: z.literal(true), value: z.unknown() }),

@@ -75,8 +75,20 @@ export async function ownPieces() {
   process.exit(4);
 }
 
+// Lines as fast as the code can write them, to both streams; then returns, or exits.
+export function flood({ n, exit }) {
+  for (let i = 0; i < n; i++) {
+    if (i % 3 === 0) console.error(\`e \${i}\`);
+    else if (i % 3 === 1) console.log(\`o \${i}\`);
+    else process.stdout.write(\`w \${i}\\n\`);
+  }
+  if (exit) process.exit(5);
+  return n;
+}
+
 export function forge() {
-  process.send({ type: "log", runId: "run_elsewhere", stream: "stdout", text: "forged\\n", at: 0 });
+  const entry = { runId: "run_elsewhere", stream: "stdout", text: "forged\\n", at: 0 };
+  process.send({ type: "log", entries: [entry] });
   return "sent";
 }
 `;
@@ -237,6 +249,47 @@ describe("ManagedReplica: the logs of runs", () => {
     expect(linesOf(replica.logs.chunks()).map((l) => l.text)).toEqual([
       "module loaded",
       "own é✓😀",
+    ]);
+  });
+
+  it("keeps a flood of lines complete and in order, every one in before the call's result", async () => {
+    const store = new RunLogStore({ bytesPerRun: 16 * 1024 * 1024, runs: 10 });
+    const replica = await started(store);
+    const n = 30_000;
+    const expected = Array.from({ length: n }, (_, i) =>
+      i % 3 === 0 ? `stderr e ${i}` : i % 3 === 1 ? `stdout o ${i}` : `stdout w ${i}`,
+    );
+    const before = Date.now();
+    const flood = { fn: "flood", payload: { n }, runId: "run_flood" };
+    expect(await replica.invoke(flood, 30_000)).toEqual({ kind: "returned", value: n });
+    const after = Date.now();
+    // Read as the result came: nothing may still be on its way.
+    const lines = store.get("run_flood")?.lines ?? [];
+    const texts = lines.map((l) => `${l.stream} ${l.text}`);
+    expect(texts.length).toBe(n);
+    expect(texts.filter((line, i) => line !== expected[i]).slice(0, 5)).toEqual([]);
+    // Each line has its own time, in order, within the call.
+    const times = lines.map((l) => Date.parse(l.time));
+    expect(times.filter((t, i) => t < (times[i - 1] ?? before) || t > after)).toEqual([]);
+    // The replica's own log has the same lines, in the same order.
+    const own = linesOf(replica.logs.chunks()).map((l) => `${l.stream} ${l.text}`);
+    expect(own.slice(-1000)).toEqual(expected.slice(-1000));
+  });
+
+  it("keeps the lines a run wrote just before its process exited", async () => {
+    const store = new RunLogStore({ bytesPerRun: 1024 * 1024, runs: 10 });
+    const replica = await started(store);
+    await waitUntil(() => replica.logs.text().includes("module loaded"));
+    // Fewer than the IPC socket holds: what is still queued in the process as it exits is lost.
+    const flood = { fn: "flood", payload: { n: 1_000, exit: true }, runId: "run_exits" };
+    await replica.invoke(flood, 30_000).catch(() => {});
+    await waitUntil(() => textsOf(store, "run_exits").some((l) => l.includes("runlet: ")));
+    const lines = textsOf(store, "run_exits");
+    expect(lines).toHaveLength(1_001);
+    expect(lines.slice(-3)).toEqual([
+      "stdout w 998",
+      "stderr e 999",
+      "stderr runlet: the function's process exited (code 5) before this run finished",
     ]);
   });
 

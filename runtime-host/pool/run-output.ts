@@ -60,11 +60,13 @@ export class RunOutput {
     if (!this.#inFlight(call.runId)) this.store.flush(call.runId);
   }
 
-  /** A `log` message of the shim: kept for its run if that run is in flight here. */
+  /** A `log` message of the shim: each entry kept for its run if that run is in flight here. */
   log(msg: LogMessage): void {
-    this.ring.append(msg.stream, Buffer.from(msg.text));
-    // The app's code can send messages too: it may only write to runs it is running.
-    if (this.#inFlight(msg.runId)) this.store.write(msg.runId, msg.stream, msg.text, msg.at);
+    for (const { runId, stream, text, at } of msg.entries) {
+      this.ring.append(stream, Buffer.from(text));
+      // The app's code can send messages too: it may only write to runs it is running.
+      if (this.#inFlight(runId)) this.store.write(runId, stream, text, at);
+    }
   }
 
   /** What the process wrote to its stdout or stderr itself, as read (cut anywhere). */

@@ -7,6 +7,8 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { format } from "node:util";
 import { appErrors } from "./errors.mjs";
+import { LogBatch } from "./log-batch.mjs";
+import { jsonValue } from "./result-json.mjs";
 import { StreamText } from "./stream-text.mjs";
 
 /**
@@ -49,11 +51,17 @@ function send(msg) {
 // ── Output of runs ──────────────────────────────────────────────────────────────────────────
 // Each call runs in an AsyncLocalStorage scope that follows it across awaits, timers and
 // callbacks. While its call runs, what the code writes to process.stdout / process.stderr (and so
-// every console method) goes to the host as `log` messages of that run; outside any call, or
-// once the call has returned, it goes to the process's own stdout / stderr (the replica's log).
+// every console method) goes to the host in `log` messages (batched: log-batch.mjs), as that
+// run's; outside any call, or once the call has returned, it goes to the process's own stdout /
+// stderr (the replica's log).
 
 /** @type {AsyncLocalStorage<RunScope>} */
 const runScope = new AsyncLocalStorage();
+
+// A failed send means the channel is gone, and with it the host: nothing is left to tell.
+const logs = new LogBatch((msg) => void send(msg).catch(() => {}));
+// What the runs wrote last, as the process exits (by process.exit, or an uncaught exception).
+process.on("exit", () => logs.flush());
 
 /** The streams' own `write`, taken before the app's code runs. */
 const realWrite = {
@@ -72,9 +80,7 @@ function runWrite(scope, stream, chunk, encoding) {
   const streamText = scope.text[stream] ?? new StreamText();
   scope.text[stream] = streamText;
   const text = streamText.of(chunk, encoding);
-  if (text === "") return;
-  // A failed send means the channel is gone, and with it the host: nothing is left to tell.
-  send({ type: "log", runId: scope.runId, stream, text, at: Date.now() }).catch(() => {});
+  if (text !== "") logs.add({ runId: scope.runId, stream, text, at: Date.now() });
 }
 
 /**
@@ -151,35 +157,6 @@ const inFlight = new Map();
 let stopping = false;
 
 /**
- * The function's result as its message carries it (`undefined` as null). Throws for a result
- * whose JSON is nothing: IPC would leave the message's `value` out. Only the top level needs a
- * look (below it JSON leaves out what it cannot carry), and only there a `toJSON` can be called
- * twice: so a result with one is made JSON here, once, and sent as what that JSON reads.
- * @param {unknown} value
- */
-function jsonValue(value) {
-  if (value === undefined || value === null) return null;
-  const toJSON = /** @type {{ toJSON?: unknown }} */ (value).toJSON;
-  if (typeof toJSON !== "function") {
-    if (typeof value === "function" || typeof value === "symbol")
-      throw new Error(`it is a ${typeof value}`);
-    return value;
-  }
-  /** @type {unknown} */
-  let made;
-  let top = true;
-  const json = JSON.stringify(value, (_key, v) => {
-    if (top) [top, made] = [false, v];
-    return v;
-  });
-  if (json === undefined)
-    throw new Error(
-      `its toJSON() returned ${made === undefined ? "undefined" : `a ${typeof made}`}`,
-    );
-  return JSON.parse(json);
-}
-
-/**
  * @param {string} id
  * @param {unknown} value
  */
@@ -229,6 +206,8 @@ async function invoke(mod, msg) {
   }
   // What the function's timers and leftover promises write from now on is the replica's own.
   closeRun(scope);
+  // The run's log is all in before its result (IPC keeps the order).
+  logs.flush();
   try {
     if (outcome.ok) await sendValue(msg.id, outcome.value);
     else
