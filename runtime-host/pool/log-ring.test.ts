@@ -48,4 +48,18 @@ describe("LogRing", () => {
       expect(chunk.data.toString()).not.toContain("\uFFFD");
     expect(ring.text()).toBe("éé✓✓😀😀\n\n\uFFFD");
   });
+
+  it("keeps the newest of many small chunks, in order", () => {
+    const ring = new LogRing(100);
+    for (let i = 0; i < 10_000; i++)
+      ring.append(i % 2 ? "stderr" : "stdout", Buffer.from(`${i}\n`));
+    const chunks = ring.chunks();
+    expect(chunks.map((c) => c.data.toString()).join("")).toBe(ring.text());
+    expect(ring.text().endsWith("9998\n9999\n")).toBe(true);
+    expect(chunks.at(-1)?.stream).toBe("stderr");
+    expect(ring.size).toBe(100);
+    expect(ring.dropped + ring.size).toBe(
+      Array.from({ length: 10_000 }, (_, i) => `${i}\n`).join("").length,
+    );
+  });
 });

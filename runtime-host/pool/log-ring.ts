@@ -11,7 +11,9 @@ export interface LogChunk {
 
 /** The newest `capacity` bytes a replica wrote to stdout and stderr; older bytes are dropped. */
 export class LogRing {
-  readonly #chunks: LogChunk[] = [];
+  /** The chunks held are those from `#first` on: a full ring drops one per append, at times. */
+  #chunks: LogChunk[] = [];
+  #first = 0;
   #size = 0;
   #dropped = 0;
 
@@ -29,13 +31,19 @@ export class LogRing {
     this.#chunks.push({ stream, at, data });
     this.#size += data.length;
     while (this.#size > this.capacity) {
-      const first = this.#chunks[0];
+      const first = this.#chunks[this.#first];
       if (!first) break;
       const kept = fromCharStart(first.data, this.#size - this.capacity);
       this.#size -= first.data.length - kept.length;
       this.#dropped += first.data.length - kept.length;
-      if (kept.length === 0) this.#chunks.shift();
+      if (kept.length === 0) this.#first++;
       else first.data = kept;
+    }
+    // Not `shift()` each time: that moves every chunk held, and a ring of small chunks (a
+    // flood of short lines) spent tens of microseconds per line there.
+    if (this.#first > 1024 && this.#first * 2 > this.#chunks.length) {
+      this.#chunks = this.#chunks.slice(this.#first);
+      this.#first = 0;
     }
   }
 
@@ -67,12 +75,16 @@ export class LogRing {
   }
 
   chunks(): readonly LogChunk[] {
-    return this.#chunks.map((c) => ({ ...c }));
+    return this.#held().map((c) => ({ ...c }));
   }
 
   /** Everything held, both streams interleaved in arrival order. */
   text(): string {
-    return Buffer.concat(this.#chunks.map((c) => c.data)).toString("utf8");
+    return Buffer.concat(this.#held().map((c) => c.data)).toString("utf8");
+  }
+
+  #held(): LogChunk[] {
+    return this.#chunks.slice(this.#first);
   }
 }
 
