@@ -28,6 +28,7 @@ export const ERROR_CODES = /** @type {const} */ ({
   502: "bad_gateway",
   503: "unavailable",
   504: "gateway_timeout",
+  507: "insufficient_storage",
 });
 
 export class RunletError extends Error {
