@@ -2,9 +2,8 @@
 
 import type { ChildProcess } from "node:child_process";
 import { cp } from "node:fs/promises";
-import { APP_ENV } from "../../common/consts.ts";
 import { LOG_RING_BYTES } from "../limits.ts";
-import { type Launcher, launchManaged } from "../runtimes/managed/launch.ts";
+import { type Launcher, launchManaged, loadEnv } from "../runtimes/managed/launch.ts";
 import { LogRing } from "./log-ring.ts";
 import { type InvokeMessage, type LoadMessage, outcomeOf, readChildMessage } from "./messages.ts";
 import { PendingCalls } from "./pending-calls.ts";
@@ -122,13 +121,7 @@ export class ManagedReplica implements FunctionWorkload {
         const secrets = await readSecrets(spec);
         await cp(spec.dir, slot, { recursive: true });
         await this.#adopt();
-        const env = {
-          ...spec.env,
-          ...secrets,
-          [APP_ENV.project]: spec.project,
-          [APP_ENV.app]: spec.app,
-          [APP_ENV.version]: String(spec.version),
-        };
+        const env = loadEnv(spec, secrets);
         this.#process.child?.send({ type: "load", env } satisfies LoadMessage, (err) => {
           if (err) this.#kill("SIGKILL");
         });

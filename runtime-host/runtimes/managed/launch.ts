@@ -44,6 +44,28 @@ export function managedEnv(
   };
 }
 
+/** Variables the host sets for every replica: a secret of the same name does not replace them. */
+const HOST_SET = new Set(["PATH", "HOME", "PWD", "NODE_ENV"]);
+
+/**
+ * What a spare is given when it loads an app, over the environment it started with: the app's
+ * own and its project's secrets — but a secret never over a variable the host set (a custom
+ * app's are kept the same way, by managedEnv) — and the app's names.
+ */
+export function loadEnv(
+  spec: WorkloadSpec,
+  secrets: Record<string, string>,
+): Record<string, string> {
+  const own = Object.entries(secrets).filter(([name]) => !HOST_SET.has(name));
+  return {
+    ...spec.env,
+    ...Object.fromEntries(own),
+    [APP_ENV.project]: spec.project,
+    [APP_ENV.app]: spec.app,
+    [APP_ENV.version]: String(spec.version),
+  };
+}
+
 /** Starts replicas in `sandbox` (the shim's own folder is visible to them, read-only). */
 export function managedLauncher(sandbox: Sandbox): Launcher {
   return async (spec) => {

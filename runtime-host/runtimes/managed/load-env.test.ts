@@ -1,0 +1,21 @@
+import { expect, it } from "vitest";
+import { loadEnv } from "./launch.ts";
+
+it("gives a spare the app's secrets, but none over a variable the host sets", () => {
+  const spec = { project: "p", app: "a", version: 3, dir: "/app" };
+  const secrets = {
+    API_KEY: "k",
+    NODE_ENV: "development",
+    PATH: "/evil",
+    HOME: "/elsewhere",
+    RUNLET_APP: "other",
+    RUNLET_FOO: "passes",
+  };
+  expect(loadEnv(spec, secrets)).toEqual({
+    API_KEY: "k",
+    RUNLET_FOO: "passes",
+    RUNLET_PROJECT: "p",
+    RUNLET_APP: "a",
+    RUNLET_VERSION: "3",
+  });
+});
