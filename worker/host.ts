@@ -142,6 +142,8 @@ export async function forwardToHost(
     concurrency: number;
   },
   request: Request,
+  /** The body read already (a key's, or one without a Content-Length): sent with its length. */
+  buffered: ArrayBuffer | null = null,
 ): Promise<{ answer: Response; host: Target }> {
   const { project, app, pathAndQuery, runId } = target;
   const headers = appHeaders(request.headers);
@@ -163,7 +165,7 @@ export async function forwardToHost(
       res = await fetch(host.url + hostPath.http(project, app, pathAndQuery), {
         method: request.method,
         headers,
-        body: bodiless ? undefined : request.body,
+        body: bodiless ? undefined : (buffered ?? request.body),
         redirect: "manual",
         signal: patience.signal,
       });

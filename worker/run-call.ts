@@ -87,33 +87,6 @@ export async function cappedBody(c: Context<WorkerEnv>): Promise<ArrayBuffer> {
 }
 
 /**
- * The request body as a stream that errors once it passes 10 MiB (a chunked body streamed to a
- * custom app); `exceeded` says it did, so the call is answered 413.
- */
-export function cappedStream(c: Context<WorkerEnv>) {
-  let bytes = 0;
-  const state = { exceeded: false, body: null as ReadableStream<Uint8Array> | null };
-  state.body =
-    c.req.raw.body?.pipeThrough(
-      new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, out) {
-          bytes += chunk.byteLength;
-          if (bytes > MAX_RUN_BODY_BYTES) {
-            state.exceeded = true;
-            out.error(new RunApiError(413, TOO_LARGE));
-          } else out.enqueue(chunk);
-        },
-      }),
-    ) ?? null;
-  return state;
-}
-
-/** 413 when `capped` passed the limit: the failure came of that, whatever it says. */
-export function refuseIfExceeded(capped: { exceeded: boolean }): void {
-  if (capped.exceeded) throw new RunApiError(413, TOO_LARGE);
-}
-
-/**
  * Queues the run in its shard, durable before the 202; a full queue refuses it (429). A key
  * seen before answers with its first run instead.
  */

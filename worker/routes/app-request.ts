@@ -11,11 +11,9 @@ import { answeredOnce, keyOfCall } from "../idempotency.ts";
 import {
   accept,
   cappedBody,
-  cappedStream,
   deliver,
   MAX_RUN_BODY_BYTES,
   type RunCall,
-  refuseIfExceeded,
   reportingFailure,
   runCallOf,
   withoutRunletParameters,
@@ -34,8 +32,12 @@ export async function forwardToApp(c: Context<WorkerEnv>) {
   const pathAndQuery = `${path}${withoutRunletParameters(url.search)}`;
   const fn = `${c.req.method} ${path}`;
 
-  // A key needs the body whole (its fingerprint); otherwise a sync call's streams to the app.
-  const buffered = call.isAsync || call.idempotencyKey !== undefined ? await cappedBody(c) : null;
+  // A key needs the body whole (its fingerprint), and a body without a Content-Length is read
+  // here up to 10 MiB: a stream cut at the limit would reach the app as a shorter, whole body.
+  // Otherwise a sync call's body streams to the app, its declared length checked already.
+  const unsized = c.req.raw.body !== null && c.req.header("content-length") === undefined;
+  const whole = call.isAsync || call.idempotencyKey !== undefined || unsized;
+  const buffered = whole ? await cappedBody(c) : null;
   const key = buffered ? await keyOfCall(c, call, fn, buffered) : undefined;
   if (call.isAsync) {
     // The host sends the app a request of its own.
@@ -44,19 +46,7 @@ export async function forwardToApp(c: Context<WorkerEnv>) {
     const request = { method: c.req.method, pathAndQuery, headers: Object.fromEntries(sent) };
     return accept(c, call, fn, buffered as ArrayBuffer, request, key);
   }
-  // Streamed, a body without a Content-Length is cut at 10 MiB: the call is then a 413.
-  const capped = buffered ? undefined : cappedStream(c);
-  const sent = new Request(c.req.raw, {
-    body: buffered ? (buffered.byteLength > 0 ? buffered : null) : (capped?.body ?? null),
-  });
-  return answeredOnce(c, call, key, async () => {
-    try {
-      return await forward(c, call, fn, pathAndQuery, sent);
-    } catch (err) {
-      if (capped) refuseIfExceeded(capped);
-      throw err;
-    }
-  });
+  return answeredOnce(c, call, key, () => forward(c, call, fn, pathAndQuery, buffered));
 }
 
 /** A sync call: the app's answer streamed back, its webhook's delivery read alongside. */
@@ -65,13 +55,13 @@ async function forward(
   call: RunCall,
   fn: string,
   pathAndQuery: string,
-  sent: Request,
+  buffered: ArrayBuffer | null,
 ) {
   const { project, app, runId } = call;
   const concurrency = c.var.app.scaling.replicaConcurrency;
   const target = { project, app, pathAndQuery, runId, concurrency };
   const { answer, host } = await reportingFailure(c, call, fn, () =>
-    forwardToHost(c.env, target, sent),
+    forwardToHost(c.env, target, c.req.raw, buffered),
   );
   const runTimeMs = Date.now() - call.startedAt;
   let body = answer.body;
