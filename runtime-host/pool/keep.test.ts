@@ -126,6 +126,21 @@ describe("a host told to keep fewer replicas of an app", () => {
     await next.done;
   });
 
+  it("retires no more when told the same again while the retired ones finish", async () => {
+    const { pool, started, controlPlane, hold } = setUp({ max_replicas: 3 });
+    const calls = [hold(), hold(), hold()];
+    await settle();
+    controlPlane.granting = false;
+    pool.keepAtMost("p", "a", 1); // two retire, busy: they finish their calls first
+    await settle();
+    pool.keepAtMost("p", "a", 1); // the next heartbeat's answer, while they still do
+    await settle();
+    for (const call of calls) call.end();
+    await Promise.all(calls.map((c) => c.done));
+    await settle();
+    expect(started.filter((r) => !r.exited)).toHaveLength(1); // it had been none
+  });
+
   it("goes below min_replicas, and starts none to make up for them", async () => {
     const { pool, target, started, controlPlane, replicas, counted } = setUp({
       max_replicas: 3,

@@ -201,7 +201,9 @@ export class ReplicaPool {
     const { grants } = this.options;
     if (!replicas || running(replicas) + (grants?.reserved(project, app) ?? 0) <= keep) return;
     grants?.drop(project, app);
-    const excess = Math.max(0, running(replicas) - keep);
+    // Only usable ones count: those retired already are leaving, finishing their calls, and a
+    // second answer meanwhile retired another usable one for each of them (down to none).
+    const excess = Math.max(0, liveCount(replicas) - keep);
     const quietFirst = [...replicas.replicas].filter(usable).sort((x, y) => x.active - y.active);
     for (const replica of quietFirst.slice(0, excess)) this.#retire(replicas, replica);
     this.#pump(replicas); // calls queued here: a replica if one may be had, else elsewhere (429)
