@@ -4,6 +4,8 @@
 import { writeFile } from "node:fs/promises";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hold, writeHeld } from "./audit/backlog.ts";
+import { auditRow } from "./audit/record.ts";
 import { isDiskFull } from "./errors.ts";
 import { libsqlFixture } from "./testing/libsql.ts";
 
@@ -58,9 +60,40 @@ describe("a full disk", () => {
     expect((await failures()).length).toBeLessThan(REFUSED); // some were held in memory
 
     await db.run(sql.raw("PRAGMA max_page_count = 1073741823"));
-    expect((await putSecret("s3cret")).status).toBe(204);
+    // Two requests at once both find entries held: each is written once.
+    const other = f.call("PUT", `/v2/projects/${f.projectId}/secrets/OTHER`, {
+      body: { value: "x" },
+    });
+    const [one, two] = await Promise.all([putSecret("s3cret"), other]);
+    expect([one.status, two.status]).toEqual([204, 204]);
     expect((await failures()).length).toBe(REFUSED);
     expect((await auditOf())[0]?.outcome).toBe("success"); // the held ones were written first
+  });
+
+  it("writes each held entry once, however many requests find them at once", async () => {
+    const ids = ["log_held_a", "log_held_b", "log_held_c", "log_held_d"];
+    for (const id of ids) {
+      const row = auditRow({
+        id,
+        projectId: f.projectId,
+        timestamp: Date.now(),
+        action: "secrets.write",
+        actorType: "user",
+        actorId: f.owner.id,
+        actorName: f.owner.name,
+        outcome: "failure",
+        targetType: "secret",
+        targetId: "X",
+        requestId: "req_held",
+        ip: null,
+        userAgent: null,
+        metadata: { status: 507 },
+      });
+      hold(f.deps.db, row, new Error("database or disk is full"));
+    }
+    await Promise.all([writeHeld(f.deps.db), writeHeld(f.deps.db), writeHeld(f.deps.db)]);
+    const rows = await f.deps.db.all(sql`SELECT id FROM audit_log WHERE request_id = 'req_held'`);
+    expect(rows.map((r) => (r as { id: string }).id).sort()).toEqual(ids);
   });
 
   it("is told by the file system's ENOSPC as well as SQLite's", async () => {
