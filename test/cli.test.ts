@@ -14,7 +14,9 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
 
   beforeAll(async () => {
     home = await newHome();
-    runlet = await startRunlet(home);
+    // A host token for `runlet host` elsewhere, left in the shell: not what the local hosts
+    // join with (they had, and were refused, so the start failed).
+    runlet = await startRunlet(home, undefined, { RUNLET_HOST_TOKEN: "rlh_someone_elses" });
   });
 
   afterAll(async () => {

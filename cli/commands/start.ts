@@ -91,7 +91,8 @@ Worker; every request it sends out is slower then).
     await loadOrCreateHostToken(home);
     // A file, read by the host at each registration: the control plane replaces a revoked
     // token as it starts, which may be after the host has started.
-    const hostToken = () => ({ [ENV.hostTokenFile]: paths.hostToken });
+    // A RUNLET_HOST_TOKEN in the shell (for `runlet host` elsewhere) is not theirs: left out.
+    const hostToken = () => ({ [ENV.hostTokenFile]: paths.hostToken, [ENV.hostToken]: undefined });
     const url = {
       control: `http://${LOOPBACK}:${ports.control}`,
       api: `http://${LOOPBACK}:${ports.api}`,
