@@ -39,6 +39,8 @@ export async function decodeBody(
     .filter((c) => c !== "" && c !== "identity")
     .reverse();
   let body = bytes;
+  // An empty body has nothing to undo (a HEAD's, a 204's, of a server that always says gzip).
+  if (body.length === 0) return body;
   for (const coding of codings) {
     const decode = DECODERS[coding];
     if (!decode)

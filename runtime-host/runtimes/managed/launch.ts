@@ -34,7 +34,7 @@ export function managedEnv(
 ): NodeJS.ProcessEnv {
   return {
     ...spec.env,
-    ...secrets,
+    ...withoutHostSet(secrets),
     PATH: process.env.PATH || FALLBACK_PATH,
     HOME: home,
     NODE_ENV: "production",
@@ -47,6 +47,9 @@ export function managedEnv(
 /** Variables the host sets for every replica: a secret of the same name does not replace them. */
 const HOST_SET = new Set(["PATH", "HOME", "PWD", "NODE_ENV"]);
 
+const withoutHostSet = (secrets: Record<string, string>) =>
+  Object.fromEntries(Object.entries(secrets).filter(([name]) => !HOST_SET.has(name)));
+
 /**
  * What a spare is given when it loads an app, over the environment it started with: the app's
  * own and its project's secrets — but a secret never over a variable the host set (a custom
@@ -56,10 +59,9 @@ export function loadEnv(
   spec: WorkloadSpec,
   secrets: Record<string, string>,
 ): Record<string, string> {
-  const own = Object.entries(secrets).filter(([name]) => !HOST_SET.has(name));
   return {
     ...spec.env,
-    ...Object.fromEntries(own),
+    ...withoutHostSet(secrets),
     [APP_ENV.project]: spec.project,
     [APP_ENV.app]: spec.app,
     [APP_ENV.version]: String(spec.version),

@@ -19,3 +19,11 @@ it("gives a spare the app's secrets, but none over a variable the host sets", ()
     RUNLET_VERSION: "3",
   });
 });
+
+it("keeps a custom app's PATH, HOME, PWD and NODE_ENV the host's, whatever its secrets say", async () => {
+  const { managedEnv } = await import("./launch.ts");
+  const spec = { project: "p", app: "a", version: 1, dir: "/app" };
+  const env = managedEnv(spec, "/app", { PWD: "/elsewhere", NODE_ENV: "dev", API_KEY: "k" });
+  expect(env).toMatchObject({ HOME: "/app", NODE_ENV: "production", API_KEY: "k" });
+  expect(env.PWD).toBeUndefined(); // the launch script's shell sets it, in /app
+});
