@@ -35,3 +35,16 @@ it("says where it looked when there is none", async () => {
     `no ${join(root, ".runlet", "local.json")} (nor a .runlet/local.json in a folder above this one)`,
   );
 });
+
+it("takes no local.json that someone else may have written", async () => {
+  const { chmod } = await import("node:fs/promises");
+  await mkdir(join(root, ".runlet"));
+  await writeFile(join(root, ".runlet", "local.json"), "{}");
+  await chmod(join(root, ".runlet", "local.json"), 0o600);
+  const sub = join(root, "sub");
+  await mkdir(sub);
+  process.chdir(sub);
+  expect(cliHome({})).toBe(join(root, ".runlet"));
+  await chmod(join(root, ".runlet", "local.json"), 0o666); // anyone may change it: not taken
+  expect(cliHome({})).toBe(join(sub, ".runlet"));
+});

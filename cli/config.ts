@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ENV } from "../common/consts.ts";
 import { homePaths, readLocalJson, runletHome } from "../control-plane/home.ts";
@@ -19,8 +19,21 @@ export interface CliConfig {
 export function cliHome(env: NodeJS.ProcessEnv = process.env): string {
   if (env[ENV.home]) return runletHome(env);
   for (let dir = process.cwd(); ; dir = dirname(dir)) {
-    if (existsSync(homePaths(join(dir, ".runlet")).localJson)) return join(dir, ".runlet");
+    if (ownLocalJson(homePaths(join(dir, ".runlet")).localJson)) return join(dir, ".runlet");
     if (dirname(dir) === dir) return runletHome(env);
+  }
+}
+
+/**
+ * A local.json this user made, that no one else may change: one found in a folder above (a
+ * shared /tmp, say) could otherwise send this user's RUNLET_TOKEN to someone else's address.
+ */
+function ownLocalJson(path: string): boolean {
+  try {
+    const { uid, mode } = statSync(path);
+    return uid === process.getuid?.() && (mode & 0o022) === 0;
+  } catch {
+    return false;
   }
 }
 

@@ -54,7 +54,7 @@ export function registerGetRunLogs(app: OpenAPIHono<AppEnv>) {
       const why =
         run.status === "queued"
           ? "it has not started yet (queued)"
-          : run.host === null && run.runTimeMs === null
+          : run.host === null && run.runTimeMs === null && run.finishedAt !== null
             ? `it ended (${run.status}) without running on a runtime host`
             : /^[A-Z]+ \//.test(run.fn)
               ? "a custom app's request writes to its replica's output, not to a run's log"
