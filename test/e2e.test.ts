@@ -1,5 +1,4 @@
 import { readdir, readFile, stat } from "node:fs/promises";
-import { request as httpRequest } from "node:http";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,6 +15,7 @@ import {
   runletEnv,
   startRunlet,
 } from "./harness.ts";
+import { nodeRequest } from "./raw-http.ts";
 
 // The three components run for real here: `runlet start` launches the control plane and the
 // runtime host under Node and the worker under `wrangler dev` (workerd), on loopback ports.
@@ -256,22 +256,14 @@ describe("a local Runlet, end to end", () => {
     });
     // One sent chunked (no length) is read whole in the Worker, and reaches the app with one:
     // a stream cut at 10 MiB had reached it as a shorter body, and some servers refuse chunks.
-    const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = httpRequest(`${runlet.local.apiUrl}/v4/${runlet.local.projectId}/web/chunks`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${runlet.local.token}` },
-      });
-      req.write("first ");
-      req.end("second");
-      req.on("response", (res) => {
-        let body = "";
-        res.on("data", (chunk) => {
-          body += chunk;
-        });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-      });
-      req.on("error", reject);
-    });
+    const chunked = await nodeRequest(
+      `${runlet.local.apiUrl}/v4/${runlet.local.projectId}/web/chunks`,
+      { method: "POST", headers: { authorization: `Bearer ${runlet.local.token}` } },
+      (req) => {
+        req.write("first ");
+        req.end("second");
+      },
+    );
     expect(chunked.status).toBe(200);
     expect(JSON.parse(chunked.body)).toMatchObject({ body: "first second", length: "12" });
     const spoof = await run("/web/spoof", { method: "GET", body: undefined });
@@ -284,25 +276,18 @@ describe("a local Runlet, end to end", () => {
     // What curl sends with any body over 1 MiB: the Worker takes the body and answers the
     // continue itself; the app's answer is the caller's (it was a 500 once the host saw it).
     const big = "x".repeat(2 * 1024 * 1024);
-    const continued = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = httpRequest(`${runlet.local.apiUrl}/v4/${runlet.local.projectId}/web/big`, {
+    const continued = await nodeRequest(
+      `${runlet.local.apiUrl}/v4/${runlet.local.projectId}/web/big`,
+      {
         method: "POST",
         headers: {
           authorization: `Bearer ${runlet.local.token}`,
           expect: "100-continue",
           "content-length": String(big.length),
         },
-      });
-      req.end(big); // without waiting for 100 Continue, as curl does after a second
-      req.on("response", (res) => {
-        let body = "";
-        res.on("data", (chunk) => {
-          body += chunk;
-        });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-      });
-      req.on("error", reject);
-    });
+      },
+      (req) => req.end(big), // without waiting for 100 Continue, as curl does after a second
+    );
     expect(continued.status).toBe(200);
     expect(JSON.parse(continued.body)).toMatchObject({ method: "POST", url: "/big" });
     expect(JSON.parse(continued.body).body).toHaveLength(big.length);

@@ -4,6 +4,7 @@
  * connection, and a body still being written after the answer came. Answers must carry a
  * Content-Length (every JSON answer of our servers does).
  */
+import { type ClientRequest, request as httpRequest, type OutgoingHttpHeaders } from "node:http";
 import { connect, type Socket } from "node:net";
 
 export interface RawResponse {
@@ -132,4 +133,27 @@ export async function sendOnThenClose(conn: RawConnection, bytes: number): Promi
   for (let sent = 0; sent < bytes; sent += part.length) await conn.write(part);
   conn.socket.end();
   await conn.closed;
+}
+
+/**
+ * A request through node:http, for what fetch will not send (a Host of one's choosing, a chunked
+ * body, `Expect: 100-continue`): `send` writes its body and ends it. Its status and body text.
+ */
+export function nodeRequest(
+  url: string,
+  init: { method: string; headers: OutgoingHttpHeaders },
+  send: (req: ClientRequest) => void,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, init);
+    req.on("response", (res) => {
+      let body = "";
+      res.on("data", (chunk) => {
+        body += chunk;
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    send(req);
+  });
 }

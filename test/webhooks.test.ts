@@ -1,8 +1,8 @@
 import { createHmac } from "node:crypto";
-import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhook } from "../webhooks/index.mjs";
 import { type Json, json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
+import { nodeRequest } from "./raw-http.ts";
 import { type Receiver, startReceiver } from "./receiver.ts";
 
 // Async runs and webhook deliveries through the real components: `runlet start` (wrangler dev
@@ -227,19 +227,11 @@ describe("async runs and webhooks, end to end", () => {
   it("sends the host's callback to the Worker's own address, whatever Host its caller sent", async () => {
     // The callback carries the internal token: a caller's Host header must not choose its way.
     const spoofed = new URL(receiver.url).host;
-    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const url = `${runlet.local.apiUrl}/v4/${runlet.local.projectId}/jobs/nap?async=true`;
-      const req = httpRequest(url, { method: "POST", headers: { ...auth(), host: spoofed } });
-      req.on("response", (res) => {
-        let body = "";
-        res.on("data", (chunk) => {
-          body += chunk;
-        });
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
-      });
-      req.on("error", reject);
-      req.end(JSON.stringify({ ms: 400 })); // past the host's 100 ms: its end is a callback
-    });
+    const answer = await nodeRequest(
+      `${runlet.local.apiUrl}/v4/${runlet.local.projectId}/jobs/nap?async=true`,
+      { method: "POST", headers: { ...auth(), host: spoofed } },
+      (req) => req.end(JSON.stringify({ ms: 400 })), // past the host's 100 ms: a callback ends it
+    );
     expect(answer.status).toBe(202);
     const runId = JSON.parse(answer.body).run_id as string;
     await stateWhen("jobs", runId, (s) => s.status === "success");

@@ -5,7 +5,6 @@ import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { describeZodError } from "../../common/app-config.ts";
 import { DEFAULT_PORT, ENV, LOOPBACK } from "../../common/consts.ts";
-import { workerPath } from "../../common/protocol/paths.ts";
 import {
   homePaths,
   loadOrCreateHostToken,
@@ -20,6 +19,7 @@ import { CliError, type Command } from "../command.ts";
 import { claimHome } from "../home-lock.ts";
 import { freePort, portIsFree, startProcess } from "../processes.ts";
 import { Supervisor } from "../supervisor.ts";
+import { wakeRuns } from "../wake.ts";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const READY_TIMEOUT_MS = 90_000;
@@ -273,35 +273,6 @@ Worker; every request it sends out is slower then).
     return code;
   },
 };
-
-/**
- * Wakes the run store once everything answers: queued runs are handed over and running ones
- * checked at once. The local runtime does not bring a Durable Object's alarm back after a
- * restart, so without this a run accepted before a crash would wait for the next request.
- * Says what it found, or why it could not (the start goes on: the next request wakes nothing).
- */
-async function wakeRuns(apiUrl: string, internalToken: string): Promise<string | undefined> {
-  try {
-    const res = await fetch(apiUrl + workerPath.wake, {
-      method: "POST",
-      headers: { authorization: `Bearer ${internalToken}` },
-      signal: AbortSignal.timeout(30_000),
-    });
-    const body = (await res.json().catch(() => ({}))) as {
-      queued?: number;
-      running?: number;
-      failed?: number;
-    };
-    const { queued = 0, running = 0, failed = 0 } = body;
-    if (!res.ok && !failed) return `could not be resumed: the worker answered ${res.status}`;
-    // A running run is asked after, not resumed: its host may have lost it (then it fails).
-    const resumed = `${queued} queued sent on to a host, ${running} running checked with theirs`;
-    if (failed) return `${resumed}; ${failed} shard(s) could not be woken (see the worker's log)`;
-    return queued + running > 0 ? resumed : undefined;
-  } catch (err) {
-    return `could not be resumed: ${(err as Error).message}`;
-  }
-}
 
 /** The test knob for the pauses between webhook attempts, as a Worker variable (or none). */
 function retryDelays(): string {
