@@ -178,6 +178,18 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     expect(refused.stderr).toMatch(/\(400\): from: must be an RFC 3339/);
   });
 
+  it("deploys the custom-runtime example, which answers the call its deploy prints", async () => {
+    const deployed = await cli(["deploy", "examples/custom"], runlet.env);
+    expect(deployed.code, deployed.stderr).toBe(0);
+    const url = /Call it: curl .* (http\S+)/.exec(deployed.stdout)?.[1] as string;
+    expect(url).toMatch(/\/v4\/prj_\w+\/hello-http\/$/);
+    const res = await fetch(`${url}?name=Ada`, {
+      headers: { authorization: `Bearer ${runlet.local.token}` },
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ greeting: "Hello, Ada!" });
+  });
+
   it("lists runs after a call", async () => {
     expect((await cli(["deploy", "examples/hello"], runlet.env)).code).toBe(0);
     expect((await cli(["run", "hello"], runlet.env)).code).toBe(0);

@@ -1,5 +1,5 @@
 /**
- * GET {api_url}/v4/{project}/hello-http/hello?name=Ada
+ * GET {api_url}/v4/{project}/hello-http/hello?name=Ada (or /?name=Ada: what `runlet deploy` prints)
  * → 200 {"greeting": "Hello, Ada!", "runId": "run_…"}
  *
  * Runlet forwards the request as it came (method, path below the app's name, query, headers,
@@ -15,7 +15,7 @@ const server = createServer((req, res) => {
     res.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
     return;
   }
-  if (req.method === "GET" && url.pathname === "/hello") {
+  if (req.method === "GET" && (url.pathname === "/hello" || url.pathname === "/")) {
     const name = url.searchParams.get("name") || "world";
     const body = { greeting: `Hello, ${name}!`, runId: req.headers["x-runlet-run-id"] };
     res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
