@@ -43,3 +43,15 @@ export function bodyOf(bytes: Uint8Array): { body: string; body_encoding?: "base
     return { body: base64(bytes), body_encoding: "base64" };
   }
 }
+
+/**
+ * The size of `value` as JSON, in UTF-8 bytes, when that is over `limit` (a result a webhook
+ * delivery cannot carry); undefined within it. Most results are far within: those are not
+ * encoded to be counted (UTF-8 takes at most 3 bytes per UTF-16 unit of the JSON).
+ */
+export function jsonBytesOver(value: unknown, limit: number): number | undefined {
+  const json = JSON.stringify(value ?? null);
+  if (json.length * 3 <= limit) return undefined;
+  const bytes = new TextEncoder().encode(json).byteLength;
+  return bytes > limit ? bytes : undefined;
+}

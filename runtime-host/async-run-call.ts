@@ -4,6 +4,7 @@
  * fields to set.
  */
 
+import { jsonBytesOver } from "../common/bytes.ts";
 import type { HostRun } from "../common/protocol/host.ts";
 import type { Deployment } from "./apps.ts";
 import { MAX_INVOKE_BODY_BYTES } from "./limits.ts";
@@ -39,9 +40,8 @@ export async function runCall(
     case "returned": {
       // Its one reader is the webhook, which takes what a custom app's answer may be: 10 MiB.
       // A larger one overflowed the Worker's 32 MiB RPC limit on the way to the run store.
-      const bytes = Buffer.byteLength(JSON.stringify(outcome.value ?? null));
-      if (bytes <= MAX_INVOKE_BODY_BYTES)
-        return { status: "success", result: outcome.value, runTimeMs };
+      const bytes = jsonBytesOver(outcome.value, MAX_INVOKE_BODY_BYTES);
+      if (bytes === undefined) return { status: "success", result: outcome.value, runTimeMs };
       const message = `the function's result is larger than 10 MiB (${bytes} bytes as JSON): an async run's result goes to its webhook, which takes at most 10 MiB`;
       return { status: "failure", runTimeMs, error: { message } };
     }

@@ -5,6 +5,7 @@
  * its failure reported to the runs index.
  */
 import type { Context } from "hono";
+import { jsonBytesOver } from "../common/bytes.ts";
 import { HEADER } from "../common/consts.ts";
 import { timeOfId } from "../common/ids.ts";
 import { type WorkerEnv, workerOrigin } from "./env.ts";
@@ -131,9 +132,9 @@ export function deliver(
  * a failure saying so, as an async run's is; it would not fit the run store's RPC either.
  */
 function deliverable(outcome: Outcome): Outcome {
-  if (outcome.status !== "success" || outcome.result === undefined) return outcome;
-  const bytes = new TextEncoder().encode(JSON.stringify(outcome.result)).byteLength;
-  if (bytes <= MAX_RUN_BODY_BYTES) return outcome;
+  if (outcome.status !== "success") return outcome;
+  const bytes = jsonBytesOver(outcome.result, MAX_RUN_BODY_BYTES);
+  if (bytes === undefined) return outcome;
   const message = `the function's result is larger than 10 MiB (${bytes} bytes as JSON): it was answered to its caller, not delivered; a webhook takes at most 10 MiB`;
   return { status: "failure", error: { message }, run_time_ms: outcome.run_time_ms };
 }
