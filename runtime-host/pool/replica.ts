@@ -48,8 +48,9 @@ export class ManagedReplica implements FunctionWorkload {
   #settleStart: ((error?: WorkloadError) => void) | undefined;
   #ready = false;
   #loadError: string | undefined;
-  /** Set when the host kills the process, or its channel closed: it is as good as gone. */
+  /** Set when the host kills the process: it is as good as gone. */
   #killedWith: NodeJS.Signals | undefined;
+  /** Its channel closed: no result can come back, and its exit (or our kill) follows. */
   #disconnected = false;
   /** A call ran past its limit of this many seconds: only a kill stops it (its others with it). */
   #stoppedFor: number | undefined;
@@ -86,8 +87,12 @@ export class ManagedReplica implements FunctionWorkload {
   }
 
   get accepting(): boolean {
-    const gone = this.#process.exited || this.#killedWith !== undefined || this.#disconnected;
-    return !gone && !this.#process.stopping;
+    return !this.#process.exited && !this.#doomed && !this.#process.stopping;
+  }
+
+  /** Killed, or its channel closed: it takes no more calls. */
+  get #doomed(): boolean {
+    return this.#killedWith !== undefined || this.#disconnected;
   }
 
   onExit(listener: () => void): void {
@@ -249,7 +254,7 @@ export class ManagedReplica implements FunctionWorkload {
     if (this.#process.exited || !child) {
       return Promise.reject(new WorkloadError({ kind: "exited", ...this.#process.status }));
     }
-    if (this.#killedWith || this.#disconnected) {
+    if (this.#doomed) {
       return Promise.reject(
         new WorkloadError({ kind: "exited", code: null, signal: this.#killedWith ?? null }),
       );

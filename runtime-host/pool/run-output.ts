@@ -116,8 +116,7 @@ export class RunOutput {
 
   /** Whether the process wrote V8's report of a heap at its limit (Node then aborts). */
   get outOfMemory(): boolean {
-    const tail = Buffer.concat(this.#own.chunks().map((c) => c.data)).subarray(-16 * 1024);
-    return OUT_OF_MEMORY.test(tail.toString());
+    return OUT_OF_MEMORY.test(this.#own.text().slice(-16 * 1024));
   }
 
   /** Bytes of its own output the process has sent so far. */
