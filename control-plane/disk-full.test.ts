@@ -6,7 +6,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hold, writeHeld } from "./audit/backlog.ts";
 import { auditRow } from "./audit/record.ts";
-import { isDiskFull } from "./errors.ts";
+import { isDiskFull, isLocked } from "./errors.ts";
 import { libsqlFixture } from "./testing/libsql.ts";
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
@@ -101,5 +101,9 @@ describe("a full disk", () => {
     expect(isDiskFull(err)).toBe(true);
     expect(isDiskFull(new Error("D1_ERROR: database or disk is full: SQLITE_FULL"))).toBe(true);
     expect(isDiskFull(new Error("UNIQUE constraint failed"))).toBe(false);
+    // A locked database, as drizzle reports it: the driver's error is the cause.
+    const busy = Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" });
+    expect(isLocked(new Error("Failed query: insert into …", { cause: busy }))).toBe(true);
+    expect(isLocked(new Error("Failed query: insert into …"))).toBe(false);
   });
 });

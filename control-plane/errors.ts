@@ -39,12 +39,25 @@ export function handleError(err: Error, c: Context) {
   return c.json({ message: "internal error", code: "internal" }, 500);
 }
 
-/** A write refused for want of space: the file system's (ENOSPC, EDQUOT) or SQLite's. */
-export function isDiskFull(err: unknown): boolean {
-  for (let e = err; e instanceof Error; e = e.cause) {
-    const { code } = e as NodeJS.ErrnoException;
-    if (code === "ENOSPC" || code === "EDQUOT" || code === "SQLITE_FULL") return true;
-    if (/\bSQLITE_FULL\b/.test(e.message)) return true; // D1 says it in its message
-  }
+/** Whether `err`, or an error it was caused by (drizzle wraps the driver's), is one `match`es. */
+function someCause(err: unknown, match: (e: NodeJS.ErrnoException) => boolean): boolean {
+  for (let e = err; e instanceof Error; e = e.cause) if (match(e)) return true;
   return false;
 }
+
+/** A write refused for want of space: the file system's (ENOSPC, EDQUOT) or SQLite's. */
+export const isDiskFull = (err: unknown): boolean =>
+  someCause(
+    err,
+    // D1 says it in its message.
+    (e) =>
+      ["ENOSPC", "EDQUOT", "SQLITE_FULL"].includes(e.code ?? "") ||
+      /\bSQLITE_FULL\b/.test(e.message),
+  );
+
+/** A write refused because another writer holds the database (SQLite's SQLITE_BUSY). */
+export const isLocked = (err: unknown): boolean =>
+  someCause(
+    err,
+    (e) => e.code === "SQLITE_BUSY" || /\bSQLITE_BUSY\b|database is locked/i.test(e.message),
+  );

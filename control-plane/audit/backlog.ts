@@ -1,9 +1,9 @@
 /**
  * Failure entries the database would not take when they were made (a full disk, a locked file):
  * held in this process's memory, at most MAX_HELD, and written at the next audited request once
- * the database takes writes again (after that request's own change), oldest first. A success entry is never held: it is
- * written in the same batch as its change, which fails with it. A process that ends while it
- * holds entries loses them, and says so in its log as each is held.
+ * the database takes writes again (after that request's own change), oldest first. A success
+ * entry is never held: it is written in the same batch as its change, which fails with it. A
+ * process that ends while it holds entries loses them, and says so in its log as each is held.
  */
 import type { Database } from "../db/index.ts";
 import { auditLog } from "../db/schema.ts";

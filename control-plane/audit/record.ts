@@ -3,7 +3,7 @@ import { newId } from "../../common/ids.ts";
 import type { AppEnv, Ctx, PendingAudit } from "../context.ts";
 import { viaDashboard } from "../dashboard/via.ts";
 import { auditLog } from "../db/schema.ts";
-import { isDiskFull } from "../errors.ts";
+import { isDiskFull, isLocked } from "../errors.ts";
 import type { Outcome } from "./actions.ts";
 import { hold, writeHeld } from "./backlog.ts";
 import { subjectKey } from "./keys.ts";
@@ -88,7 +88,7 @@ export const recordFailures = createMiddleware<AppEnv>(async (c, next) => {
   } catch (err) {
     // The database is full or busy: the entry waits. Or the project does not exist (a failed
     // create): there is nothing to record it under. The caller's answer stands either way.
-    if (isDiskFull(err) || /SQLITE_BUSY|database is locked/i.test(String(err))) {
+    if (isDiskFull(err) || isLocked(err)) {
       hold(c.var.deps.db, row, err);
     } else {
       console.error(`[control-plane] could not record a failed ${pending.action}:`, err);

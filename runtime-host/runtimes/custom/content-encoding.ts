@@ -32,6 +32,8 @@ export async function decodeBody(
   bytes: Buffer,
   contentEncoding: string | undefined,
 ): Promise<Buffer | { error: string }> {
+  // An empty body has nothing to undo (a HEAD's, a 204's, of a server that always says gzip).
+  if (bytes.length === 0) return bytes;
   // Encodings are listed in the order they were applied: undone from the last.
   const codings = (contentEncoding ?? "")
     .split(",")
@@ -39,8 +41,6 @@ export async function decodeBody(
     .filter((c) => c !== "" && c !== "identity")
     .reverse();
   let body = bytes;
-  // An empty body has nothing to undo (a HEAD's, a 204's, of a server that always says gzip).
-  if (body.length === 0) return body;
   for (const coding of codings) {
     const decode = DECODERS[coding];
     if (!decode)
