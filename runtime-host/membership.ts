@@ -116,10 +116,7 @@ export class Membership implements BundleSource {
   async #register(): Promise<Registered> {
     const res = await this.#post(controlPlanePath.hosts, this.#registration);
     const body = await res.json().catch(() => undefined);
-    if (res.status === 401 || res.status === 400) {
-      const message = (body as { message?: string } | undefined)?.message ?? `status ${res.status}`;
-      throw new Refused(`the control plane refused this host: ${message}`);
-    }
+    if (res.status === 401 || res.status === 400) throw refusal(res.status, body);
     const registered = registeredSchema.safeParse(body);
     if (!res.ok || !registered.success) throw new Error(`the control plane answered ${res.status}`);
     this.#hostId = registered.data.hostId;
@@ -158,10 +155,7 @@ export class Membership implements BundleSource {
       await this.#register(); // forgotten (down too long): the same address keeps its id
       return;
     }
-    if (res.status === 401) {
-      const body = (await res.json().catch(() => undefined)) as { message?: string } | undefined;
-      throw new Refused(`the control plane refused this host: ${body?.message ?? "401"}`);
-    }
+    if (res.status === 401) throw refusal(401, await res.json().catch(() => undefined));
     const answer = heartbeatAnswerSchema.safeParse(await res.json().catch(() => undefined));
     if (!res.ok || !answer.success) throw new Error(`the control plane answered ${res.status}`);
     this.opts.answered(answer.data);
@@ -196,3 +190,9 @@ const unavailable = (why: string) => new HttpError(502, why);
 
 /** The control plane will not take this host (a bad or revoked token, a bad registration). */
 export class Refused extends Error {}
+
+/** The control plane's refusal of this host, in its own words when its answer has them. */
+function refusal(status: number, body: unknown): Refused {
+  const message = (body as { message?: string } | undefined)?.message ?? `status ${status}`;
+  return new Refused(`the control plane refused this host: ${message}`);
+}
