@@ -25,6 +25,8 @@ export interface Env {
   WEBHOOK_TIMEOUT_MS?: string;
   RUN_WATCHDOG_MS?: string;
   HOST_ANSWER_MS?: string;
+  /** Between two health checks of a host that holds a call unanswered (worker/host-probe.ts). */
+  HOST_PROBE_MS?: string;
   /** Tests only: how long a call waits for the control plane's answer (worker/auth.ts). */
   CONTROL_PLANE_PATIENCE_MS?: string;
 }

@@ -4,6 +4,7 @@ import { type Invocation, invocationSchema } from "../common/protocol/host.ts";
 import { hostPath } from "../common/protocol/paths.ts";
 import type { Env } from "./env.ts";
 import { RunApiError } from "./errors.ts";
+import { probeWhileWaiting } from "./host-probe.ts";
 import { hostsFor, inFlight, suspect, type Target } from "./placement.ts";
 
 /** Hosts a call tries while each says the app's replicas run elsewhere. */
@@ -31,7 +32,7 @@ export async function invokeOnHost(
   let res: Response | undefined;
   for (const [i, host] of hosts.entries()) {
     const done = inFlight(host.url, project, app);
-    const patience = AbortSignal.timeout(hostAnswerMs(env));
+    const wait = waitFor(env, host);
     try {
       res = await fetch(host.url + hostPath.invoke(project, app, fn), {
         method: "POST",
@@ -41,16 +42,21 @@ export async function invokeOnHost(
           [HEADER.runId]: runId,
         },
         body,
-        signal: patience,
+        signal: wait.signal,
       });
     } catch {
       done();
-      if (patience.aborted)
+      if (wait.timedOut())
         throw at(host, new RunApiError(504, "the runtime host did not answer the call in time"));
-      // Unreachable, or it died with the call: the call may have run there, so it is not sent
-      // again (the caller's 502); the next calls go to the other hosts.
+      // Unreachable, frozen, or it died with the call: the call may have run there, so it is
+      // not sent again (the caller's 502); the next calls go to the other hosts.
       suspect(host.url);
-      throw at(host, new RunApiError(502, "the runtime host is not reachable"));
+      throw at(
+        host,
+        new RunApiError(502, wait.silent() ? SILENT : "the runtime host is not reachable"),
+      );
+    } finally {
+      wait.end();
     }
     // A host that cannot start a replica of the app (its replicas run on others), or that is
     // stopping and turned the call away unstarted: the next.
@@ -71,6 +77,32 @@ export async function invokeOnHost(
     }
   }
   throw new RunApiError(502, "the runtime host is not reachable");
+}
+
+const SILENT =
+  "the runtime host stopped answering while it held the call (its health check went unanswered); the call may have run there";
+
+/**
+ * The wait for a host's answer (to its head): aborted past `HOST_ANSWER_MS`, or once the host
+ * no longer answers its health checks (host-probe.ts). `end` once the answer came.
+ */
+function waitFor(env: Env, host: Target) {
+  const abort = new AbortController();
+  let silent = false;
+  const timer = setTimeout(() => abort.abort(), hostAnswerMs(env));
+  const stopProbing = probeWhileWaiting(env, host.url, () => {
+    silent = true;
+    abort.abort();
+  });
+  return {
+    signal: abort.signal,
+    silent: () => silent,
+    timedOut: () => abort.signal.aborted && !silent,
+    end: () => {
+      clearTimeout(timer);
+      stopProbing();
+    },
+  };
 }
 
 /** `err`, noting the host the run failed at (the runs index shows it). */
@@ -156,29 +188,33 @@ export async function forwardToHost(
   const hosts = placed.slice(0, bodiless ? MAX_TRIES : 1);
   let res: Response | undefined;
   let reached: Target | undefined;
+  let failure = "the runtime host is not reachable";
   for (const host of hosts) {
     reached = host;
     // Bounded until the answer's head, as a function call is (the body may stream for longer).
-    const patience = new AbortController();
-    const timer = setTimeout(() => patience.abort(), hostAnswerMs(env));
+    const wait = waitFor(env, host);
     try {
       res = await fetch(host.url + hostPath.http(project, app, pathAndQuery), {
         method: request.method,
         headers,
         body: bodiless ? undefined : (buffered ?? request.body),
         redirect: "manual",
-        signal: patience.signal,
+        signal: wait.signal,
       });
       break;
     } catch {
-      if (patience.signal.aborted)
+      if (wait.timedOut())
         throw at(host, new RunApiError(504, "the runtime host did not answer the request in time"));
       suspect(host.url);
+      if (wait.silent()) failure = SILENT;
     } finally {
-      clearTimeout(timer);
+      wait.end();
     }
   }
-  if (!res || !reached) throw new RunApiError(502, "the runtime host is not reachable");
+  if (!res || !reached) {
+    const err = new RunApiError(502, failure);
+    throw reached ? at(reached, err) : err;
+  }
   if (res.headers.get(HEADER.hostError)) throw at(reached, await hostError(res));
   return { answer: res, host: reached };
 }

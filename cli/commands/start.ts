@@ -115,8 +115,8 @@ Worker; every request it sends out is slower then).
     await writePrivateFile(
       workerEnvFile,
       // Locally, webhooks may go to a receiver on this machine. Tests may stretch the pauses
-      // between delivery attempts (RUNLET_WEBHOOK_RETRY_DELAYS_MS: "1000,20000").
-      `CONTROL_PLANE_URL=${url.control}\nRUNTIME_HOST_URL=${url.host}\nWORKER_URL=${url.api}\nINTERNAL_TOKEN=${internalToken}\nRUNLET_WEBHOOK_ALLOW_PRIVATE=1\n${retryDelays()}`,
+      // between delivery attempts and shorten the health checks of a silent host (testKnobs).
+      `CONTROL_PLANE_URL=${url.control}\nRUNTIME_HOST_URL=${url.host}\nWORKER_URL=${url.api}\nINTERNAL_TOKEN=${internalToken}\nRUNLET_WEBHOOK_ALLOW_PRIVATE=1\n${testKnobs()}`,
     );
     const tsx = ["--import", "tsx"];
     const echo = values.verbose === true;
@@ -274,8 +274,16 @@ Worker; every request it sends out is slower then).
   },
 };
 
-/** The test knob for the pauses between webhook attempts, as a Worker variable (or none). */
-function retryDelays(): string {
-  const given = process.env.RUNLET_WEBHOOK_RETRY_DELAYS_MS;
-  return given && /^\d+(,\d+)*$/.test(given) ? `WEBHOOK_RETRY_DELAYS_MS=${given}\n` : "";
+/**
+ * The tests' knobs, as Worker variables: the pauses between webhook attempts
+ * (`RUNLET_WEBHOOK_RETRY_DELAYS_MS`, "1000,20000") and between health checks of a host that
+ * holds a call (`RUNLET_HOST_PROBE_MS`).
+ */
+function testKnobs(): string {
+  const delays = process.env.RUNLET_WEBHOOK_RETRY_DELAYS_MS;
+  const probe = process.env.RUNLET_HOST_PROBE_MS;
+  return (
+    (delays && /^\d+(,\d+)*$/.test(delays) ? `WEBHOOK_RETRY_DELAYS_MS=${delays}\n` : "") +
+    (probe && /^\d+$/.test(probe) ? `HOST_PROBE_MS=${probe}\n` : "")
+  );
 }

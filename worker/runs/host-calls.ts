@@ -181,18 +181,3 @@ export async function cancelOnHost(
     return undefined;
   }
 }
-
-/**
- * Whether the host at `url` answers its `/healthz` within 5 s: asked of a host that holds a
- * hand-over long unanswered, which a host lost without a reset (a partition, a machine gone, a
- * frozen process) would hold for good.
- */
-export async function hostAnswers(url: string): Promise<boolean> {
-  try {
-    const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(5_000) });
-    await res.body?.cancel();
-    return res.ok;
-  } catch {
-    return false;
-  }
-}

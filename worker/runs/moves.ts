@@ -6,11 +6,12 @@
 import type { HostRunState } from "../../common/protocol/host.ts";
 import { isEnded } from "../../common/protocol/runs.ts";
 import type { Env } from "../env.ts";
+import { hostAnswers } from "../host-probe.ts";
 import { inFlight, suspect } from "../placement.ts";
 import { ShardAlarm } from "./alarm.ts";
 import { deliverDue } from "./deliveries.ts";
 import { Dispatch } from "./dispatch.ts";
-import { cancelOnHost, type HandOver, handOverToBest, hostAnswers } from "./host-calls.ts";
+import { cancelOnHost, type HandOver, handOverToBest } from "./host-calls.ts";
 import { IndexReports } from "./index-reports.ts";
 import type { IdempotencyKeys } from "./keys.ts";
 import { failed, hostOutcome } from "./outcome.ts";
