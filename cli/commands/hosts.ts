@@ -10,7 +10,8 @@ The runtime hosts of this Runlet, and the tokens new hosts join with (operators 
 local owner is one). See docs/hosts.md.
 
   list     every host that registered: its state (up, draining, or down after 15 s without a
-           heartbeat), address, load and the apps it runs
+           heartbeat), address, load and the apps it runs (a down host: since when it is
+           silent, and the apps of its last heartbeat)
   token    a new host token, printed once: give it to 'runlet host' on another machine as
            RUNLET_HOST_TOKEN (only its hash is kept)
   tokens   the host tokens, never the tokens themselves
@@ -18,7 +19,7 @@ local owner is one). See docs/hosts.md.
            the token named 'local' (this machine's own hosts, of 'runlet start') only with
            --force`;
 
-interface Host {
+export interface Host {
   id: string;
   name: string;
   address: string;
@@ -28,6 +29,33 @@ interface Host {
   queued: number;
   seenAt: string;
   apps: Array<{ project: string; app: string; replicas: number }>;
+}
+
+/**
+ * A host's line in `runlet hosts`. A down host's load and apps are what its last heartbeat said,
+ * not what runs there now: its state says how long it has been silent, its apps are "last: …".
+ */
+export function hostRow(h: Host, now = Date.now()): string[] {
+  const apps = h.apps.map((a) => `${a.app}×${a.replicas}`).join(" ") || "—";
+  if (h.state === "down")
+    return [
+      h.id,
+      h.name,
+      h.address,
+      `down, silent ${since(h.seenAt, now)}`,
+      "—",
+      "—",
+      `last: ${apps}`,
+    ];
+  return [h.id, h.name, h.address, h.state, `${h.busy}/${h.slots}`, String(h.queued), apps];
+}
+
+/** How long ago `iso` was, roughly: "40 s", "3 min", "2 h", "5 d". */
+function since(iso: string, now: number): string {
+  const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  if (s < 120) return `${s} s`;
+  if (s < 7200) return `${Math.round(s / 60)} min`;
+  return s < 172_800 ? `${Math.round(s / 3600)} h` : `${Math.round(s / 86_400)} d`;
 }
 
 interface HostToken {
@@ -56,16 +84,7 @@ export const hosts: Command = {
       if (values.json) json({ hosts });
       else if (hosts.length === 0) console.log("No runtime host has registered yet.");
       else {
-        const apps = (h: Host) => h.apps.map((a) => `${a.app}×${a.replicas}`).join(" ") || "—";
-        const rows = hosts.map((h) => [
-          h.id,
-          h.name,
-          h.address,
-          h.state,
-          `${h.busy}/${h.slots}`,
-          String(h.queued),
-          apps(h),
-        ]);
+        const rows = hosts.map((h) => hostRow(h));
         console.log(columns(["ID", "NAME", "ADDRESS", "STATE", "BUSY", "QUEUED", "APPS"], rows));
       }
       return 0;
