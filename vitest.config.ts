@@ -77,6 +77,8 @@ export default defineConfig({
               // D1 binding `DB`, whose migrations_dir is the folder read below.
               wrangler: { configPath: "./wrangler.toml", environment: "control-plane" },
               miniflare: {
+                // An empty database of its own for first-user.d1.test.ts.
+                d1Databases: { FIRST_USER_DB: { id: "first-user-db" } },
                 bindings: {
                   TEST_MIGRATIONS: await readD1Migrations("control-plane/db/migrations"),
                   // What `control-plane/worker.ts` reads from its secrets in production.

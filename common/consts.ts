@@ -43,6 +43,8 @@ export const ENV = {
   token: "RUNLET_TOKEN",
   project: "RUNLET_PROJECT",
   internalToken: "RUNLET_INTERNAL_TOKEN",
+  /** A Node control plane for others: the secret `runlet init` makes its first user with. */
+  bootstrapToken: "RUNLET_BOOTSTRAP_TOKEN",
   brand: "RUNLET_BRAND",
   /** Set by `runlet start`: the component's stdin is its supervisor's pipe (common/parent-watch.ts). */
   supervised: "RUNLET_SUPERVISED",

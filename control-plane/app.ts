@@ -15,6 +15,7 @@ import { registerExportAuditLog } from "./routes/audit-log-export.ts";
 import { registerListAuditLogs } from "./routes/audit-log-list.ts";
 import { registerDashboardLinks } from "./routes/dashboard-links.ts";
 import { registerHosts } from "./routes/hosts.ts";
+import { registerInit } from "./routes/init.ts";
 import { registerInternalApps } from "./routes/internal-apps.ts";
 import { registerInternalHosts } from "./routes/internal-hosts.ts";
 import { registerInternalRuns } from "./routes/internal-runs.ts";
@@ -25,6 +26,7 @@ import { registerGetRun, registerListRuns } from "./routes/runs-list.ts";
 import { registerGetRunLogs } from "./routes/runs-logs.ts";
 import { registerSecrets } from "./routes/secrets.ts";
 import { registerServiceAccounts } from "./routes/service-accounts.ts";
+import { registerUsers } from "./routes/users.ts";
 
 export type ControlPlaneApp = OpenAPIHono<AppEnv>;
 
@@ -64,9 +66,11 @@ export function createControlPlane(deps: Deps): ControlPlaneApp {
   // A person who opens {base_url} in a browser: the dashboard (its sign-in page if need be).
   app.get("/", (c) => c.redirect("/dashboard/runs", 303));
   registerJwks(app);
+  registerInit(app);
   registerCreateProject(app);
   registerUpdateProject(app);
   registerServiceAccounts(app);
+  registerUsers(app);
   registerSecrets(app);
   registerDeployApp(app);
   registerReadApps(app);
@@ -90,6 +94,12 @@ export function createControlPlane(deps: Deps): ControlPlaneApp {
     scheme: "bearer",
     bearerFormat: "JWT",
     description: "A user's or a service account's token.",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "bootstrapToken", {
+    type: "http",
+    scheme: "bearer",
+    description:
+      "The control plane's bootstrap token (BOOTSTRAP_TOKEN, RUNLET_BOOTSTRAP_TOKEN): POST /v2/init only.",
   });
   app.doc31("/v2/openapi.json", {
     openapi: "3.1.0",

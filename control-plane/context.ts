@@ -22,6 +22,11 @@ export interface Deps {
   apiUrl?: string;
   /** The secret Runlet's own components share; `/internal/*` routes refuse calls without it. */
   internalToken?: string;
+  /**
+   * The secret that makes the first user (`POST /v2/init`, docs/deploy.md): BOOTSTRAP_TOKEN on
+   * Workers, RUNLET_BOOTSTRAP_TOKEN on Node. Unset, no first user can be made that way.
+   */
+  bootstrapToken?: string;
   /** The caller's address as the platform sees it (the Node socket, or Cloudflare's header). */
   clientIp?: (c: Context) => string | undefined;
   /** Behind a proxy of the operator's (RUNLET_TRUST_PROXY=1): its X-Forwarded-Proto counts. */

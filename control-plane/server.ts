@@ -8,6 +8,7 @@ import { describeZodError } from "../common/app-config.ts";
 import { DEFAULT_PORT, ENV, LOOPBACK } from "../common/consts.ts";
 import { watchSupervisor } from "../common/parent-watch.ts";
 import { createControlPlane } from "./app.ts";
+import { unusableBootstrapToken } from "./auth/bootstrap-token.ts";
 import { loadOrCreateMasterSecret, loadOrCreateSigningKey } from "./auth/keys.ts";
 import { deriveKeys } from "./auth/secret-keys.ts";
 import { publicKeysOf } from "./auth/tokens.ts";
@@ -27,6 +28,7 @@ const envSchema = z.object({
   [ENV.databaseUrl]: z.string().optional(),
   [ENV.databaseToken]: z.string().optional(),
   [ENV.trustProxy]: z.enum(["0", "1"], { error: "must be 0 or 1" }).optional(),
+  [ENV.bootstrapToken]: z.string().optional(),
 });
 
 async function main() {
@@ -36,6 +38,12 @@ async function main() {
     process.exit(1);
   }
   const env = parsed.data;
+  const bootstrapToken = env[ENV.bootstrapToken] || undefined;
+  const unusable = bootstrapToken && unusableBootstrapToken(bootstrapToken, env[ENV.internalToken]);
+  if (unusable) {
+    console.error(`control plane: bad environment: ${ENV.bootstrapToken}: ${unusable}`);
+    process.exit(1);
+  }
   const home = runletHome();
   await mkdir(home, { recursive: true, mode: 0o700 });
   const port = env[ENV.controlPort];
@@ -57,9 +65,17 @@ async function main() {
     bundles: fileBundles(join(home, "bundles")),
     apiUrl: env[ENV.apiUrl],
     internalToken: env[ENV.internalToken],
+    bootstrapToken,
   });
   const baseUrl = `http://${LOOPBACK}:${port}`;
-  await bootstrapLocal(db, keys, publicKeys, { home, baseUrl, apiUrl: env[ENV.apiUrl] });
+  // A control plane for others makes no user of its own: its first is claimed (runlet init).
+  if (bootstrapToken) {
+    console.log(
+      `control plane: ${ENV.bootstrapToken} is set, so it makes no local owner: the first user is made with 'runlet init' (docs/deploy.md)`,
+    );
+  } else {
+    await bootstrapLocal(db, keys, publicKeys, { home, baseUrl, apiUrl: env[ENV.apiUrl] });
+  }
 
   const server = serveControlPlane(app, { port, hostname: LOOPBACK }, (info) => {
     console.log(`control plane listening on http://${LOOPBACK}:${info.port}`);

@@ -2,7 +2,8 @@
  * The control plane on Cloudflare Workers: the same Hono app as `server.ts`, over D1 instead of
  * a libSQL file (`wrangler deploy --env control-plane`). Keys come from secrets set with
  * `wrangler secret put --env control-plane`: SIGNING_KEY (the JSON the Node control plane keeps
- * in RUNLET_HOME/keys/jwt-signing-key.json) and MASTER_SECRET (base64url, 32+ bytes).
+ * in RUNLET_HOME/keys/jwt-signing-key.json) and MASTER_SECRET (base64url, 32+ bytes); and,
+ * until the first user is made (`runlet init`, docs/deploy.md), BOOTSTRAP_TOKEN.
  */
 import { drizzle } from "drizzle-orm/d1";
 import { base64urlDecode } from "../common/jwt.ts";
@@ -23,6 +24,8 @@ export interface ControlPlaneEnv {
   SIGNING_KEY: string;
   MASTER_SECRET: string;
   INTERNAL_TOKEN: string;
+  /** The secret `POST /v2/init` makes the first user with; useless once one exists. */
+  BOOTSTRAP_TOKEN?: string;
   /** The run API's address (the Worker's URL), for the dashboard's run pages. */
   API_URL?: string;
 }
@@ -41,6 +44,7 @@ async function build(env: ControlPlaneEnv): Promise<ControlPlaneApp> {
     hosts: httpRuntimeHosts(() => liveHosts(db), env.INTERNAL_TOKEN),
     bundles: r2Bundles(env.BUNDLES),
     internalToken: env.INTERNAL_TOKEN,
+    bootstrapToken: env.BOOTSTRAP_TOKEN || undefined,
     apiUrl: env.API_URL,
     clientIp: (c) => c.req.header("cf-connecting-ip"),
   });

@@ -15,8 +15,12 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
   beforeAll(async () => {
     home = await newHome();
     // A host token for `runlet host` elsewhere, left in the shell: not what the local hosts
-    // join with (they had, and were refused, so the start failed).
-    runlet = await startRunlet(home, undefined, { RUNLET_HOST_TOKEN: "rlh_someone_elses" });
+    // join with (they had, and were refused, so the start failed). And a bootstrap token for
+    // `runlet init` elsewhere: the local control plane still makes its local owner.
+    runlet = await startRunlet(home, undefined, {
+      RUNLET_HOST_TOKEN: "rlh_someone_elses",
+      RUNLET_BOOTSTRAP_TOKEN: "bootstrap-token-of-another-control-plane",
+    });
   });
 
   afterAll(async () => {

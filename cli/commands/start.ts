@@ -102,6 +102,8 @@ Worker; every request it sends out is slower then).
       ...process.env,
       [ENV.home]: home,
       [ENV.internalToken]: internalToken,
+      // Set in this shell for 'runlet init' elsewhere, it would cost this control plane its local owner.
+      [ENV.bootstrapToken]: undefined,
       [ENV.controlPort]: String(ports.control),
       [ENV.hostPort]: String(ports.host),
       [ENV.apiUrl]: url.api,

@@ -11,6 +11,7 @@ export const AUDIT_ACTIONS = [
   "apps.delete",
   "audit_log.export",
   "secrets.delete",
+  "users.create",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
@@ -32,6 +33,7 @@ export const AUDIT_ACTION_CODES: Record<AuditAction, number> = {
   "apps.delete": 9,
   "audit_log.export": 10,
   "secrets.delete": 11,
+  "users.create": 12,
 };
 
 export const OUTCOMES = ["success", "failure"] as const;

@@ -17,7 +17,13 @@ export function auditRow(entry: AuditEntry): typeof auditLog.$inferInsert {
   return { ...entry, projectKey: subjectKey(entry.projectId), actorKey: subjectKey(entry.actorId) };
 }
 
-function entry(c: Ctx, pending: PendingAudit, outcome: Outcome, metadata: Metadata) {
+/** An entry of `pending` as the audit table stores it, for a route that writes it itself. */
+export function auditEntry(
+  c: Ctx,
+  pending: Omit<PendingAudit, "written">,
+  outcome: Outcome,
+  metadata: Metadata,
+) {
   const now = Date.now();
   const userAgent = c.req.header("user-agent");
   // The dashboard's in-process requests: the browser's address, and where the act came from.
@@ -48,7 +54,7 @@ export function auditSuccess(c: Ctx, metadata: Metadata = {}) {
   const pending = c.var.audit;
   if (!pending) throw new Error(`${c.req.method} ${c.req.path} is not an audited route`);
   pending.written = true;
-  return c.var.deps.db.insert(auditLog).values(entry(c, pending, "success", metadata));
+  return c.var.deps.db.insert(auditLog).values(auditEntry(c, pending, "success", metadata));
 }
 
 /**
@@ -82,7 +88,7 @@ export const recordFailures = createMiddleware<AppEnv>(async (c, next) => {
   }
   const metadata: Metadata = { status: c.res.status };
   if (typeof message === "string") metadata.error = message;
-  const row = entry(c, pending, "failure", metadata);
+  const row = auditEntry(c, pending, "failure", metadata);
   try {
     await c.var.deps.db.insert(auditLog).values(row);
   } catch (err) {

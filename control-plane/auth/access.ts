@@ -65,20 +65,38 @@ export const signedIn = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
+/** Whether the caller runs this Runlet (docs/hosts.md). A service account never does. */
+async function isOperator(c: Ctx): Promise<boolean> {
+  const principal = c.var.principal;
+  if (principal.type !== "user") return false;
+  const { db } = c.var.deps;
+  const [user] = await db
+    .select({ operator: users.operator })
+    .from(users)
+    .where(eq(users.id, principal.id));
+  return user?.operator === true;
+}
+
 /**
  * Route middleware for the installation's own routes (`/v2/hosts…`): a signed-in operator
  * (docs/hosts.md). A service account never is one: it belongs to a project.
  */
 export const operatorOnly = createMiddleware<AppEnv>(async (c, next) => {
   const { db, publicKeys } = c.var.deps;
-  const principal = await authenticate(db, publicKeys, c.req.header("authorization"));
-  c.set("principal", principal);
-  const [user] =
-    principal.type === "user"
-      ? await db.select({ operator: users.operator }).from(users).where(eq(users.id, principal.id))
-      : [];
-  if (!user?.operator) {
+  c.set("principal", await authenticate(db, publicKeys, c.req.header("authorization")));
+  if (!(await isOperator(c))) {
     throw new ApiError("forbidden", "only an operator of this Runlet may see or admit its hosts");
+  }
+  await next();
+});
+
+/**
+ * Route middleware after `access()`: the caller must also be an operator (adding users). A
+ * refusal is on the record as the route's failure.
+ */
+export const operatorToo = createMiddleware<AppEnv>(async (c, next) => {
+  if (!(await isOperator(c))) {
+    throw new ApiError("forbidden", "only an operator of this Runlet may add users");
   }
   await next();
 });

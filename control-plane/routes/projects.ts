@@ -19,6 +19,8 @@ export const displayName = z
     "must not contain marks that change the direction of text",
   );
 
+export const roleSchema = z.enum(["owner", "member"], { error: "must be owner or member" });
+
 export const planSchema = z.enum(PLANS, { error: `must be one of ${PLANS.join(", ")}` });
 
 export const projectSchema = z

@@ -12,22 +12,13 @@ import type { AppEnv } from "../context.ts";
 import { serviceAccounts, tokens } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { bearerAuth, errorResponses, projectIdParam, smallBody } from "../openapi.ts";
-import { displayName } from "./projects.ts";
-
-/** How far ahead a service account's expiry may be set. */
-export const MAX_LIFETIME_DAYS = 3650;
-
-const roleSchema = z.enum(["owner", "member"], { error: "must be owner or member" });
+import { expiresAtSchema, expiryMs } from "./expiry.ts";
+import { displayName, roleSchema } from "./projects.ts";
 
 export const createServiceAccountBody = z
   .strictObject({
     name: displayName,
-    expiresAt: z.iso
-      .datetime({
-        offset: true,
-        error: "must be an RFC 3339 date-time, like 2027-01-31T00:00:00Z",
-      })
-      .openapi({ format: "date-time" }),
+    expiresAt: expiresAtSchema,
     role: roleSchema.optional(),
   })
   .openapi("NewServiceAccount");
@@ -159,11 +150,7 @@ export function registerServiceAccounts(app: OpenAPIHono<AppEnv>) {
     const { principal, projectId } = c.var.access;
     const { name, expiresAt, role = "member" } = c.req.valid("json");
     const now = Date.now();
-    const expires = Date.parse(expiresAt);
-    if (expires <= now) throw new ApiError("bad_request", "expiresAt: must be in the future");
-    if (expires > now + MAX_LIFETIME_DAYS * 86_400_000) {
-      throw new ApiError("bad_request", `expiresAt: must be within ${MAX_LIFETIME_DAYS} days`);
-    }
+    const expires = expiryMs(expiresAt, now);
     const id = newId("sa", now);
     const audit = c.var.audit;
     if (audit) audit.target = { type: "service_account", id };

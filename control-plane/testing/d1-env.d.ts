@@ -5,5 +5,7 @@ import type { ControlPlaneEnv } from "../worker.ts";
 declare module "cloudflare:test" {
   interface ProvidedEnv extends ControlPlaneEnv {
     TEST_MIGRATIONS: D1Migration[];
+    /** An empty database for the first-user cases (vitest.config.ts). */
+    FIRST_USER_DB: D1Database;
   }
 }

@@ -75,12 +75,13 @@ export function memoryBundles(): BundleStore & { kept: Map<string, string> } {
   };
 }
 
-export async function createFixture(
+/** What a test's control plane is given over `db`: fresh keys, no host, bundles in memory. */
+export async function fixtureDeps(
   db: Database,
-  opts: { hosts?: RuntimeHosts; bundles?: BundleStore; plan?: Plan } = {},
-): Promise<Fixture> {
+  opts: { hosts?: RuntimeHosts; bundles?: BundleStore } = {},
+): Promise<Deps> {
   const keys = await signingKeysFrom(await generateSigningKey());
-  const deps: Deps = {
+  return {
     db,
     keys,
     publicKeys: await publicKeysOf(keys),
@@ -90,6 +91,14 @@ export async function createFixture(
     clientIp: () => "203.0.113.7",
     internalToken: INTERNAL_TOKEN,
   };
+}
+
+export async function createFixture(
+  db: Database,
+  opts: { hosts?: RuntimeHosts; bundles?: BundleStore; plan?: Plan } = {},
+): Promise<Fixture> {
+  const deps = await fixtureDeps(db, opts);
+  const { keys } = deps;
   const app = createControlPlane(deps);
   const now = Date.now();
 
