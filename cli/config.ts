@@ -37,7 +37,7 @@ function ownLocalJson(path: string): boolean {
   }
 }
 
-/** Credentials from the environment, else from local.json (written by `runlet start`). */
+/** Credentials from the environment, else from local.json (written by `runlet start` or `runlet init`). */
 export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<CliConfig> {
   const home = cliHome(env);
   const local = await readLocalJson(home);
@@ -52,7 +52,7 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
     .map(([k]) => k);
   if (missing.length) {
     throw new CliError(
-      `no Runlet credentials (${missing.join(", ")}): no ${homePaths(home).localJson} (nor a .runlet/local.json in a folder above this one). Run \`npm start\` first, set ${ENV.home} to its home, or set ${ENV.baseUrl}, ${ENV.apiUrl}, ${ENV.project} and ${ENV.token}`,
+      `no Runlet credentials (${missing.join(", ")}): no ${homePaths(home).localJson} (nor a .runlet/local.json in a folder above this one). Run \`npm start\` first (or \`runlet init\` for a deployed control plane), set ${ENV.home} to its home, or set ${ENV.baseUrl}, ${ENV.apiUrl}, ${ENV.project} and ${ENV.token}`,
     );
   }
   return config as CliConfig;

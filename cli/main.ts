@@ -5,7 +5,9 @@ import { dashboard } from "./commands/dashboard.ts";
 import { deploy } from "./commands/deploy.ts";
 import { host } from "./commands/host.ts";
 import { hosts } from "./commands/hosts.ts";
+import { init } from "./commands/init.ts";
 import { logs } from "./commands/logs.ts";
+import { projects } from "./commands/projects.ts";
 import { redeliver } from "./commands/redeliver.ts";
 import { run } from "./commands/run.ts";
 import { runs } from "./commands/runs.ts";
@@ -13,6 +15,7 @@ import { secrets } from "./commands/secrets.ts";
 import { start } from "./commands/start.ts";
 import { cancel, status } from "./commands/status.ts";
 import { tokens } from "./commands/tokens.ts";
+import { users } from "./commands/users.ts";
 
 const COMMANDS: Command[] = [
   start,
@@ -30,6 +33,9 @@ const COMMANDS: Command[] = [
   dashboard,
   hosts,
   host,
+  init,
+  projects,
+  users,
 ];
 
 function usage(): string {
@@ -41,7 +47,7 @@ function usage(): string {
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     "",
     "Every command takes --help, and --json for machine-readable output.",
-    "Credentials come from RUNLET_HOME/local.json (written by `runlet start`; without",
+    "Credentials come from RUNLET_HOME/local.json (written by `runlet start` or `runlet init`; without",
     "RUNLET_HOME, the nearest .runlet/local.json here or above) or from RUNLET_BASE_URL,",
     "RUNLET_API_URL, RUNLET_PROJECT and RUNLET_TOKEN.",
   ].join("\n");
