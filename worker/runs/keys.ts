@@ -51,6 +51,7 @@ export class IdempotencyKeys {
     /** The shard's parts, where a kept answer's body is its run's `answer`. */
     private readonly parts: RunParts,
   ) {
+    dropFirstKeys(sql);
     sql.exec(SCHEMA);
     this.#soonest = this.#readSoonest();
   }
@@ -163,6 +164,20 @@ export class IdempotencyKeys {
       .toArray()[0];
     if (gone) this.parts.drop(gone.run_id, "answer");
   }
+}
+
+/**
+ * The first version's keys (a kept answer's parts counted in `answer_parts`, kept apart in
+ * `idempotency_answers`), as a `git pull` leaves them in RUNLET_HOME/wrangler: their table is
+ * made anew. Those keys were hashed without the app's id, so no call can find them again; kept,
+ * the table failed every keyed call of its shard (no such column: answer_kept).
+ */
+function dropFirstKeys(sql: SqlStorage): void {
+  const first = sql
+    .exec("SELECT 1 FROM pragma_table_info('idempotency_keys') WHERE name = 'answer_parts'")
+    .toArray();
+  if (first.length > 0)
+    sql.exec("DROP TABLE idempotency_keys; DROP TABLE IF EXISTS idempotency_answers");
 }
 
 const KEY_REUSED =

@@ -40,9 +40,6 @@ CREATE TABLE IF NOT EXISTS runs (
   hook_history TEXT,
   status_code INTEGER
 );
-CREATE INDEX IF NOT EXISTS runs_queue ON runs (created_at, id) WHERE status = 'queued';
-CREATE INDEX IF NOT EXISTS runs_due ON runs (due_at) WHERE due_at IS NOT NULL;
-CREATE INDEX IF NOT EXISTS runs_unindexed ON runs (id) WHERE indexed = 0;
 CREATE TABLE IF NOT EXISTS shard (
   key INTEGER PRIMARY KEY CHECK (key = 1),
   project TEXT NOT NULL,
@@ -52,8 +49,19 @@ CREATE TABLE IF NOT EXISTS shard (
 );
 `;
 
-/** Columns added since a shard's table was first made: added to an older table at start. */
+/** The table's indexes: made once ADDED_COLUMNS are there (an index may name one of them). */
+export const INDEXES = `
+CREATE INDEX IF NOT EXISTS runs_queue ON runs (created_at, id) WHERE status = 'queued';
+CREATE INDEX IF NOT EXISTS runs_due ON runs (due_at) WHERE due_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS runs_unindexed ON runs (id) WHERE indexed = 0;
+`;
+
+/**
+ * Columns added since shards first made their table: added to an older table at start (a local
+ * run store outlives a `git pull`, in RUNLET_HOME/wrangler; a deployed one outlives a deploy).
+ */
 export const ADDED_COLUMNS = {
+  indexed: "INTEGER NOT NULL DEFAULT 1",
   host_id: "TEXT",
   host_url: "TEXT",
   hook_sealed: "BLOB",

@@ -13,6 +13,7 @@ import {
   ADDED_COLUMNS,
   COLUMNS,
   type HookColumns,
+  INDEXES,
   type IndexRow,
   type QueuedRun,
   type RowChanges,
@@ -40,6 +41,7 @@ export class RunStore {
     );
     for (const [column, type] of Object.entries(ADDED_COLUMNS))
       if (!have.has(column)) sql.exec(`ALTER TABLE runs ADD COLUMN ${column} ${type}`);
+    sql.exec(INDEXES);
   }
 
   info(): ShardInfo | undefined {
