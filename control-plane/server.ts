@@ -20,6 +20,7 @@ import { homePaths, runletHome } from "./home.ts";
 import { httpRuntimeHosts } from "./host-client.ts";
 import { liveHosts } from "./hosts/registry.ts";
 import { serveControlPlane } from "./listen.ts";
+import { keepOldBundles } from "./old-bundles.ts";
 
 const envSchema = z.object({
   [ENV.controlPort]: z.coerce.number().int().min(0).max(65_535).default(DEFAULT_PORT.control),
@@ -54,6 +55,7 @@ async function main() {
   );
   const keys = await loadOrCreateSigningKey(home);
   const publicKeys = await publicKeysOf(keys);
+  const bundles = fileBundles(join(home, "bundles"));
   const app = createControlPlane({
     db,
     keys,
@@ -62,7 +64,7 @@ async function main() {
     clientIp: (c) => callerAddress(c, getConnInfo(c).remote.address, trustProxy),
     trustProxy,
     hosts: httpRuntimeHosts(() => liveHosts(db), env[ENV.internalToken]),
-    bundles: fileBundles(join(home, "bundles")),
+    bundles,
     apiUrl: env[ENV.apiUrl],
     internalToken: env[ENV.internalToken],
     bootstrapToken,
@@ -76,6 +78,15 @@ async function main() {
   } else {
     await bootstrapLocal(db, keys, publicKeys, { home, baseUrl, apiUrl: env[ENV.apiUrl] });
   }
+  // Before hosts may ask for them (an older checkout's RUNLET_HOME, after a `git pull`).
+  const kept = await keepOldBundles(db, bundles, home).catch((err: Error) => {
+    console.error(`control plane: older versions' files not looked for: ${err.message}`);
+    return [];
+  });
+  if (kept.length > 0)
+    console.log(
+      `control plane: hosts may now fetch ${kept.join(", ")} (deployed before bundles were kept)`,
+    );
 
   const server = serveControlPlane(app, { port, hostname: LOOPBACK }, (info) => {
     console.log(`control plane listening on http://${LOOPBACK}:${info.port}`);

@@ -9,7 +9,6 @@ import {
   type BundleFile,
   describeZodError,
 } from "../common/app-config.ts";
-import { bundleDigest } from "../common/bundle-digest.ts";
 import {
   appRoot,
   appsRoot,
@@ -17,7 +16,8 @@ import {
   REPLACED_PREFIX,
   STAGING_PREFIX,
   versionDirName,
-} from "./app-paths.ts";
+} from "../common/app-paths.ts";
+import { bundleDigest } from "../common/bundle-digest.ts";
 import { decodeBundle, writeVersion } from "./bundle.ts";
 import { appKey, isValidName } from "./names.ts";
 import type { PoolTarget } from "./pool/pool.ts";

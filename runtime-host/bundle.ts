@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
 import { type BundleFile, isBase64, pathClash } from "../common/app-config.ts";
-import { REPLACED_PREFIX, STAGING_PREFIX, versionDirName } from "./app-paths.ts";
+import { REPLACED_PREFIX, STAGING_PREFIX, versionDirName } from "../common/app-paths.ts";
 import { HttpError } from "./http/errors.ts";
 import { MAX_BUNDLE_BYTES } from "./limits.ts";
 

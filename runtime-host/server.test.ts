@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { appRoot, appsRoot } from "./app-paths.ts";
+import { appRoot, appsRoot } from "../common/app-paths.ts";
 import type { RunningHost } from "./server.ts";
 import {
   configOf,

@@ -4,7 +4,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { appRoot, appsRoot, versionDirName } from "../app-paths.ts";
+import { appRoot, appsRoot, versionDirName } from "../../common/app-paths.ts";
 import type { RunningHost } from "../server.ts";
 import {
   configOf,

@@ -6,8 +6,8 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { appRoot, appsRoot, versionDirName } from "../../../common/app-paths.ts";
 import { HEADER } from "../../../common/consts.ts";
-import { appRoot, appsRoot, versionDirName } from "../../app-paths.ts";
 import type { RunningHost } from "../../server.ts";
 import {
   configOf,

@@ -1,5 +1,6 @@
 /**
- * Where the host keeps deployed apps (`{home}/host/apps/`):
+ * Where the runtime host keeps deployed apps (`{home}/host/apps/`); the control plane of the same
+ * home reads versions deployed before it kept bundles there once (control-plane/old-bundles.ts):
  *
  *   package.json                     guard: apps do not inherit the "type" of a package.json above
  *   {project}/{app}/current.json     the current version, replaced atomically
