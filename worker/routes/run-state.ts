@@ -7,6 +7,7 @@
  */
 import type { Context } from "hono";
 import { RUN_ID_SOURCE } from "../../common/ids.ts";
+import { isEnded } from "../../common/protocol/runs.ts";
 import type { Env, WorkerEnv } from "../env.ts";
 import { RunApiError } from "../errors.ts";
 import { webhookOf, webhookSecretOf } from "../run-call.ts";
@@ -46,7 +47,7 @@ export async function cancelRun(c: RunContext) {
   // An async run no longer in its shard ended more than the retention period ago.
   const { shard, notFound } = await shardHolding(c, (indexed) =>
     indexed.async
-      ? `run '${runId}' has already ended: ${indexed.status}`
+      ? (notHeld(runId, indexed.status) ?? `run '${runId}' has already ended: ${indexed.status}`)
       : "only async runs can be cancelled",
   );
   const cancelled = await shard.cancel(runId);
@@ -64,12 +65,23 @@ export async function redeliverRun(c: RunContext) {
   const to = webhookOf(c) ?? (secret ? { secret } : {});
   const { shard, notFound } = await shardHolding(c, (indexed) =>
     indexed.async
-      ? `run '${runId}' ended more than 7 days ago: its delivery is no longer kept`
+      ? (notHeld(runId, indexed.status) ??
+        `run '${runId}' ended more than 7 days ago: its delivery is no longer kept`)
       : `run '${runId}' had no webhook: there is no delivery to send again`,
   );
   const view = await shard.redeliver(runId, to);
   if (!view) throw notFound;
   return c.json(viewOrThrow(view), 202);
+}
+
+/**
+ * Why an async run the runs index has as queued or running cannot change: no shard holds it. A
+ * shard keeps a run until 7 days after it ended, so only a run store replaced since holds none:
+ * the first one's runs (one object per run) were not carried over to its shards.
+ */
+function notHeld(runId: string, status: string): string | undefined {
+  if (isEnded(status)) return undefined;
+  return `run '${runId}' is not in the run store, which an older checkout's runs were not carried over to (the runs index last had it ${status}): it can no longer change`;
 }
 
 /**

@@ -189,6 +189,25 @@ describe("run API: async runs, run state and webhooks", () => {
     });
   });
 
+  it("DELETE or redelivery of an async run the runs index has as running, and no shard holds, says so: 409, never 'has already ended: running'", async () => {
+    // An older checkout's first run store (one object per run): its runs were not carried over.
+    const headers = { authorization: `Bearer ${await sign()}` };
+    appIsDeployed();
+    const runId = newRunId();
+    fetchMock
+      .get(CONTROL)
+      .intercept({ path: `/v2/projects/${PROJECT}/runs/${runId}` })
+      .reply(200, { id: runId, app: "hello", function: "run", async: true, status: "running" })
+      .times(2);
+    const message = `run '${runId}' is not in the run store, which an older checkout's runs were not carried over to (the runs index last had it running): it can no longer change`;
+    const cancel = await SELF.fetch(runUrl(runId), { method: "DELETE", headers });
+    expect(cancel.status).toBe(409);
+    expect(await cancel.json()).toMatchObject({ message });
+    const again = await SELF.fetch(`${runUrl(runId)}/deliveries`, { method: "POST", headers });
+    expect(again.status).toBe(409);
+    expect(await again.json()).toMatchObject({ message });
+  });
+
   it("GET of an id that names no shard (its last character past SHARDS) creates no Durable Object", async () => {
     const headers = { authorization: `Bearer ${await sign()}` };
     appIsDeployed();
