@@ -112,6 +112,24 @@ describe("runlet/client", () => {
     expect(seen[2]?.body).toBe("null");
   });
 
+  it("resolves a function's own 204, 205 or 304, which come without a body: the run id from X-Request-Id", async () => {
+    answers = [204, 205, 304].map((status) => ({ status, headers: { "x-request-id": RUN } }));
+    const api = client();
+    for (const status of [204, 205, 304]) {
+      expect(await api.run("a b", "quiet")).toEqual({
+        runId: RUN,
+        result: undefined,
+        runTimeMs: undefined,
+        status,
+        replayed: false,
+      });
+    }
+    // It is a run this client started: its app is remembered.
+    answers = [{ status: 200, body: view("success") }];
+    expect(await api.status(RUN)).toMatchObject({ status: "success" });
+    expect(seen.at(-1)?.url).toBe(`/v4/prj_1/a%20b/runs/${RUN}`);
+  });
+
   it("rejects a function that threw with function_error, its run id and run time", async () => {
     answers = [
       { status: 500, body: { run_id: RUN, error: { message: "no luck" }, run_time_ms: 3 } },

@@ -116,9 +116,13 @@ export interface RunOptions extends RequestOptions {
 /** A synchronous run whose function returned. */
 export interface RunResult<R = unknown> {
   runId: string;
-  /** What the function returned (`undefined` when it returned nothing). */
+  /**
+   * What the function returned (`null` when it returned nothing); `undefined` when its own
+   * `status_code` was 204, 205 or 304, which are answered without a body.
+   */
   result: R;
-  runTimeMs: number;
+  /** How long the function ran, in ms; `undefined` for a 204, 205 or 304 (no body says it). */
+  runTimeMs: number | undefined;
   /** The HTTP status: 200, or the result's own `status_code` (200–599). */
   status: number;
   /** True when this is the kept answer of an earlier call with the same `idempotencyKey`. */

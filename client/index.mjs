@@ -37,6 +37,8 @@ export { RunletError };
  */
 
 const ENDED = ["success", "failure", "cancelled"];
+/** Statuses a function's own `status_code` may choose that carry no body (HTTP allows none). */
+const BODILESS = [204, 205, 304];
 /** Answers `waitFor` reads again: the run is still there, the way to it was not. */
 const TRANSIENT = [0, 429, 502, 503, 504];
 const DEFAULT_WAIT_MS = 10 * 60_000;
@@ -187,6 +189,16 @@ export function createClient(options) {
       // A run there is (it ran, threw, or waits): its app is remembered; a refusal made none.
       if (typeof body?.run_id === "string" && !("code" in body)) remember(body.run_id, app);
       if (ran && ok && runOptions.async) return { runId, replayed };
+      // The function chose a status without a body: its run id is in X-Request-Id alone.
+      if (
+        !runOptions.async &&
+        BODILESS.includes(res.status) &&
+        answer.body === undefined &&
+        runId
+      ) {
+        remember(runId, app);
+        return { runId, result: undefined, runTimeMs: undefined, status: res.status, replayed };
+      }
       // 2xx, or the result's own status_code.
       if (ran && !runOptions.async && (ok || "result" in body))
         return {

@@ -97,9 +97,11 @@ response ({run_id, result, run_time_ms}).
     const { body } = outcome;
     const refused = typeof body === "object" && body !== null && "message" in body;
     if (values.json) console.log(textOf(refused ? { ...body, status: outcome.status } : body));
-    else if (outcome.failure === undefined)
-      console.log(JSON.stringify((outcome.body as { result?: unknown }).result, null, 2));
-    else console.error(`run failed (${outcome.status}): ${outcome.failure}`);
+    else if (outcome.failure === undefined) {
+      // A 204, 205 or 304 of the function's own has no body, so no result to print.
+      const { result } = outcome.body as { result?: unknown };
+      if (result !== undefined) console.log(JSON.stringify(result, null, 2));
+    } else console.error(`run failed (${outcome.status}): ${outcome.failure}`);
     if (!values.json && outcome.runId) console.error(`run id: ${outcome.runId}`);
     return outcome.failure === undefined ? 0 : 1;
   },
