@@ -276,4 +276,34 @@ describe("runlet/client", () => {
       code: "not_found",
     });
   });
+  it("stops waiting at the timeout when a read gets no answer at all", async () => {
+    // A server that takes the request and never answers (a stuck proxy, a frozen Worker).
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const { port } = silent.address() as AddressInfo;
+    const api = createClient({ apiUrl: `http://127.0.0.1:${port}`, project: "p", token: "t" });
+    try {
+      const started = Date.now();
+      const err = await failure(
+        Promise.race([
+          api.waitFor("a", RUN, { timeoutMs: 200 }),
+          new Promise((_, reject) => setTimeout(() => reject(new Error("still waiting")), 3_000)),
+        ]),
+      );
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(err).toMatchObject({ status: 0, code: "timeout", runId: RUN });
+      expect(err.message).toBe(
+        `run ${RUN} has not ended after 200 ms (no answer before the time was up)`,
+      );
+      // The caller's own abort still rejects with its reason, not a timeout.
+      const aborted = new AbortController();
+      setTimeout(() => aborted.abort(new Error("the caller gave up")), 50);
+      await expect(
+        api.waitFor("a", RUN, { timeoutMs: 60_000, signal: aborted.signal }),
+      ).rejects.toThrow("the caller gave up");
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
 });

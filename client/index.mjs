@@ -20,6 +20,7 @@
  */
 
 import { invalidAnswer, networkError, RunletError, readBody, refusal } from "./errors.mjs";
+import { pause, readUntil } from "./timers.mjs";
 
 export { RunletError };
 
@@ -46,6 +47,8 @@ const DEFAULT_WAIT_MS = 10 * 60_000;
 const REMEMBERED_RUNS = 10_000;
 const FIRST_PAUSE_MS = 250;
 const LONGEST_PAUSE_MS = 5_000;
+/** How long `waitFor`'s last read, at its deadline, may take. */
+const LAST_LOOK_MS = 1_000;
 
 /**
  * @param {RunStatus} status
@@ -55,27 +58,8 @@ export function isEnded(status) {
   return ENDED.includes(status);
 }
 
-/**
- * Waits `ms`, or rejects with the signal's reason once it aborts.
- *
- * @param {number} ms
- * @param {AbortSignal | undefined} signal
- * @returns {Promise<void>}
- */
-function pause(ms, signal) {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
+/** @param {unknown} err */
+const errorText = (err) => (err instanceof Error ? err.message : String(err));
 
 /**
  * @param {ClientOptions} options
@@ -248,15 +232,22 @@ export function createClient(options) {
       /** @type {unknown} */
       let lastError;
       for (;;) {
+        // A read is cut off at the deadline; the last look, once it has passed, within 1 s.
+        const now = Date.now();
+        const read = readUntil(now < deadline ? deadline : now + LAST_LOOK_MS, opts.signal);
         try {
-          const view = await runState("GET", app, runId, { signal: opts.signal });
+          const view = await runState("GET", app, runId, { signal: read.signal });
           if (isEnded(view.status)) return view;
           last = view.status;
           lastError = undefined;
         } catch (err) {
-          if (!(err instanceof RunletError) || !TRANSIENT.includes(err.status)) throw err;
-          last = `not read: ${err.message}`;
-          lastError = err;
+          // A read cut off at the deadline is not an error of the run: the time is up.
+          const cutOff = read.expired();
+          if (!cutOff && !(err instanceof RunletError && TRANSIENT.includes(err.status))) throw err;
+          last = cutOff ? "no answer before the time was up" : `not read: ${errorText(err)}`;
+          lastError = cutOff ? undefined : err;
+        } finally {
+          read.done();
         }
         const left = deadline - Date.now();
         if (left <= 0)
