@@ -184,7 +184,7 @@ export const components = {
     },
     RunResult: {
       type: "object",
-      required: ["run_id", "run_time_ms"],
+      required: ["run_id", "result", "run_time_ms"],
       properties: {
         run_id: ref("schemas", "RunId"),
         result: {

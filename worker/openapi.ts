@@ -94,6 +94,59 @@ function customAppOperation(method: string) {
   };
 }
 
+/**
+ * What a function call answers. A result's own `status_code` (200–599) is its status, so any
+ * status may be a `RunResult` too: each refusal says so (`oneOf`: no body matches both),
+ * `default` stands for the statuses Runlet itself never answers, and 204 has no body.
+ */
+function functionCallAnswers() {
+  const refusals: Record<string, { description: string; schemas: object[] }> = {
+    ...Object.fromEntries(
+      Object.entries(RUN_CALL_REFUSED).map(([status, { description }]) => [
+        status,
+        { description, schemas: [ref("schemas", "Error")] },
+      ]),
+    ),
+    405: {
+      description:
+        "A deeper path of a managed app (`/v4/{project}/{app}/{function}/more`), with `Allow: POST`.",
+      schemas: [ref("schemas", "Error")],
+    },
+    500: {
+      description:
+        "The function threw (`{run_id, error: {message}, run_time_ms}`, no stack), or Runlet failed (`Error`).",
+      schemas: [ref("schemas", "FunctionError"), ref("schemas", "Error")],
+    },
+  };
+  const result = ref("schemas", "RunResult");
+  return {
+    200: answer(
+      "The function returned. The status is 200, or the result's own numeric `status_code` (200–599).",
+      result,
+      REPLAYED,
+    ),
+    202: ACCEPTED,
+    204: {
+      description:
+        "The result's own `status_code` was 204 (or 205, 304): no body; the run id is in `X-Request-Id`.",
+      headers: REPLAYED,
+    },
+    ...Object.fromEntries(
+      Object.entries(refusals).map(([status, { description, schemas }]) => [
+        status,
+        answer(`${description} Or the function returned a result with this \`status_code\`.`, {
+          oneOf: [...schemas, result],
+        }),
+      ]),
+    ),
+    default: answer(
+      "The function returned a result with its own `status_code` (200–599); no body for 205 and 304.",
+      result,
+      REPLAYED,
+    ),
+  };
+}
+
 export const openApiDocument = {
   openapi: "3.1.0",
   info: {
@@ -120,19 +173,7 @@ export const openApiDocument = {
         security: [{ bearerAuth: [] }],
         parameters: [...RUN_CALL_PARAMETERS, ref("parameters", "function")],
         requestBody: { description: "The function's input.", content: json({}) },
-        responses: {
-          200: answer(
-            "The function returned. The status is 200, or the result's own numeric `status_code` (200–599).",
-            ref("schemas", "RunResult"),
-            REPLAYED,
-          ),
-          202: ACCEPTED,
-          ...RUN_CALL_REFUSED,
-          500: answer(
-            "The function threw (`{run_id, error: {message}, run_time_ms}`, no stack), or Runlet failed (`Error`).",
-            { oneOf: [ref("schemas", "FunctionError"), ref("schemas", "Error")] },
-          ),
-        },
+        responses: functionCallAnswers(),
       },
       ...Object.fromEntries(
         ["get", "put", "patch", "delete", "head", "options"].map((m) => [m, customAppOperation(m)]),
