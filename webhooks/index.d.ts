@@ -39,8 +39,11 @@ export interface VerifyWebhookOptions {
 }
 
 export interface VerifyWebhookParams extends VerifyWebhookOptions {
-  /** The `X-Webhook-Secret` sent with the run call. */
-  secret: string;
+  /**
+   * The `X-Webhook-Secret` sent with the run call; while the caller changes it, the new one and
+   * the old one (a delivery signed with either is genuine).
+   */
+  secret: string | readonly string[];
   /** The raw body, exactly as received (not JSON parsed and serialized again). */
   body: WebhookBody;
   /** The delivery's headers. */
@@ -78,8 +81,9 @@ export interface RequestLike {
 /**
  * Checks one webhook delivery: its headers, its timestamp against replays, and its signature
  * (HMAC-SHA256 keyed by `secret` over `{requestId}.{timestamp}.{body}`, compared in constant
- * time). With several `v1,...` entries in the signature header (secret rotation), one match is
- * enough. Throws a TypeError only on a bad argument (an empty secret, a body of another type).
+ * time). With several secrets (the new and the old, while the caller's secret changes) or several
+ * `v1,...` entries in the signature header, one match is enough. Throws a TypeError only on a bad
+ * argument (an empty secret, a body of another type).
  */
 export function verifyWebhook(params: VerifyWebhookParams): Promise<VerifyWebhookResult>;
 
@@ -89,6 +93,6 @@ export function verifyWebhook(params: VerifyWebhookParams): Promise<VerifyWebhoo
  */
 export function verifyWebhookRequest(
   request: RequestLike,
-  secret: string,
+  secret: string | readonly string[],
   options?: VerifyWebhookOptions,
 ): Promise<VerifyWebhookRequestResult>;

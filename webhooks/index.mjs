@@ -30,7 +30,8 @@ const encoder = new TextEncoder();
  * @property {number} [now] The current time, in ms since the epoch; `Date.now()`.
  * @property {string} [brand] The brand in the header names (`X-{brand}-Webhook-...`); "Runlet".
  * @typedef {object} VerifyWebhookFields
- * @property {string} secret The `X-Webhook-Secret` sent with the run call.
+ * @property {string | readonly string[]} secret The `X-Webhook-Secret` sent with the run call;
+ *   while it is being changed, the new one and the old one (either matches).
  * @property {WebhookBody} body The raw body, exactly as received (not re-serialized JSON).
  * @property {WebhookHeaders} headers The delivery's headers.
  * @typedef {VerifyWebhookFields & VerifyWebhookOptions} VerifyWebhookParams
@@ -143,7 +144,8 @@ function sameBytes(a, b) {
 /**
  * Checks one webhook delivery: its headers, its timestamp against replays, and its signature
  * (HMAC-SHA256 keyed by `secret` over `{requestId}.{timestamp}.{body}`, compared in constant
- * time). With several signatures in the header (secret rotation), one match is enough.
+ * time). With several secrets (the new and the old, while the caller changes its
+ * `X-Webhook-Secret`) or several signatures in the header, one match is enough.
  *
  * Verify before parsing the body, and key the processing on `requestId`: a delivery may arrive
  * more than once. Throws a TypeError only on a bad argument (an empty secret, a body of another
@@ -163,8 +165,13 @@ export async function verifyWebhook({
   now = Date.now(),
   brand = DEFAULT_BRAND,
 }) {
-  if (typeof secret !== "string" || secret === "") {
-    throw new TypeError("verifyWebhook: secret must be a non-empty string");
+  const secrets = typeof secret === "string" ? [secret] : secret;
+  if (
+    !Array.isArray(secrets) ||
+    !secrets.length ||
+    !secrets.every((s) => typeof s === "string" && s)
+  ) {
+    throw new TypeError("verifyWebhook: secret must be a non-empty string, or an array of them");
   }
   if (typeof toleranceSeconds !== "number" || !(toleranceSeconds >= 0)) {
     throw new TypeError("verifyWebhook: toleranceSeconds must be a number >= 0");
@@ -191,23 +198,25 @@ export async function verifyWebhook({
   }
 
   const subtle = await subtleCrypto();
-  const key = await subtle.importKey(
-    "raw",
-    encoder.encode(secret),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
   // Signed as sent: the timestamp header's own text, then the body's bytes untouched.
   const prefix = encoder.encode(`${requestId}.${timestampHeader}.`);
   const message = new Uint8Array(prefix.length + bytes.length);
   message.set(prefix, 0);
   message.set(bytes, prefix.length);
-  const mac = new Uint8Array(await subtle.sign("HMAC", key, message));
 
-  // Every entry is compared, whatever the earlier ones gave.
+  // Every secret and every entry is compared, whatever the earlier ones gave.
   let matched = false;
-  for (const candidate of expected) matched = sameBytes(mac, candidate) || matched;
+  for (const key of secrets) {
+    const hmacKey = await subtle.importKey(
+      "raw",
+      encoder.encode(key),
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign"],
+    );
+    const mac = new Uint8Array(await subtle.sign("HMAC", hmacKey, message));
+    for (const candidate of expected) matched = sameBytes(mac, candidate) || matched;
+  }
   if (!matched) return { ok: false, reason: "bad-signature" };
   return { ok: true, requestId, timestamp };
 }
@@ -218,7 +227,8 @@ export async function verifyWebhook({
  * text along with the result, ready for `JSON.parse`.
  *
  * @param {RequestLike} request
- * @param {string} secret the `X-Webhook-Secret` sent with the run call
+ * @param {string | readonly string[]} secret the `X-Webhook-Secret` sent with the run call (or,
+ *   while it changes, the new one and the old one)
  * @param {VerifyWebhookOptions} [options]
  * @returns {Promise<VerifyWebhookRequestResult>}
  * @example

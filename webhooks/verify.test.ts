@@ -205,6 +205,23 @@ describe("verifyWebhook", () => {
     });
   });
 
+  it("takes the new and the old secret while the caller changes its X-Webhook-Secret", async () => {
+    // Runlet signs each delivery with the one secret of its run call: during a change, some
+    // deliveries (retries, redeliveries) still come signed with the old one.
+    const secret = ["the-new-secret", SECRET];
+    const old = await delivery();
+    const renewed = await delivery({ secret: "the-new-secret" });
+    for (const d of [old, renewed])
+      expect(await verifyWebhook({ ...d, secret, now: NOW })).toEqual(OK);
+    const other = await delivery({ secret: "another-one" });
+    expect(await verifyWebhook({ ...other, secret, now: NOW })).toEqual({
+      ok: false,
+      reason: "bad-signature",
+    });
+    for (const bad of [[], ["new", ""]])
+      await expect(verifyWebhook({ ...old, secret: bad, now: NOW })).rejects.toThrow(TypeError);
+  });
+
   it("reads a Headers instance and a plain object, whatever the names' case", async () => {
     const signed = await delivery();
     const lower = new Headers();
@@ -283,6 +300,14 @@ describe("verifyWebhookRequest", () => {
     const req = request(await delivery());
     expect(await verifyWebhookRequest(req, SECRET, { now: NOW })).toEqual({ ...OK, body: BODY });
     expect(req.bodyUsed).toBe(true);
+  });
+
+  it("takes the new and the old secret, reading the body once", async () => {
+    const req = request(await delivery());
+    expect(await verifyWebhookRequest(req, ["the-new-secret", SECRET], { now: NOW })).toEqual({
+      ...OK,
+      body: BODY,
+    });
   });
 
   it("refuses a tampered Request, without its body", async () => {
