@@ -103,7 +103,7 @@ function bodyBytes(body) {
 
 /**
  * The well-formed `v1` entries of the signature header, as bytes. Entries are separated by
- * whitespace (several while the secret is being rotated); a comma that ends an entry is dropped,
+ * whitespace (Runlet sends one; a sender may add more); a comma that ends an entry is dropped,
  * as joining repeated headers adds one. Entries of another version or not lowercase hex of even
  * length are skipped.
  *
