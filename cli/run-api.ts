@@ -47,3 +47,12 @@ export function unreachable(what: string, config: CliConfig): CliError {
     `${what} failed: cannot reach ${new URL(config.apiUrl).origin} — is Runlet running (\`npm start\`)?`,
   );
 }
+
+/**
+ * The secret that signs a run's webhook: `--webhook-secret`, else `RUNLET_WEBHOOK_SECRET` (which
+ * keeps it out of the process list and the shell's history); none when neither is set.
+ */
+export function webhookSecret(flag: unknown): string | undefined {
+  if (typeof flag === "string") return flag;
+  return process.env.RUNLET_WEBHOOK_SECRET || undefined;
+}

@@ -169,6 +169,26 @@ describe("runlet/client against a real Runlet", () => {
     });
   });
 
+  it("signs runlet run's webhook with --webhook-secret (DESIGN.md's flag), or with RUNLET_WEBHOOK_SECRET", async () => {
+    const signedBy = async (path: string, args: string[], env: NodeJS.ProcessEnv) => {
+      const ran = await cli(["run", "hello", "--webhook", `${receiver.url}${path}`, ...args], env);
+      expect(ran.code).toBe(0);
+      const [delivery] = await receiver.waitFor(path, 1);
+      const body = delivery?.body ?? "";
+      const headers = delivery?.headers ?? {};
+      return {
+        flag: (await verifyWebhook({ secret: "whsec_flag", body, headers })).ok,
+        variable: (await verifyWebhook({ secret: SECRET, body, headers })).ok,
+      };
+    };
+    const withVariable = { ...runlet.env, RUNLET_WEBHOOK_SECRET: SECRET };
+    expect(await signedBy("/flag", ["--webhook-secret", "whsec_flag"], withVariable)).toEqual({
+      flag: true,
+      variable: false,
+    });
+    expect(await signedBy("/variable", [], withVariable)).toEqual({ flag: false, variable: true });
+  });
+
   it("runs the example of docs/client.md as it is written", async () => {
     const docs = await readFile(join(ROOT, "docs/client.md"), "utf8");
     const example =

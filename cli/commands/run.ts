@@ -1,7 +1,7 @@
 import { RunletError } from "runlet/client";
 import { CliError, type Command } from "../command.ts";
 import { loadConfig } from "../config.ts";
-import { answeredMessage, runApi, unreachable } from "../run-api.ts";
+import { answeredMessage, runApi, unreachable, webhookSecret } from "../run-api.ts";
 
 /** A sync run's answer as the CLI prints it; `failure` says why it is not a success. */
 interface Outcome {
@@ -22,7 +22,7 @@ export const run: Command = {
   name: "run",
   summary: "call a function of a deployed app through the worker",
   usage: `Usage: runlet run <app> [function] [--data JSON] [--async] [--webhook URL]
-                  [--idempotency-key KEY] [--json]
+                  [--webhook-secret S] [--idempotency-key KEY] [--json]
 
 Calls POST {api_url}/v4/{project}/{app}/{function} (function defaults to "run") with the
 JSON body given by --data (default: {}). Prints the function's result; --json prints the whole
@@ -31,7 +31,8 @@ response ({run_id, result, run_time_ms}).
   --async     run in the background: prints the run id at once (follow it with
               \`runlet status <run_id>\`, stop it with \`runlet cancel <run_id>\`)
   --webhook   also POST the response to this URL once the function has answered; signed
-              when RUNLET_WEBHOOK_SECRET is set (sent as X-Webhook-Secret)
+              with --webhook-secret, or RUNLET_WEBHOOK_SECRET when set (sent as
+              X-Webhook-Secret; the variable keeps the secret out of \`ps\` and shell history)
   --idempotency-key
               send the call again safely: the same key with the same call is the same run
               (an async run's id, a sync run's first answer) for 24 h (docs/api.md)`,
@@ -39,6 +40,7 @@ response ({run_id, result, run_time_ms}).
     data: { type: "string", short: "d" },
     async: { type: "boolean" },
     webhook: { type: "string" },
+    "webhook-secret": { type: "string" },
     "idempotency-key": { type: "string" },
   },
   async run({ values, positionals }) {
@@ -57,7 +59,7 @@ response ({run_id, result, run_time_ms}).
     }
     const config = await loadConfig();
     const webhook = typeof values.webhook === "string" ? values.webhook : undefined;
-    const secret = process.env.RUNLET_WEBHOOK_SECRET;
+    const secret = webhookSecret(values["webhook-secret"]);
     const options = {
       async: values.async === true,
       webhook,
