@@ -31,6 +31,11 @@ export function newId(prefix: IdPrefix, now: number = Date.now()): string {
   return `${prefix}_${time}${random}`;
 }
 
+/** The start of `newId(prefix, time)`'s ids: every id made before `time` sorts before it. */
+export function idsFrom(prefix: IdPrefix, time: number): string {
+  return newId(prefix, time).slice(0, prefix.length + 11);
+}
+
 /** When an id of `newId` was made (ms since the epoch), or undefined if it is not one. */
 export function timeOfId(id: string): number | undefined {
   const match = /^[a-z]+_([0-9a-hjkmnp-tv-z]{10})[0-9a-hjkmnp-tv-z]{16}$/.exec(id);

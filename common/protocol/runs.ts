@@ -22,6 +22,12 @@ export function isEnded(status: string): status is EndedStatus {
 }
 
 /**
+ * How long a run is kept once it ended: its row in the run store (once its delivery is over
+ * too), its entry in the runs index.
+ */
+export const RUN_RETENTION_MS = 7 * 24 * 60 * 60_000;
+
+/**
  * A run's webhook delivery: under way, then how it ended — or `cancelled`: the run was cancelled
  * before it ended, and nothing was sent.
  */

@@ -11,7 +11,7 @@ import { internalOnly } from "../auth/internal-only.ts";
 import type { AppEnv } from "../context.ts";
 import { projects } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
-import { recordRuns } from "../runs/index.ts";
+import { forgetOldRuns, recordRuns } from "../runs/index.ts";
 import { jsonBody } from "../validate.ts";
 
 /**
@@ -19,7 +19,9 @@ import { jsonBody } from "../validate.ts";
  * reports replaces one the host reported: the run's record decides);
  * `POST /internal/runs` with `{runs: [{id, ...report}]}`: the host's reports, many at once, in
  * one write. Reports of projects that do not exist (any more) are skipped and counted, and so
- * are reports the index cannot take (logged): the others of their batch are recorded.
+ * are reports the index cannot take (logged): the others of their batch are recorded. Each
+ * batch also removes as many runs past their retention as it may add, so the index holds a
+ * week of runs however long the control plane runs.
  */
 export function registerInternalRuns(app: OpenAPIHono<AppEnv>) {
   app.post("/internal/runs", internalOnly, async (c) => {
@@ -39,7 +41,7 @@ export function registerInternalRuns(app: OpenAPIHono<AppEnv>) {
     );
     const accepted = runs.filter((r) => known.has(r.projectId));
     const [first, ...rest] = recordRuns(db, accepted);
-    if (first) await db.batch([first, ...rest]);
+    if (first) await db.batch([first, ...rest, forgetOldRuns(db, Date.now())]);
     return c.json({ recorded: accepted.length, skipped: rows.length - accepted.length }, 200);
   });
 

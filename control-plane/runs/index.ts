@@ -3,8 +3,27 @@
  * runs it ran (batched); the Worker the runs the host failed or never got, and the ends an async
  * run's record decided itself (cancelled, failed by its watchdog or by a host's refusal).
  */
-import { and, desc, eq, lte, notInArray, or, type SQL, sql } from "drizzle-orm";
-import { ENDED_STATUSES, type RunReport, type RunStatus } from "../../common/protocol/runs.ts";
+import {
+  and,
+  desc,
+  eq,
+  inArray,
+  isNull,
+  lt,
+  lte,
+  notInArray,
+  or,
+  type SQL,
+  sql,
+} from "drizzle-orm";
+import { MAX_GRACE_PERIOD_S, MAX_QUEUE_TIMEOUT_S } from "../../common/app-config.ts";
+import { idsFrom } from "../../common/ids.ts";
+import {
+  ENDED_STATUSES,
+  RUN_RETENTION_MS,
+  type RunReport,
+  type RunStatus,
+} from "../../common/protocol/runs.ts";
 import type { Database } from "../db/index.ts";
 import { runs } from "../db/schema.ts";
 import type { PagePosition } from "../page-token.ts";
@@ -91,6 +110,37 @@ export function recordRuns(
   }
   for (const r of reports) if (r.webhook) statements.push(webhookOf(db, r.id, r.webhook));
   return statements;
+}
+
+/** The longest a run can go without ending: the longest queue_timeout, then grace period. */
+const LONGEST_RUN_MS = (MAX_QUEUE_TIMEOUT_S + MAX_GRACE_PERIOD_S) * 1000;
+
+/** Runs forgotten at most with each batch of reports: as many as a batch may hold. */
+export const FORGOTTEN_PER_BATCH = 500;
+
+/**
+ * Removes the oldest runs that ended more than `RUN_RETENTION_MS` ago (the run store has let
+ * them go too), at most `limit`; and a run whose end never came, once it is that much older
+ * than the longest a run can last. Run ids sort by creation time, so the runs to look at are a
+ * range of the primary key, oldest first: neither a scan of the table nor an index of its own.
+ */
+export function forgetOldRuns(db: Database, now: number, limit = FORGOTTEN_PER_BATCH) {
+  const before = now - RUN_RETENTION_MS;
+  const old = db
+    .select({ id: runs.id })
+    .from(runs)
+    .where(
+      and(
+        lt(runs.id, idsFrom("run", before)),
+        or(
+          lt(runs.finishedAt, before),
+          and(isNull(runs.finishedAt), lt(runs.createdAt, before - LONGEST_RUN_MS)),
+        ),
+      ),
+    )
+    .orderBy(runs.id)
+    .limit(limit);
+  return db.delete(runs).where(inArray(runs.id, old));
 }
 
 export interface RunQuery {

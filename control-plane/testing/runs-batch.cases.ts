@@ -92,6 +92,29 @@ export function runsBatchCases(open: () => Promise<Database>) {
         ).toBeLessThanOrEqual(100);
     });
 
+    it("forgets a run 7 days after its end, and one whose end never came once no run could still be going", async () => {
+      const day = 86_400_000;
+      const now = Date.now();
+      const run = (createdDaysAgo: number, endedDaysAgo: number | null, status: string) => {
+        const createdAt = now - createdDaysAgo * day;
+        const finishedAt = endedDaysAgo === null ? null : now - endedDaysAgo * day;
+        return report(newId("run", createdAt), status, { createdAt, finishedAt });
+      };
+      const endedLongAgo = run(9, 8, "success");
+      const endedLately = run(9, 6, "failure"); // queued for days first
+      const neverEnded = run(15, null, "running"); // past 7 days queued, 12 h running, 7 days kept
+      const mayStillGo = run(10, null, "queued");
+      const fresh = run(0, 0, "success");
+      await post([endedLongAgo, endedLately, neverEnded, mayStillGo, fresh]);
+      const statusOf = async (r: Report) =>
+        (await f.call("GET", `/v2/projects/${f.projectId}/runs/${r.id}`)).status;
+      expect(await statusOf(endedLongAgo)).toBe(404);
+      expect(await statusOf(neverEnded)).toBe(404);
+      expect(await statusOf(endedLately)).toBe(200);
+      expect(await statusOf(mayStillGo)).toBe(200);
+      expect(await statusOf(fresh)).toBe(200);
+    });
+
     it("skips the reports of a project that does not exist", async () => {
       const runs = [
         report(newId("run"), "queued"),

@@ -7,7 +7,7 @@
  * (queued, or its end), and any run's webhook delivery (pending, then delivered or failed).
  * Every call here is synchronous: a read-modify-write in one call cannot interleave with another.
  */
-import type { RunStatus } from "../../common/protocol/runs.ts";
+import { RUN_RETENTION_MS, type RunStatus } from "../../common/protocol/runs.ts";
 import { inParts, type RunParts } from "./parts.ts";
 import {
   ADDED_COLUMNS,
@@ -24,7 +24,7 @@ import {
 import type { AppLimits, AppRequest } from "./types.ts";
 
 /** How long a run's row is kept after it ended and its delivery is over. */
-export const RETAIN_MS = 7 * 24 * 60 * 60_000;
+export const RETAIN_MS = RUN_RETENTION_MS;
 
 export class RunStore {
   constructor(
