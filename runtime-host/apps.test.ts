@@ -77,7 +77,17 @@ describe("AppRegistry", () => {
       [1, 2, 3, 2].map((v) => registry.deploy(deployOf(v, { "main.js": `exports.v = ${v};` }))),
     );
     expect(registry.get("prj_1", "hello")?.version).toBe(2);
-    expect((await readdir(appDir())).sort()).toEqual(["current.json", "v1", "v2", "v3"]);
+    expect((await readdir(appDir())).sort()).toEqual(["current.json", "v2", "v3"]);
+  });
+
+  it("keeps the files of the current version and the one before, and only the current one's once reopened", async () => {
+    const registry = await AppRegistry.open(home);
+    for (const v of [1, 2, 3, 4])
+      await registry.deploy(deployOf(v, { "main.js": `exports.v = ${v};` }));
+    // Each deploy used to leave its folder behind: a host kept every version it ever ran.
+    expect((await readdir(appDir())).sort()).toEqual(["current.json", "v3", "v4"]);
+    await AppRegistry.open(home);
+    expect((await readdir(appDir())).sort()).toEqual(["current.json", "v4"]);
   });
 
   it("refuses duplicate paths, bad base64, clashing paths and oversized bundles", async () => {

@@ -76,6 +76,19 @@ async function recoverAppDir(dir: string): Promise<void> {
   }
 }
 
+/**
+ * Removes the app's version folders other than `keep`: a replica runs from a copy of its
+ * version's files (its slot), so an old version's folder serves only replicas being started
+ * from it; kept, every deploy would stay on the host's disk for as long as the app lives.
+ */
+async function removeVersionsBut(dir: string, keep: readonly number[]): Promise<void> {
+  const kept = new Set(keep.map(versionDirName));
+  for (const entry of await readdir(dir)) {
+    if (/^v[0-9]+$/.test(entry) && !kept.has(entry))
+      await rm(join(dir, entry), { recursive: true, force: true });
+  }
+}
+
 async function subdirs(dir: string): Promise<string[]> {
   try {
     const entries = await readdir(dir, { withFileTypes: true });
@@ -159,6 +172,8 @@ export class AppRegistry {
     await writeJsonAtomic(currentFile(dir), current);
     const deployment = this.#toDeployment(project, app, current);
     this.#apps.set(appKey(project, app), deployment);
+    // The version before stays: a replica of it may be copying its files this instant.
+    await removeVersionsBut(dir, known ? [version, known.version] : [version]);
     return deployment;
   }
 
@@ -184,6 +199,7 @@ export class AppRegistry {
           const current = currentSchema.parse(raw);
           const deployment = this.#toDeployment(project, app, current);
           if (!(await exists(deployment.dir))) throw new Error(`${deployment.dir} is missing`);
+          await removeVersionsBut(dir, [current.version]); // no replica runs yet
           this.#apps.set(appKey(project, app), deployment);
         } catch (err) {
           if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
