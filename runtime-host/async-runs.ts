@@ -9,8 +9,8 @@
  * A run leaves without a trace while it is queued when its submitter goes away or the host
  * stops (the Worker still holds it and submits it again), and when the app's queue is full, the
  * app is removed or the host is closing (the submission is refused). Cancelling a queued run
- * ends it `cancelled` at once. The host keeps an ended run's state for an hour, so a caller
- * whose report was lost can ask; the Worker's Durable Object is the run's record.
+ * ends it `cancelled` at once. The host keeps an ended run's state a while (runs/ended.ts), so
+ * a Worker whose report was lost can ask; the Worker's Durable Object is the run's record.
  *
  * A host told to stop (`stopTaking`, then `close` after a grace) refuses new runs and withdraws
  * its queued ones at once (their submitters hear 503, so the Worker keeps them queued); running
@@ -26,13 +26,13 @@ import { WorkloadError } from "./pool/workload.ts";
 import type { RunCallbacks } from "./run-callbacks.ts";
 import type { RunReports } from "./run-reports.ts";
 import { requestName } from "./runs/describe.ts";
+import { type KeptRun, keepEnded, takenByWorker } from "./runs/ended.ts";
 import type { AsyncCall, Submission, Submitter } from "./runs/types.ts";
 
 /** What the submitter hears of its run: it started, it ended, or it left the queue unstarted. */
 type RunEvent = "started" | "ended" | WorkloadError;
 
-interface Submitted {
-  run: HostRun;
+interface Submitted extends KeptRun {
   /** Aborted once the run is to leave the queue unstarted: cancelled, withdrawn, host closing. */
   leave: AbortController;
   /** Aborted by `cancel`: a running run's work is told to stop. */
@@ -43,8 +43,6 @@ interface Submitted {
   waiter?: (event: RunEvent) => void;
 }
 
-/** How long an ended run's state stays answerable. */
-const KEEP_ENDED_MS = 60 * 60_000;
 /** The end of a run still running when the host stopped. */
 export const HOST_STOPPED = "the runtime host stopped";
 
@@ -281,11 +279,13 @@ export class AsyncRuns {
       return;
     }
     const { run, callbackUrl } = entry;
-    if (entry.waiter) entry.waiter("ended");
-    else if (run.status !== "cancelled" && callbackUrl && !this.#closed)
-      this.callbacks.send(callbackUrl, run);
+    const forget = () => this.#forget(entry);
+    const told = entry.waiter !== undefined || run.status === "cancelled"; // answered, cancelled
+    entry.waiter?.("ended");
+    keepEnded(entry, told, forget);
+    const sent = !told && callbackUrl && !this.#closed && this.callbacks.send(callbackUrl, run);
+    if (sent) void sent.then((taken) => taken && takenByWorker(entry, forget));
     this.#ended();
-    setTimeout(() => this.#forget(entry), KEEP_ENDED_MS).unref();
   }
 
   /** A run left `running`. */

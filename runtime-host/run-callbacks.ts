@@ -13,18 +13,22 @@ const RETRY_DELAYS_MS = [0, 1_000, 4_000];
 const TRY_TIMEOUT_MS = 10_000;
 
 export class RunCallbacks {
-  readonly #sending = new Set<Promise<void>>();
+  readonly #sending = new Set<Promise<boolean>>();
   /** Aborted once the host stops: pauses end, tries are cut off at the stop's bound. */
   readonly #stopping = new AbortController();
   readonly #cutOff = new AbortController();
 
   constructor(private readonly internalToken: string) {}
 
-  /** Sends `run` (as it is now) to `url`, off the caller's path. */
-  send(url: string, run: HostRun): void {
+  /**
+   * Sends `run` (as it is now) to `url`, off the caller's path. Resolves with whether the Worker
+   * took it (2xx, or a 4xx that another try would get as well), never rejects.
+   */
+  send(url: string, run: HostRun): Promise<boolean> {
     const sent = this.#send(url, JSON.stringify(run), run.runId);
     this.#sending.add(sent);
     void sent.then(() => this.#sending.delete(sent));
+    return sent;
   }
 
   /** Waits for every callback being sent, at most `ms`; then cuts off what is left. */
@@ -35,7 +39,7 @@ export class RunCallbacks {
     this.#cutOff.abort();
   }
 
-  async #send(url: string, body: string, runId: string): Promise<void> {
+  async #send(url: string, body: string, runId: string): Promise<boolean> {
     for (const delay of RETRY_DELAYS_MS) {
       if (this.#cutOff.signal.aborted) break;
       if (delay) await this.#pause(delay);
@@ -50,12 +54,13 @@ export class RunCallbacks {
           signal: AbortSignal.any([AbortSignal.timeout(TRY_TIMEOUT_MS), this.#cutOff.signal]),
         });
         await res.arrayBuffer();
-        if (res.ok || (res.status >= 400 && res.status < 500 && res.status !== 429)) return;
+        if (res.ok || (res.status >= 400 && res.status < 500 && res.status !== 429)) return true;
       } catch {
         // Unreachable or timed out: try again.
       }
     }
     console.error(`runtime host: could not report async run ${runId} to its callback`);
+    return false;
   }
 
   /** Waits `ms`, or not at all once the host stops; does not keep the process alive. */
