@@ -14,6 +14,7 @@ import { decodeBundle } from "./bundle.ts";
 import { HttpError } from "./http/errors.ts";
 import { appKey } from "./names.ts";
 import type { ReplicaPool } from "./pool/pool.ts";
+import type { ReplicaOutputs } from "./pool/replica-output.ts";
 
 export interface Current {
   version: number;
@@ -40,6 +41,7 @@ export class AppVersions {
   constructor(
     private readonly registry: AppRegistry,
     private readonly pool: ReplicaPool,
+    private readonly outputs?: Pick<ReplicaOutputs, "forget">,
   ) {}
 
   /** From now on versions come from `source` (the host joined a control plane). */
@@ -81,6 +83,7 @@ export class AppVersions {
     this.#current.delete(appKey(project, app));
     await this.registry.remove(project, app);
     this.pool.removed(project, app);
+    this.outputs?.forget(project, app);
   }
 
   /**

@@ -38,6 +38,14 @@ export class ReplicaOutputs {
     return workload;
   }
 
+  /**
+   * The app is gone: its replicas' output goes too (the last few of every app ever removed were
+   * kept for as long as the host ran, up to 256 KiB each, and showed in a later app of its name).
+   */
+  forget(project: string, app: string): void {
+    this.#apps.delete(appKey(project, app));
+  }
+
   /** The app's replicas here, the newest first, each with its output as lines. */
   of(project: string, app: string): ReplicaOutput["replicas"] {
     return (this.#apps.get(appKey(project, app)) ?? []).toReversed().map((t) => ({

@@ -86,6 +86,22 @@ describe("replica output", () => {
     expect((await output("p", "ghost")).body).toEqual({ replicas: [] });
     expect((await output("p", "talk", "wrong")).status).toBe(401);
   });
+
+  it("forgets an app's output when the app is removed: a later app of its name starts with none", async () => {
+    await client.deploy("p", "gone", 1, APP);
+    const first = Number((await client.invoke("p", "gone", "later")).body.result);
+    const removed = await fetch(`${host.url}/internal/apps/p/gone`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(removed.status).toBe(204);
+    await waitUntil(() => isGone(first));
+    // Its last replicas stayed in the host's memory for as long as it ran.
+    expect((await output("p", "gone")).body).toEqual({ replicas: [] });
+    await client.deploy("p", "gone", 1, APP);
+    const second = Number((await client.invoke("p", "gone", "later")).body.result);
+    expect((await output("p", "gone")).body.replicas.map((r) => r.pid)).toEqual([second]);
+  });
 });
 
 describe("linesOf", () => {
