@@ -18,12 +18,20 @@ export const MAX_INVOKE_BODY_BYTES = 10 * MiB;
 export const LOG_RING_BYTES = 256 * 1024;
 
 /**
- * The logs of runs (`GET /internal/runs/{runId}/logs`), kept in the host's memory: per run the
- * newest `bytesPerRun` bytes of text (older lines are dropped and the run is marked
- * `truncated`), for the latest `runs` runs (the oldest run's log goes first). At most
- * 64 KiB × 500 = 32 MiB in all.
+ * Pieces of output a replica's ring holds at most, whatever their bytes: each costs the host
+ * about 200 bytes beside its text, so a ring of one-byte writes held some 50 MB, not 256 KiB.
  */
-export const RUN_LOG_LIMITS = { bytesPerRun: 64 * 1024, runs: 500 } as const;
+export const LOG_RING_CHUNKS = 4096;
+
+/**
+ * The logs of runs (`GET /internal/runs/{runId}/logs`), kept in the host's memory: per run the
+ * newest `bytesPerRun` bytes of text and at most `linesPerRun` lines (older lines are dropped
+ * and the run is marked `truncated`), for the latest `runs` runs (the oldest run's log goes
+ * first). A line costs the host about 75 bytes beside its text: without the line bound, a run
+ * of empty lines held 65,536 of them (4.9 MB measured) in its "64 KiB". At most about
+ * (64 KiB + 2,000 × 75 B) × 500 = 105 MB in all, 32 MiB for lines of 32 bytes or more.
+ */
+export const RUN_LOG_LIMITS = { bytesPerRun: 64 * 1024, linesPerRun: 2_000, runs: 500 } as const;
 
 export interface HostLimits {
   /**

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { LOG_RING_BYTES, LOG_RING_CHUNKS } from "../limits.ts";
 import { LogRing } from "./log-ring.ts";
 
 describe("LogRing", () => {
@@ -10,6 +11,16 @@ describe("LogRing", () => {
     expect(ring.chunks().map((c) => c.stream)).toEqual(["stdout", "stderr"]);
     expect(ring.size).toBe(11);
     expect(ring.dropped).toBe(0);
+  });
+
+  it("holds at most maxChunks pieces, the newest, however few bytes each has", () => {
+    const ring = new LogRing(LOG_RING_BYTES); // and the host's bound on pieces
+    // One-byte writes: 256 KiB of them held some 50 MB of the host's memory.
+    for (let i = 0; i < 100_000; i++) ring.append("stdout", Buffer.from(String(i % 10)));
+    expect(ring.chunks()).toHaveLength(LOG_RING_CHUNKS);
+    expect(ring.size).toBe(LOG_RING_CHUNKS);
+    expect(ring.dropped).toBe(100_000 - LOG_RING_CHUNKS);
+    expect(ring.text().endsWith("789")).toBe(true);
   });
 
   it("drops the oldest bytes past capacity, even inside a chunk", () => {

@@ -1,4 +1,5 @@
 import { StringDecoder } from "node:string_decoder";
+import { LOG_RING_CHUNKS } from "../limits.ts";
 
 export type LogStream = "stdout" | "stderr";
 
@@ -9,7 +10,11 @@ export interface LogChunk {
   data: Buffer;
 }
 
-/** The newest `capacity` bytes a replica wrote to stdout and stderr; older bytes are dropped. */
+/**
+ * The newest `capacity` bytes a replica wrote to stdout and stderr, in at most `maxChunks`
+ * pieces (LOG_RING_CHUNKS: a piece costs far more than its bytes when they are few); older
+ * bytes are dropped.
+ */
 export class LogRing {
   /** The chunks held are those from `#first` on: a full ring drops one per append, at times. */
   #chunks: LogChunk[] = [];
@@ -20,7 +25,10 @@ export class LogRing {
   /** Decoders of `read`, per stream: they hold the first bytes of a character cut short. */
   readonly #decoders: Partial<Record<LogStream, StringDecoder>> = {};
 
-  constructor(readonly capacity: number) {}
+  constructor(
+    readonly capacity: number,
+    readonly maxChunks: number = LOG_RING_CHUNKS,
+  ) {}
 
   /**
    * Text as bytes of UTF-8. Past capacity the oldest bytes go, and with them the rest of a
@@ -38,6 +46,11 @@ export class LogRing {
       this.#dropped += first.data.length - kept.length;
       if (kept.length === 0) this.#first++;
       else first.data = kept;
+    }
+    while (this.#chunks.length - this.#first > this.maxChunks) {
+      const first = this.#chunks[this.#first++] as LogChunk;
+      this.#size -= first.data.length;
+      this.#dropped += first.data.length;
     }
     // Not `shift()` each time: that moves every chunk held, and a ring of small chunks (a
     // flood of short lines) spent tens of microseconds per line there.

@@ -253,7 +253,7 @@ describe("ManagedReplica: the logs of runs", () => {
   });
 
   it("keeps a flood of lines complete and in order, every one in before the call's result", async () => {
-    const store = new RunLogStore({ bytesPerRun: 16 * 1024 * 1024, runs: 10 });
+    const store = new RunLogStore({ bytesPerRun: 16 * 1024 * 1024, linesPerRun: 30_000, runs: 10 });
     const replica = await started(store);
     const n = 30_000;
     const expected = Array.from({ length: n }, (_, i) =>

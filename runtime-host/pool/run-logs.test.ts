@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { RUN_LOG_LIMITS } from "../limits.ts";
 import { RunLogStore } from "./run-logs.ts";
 
 const OWNER = { project: "p", app: "a" };
@@ -25,6 +26,18 @@ describe("RunLogStore", () => {
     store.flush("run_1");
     store.write("run_1", "stdout", "fourth\n");
     expect(texts(store, "run_1")?.slice(-2)).toEqual(["stdout:third", "stdout:fourth"]);
+  });
+
+  it("keeps at most linesPerRun lines of a run, the newest: empty lines cost memory, not bytes", () => {
+    const store = new RunLogStore({ bytesPerRun: 64 * 1024, runs: 10 }); // the host's lines bound
+    store.open("run_1", OWNER);
+    // 65,536 empty lines were "64 KiB" and held 4.9 MB of the host's memory per run.
+    store.write("run_1", "stdout", "\n".repeat(70_000));
+    store.write("run_1", "stdout", "last\n");
+    const log = store.get("run_1");
+    expect(log?.lines).toHaveLength(RUN_LOG_LIMITS.linesPerRun);
+    expect(log?.lines.at(-1)?.text).toBe("last");
+    expect(log?.truncated).toBe(true);
   });
 
   it("ignores writes to runs it was not told of", () => {

@@ -11,6 +11,8 @@ import type { LogStream } from "./log-ring.ts";
 export interface RunLogLimits {
   /** Bytes of text kept per run, counting one for each line's newline; the newest are kept. */
   bytesPerRun: number;
+  /** Lines kept per run, the newest (RUN_LOG_LIMITS' when not given). */
+  linesPerRun?: number;
   /** Runs whose logs are kept; opening one more drops the oldest run's log. */
   runs: number;
 }
@@ -157,7 +159,8 @@ export class RunLogStore {
     }
     entry.lines.push({ ...line, text });
     entry.bytes += lineBytes(text);
-    while (entry.bytes > cap) {
+    const most = this.limits.linesPerRun ?? RUN_LOG_LIMITS.linesPerRun;
+    while (entry.bytes > cap || entry.lines.length > most) {
       const oldest = entry.lines.shift();
       if (!oldest) break;
       entry.bytes -= lineBytes(oldest.text);
