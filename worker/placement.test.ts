@@ -41,6 +41,23 @@ function registry(hosts: PlacementHost[]) {
 const order = async (app: string) => (await hostsFor(workerEnv, "prj", app)).map((t) => t.id);
 
 describe("placement", () => {
+  it("goes on with the hosts it has while another request fetches them: it never waits on that fetch", async () => {
+    registry([host("a")]);
+    expect(await order("svc")).toEqual(["a"]);
+    await new Promise((r) => setTimeout(r, 1_100)); // the list is a second old: refreshed
+    fetchMock
+      .get(CONTROL)
+      .intercept({ path: "/internal/hosts" })
+      .reply(200, { hosts: [host("b")] })
+      .delay(300);
+    const refreshing = order("svc");
+    // It awaited the first request's fetch, a promise of another request: workerd cancels such
+    // a wait when the request that began it is gone (500 to the caller).
+    expect(await order("svc")).toEqual(["a"]);
+    expect(await refreshing).toEqual(["b"]);
+    expect(await order("svc")).toEqual(["b"]);
+  });
+
   it("puts a host that has the app warm with room first", async () => {
     const warm = { project: "prj", app: "svc", replicas: 1, ready: 1, busy: 0 };
     registry([host("a"), host("b", { apps: [warm] }), host("c")]);

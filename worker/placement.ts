@@ -28,7 +28,9 @@ const SUSPECT_MS = 5_000;
 const LOAD_BOUND = 1.25;
 
 let known: { hosts: PlacementHost[]; at: number } | undefined;
-let fetching: Promise<PlacementHost[] | undefined> | undefined;
+/** When the refresh of `known` under way began: one at a time, as long as a fetch may take. */
+let refreshing: number | undefined;
+const FETCH_MS = 2_000;
 const suspects = new Map<string, number>();
 /**
  * Calls this isolate has open on each host, and on each host per app: a burst spreads before
@@ -59,7 +61,7 @@ async function fetchHosts(env: Env): Promise<PlacementHost[] | undefined> {
   try {
     const res = await fetch(env.CONTROL_PLANE_URL + controlPlanePath.hosts, {
       headers: { authorization: `Bearer ${env.INTERNAL_TOKEN}` },
-      signal: AbortSignal.timeout(2_000),
+      signal: AbortSignal.timeout(FETCH_MS),
     });
     const parsed = placementSchema.safeParse(await res.json().catch(() => undefined));
     if (!res.ok || !parsed.success) return undefined;
@@ -70,13 +72,24 @@ async function fetchHosts(env: Env): Promise<PlacementHost[] | undefined> {
   }
 }
 
-/** The hosts as the registry last said (refreshed once a second, one request at a time). */
+/**
+ * The hosts as the registry last said (refreshed once a second, one request at a time). A call
+ * that finds a refresh under way goes on with the list as it was: it never awaits the fetch of
+ * another request (or of a run shard, in the same isolate). Sharing that promise made workerd
+ * resolve it across request contexts; once the context that began it was gone (an alarm
+ * cancelled), the calls waiting on it were cancelled too (500 to their callers, about 4% of a
+ * soak's sync calls from its 33rd minute on) and the list was never fetched again.
+ */
 export async function registeredHosts(env: Env): Promise<PlacementHost[]> {
-  if (known && Date.now() - known.at < PLACEMENT_TTL_MS) return known.hosts;
-  fetching ??= fetchHosts(env).finally(() => {
-    fetching = undefined;
-  });
-  return (await fetching) ?? known?.hosts ?? [];
+  const now = Date.now();
+  if (known && now - known.at < PLACEMENT_TTL_MS) return known.hosts;
+  if (known && refreshing !== undefined && now - refreshing < FETCH_MS) return known.hosts;
+  refreshing = now;
+  try {
+    return (await fetchHosts(env)) ?? known?.hosts ?? [];
+  } finally {
+    if (refreshing === now) refreshing = undefined;
+  }
 }
 
 /**
@@ -153,6 +166,7 @@ function rank(
 /** For tests: forget what this isolate knows. */
 export function forgetPlacement(): void {
   known = undefined;
+  refreshing = undefined;
   suspects.clear();
   open.clear();
 }
