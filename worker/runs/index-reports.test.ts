@@ -7,13 +7,16 @@ import { beforeAll, expect, it } from "vitest";
 import {
   accept,
   ended,
+  endsReported,
   fakeHost,
   indexRefuses,
+  indexTakes,
   newApp,
   newRun,
   reportsOf,
   restart,
   rowOf,
+  sleep,
   startFakes,
   statusIs,
   until,
@@ -55,4 +58,23 @@ it("sends the ends a stopped instance left unconfirmed as soon as the shard come
   await restart(app, 1);
   await until("the end taken", async () => (await rowOf(run))?.indexed === 1, 3_000);
   expect(await reportsOf(run, 1)).toEqual(["success"]);
+});
+
+it("sends an end that came while a batch was on its way, with no other run to follow", async () => {
+  const app = newApp();
+  fakeHost(app, () => ended({ status: "success", result: 3 }));
+  indexTakes(600);
+  try {
+    const first = newRun(app, { k: 2 });
+    await accept(first);
+    await sleep(300); // its batch leaves after 200 ms, and is taken 600 ms later
+    const last = newRun(app, { k: 2 });
+    await accept(last);
+    await statusIs(last, "success");
+    // Its batch's turn came while the first was on its way: it waited for another run's.
+    expect(await endsReported(last)).toEqual(["success"]);
+    await until("its row confirmed", async () => (await rowOf(last))?.indexed === 1, 3_000);
+  } finally {
+    indexTakes(0);
+  }
 });

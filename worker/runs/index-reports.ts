@@ -27,6 +27,8 @@ function attemptCount(attempts: string | null): number {
 export class IndexReports {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #sending = false;
+  /** Asked to send while a batch was on its way: what changed meanwhile goes once it is back. */
+  #again = false;
   #retryMs = 0;
   /** When to send again after a batch the control plane could not take. */
   #retryAt: number | undefined;
@@ -52,8 +54,12 @@ export class IndexReports {
   async send(): Promise<void> {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#sending) return;
+    if (this.#sending) {
+      this.#again = true;
+      return;
+    }
     this.#sending = true;
+    this.#again = false;
     this.#retryAt = undefined;
     try {
       for (let rows = this.store.unindexed(BATCH); rows.length > 0; ) {
@@ -86,6 +92,9 @@ export class IndexReports {
       }
     } finally {
       this.#sending = false;
+      // Ends that came while the batch was on its way: their own send found this one going, and
+      // nothing else may come to send them (the app's last runs stayed `running` in the index).
+      if (this.#again) this.soon();
     }
   }
 

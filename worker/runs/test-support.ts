@@ -49,6 +49,12 @@ export function indexRefuses(count: number): void {
   indexRefusals = count;
 }
 
+/** How long the runs index takes to take a batch (a busy control plane): 0 by default. */
+let indexDelayMs = 0;
+export function indexTakes(ms: number): void {
+  indexDelayMs = ms;
+}
+
 /** Every file's beforeAll: fetchMock on, no real network, the runs index taking reports. */
 export function startFakes(): void {
   fetchMock.activate();
@@ -61,13 +67,20 @@ export function startFakes(): void {
         indexRefusals--;
         return { statusCode: 503, data: '{"message":"restarting"}' };
       }
-      const { runs } = JSON.parse(String(body)) as { runs: Array<{ id: string; status: string }> };
-      for (const report of runs) {
-        const { id, status } = report;
-        indexed.set(id, [...(indexed.get(id) ?? []), status]);
-        indexReports.set(id, [...(indexReports.get(id) ?? []), report]);
-      }
-      return { statusCode: 200, data: "{}" };
+      const take = () => {
+        const { runs } = JSON.parse(String(body)) as {
+          runs: Array<{ id: string; status: string }>;
+        };
+        for (const report of runs) {
+          const { id, status } = report;
+          indexed.set(id, [...(indexed.get(id) ?? []), status]);
+          indexReports.set(id, [...(indexReports.get(id) ?? []), report]);
+        }
+        return "{}";
+      };
+      const delay = indexDelayMs;
+      if (delay === 0) return { statusCode: 200, data: take() };
+      return { statusCode: 200, data: () => sleep(delay).then(take) };
     })
     .persist();
 }
