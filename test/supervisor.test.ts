@@ -93,6 +93,10 @@ describe("runlet start supervises its components", () => {
     expect(await readFile(join(logs, "control-plane.log"), "utf8")).toContain(
       "the control plane is back (restart 1)",
     );
+    // Wrangler's own log is one file however often the Worker started (it was one per start).
+    expect(readdirSync(logs).filter((name) => name.startsWith("wrangler"))).toEqual([
+      "wrangler.log",
+    ]);
   }, 240_000);
 
   it("leaves no component behind when runlet start itself is killed, and starts again", async () => {

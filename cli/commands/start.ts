@@ -110,7 +110,9 @@ Worker; every request it sends out is slower then).
       [ENV.baseUrl]: url.control,
       [ENV.hostUrl]: url.host,
       WRANGLER_SEND_METRICS: "false",
-      WRANGLER_LOG_PATH: paths.logs,
+      // One file (a path ending in .log): a folder got a new wrangler-{time}.log at each start
+      // of the Worker, its restarts included, and none was ever removed.
+      WRANGLER_LOG_PATH: join(paths.logs, "wrangler.log"),
     };
     // Worker variables go through an env file (0600), so the internal token is not on a command line.
     const workerEnvFile = join(home, "worker.env");
