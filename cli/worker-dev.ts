@@ -141,14 +141,17 @@ const endAll = (why: string) => {
   void Promise.race([stopWrangler?.().catch(() => {}), grace]).finally(killGroup);
 };
 watchSupervisor(() => endAll("its supervisor is gone"));
-// From the start: the Worker answers before wrangler has started its last workerd. `wrangler
-// dev` (--inspect) reloads a changed Worker on a new workerd; the programmatic one never does.
+// From the start: the Worker answers before wrangler has started its last workerd. Both ways
+// of running wrangler reload a changed Worker on a new workerd: the programmatic one bundles
+// with esbuild's watch whatever `dev.watch` says, so a save in worker/ or common/ (a git pull)
+// looked like a dead workerd, the worker was killed and restarted, and five saves in a minute
+// stopped the whole stack.
 watchDescendants(
   "workerd",
   (gone) => {
     if (!stopping) endAll(`workerd ${gone.join(", ")} exited`);
   },
-  { replaceable: values.inspect },
+  { replaceable: true },
 );
 stopWrangler = await startWrangler();
 // A workerd lost before the watch above saw it: the Worker stops answering.

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,6 +9,7 @@ import {
   portsFree,
   processesOf,
   processTree,
+  ROOT,
   type Runlet,
   removeHome,
   startRunlet,
@@ -98,6 +99,30 @@ describe("runlet start supervises its components", () => {
       "wrangler.log",
     ]);
   }, 240_000);
+
+  it("keeps the worker when its code changes under it (wrangler reloads it on a new workerd)", async () => {
+    const file = join(ROOT, "worker", "index.ts");
+    const source = readFileSync(file, "utf8");
+    const restarts = () => stack.output().split("the worker exited unexpectedly").length;
+    const before = restarts();
+    const worker = pidOf(stack, "worker");
+    const workerd = workerdPids(stack);
+    try {
+      // A save, a git pull: the worker was killed as if its workerd had died, and restarted.
+      writeFileSync(file, `${source}\n// saved while runlet start runs\n`);
+      await until(
+        "the Worker reloaded on a new workerd",
+        () => workerdPids(stack).some((pid) => !workerd.includes(pid)) || undefined,
+        30_000,
+      );
+    } finally {
+      writeFileSync(file, source);
+    }
+    await sleep(3_000); // the watch looks every second; the file put back reloads it again
+    await serving(stack, "echo", 30_000);
+    expect(restarts()).toBe(before);
+    expect(pidOf(stack, "worker")).toBe(worker);
+  }, 90_000);
 
   it("leaves no component behind when runlet start itself is killed, and starts again", async () => {
     const supervisor = stack.process.pid as number;
