@@ -45,6 +45,15 @@ export class Membership implements BundleSource {
   #timer: NodeJS.Timeout | undefined;
   /** The heartbeat being sent: one at a time, so a later state never arrives first. */
   #beating: Promise<void> = Promise.resolve();
+  /**
+   * A heartbeat and a grant request never overlap: a heartbeat says how many replicas of each
+   * app the host has, and one composed before a grant but written after it lowered the count the
+   * grant had raised, so another host was granted that place too (7 replicas of a
+   * `max_replicas = 6` app over three hosts, seen under load). A heartbeat waits for the grant
+   * requests under way; grant requests wait for the heartbeat that is to go.
+   */
+  #grantsAsked = new Set<Promise<unknown>>();
+  #beatDue: Promise<void> | undefined;
   readonly #stopped = new AbortController();
 
   constructor(private readonly opts: MembershipOptions) {}
@@ -78,9 +87,18 @@ export class Membership implements BundleSource {
 
   /** May this host start one more replica of the app (its `max_replicas` over all hosts)? */
   async mayStart(req: ReplicaRequest): Promise<boolean> {
-    const res = await this.#post(`${controlPlanePath.hosts}/${this.#hostId}/replicas`, req);
-    const answer = replicaAnswerSchema.safeParse(await res.json().catch(() => undefined));
-    return res.ok && answer.success && answer.data.granted;
+    while (this.#beatDue) await this.#beatDue;
+    const asked = (async () => {
+      const res = await this.#post(`${controlPlanePath.hosts}/${this.#hostId}/replicas`, req);
+      const answer = replicaAnswerSchema.safeParse(await res.json().catch(() => undefined));
+      return res.ok && answer.success && answer.data.granted;
+    })();
+    this.#grantsAsked.add(asked);
+    try {
+      return await asked;
+    } finally {
+      this.#grantsAsked.delete(asked);
+    }
   }
 
   async current(project: string, app: string): Promise<CurrentVersion | undefined> {
@@ -140,9 +158,24 @@ export class Membership implements BundleSource {
     this.#timer.unref();
   }
 
+  /** Sends a heartbeat after the one being sent, once the grant requests under way are answered. */
   #beat(): Promise<void> {
-    this.#beating = this.#beating.catch(() => {}).then(() => this.#sendBeat());
-    return this.#beating;
+    const beat = this.#beating
+      .catch(() => {})
+      .then(async () => {
+        await Promise.allSettled([...this.#grantsAsked]);
+        await this.#sendBeat();
+      });
+    this.#beating = beat;
+    const due = beat.then(
+      () => {},
+      () => {},
+    );
+    this.#beatDue = due;
+    void due.then(() => {
+      if (this.#beatDue === due) this.#beatDue = undefined;
+    });
+    return beat;
   }
 
   async #sendBeat(): Promise<void> {

@@ -1,0 +1,96 @@
+// A heartbeat and a grant request of one host never overlap at the control plane: a heartbeat
+// composed before a grant and written after it lowered the registry's count of the app's
+// replicas below what it had granted, so another host could be granted the same place (seen:
+// 7 replicas of a `max_replicas = 6` app over three hosts). A fake control plane on loopback
+// records when each request arrives and when its answer leaves.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, expect, it } from "vitest";
+import { Membership } from "./membership.ts";
+
+const GRANT_MS = 300;
+const events: string[] = [];
+let server: Server | undefined;
+let membership: Membership | undefined;
+
+afterEach(async () => {
+  membership?.stop();
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  events.length = 0;
+});
+
+/** A control plane whose grant requests take GRANT_MS to answer and whose heartbeats are quick. */
+async function controlPlane(): Promise<string> {
+  const listening = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      const answer = (kind: string, body: unknown, ms = 0) =>
+        setTimeout(() => {
+          events.push(`${kind} answered`);
+          res.setHeader("content-type", "application/json");
+          res.end(JSON.stringify(body));
+        }, ms);
+      if (req.url?.endsWith("/register") || req.url === "/internal/hosts") {
+        answer("register", { hostId: "hst_1", internalToken: "t".repeat(32), heartbeatMs: 60_000 });
+      } else if (req.url?.endsWith("/heartbeat")) {
+        events.push("heartbeat arrived");
+        answer("heartbeat", { gone: [], current: [] });
+      } else if (req.url?.endsWith("/replicas")) {
+        events.push("grant arrived");
+        answer("grant", { granted: true, replicas: 1 }, GRANT_MS);
+      } else {
+        res.statusCode = 404;
+        res.end("{}");
+      }
+    });
+  });
+  server = listening;
+  await new Promise<void>((resolve) => listening.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(listening.address() as AddressInfo).port}`;
+}
+
+const grant = { project: "prj_1", app: "burst", version: 1, maxReplicas: 6, have: 0 };
+
+async function joined(): Promise<Membership> {
+  membership = new Membership({
+    controlPlaneUrl: await controlPlane(),
+    hostToken: () => "rlh_test",
+    heartbeat: () => ({ state: "up", busy: 0, queued: 0, apps: [] }),
+    answered: () => {},
+  });
+  await membership.join({
+    name: "h1",
+    address: "http://127.0.0.1:1",
+    slots: 4,
+    memoryMb: 1024,
+  });
+  events.length = 0;
+  return membership;
+}
+
+it("sends a heartbeat only once the grant request under way is answered", async () => {
+  const m = await joined();
+  const granted = m.mayStart(grant);
+  await new Promise((r) => setTimeout(r, 50)); // the grant request is at the control plane
+  await m.beatNow();
+  expect(await granted).toBe(true);
+  expect(events).toEqual([
+    "grant arrived",
+    "grant answered",
+    "heartbeat arrived",
+    "heartbeat answered",
+  ]);
+});
+
+it("asks for a grant only once the heartbeat under way is answered", async () => {
+  const m = await joined();
+  const beat = m.beatNow();
+  const granted = m.mayStart(grant);
+  await Promise.all([beat, granted]);
+  expect(events).toEqual([
+    "heartbeat arrived",
+    "heartbeat answered",
+    "grant arrived",
+    "grant answered",
+  ]);
+});
