@@ -1,0 +1,140 @@
+/**
+ * The control plane as docs/deploy.md deploys it on Workers, run here the way `wrangler dev --env
+ * control-plane` runs it: the Worker `control-plane/worker.ts` bundled by wrangler, in workerd,
+ * its D1 made by `wrangler d1 migrations apply --local`, its R2 bucket local, its secrets as
+ * `wrangler secret put` gives them. The shared test cases (`control-plane-d1`) import the app
+ * inside a test; only this evaluates the Worker's modules as Cloudflare does, at its start, and
+ * only this keeps bundles in R2 through the Worker.
+ */
+import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { unstable_startWorker } from "wrangler";
+import { freePort } from "../cli/processes.ts";
+import { digestOfBundle } from "../common/bundle-digest.ts";
+import { generateSigningKey } from "../common/jwt.ts";
+import { ROOT } from "./harness.ts";
+
+const CONFIG = join(ROOT, "wrangler.toml");
+const WRANGLER = join(ROOT, "node_modules/wrangler/bin/wrangler.js");
+const BOOTSTRAP = "bootstrap-token-of-this-test-0123456789abcdef";
+const INTERNAL = "internal-token-of-this-test-0123456789abcdef";
+
+let dir: string;
+let worker: Awaited<ReturnType<typeof unstable_startWorker>> | undefined;
+let base: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "runlet-cp-workers-"));
+  // docs/deploy.md, step 1, on the local D1 that `wrangler dev --persist-to` reads.
+  await promisify(execFile)(
+    process.execPath,
+    [WRANGLER, "d1", "migrations", "apply", "runlet-control-plane"].concat([
+      "--env",
+      "control-plane",
+      "--local",
+      "--persist-to",
+      dir,
+    ]),
+    { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1" } },
+  );
+  const port = await freePort();
+  const secret = (value: string) => ({ type: "secret_text" as const, value });
+  worker = await unstable_startWorker({
+    config: CONFIG,
+    env: "control-plane",
+    bindings: {
+      SIGNING_KEY: secret(JSON.stringify(await generateSigningKey())),
+      MASTER_SECRET: secret("dGVzdC1tYXN0ZXItc2VjcmV0LW9mLWF0LWxlYXN0LTMyLWJ5dGVz"),
+      INTERNAL_TOKEN: secret(INTERNAL),
+      BOOTSTRAP_TOKEN: secret(BOOTSTRAP),
+    },
+    dev: {
+      inspector: false,
+      server: { hostname: "127.0.0.1", port },
+      persist: dir,
+      logLevel: "error",
+      watch: false,
+    },
+  });
+  await worker.ready;
+  base = `http://127.0.0.1:${port}`;
+}, 120_000);
+
+afterAll(async () => {
+  await worker?.dispose();
+  await rm(dir, { recursive: true, force: true });
+});
+
+// biome-ignore lint/suspicious/noExplicitAny: answers are read field by field.
+type Json = any;
+async function call(method: string, path: string, token?: string, body?: unknown) {
+  const headers: Record<string, string> = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const res = await fetch(base + path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    redirect: "manual",
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, json: (): Json => JSON.parse(text) };
+}
+
+it("starts in workerd, makes its first user, keeps bundles in R2 and signs in to the dashboard", async () => {
+  // Drawing a random value as a module loads (the dashboard's marker did) stopped the Worker
+  // from starting at all: "Disallowed operation called within global scope".
+  expect((await call("GET", "/healthz")).json()).toEqual({ ok: true, component: "control-plane" });
+
+  const init = await call("POST", "/v2/init", BOOTSTRAP, {
+    name: "Ada",
+    expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+  });
+  expect(init.status).toBe(201);
+  const { token, project } = init.json();
+
+  const files = [
+    { path: "runlet.toml", bytes: 'name = "hello"\nruntime = "managed"\n' },
+    { path: "main.mjs", bytes: "export const run = () => 'hi';\n" },
+  ].map((f) => ({ path: f.path, contentBase64: Buffer.from(f.bytes).toString("base64") }));
+  for (const _ of [1, 2]) {
+    expect((await call("POST", `/v2/projects/${project.id}/apps`, token, { files })).status).toBe(
+      201,
+    );
+  }
+
+  // A runtime host fetches the current version and its bundle, as docs/hosts.md says.
+  const hostToken = (await call("POST", "/v2/hosts/tokens", token, { name: "h" })).json().token;
+  const current = await call("GET", `/internal/bundles/${project.id}/hello`, hostToken);
+  expect(current.json()).toMatchObject({ version: 2 });
+  const bundle = await call("GET", `/internal/bundles/${project.id}/hello/2`, hostToken);
+  expect(bundle.status).toBe(200);
+  const kept = bundle.json();
+  expect(kept).toMatchObject({ version: 2, config: { name: "hello" } });
+  expect(await digestOfBundle(kept.files)).toBe(current.json().digest);
+
+  // The dashboard's pages call the management API in-process, with the marker drawn at first use.
+  const link = (await call("POST", `/v2/projects/${project.id}/dashboard-links`, token)).json();
+  const signIn = await call("GET", new URL(link.url).pathname + new URL(link.url).search);
+  expect(signIn.status).toBe(303);
+  const cookie = signIn.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0])
+    .join("; ");
+  const page = await fetch(`${base}/dashboard/apps`, { headers: { cookie } });
+  expect(page.status).toBe(200);
+  expect(await page.text()).toContain("hello");
+
+  // Deleting the app removes its bundles from the bucket.
+  expect((await call("DELETE", `/v2/projects/${project.id}/apps/hello`, token)).status).toBe(204);
+  expect((await call("GET", `/internal/bundles/${project.id}/hello/2`, hostToken)).status).toBe(
+    404,
+  );
+  expect((await call("GET", `/internal/bundles/${project.id}/hello/1`, hostToken)).status).toBe(
+    404,
+  );
+});
