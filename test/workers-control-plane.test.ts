@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { unstable_startWorker } from "wrangler";
+import { unstable_readConfig, unstable_startWorker } from "wrangler";
 import { freePort } from "../cli/processes.ts";
 import { digestOfBundle } from "../common/bundle-digest.ts";
 import { generateSigningKey } from "../common/jwt.ts";
@@ -84,6 +84,15 @@ async function call(method: string, path: string, token?: string, body?: unknown
   const text = await res.text();
   return { status: res.status, headers: res.headers, text, json: (): Json => JSON.parse(text) };
 }
+
+it("deploys with no Durable Object migration: the control plane exports no class", () => {
+  // Environments inherit `migrations`: the run Worker's RunShard migrations would go with the
+  // control plane's upload, which Cloudflare refuses for a class the script does not export.
+  expect(unstable_readConfig({ config: CONFIG, env: "control-plane" }).migrations).toEqual([]);
+  expect(
+    unstable_readConfig({ config: CONFIG }).migrations.map((m: { tag: string }) => m.tag),
+  ).toEqual(["v1", "v2"]);
+});
 
 it("starts in workerd, makes its first user, keeps bundles in R2 and signs in to the dashboard", async () => {
   // Drawing a random value as a module loads (the dashboard's marker did) stopped the Worker
