@@ -3,9 +3,19 @@
 import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import type { DeployRequest } from "../common/protocol/deploy.ts";
 import { fileBundles } from "./bundles-file.ts";
+import { bundleStoreCases } from "./testing/bundle-store.cases.ts";
+
+const dirs: string[] = [];
+afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
+
+bundleStoreCases("files", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "runlet-bundles-"));
+  dirs.push(dir);
+  return fileBundles(dir);
+});
 
 describe("fileBundles", () => {
   it("keeps nothing of a bundle it could not put in place", async () => {
