@@ -79,6 +79,11 @@ export default defineConfig({
               miniflare: {
                 // An empty database of its own for first-user.d1.test.ts.
                 d1Databases: { FIRST_USER_DB: { id: "first-user-db" } },
+                // wrangler.toml binds the run API's Worker, which is not running here.
+                serviceBindings: {
+                  RUN_API: () =>
+                    Response.json({ message: "no run API in these tests" }, { status: 502 }),
+                },
                 bindings: {
                   TEST_MIGRATIONS: await readD1Migrations("control-plane/db/migrations"),
                   // What `control-plane/worker.ts` reads from its secrets in production.

@@ -20,6 +20,12 @@ export interface Deps {
   bundles: BundleStore;
   /** The run API's address (`{api_url}`): the dashboard reads and cancels runs there. */
   apiUrl?: string;
+  /**
+   * The run API's Worker as a service binding (`RUN_API`, on Workers): the dashboard's requests
+   * to `apiUrl` go to it directly. A Worker cannot fetch another Worker of the same account's
+   * workers.dev (error 1042), nor one routed on its own zone (the fetch goes to the origin).
+   */
+  runApi?: { fetch(url: string, init?: RequestInit): Promise<Response> };
   /** The secret Runlet's own components share; `/internal/*` routes refuse calls without it. */
   internalToken?: string;
   /**

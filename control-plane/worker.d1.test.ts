@@ -1,12 +1,38 @@
 // The control plane's Workers entry over D1: keys from its secrets, answers as under Node.
 import { applyD1Migrations, createExecutionContext, env } from "cloudflare:test";
+import { drizzle } from "drizzle-orm/d1";
 import { beforeAll, expect, it, vi } from "vitest";
+import { newId } from "../common/ids.ts";
+import { type StoredKey, signingKeysFrom } from "./auth/signing.ts";
+import { issueToken } from "./auth/tokens.ts";
+import type { Database } from "./db/index.ts";
+import * as schema from "./db/schema.ts";
 import worker from "./worker.ts";
 
 beforeAll(() => applyD1Migrations(env.DB, env.TEST_MIGRATIONS));
 
-// Its secrets as `wrangler secret put` sets them, the bootstrap token included.
-const secrets = { ...env, BOOTSTRAP_TOKEN: "bootstrap-token-of-the-worker-0123456789" };
+/** What the run API's Worker was asked through the service binding `RUN_API`. */
+const runApiAsked: string[] = [];
+const runApi = {
+  async fetch(input: RequestInfo | URL, init?: RequestInit) {
+    const req = new Request(input, init);
+    runApiAsked.push(`${req.method} ${new URL(req.url).pathname}`);
+    return Response.json({
+      run_id: "run_x",
+      status: "success",
+      created_at: "2026-01-01T00:00:00Z",
+    });
+  },
+} as unknown as Fetcher;
+
+// Its secrets as `wrangler secret put` sets them, the bootstrap token included; its run API
+// reached through its binding only (nothing answers at API_URL).
+const secrets = {
+  ...env,
+  BOOTSTRAP_TOKEN: "bootstrap-token-of-the-worker-0123456789",
+  API_URL: "http://run-api.invalid",
+  RUN_API: runApi,
+};
 
 const call = (path: string, init?: RequestInit) =>
   worker.fetch(
@@ -40,4 +66,46 @@ it("takes the first user with its BOOTSTRAP_TOKEN secret, and with no other toke
   // Without the secret read, this would be 403 "has no bootstrap token".
   expect(res.status).toBe(401);
   expect(await res.json()).toMatchObject({ message: /not this control plane's bootstrap token/ });
+});
+
+it("reads a run's own record through the RUN_API binding, not over the network", async () => {
+  const db = drizzle(env.DB, { schema }) as unknown as Database;
+  const userId = newId("usr");
+  const projectId = newId("prj");
+  await db.batch([
+    db.insert(schema.users).values({ id: userId, name: "Dee", createdAt: Date.now() }),
+    db.insert(schema.projects).values({ id: projectId, name: "bound", createdAt: Date.now() }),
+    db.insert(schema.memberships).values({ projectId, userId, role: "owner" }),
+  ]);
+  const keys = await signingKeysFrom(JSON.parse(env.SIGNING_KEY) as StoredKey);
+  const expiresAt = new Date(Date.now() + 3_600_000);
+  const { token } = await issueToken(db, keys, { subject: userId, expiresAt });
+  const runId = newId("run");
+  const indexed = await call(`/internal/runs/${runId}`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${env.INTERNAL_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({
+      projectId,
+      app: "hello",
+      function: "run",
+      async: true,
+      status: "success",
+      createdAt: Date.now(),
+    }),
+  });
+  expect(indexed.status).toBe(204);
+  const link = await call(`/v2/projects/${projectId}/dashboard-links`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}` },
+  });
+  const url = new URL(((await link.json()) as { url: string }).url);
+  const signIn = await call(url.pathname + url.search, { redirect: "manual" });
+  const cookie = signIn.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0])
+    .join("; ");
+  const page = await call(`/dashboard/runs/${runId}`, { headers: { cookie } });
+  expect(page.status).toBe(200);
+  expect(await page.text()).not.toContain("could not be read");
+  expect(runApiAsked).toEqual([`GET /v4/${projectId}/hello/runs/${runId}`]);
 });

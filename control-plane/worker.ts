@@ -28,6 +28,8 @@ export interface ControlPlaneEnv {
   BOOTSTRAP_TOKEN?: string;
   /** The run API's address (the Worker's URL), for the dashboard's run pages. */
   API_URL?: string;
+  /** The run API's Worker (a service binding): the dashboard's run pages reach it there. */
+  RUN_API?: Fetcher;
 }
 
 let app: Promise<ControlPlaneApp> | undefined;
@@ -46,6 +48,7 @@ async function build(env: ControlPlaneEnv): Promise<ControlPlaneApp> {
     internalToken: env.INTERNAL_TOKEN,
     bootstrapToken: env.BOOTSTRAP_TOKEN || undefined,
     apiUrl: env.API_URL,
+    runApi: env.RUN_API,
     clientIp: (c) => c.req.header("cf-connecting-ip"),
   });
 }

@@ -56,6 +56,9 @@ beforeAll(async () => {
       inspector: false,
       server: { hostname: "127.0.0.1", port },
       persist: dir,
+      // Its own registry, where no run Worker is: `RUN_API` answers 503 (the dashboard's run
+      // pages only, not called here), never another checkout's `runlet` under wrangler dev.
+      registry: join(dir, "registry"),
       logLevel: "error",
       watch: false,
     },

@@ -4,6 +4,7 @@
  * project and whether the app exists (cached 10 s, so a revocation bites within 10 s).
  */
 import { importJwks, type Jwks, JwtError, type RunletClaims, verifyJwt } from "../common/jwt.ts";
+import { controlPlaneFetch } from "./control-plane.ts";
 import type { Caller, Env, ResolvedApp } from "./env.ts";
 import { RunApiError } from "./errors.ts";
 
@@ -26,7 +27,7 @@ async function publicKeys(env: Env, kidMissing: boolean): Promise<Map<string, Cr
   if (jwks && age < JWKS_TTL_MS && !(kidMissing && age > JWKS_RETRY_MS)) return jwks.keys;
   let res: Response;
   try {
-    res = await fetch(`${env.CONTROL_PLANE_URL}/.well-known/jwks.json`, {
+    res = await controlPlaneFetch(env, "/.well-known/jwks.json", {
       signal: AbortSignal.timeout(patience(env)),
     });
   } catch {
@@ -99,8 +100,9 @@ export async function resolveApp(
 
   let res: Response;
   try {
-    res = await fetch(
-      `${env.CONTROL_PLANE_URL}/v2/projects/${encodeURIComponent(project)}/apps/${encodeURIComponent(app)}`,
+    res = await controlPlaneFetch(
+      env,
+      `/v2/projects/${encodeURIComponent(project)}/apps/${encodeURIComponent(app)}`,
       {
         headers: { authorization: `Bearer ${caller.token}` },
         signal: AbortSignal.timeout(patience(env)),

@@ -4,6 +4,11 @@ import type { RunletClaims } from "../common/jwt.ts";
 export interface Env {
   /** Management API: JWKS and app resolution. */
   CONTROL_PLANE_URL: string;
+  /**
+   * The control plane's Worker, when it runs on Workers too (a service binding): requests to
+   * the control plane go there rather than over the network (worker/control-plane.ts).
+   */
+  CONTROL_PLANE?: Fetcher;
   /** The runtime host that runs the apps (one host for now; many later, chosen per app). */
   RUNTIME_HOST_URL: string;
   /**

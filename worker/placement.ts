@@ -12,6 +12,7 @@
 import { type PlacementHost, placementSchema } from "../common/protocol/hosts.ts";
 import { controlPlanePath } from "../common/protocol/paths.ts";
 import { rendezvousOrder } from "../common/rendezvous.ts";
+import { controlPlaneFetch } from "./control-plane.ts";
 import type { Env } from "./env.ts";
 
 /** A host to send work to: its id in the registry (null: the configured RUNTIME_HOST_URL). */
@@ -59,7 +60,7 @@ export function inFlight(url: string, project: string, app: string): () => void 
 
 async function fetchHosts(env: Env): Promise<PlacementHost[] | undefined> {
   try {
-    const res = await fetch(env.CONTROL_PLANE_URL + controlPlanePath.hosts, {
+    const res = await controlPlaneFetch(env, controlPlanePath.hosts, {
       headers: { authorization: `Bearer ${env.INTERNAL_TOKEN}` },
       signal: AbortSignal.timeout(FETCH_MS),
     });

@@ -6,11 +6,12 @@
  */
 import { controlPlanePath } from "../common/protocol/paths.ts";
 import type { RunReport } from "../common/protocol/runs.ts";
+import { controlPlaneFetch } from "./control-plane.ts";
 import type { Env } from "./env.ts";
 
 export async function reportRun(env: Env, runId: string, report: RunReport): Promise<void> {
   try {
-    const res = await fetch(env.CONTROL_PLANE_URL + controlPlanePath.run(runId), {
+    const res = await controlPlaneFetch(env, controlPlanePath.run(runId), {
       method: "PUT",
       headers: {
         authorization: `Bearer ${env.INTERNAL_TOKEN}`,

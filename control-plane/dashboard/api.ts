@@ -53,11 +53,14 @@ export function apiFor(c: DashCtx, session: Session, inProcess: InProcess): Api 
       const apiUrl = c.var.deps.apiUrl;
       if (!apiUrl) return { ok: false, status: 502, message: "the run API's address is not set" };
       try {
-        const res = await fetch(`${apiUrl}${path}`, {
+        const init: RequestInit = {
           method,
           headers: { ...extra, authorization: headers.authorization },
           signal: AbortSignal.timeout(10_000),
-        });
+        };
+        const { runApi } = c.var.deps;
+        const url = `${apiUrl}${path}`;
+        const res = await (runApi ? runApi.fetch(url, init) : fetch(url, init));
         return answer(res);
       } catch {
         return { ok: false, status: 502, message: "the run API (the Worker) is not reachable" };

@@ -7,6 +7,7 @@ import { RUN_ID_SOURCE } from "../../common/ids.ts";
 import { appListSchema } from "../../common/protocol/apps.ts";
 import { hostRunStateSchema } from "../../common/protocol/host.ts";
 import { controlPlanePath } from "../../common/protocol/paths.ts";
+import { controlPlaneFetch } from "../control-plane.ts";
 import { type WorkerEnv, workerOrigin } from "../env.ts";
 import { RunApiError } from "../errors.ts";
 import { existingShardFor, shardsOf } from "../runs/shards.ts";
@@ -32,7 +33,7 @@ export async function hostReport(c: Context<WorkerEnv, typeof HOST_REPORT_PATH>)
 export async function wake(c: Context<WorkerEnv>) {
   let res: Response;
   try {
-    res = await fetch(c.env.CONTROL_PLANE_URL + controlPlanePath.apps, {
+    res = await controlPlaneFetch(c.env, controlPlanePath.apps, {
       headers: { authorization: `Bearer ${c.env.INTERNAL_TOKEN}` },
     });
   } catch {

@@ -8,6 +8,7 @@
 import type { Context } from "hono";
 import { RUN_ID_SOURCE } from "../../common/ids.ts";
 import { isEnded } from "../../common/protocol/runs.ts";
+import { controlPlaneFetch } from "../control-plane.ts";
 import type { Env, WorkerEnv } from "../env.ts";
 import { RunApiError } from "../errors.ts";
 import { webhookOf, webhookSecretOf } from "../run-call.ts";
@@ -104,7 +105,7 @@ async function shardHolding(
 async function indexedRun(env: Env, token: string, project: string, runId: string) {
   let res: Response;
   try {
-    res = await fetch(`${env.CONTROL_PLANE_URL}/v2/projects/${project}/runs/${runId}`, {
+    res = await controlPlaneFetch(env, `/v2/projects/${project}/runs/${runId}`, {
       headers: { authorization: `Bearer ${token}` },
     });
   } catch {

@@ -8,6 +8,7 @@
  */
 import { controlPlanePath } from "../../common/protocol/paths.ts";
 import type { RunReportBatch } from "../../common/protocol/runs.ts";
+import { controlPlaneFetch } from "../control-plane.ts";
 import type { Env } from "../env.ts";
 import type { RunStore } from "./store.ts";
 
@@ -101,7 +102,7 @@ export class IndexReports {
   /** "taken"; "refused" for good (logged, not sent again); "later": unreachable or 5xx. */
   async #post(runs: RunReportBatch["runs"]): Promise<"taken" | "refused" | "later"> {
     try {
-      const res = await fetch(this.env.CONTROL_PLANE_URL + controlPlanePath.runs, {
+      const res = await controlPlaneFetch(this.env, controlPlanePath.runs, {
         method: "POST",
         headers: {
           authorization: `Bearer ${this.env.INTERNAL_TOKEN}`,
