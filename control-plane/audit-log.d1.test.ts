@@ -8,9 +8,10 @@ import * as schema from "./db/schema.ts";
 import { auditExportCases } from "./testing/audit-export.cases.ts";
 import { auditLogCases } from "./testing/audit-log.cases.ts";
 import { paginationProperty } from "./testing/pagination.property.ts";
+import { strictD1 } from "./testing/strict-d1.ts";
 
 // Drizzle's D1 and libSQL databases differ only in their raw result types, which we never read.
-const open = async () => drizzle(env.DB, { schema }) as unknown as Database;
+const open = async () => drizzle(strictD1(env.DB), { schema }) as unknown as Database;
 
 auditLogCases(open);
 

@@ -5,8 +5,9 @@ import { drizzle } from "drizzle-orm/d1";
 import type { Database } from "./db/index.ts";
 import * as schema from "./db/schema.ts";
 import { firstUserCases } from "./testing/first-user.cases.ts";
+import { strictD1 } from "./testing/strict-d1.ts";
 
 firstUserCases(async () => {
   await applyD1Migrations(env.FIRST_USER_DB, env.TEST_MIGRATIONS);
-  return drizzle(env.FIRST_USER_DB, { schema }) as unknown as Database;
+  return drizzle(strictD1(env.FIRST_USER_DB), { schema }) as unknown as Database;
 });

@@ -7,6 +7,7 @@ import { type StoredKey, signingKeysFrom } from "./auth/signing.ts";
 import { issueToken } from "./auth/tokens.ts";
 import type { Database } from "./db/index.ts";
 import * as schema from "./db/schema.ts";
+import { strictD1 } from "./testing/strict-d1.ts";
 import worker from "./worker.ts";
 
 beforeAll(() => applyD1Migrations(env.DB, env.TEST_MIGRATIONS));
@@ -29,6 +30,7 @@ const runApi = {
 // reached through its binding only (nothing answers at API_URL).
 const secrets = {
   ...env,
+  DB: strictD1(env.DB),
   BOOTSTRAP_TOKEN: "bootstrap-token-of-the-worker-0123456789",
   API_URL: "http://run-api.invalid",
   RUN_API: runApi,

@@ -17,6 +17,7 @@ import {
   type Heartbeat,
   type HeartbeatAnswer,
 } from "../../common/protocol/hosts.ts";
+import { inParts } from "../db/in-parts.ts";
 import type { Database } from "../db/index.ts";
 import { apps, hostApps, hosts } from "../db/schema.ts";
 import { liveVersions } from "./registry.ts";
@@ -66,7 +67,7 @@ async function answerTo(
   if (running.length === 0) return { gone: [], current: [] };
   const projects = [...new Set(running.map((a) => a.project))];
   const [existing, ahead] = await Promise.all([
-    liveVersions(db, inArray(apps.projectId, projects)),
+    inParts(projects, (part) => liveVersions(db, inArray(apps.projectId, part))),
     replicasAhead(db, id, projects),
   ]);
   const known = new Map(existing.map((a) => [`${a.project}/${a.app}`, a]));
@@ -98,19 +99,20 @@ async function replicasAhead(
   id: string,
   projects: string[],
 ): Promise<Map<string, number>> {
-  const rows = await db
-    .select({
-      hostId: hostApps.hostId,
-      project: hostApps.projectId,
-      app: hostApps.app,
-      replicas: hostApps.replicas,
-      upSince: hosts.upSince,
-    })
-    .from(hostApps)
-    .innerJoin(hosts, eq(hosts.id, hostApps.hostId))
-    .where(
-      and(inArray(hostApps.projectId, projects), gt(hosts.seenAt, Date.now() - DOWN_AFTER_MS)),
-    );
+  const alive = Date.now() - DOWN_AFTER_MS;
+  const rows = await inParts(projects, (part) =>
+    db
+      .select({
+        hostId: hostApps.hostId,
+        project: hostApps.projectId,
+        app: hostApps.app,
+        replicas: hostApps.replicas,
+        upSince: hosts.upSince,
+      })
+      .from(hostApps)
+      .innerJoin(hosts, eq(hosts.id, hostApps.hostId))
+      .where(and(inArray(hostApps.projectId, part), gt(hosts.seenAt, alive))),
+  );
   const mine = rows.find((r) => r.hostId === id)?.upSince ?? Number.POSITIVE_INFINITY;
   const ahead = new Map<string, number>();
   for (const r of rows) {

@@ -6,6 +6,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { desc, eq, inArray } from "drizzle-orm";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
+import { inParts } from "../db/in-parts.ts";
 import { deployments, serviceAccounts, users } from "../db/schema.ts";
 import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
 import { appOr404 } from "./app-lookup.ts";
@@ -52,13 +53,16 @@ export function registerListAppVersions(app: OpenAPIHono<AppEnv>) {
     const ids = [...new Set(rows.map((r) => r.deployedBy))];
     const names = new Map<string, string>();
     if (ids.length > 0) {
-      for (const u of await db.select().from(users).where(inArray(users.id, ids)))
-        names.set(u.id, u.name);
-      for (const a of await db
-        .select({ id: serviceAccounts.id, name: serviceAccounts.name })
-        .from(serviceAccounts)
-        .where(inArray(serviceAccounts.id, ids)))
-        names.set(a.id, a.name);
+      const people = await inParts(ids, (part) =>
+        db.select({ id: users.id, name: users.name }).from(users).where(inArray(users.id, part)),
+      );
+      const accounts = await inParts(ids, (part) =>
+        db
+          .select({ id: serviceAccounts.id, name: serviceAccounts.name })
+          .from(serviceAccounts)
+          .where(inArray(serviceAccounts.id, part)),
+      );
+      for (const { id, name } of [...people, ...accounts]) names.set(id, name);
     }
     const versions = rows.map((r) => ({
       version: r.version,

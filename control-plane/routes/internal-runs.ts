@@ -9,6 +9,7 @@ import {
 } from "../../common/protocol/runs.ts";
 import { internalOnly } from "../auth/internal-only.ts";
 import type { AppEnv } from "../context.ts";
+import { inParts } from "../db/in-parts.ts";
 import { projects } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { forgetOldRuns, recordRuns } from "../runs/index.ts";
@@ -34,11 +35,10 @@ export function registerInternalRuns(app: OpenAPIHono<AppEnv>) {
     }
     const { db } = c.var.deps;
     const named = [...new Set(runs.map((r) => r.projectId))];
-    const known = new Set(
-      (await db.select({ id: projects.id }).from(projects).where(inArray(projects.id, named))).map(
-        (p) => p.id,
-      ),
+    const found = await inParts(named, (part) =>
+      db.select({ id: projects.id }).from(projects).where(inArray(projects.id, part)),
     );
+    const known = new Set(found.map((p) => p.id));
     const accepted = runs.filter((r) => known.has(r.projectId));
     const [first, ...rest] = recordRuns(db, accepted);
     if (first) await db.batch([first, ...rest, forgetOldRuns(db, Date.now())]);
