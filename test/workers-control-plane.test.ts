@@ -7,7 +7,7 @@
  * only this keeps bundles in R2 through the Worker.
  */
 import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -95,6 +95,19 @@ it("deploys with no Durable Object migration: the control plane exports no class
   expect(
     unstable_readConfig({ config: CONFIG }).migrations.map((m: { tag: string }) => m.tag),
   ).toEqual(["v1", "v2"]);
+});
+
+it("says which D1 each `wrangler d1 migrations apply` of the docs acts on", async () => {
+  // wrangler 4 applies them to its local copy unless told --remote: a deployment that followed
+  // docs/deploy.md had a D1 without tables, and every route failed.
+  const files = ["README.md", "docs/deploy.md", "docs/api.md", "wrangler.toml"];
+  const commands = [];
+  for (const file of files) {
+    const text = (await readFile(join(ROOT, file), "utf8")).replace(/\\?\n#?\s*/g, " ");
+    for (const [command] of text.matchAll(/d1 migrations apply [^`;(]*/g)) commands.push(command);
+  }
+  expect(commands.length).toBeGreaterThan(3);
+  for (const command of commands) expect(command).toMatch(/--remote|--local/);
 });
 
 it("starts in workerd, makes its first user, keeps bundles in R2 and signs in to the dashboard", async () => {
