@@ -283,14 +283,13 @@ describe("runlet/client", () => {
     const { port } = silent.address() as AddressInfo;
     const api = createClient({ apiUrl: `http://127.0.0.1:${port}`, project: "p", token: "t" });
     try {
-      const started = Date.now();
+      // Without the bound it was still waiting when this gave up, 3 s on.
       const err = await failure(
         Promise.race([
           api.waitFor("a", RUN, { timeoutMs: 200 }),
           new Promise((_, reject) => setTimeout(() => reject(new Error("still waiting")), 3_000)),
         ]),
       );
-      expect(Date.now() - started).toBeLessThan(1_000);
       expect(err).toMatchObject({ status: 0, code: "timeout", runId: RUN });
       expect(err.message).toBe(
         `run ${RUN} has not ended after 200 ms (no answer before the time was up)`,
