@@ -19,6 +19,7 @@ import {
 } from "../common/app-paths.ts";
 import { bundleDigest } from "../common/bundle-digest.ts";
 import { decodeBundle, writeVersion } from "./bundle.ts";
+import { HttpError } from "./http/errors.ts";
 import { appKey, isValidName } from "./names.ts";
 import type { PoolTarget } from "./pool/pool.ts";
 
@@ -34,6 +35,8 @@ export interface DeployInput {
   version: number;
   config: AppConfig;
   files: readonly BundleFile[];
+  /** The digest the control plane recorded: a bundle that does not match is refused unwritten. */
+  digest?: string;
 }
 
 const currentSchema = z.object({
@@ -158,9 +161,15 @@ export class AppRegistry {
     return run;
   }
 
-  async #deploy({ project, app, version, config, files }: DeployInput): Promise<Deployment> {
+  async #deploy(input: DeployInput): Promise<Deployment> {
+    const { project, app, version, config, files } = input;
     const decoded = decodeBundle(files);
     const digest = await bundleDigest(decoded);
+    if (input.digest !== undefined && digest !== input.digest)
+      throw new HttpError(
+        502,
+        `the bundle of '${app}' version ${version} does not match its digest: not run`,
+      );
     const dir = appRoot(this.root, project, app);
     const known = this.get(project, app);
     const unchanged =
