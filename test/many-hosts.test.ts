@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../cli/processes.ts";
 import { DEFAULT_UID_BASE, UID_COUNT } from "../runtime-host/sandbox/users.ts";
-import { client, sleeper } from "./apps.ts";
+import { client, sleep, sleeper } from "./apps.ts";
 import {
   BIN,
   cli,
@@ -22,6 +22,7 @@ import {
   removeHome,
   startRunlet,
 } from "./harness.ts";
+import { rawConnect, requestHead } from "./raw-http.ts";
 
 type Host = { id: string; name: string; address: string; state: string };
 
@@ -84,6 +85,55 @@ describe("three runtime hosts", () => {
     expect(servedBy.size).toBeGreaterThanOrEqual(2);
     expect(most).toBeGreaterThan(0);
     expect(most).toBeLessThanOrEqual(6);
+  });
+
+  it("a caller whose upload breaks off fails alone: the app's host keeps serving the others", async () => {
+    // One replica in all: a call the Worker sent to any other host would be refused there.
+    const server = `import { createServer } from "node:http";
+createServer((req, res) => {
+  if (req.method === "GET") return res.end("ok");
+  let n = 0;
+  req.on("data", (c) => { n += c.length; });
+  req.on("end", () => res.end(JSON.stringify({ n })));
+  req.on("error", () => {});
+}).listen(Number(process.env.PORT), "127.0.0.1");`;
+    await client(runlet).deploy({
+      "runlet.toml": [
+        'name = "upload"',
+        'runtime = "custom"',
+        "[custom]",
+        'entrypoint = ["node", "server.mjs"]',
+        "[scaling]",
+        "max_replicas = 1",
+        "",
+      ].join("\n"),
+      "server.mjs": server,
+    });
+    const { apiUrl, projectId } = runlet.local;
+    const path = `/v4/${projectId}/upload/up`;
+    const upload = async () => {
+      const res = await fetch(apiUrl + path, {
+        method: "POST",
+        headers: headers(),
+        body: "x".repeat(1000),
+      });
+      return { status: res.status, body: await res.text() };
+    };
+    expect(await upload()).toEqual({ status: 200, body: '{"n":1000}' });
+    // A client that declares 2,000 bytes, sends 1,000 and goes away.
+    const conn = await rawConnect(apiUrl);
+    await conn.write(requestHead("POST", path, 2000, headers()) + "y".repeat(1000));
+    await sleep(300);
+    conn.socket.destroy();
+    const runs = client(runlet);
+    let cut: Record<string, unknown> | undefined;
+    for (let i = 0; i < 100 && !cut; i++) {
+      cut = (await runs.index("upload")).find((r) => r.status === "failure");
+      if (!cut) await sleep(100);
+    }
+    expect(cut?.error).toMatchObject({ message: expect.stringMatching(/body broke off/) });
+    // The next callers are served at once, by the host of the app's one replica.
+    for (let i = 0; i < 5; i++) expect(await upload()).toEqual({ status: 200, body: '{"n":1000}' });
   });
 
   it("registers all three; when the host of a running async run is killed, calls go elsewhere and the run fails lost", async () => {

@@ -2,6 +2,7 @@ import { HEADER } from "../common/consts.ts";
 import { codeOf, ERROR_STATUS, type ErrorCode, isErrorCode } from "../common/errors.ts";
 import { type Invocation, invocationSchema } from "../common/protocol/host.ts";
 import { hostPath } from "../common/protocol/paths.ts";
+import { watchedBody } from "./caller-body.ts";
 import type { Env } from "./env.ts";
 import { RunApiError } from "./errors.ts";
 import { probeWhileWaiting } from "./host-probe.ts";
@@ -24,11 +25,18 @@ const hostAnswerMs = (env: Env) => Number(env.HOST_ANSWER_MS) || HOST_ANSWER_MS;
  */
 export async function invokeOnHost(
   env: Env,
-  target: { project: string; app: string; fn: string; runId: string; concurrency: number },
+  target: {
+    project: string;
+    app: string;
+    fn: string;
+    runId: string;
+    concurrency: number;
+    capacity?: number;
+  },
   body: ArrayBuffer,
 ): Promise<Invocation & { host: Target }> {
-  const { project, app, fn, runId } = target;
-  const hosts = (await hostsFor(env, project, app, target.concurrency)).slice(0, MAX_TRIES);
+  const { project, app, fn, runId, concurrency, capacity } = target;
+  const hosts = (await hostsFor(env, project, app, concurrency, capacity)).slice(0, MAX_TRIES);
   let res: Response | undefined;
   for (const [i, host] of hosts.entries()) {
     const done = inFlight(host.url, project, app);
@@ -78,6 +86,9 @@ export async function invokeOnHost(
   }
   throw new RunApiError(502, "the runtime host is not reachable");
 }
+
+const CUT_UPLOAD =
+  "the request's body broke off before its Content-Length's end (the caller's connection closed): the app's request was cut off too";
 
 const SILENT =
   "the runtime host stopped answering while it held the call (its health check went unanswered); the call may have run there";
@@ -172,6 +183,7 @@ export async function forwardToHost(
     pathAndQuery: string;
     runId: string;
     concurrency: number;
+    capacity?: number;
   },
   request: Request,
   /** The body read already (a key's, or one without a Content-Length): sent with its length. */
@@ -184,8 +196,13 @@ export async function forwardToHost(
   const bodiless = request.method === "GET" || request.method === "HEAD";
   // A GET or HEAD may be sent again (HTTP makes them safe): it tries another host when one
   // cannot be reached. A request with a body is sent once.
-  const placed = await hostsFor(env, project, app, target.concurrency);
+  const placed = await hostsFor(env, project, app, target.concurrency, target.capacity);
   const hosts = placed.slice(0, bodiless ? MAX_TRIES : 1);
+  const length = Number(request.headers.get("content-length"));
+  const streamed =
+    bodiless || buffered || !request.body || !Number.isSafeInteger(length)
+      ? undefined
+      : watchedBody(request.body, length);
   let res: Response | undefined;
   let reached: Target | undefined;
   let failure = "the runtime host is not reachable";
@@ -197,7 +214,7 @@ export async function forwardToHost(
       res = await fetch(host.url + hostPath.http(project, app, pathAndQuery), {
         method: request.method,
         headers,
-        body: bodiless ? undefined : (buffered ?? request.body),
+        body: bodiless ? undefined : (buffered ?? streamed?.stream ?? request.body),
         redirect: "manual",
         signal: wait.signal,
       });
@@ -205,6 +222,7 @@ export async function forwardToHost(
     } catch {
       if (wait.timedOut())
         throw at(host, new RunApiError(504, "the runtime host did not answer the request in time"));
+      if (streamed?.cut()) throw at(host, new RunApiError(400, CUT_UPLOAD));
       suspect(host.url);
       if (wait.silent()) failure = SILENT;
     } finally {

@@ -137,6 +137,16 @@ describe("placement", () => {
     }
   });
 
+  it("sends a call of an app at its max_replicas, all busy, where its replicas are, not to a host that may not start one", async () => {
+    // A host without the app was ranked first: it refused (429, elsewhere), and a custom app's
+    // call with a body, sent once, answered 429 instead of waiting for the busy replica.
+    const svc = { project: "prj", app: "svc", replicas: 1, ready: 1, busy: 1 };
+    registry([host("a"), host("b", { busy: 1, apps: [svc] }), host("c")]);
+    expect((await hostsFor(workerEnv, "prj", "svc", 1, 1))[0]?.id).toBe("b");
+    // Below the bound, a host without the app comes first: it starts a replica.
+    expect((await hostsFor(workerEnv, "prj", "svc", 1, 2))[0]?.id).not.toBe("b");
+  });
+
   it("sends a burst where the app's replicas are free, then where its wait per replica is shortest", async () => {
     // Two replicas on each host (one call each): a burst from this isolate filled the sticky
     // host's queue while the other host's replicas idled, until heartbeats said otherwise.

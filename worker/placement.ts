@@ -111,19 +111,21 @@ export function suspect(url: string): void {
 
 /**
  * The hosts to try for a call of the app, best first (at least the fallback, if any).
- * `concurrency`: the app's `replica_concurrency` (1 where the caller does not know it).
+ * `concurrency`: the app's `replica_concurrency` (1 where the caller does not know it);
+ * `capacity`: its `max_replicas × replica_concurrency` (unbounded where not known).
  */
 export async function hostsFor(
   env: Env,
   project: string,
   app: string,
   concurrency = 1,
+  capacity = Number.POSITIVE_INFINITY,
 ): Promise<Target[]> {
   const now = Date.now();
   const up = (await registeredHosts(env)).filter(
     (h) => h.state === "up" && !((suspects.get(h.address) ?? 0) > now),
   );
-  const target = { project, app, concurrency };
+  const target = { project, app, concurrency, maxReplicas: capacity / concurrency };
   if (up.length === 0) {
     // Every registered host suspect: try them anyway rather than fail without trying.
     const all = (known?.hosts ?? []).filter((h) => h.state === "up");
@@ -135,7 +137,12 @@ export async function hostsFor(
 
 function rank(
   hosts: PlacementHost[],
-  { project, app, concurrency }: { project: string; app: string; concurrency: number },
+  {
+    project,
+    app,
+    concurrency,
+    maxReplicas,
+  }: { project: string; app: string; concurrency: number; maxReplicas: number },
 ): Target[] {
   const work = (h: PlacementHost) => h.busy + h.queued + (open.get(h.address) ?? 0);
   const load = (h: PlacementHost) => work(h) / Math.max(1, h.slots);
@@ -152,9 +159,15 @@ function rank(
   const waiting = (h: PlacementHost) => -free(h) / Math.max(1, appOn(h)?.replicas ?? 0);
   const key = `${project}/${app}`;
   const sticky = rendezvousOrder(key, hosts);
+  // A host without the app starts a replica only while the app has fewer than its max_replicas:
+  // at the bound, its calls wait where its replicas are (a host without one would refuse them,
+  // and a call with a streamed body is sent once).
+  const replicas = hosts.reduce((n, h) => n + (appOn(h)?.replicas ?? 0), 0);
+  const mayStart = (h: PlacementHost) =>
+    !appOn(h) && replicas < maxReplicas && load(h) <= bound && h.busy < h.slots;
   const ordered = [
     ...sticky.filter((h) => free(h) > 0 && load(h) <= bound),
-    ...sticky.filter((h) => !appOn(h) && load(h) <= bound && h.busy < h.slots),
+    ...sticky.filter(mayStart),
     ...hosts.filter((h) => appOn(h)).sort((a, b) => waiting(a) - waiting(b)),
     ...[...hosts].sort((a, b) => load(a) - load(b)),
   ];

@@ -58,8 +58,8 @@ async function forward(
   buffered: ArrayBuffer | null,
 ) {
   const { project, app, runId } = call;
-  const concurrency = c.var.app.scaling.replicaConcurrency;
-  const target = { project, app, pathAndQuery, runId, concurrency };
+  const { replicaConcurrency: concurrency, capacity } = c.var.app.scaling;
+  const target = { project, app, pathAndQuery, runId, concurrency, capacity };
   const { answer, host } = await reportingFailure(c, call, fn, () =>
     forwardToHost(c.env, target, c.req.raw, buffered),
   );

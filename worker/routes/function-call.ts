@@ -60,7 +60,8 @@ export async function callFunction(c: FunctionContext) {
 /** A sync call: the function's answer, and its webhook's delivery handed to the run's shard. */
 async function runNow(c: FunctionContext, call: RunCall, fn: string, body: ArrayBuffer) {
   const { project, app, runId } = call;
-  const target = { project, app, fn, runId, concurrency: c.var.app.scaling.replicaConcurrency };
+  const { replicaConcurrency: concurrency, capacity } = c.var.app.scaling;
+  const target = { project, app, fn, runId, concurrency, capacity };
   const outcome = await reportingFailure(c, call, fn, () => invokeOnHost(c.env, target, body));
   deliver(
     c,

@@ -126,7 +126,7 @@ export async function handOverToBest(
   sentTo: (url: string) => void,
   concurrency: number,
 ): Promise<HandOver> {
-  const [host] = await hostsFor(env, info.project, info.app, concurrency);
+  const [host] = await hostsFor(env, info.project, info.app, concurrency, info.capacity);
   if (!host) return { kind: "later", message: "no runtime host is up" };
   store.update(run.id, { host_id: host.id, host_url: host.url });
   sentTo(host.url);
