@@ -27,6 +27,8 @@ import { registerGetRunLogs } from "./routes/runs-logs.ts";
 import { registerSecrets } from "./routes/secrets.ts";
 import { registerServiceAccounts } from "./routes/service-accounts.ts";
 import { registerUsers } from "./routes/users.ts";
+import { registerProjectUsers } from "./routes/users-members.ts";
+import { registerUserTokens } from "./routes/users-tokens.ts";
 
 export type ControlPlaneApp = OpenAPIHono<AppEnv>;
 
@@ -71,6 +73,8 @@ export function createControlPlane(deps: Deps): ControlPlaneApp {
   registerUpdateProject(app);
   registerServiceAccounts(app);
   registerUsers(app);
+  registerProjectUsers(app);
+  registerUserTokens(app);
   registerSecrets(app);
   registerDeployApp(app);
   registerReadApps(app);

@@ -52,6 +52,11 @@ export interface PendingAudit {
   target: AuditTarget;
   principal: Principal;
   projectId: string;
+  /**
+   * Other projects the same entry is written to (acts on a user's token, which works in every
+   * project the user is in: each one's owners see it). Written by `auditSuccesses`.
+   */
+  alsoIn?: string[];
   /** Set once the route has added its success entry to a batch. */
   written: boolean;
 }

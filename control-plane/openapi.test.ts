@@ -76,4 +76,20 @@ describe("GET /v2/openapi.json", () => {
     ]);
     expect(Object.keys(op?.responses ?? {})).toEqual(expect.arrayContaining(["200", "400", "401"]));
   });
+  it("documents a project's users and their tokens, with the last owner's 409", () => {
+    const users = "/v2/projects/{projectId}/users";
+    const ops = {
+      listProjectUsers: doc.paths[users]?.get,
+      addProjectUser: doc.paths[`${users}/{userId}`]?.put,
+      setProjectUserRole: doc.paths[`${users}/{userId}`]?.patch,
+      removeProjectUser: doc.paths[`${users}/{userId}`]?.delete,
+      issueUserToken: doc.paths[`${users}/{userId}/token`]?.post,
+      revokeUserToken: doc.paths[`${users}/{userId}/token`]?.delete,
+      renewOwnToken: doc.paths["/v2/me/token"]?.post,
+    };
+    for (const [id, op] of Object.entries(ops)) expect(op?.operationId).toBe(id);
+    for (const op of [ops.addProjectUser, ops.setProjectUserRole, ops.removeProjectUser]) {
+      expect(Object.keys(op?.responses ?? {})).toContain("409");
+    }
+  });
 });

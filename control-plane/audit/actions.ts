@@ -12,6 +12,11 @@ export const AUDIT_ACTIONS = [
   "audit_log.export",
   "secrets.delete",
   "users.create",
+  "users.add",
+  "users.set_role",
+  "users.remove",
+  "users.issue_token",
+  "users.revoke_token",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
@@ -34,6 +39,11 @@ export const AUDIT_ACTION_CODES: Record<AuditAction, number> = {
   "audit_log.export": 10,
   "secrets.delete": 11,
   "users.create": 12,
+  "users.add": 13,
+  "users.set_role": 14,
+  "users.remove": 15,
+  "users.issue_token": 16,
+  "users.revoke_token": 17,
 };
 
 export const OUTCOMES = ["success", "failure"] as const;

@@ -58,6 +58,24 @@ export function auditSuccess(c: Ctx, metadata: Metadata = {}) {
 }
 
 /**
+ * The success entries of an audited route whose act concerns more than one project: one in the
+ * route's project and one in each of `alsoIn`, all for the same batch as the change.
+ */
+export function auditSuccesses(c: Ctx, metadata: Metadata = {}) {
+  const pending = c.var.audit;
+  if (!pending) throw new Error(`${c.req.method} ${c.req.path} is not an audited route`);
+  const others = (pending.alsoIn ?? []).filter((id) => id !== pending.projectId);
+  return [
+    auditSuccess(c, metadata),
+    ...others.map((projectId) =>
+      c.var.deps.db
+        .insert(auditLog)
+        .values(auditEntry(c, { ...pending, projectId }, "success", metadata)),
+    ),
+  ];
+}
+
+/**
  * Opens the audit record of a route whose project is only known inside the handler (creating a
  * project): from here on it behaves as if `access()` had opened it.
  */
@@ -88,16 +106,19 @@ export const recordFailures = createMiddleware<AppEnv>(async (c, next) => {
   }
   const metadata: Metadata = { status: c.res.status };
   if (typeof message === "string") metadata.error = message;
-  const row = auditEntry(c, pending, "failure", metadata);
-  try {
-    await c.var.deps.db.insert(auditLog).values(row);
-  } catch (err) {
-    // The database is full or busy: the entry waits. Or the project does not exist (a failed
-    // create): there is nothing to record it under. The caller's answer stands either way.
-    if (isDiskFull(err) || isLocked(err)) {
-      hold(c.var.deps.db, row, err);
-    } else {
-      console.error(`[control-plane] could not record a failed ${pending.action}:`, err);
+  const others = (pending.alsoIn ?? []).filter((id) => id !== pending.projectId);
+  for (const projectId of [pending.projectId, ...others]) {
+    const row = auditEntry(c, { ...pending, projectId }, "failure", metadata);
+    try {
+      await c.var.deps.db.insert(auditLog).values(row);
+    } catch (err) {
+      // The database is full or busy: the entry waits. Or the project does not exist (a failed
+      // create): there is nothing to record it under. The caller's answer stands either way.
+      if (isDiskFull(err) || isLocked(err)) {
+        hold(c.var.deps.db, row, err);
+      } else {
+        console.error(`[control-plane] could not record a failed ${pending.action}:`, err);
+      }
     }
   }
 });

@@ -91,12 +91,17 @@ export const operatorOnly = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /**
- * Route middleware after `access()`: the caller must also be an operator (adding users). A
- * refusal is on the record as the route's failure.
+ * Route middleware after `access()`: the caller must also be an operator, to `what` ("add
+ * users"). A refusal is on the record as the route's failure.
  */
-export const operatorToo = createMiddleware<AppEnv>(async (c, next) => {
-  if (!(await isOperator(c))) {
-    throw new ApiError("forbidden", "only an operator of this Runlet may add users");
-  }
-  await next();
-});
+export function operatorFor(what: string) {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    if (!(await isOperator(c))) {
+      throw new ApiError("forbidden", `only an operator of this Runlet may ${what}`);
+    }
+    await next();
+  });
+}
+
+/** `operatorFor("add users")`: creating users. */
+export const operatorToo = operatorFor("add users");

@@ -1,0 +1,137 @@
+/**
+ * What the routes about a project's users share: the member view, the queries over a user's
+ * token, and the last-owner rule (docs/deploy.md, "More users and projects").
+ *
+ * A user's token is not bound to a project: it is the newest of the user's tokens without a
+ * project and without a parent (a dashboard session has one), not revoked. Issuing a new one
+ * revokes the others in the same batch, so a user has one token at a time.
+ */
+import { z } from "@hono/zod-openapi";
+import { and, count, eq, isNull, sql } from "drizzle-orm";
+import type { Database } from "../db/index.ts";
+import { memberships, tokens, users } from "../db/schema.ts";
+import { ApiError } from "../errors.ts";
+import { projectIdParam } from "../openapi.ts";
+import { roleSchema } from "./projects.ts";
+
+export const userIdParam = projectIdParam.extend({
+  userId: z
+    .string()
+    .max(64)
+    .openapi({ param: { name: "userId", in: "path" }, example: "usr_…" }),
+});
+
+export const memberSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    role: roleSchema,
+    operator: z.boolean(),
+    createdAt: z.string().openapi({ format: "date-time" }),
+    tokenExpiresAt: z.string().nullable().openapi({
+      format: "date-time",
+      description:
+        "When the user's current token expires (past if it has); null if they have none (revoked). Never the token.",
+    }),
+    tokenLastUsedAt: z.string().nullable().openapi({
+      format: "date-time",
+      description:
+        "When that token last authenticated a request to the control plane, to the minute; null if never.",
+    }),
+  })
+  .openapi("ProjectUser");
+
+export type Member = z.infer<typeof memberSchema>;
+
+/** The user's tokens that are theirs alone (no project, not a dashboard session), not revoked. */
+export const liveUserTokens = (userId: string | typeof users.id) =>
+  and(
+    eq(tokens.subject, userId),
+    isNull(tokens.projectId),
+    isNull(tokens.parentId),
+    isNull(tokens.revokedAt),
+  );
+
+/** The project's users as the list shows them; `userId` narrows it to one (or none). */
+export async function membersOf(db: Database, projectId: string, userId?: string) {
+  const rows = await db
+    .select({
+      id: users.id,
+      name: users.name,
+      operator: users.operator,
+      createdAt: users.createdAt,
+      role: memberships.role,
+      tokenCreatedAt: tokens.createdAt,
+      tokenExpiresAt: tokens.expiresAt,
+      tokenLastUsedAt: tokens.lastUsedAt,
+    })
+    .from(memberships)
+    .innerJoin(users, eq(users.id, memberships.userId))
+    .leftJoin(tokens, liveUserTokens(users.id))
+    .where(
+      and(
+        eq(memberships.projectId, projectId),
+        userId === undefined ? undefined : eq(memberships.userId, userId),
+      ),
+    );
+  // One row per live token: keep each user's newest.
+  const newest = new Map<string, (typeof rows)[number]>();
+  for (const row of rows) {
+    const seen = newest.get(row.id);
+    if (!seen || (row.tokenCreatedAt ?? 0) > (seen.tokenCreatedAt ?? 0)) newest.set(row.id, row);
+  }
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  return [...newest.values()]
+    .map(
+      (r): Member => ({
+        id: r.id,
+        name: r.name,
+        role: r.role,
+        operator: r.operator,
+        createdAt: new Date(r.createdAt).toISOString(),
+        tokenExpiresAt: iso(r.tokenExpiresAt),
+        tokenLastUsedAt: iso(r.tokenLastUsedAt),
+      }),
+    )
+    .sort(
+      (a, b) =>
+        (a.role === b.role ? 0 : a.role === "owner" ? -1 : 1) ||
+        a.name.localeCompare(b.name) ||
+        a.id.localeCompare(b.id),
+    );
+}
+
+/** The member `userId` of the project, or 404. */
+export async function memberOr404(db: Database, projectId: string, userId: string) {
+  const [member] = await membersOf(db, projectId, userId);
+  if (!member) {
+    throw new ApiError("not_found", `user '${userId}' is not a member of this project`);
+  }
+  return member;
+}
+
+/** The ids of the projects `userId` is in: where acts on their token are recorded. */
+export async function projectsOf(db: Database, userId: string): Promise<string[]> {
+  const rows = await db
+    .select({ projectId: memberships.projectId })
+    .from(memberships)
+    .where(eq(memberships.userId, userId));
+  return rows.map((r) => r.projectId);
+}
+
+/** How many of the user's tokens would a new one (or a revocation) revoke. */
+export async function liveTokenCount(db: Database, userId: string): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(tokens).where(liveUserTokens(userId));
+  return row?.n ?? 0;
+}
+
+/** SQL: the project keeps another owner than `userId` (users only: service accounts do not count). */
+export const anotherOwner = (projectId: string, userId: string) =>
+  sql`exists (select 1 from ${memberships} where ${memberships.projectId} = ${projectId} and ${memberships.role} = 'owner' and ${memberships.userId} <> ${userId})`;
+
+export function lastOwner(name: string, userId: string, act: string) {
+  return new ApiError(
+    "conflict",
+    `cannot ${act} ${name} (${userId}): they are the project's last owner, and a project needs one. Make another user an owner first (runlet users role <user-id> owner)`,
+  );
+}

@@ -1,0 +1,220 @@
+/**
+ * A project's users: `GET /v2/projects/{projectId}/users` (owner), and on one user
+ * `PUT` (add an existing user: an operator who owns the project), `PATCH` (change their role:
+ * owner) and `DELETE` (remove them: owner). A project keeps at least one user owner: removing or
+ * demoting the last is 409. Audited as `users.add`, `users.set_role`, `users.remove`.
+ */
+import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { and, eq, ne, or, sql } from "drizzle-orm";
+import type { AuditAction } from "../audit/actions.ts";
+import { auditEntry } from "../audit/record.ts";
+import { access, operatorFor } from "../auth/access.ts";
+import type { AppEnv, Ctx } from "../context.ts";
+import { insertIf } from "../db/insert-if.ts";
+import { auditLog, memberships, users } from "../db/schema.ts";
+import { ApiError } from "../errors.ts";
+import { bearerAuth, errorResponses, projectIdParam, smallBody } from "../openapi.ts";
+import {
+  anotherOwner,
+  lastOwner,
+  memberOr404,
+  memberSchema,
+  membersOf,
+  userIdParam,
+} from "./members.ts";
+import { roleSchema } from "./projects.ts";
+
+const audited = (action: AuditAction) =>
+  access({
+    role: "owner",
+    audit: { action, target: (c) => ({ type: "user", id: c.req.param("userId") ?? "" }) },
+  });
+
+const memberAnswer = (description: string) => ({
+  description,
+  content: { "application/json": { schema: memberSchema } },
+});
+
+export const listUsersRoute = createRoute({
+  method: "get",
+  path: "/v2/projects/{projectId}/users",
+  operationId: "listProjectUsers",
+  summary: "The project's users: owners first, then by name; never a token.",
+  security: bearerAuth,
+  middleware: [access({ role: "owner" })] as const,
+  request: { params: projectIdParam },
+  responses: {
+    200: {
+      description: "Every user of the project (not paginated, as service accounts are not).",
+      content: { "application/json": { schema: z.object({ users: z.array(memberSchema) }) } },
+    },
+    ...errorResponses(),
+  },
+});
+
+export const roleBody = z.strictObject({ role: roleSchema }).openapi("ProjectRole");
+
+export const addUserRoute = createRoute({
+  method: "put",
+  path: "/v2/projects/{projectId}/users/{userId}",
+  operationId: "addProjectUser",
+  summary: "Add an existing user to the project; an operator who owns the project only (audited).",
+  security: bearerAuth,
+  middleware: [audited("users.add"), operatorFor("add users to a project"), smallBody] as const,
+  request: {
+    params: userIdParam,
+    body: { required: true, content: { "application/json": { schema: roleBody } } },
+  },
+  responses: {
+    201: memberAnswer("The user, now a member with that role."),
+    ...errorResponses({
+      404: "The project or the user does not exist.",
+      409: "The user is a member already (change their role with PATCH).",
+      413: "The body is larger than 256 KiB.",
+    }),
+  },
+});
+
+export const setRoleRoute = createRoute({
+  method: "patch",
+  path: "/v2/projects/{projectId}/users/{userId}",
+  operationId: "setProjectUserRole",
+  summary: "Change a member's role (audited); the last owner cannot be demoted.",
+  security: bearerAuth,
+  middleware: [audited("users.set_role"), smallBody] as const,
+  request: {
+    params: userIdParam,
+    body: { required: true, content: { "application/json": { schema: roleBody } } },
+  },
+  responses: {
+    200: memberAnswer("The member with their role now."),
+    ...errorResponses({
+      404: "The project does not exist, or the user is not a member of it.",
+      409: "The user is the project's last owner.",
+      413: "The body is larger than 256 KiB.",
+    }),
+  },
+});
+
+export const removeUserRoute = createRoute({
+  method: "delete",
+  path: "/v2/projects/{projectId}/users/{userId}",
+  operationId: "removeProjectUser",
+  summary: "Remove a user from the project (audited); the last owner cannot be removed.",
+  security: bearerAuth,
+  middleware: [audited("users.remove")] as const,
+  request: { params: userIdParam },
+  responses: {
+    204: { description: "Removed: the project refuses their token from the next request." },
+    ...errorResponses({
+      404: "The project does not exist, or the user is not a member of it.",
+      409: "The user is the project's last owner.",
+    }),
+  },
+});
+
+/** The success entry, written only if `condition` holds when the batch runs. */
+function auditIf(c: Ctx, condition: ReturnType<typeof sql>, metadata: Record<string, unknown>) {
+  const pending = c.var.audit;
+  if (!pending) throw new Error("not an audited route");
+  pending.written = true;
+  return insertIf(c.var.deps.db, auditLog, auditEntry(c, pending, "success", metadata), condition);
+}
+
+export function registerProjectUsers(app: OpenAPIHono<AppEnv>) {
+  app.openapi(listUsersRoute, async (c) => {
+    const list = await membersOf(c.var.deps.db, c.var.access.projectId);
+    return c.json({ users: list }, 200);
+  });
+
+  app.openapi(addUserRoute, async (c) => {
+    const { db } = c.var.deps;
+    const { projectId } = c.var.access;
+    const { userId } = c.req.valid("param");
+    const { role } = c.req.valid("json");
+    const [user] = await db.select().from(users).where(eq(users.id, userId));
+    if (!user) throw new ApiError("not_found", `user '${userId}' not found`);
+    const [already] = await db
+      .select({ role: memberships.role })
+      .from(memberships)
+      .where(and(eq(memberships.projectId, projectId), eq(memberships.userId, userId)));
+    if (already) {
+      throw new ApiError(
+        "conflict",
+        `${user.name} (${userId}) is already a member of this project, as ${already.role}: change their role with 'runlet users role' (PATCH)`,
+      );
+    }
+    const isNew = sql`not exists (select 1 from ${memberships} where ${memberships.projectId} = ${projectId} and ${memberships.userId} = ${userId})`;
+    await db.batch([
+      auditIf(c, isNew, { name: user.name, role }),
+      db.insert(memberships).values({ projectId, userId, role }).onConflictDoNothing(),
+    ]);
+    return c.json(await memberOr404(db, projectId, userId), 201);
+  });
+
+  app.openapi(setRoleRoute, async (c) => {
+    const { db } = c.var.deps;
+    const { projectId } = c.var.access;
+    const { userId } = c.req.valid("param");
+    const { role } = c.req.valid("json");
+    const member = await memberOr404(db, projectId, userId);
+    const demoting = member.role === "owner" && role === "member";
+    if (demoting && !(await hasAnotherOwner(c, projectId, userId))) {
+      throw lastOwner(member.name, userId, "demote");
+    }
+    const where = and(eq(memberships.projectId, projectId), eq(memberships.userId, userId));
+    // The rule holds in the statement too: two owners demoting each other at once leave one.
+    await db.batch([
+      auditIf(c, demoting ? anotherOwner(projectId, userId) : sql`1`, {
+        name: member.name,
+        from: member.role,
+        to: role,
+      }),
+      db
+        .update(memberships)
+        .set({ role })
+        .where(demoting ? and(where, anotherOwner(projectId, userId)) : where),
+    ]);
+    const now = await memberOr404(db, projectId, userId);
+    if (now.role !== role) throw lastOwner(member.name, userId, "demote");
+    return c.json(now, 200);
+  });
+
+  app.openapi(removeUserRoute, async (c) => {
+    const { db } = c.var.deps;
+    const { projectId } = c.var.access;
+    const { userId } = c.req.valid("param");
+    const member = await memberOr404(db, projectId, userId);
+    if (member.role === "owner" && !(await hasAnotherOwner(c, projectId, userId))) {
+      throw lastOwner(member.name, userId, "remove");
+    }
+    const allowed = or(ne(memberships.role, "owner"), anotherOwner(projectId, userId));
+    await db.batch([
+      auditIf(c, member.role === "owner" ? anotherOwner(projectId, userId) : sql`1`, {
+        name: member.name,
+        role: member.role,
+      }),
+      db
+        .delete(memberships)
+        .where(and(eq(memberships.projectId, projectId), eq(memberships.userId, userId), allowed)),
+    ]);
+    const [still] = await membersOf(db, projectId, userId);
+    if (still) throw lastOwner(member.name, userId, "remove");
+    return c.body(null, 204);
+  });
+}
+
+async function hasAnotherOwner(c: Ctx, projectId: string, userId: string): Promise<boolean> {
+  const [row] = await c.var.deps.db
+    .select({ other: memberships.userId })
+    .from(memberships)
+    .where(
+      and(
+        eq(memberships.projectId, projectId),
+        eq(memberships.role, "owner"),
+        ne(memberships.userId, userId),
+      ),
+    )
+    .limit(1);
+  return row !== undefined;
+}
