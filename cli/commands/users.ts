@@ -1,21 +1,40 @@
 import { ENV } from "../../common/consts.ts";
 import { CliError, type Command } from "../command.ts";
-import { callProject, loadConfig } from "../config.ts";
+import { callProject, columns, loadConfig } from "../config.ts";
 import { expiryOf } from "./tokens.ts";
+import { newToken, revokeToken } from "./user-tokens.ts";
 
-const USAGE = `Usage: runlet users create --name NAME --expires WHEN [--role member|owner] [--operator]
-                          [--json]
+export const USERS_USAGE = `Usage: runlet users list [--json]
+       runlet users create --name NAME --expires WHEN [--role member|owner] [--operator] [--json]
+       runlet users add <user-id> --role member|owner [--json]
+       runlet users role <user-id> member|owner [--json]
+       runlet users remove <user-id> [--json]
+       runlet users token [<user-id>] --expires WHEN [--json]
+       runlet users revoke <user-id> [--json]
 
-Adds a new user to this project, with a token printed once (operators only, in a project they
-own; audited as users.create there). Hand the token over as you would a password: the user
-sets RUNLET_TOKEN to it. A user may also create projects of their own ('runlet projects
-create'). See docs/deploy.md.
+The people of this project, and their tokens (docs/deploy.md, "More users and projects").
+Every change is audited in the project (users.create, users.add, ...).
 
-  --name      the user's name
-  --expires   when their token expires: an RFC 3339 time or a duration like 90d
-  --role      member (default: may deploy and run) or owner (may also manage tokens, secrets
-              and read the audit log) of this project
-  --operator  the user runs this Runlet too: its hosts, and adding users`;
+  list     each user's id, name, role, whether they are an operator, and when their token
+           expires (never the token) — project owners only
+  create   a new user, with a token printed once (operators who own the project)
+           --name NAME, --expires WHEN (an RFC 3339 time or a duration like 90d),
+           --role member (default: may deploy and run) or owner (may also manage tokens,
+           secrets, users and read the audit log), --operator (runs this Runlet too: its hosts,
+           and its users)
+  add      an existing user (from 'runlet users list' of another project) joins this one with
+           --role (operators who own the project)
+  role     makes a member an owner, or an owner a member (owners); never the last owner
+  remove   takes a user out of this project (owners); never the last owner. Their token still
+           works in their other projects: to shut them out everywhere, 'runlet users revoke'
+  token    a new token, printed once, and the old one stops working:
+           without <user-id>, your own (before it expires; if it came from local.json, the new
+           one is saved there instead of printed); with <user-id>, a member's (operators who own
+           the project: the way back for an expired token). --expires WHEN as for create
+  revoke   stops a member's token without a new one (operators who own the project)
+
+A revoked or replaced token is refused at once by the management API and within 10 s by the
+run API (which keeps the control plane's answer about a token for 10 s).`;
 
 interface Made {
   id: string;
@@ -26,10 +45,121 @@ interface Made {
   token: string;
 }
 
+export interface Member {
+  id: string;
+  name: string;
+  role: string;
+  operator: boolean;
+  createdAt: string;
+  tokenExpiresAt: string | null;
+  tokenLastUsedAt: string | null;
+}
+
+type Values = Record<string, string | boolean | undefined>;
+
+const ACTIONS = ["list", "create", "add", "role", "remove", "token", "revoke"] as const;
+
+/** What a user's token is now, for the list: its expiry, or why there is none. */
+export function tokenState(m: Member, now = Date.now()): string {
+  if (!m.tokenExpiresAt) return "none (revoked)";
+  const expires = m.tokenExpiresAt.slice(0, 10);
+  return Date.parse(m.tokenExpiresAt) <= now ? `expired ${expires}` : `expires ${expires}`;
+}
+
+function userId(rest: string[], action: string): string {
+  const [id] = rest;
+  if (!id)
+    throw new CliError(`give the user's id ('runlet users list' shows it)\n\n${USERS_USAGE}`);
+  if (action !== "role" && rest.length > 1) {
+    throw new CliError(`one user at a time (got ${rest.join(" ")})\n\n${USERS_USAGE}`);
+  }
+  return id;
+}
+
+function roleOf(text: unknown, where: string): "member" | "owner" {
+  if (text === "member" || text === "owner") return text;
+  throw new CliError(
+    `${where} must be member or owner${text ? ` (got '${text}')` : ""}\n\n${USERS_USAGE}`,
+  );
+}
+
+async function create(values: Values): Promise<number> {
+  if (!values.name) throw new CliError(`--name is required\n\n${USERS_USAGE}`);
+  if (!values.expires) throw new CliError(`--expires is required\n\n${USERS_USAGE}`);
+  const expiresAt = expiryOf(String(values.expires));
+  const config = await loadConfig();
+  const made = await callProject<Made>(config, "POST", "/users", "adding the user", {
+    name: values.name,
+    expiresAt,
+    ...(values.role ? { role: values.role } : {}),
+    ...(values.operator ? { operator: true } : {}),
+  });
+  if (values.json) {
+    console.log(JSON.stringify(made));
+    return 0;
+  }
+  const operator = made.operator ? ", an operator" : "";
+  console.error(
+    `Added ${made.name} (${made.id}, ${made.role}${operator}); the token expires ${made.expiresAt}. It is shown only this once:`,
+  );
+  console.log(made.token);
+  console.error(
+    `They set ${ENV.baseUrl}=${config.baseUrl} ${ENV.apiUrl}=${config.apiUrl} ${ENV.project}=${config.projectId} and ${ENV.token} to that token.`,
+  );
+  return 0;
+}
+
+async function list(values: Values): Promise<number> {
+  const config = await loadConfig();
+  const { users } = await callProject<{ users: Member[] }>(
+    config,
+    "GET",
+    "/users",
+    "listing users",
+  );
+  if (values.json) {
+    console.log(JSON.stringify({ users }));
+    return 0;
+  }
+  console.log(
+    columns(
+      ["ID", "NAME", "ROLE", "OPERATOR", "TOKEN"],
+      users.map((u) => [u.id, u.name, u.role, u.operator ? "yes" : "no", tokenState(u)]),
+    ),
+  );
+  return 0;
+}
+
+async function member(
+  values: Values,
+  action: "add" | "role" | "remove",
+  rest: string[],
+): Promise<number> {
+  const id = userId(rest, action);
+  const path = `/users/${encodeURIComponent(id)}`;
+  if (action === "remove") {
+    const config = await loadConfig();
+    await callProject(config, "DELETE", path, "removing the user");
+    if (values.json) console.log(JSON.stringify({ id, removed: true }));
+    else console.log(`Removed ${id} from project ${config.projectId}.`);
+    return 0;
+  }
+  const role =
+    action === "add" ? roleOf(values.role, "--role") : roleOf(rest[1] ?? values.role, "the role");
+  const config = await loadConfig();
+  const method = action === "add" ? "PUT" : "PATCH";
+  const what = action === "add" ? "adding the user" : "changing the role";
+  const done = await callProject<Member>(config, method, path, what, { role });
+  if (values.json) console.log(JSON.stringify(done));
+  else if (action === "add") console.log(`Added ${done.name} (${done.id}) as ${done.role}.`);
+  else console.log(`${done.name} (${done.id}) is now ${done.role}.`);
+  return 0;
+}
+
 export const users: Command = {
   name: "users",
-  summary: "add a user to the project, with their token (operators only)",
-  usage: USAGE,
+  summary: "the project's users: list, create, add, role, remove; their tokens: token, revoke",
+  usage: USERS_USAGE,
   options: {
     name: { type: "string" },
     expires: { type: "string" },
@@ -37,29 +167,25 @@ export const users: Command = {
     operator: { type: "boolean" },
   },
   async run({ values, positionals }) {
-    const [action] = positionals;
-    if (action !== "create") throw new CliError(`say create\n\n${USAGE}`);
-    if (!values.name) throw new CliError(`--name is required\n\n${USAGE}`);
-    if (!values.expires) throw new CliError(`--expires is required\n\n${USAGE}`);
-    const config = await loadConfig();
-    const made = await callProject<Made>(config, "POST", "/users", "adding the user", {
-      name: values.name,
-      expiresAt: expiryOf(String(values.expires)),
-      ...(values.role ? { role: values.role } : {}),
-      ...(values.operator ? { operator: true } : {}),
-    });
-    if (values.json) {
-      console.log(JSON.stringify(made));
-      return 0;
+    const [action, ...rest] = positionals;
+    if (!ACTIONS.includes(action as (typeof ACTIONS)[number])) {
+      throw new CliError(
+        `say ${ACTIONS.slice(0, -1).join(", ")} or ${ACTIONS.at(-1)}${action ? ` (not '${action}')` : ""}\n\n${USERS_USAGE}`,
+      );
     }
-    const operator = made.operator ? ", an operator" : "";
-    console.error(
-      `Added ${made.name} (${made.id}, ${made.role}${operator}); the token expires ${made.expiresAt}. It is shown only this once:`,
-    );
-    console.log(made.token);
-    console.error(
-      `They set ${ENV.baseUrl}=${config.baseUrl} ${ENV.apiUrl}=${config.apiUrl} ${ENV.project}=${config.projectId} and ${ENV.token} to that token.`,
-    );
-    return 0;
+    switch (action) {
+      case "list":
+        return list(values);
+      case "create":
+        return create(values);
+      case "add":
+      case "role":
+      case "remove":
+        return member(values, action, rest);
+      case "token":
+        return newToken(values, rest.length ? userId(rest, "token") : undefined, USERS_USAGE);
+      default:
+        return revokeToken(values, userId(rest, "revoke"));
+    }
   },
 };

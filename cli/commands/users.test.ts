@@ -1,0 +1,238 @@
+// `runlet users list|add|role|remove|token|revoke` against a real Node control plane: its first
+// user made by `runlet init` (an operator, credentials in local.json), then the people it adds.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { ENV } from "../../common/consts.ts";
+import { main } from "../main.ts";
+import { ROOT } from "./start.ts";
+
+const BOOTSTRAP = "bootstrap-token-for-the-users-test-0123456789";
+
+let dir: string;
+let server: ChildProcess;
+let baseUrl: string;
+/** The operator's environment: RUNLET_HOME with the local.json `runlet init` wrote. */
+let env: Record<string, string | undefined>;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "runlet-users-"));
+  server = spawn(process.execPath, ["--import", "tsx", "control-plane/server.ts"], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      [ENV.home]: join(dir, "control-plane"),
+      [ENV.internalToken]: "internal-token-for-the-users-test-0123456789",
+      [ENV.bootstrapToken]: BOOTSTRAP,
+      [ENV.controlPort]: "0",
+      [ENV.apiUrl]: "https://api.example.com",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  for (const stream of [server.stdout, server.stderr]) stream?.on("data", (d) => (output += d));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1];
+    if (port) {
+      baseUrl = `http://127.0.0.1:${port}`;
+      break;
+    }
+    if (server.exitCode !== null || Date.now() > deadline) {
+      throw new Error(`the control plane did not start:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  env = {
+    [ENV.home]: join(dir, "operator"),
+    [ENV.token]: undefined,
+    [ENV.project]: undefined,
+    [ENV.baseUrl]: undefined,
+    [ENV.apiUrl]: undefined,
+  };
+  const init = await runlet(["init", "--control-plane", baseUrl, "--name", "Ada"], {
+    ...env,
+    [ENV.bootstrapToken]: BOOTSTRAP,
+  });
+  expect(init.code, init.stderr).toBe(0);
+});
+
+afterAll(async () => {
+  server?.kill("SIGTERM");
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Runs the CLI in this process with `more` over the environment; what it printed, and its code. */
+async function runlet(args: string[], more: Record<string, string | undefined> = env) {
+  const out = vi.spyOn(console, "log").mockImplementation(() => {});
+  const err = vi.spyOn(console, "error").mockImplementation(() => {});
+  const errWrite = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+  for (const [name, value] of Object.entries(more)) vi.stubEnv(name, value);
+  try {
+    const code = await main(args);
+    const text = (spy: typeof out) => spy.mock.calls.map((c) => c.join(" ")).join("\n");
+    return { code, stdout: text(out), stderr: text(err) };
+  } finally {
+    vi.unstubAllEnvs();
+    out.mockRestore();
+    err.mockRestore();
+    errWrite.mockRestore();
+  }
+}
+
+const localJson = async () =>
+  JSON.parse(await readFile(join(dir, "operator", "local.json"), "utf8")) as {
+    projectId: string;
+    token: string;
+  };
+
+/** The status of listing the apps of `projectId` with `token`. */
+const apps = async (token: string, projectId: string) =>
+  (
+    await fetch(`${baseUrl}/v2/projects/${projectId}/apps`, {
+      headers: { authorization: `Bearer ${token}` },
+    })
+  ).status;
+
+describe("runlet users", () => {
+  let ann: { id: string; token: string };
+  let first: string;
+  let second: string;
+
+  it("lists the project's users with their token's expiry, never a token", async () => {
+    const made = await runlet(["users", "create", "--name", "Ann", "--expires", "30d", "--json"]);
+    expect(made.code, made.stdout).toBe(0);
+    ann = JSON.parse(made.stdout);
+    first = (await localJson()).projectId;
+    const table = await runlet(["users", "list"]);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toMatch(/^ID\s+NAME\s+ROLE\s+OPERATOR\s+TOKEN/);
+    expect(table.stdout).toMatch(/Ada\s+owner\s+yes\s+expires \d{4}-\d\d-\d\d/);
+    expect(table.stdout).toMatch(new RegExp(`${ann.id}\\s+Ann\\s+member\\s+no\\s+expires`));
+    const listed = await runlet(["users", "list", "--json"]);
+    expect(JSON.parse(listed.stdout).users).toHaveLength(2);
+    expect(listed.stdout).not.toContain(ann.token);
+    expect(listed.stdout).not.toContain((await localJson()).token);
+  });
+
+  it("adds an existing user to another project, changes roles, removes them", async () => {
+    const project = await runlet(["projects", "create", "--name", "second", "--json"]);
+    second = JSON.parse(project.stdout).id;
+    const there = { ...env, [ENV.project]: second };
+    const added = await runlet(["users", "add", ann.id, "--role", "member"], there);
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.stdout).toBe(`Added Ann (${ann.id}) as member.`);
+    expect(await apps(ann.token, second)).toBe(200);
+
+    const again = await runlet(["users", "add", ann.id, "--role", "owner", "--json"], there);
+    expect(again.code).toBe(1);
+    expect(JSON.parse(again.stdout)).toMatchObject({ status: 409, code: "conflict" });
+    const noRole = await runlet(["users", "add", ann.id], there);
+    expect(noRole.stderr).toMatch(/--role must be member or owner/);
+    const noId = await runlet(["users", "remove"], there);
+    expect(noId.stderr).toMatch(/give the user's id \('runlet users list' shows it\)/);
+
+    const ada = JSON.parse((await runlet(["users", "list", "--json"], there)).stdout).users.find(
+      (u: { name: string }) => u.name === "Ada",
+    );
+    const last = await runlet(["users", "role", ada.id, "member"], there);
+    expect(last.code).toBe(1);
+    expect(last.stderr).toMatch(/failed \(409\): cannot demote Ada .*last owner/);
+    const up = await runlet(["users", "role", ann.id, "owner"], there);
+    expect(up.stdout).toBe(`Ann (${ann.id}) is now owner.`);
+    const down = await runlet(["users", "role", ann.id, "member", "--json"], there);
+    expect(JSON.parse(down.stdout)).toMatchObject({ id: ann.id, role: "member" });
+
+    const removed = await runlet(["users", "remove", ann.id], there);
+    expect(removed.stdout).toBe(`Removed ${ann.id} from project ${second}.`);
+    expect(await apps(ann.token, second)).toBe(403);
+    expect(await apps(ann.token, first)).toBe(200);
+    const log = await runlet(["audit-log", "--json"], there);
+    const actions = JSON.parse(log.stdout).logs.map((e: { action: string }) => e.action);
+    expect(actions.slice(0, 6)).toEqual([
+      "users.remove",
+      "users.set_role",
+      "users.set_role",
+      "users.set_role",
+      "users.add",
+      "users.add",
+    ]);
+  });
+
+  it("renews your own token into local.json: the old one is refused at once", async () => {
+    const before = await localJson();
+    const renewed = await runlet(["users", "token", "--expires", "400d"]);
+    expect(renewed.code, renewed.stderr).toBe(0);
+    expect(renewed.stdout).toBe("");
+    expect(renewed.stderr).toMatch(/You have a new token, expiring .* saved to .*local\.json/);
+    const after = await localJson();
+    expect(after.token).not.toBe(before.token);
+    expect((await stat(join(dir, "operator", "local.json"))).mode & 0o777).toBe(0o600);
+    expect(await apps(before.token, first)).toBe(401);
+    expect(await apps(after.token, first)).toBe(200);
+  });
+
+  it("prints a renewed token taken from RUNLET_TOKEN, and leaves local.json alone", async () => {
+    const made = await runlet(["users", "create", "--name", "Bea", "--expires", "1d", "--json"]);
+    const bea = JSON.parse(made.stdout);
+    const before = await localJson();
+    const renewed = await runlet(["users", "token", "--expires", "5d"], {
+      ...env,
+      [ENV.token]: bea.token,
+    });
+    expect(renewed.code, renewed.stderr).toBe(0);
+    expect(renewed.stderr).toMatch(/Set RUNLET_TOKEN to it wherever you used the old one/);
+    expect(await apps(renewed.stdout.trim(), first)).toBe(200);
+    expect(await apps(bea.token, first)).toBe(401);
+    expect(await localJson()).toEqual(before);
+  });
+
+  it("issues a member a new token, and revokes it", async () => {
+    const issued = await runlet(["users", "token", ann.id, "--expires", "10d"]);
+    expect(issued.code, issued.stderr).toBe(0);
+    expect(issued.stderr).toMatch(/Ann \(usr_\w+\) has a new token, .*the old one no longer works/);
+    const token = issued.stdout.trim();
+    expect(await apps(token, first)).toBe(200);
+    expect(await apps(ann.token, first)).toBe(401);
+    const noExpiry = await runlet(["users", "token", ann.id]);
+    expect(noExpiry.stderr).toMatch(/--expires is required/);
+
+    const revoked = await runlet(["users", "revoke", ann.id]);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.stdout).toMatch(/^Revoked the token of usr_\w+: refused at once/);
+    expect(await apps(token, first)).toBe(401);
+    const list = JSON.parse((await runlet(["users", "list", "--json"])).stdout);
+    expect(list.users.find((u: { id: string }) => u.id === ann.id).tokenExpiresAt).toBeNull();
+    const table = await runlet(["users", "list"]);
+    expect(table.stdout).toMatch(
+      new RegExp(`${ann.id}\\s+Ann\\s+member\\s+no\\s+none \\(revoked\\)`),
+    );
+  });
+
+  it("a member is told what they may not do", async () => {
+    const made = await runlet(["users", "create", "--name", "Cy", "--expires", "1d", "--json"]);
+    const cy = JSON.parse(made.stdout);
+    const as = { ...env, [ENV.token]: cy.token };
+    const list = await runlet(["users", "list"], as);
+    expect(list.code).toBe(1);
+    expect(list.stderr).toMatch(/listing users failed \(403\): only the project owner may do this/);
+    const revoke = await runlet(["users", "revoke", ann.id, "--json"], as);
+    expect(JSON.parse(revoke.stdout)).toMatchObject({ status: 403 });
+  });
+});
+
+it("prints --help, and names the actions when given another", async () => {
+  const help = await runlet(["users", "--help"], {});
+  expect(help.code).toBe(0);
+  expect(help.stdout).toMatch(/^Usage: runlet users list/);
+  for (const action of ["list", "add", "role", "remove", "token", "revoke"]) {
+    expect(help.stdout).toContain(`runlet users ${action}`);
+  }
+  const other = await runlet(["users", "delete", "usr_1"], {});
+  expect(other.code).toBe(1);
+  expect(other.stderr).toMatch(
+    /say list, create, add, role, remove, token or revoke \(not 'delete'\)/,
+  );
+});
