@@ -377,6 +377,37 @@ export async function run(input, ctx) {
     expect(noToken.stderr).toMatch(/set RUNLET_HOST_TOKEN to a host token/);
   });
 
+  it("a revoked user's token stops on the run API within its 10 s cache, at once elsewhere", async () => {
+    expect((await cli(["deploy", "examples/hello"], runlet.env)).code).toBe(0);
+    const made = await cli(
+      ["users", "create", "--name", "Rae", "--expires", "30d", "--json"],
+      runlet.env,
+    );
+    expect(made.code, made.stderr).toBe(0);
+    const rae = JSON.parse(made.stdout) as { id: string; token: string };
+    const run = () =>
+      fetch(`${runlet.local.apiUrl}/v4/${runlet.local.projectId}/hello/run`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${rae.token}`, "content-type": "application/json" },
+        body: "{}",
+      });
+    // The Worker now holds the control plane's answer about this token.
+    expect((await run()).status).toBe(200);
+    const revoked = await cli(["users", "revoke", rae.id], runlet.env);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect((await apps(rae.token)).status).toBe(401);
+    // docs/api.md: the run API asks the control plane about a token at most every 10 s. Polled
+    // past that (and 5 s for a loaded machine), never longer.
+    const deadline = Date.now() + 15_000;
+    let res = await run();
+    while (res.status === 200 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      res = await run();
+    }
+    expect(res.status).toBe(401);
+    expect((await json(res)).message).toBe("token has been revoked");
+  });
+
   it("prints --help for every new command", async () => {
     for (const command of [
       "tokens",
@@ -389,6 +420,7 @@ export async function run(input, ctx) {
       "redeliver",
       "hosts",
       "host",
+      "users",
     ]) {
       const help = await cli([command, "--help"], runlet.env);
       expect(help.code).toBe(0);
