@@ -322,6 +322,18 @@ describe("dashboard actions", () => {
     expect(again).not.toContain(token as string);
   });
 
+  it("list the project's users on the API keys page, read-only, never a token", async () => {
+    const cookie = await signIn();
+    const html = await (await page("/dashboard/api-keys", cookie)).text();
+    const users = html.slice(html.indexOf("<h2>Users</h2>"));
+    expect(users).toContain('aria-label="Users"');
+    expect(users).toMatch(new RegExp(`title="${f.owner.id}">Olive Owner</td><td>owner</td>`));
+    expect(users).toMatch(new RegExp(`title="${f.member.id}">Mel Member</td><td>member</td>`));
+    expect(users).toContain("status-active");
+    expect(html).not.toContain(f.member.token);
+    expect(users).not.toContain("<form");
+  });
+
   it("say why a form was refused even when what was typed is long (the cookie stays under 4 KB)", async () => {
     const cookie = await signIn();
     const expires = new Date(Date.now() + 7 * 86_400_000).toISOString().slice(0, 10);

@@ -36,7 +36,7 @@ export const memberSchema = z
     tokenLastUsedAt: z.string().nullable().openapi({
       format: "date-time",
       description:
-        "When that token last authenticated a request to the control plane, to the minute; null if never.",
+        "When that token last authenticated a request to the control plane, to the minute; null if never, or if they have no token.",
     }),
   })
   .openapi("ProjectUser");

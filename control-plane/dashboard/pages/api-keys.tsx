@@ -1,5 +1,5 @@
 /**
- * `/dashboard/api-keys`: the project's service accounts. Create one with a name, an expiry
+ * `/dashboard/api-keys`: the project's service accounts, and its users (read-only). Create one with a name, an expiry
  * date and a role; its token is shown once (with a copy button and a warning), never again;
  * revoke one behind a confirmation. Through the management API, so owners only, and audited
  * as there (`source: "dashboard"` in the entry's metadata).
@@ -9,6 +9,7 @@ import type { DashCtx, DashEnv } from "../api.ts";
 import { setFlash, takeFlash } from "../flash.ts";
 import { Page } from "../layout.tsx";
 import { EmptyRow, Field, Notice, Status, Table, Time } from "../ui.tsx";
+import { type ProjectUser, ProjectUsers } from "./project-users.tsx";
 
 const PATH = "/dashboard/api-keys";
 
@@ -55,10 +56,10 @@ function TokenOnce({ name, token }: { name: string; token: string }) {
 
 async function listPage(c: DashCtx) {
   const flash = takeFlash<Flash>(c, PATH);
-  const listed = await c.var.api.project<{ serviceAccounts: Account[] }>(
-    "GET",
-    "/service-accounts",
-  );
+  const [listed, people] = await Promise.all([
+    c.var.api.project<{ serviceAccounts: Account[] }>("GET", "/service-accounts"),
+    c.var.api.project<{ users: ProjectUser[] }>("GET", "/users"),
+  ]);
   const failed = flash?.kind === "error" ? flash : undefined;
   return c.html(
     <Page title="API keys" section={PATH} session={c.var.session}>
@@ -137,6 +138,7 @@ async function listPage(c: DashCtx) {
               ))
             )}
           </Table>
+          <ProjectUsers listed={people} />
         </>
       ) : (
         <Notice kind="error">
