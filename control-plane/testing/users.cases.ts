@@ -51,6 +51,50 @@ export function userLifecycleCases(open: () => Promise<Database>) {
     await join(f.projectId, boss, "owner");
   });
 
+  describe("every route of a project's users", () => {
+    const routes = () => {
+      const user = f.member.id;
+      const role = { role: "member" };
+      const expiry = { expiresAt: inDays(5) };
+      return [
+        ["GET", "", undefined],
+        ["PUT", `/${user}`, role],
+        ["PATCH", `/${user}`, role],
+        ["DELETE", `/${user}`, undefined],
+        ["POST", `/${user}/token`, expiry],
+        ["DELETE", `/${user}/token`, undefined],
+      ] as const;
+    };
+
+    it("is 401 without a token or with a garbled one, 403 for a member, 404 for no project", async () => {
+      for (const [method, tail, body] of routes()) {
+        const what = `${method} …/users${tail}`;
+        expect((await send(method, users$() + tail, null, body)).status, what).toBe(401);
+        expect((await send(method, users$() + tail, "not.a.jwt", body)).status, what).toBe(401);
+        expect((await send(method, users$() + tail, f.member.token, body)).status, what).toBe(403);
+        const missing = await send(method, users$("prj_nope") + tail, operator.token, body);
+        expect(missing.status, what).toBe(404);
+      }
+      expect(
+        (await send("POST", "/v2/me/token", "not.a.jwt", { expiresAt: inDays(5) })).status,
+      ).toBe(401);
+    });
+
+    it("is 400 for a user id longer than any id, naming it", async () => {
+      const long = "u".repeat(65);
+      for (const [method, tail, body] of routes().slice(1)) {
+        const res = await send(
+          method,
+          users$() + tail.replace(f.member.id, long),
+          operator.token,
+          body,
+        );
+        expect(res.status, `${method} ${tail}`).toBe(400);
+        expect(res.body.message).toMatch(/userId/);
+      }
+    });
+  });
+
   describe("GET /v2/projects/{id}/users", () => {
     it("lists every user with role, operator flag and token expiry, never a token", async () => {
       const res = await send("GET", users$(), operator.token);
