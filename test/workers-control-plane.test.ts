@@ -154,6 +154,25 @@ it("starts in workerd, makes its first user, keeps bundles in R2 and signs in to
   expect(page.status).toBe(200);
   expect(await page.text()).toContain("hello");
 
+  // A project's users and a user's token, on D1 through the Worker (docs/deploy.md).
+  const users = `/v2/projects/${project.id}/users`;
+  const inDays = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString();
+  const ann = (await call("POST", users, token, { name: "Ann", expiresAt: inDays(5) })).json();
+  const listed = (await call("GET", users, token)).json().users;
+  expect(listed.map((u: Json) => [u.name, u.role])).toEqual([
+    ["Ada", "owner"],
+    ["Ann", "member"],
+  ]);
+  expect((await call("PATCH", `${users}/${ann.id}`, token, { role: "owner" })).status).toBe(200);
+  const renewed = await call("POST", "/v2/me/token", ann.token, { expiresAt: inDays(9) });
+  expect(renewed.status).toBe(201);
+  expect((await call("GET", users, ann.token)).status).toBe(401);
+  expect((await call("DELETE", `${users}/${ann.id}/token`, token)).status).toBe(204);
+  expect((await call("GET", users, renewed.json().token)).status).toBe(401);
+  expect((await call("DELETE", `${users}/${ann.id}`, token)).status).toBe(204);
+  const last = await call("DELETE", `${users}/${init.json().user.id}`, token);
+  expect([last.status, last.json().code]).toEqual([409, "conflict"]);
+
   // Deleting the app removes its bundles from the bucket.
   expect((await call("DELETE", `/v2/projects/${project.id}/apps/hello`, token)).status).toBe(204);
   expect((await call("GET", `/internal/bundles/${project.id}/hello/2`, hostToken)).status).toBe(
