@@ -101,6 +101,39 @@ export const dropped = () => ({ fn: () => 1, n: 1 });`,
     });
   });
 
+  it("fails a result meant to stream (generator, stream, Response) rather than answer {}", async () => {
+    const replica = await replicaOf({
+      "main.mjs": `
+export async function* tokens() { yield "a"; }
+export function* pieces() { yield 1; }
+export const stream = () => new ReadableStream({ start(c) { c.enqueue("x"); c.close(); } });
+export const response = () => new Response("hi");
+export const list = () => new Set([1]);`,
+    });
+    await replica.start();
+    const failed = (kind: string) => ({
+      kind: "threw",
+      message: expect.stringMatching(
+        new RegExp(
+          `^the function's result cannot be serialized as JSON: it is ${kind}.*, which a managed function cannot stream`,
+        ),
+      ),
+    });
+    expect(await replica.invoke({ ...CALL, fn: "tokens" }, 5_000)).toEqual(
+      failed("an async iterable"),
+    );
+    expect(await replica.invoke({ ...CALL, fn: "pieces" }, 5_000)).toEqual(failed("an iterator"));
+    expect(await replica.invoke({ ...CALL, fn: "stream" }, 5_000)).toEqual(
+      failed("an async iterable"),
+    );
+    expect(await replica.invoke({ ...CALL, fn: "response" }, 5_000)).toEqual(failed("a Response"));
+    // A Set is JSON's {} as JSON.stringify makes it, not a stream.
+    expect(await replica.invoke({ ...CALL, fn: "list" }, 5_000)).toEqual({
+      kind: "returned",
+      value: {},
+    });
+  });
+
   it("fails a result whose JSON is nothing (a function, a symbol) at once, and keeps the replica", async () => {
     const replica = await replicaOf({
       "main.mjs": `

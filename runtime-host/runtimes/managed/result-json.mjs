@@ -10,6 +10,11 @@
  */
 export function jsonValue(value) {
   if (value === undefined || value === null) return null;
+  const streamed = streamedKind(value);
+  if (streamed)
+    throw new Error(
+      `it is ${streamed}, which a managed function cannot stream: it answers with one JSON value (a custom app can stream its answer)`,
+    );
   const toJSON = /** @type {{ toJSON?: unknown }} */ (value).toJSON;
   if (typeof toJSON !== "function") {
     if (typeof value === "function" || typeof value === "symbol")
@@ -28,4 +33,20 @@ export function jsonValue(value) {
       `its toJSON() returned ${made === undefined ? "undefined" : `a ${typeof made}`}`,
     );
   return JSON.parse(json);
+}
+
+/**
+ * What a result is when it is meant to be read piece by piece — a stream, a generator, a
+ * `Response` — or undefined. Their JSON is `{}`: a function that yields tokens answered 200
+ * with `{}`, its output gone, where it must fail saying why.
+ * @param {unknown} value
+ * @returns {string | undefined}
+ */
+function streamedKind(value) {
+  if (typeof value !== "object" || value === null) return undefined;
+  if (typeof Response === "function" && value instanceof Response) return "a Response";
+  if (Symbol.asyncIterator in value) return "an async iterable (a stream or an async generator)";
+  const next = /** @type {{ next?: unknown }} */ (value).next;
+  if (Symbol.iterator in value && typeof next === "function") return "an iterator (a generator)";
+  return undefined;
 }
