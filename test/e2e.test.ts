@@ -376,6 +376,43 @@ require("node:http").createServer((req, res) => {
     expect(closed).toBe("1");
   });
 
+  it("streams a custom app's text answer as it is written to a caller that accepts gzip", async () => {
+    // The app writes a first token, then waits until told to go on (or 10 s): an answer held
+    // until its end (the edge compressing it) gave the caller nothing before then.
+    const deployed = await deployFiles({
+      "runlet.toml": [
+        'name = "tokens"',
+        'runtime = "custom"',
+        "[custom]",
+        'entrypoint = ["node", "server.js"]',
+        "[scaling]",
+        "max_replicas = 1",
+        "replica_concurrency = 2",
+      ].join("\n"),
+      "server.js": `let go;
+const told = new Promise((resolve) => { go = resolve; });
+require("node:http").createServer((req, res) => {
+  if (req.url === "/health") return res.end("ok");
+  if (req.url === "/go") return res.end(go("told"));
+  res.writeHead(200, { "content-type": "text/plain; charset=utf-8" });
+  res.write("first\\n");
+  const late = new Promise((resolve) => setTimeout(resolve, 10_000, "late"));
+  Promise.race([told, late]).then((word) => res.end(word + "\\n"));
+}).listen(Number(process.env.PORT), "127.0.0.1");`,
+    });
+    expect(deployed.status).toBe(201);
+    const get = { method: "GET", body: undefined, headers: { "accept-encoding": "gzip, br" } };
+    const answer = await run("/tokens/stream", get);
+    const reader = (answer.body as ReadableStream<Uint8Array>).getReader();
+    const text = new TextDecoder();
+    expect(text.decode((await reader.read()).value)).toBe("first\n");
+    expect((await run("/tokens/go", get)).status).toBe(200);
+    let rest = "";
+    for (let r = await reader.read(); !r.done; r = await reader.read())
+      rest += text.decode(r.value);
+    expect(rest).toBe("told\n");
+  });
+
   it("deletes an app with the CLI: its calls are 404 and it is no longer listed", async () => {
     expect((await run("/racer/run")).status).toBe(200);
     const deleted = await cli(["apps", "delete", "racer"], runlet.env);

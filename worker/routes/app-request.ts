@@ -84,5 +84,20 @@ async function forward(
       ),
     );
   }
-  return new Response(body, { status: answer.status, headers: new Headers(answer.headers) });
+  return new Response(body, { status: answer.status, headers: asWritten(answer) });
+}
+
+/**
+ * The headers of the app's answer. One the app streams (no `Content-Length`) reaches its caller
+ * as the app writes it: the edge compresses text and JSON for a caller that accepts gzip or br
+ * (Cloudflare does, and wrangler's dev server as it does), and its encoder held the bytes until
+ * the answer ended, so a `text/plain` token stream arrived whole at its end, and one cut off
+ * midway arrived as nothing. `Content-Encoding: identity` says the body goes as it is, which the
+ * edge leaves alone. An answer with its length, or encoded by the app, is compressed as before.
+ */
+function asWritten(answer: Response): Headers {
+  const headers = new Headers(answer.headers);
+  const streamed = answer.body !== null && !headers.has("content-length");
+  if (streamed && !headers.has("content-encoding")) headers.set("content-encoding", "identity");
+  return headers;
 }
