@@ -162,7 +162,7 @@ it("says why a custom app's request failed when its answer did not end: caller g
   expect(byId.get(crashed)?.error).toMatch(/^the app's answer was cut off: /);
   expect(byId.get(slow)).toMatchObject({
     status: "failure",
-    error: "the app did not answer within 1 s",
+    error: "the app's answer did not end within 1 s, the synchronous limit: it was cut off there",
   });
 });
 

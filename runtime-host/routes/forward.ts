@@ -80,7 +80,11 @@ function proxy(
     const timer = setTimeout(() => {
       timedOut = true; // its request is closed; the app's server goes on serving the others
       upstream.destroy();
-      const error = `the app did not answer within ${timeoutMs / 1000} s`;
+      // A stream that outlasted the limit was answering: it was cut there, not unanswered.
+      const limit = `${timeoutMs / 1000} s`;
+      const error = answered
+        ? `the app's answer did not end within ${limit}, the synchronous limit: it was cut off there`
+        : `the app did not answer within ${limit}`;
       if (answered) res.destroy();
       else reject(new HttpError(504, error));
       resolve({ error });
