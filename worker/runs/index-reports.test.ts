@@ -11,6 +11,7 @@ import {
   fakeHost,
   indexRefuses,
   indexTakes,
+  lastReportOf,
   newApp,
   newRun,
   reportsOf,
@@ -77,4 +78,14 @@ it("sends an end that came while a batch was on its way, with no other run to fo
   } finally {
     indexTakes(0);
   }
+});
+
+it("tells the index a custom app's run's status code, as the host does a sync one's", async () => {
+  const app = newApp();
+  const http = { status_code: 201, content_type: "text/plain", body: "made" };
+  fakeHost(app, () => ended({ result: undefined, http }));
+  const run = newRun(app, { fn: "POST /things" });
+  await accept(run);
+  const report = await lastReportOf(run, "its end", (r) => r.status === "success");
+  expect(report).toMatchObject({ function: "POST /things", statusCode: 201 });
 });

@@ -75,6 +75,8 @@ export class IndexReports {
           finishedAt: r.finished_at,
           runTimeMs: r.run_time_ms,
           ...(r.error ? { error: r.error } : {}),
+          // A custom app's run ended with its answer's status, as the host reports a sync run's.
+          ...(r.status_code !== null ? { statusCode: r.status_code } : {}),
           ...(r.host_id ? { host: r.host_id } : {}),
           ...(r.hook_state
             ? { webhook: { state: r.hook_state, attempts: attemptCount(r.hook_attempts) } }

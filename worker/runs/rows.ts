@@ -140,6 +140,7 @@ export type IndexRow = Pick<
   | "hook_attempts"
   | "host_id"
   | "error"
+  | "status_code"
 >;
 
 /** What a row keeps of a webhook: the shown target, whether it is signed, and the secrets. */

@@ -255,7 +255,7 @@ export class RunStore {
     return this.sql
       .exec<IndexRow>(
         `SELECT id, project, app, fn, async, status, created_at, finished_at, run_time_ms,
-           hook_state, hook_attempts, host_id, error FROM runs
+           hook_state, hook_attempts, host_id, error, status_code FROM runs
          WHERE indexed = 0 ORDER BY coalesce(finished_at, created_at) LIMIT ?`,
         limit,
       )
