@@ -169,7 +169,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     ...target,
     secrets: async () => (await membership?.secrets(target.project)) ?? {},
   });
-  const outputs = new ReplicaOutputs();
+  const outputs = new ReplicaOutputs(limits.endedOutputs);
   const pool = new ReplicaPool(
     (target) =>
       outputs.track(

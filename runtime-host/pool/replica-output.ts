@@ -2,7 +2,9 @@
  * Everything each app's replicas wrote, as a container's log: a custom app's server, a managed
  * app's module load, its timers, and its runs' lines too (which their runs' logs have as well).
  * Each replica's ring keeps its newest 256 KiB. The replicas running now, and the last few that
- * ended, so that the last words of a crash can still be read.
+ * ended, so that the last words of a crash can still be read: at most `ENDED_KEPT` per app, and
+ * at most `endedKept` over the host (the limits' `endedOutputs`), so what the host holds does not
+ * grow with the number of apps it ever ran.
  */
 import type { ReplicaOutput } from "../../common/protocol/host.ts";
 import { appKey } from "../names.ts";
@@ -13,6 +15,7 @@ import type { Workload } from "./workload.ts";
 export const ENDED_KEPT = 3;
 
 interface Tracked {
+  key: string;
   workload: Workload;
   startedAt: number;
   endedAt?: number;
@@ -20,22 +23,38 @@ interface Tracked {
 
 export class ReplicaOutputs {
   readonly #apps = new Map<string, Tracked[]>();
+  /** The ended replicas kept, over every app, the earliest ended first. */
+  #ended: Tracked[] = [];
+
+  constructor(readonly endedKept: number) {}
 
   /** Keeps `workload`'s output readable while it runs, and after it ended (the last few). */
   track<W extends Workload>(workload: W): W {
     const key = appKey(workload.spec.project, workload.spec.app);
-    const tracked: Tracked = { workload, startedAt: Date.now() };
+    const tracked: Tracked = { key, workload, startedAt: Date.now() };
     this.#apps.set(key, [...(this.#apps.get(key) ?? []), tracked]);
     workload.onExit(() => {
       tracked.endedAt = Date.now();
-      const list = this.#apps.get(key) ?? [];
-      const ended = list.filter((t) => t.endedAt !== undefined);
-      const forget = new Set(ended.slice(0, Math.max(0, ended.length - ENDED_KEPT)));
-      const kept = list.filter((t) => !forget.has(t));
-      if (kept.length > 0) this.#apps.set(key, kept);
-      else this.#apps.delete(key);
+      if (this.#apps.get(key)?.includes(tracked)) this.#ended.push(tracked);
+      const ended = this.#ended.filter((t) => t.key === key);
+      for (const old of ended.slice(0, Math.max(0, ended.length - ENDED_KEPT))) this.#drop(old);
+      // Over the host's bound: the earliest ended of an app that keeps a later one goes first,
+      // so each app's last words stay longest; when every app keeps one, the earliest of all.
+      while (this.#ended.length > this.endedKept) {
+        const counts = new Map<string, number>();
+        for (const t of this.#ended) counts.set(t.key, (counts.get(t.key) ?? 0) + 1);
+        const first = this.#ended.find((t) => (counts.get(t.key) ?? 0) > 1) ?? this.#ended[0];
+        if (first) this.#drop(first);
+      }
     });
     return workload;
+  }
+
+  #drop(tracked: Tracked): void {
+    this.#ended = this.#ended.filter((t) => t !== tracked);
+    const kept = (this.#apps.get(tracked.key) ?? []).filter((t) => t !== tracked);
+    if (kept.length > 0) this.#apps.set(tracked.key, kept);
+    else this.#apps.delete(tracked.key);
   }
 
   /**
@@ -43,7 +62,9 @@ export class ReplicaOutputs {
    * kept for as long as the host ran, up to 256 KiB each, and showed in a later app of its name).
    */
   forget(project: string, app: string): void {
-    this.#apps.delete(appKey(project, app));
+    const key = appKey(project, app);
+    this.#apps.delete(key);
+    this.#ended = this.#ended.filter((t) => t.key !== key);
   }
 
   /** The app's replicas here, the newest first, each with its output as lines. */

@@ -4,6 +4,7 @@ import type { ReplicaOutput } from "../../common/protocol/host.ts";
 import { linesOf } from "../pool/replica-output.ts";
 import type { RunningHost } from "../server.ts";
 import {
+  eventually,
   hostClient,
   isGone,
   newHome,
@@ -101,6 +102,33 @@ describe("replica output", () => {
     await client.deploy("p", "gone", 1, APP);
     const second = Number((await client.invoke("p", "gone", "later")).body.result);
     expect((await output("p", "gone")).body.replicas.map((r) => r.pid)).toEqual([second]);
+  });
+
+  it("keeps the output of at most `endedOutputs` ended replicas over all apps, each app's last the longest", async () => {
+    await host.close();
+    host = await startTestHost(home, { limits: { endedOutputs: 2 } });
+    client = hostClient(host.url);
+    const states = async (app: string) =>
+      (await output("p", app)).body.replicas.map((r) => r.state);
+    const crash = async (app: string) => {
+      expect((await client.invoke("p", app, "crash")).status).toBe(502);
+      // Its exit is seen a moment after the call's 502.
+      await eventually(
+        () => states(app),
+        (s) => s.length > 0 && s.every((x) => x === "exited"),
+      );
+    };
+    for (const app of ["a", "b", "c"]) await client.deploy("p", app, 1, APP);
+    await crash("a");
+    await crash("b");
+    await crash("c"); // three ended over the host: a's, the earliest, goes
+    expect(await states("a")).toEqual([]);
+    expect(await states("b")).toEqual(["exited"]);
+    expect(await states("c")).toEqual(["exited"]);
+    // b's second end: b's first goes, not c's (earlier than it, but c's last words).
+    await crash("b");
+    expect(await states("b")).toEqual(["exited"]);
+    expect(await states("c")).toEqual(["exited"]);
   });
 });
 
