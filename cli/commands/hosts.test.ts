@@ -38,3 +38,13 @@ it("shows a down host's silence and its last apps as the past, not as running no
     "last: hello×2",
   ]);
 });
+
+it("names a host's busiest apps and counts the rest: 150 apps warm made one line of 1,900 characters", () => {
+  const apps = Array.from({ length: 150 }, (_, i) => ({
+    project: "prj_1",
+    app: `app-${String(149 - i).padStart(3, "0")}`,
+    replicas: i === 120 ? 3 : 1,
+  }));
+  const [, , , , , , shown] = hostRow({ ...host, apps });
+  expect(shown).toBe("app-029×3 app-000×1 app-001×1 app-002×1 app-003×1 app-004×1 +144 more");
+});

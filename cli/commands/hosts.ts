@@ -10,8 +10,9 @@ The runtime hosts of this Runlet, and the tokens new hosts join with (operators 
 local owner is one). See docs/hosts.md.
 
   list     every host that registered: its state (up, draining, or down after 15 s without a
-           heartbeat), address, load and the apps it runs (a down host: since when it is
-           silent, and the apps of its last heartbeat)
+           heartbeat), address, load and the apps it runs, the most replicas first and at
+           most 6 of them (--json: all; a down host: since when it is silent, and the apps of
+           its last heartbeat)
   token    a new host token, printed once: give it to 'runlet host' on another machine as
            RUNLET_HOST_TOKEN (only its hash is kept)
   tokens   the host tokens, never the tokens themselves
@@ -31,12 +32,27 @@ export interface Host {
   apps: Array<{ project: string; app: string; replicas: number }>;
 }
 
+/** Apps `runlet hosts` names per host; the rest are counted (`--json` has them all). */
+export const APPS_SHOWN = 6;
+
+/**
+ * A host's apps, those with the most replicas first: a host with 150 apps warm was one line of
+ * some 1,900 characters, every app in the order of its heartbeat.
+ */
+function appsOf(apps: Host["apps"]): string {
+  if (apps.length === 0) return "—";
+  const sorted = apps.toSorted((x, y) => y.replicas - x.replicas || x.app.localeCompare(y.app));
+  const shown = sorted.slice(0, APPS_SHOWN).map((a) => `${a.app}×${a.replicas}`);
+  const rest = sorted.length - shown.length;
+  return rest > 0 ? `${shown.join(" ")} +${rest} more` : shown.join(" ");
+}
+
 /**
  * A host's line in `runlet hosts`. A down host's load and apps are what its last heartbeat said,
  * not what runs there now: its state says how long it has been silent, its apps are "last: …".
  */
 export function hostRow(h: Host, now = Date.now()): string[] {
-  const apps = h.apps.map((a) => `${a.app}×${a.replicas}`).join(" ") || "—";
+  const apps = appsOf(h.apps);
   if (h.state === "down")
     return [
       h.id,
