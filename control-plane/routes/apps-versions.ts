@@ -1,14 +1,22 @@
 /**
- * `GET /v2/projects/{projectId}/apps/{appName}/versions`: every deployed version of an app,
- * newest first, with who deployed it (members and owners).
+ * `GET /v2/projects/{projectId}/apps/{appName}/versions`: an app's deployed versions, newest
+ * first, with who deployed them (members and owners). Every one, or with `limit` a page of them
+ * (an app deployed at each commit has thousands: the dashboard's page showed 1,001 rows).
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { desc, eq, inArray } from "drizzle-orm";
+import { and, desc, eq, inArray, lt } from "drizzle-orm";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
 import { inParts } from "../db/in-parts.ts";
 import { deployments, serviceAccounts, users } from "../db/schema.ts";
-import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
+import {
+  bearerAuth,
+  DEFAULT_PAGE_SIZE,
+  errorResponses,
+  pageSizeParam,
+  projectIdParam,
+} from "../openapi.ts";
+import { nextPageFields, readPageToken } from "../page-token.ts";
 import { appOr404 } from "./app-lookup.ts";
 
 const versionSchema = z
@@ -22,6 +30,14 @@ const versionSchema = z
   })
   .openapi("AppVersion");
 
+const versionsQuery = z.strictObject({
+  limit: pageSizeParam.openapi({
+    type: "string",
+    description: "1 to 200: a page of versions. Without it and `nextToken`, every version.",
+  }),
+  nextToken: z.string().min(1).max(1024).optional(),
+});
+
 export const listAppVersionsRoute = createRoute({
   method: "get",
   path: "/v2/projects/{projectId}/apps/{appName}/versions",
@@ -29,11 +45,22 @@ export const listAppVersionsRoute = createRoute({
   summary: "An app's deployed versions, newest first, with who deployed each (members and owners).",
   security: bearerAuth,
   middleware: [access({ role: "member" })] as const,
-  request: { params: projectIdParam.extend({ appName: z.string().max(64) }) },
+  request: {
+    params: projectIdParam.extend({ appName: z.string().max(64) }),
+    query: versionsQuery,
+  },
   responses: {
     200: {
-      description: "The versions.",
-      content: { "application/json": { schema: z.object({ versions: z.array(versionSchema) }) } },
+      description: "The versions, or a page of them.",
+      content: {
+        "application/json": {
+          schema: z.object({
+            versions: z.array(versionSchema),
+            hasMore: z.boolean(),
+            nextPageToken: z.string().optional(),
+          }),
+        },
+      },
     },
     ...errorResponses({ 404: "The project or the app does not exist." }),
   },
@@ -44,12 +71,27 @@ export function registerListAppVersions(app: OpenAPIHono<AppEnv>) {
     const { db } = c.var.deps;
     const { projectId } = c.var.access;
     const { appName } = c.req.valid("param");
+    const { limit, nextToken } = c.req.valid("query");
+    const filters = { list: "versions", projectId, app: appName };
+    const after = nextToken
+      ? await readPageToken(c.var.deps.derived.pageTokens, nextToken, filters)
+      : undefined;
     const found = await appOr404(db, projectId, appName);
-    const rows = await db
+    const paged = limit !== undefined || after !== undefined;
+    const size = limit ?? DEFAULT_PAGE_SIZE;
+    const fetched = await db
       .select()
       .from(deployments)
-      .where(eq(deployments.appId, found.id))
-      .orderBy(desc(deployments.version));
+      .where(
+        and(
+          eq(deployments.appId, found.id),
+          after ? lt(deployments.version, Number(after.id)) : undefined,
+        ),
+      )
+      .orderBy(desc(deployments.version))
+      .limit(paged ? size + 1 : -1);
+    const hasMore = paged && fetched.length > size;
+    const rows = hasMore ? fetched.slice(0, size) : fetched;
     const ids = [...new Set(rows.map((r) => r.deployedBy))];
     const names = new Map<string, string>();
     if (ids.length > 0) {
@@ -74,6 +116,13 @@ export function registerListAppVersions(app: OpenAPIHono<AppEnv>) {
       files: r.files,
       bytes: r.bytes,
     }));
-    return c.json({ versions }, 200);
+    const last = rows.at(-1);
+    const paging = await nextPageFields(
+      c.var.deps.derived.pageTokens,
+      hasMore,
+      last && { timestamp: last.createdAt, id: last.version },
+      filters,
+    );
+    return c.json({ versions, hasMore, ...paging }, 200);
   });
 }

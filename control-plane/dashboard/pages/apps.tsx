@@ -5,7 +5,7 @@
 import type { Hono } from "hono";
 import type { DashEnv } from "../api.ts";
 import { Page } from "../layout.tsx";
-import { Definition, EmptyRow, Notice, Table, Time } from "../ui.tsx";
+import { Definition, EmptyRow, Notice, Pager, Table, Time } from "../ui.tsx";
 import { type RunItem, RunRows } from "./runs.tsx";
 
 interface AppItem {
@@ -41,6 +41,11 @@ interface Replicas {
 
 /** Runs the failure rate is computed over (the newest). */
 const RECENT = 100;
+/**
+ * Versions on one page of an app, the newest first; older ones are the next pages. Every one
+ * was on it: an app deployed 1,000 times had a page 32,000 px tall, its recent runs at the end.
+ */
+export const VERSIONS_SHOWN = 20;
 
 export function registerApps(dash: Hono<DashEnv>) {
   dash.get("/apps", async (c) => {
@@ -85,9 +90,15 @@ export function registerApps(dash: Hono<DashEnv>) {
   dash.get("/apps/:name", async (c) => {
     const name = encodeURIComponent(c.req.param("name"));
     const { api, session } = c.var;
+    const cursor = c.req.query("cursor") || undefined;
+    const page = new URLSearchParams({ limit: String(VERSIONS_SHOWN) });
+    if (cursor) page.set("nextToken", cursor);
     const [app, versions, replicas, recent] = await Promise.all([
       api.project<AppItem>("GET", `/apps/${name}`),
-      api.project<{ versions: Version[] }>("GET", `/apps/${name}/versions`),
+      api.project<{ versions: Version[]; nextPageToken?: string }>(
+        "GET",
+        `/apps/${name}/versions?${page}`,
+      ),
       api.project<Replicas>("GET", `/apps/${name}/replicas`),
       api.project<{ runs: RunItem[] }>("GET", `/runs?app=${name}&limit=${RECENT}`),
     ]);
@@ -141,19 +152,29 @@ export function registerApps(dash: Hono<DashEnv>) {
         />
         <h2>Versions</h2>
         {versions.ok ? (
-          <Table label="Versions" head={["Version", "Deployed", "By", "Files", "Size"]}>
-            {versions.data.versions.map((v) => (
-              <tr>
-                <td class="num">{v.version}</td>
-                <td>
-                  <Time at={v.createdAt} />
-                </td>
-                <td title={v.deployedBy.id}>{v.deployedBy.name ?? v.deployedBy.id}</td>
-                <td class="num">{v.files}</td>
-                <td class="num">{`${(v.bytes / 1024).toFixed(1)} KiB`}</td>
-              </tr>
-            ))}
-          </Table>
+          <>
+            <Table label="Versions" head={["Version", "Deployed", "By", "Files", "Size"]}>
+              {versions.data.versions.map((v) => (
+                <tr>
+                  <td class="num">{v.version}</td>
+                  <td>
+                    <Time at={v.createdAt} />
+                  </td>
+                  <td title={v.deployedBy.id}>{v.deployedBy.name ?? v.deployedBy.id}</td>
+                  <td class="num">{v.files}</td>
+                  <td class="num">{`${(v.bytes / 1024).toFixed(1)} KiB`}</td>
+                </tr>
+              ))}
+            </Table>
+            {versions.data.nextPageToken || cursor ? (
+              <Pager
+                path={`/dashboard/apps/${name}`}
+                query={{}}
+                next={versions.data.nextPageToken}
+                first={Boolean(cursor)}
+              />
+            ) : null}
+          </>
         ) : (
           <Notice kind="error">{versions.message}</Notice>
         )}
