@@ -164,7 +164,7 @@ Worker; every request it sends out is slower then).
       })),
     );
     const wake = async () => {
-      const woken = await wakeRuns(url.api, internalToken);
+      const woken = await wakeRuns(url.api, internalToken, paths.wrangler);
       if (woken && !values.json) console.error(`runlet: async runs ${woken}`);
     };
     const supervisor = new Supervisor(
@@ -236,7 +236,7 @@ Worker; every request it sends out is slower then).
     const failed = await supervisor.ready();
     if (failed) throw new CliError(failed);
 
-    const woken = await wakeRuns(url.api, internalToken);
+    const woken = await wakeRuns(url.api, internalToken, paths.wrangler);
     const local = await readLocalJson(home);
     if (values.json) {
       console.log(

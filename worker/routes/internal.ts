@@ -4,7 +4,7 @@
  */
 import type { Context } from "hono";
 import { RUN_ID_SOURCE } from "../../common/ids.ts";
-import { appListSchema } from "../../common/protocol/apps.ts";
+import { appListSchema, wakeRequestSchema } from "../../common/protocol/apps.ts";
 import { hostRunStateSchema } from "../../common/protocol/host.ts";
 import { controlPlanePath } from "../../common/protocol/paths.ts";
 import { controlPlaneFetch } from "../control-plane.ts";
@@ -25,12 +25,19 @@ export async function hostReport(c: Context<WorkerEnv, typeof HOST_REPORT_PATH>)
 }
 
 /**
- * `POST /internal/wake`: wakes every shard of every app once the stack (re)started, so queued
+ * `POST /internal/wake`: wakes the shards of every app once the stack (re)started, so queued
  * runs are handed over and running ones are checked without waiting for a request. Cloudflare
  * keeps a Durable Object's alarm across restarts; the local runtime does not (measured: an
  * alarm set before a SIGKILL never fired after the restart), and `runlet start` calls this.
+ * With `objects` (the shards that have storage) only those: waking every shard made 4 objects
+ * of each app never run async (300 apps: 1,200 objects, 57 MB on disk, 3,600 open files).
  */
 export async function wake(c: Context<WorkerEnv>) {
+  const text = await c.req.text();
+  const asked = wakeRequestSchema.safeParse(text ? safeJson(text) : {});
+  if (!asked.success)
+    throw new RunApiError(400, "the body must be {objects?: [ids of run shards]}, or none");
+  const stored = asked.data.objects && new Set(asked.data.objects);
   let res: Response;
   try {
     res = await controlPlaneFetch(c.env, controlPlanePath.apps, {
@@ -45,10 +52,11 @@ export async function wake(c: Context<WorkerEnv>) {
     throw new RunApiError(502, "the control plane's answer was not a list of apps");
   const { apps } = list.data;
   const origin = workerOrigin(c.env);
-  const woken = await Promise.allSettled(
-    apps.flatMap(({ project, app }) => shardsOf(c.env, project, app).map((s) => s.wake(origin))),
-  );
-  const counts = { apps: apps.length, queued: 0, running: 0, failed: 0 };
+  const shards = apps
+    .flatMap(({ project, app }) => shardsOf(c.env, project, app))
+    .filter((s) => !stored || stored.has(s.id.toString()));
+  const woken = await Promise.allSettled(shards.map((s) => s.wake(origin)));
+  const counts = { apps: apps.length, shards: shards.length, queued: 0, running: 0, failed: 0 };
   for (const result of woken) {
     if (result.status === "fulfilled") {
       counts.queued += result.value.queued;
@@ -59,4 +67,12 @@ export async function wake(c: Context<WorkerEnv>) {
     }
   }
   return c.json(counts, counts.failed > 0 ? 500 : 200);
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

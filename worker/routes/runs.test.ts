@@ -388,9 +388,39 @@ describe("POST /internal/wake", () => {
       .reply(() => ({ statusCode: 200, data: JSON.stringify({ status: "running", n: ++asked }) }));
     const res = await internal("/internal/wake", env.INTERNAL_TOKEN);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ apps: 2, queued: 0, running: 1, failed: 0 });
+    expect(await res.json()).toEqual({ apps: 2, shards: 8, queued: 0, running: 1, failed: 0 });
     expect(listedWith).toBe(`Bearer ${env.INTERNAL_TOKEN}`);
     await until("the host asked about the running run", () => asked === 1);
+  });
+
+  it("wakes only the shards named as stored: no object is made for an app never run async", async () => {
+    const app = `stored${crypto.randomUUID().slice(0, 8)}`;
+    const { headers, runId } = await asyncRun(app);
+    await stateOnce(runId, headers, "running", app);
+    const idOf = (name: string, k: number) =>
+      env.RUNS.idFromName(shardName(PROJECT, name, k)).toString();
+    const apps = [app, `${app}-idle`].map((name) => ({ project: PROJECT, app: name }));
+    fetchMock
+      .get(CONTROL)
+      .intercept({ path: "/internal/apps" })
+      .reply(200, JSON.stringify({ apps }));
+    let asked = 0;
+    fetchMock
+      .get(HOST)
+      .intercept({ path: `/internal/runs/${runId}` })
+      .reply(() => ({ statusCode: 200, data: JSON.stringify({ status: "running", n: ++asked }) }));
+    const objects = [idOf(app, shardOf(runId))];
+    const res = await internal("/internal/wake", env.INTERNAL_TOKEN, JSON.stringify({ objects }));
+    expect(await res.json()).toEqual({ apps: 2, shards: 1, queued: 0, running: 1, failed: 0 });
+    await until("the host asked about the running run", () => asked === 1);
+    // Waking every shard made the 4 of the idle app and the other 3 of this one.
+    const made = new Set((await listDurableObjectIds(env.RUNS)).map((id) => id.toString()));
+    const others = Array.from({ length: SHARDS }, (_, k) => k);
+    expect(others.filter((k) => made.has(idOf(`${app}-idle`, k)))).toEqual([]);
+    expect(others.filter((k) => made.has(idOf(app, k)))).toEqual([shardOf(runId)]);
+
+    const bad = await internal("/internal/wake", env.INTERNAL_TOKEN, '{"objects": "all"}');
+    expect(bad.status).toBe(400);
   });
 
   it("answers 502 when the control plane cannot list the apps", async () => {
