@@ -14,6 +14,8 @@
  *   is refused as busy at once;
  * - a replica idle for `cooldown` seconds is stopped, down to `min_replicas` (0: scale to zero),
  *   and `min_replicas` are started on deploy and at host start, and replaced when they crash;
+ * - with `slots`, a new replica on a host that runs that many first stops the replica idle the
+ *   longest of another app above its `min_replicas` (none idle: it starts all the same);
  * - a deploy switches new calls to the new version at once; replicas of the old version finish
  *   the calls they have, then stop. Removing an app fails its waiters (`removed`), closing the
  *   pool fails every waiter (`closing`).
@@ -55,6 +57,12 @@ export interface PoolOptions {
   maxWaiting: number;
   /** With a registry: a grant before each new replica, so `max_replicas` holds over all hosts. */
   grants?: ReplicaGrants;
+  /**
+   * Replicas the host runs at once (its registration's `slots`): past it, idle replicas of
+   * other apps make room. Without it, every app called within its cooldown kept one: 150 apps
+   * called once were 150 replicas on a host of 94 slots.
+   */
+  slots?: number;
 }
 
 /** How one call waits for its slot (see wait-queue.ts); `waitMs` is `queueWaitMs` unless given. */
@@ -78,6 +86,8 @@ interface Replica {
   /** Of an outdated version, or scaled down: takes no new calls, stops once idle. */
   retired: boolean;
   idleTimer?: NodeJS.Timeout;
+  /** When it last had no call (the longest idle makes room first). */
+  idleSince?: number;
 }
 
 /** One app's replicas of its current version, and the calls waiting for a slot. */
@@ -392,6 +402,7 @@ export class ReplicaPool {
 
   /** After `cooldown` idle seconds, stops the replica unless the app would fall below its minimum. */
   #scheduleIdle(app: AppReplicas, replica: Replica): void {
+    replica.idleSince = Date.now();
     const { min_replicas, cooldown } = app.target.config.scaling;
     if (liveCount(app) <= min_replicas) return;
     replica.idleTimer = setTimeout(() => {
@@ -404,6 +415,7 @@ export class ReplicaPool {
   }
 
   #start(app: AppReplicas): Replica {
+    this.#makeRoom(app);
     const workload = this.create(app.target);
     const replica: Replica = {
       workload,
@@ -433,6 +445,24 @@ export class ReplicaPool {
       if (replica.isReady) setTimeout(() => this.#fill(app), REFILL_DELAY_MS).unref();
     });
     return replica;
+  }
+
+  /** At `slots` replicas: stops the one idle the longest of another app above its minimum. */
+  #makeRoom(starting: AppReplicas): void {
+    const { slots } = this.options;
+    // Those stopping already are not counted: each start would stop one more for them.
+    const held = [...this.#all].filter((r) => !r.retired || r.active > 0).length;
+    if (slots === undefined || held < slots) return;
+    let oldest: { app: AppReplicas; replica: Replica; since: number } | undefined;
+    for (const app of this.#apps.values()) {
+      if (app === starting || liveCount(app) <= app.target.config.scaling.min_replicas) continue;
+      for (const replica of app.replicas) {
+        const since = replica.idleSince ?? Number.POSITIVE_INFINITY;
+        if (replica.active > 0 || !replica.isReady || !usable(replica)) continue;
+        if (!oldest || since < oldest.since) oldest = { app, replica, since };
+      }
+    }
+    if (oldest) this.#retire(oldest.app, oldest.replica);
   }
 
   #retire(app: AppReplicas, replica: Replica): void {

@@ -228,3 +228,37 @@ describe("scaling", () => {
     expect(isGone(replaced[0] as number)).toBe(false);
   });
 });
+
+describe("slots", () => {
+  it("makes room for a new app's replica by stopping the one idle the longest, and never refuses a call for it", async () => {
+    home = await newHome();
+    host = await startTestHost(home, { slots: 2 });
+    const client = hostClient(host.url);
+    const scaling = { cooldown: 600, max_replicas: 1 };
+    for (const app of ["a", "b", "c"])
+      await client.deploy("p", app, 1, APP, configOf(app, { scaling }));
+    const pidOf = async (app: string) => {
+      const res = await client.invoke("p", app, "pid");
+      expect(res.status).toBe(200);
+      return res.body.result as number;
+    };
+    const a = await pidOf("a");
+    await new Promise((r) => setTimeout(r, 20)); // a idle the longer
+    const b = await pidOf("b");
+    const c = await pidOf("c"); // the host runs 2: a, idle the longest, makes room
+    await waitUntil(() => isGone(a));
+    expect(isGone(b)).toBe(false);
+    const held = async () =>
+      (await client.metrics()).flatMap((s) => s.replicas.map(() => s.app)).sort();
+    expect(await held()).toEqual(["b", "c"]);
+    expect(await pidOf("c")).toBe(c);
+
+    // Both busy: a's call starts a replica all the same, over the slots, rather than wait.
+    const busy = ["b", "c"].map((app) =>
+      client.invoke("p", app, "slow", JSON.stringify({ ms: 1_500 })),
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await pidOf("a")).not.toBe(a);
+    expect((await Promise.all(busy)).map((res) => res.status)).toEqual([200, 200]);
+  });
+});
