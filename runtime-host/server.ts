@@ -46,7 +46,7 @@ export interface HostOptions {
   sandbox?: Sandbox;
   /** Shorter time limits, for tests. */
   limits?: Partial<HostLimits>;
-  /** Replicas it runs at once, outside a registry (in one: `join.slots`); unbounded if neither. */
+  /** Replicas it runs at once outside a registry (in one: `join.slots`); unbounded if neither. */
   slots?: number;
   /** The control plane, whose runs index hears of the runs served here (see run-reports.ts). */
   controlPlaneUrl?: string;
@@ -179,12 +179,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
           ? spares.custom.replicaFor(withSecrets(target))
           : spares.managed.replicaFor(withSecrets(target)),
       ),
-    {
-      queueWaitMs: limits.queueWaitMs,
-      maxWaiting: limits.maxWaiting,
-      grants,
-      slots: opts.join?.slots ?? opts.slots,
-    },
+    { ...limits, grants, slots: opts.join?.slots ?? opts.slots },
   );
   // Apps with `min_replicas` are warm from the start (in a registry: once registered).
   const warmUp = () => {
