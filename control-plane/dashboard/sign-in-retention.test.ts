@@ -1,0 +1,42 @@
+// Sign-in links and dashboard sessions do not pile up: once expired a day, the next link made
+// removes them (every sign-in used to leave both for good), and nothing else.
+import { isNotNull } from "drizzle-orm";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { signInLinks, tokens } from "../db/schema.ts";
+import { libsqlFixture } from "../testing/libsql.ts";
+
+let f: Awaited<ReturnType<typeof libsqlFixture>>;
+beforeAll(async () => {
+  f = await libsqlFixture();
+});
+afterAll(() => f.cleanup());
+
+async function signIn(): Promise<void> {
+  const res = await f.call("POST", `/v2/projects/${f.projectId}/dashboard-links`);
+  expect(res.status).toBe(201);
+  const url = new URL(((await res.json()) as { url: string }).url);
+  expect((await f.app.request(url.pathname + url.search)).status).toBe(303);
+}
+
+const sessions = async () =>
+  (await f.db.select().from(tokens).where(isNotNull(tokens.parentId))).length;
+const links = async () => (await f.db.select().from(signInLinks)).length;
+
+it("removes links and sessions expired over a day ago at the next link, and keeps the rest", async () => {
+  for (let i = 0; i < 3; i++) await signIn();
+  expect([await links(), await sessions()]).toEqual([3, 3]);
+  // A service account's token expired as long ago is not a session: it stays.
+  const account = await f.call("POST", `/v2/projects/${f.projectId}/service-accounts`, {
+    body: { name: "ci", expiresAt: new Date(Date.now() + 86_400_000).toISOString() },
+  });
+  expect(account.status).toBe(201);
+  const before = (await f.db.select().from(tokens)).length;
+  // Time passes: everything there expired two days ago (they are kept a day once expired).
+  const past = Date.now() - 2 * 86_400_000;
+  await f.db.update(signInLinks).set({ expiresAt: past });
+  await f.db.update(tokens).set({ expiresAt: past }).where(isNotNull(tokens.parentId));
+
+  await signIn(); // its link removes the three old links and their sessions
+  expect([await links(), await sessions()]).toEqual([1, 1]);
+  expect((await f.db.select().from(tokens)).length).toBe(before - 3 + 1);
+});
