@@ -23,9 +23,9 @@ export const SESSION_MS = 12 * 3600_000;
 /** How long a sign-in link works (once). */
 export const LINK_MS = 5 * 60_000;
 /**
- * How long links and sessions are kept once expired: a day, then the next link removes them,
- * up to PRUNED at a time. Each sign-in left a link and a session for good (430 bytes of
- * runlet.db per sign-in, measured over 2,000).
+ * How long links and sessions are kept once expired: a day, then the next sign-in (a link's or a
+ * pasted token's) removes them, up to PRUNED at a time. Each sign-in left a link and a session
+ * for good (430 bytes of runlet.db per sign-in, measured over 2,000).
  */
 export const EXPIRED_KEPT_MS = 24 * 3600_000;
 const PRUNED = 500;
@@ -52,7 +52,6 @@ export async function createSignInLink(
 ): Promise<{ url: string; expiresAt: string }> {
   const code = newSecret();
   const now = Date.now();
-  await pruneExpired(db, now - EXPIRED_KEPT_MS);
   await db.insert(signInLinks).values({
     codeHash: await secretHash(code),
     subject: principal.id,
@@ -145,6 +144,7 @@ async function startSession(
   if (from?.parentId) [from] = await db.select().from(tokens).where(eq(tokens.id, from.parentId));
   const now = Date.now();
   if (!from || from.revokedAt !== null || from.expiresAt <= now) return null;
+  await pruneExpired(db, now - EXPIRED_KEPT_MS);
   const expiresAt = Math.min(now + SESSION_MS, from.expiresAt);
   const issued = await prepareToken(keys, {
     subject: from.subject,

@@ -1,4 +1,4 @@
-// Sign-in links and dashboard sessions do not pile up: once expired a day, the next link made
+// Sign-in links and dashboard sessions do not pile up: once expired a day, the next sign-in
 // removes them (every sign-in used to leave both for good), and nothing else.
 import { isNotNull } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -22,7 +22,7 @@ const sessions = async () =>
   (await f.db.select().from(tokens).where(isNotNull(tokens.parentId))).length;
 const links = async () => (await f.db.select().from(signInLinks)).length;
 
-it("removes links and sessions expired over a day ago at the next link, and keeps the rest", async () => {
+it("removes links and sessions expired over a day ago at the next sign-in, and keeps the rest", async () => {
   for (let i = 0; i < 3; i++) await signIn();
   expect([await links(), await sessions()]).toEqual([3, 3]);
   // A service account's token expired as long ago is not a session: it stays.
@@ -36,7 +36,7 @@ it("removes links and sessions expired over a day ago at the next link, and keep
   await f.db.update(signInLinks).set({ expiresAt: past });
   await f.db.update(tokens).set({ expiresAt: past }).where(isNotNull(tokens.parentId));
 
-  await signIn(); // its link removes the three old links and their sessions
+  await signIn(); // removes the three old links and their sessions
   expect([await links(), await sessions()]).toEqual([1, 1]);
   expect((await f.db.select().from(tokens)).length).toBe(before - 3 + 1);
 });
