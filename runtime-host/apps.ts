@@ -1,7 +1,7 @@
 /** The registry of deployed apps: their current versions, in memory and persisted under home. */
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { z } from "zod";
 import {
   type AppConfig,
@@ -84,8 +84,12 @@ async function recoverAppDir(dir: string): Promise<void> {
  * version's files (its slot), so an old version's folder serves only replicas being started
  * from it; kept, every deploy would stay on the host's disk for as long as the app lives.
  */
-async function removeVersionsBut(dir: string, keep: readonly number[]): Promise<void> {
-  const kept = new Set(keep.map(versionDirName));
+async function removeVersionsBut(
+  dir: string,
+  keep: readonly number[],
+  keepDirs: readonly string[] = [],
+): Promise<void> {
+  const kept = new Set([...keep.map(versionDirName), ...keepDirs.map((d) => basename(d))]);
   for (const entry of await readdir(dir)) {
     if (/^v[0-9]+$/.test(entry) && !kept.has(entry))
       await rm(join(dir, entry), { recursive: true, force: true });
@@ -106,6 +110,8 @@ export class AppRegistry {
   readonly #apps = new Map<string, Deployment>();
   /** Deploys and removals of one app run one after the other. */
   readonly #queues = new Map<string, Promise<unknown>>();
+  /** The version folders replicas are still starting from (the pool's), kept through deploys. */
+  #starting: (project: string, app: string) => readonly string[] = () => [];
 
   private constructor(readonly root: string) {}
 
@@ -117,6 +123,15 @@ export class AppRegistry {
     await writeFile(join(registry.root, "package.json"), '{ "private": true }\n');
     await registry.#load();
     return registry;
+  }
+
+  /**
+   * Tells the registry which version folders replicas are still copying (`ReplicaPool`'s
+   * `startingFrom`): a deploy keeps them, where it kept only the version before, and a replica of
+   * v1 starting while v2 and v3 arrived failed with ENOENT. The next deploy removes them.
+   */
+  keepWhileStarting(starting: (project: string, app: string) => readonly string[]): void {
+    this.#starting = starting;
   }
 
   get(project: string, app: string): Deployment | undefined {
@@ -181,8 +196,10 @@ export class AppRegistry {
     await writeJsonAtomic(currentFile(dir), current);
     const deployment = this.#toDeployment(project, app, current);
     this.#apps.set(appKey(project, app), deployment);
-    // The version before stays: a replica of it may be copying its files this instant.
-    await removeVersionsBut(dir, known ? [version, known.version] : [version]);
+    // The version before stays: a replica of it may be copying its files this instant; so do
+    // older ones replicas are still starting from.
+    const starting = this.#starting(project, app).filter((d) => d.startsWith(`${dir}/`));
+    await removeVersionsBut(dir, [version, ...(known ? [known.version] : [])], starting);
     return deployment;
   }
 

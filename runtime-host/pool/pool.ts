@@ -79,6 +79,8 @@ export type AppStats = HostMetrics["apps"][number];
 
 interface Replica {
   workload: Workload;
+  /** The version folder it starts from: its files are copied from there until it is ready. */
+  from: string;
   ready: Promise<void>;
   isReady: boolean;
   /** Calls given to this replica (running, or waiting for it to start). */
@@ -172,7 +174,7 @@ export class ReplicaPool {
   ): Promise<T> {
     if (this.#closing) throw new WorkloadError({ kind: "closing" });
     if (options.signal?.aborted) throw new WorkloadError({ kind: "withdrawn" });
-    const app = this.#appFor(target);
+    const app = this.#appFor(target, { call: true });
     const replica = await this.#acquire(app, options);
     try {
       await replica.ready;
@@ -219,6 +221,17 @@ export class ReplicaPool {
     this.#pump(replicas); // calls queued here: a replica if one may be had, else elsewhere (429)
   }
 
+  /**
+   * The version folders the app's replicas are still starting from (copying their files): the
+   * registry keeps them through later deploys (a replica of v1 still starting when v3 arrives).
+   */
+  startingFrom(project: string, app: string): string[] {
+    const key = appKey(project, app);
+    return [...this.#all]
+      .filter((r) => !r.isReady && appKey(r.workload.spec.project, r.workload.spec.app) === key)
+      .map((r) => r.from);
+  }
+
   /** Whether the app has replicas here now. */
   isRunning(project: string, app: string): boolean {
     return (this.#apps.get(appKey(project, app))?.replicas.size ?? 0) > 0;
@@ -260,13 +273,21 @@ export class ReplicaPool {
     );
   }
 
-  /** The app's replicas, switched to `target` if it is another version (the old ones retire). */
-  #appFor(target: PoolTarget): AppReplicas {
+  /**
+   * The app's replicas, switched to `target` if it is another version (the old ones retire). A
+   * call that brings an older version than the pool's (it looked its version up before a deploy
+   * reached the pool) runs on the current one: switching back retired the new version's replicas,
+   * and a burst of redeploys then started replicas from folders already removed (ENOENT).
+   * `deployed()` always switches: it is the registry's word.
+   */
+  #appFor(target: PoolTarget, { call = false } = {}): AppReplicas {
     const key = appKey(target.project, target.app);
     let app = this.#apps.get(key);
     if (!app) {
       app = { target, replicas: new Set(), finishing: new Set(), queue: new WaitQueue() };
       this.#apps.set(key, app);
+    } else if (call && target.version < app.target.version) {
+      return app;
     } else if (!sameTarget(app.target, target)) {
       for (const replica of app.replicas) this.#retire(app, replica);
     }
@@ -419,6 +440,7 @@ export class ReplicaPool {
     const workload = this.create(app.target);
     const replica: Replica = {
       workload,
+      from: app.target.dir,
       ready: workload.start(),
       isReady: false,
       active: 0,

@@ -1,7 +1,6 @@
 /** A managed replica: one child process running `shim.mjs`, spoken to over typed IPC. */
 
 import type { ChildProcess } from "node:child_process";
-import { cp } from "node:fs/promises";
 import { LOG_RING_BYTES } from "../limits.ts";
 import { type Launcher, launchManaged, loadEnv } from "../runtimes/managed/launch.ts";
 import { LogRing } from "./log-ring.ts";
@@ -13,6 +12,7 @@ import { RunOutput } from "./run-output.ts";
 import {
   type CallOutcome,
   type CallRequest,
+  copyVersion,
   exitOf,
   type FunctionWorkload,
   readSecrets,
@@ -124,7 +124,7 @@ export class ManagedReplica implements FunctionWorkload {
     this.#started = spare.then(() =>
       this.#startup(async () => {
         const secrets = await readSecrets(spec);
-        await cp(spec.dir, slot, { recursive: true });
+        await copyVersion(spec.dir, slot);
         await this.#adopt();
         const env = loadEnv(spec, secrets);
         this.#process.child?.send({ type: "load", env } satisfies LoadMessage, (err) => {

@@ -5,6 +5,7 @@
  * calls of an export; an `HttpWorkload` (custom runtime: `CustomReplica`) is the app's own HTTP
  * server, reached at an address. Code that needs one kind narrows by `kind`; nothing casts.
  */
+import { cp } from "node:fs/promises";
 import { constants } from "node:os";
 import type { LogRing } from "./log-ring.ts";
 
@@ -19,6 +20,24 @@ export interface WorkloadSpec {
   env?: Record<string, string>;
   /** Its project's secrets, read as the replica starts (in a registry), added to `env`. */
   secrets?: () => Promise<Record<string, string>>;
+}
+
+/**
+ * Copies a version's files into a replica's own folder. Its error names no path of the host (the
+ * caller reads it): a version folder gone meanwhile said "ENOENT: no such file or directory,
+ * lstat '/home/…/host/apps/…/v7'".
+ */
+export async function copyVersion(from: string, to: string): Promise<void> {
+  try {
+    await cp(from, to, { recursive: true });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? "error";
+    throw new Error(
+      code === "ENOENT"
+        ? "its version's files are gone from this host (the app was deleted or redeployed meanwhile)"
+        : `its version's files could not be copied for it (${code})`,
+    );
+  }
 }
 
 /** The project's secrets for a replica of `spec` (none outside a registry). */

@@ -8,7 +8,6 @@
  * share the host's network each get a free loopback port instead.
  */
 import { spawn } from "node:child_process";
-import { cp } from "node:fs/promises";
 import { get } from "node:http";
 import { connect, createServer } from "node:net";
 import { dirname, join } from "node:path";
@@ -19,6 +18,7 @@ import { LOG_RING_BYTES } from "../../limits.ts";
 import { LogRing } from "../../pool/log-ring.ts";
 import { ReplicaProcess } from "../../pool/replica-process.ts";
 import {
+  copyVersion,
   exitOf,
   type HttpWorkload,
   readSecrets,
@@ -179,7 +179,12 @@ export class CustomReplica implements HttpWorkload {
     const slot = this.spec.dir;
     this.spec = { ...spec, dir: slot };
     this.#started = this.startSpare()
-      .then(() => cp(spec.dir, slot, { recursive: true }))
+      .then(() =>
+        copyVersion(spec.dir, slot).catch((err: Error) => {
+          void this.stop(); // the spare's sandbox serves no other app
+          throw new WorkloadError({ kind: "load-failed", detail: err.message });
+        }),
+      )
       .then(() => this.#adopt())
       .then(() => this.#launch());
     return this;
