@@ -194,4 +194,38 @@ describe("a host asking for a grant", () => {
     next.end();
     await Promise.all([busy.done, next.done]);
   });
+
+  it("keeps its calls waiting while its own retired replicas finish, when the grant is refused", async () => {
+    const { pool, target, started, controlPlane, hold } = setUp({ max_replicas: 2 });
+    const old = [hold(), hold()];
+    await settle();
+    // A redeploy with the app at its maximum: both replicas here are retired, still busy.
+    const v2 = { ...target, version: 2, digest: "2" };
+    pool.deployed(v2);
+    const next = hold(v2);
+    await settle();
+    // One ends; the grant for its place is refused (another host took one meanwhile). Before,
+    // having no replica of v2, the host refused its waiting call at once (429 "on other hosts"),
+    // and the other host, whose replica was retired too, did the same: the caller got 429
+    // during every redeploy at full capacity over two hosts.
+    controlPlane.granting = false;
+    old[0]?.end();
+    await old[0]?.done;
+    await settle();
+    let refused: unknown;
+    next.done.catch((err: unknown) => {
+      refused = err;
+    });
+    await settle();
+    expect(refused).toBeUndefined();
+    // The other one ends, and its place is granted: the call runs on a replica of v2.
+    controlPlane.granting = true;
+    old[1]?.end();
+    await old[1]?.done;
+    await settle();
+    expect(refused).toBeUndefined();
+    expect(started.find((r) => r.pid === next.pid())?.spec.version).toBe(2);
+    next.end();
+    await next.done;
+  });
 });

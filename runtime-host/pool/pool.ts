@@ -345,8 +345,10 @@ export class ReplicaPool {
 
   /**
    * A new replica while the app has room here and — with grants — over all hosts. Without a
-   * grant in hand one is asked for and the call waits; a refusal with no replica here fails the
-   * waiters at once (busy: the app's replicas run on other hosts).
+   * grant in hand one is asked for and the call waits; a refusal with no replica here, not even a
+   * retired one finishing its calls, fails the waiters at once (busy: the app's replicas run on
+   * other hosts). One finishing here frees its place when it ends, and the grant is asked again:
+   * after a redeploy at full capacity every host had only retired replicas, and each refused.
    */
   #startIfRoom(app: AppReplicas): Replica | undefined {
     if (room(app) <= 0) return undefined;
@@ -354,7 +356,7 @@ export class ReplicaPool {
     if (!grants || grants.take(app.target)) return this.#start(app);
     grants.request(app.target, running(app), (granted) => {
       if (granted) this.#pump(app);
-      else if (app.replicas.size === 0)
+      else if (app.replicas.size === 0 && app.finishing.size === 0)
         app.queue.failAll(() => this.#busy(app, "on other hosts: none is free here", true));
     });
     return undefined;
