@@ -22,6 +22,11 @@ export const HEADER = {
    * that ends sooner is answered with its end (200), and no callback is sent for it.
    */
   waitMs: "X-Runlet-Wait-Ms",
+  /**
+   * Internal: the id of the app an async run was accepted for, on its hand-over. A host whose
+   * app of that name is a later one (the first was deleted, another deployed since) refuses it.
+   */
+  appId: "X-Runlet-App-Id",
 } as const;
 
 /** The branded webhook headers are built here and nowhere else. */

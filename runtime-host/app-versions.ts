@@ -88,19 +88,35 @@ export class AppVersions {
    * current one (the same version and files), else fetched first. What this host has from before
    * a restart is checked with the control plane at the app's first call.
    */
-  async deployment(project: string, app: string): Promise<Deployment | undefined> {
+  async deployment(
+    project: string,
+    app: string,
+    acceptedFor?: string,
+  ): Promise<Deployment | undefined> {
     const have = this.registry.get(project, app);
     const source = this.#source;
     if (!source) return have;
-    const want = this.#current.get(appKey(project, app));
-    if (have && want && isVersion(have, want)) return have;
     const key = appKey(project, app);
+    const known = this.#current.get(key);
+    // A run of a later app than the one this host heard of: its news is stale, ask again.
+    if (acceptedFor && known?.appId && acceptedFor > known.appId) this.#current.delete(key);
+    const want = this.#current.get(key);
+    if (have && want && isVersion(have, want)) return have;
     let fetching = this.#fetching.get(key);
     if (!fetching) {
       fetching = this.#fetch(source, project, app, want).finally(() => this.#fetching.delete(key));
       this.#fetching.set(key, fetching);
     }
     return fetching;
+  }
+
+  /**
+   * Whether the app this host runs under the name is a later one than `appId` (ids sort by time):
+   * the app a run was accepted for was deleted and another deployed since (docs/api.md).
+   */
+  isLaterApp(project: string, app: string, appId: string): boolean {
+    const known = this.#current.get(appKey(project, app))?.appId;
+    return known !== undefined && known > appId;
   }
 
   async #fetch(

@@ -162,8 +162,14 @@ export function appHeaders(headers: Headers): Headers {
   const out = new Headers(headers);
   out.delete("authorization");
   out.delete(HEADER.webhookSecret);
-  for (const name of [HEADER.runId, HEADER.hostError, HEADER.callbackUrl, HEADER.waitMs])
-    out.delete(name);
+  const internal = [
+    HEADER.runId,
+    HEADER.hostError,
+    HEADER.callbackUrl,
+    HEADER.waitMs,
+    HEADER.appId,
+  ];
+  for (const name of internal) out.delete(name);
   // Between the caller and the Worker, which has taken the body: sent on, the host's server
   // answered 100 Continue, which the Worker took for the app's answer (curl sends it past 1 MiB).
   out.delete("expect");

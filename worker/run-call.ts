@@ -106,7 +106,7 @@ export async function accept(
     replicaConcurrency: scaling.replicaConcurrency,
   };
   const shard = shardFor(c.env, call.project, call.app, call.runId);
-  const run = call.run(fn);
+  const run = { ...call.run(fn), appId: c.var.app.id };
   const origin = workerOrigin(c.env);
   const seen = await shard.accept(run, limits, origin, body, call.webhook, request, key);
   if (seen) return replayed(c, seen);

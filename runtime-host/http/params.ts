@@ -32,11 +32,27 @@ export async function deploymentOf(
   { project, app }: { project: string; app: string },
   runtime: AppConfig["runtime"],
   otherwise: string,
+  acceptedFor?: string,
 ): Promise<Deployment> {
-  const deployment = await versions.deployment(project, app);
+  const deployment = await versions.deployment(project, app, acceptedFor);
   if (!deployment) throw new HttpError(404, `app '${app}' is not deployed in project '${project}'`);
+  if (acceptedFor && versions.isLaterApp(project, app, acceptedFor)) {
+    throw new HttpError(
+      404,
+      `app '${app}' was deleted after the run was accepted: the app deployed since under its name does not run it`,
+    );
+  }
   if (deployment.config.runtime !== runtime) throw new HttpError(400, otherwise);
   return deployment;
+}
+
+/** The id of the app an async run was accepted for (`X-Runlet-App-Id`), if the Worker sent it. */
+export function acceptedForOf(req: IncomingMessage): string | undefined {
+  const raw = req.headers[HEADER.appId.toLowerCase()];
+  if (raw === undefined) return undefined;
+  if (typeof raw !== "string" || !/^[0-9A-Za-z_]{1,64}$/.test(raw))
+    throw new HttpError(400, `the ${HEADER.appId} header must be an app id`);
+  return raw;
 }
 
 const MAX_FN_LENGTH = 256;
@@ -76,6 +92,7 @@ const NOT_FORWARDED = new Set([
   HEADER.hostError.toLowerCase(),
   HEADER.callbackUrl.toLowerCase(),
   HEADER.waitMs.toLowerCase(),
+  HEADER.appId.toLowerCase(),
   "connection",
   "host",
   "keep-alive",

@@ -17,6 +17,7 @@ import type { HostContext } from "../context.ts";
 import { parseJsonBody, readBody } from "../http/body.ts";
 import { HttpError } from "../http/errors.ts";
 import {
+  acceptedForOf,
   appTarget,
   deploymentOf,
   forwardable,
@@ -54,6 +55,7 @@ export async function submitRun(
     names,
     "managed",
     `app '${names.app}' uses the custom runtime: async runs call functions`,
+    acceptedForOf(req),
   );
   await start(req, res, runs, deployment, { fn, payload, runId });
 }
@@ -77,6 +79,7 @@ export async function submitHttpRun(
     names,
     "custom",
     `app '${names.app}' uses the managed runtime: async runs of it call functions`,
+    acceptedForOf(req),
   );
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(forwardable(req.headers))) {

@@ -85,6 +85,9 @@ describe("run API: async runs, run state and webhooks", () => {
     const callback = `/internal/apps/${PROJECT}/hello/runs/${runId}/complete`;
     // The configured WORKER_URL, not the address the caller used (a Host header it chooses).
     expect(sent[0]?.headers.get("x-runlet-callback-url")).toBe(`https://worker.test${callback}`);
+    // The app it was accepted for: a host whose app of that name is a later one (deleted and
+    // deployed again meanwhile) refuses it rather than run it on another app's code.
+    expect(sent[0]?.headers.get("x-runlet-app-id")).toBe("app_1");
 
     const report = JSON.stringify({ status: "success", result: 1, runTimeMs: 5 });
     const reported = await internal(callback, env.INTERNAL_TOKEN, report);

@@ -54,7 +54,7 @@ async function runOf(answer: Response): Promise<HostRunState | undefined> {
 export async function handOver(
   env: Env,
   host: Target,
-  run: { id: string; project: string; app: string; fn: string },
+  run: { id: string; project: string; app: string; fn: string; appId?: string | null },
   payload: ArrayBuffer | null,
   request: AppRequest | null,
   callbackUrl: string,
@@ -65,6 +65,7 @@ export async function handOver(
     [HEADER.runId]: run.id,
     [HEADER.callbackUrl]: callbackUrl,
     [HEADER.waitMs]: String(HOST_WAIT_MS),
+    ...(run.appId ? { [HEADER.appId]: run.appId } : {}),
   };
   let answer: Response;
   try {
@@ -131,7 +132,13 @@ export async function handOverToBest(
   store.update(run.id, { host_id: host.id, host_url: host.url });
   sentTo(host.url);
   const callbackUrl = info.origin + workerPath.runEnd(info.project, info.app, run.id);
-  const target = { id: run.id, project: info.project, app: info.app, fn: run.fn };
+  const target = {
+    id: run.id,
+    project: info.project,
+    app: info.app,
+    fn: run.fn,
+    appId: run.app_id,
+  };
   return handOver(env, host, target, run.payload, run.request, callbackUrl, signal);
 }
 

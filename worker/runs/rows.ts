@@ -38,7 +38,8 @@ CREATE TABLE IF NOT EXISTS runs (
   indexed INTEGER NOT NULL DEFAULT 1,
   hook_sealed BLOB,
   hook_history TEXT,
-  status_code INTEGER
+  status_code INTEGER,
+  app_id TEXT
 );
 CREATE TABLE IF NOT EXISTS shard (
   key INTEGER PRIMARY KEY CHECK (key = 1),
@@ -67,6 +68,7 @@ export const ADDED_COLUMNS = {
   hook_sealed: "BLOB",
   hook_history: "TEXT",
   status_code: "INTEGER",
+  app_id: "TEXT",
 } as const;
 
 export interface RunRow extends Record<string, SqlStorageValue> {
@@ -157,4 +159,6 @@ export interface QueuedRun {
   fn: string;
   payload: ArrayBuffer | null;
   request: AppRequest | null;
+  /** The app it was accepted for (null: accepted before runs kept it). */
+  app_id: string | null;
 }

@@ -98,7 +98,14 @@ export class RunShard extends DurableObject<Env> {
     // The run and its key together, or neither.
     this.ctx.storage.transactionSync(() => {
       this.#store.insertQueued(
-        { id: run.runId, project: run.project, app: run.app, fn: run.fn, createdAt: run.createdAt },
+        {
+          id: run.runId,
+          project: run.project,
+          app: run.app,
+          fn: run.fn,
+          createdAt: run.createdAt,
+          appId: run.appId,
+        },
         limits,
         payload,
         request,

@@ -73,7 +73,14 @@ export class RunStore {
 
   /** A new async run, queued until `limits.queueTimeout` seconds from its creation. */
   insertQueued(
-    run: { id: string; project: string; app: string; fn: string; createdAt: number },
+    run: {
+      id: string;
+      project: string;
+      app: string;
+      fn: string;
+      createdAt: number;
+      appId?: string;
+    },
     limits: AppLimits,
     payload: ArrayBuffer,
     request: AppRequest | undefined,
@@ -83,8 +90,8 @@ export class RunStore {
     this.sql.exec(
       `INSERT INTO runs (id, project, app, fn, async, status, created_at, expires_at, payload,
          request, hook_target, hook_signed, hook_state, hook_attempts, hook_url, hook_secret, due_at,
-         indexed)
-       VALUES (?, ?, ?, ?, 1, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
+         indexed, app_id)
+       VALUES (?, ?, ?, ?, 1, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)`,
       run.id,
       run.project,
       run.app,
@@ -100,6 +107,7 @@ export class RunStore {
       hook?.url ?? null,
       hook?.secret ?? null,
       expiresAt,
+      run.appId ?? null,
     );
     if (inParts(payload)) this.parts.put(run.id, "payload", new Uint8Array(payload));
   }
@@ -140,10 +148,13 @@ export class RunStore {
   /** What a queued run hands to the host: its function, body and (custom apps) request. */
   queued(id: string): QueuedRun | undefined {
     const row = this.sql
-      .exec<{ id: string; fn: string; payload: ArrayBuffer | null; request: string | null }>(
-        "SELECT id, fn, payload, request FROM runs WHERE id = ? AND status = 'queued'",
-        id,
-      )
+      .exec<{
+        id: string;
+        fn: string;
+        payload: ArrayBuffer | null;
+        request: string | null;
+        app_id: string | null;
+      }>("SELECT id, fn, payload, request, app_id FROM runs WHERE id = ? AND status = 'queued'", id)
       .toArray()[0];
     if (!row) return undefined;
     const payload = row.payload ?? this.parts.get(id, "payload") ?? null;

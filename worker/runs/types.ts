@@ -20,6 +20,8 @@ export interface NewRun {
   app: string;
   fn: string;
   createdAt: number;
+  /** The deployed app's id (`ResolvedApp.id`): an async run runs on that app or not at all. */
+  appId?: string;
 }
 
 /** Where the response goes, and the secret that signs it (kept until the delivery ends). */

@@ -1,0 +1,90 @@
+// An async run handed over with the id of the app it was accepted for (`X-Runlet-App-Id`): the
+// host runs it on that app or not at all. Found on a `runlet start` stack: 10 runs queued for an
+// app, the app deleted and another deployed under its name, and all 10 ran on the new app's
+// code. On the real registry, with the control plane's answers given by the test.
+import { readFile } from "node:fs/promises";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { digestOfBundle } from "../common/bundle-digest.ts";
+import type { DeployRequest } from "../common/protocol/deploy.ts";
+import { AppVersions, type Current } from "./app-versions.ts";
+import { AppRegistry } from "./apps.ts";
+import { HttpError } from "./http/errors.ts";
+import { deploymentOf } from "./http/params.ts";
+import { ReplicaPool } from "./pool/pool.ts";
+import { bundle, configOf, newHome, removeHome } from "./test-support.ts";
+
+// Ids sort by time: the first app of the name, then the one deployed after its delete.
+const FIRST = "app_01aaaaaaaaaaaaaaaaaaaaaaaa";
+const SECOND = "app_01bbbbbbbbbbbbbbbbbbbbbbbb";
+
+let home: string;
+let pool: ReplicaPool;
+
+beforeEach(async () => {
+  home = await newHome();
+});
+
+afterEach(async () => {
+  await pool.close();
+  await removeHome(home);
+});
+
+/** A host joined to a control plane whose app 'a' is `now.current`, with files saying so. */
+async function setUp() {
+  const registry = await AppRegistry.open(home);
+  pool = new ReplicaPool(
+    () => {
+      throw new Error("no replica starts here");
+    },
+    { queueWaitMs: 1_000, maxWaiting: 10 },
+  );
+  const versions = new AppVersions(registry, pool);
+  const filesOf = (appId: string): DeployRequest => ({
+    version: 1,
+    config: configOf("a"),
+    files: bundle({ "main.mjs": `export const run = () => "${appId}";` }),
+  });
+  /** Version 1 of the app of id `appId`, as the control plane says it. */
+  const currentOf = async (appId: string): Promise<Current> => ({
+    version: 1,
+    digest: await digestOfBundle(filesOf(appId).files),
+    appId,
+  });
+  const now = { current: await currentOf(FIRST) };
+  versions.fetchFrom({
+    current: async () => now.current,
+    bundle: async () => filesOf(now.current.appId as string),
+  });
+  const handOver = (acceptedFor: string) =>
+    deploymentOf(versions, { project: "p", app: "a" }, "managed", "not managed", acceptedFor);
+  return { versions, now, currentOf, handOver };
+}
+
+describe("a run handed over with the app it was accepted for", () => {
+  it("is refused (404) once that app was deleted and another deployed under its name", async () => {
+    const { versions, now, currentOf, handOver } = await setUp();
+    await expect(handOver(FIRST)).resolves.toMatchObject({ version: 1 });
+    // The delete reaches the host, then the second app's deploy.
+    await versions.remove("p", "a");
+    now.current = await currentOf(SECOND);
+    versions.setCurrent("p", "a", now.current);
+    const refused = await handOver(FIRST).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(HttpError);
+    expect(refused).toMatchObject({
+      status: 404,
+      message:
+        "app 'a' was deleted after the run was accepted: the app deployed since under its name does not run it",
+    });
+    // A run of the second app runs.
+    await expect(handOver(SECOND)).resolves.toMatchObject({ version: 1 });
+  });
+
+  it("of a later app than the host heard of: the host asks again and runs it on that app", async () => {
+    const { now, currentOf, handOver } = await setUp();
+    await expect(handOver(FIRST)).resolves.toMatchObject({ version: 1 });
+    // Deleted and deployed again; this host missed both (it was cut off).
+    now.current = await currentOf(SECOND);
+    const deployment = await handOver(SECOND);
+    expect(await readFile(`${deployment.dir}/main.mjs`, "utf8")).toContain(SECOND);
+  });
+});
