@@ -5,6 +5,7 @@
 import { readFile } from "node:fs/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { digestOfBundle } from "../common/bundle-digest.ts";
+import { newId } from "../common/ids.ts";
 import type { DeployRequest } from "../common/protocol/deploy.ts";
 import { AppVersions, type Current } from "./app-versions.ts";
 import { AppRegistry } from "./apps.ts";
@@ -13,9 +14,13 @@ import { deploymentOf } from "./http/params.ts";
 import { ReplicaPool } from "./pool/pool.ts";
 import { bundle, configOf, newHome, removeHome } from "./test-support.ts";
 
-// Ids sort by time: the first app of the name, then the one deployed after its delete.
-const FIRST = "app_01aaaaaaaaaaaaaaaaaaaaaaaa";
-const SECOND = "app_01bbbbbbbbbbbbbbbbbbbbbbbb";
+// Ids sort by time: the first app of the name, a run accepted for it, then the app deployed
+// under the name after its delete, and a run made after that.
+const T = Date.UTC(2026, 10, 26);
+const FIRST = newId("app", T);
+const EARLY_RUN = newId("run", T + 1_000);
+const SECOND = newId("app", T + 2_000);
+const LATE_RUN = newId("run", T + 3_000);
 
 let home: string;
 let pool: ReplicaPool;
@@ -55,8 +60,8 @@ async function setUp() {
     current: async () => now.current,
     bundle: async () => filesOf(now.current.appId as string),
   });
-  const handOver = (acceptedFor: string) =>
-    deploymentOf(versions, { project: "p", app: "a" }, "managed", "not managed", acceptedFor);
+  const handOver = (appId: string, runId = EARLY_RUN) =>
+    deploymentOf(versions, { project: "p", app: "a" }, "managed", "not managed", { appId, runId });
   return { versions, now, currentOf, handOver };
 }
 
@@ -76,7 +81,17 @@ describe("a run handed over with the app it was accepted for", () => {
         "app 'a' was deleted after the run was accepted: the app deployed since under its name does not run it",
     });
     // A run of the second app runs.
-    await expect(handOver(SECOND)).resolves.toMatchObject({ version: 1 });
+    await expect(handOver(SECOND, LATE_RUN)).resolves.toMatchObject({ version: 1 });
+  });
+
+  it("runs a run made after the later app, though it brings the deleted app's id (the Worker's app cache)", async () => {
+    const { versions, now, currentOf, handOver } = await setUp();
+    await expect(handOver(FIRST)).resolves.toMatchObject({ version: 1 });
+    await versions.remove("p", "a");
+    now.current = await currentOf(SECOND);
+    versions.setCurrent("p", "a", now.current);
+    const deployment = await handOver(FIRST, LATE_RUN);
+    expect(await readFile(`${deployment.dir}/main.mjs`, "utf8")).toContain(SECOND);
   });
 
   it("of a later app than the host heard of: the host asks again and runs it on that app", async () => {
@@ -84,7 +99,7 @@ describe("a run handed over with the app it was accepted for", () => {
     await expect(handOver(FIRST)).resolves.toMatchObject({ version: 1 });
     // Deleted and deployed again; this host missed both (it was cut off).
     now.current = await currentOf(SECOND);
-    const deployment = await handOver(SECOND);
+    const deployment = await handOver(SECOND, LATE_RUN);
     expect(await readFile(`${deployment.dir}/main.mjs`, "utf8")).toContain(SECOND);
   });
 });

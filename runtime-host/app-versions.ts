@@ -7,6 +7,7 @@
  * call. Without a control plane (a host on its own, pushed to with `PUT /internal/apps/…`) the
  * registry's version is the one.
  */
+import { timeOfId } from "../common/ids.ts";
 import type { DeployRequest } from "../common/protocol/deploy.ts";
 import type { AppRegistry, Deployment } from "./apps.ts";
 import { appKey } from "./names.ts";
@@ -111,12 +112,18 @@ export class AppVersions {
   }
 
   /**
-   * Whether the app this host runs under the name is a later one than `appId` (ids sort by time):
-   * the app a run was accepted for was deleted and another deployed since (docs/api.md).
+   * Whether run `runId`, accepted for the app of id `appId`, was accepted before the app this
+   * host runs under the name was made, a later one (ids sort by time): its app was deleted and
+   * another deployed since (docs/api.md). A run made after the later app is that app's, whatever
+   * id it brings: the Worker keeps an app for up to 10 s, so a run sent right after a delete and
+   * a deploy brings the deleted app's id.
    */
-  isLaterApp(project: string, app: string, appId: string): boolean {
+  isLaterApp(project: string, app: string, appId: string, runId: string): boolean {
     const known = this.#current.get(appKey(project, app))?.appId;
-    return known !== undefined && known > appId;
+    if (known === undefined || known <= appId) return false;
+    const acceptedAt = timeOfId(runId);
+    const madeAt = timeOfId(known);
+    return acceptedAt === undefined || madeAt === undefined || acceptedAt < madeAt;
   }
 
   async #fetch(

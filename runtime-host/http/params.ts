@@ -32,11 +32,12 @@ export async function deploymentOf(
   { project, app }: { project: string; app: string },
   runtime: AppConfig["runtime"],
   otherwise: string,
-  acceptedFor?: string,
+  accepted?: { appId: string | undefined; runId: string },
 ): Promise<Deployment> {
+  const acceptedFor = accepted?.appId;
   const deployment = await versions.deployment(project, app, acceptedFor);
   if (!deployment) throw new HttpError(404, `app '${app}' is not deployed in project '${project}'`);
-  if (acceptedFor && versions.isLaterApp(project, app, acceptedFor)) {
+  if (acceptedFor && versions.isLaterApp(project, app, acceptedFor, accepted.runId)) {
     throw new HttpError(
       404,
       `app '${app}' was deleted after the run was accepted: the app deployed since under its name does not run it`,

@@ -55,7 +55,7 @@ export async function submitRun(
     names,
     "managed",
     `app '${names.app}' uses the custom runtime: async runs call functions`,
-    acceptedForOf(req),
+    { appId: acceptedForOf(req), runId },
   );
   await start(req, res, runs, deployment, { fn, payload, runId });
 }
@@ -79,7 +79,7 @@ export async function submitHttpRun(
     names,
     "custom",
     `app '${names.app}' uses the managed runtime: async runs of it call functions`,
-    acceptedForOf(req),
+    { appId: acceptedForOf(req), runId },
   );
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(forwardable(req.headers))) {
