@@ -155,7 +155,9 @@ export class ManagedReplica implements FunctionWorkload {
       };
       const failed = (err: unknown) => {
         this.#settleStart?.(
-          new WorkloadError({ kind: "load-failed", detail: (err as Error).message }),
+          err instanceof WorkloadError
+            ? err
+            : new WorkloadError({ kind: "load-failed", detail: (err as Error).message }),
         );
         this.#kill("SIGKILL");
       };

@@ -23,20 +23,21 @@ export interface WorkloadSpec {
 }
 
 /**
- * Copies a version's files into a replica's own folder. Its error names no path of the host (the
- * caller reads it): a version folder gone meanwhile said "ENOENT: no such file or directory,
- * lstat '/home/…/host/apps/…/v7'".
+ * Copies a version's files into a replica's own folder (`failed` runs if that fails). Its error
+ * names no path of the host (the caller reads it): a version folder gone meanwhile said
+ * "ENOENT: no such file or directory, lstat '/home/…/host/apps/…/v7'".
  */
-export async function copyVersion(from: string, to: string): Promise<void> {
+export async function copyVersion(from: string, to: string, failed?: () => void): Promise<void> {
   try {
     await cp(from, to, { recursive: true });
   } catch (err) {
+    failed?.();
     const code = (err as NodeJS.ErrnoException).code ?? "error";
-    throw new Error(
+    const detail =
       code === "ENOENT"
         ? "its version's files are gone from this host (the app was deleted or redeployed meanwhile)"
-        : `its version's files could not be copied for it (${code})`,
-    );
+        : `its version's files could not be copied for it (${code})`;
+    throw new WorkloadError({ kind: "load-failed", detail });
   }
 }
 

@@ -179,12 +179,7 @@ export class CustomReplica implements HttpWorkload {
     const slot = this.spec.dir;
     this.spec = { ...spec, dir: slot };
     this.#started = this.startSpare()
-      .then(() =>
-        copyVersion(spec.dir, slot).catch((err: Error) => {
-          void this.stop(); // the spare's sandbox serves no other app
-          throw new WorkloadError({ kind: "load-failed", detail: err.message });
-        }),
-      )
+      .then(() => copyVersion(spec.dir, slot, () => void this.stop())) // its sandbox goes too
       .then(() => this.#adopt())
       .then(() => this.#launch());
     return this;
