@@ -1,4 +1,4 @@
-/** The control plane on Node keeps bundles as files: `{dir}/{project}/{app}/v{N}.json`. */
+/** The control plane on Node keeps bundles as files: `{dir}/{project}/{app}/v{N}-{digest}.json`. */
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";

@@ -2,7 +2,9 @@
  * Where the control plane keeps each app version's bundle for the runtime hosts to fetch when
  * they first need it (`GET /internal/bundles/{project}/{app}/{version}`, docs/hosts.md): files
  * under RUNLET_HOME on Node (bundles-file.ts), an R2 bucket on Workers. A version's bundle is
- * written once, before the deployment row that names it.
+ * written once, before the deployment row that names it, under its number and its digest: two
+ * deploys that took the same number at once (two isolates, two processes) write apart, and the
+ * one the database records is the one hosts get.
  */
 import type { DeployRequest } from "../common/protocol/deploy.ts";
 
@@ -10,6 +12,8 @@ export interface BundleKey {
   project: string;
   app: string;
   version: number;
+  /** The bundle's digest; none: the name of bundles kept before digests named them. */
+  digest?: string | null;
 }
 
 export interface BundleStore {
@@ -31,8 +35,8 @@ export interface BundleStore {
 export const KEPT_BUNDLES = 10;
 
 /** Where a version's bundle is kept, below the store's root. */
-export const bundleName = ({ project, app, version }: BundleKey) =>
-  `${project}/${app}/v${version}.json`;
+export const bundleName = ({ project, app, version, digest }: BundleKey) =>
+  `${project}/${app}/v${version}${digest ? `-${digest}` : ""}.json`;
 
 /** The control plane on Workers: an R2 bucket. */
 export function r2Bundles(bucket: R2Bucket): BundleStore {

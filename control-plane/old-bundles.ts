@@ -48,7 +48,8 @@ export async function keepOldBundles(
         contentBase64: Buffer.from(f.data).toString("base64"),
         ...(f.executable ? { executable: true } : {}),
       }));
-      await bundles.put({ project, app, version }, { version, config: config as AppConfig, files });
+      const key = { project, app, version, digest: copy.digest };
+      await bundles.put(key, { version, config: config as AppConfig, files });
       await db.update(deployments).set({ digest: copy.digest }).where(eq(deployments.id, id));
       kept.push(name);
     } catch (err) {

@@ -140,6 +140,24 @@ export async function currentVersion(
   return row && { version: row.version, digest: row.digest, appId: row.appId };
 }
 
+/**
+ * The digest recorded for version `version` of the app: null for a version deployed before
+ * digests were kept, undefined if no such version is recorded.
+ */
+export async function recordedDigest(
+  db: Database,
+  project: string,
+  app: string,
+  version: number,
+): Promise<string | null | undefined> {
+  const [row] = await db
+    .select({ digest: deployments.digest })
+    .from(deployments)
+    .innerJoin(apps, eq(apps.id, deployments.appId))
+    .where(and(eq(apps.projectId, project), eq(apps.name, app), eq(deployments.version, version)));
+  return row?.digest;
+}
+
 /** The live version of each app `where` selects, with its digest and its config. */
 export function liveVersions(db: Database, where: SQL | undefined) {
   return db

@@ -74,7 +74,9 @@ it("stops the app on the host, forgets it, records apps.delete, and then answers
 
 it("deletes the app and its bundles even while a host cannot be told (it hears at its next heartbeat)", async () => {
   await deploy("sturdy");
-  expect([...bundles.kept.keys()]).toContain(`${f.projectId}/sturdy/v1`);
+  expect([...bundles.kept.keys()].some((k) => k.startsWith(`${f.projectId}/sturdy/v1-`))).toBe(
+    true,
+  );
   hostDown = true;
   try {
     const res = await f.call("DELETE", appPath("sturdy"));

@@ -82,7 +82,7 @@ it("keeps the bundles of an app's newest 10 versions only, and serves the curren
   }
   const versions = [...kept.keys()]
     .filter((k) => k.includes("/often/"))
-    .map((k) => Number(k.split("/v")[1]))
+    .map((k) => Number(/\/v([0-9]+)-/.exec(k)?.[1])) // v{N}-{digest}
     .sort((a, b) => a - b);
   expect(versions).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
   // Its versions' history is the API's still: twelve deploys.

@@ -17,6 +17,7 @@ import { KEPT_BUNDLES } from "../bundles.ts";
 import type { AppEnv } from "../context.ts";
 import { apps, deployments } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
+import { recordedDigest } from "../hosts/registry.ts";
 import { KeyedQueue } from "../keyed-queue.ts";
 import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
 
@@ -156,11 +157,11 @@ export function registerDeployApp(app: OpenAPIHono<AppEnv>) {
       const appId = existing?.id ?? newId("app");
       const now = Date.now();
 
-      // The bundle is kept first: a row never names a version the hosts cannot fetch.
-      await bundles.put(
-        { project: projectId, app: config.name, version },
-        { version, config, files },
-      );
+      // The bundle is kept first: a row never names a version the hosts cannot fetch. Under its
+      // digest too: a deploy of another isolate or process that takes the same number at once
+      // writes beside it, not over it (the database records one of them).
+      const key = { project: projectId, app: config.name, version, digest };
+      await bundles.put(key, { version, config, files });
 
       const upsertApp = existing
         ? db
@@ -195,10 +196,20 @@ export function registerDeployApp(app: OpenAPIHono<AppEnv>) {
         ]);
         // The bundle that falls out of the newest KEPT_BUNDLES: no host fetches it any more.
         if (version > KEPT_BUNDLES) {
-          const old = { project: projectId, app: config.name, version: version - KEPT_BUNDLES };
-          await bundles.forget(old).catch((err) => console.error(`bundle not forgotten: ${err}`));
+          const old = version - KEPT_BUNDLES;
+          const recorded = await recordedDigest(db, projectId, config.name, old).catch(() => null);
+          const keys = [null, recorded];
+          for (const key of new Set(keys))
+            await bundles
+              .forget({ project: projectId, app: config.name, version: old, digest: key })
+              .catch((err) => console.error(`bundle not forgotten: ${err}`));
         }
       } catch (err) {
+        // Not recorded: its bundle goes, unless the version recorded has the same files.
+        const recorded = await recordedDigest(db, projectId, config.name, version).catch(
+          () => null,
+        );
+        if (recorded !== digest) await bundles.forget(key).catch(() => {});
         if (/UNIQUE constraint failed/i.test(String((err as Error).message))) {
           throw new ApiError(
             "conflict",

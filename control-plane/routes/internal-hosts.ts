@@ -30,6 +30,7 @@ import {
   hostOf,
   hostTokenId,
   listHosts,
+  recordedDigest,
   registerHost,
 } from "../hosts/registry.ts";
 import { openSecret } from "../secrets.ts";
@@ -84,7 +85,15 @@ export function registerInternalHosts(app: OpenAPIHono<AppEnv>) {
 
   app.get("/internal/bundles/:project/:app/:version{[1-9][0-9]{0,8}}", hostToken, async (c) => {
     const { project, app, version } = c.req.param();
-    const bundle = await c.var.deps.bundles.get({ project, app, version: Number(version) });
+    const { db, bundles } = c.var.deps;
+    const key = { project, app, version: Number(version) };
+    // The bundle the database recorded (by its digest); one kept before digests named bundles.
+    const digest = await recordedDigest(db, project, app, key.version);
+    const bundle =
+      digest === undefined
+        ? undefined
+        : ((digest ? await bundles.get({ ...key, digest }) : undefined) ??
+          (await bundles.get(key)));
     if (bundle === undefined)
       throw new ApiError("not_found", `no version ${version} of app '${app}' in '${project}'`);
     return c.body(bundle, 200, { "content-type": "application/json" });

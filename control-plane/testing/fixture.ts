@@ -62,8 +62,8 @@ export const noRuntimeHosts: RuntimeHosts = {
 /** Bundles kept in memory, as the file and R2 stores keep them. */
 export function memoryBundles(): BundleStore & { kept: Map<string, string> } {
   const kept = new Map<string, string>();
-  const key = (k: { project: string; app: string; version: number }) =>
-    `${k.project}/${k.app}/v${k.version}`;
+  const key = (k: { project: string; app: string; version: number; digest?: string | null }) =>
+    `${k.project}/${k.app}/v${k.version}${k.digest ? `-${k.digest}` : ""}`;
   return {
     kept,
     put: async (k, bundle) => void kept.set(key(k), JSON.stringify(bundle)),
