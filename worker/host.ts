@@ -12,6 +12,12 @@ import { hostsFor, inFlight, suspect, type Target } from "./placement.ts";
 const MAX_TRIES = 3;
 
 /**
+ * A custom app's sync request body up to this size is read whole before it is sent, when there
+ * are several hosts, so it can go to the next host; a larger one streams to the first only.
+ */
+const RESENT_BODY_BYTES = 1024 * 1024;
+
+/**
  * The longest a host takes to answer a call: its wait for a replica slot (30 s), a replica's
  * start (30 s) and the call's own limit (5 min), with a margin. A host silent past it is wedged:
  * the caller hears 504 instead of waiting for ever (`HOST_ANSWER_MS` shortens it in tests).
@@ -200,19 +206,29 @@ export async function forwardToHost(
   headers.set("authorization", `Bearer ${env.INTERNAL_TOKEN}`);
   headers.set(HEADER.runId, runId);
   const bodiless = request.method === "GET" || request.method === "HEAD";
-  // A GET or HEAD may be sent again (HTTP makes them safe): it tries another host when one
-  // cannot be reached. A request with a body is sent once.
   const placed = await hostsFor(env, project, app, target.concurrency, target.capacity);
-  const hosts = placed.slice(0, bodiless ? MAX_TRIES : 1);
-  const length = Number(request.headers.get("content-length"));
+  // A host that cannot start a replica of the app (429 elsewhere: nothing ran) sends it to the
+  // next, as a function call goes: a body that small is read here first, to be sent again.
+  let body: ArrayBuffer | ReadableStream | null = bodiless ? null : (buffered ?? request.body);
+  const length = Number(request.headers.get("content-length") ?? Number.POSITIVE_INFINITY);
+  if (body instanceof ReadableStream && placed.length > 1 && length <= RESENT_BODY_BYTES) {
+    body = await new Response(body).arrayBuffer().catch(() => {
+      throw new RunApiError(400, CUT_UPLOAD);
+    });
+  }
+  // A body streamed on is watched: the caller's upload breaking off is not the host's failure.
   const streamed =
-    bodiless || buffered || !request.body || !Number.isSafeInteger(length)
-      ? undefined
-      : watchedBody(request.body, length);
+    body instanceof ReadableStream && Number.isSafeInteger(length)
+      ? watchedBody(body, length)
+      : undefined;
+  if (streamed) body = streamed.stream;
+  // A GET or HEAD may also go to the next host when one cannot be reached (HTTP makes them
+  // safe); a request with a body may have run there, and is not sent again then.
+  const hosts = placed.slice(0, body instanceof ReadableStream ? 1 : MAX_TRIES);
   let res: Response | undefined;
   let reached: Target | undefined;
   let failure = "the runtime host is not reachable";
-  for (const host of hosts) {
+  for (const [i, host] of hosts.entries()) {
     reached = host;
     // Bounded until the answer's head, as a function call is (the body may stream for longer).
     const wait = waitFor(env, host);
@@ -220,20 +236,27 @@ export async function forwardToHost(
       res = await fetch(host.url + hostPath.http(project, app, pathAndQuery), {
         method: request.method,
         headers,
-        body: bodiless ? undefined : (buffered ?? streamed?.stream ?? request.body),
+        body,
         redirect: "manual",
         signal: wait.signal,
       });
-      break;
     } catch {
       if (wait.timedOut())
         throw at(host, new RunApiError(504, "the runtime host did not answer the request in time"));
       if (streamed?.cut()) throw at(host, new RunApiError(400, CUT_UPLOAD));
       suspect(host.url);
       if (wait.silent()) failure = SILENT;
+      if (bodiless) continue;
+      break;
     } finally {
       wait.end();
     }
+    const notHere = res.headers.get(HEADER.hostError) && (res.status === 429 || res.status === 503);
+    if (notHere && i < hosts.length - 1 && (await servedElsewhere(res))) {
+      res = undefined;
+      continue;
+    }
+    break;
   }
   if (!res || !reached) {
     const err = new RunApiError(502, failure);

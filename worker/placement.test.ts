@@ -8,7 +8,7 @@ import { env, fetchMock } from "cloudflare:test";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { PlacementHost } from "../common/protocol/hosts.ts";
 import type { Env } from "./env.ts";
-import { invokeOnHost } from "./host.ts";
+import { forwardToHost, invokeOnHost } from "./host.ts";
 import { forgetPlacement, hostsFor, inFlight, isHostAlive, suspect } from "./placement.ts";
 import { CONTROL, HOST } from "./routes/test-support.ts";
 
@@ -194,6 +194,53 @@ describe("placement", () => {
         run_time_ms: 1,
         host: { id: y, url: `http://${y}.test` },
       });
+    },
+  );
+
+  it.each([
+    ["GET", undefined],
+    ["POST", '{"n":1}'],
+  ])(
+    "sends a custom app's %s to the next host when one answers 429 elsewhere",
+    async (method, body) => {
+      // Before, a custom app's request went to the first host only: with two hosts, one holding
+      // all the app's replicas, 4 callers of an app of capacity 6 got 429 in 7 answers of 10.
+      const [first, second] = ["a", "b"].map((id) => host(id));
+      registry([first as PlacementHost, second as PlacementHost]);
+      const [x, y] = (await order("web")) as [string, string];
+      const path = "/internal/http/prj/web/items";
+      const sent: Array<string | undefined> = [];
+      fetchMock
+        .get(`http://${x}.test`)
+        .intercept({ path, method })
+        .reply(
+          429,
+          { message: "not here", code: "too_many_requests", elsewhere: true },
+          {
+            headers: { "x-runlet-host-error": "1" },
+          },
+        );
+      fetchMock
+        .get(`http://${y}.test`)
+        .intercept({ path, method })
+        .reply(200, (req) => {
+          sent.push(req.body ? String(req.body) : undefined);
+          return "served";
+        });
+      const headers = body ? { "content-length": String(body.length) } : undefined;
+      const request = new Request("https://api.test/v4/prj/web/items", { method, body, headers });
+      const target = {
+        project: "prj",
+        app: "web",
+        pathAndQuery: "/items",
+        runId: "run_w",
+        concurrency: 1,
+      };
+      const { answer, host: reached } = await forwardToHost(workerEnv, target, request);
+      expect(answer.status).toBe(200);
+      expect(await answer.text()).toBe("served");
+      expect(reached.id).toBe(y);
+      expect(sent).toEqual([body]);
     },
   );
 
