@@ -318,7 +318,8 @@ describe("versions a host fetches from the control plane", () => {
 
   it("refuses to run a bundle that does not match its digest (502), and runs nothing of it", async () => {
     const version = await deploy("tampered", "export const run = () => 'genuine';");
-    const key = `${f.projectId}/tampered/v${version}`;
+    const name = `${f.projectId}/tampered/v${version}-`; // v{N}-{digest}
+    const key = [...bundles.kept.keys()].find((k) => k.startsWith(name)) as string;
     const stored = JSON.parse(bundles.kept.get(key) as string) as {
       files: Array<{ path: string; contentBase64: string }>;
     };
