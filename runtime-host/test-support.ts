@@ -7,10 +7,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AppConfig, appConfigSchema, type BundleFile } from "../common/app-config.ts";
 import { HEADER } from "../common/consts.ts";
+import type { HostOptions } from "./host-options.ts";
 import type { AppStats } from "./pool/pool.ts";
 import { WorkloadError } from "./pool/workload.ts";
 import { NO_SANDBOX } from "./sandbox/sandbox.ts";
-import { type HostOptions, startHost } from "./server.ts";
+import { startHost } from "./server.ts";
 
 export const TOKEN = "test-internal-token-0123456789abcdef";
 
