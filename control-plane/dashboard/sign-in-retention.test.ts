@@ -1,5 +1,6 @@
-// Sign-in links and dashboard sessions do not pile up: once expired a day, the next sign-in
-// removes them (every sign-in used to leave both for good), and nothing else.
+// Sign-in links and dashboard sessions do not pile up: once expired a day, the next sign-in (by a
+// one-time link or by a pasted token) removes them (every sign-in used to leave both for good), and
+// nothing else.
 import { isNotNull } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { signInLinks, tokens } from "../db/schema.ts";
@@ -11,11 +12,23 @@ beforeAll(async () => {
 });
 afterAll(() => f.cleanup());
 
+/** Signs in with a one-time link, as `runlet dashboard` does. */
 async function signIn(): Promise<void> {
   const res = await f.call("POST", `/v2/projects/${f.projectId}/dashboard-links`);
   expect(res.status).toBe(201);
   const url = new URL(((await res.json()) as { url: string }).url);
   expect((await f.app.request(url.pathname + url.search)).status).toBe(303);
+}
+
+/** Signs in by pasting the owner's token on the sign-in page, as a teammate does. */
+async function pasteToken(): Promise<void> {
+  const res = await f.app.request("/dashboard/login", {
+    method: "POST",
+    headers: { origin: "http://localhost", "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ token: f.owner.token }).toString(),
+  });
+  expect(res.status).toBe(303);
+  expect(res.headers.getSetCookie().some((c) => c.startsWith("runlet_session="))).toBe(true);
 }
 
 const sessions = async () =>
@@ -39,4 +52,16 @@ it("removes links and sessions expired over a day ago at the next sign-in, and k
   await signIn(); // removes the three old links and their sessions
   expect([await links(), await sessions()]).toEqual([1, 1]);
   expect((await f.db.select().from(tokens)).length).toBe(before - 3 + 1);
+});
+
+it("removes them as well when the next sign-in is a pasted token", async () => {
+  for (let i = 0; i < 3; i++) await pasteToken();
+  const made = await sessions();
+  expect(made).toBeGreaterThanOrEqual(3);
+  const past = Date.now() - 2 * 86_400_000;
+  await f.db.update(signInLinks).set({ expiresAt: past });
+  await f.db.update(tokens).set({ expiresAt: past }).where(isNotNull(tokens.parentId));
+
+  await pasteToken(); // no link is made: the pasted token's sign-in removes them
+  expect([await links(), await sessions()]).toEqual([0, 1]);
 });
