@@ -21,6 +21,7 @@ import { registerInternalHosts } from "./routes/internal-hosts.ts";
 import { registerInternalRuns } from "./routes/internal-runs.ts";
 import { registerJwks } from "./routes/jwks.ts";
 import { registerCreateProject } from "./routes/projects-create.ts";
+import { registerListProjects } from "./routes/projects-list.ts";
 import { registerUpdateProject } from "./routes/projects-update.ts";
 import { registerGetRun, registerListRuns } from "./routes/runs-list.ts";
 import { registerGetRunLogs } from "./routes/runs-logs.ts";
@@ -70,6 +71,7 @@ export function createControlPlane(deps: Deps): ControlPlaneApp {
   registerJwks(app);
   registerInit(app);
   registerCreateProject(app);
+  registerListProjects(app);
   registerUpdateProject(app);
   registerServiceAccounts(app);
   registerUsers(app);

@@ -1,37 +1,85 @@
+import type { z } from "@hono/zod-openapi";
+import type { projectOfCallerSchema } from "../../control-plane/routes/projects-list.ts";
 import { CliError, type Command } from "../command.ts";
-import { callApi, loadConfig } from "../config.ts";
+import { type CliConfig, callApi, columns, loadConfig } from "../config.ts";
 
-const USAGE = `Usage: runlet projects create --name NAME [--plan hobby|pro|enterprise] [--json]
+const USAGE = `Usage: runlet projects [list] [--json]
+       runlet projects create --name NAME [--plan hobby|pro|enterprise] [--json]
 
-A new project, owned by the user whose token the CLI has (a service account cannot make one).
+  list     (also with no subcommand) the projects you are in: id, name, plan, your role, when
+           it was made, oldest first; * marks the one the CLI works in. With a service
+           account's token, its one project. --json: {projects: [...]}, each with current
+  create   a new project, owned by the user whose token the CLI has (a service account cannot
+           make one). Audited as projects.create in it
+
 The other commands work in the project of RUNLET_PROJECT, else of local.json: set
-RUNLET_PROJECT to the new one's id to work there. Audited as projects.create in it.`;
+RUNLET_PROJECT to another one's id to work there.`;
 
-interface Project {
-  id: string;
-  name: string;
-  plan: string;
+type Project = z.infer<typeof projectOfCallerSchema>;
+
+/** One row of the list: * for the project the CLI works in. */
+export function projectRow(p: Project, current: string): string[] {
+  return [p.id === current ? "*" : "", p.id, p.name, p.plan, p.role, p.createdAt.slice(0, 10)];
+}
+
+async function list(config: CliConfig, json: boolean): Promise<number> {
+  const { projects } = await callApi<{ projects: Project[] }>(
+    config,
+    "GET",
+    "/v2/projects",
+    "listing your projects",
+  );
+  if (json) {
+    const marked = projects.map((p) => ({ ...p, current: p.id === config.projectId }));
+    console.log(JSON.stringify({ projects: marked }));
+    return 0;
+  }
+  console.log(
+    columns(
+      ["", "ID", "NAME", "PLAN", "ROLE", "CREATED"],
+      projects.map((p) => projectRow(p, config.projectId)),
+    ),
+  );
+  if (!projects.some((p) => p.id === config.projectId)) {
+    console.error(
+      `The CLI works in project ${config.projectId} (RUNLET_PROJECT or local.json), which is not one of yours.`,
+    );
+  }
+  return 0;
+}
+
+async function create(values: Record<string, string | boolean | undefined>): Promise<number> {
+  if (!values.name) throw new CliError(`--name is required\n\n${USAGE}`);
+  const config = await loadConfig();
+  const made = await callApi<Project>(config, "POST", "/v2/projects", "creating the project", {
+    name: values.name,
+    ...(values.plan ? { plan: values.plan } : {}),
+  });
+  if (values.json) console.log(JSON.stringify(made));
+  else {
+    console.log(`Created project ${made.name} (${made.id}, ${made.plan}); you own it.`);
+    console.error(`To work in it: RUNLET_PROJECT=${made.id} npx runlet …`);
+  }
+  return 0;
 }
 
 export const projects: Command = {
   name: "projects",
-  summary: "create a project (you own it)",
+  summary: "list your projects, or create one (you own it)",
   usage: USAGE,
   options: { name: { type: "string" }, plan: { type: "string" } },
   async run({ values, positionals }) {
-    const [action] = positionals;
-    if (action !== "create") throw new CliError(`say create\n\n${USAGE}`);
-    if (!values.name) throw new CliError(`--name is required\n\n${USAGE}`);
-    const config = await loadConfig();
-    const made = await callApi<Project>(config, "POST", "/v2/projects", "creating the project", {
-      name: values.name,
-      ...(values.plan ? { plan: values.plan } : {}),
-    });
-    if (values.json) console.log(JSON.stringify(made));
-    else {
-      console.log(`Created project ${made.name} (${made.id}, ${made.plan}); you own it.`);
-      console.error(`To work in it: RUNLET_PROJECT=${made.id} npx runlet …`);
+    const [action = "list", ...extra] = positionals;
+    if (action !== "list" && action !== "create") {
+      throw new CliError(`say list or create (not '${action}')\n\n${USAGE}`);
     }
-    return 0;
+    if (extra.length > 0) {
+      throw new CliError(`unexpected '${extra.join(" ")}'\n\n${USAGE}`);
+    }
+    if (action === "create") return create(values);
+    if (values.name || values.plan) {
+      throw new CliError(`--name and --plan are for create\n\n${USAGE}`);
+    }
+    return list(await loadConfig(), values.json === true);
   },
 };

@@ -15,8 +15,9 @@ import { newSecret, secretHash } from "../../common/same-secret.ts";
 import type { SigningKeys } from "../auth/signing.ts";
 import { authenticate, type Principal, prepareToken } from "../auth/tokens.ts";
 import type { Database } from "../db/index.ts";
-import { memberships, projects, signInLinks, tokens } from "../db/schema.ts";
+import { signInLinks, tokens } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
+import { projectsOf } from "../routes/projects-list.ts";
 
 /** How long a session lasts (never longer than the token it came from). */
 export const SESSION_MS = 12 * 3600_000;
@@ -210,7 +211,7 @@ export async function readSession(
     if (err instanceof ApiError) return null;
     throw err;
   }
-  const open = await projectsOf(db, principal);
+  const open = (await projectsOf(db, principal)).map(({ id, name }) => ({ id, name }));
   if (open.length === 0) return null;
   const wanted = getCookie(c, PROJECT_COOKIE);
   const current = open.find((p) => p.id === wanted) ?? (open[0] as { id: string; name: string });
@@ -223,19 +224,4 @@ export async function endSession(db: Database, session: Session): Promise<void> 
     .update(tokens)
     .set({ revokedAt: Date.now() })
     .where(eq(tokens.id, session.principal.tokenId));
-}
-
-async function projectsOf(db: Database, principal: Principal) {
-  if (principal.type === "service_account") {
-    return db
-      .select({ id: projects.id, name: projects.name })
-      .from(projects)
-      .where(eq(projects.id, principal.projectId));
-  }
-  return db
-    .select({ id: projects.id, name: projects.name })
-    .from(projects)
-    .innerJoin(memberships, eq(memberships.projectId, projects.id))
-    .where(eq(memberships.userId, principal.id))
-    .orderBy(asc(projects.createdAt));
 }

@@ -1,0 +1,166 @@
+// `runlet projects [list|create]` against a real Node control plane: its first user made by
+// `runlet init` (credentials in local.json), the projects they make, and a service account.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { ENV } from "../../common/consts.ts";
+import { main } from "../main.ts";
+import { ROOT } from "./start.ts";
+
+const BOOTSTRAP = "bootstrap-token-for-the-projects-test-0123456789";
+
+let dir: string;
+let server: ChildProcess;
+let baseUrl: string;
+/** The first user's environment: RUNLET_HOME with the local.json `runlet init` wrote. */
+let env: Record<string, string | undefined>;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "runlet-projects-"));
+  server = spawn(process.execPath, ["--import", "tsx", "control-plane/server.ts"], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      [ENV.home]: join(dir, "control-plane"),
+      [ENV.internalToken]: "internal-token-for-the-projects-test-0123456789",
+      [ENV.bootstrapToken]: BOOTSTRAP,
+      [ENV.controlPort]: "0",
+      [ENV.apiUrl]: "https://api.example.com",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  for (const stream of [server.stdout, server.stderr]) stream?.on("data", (d) => (output += d));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1];
+    if (port) {
+      baseUrl = `http://127.0.0.1:${port}`;
+      break;
+    }
+    if (server.exitCode !== null || Date.now() > deadline) {
+      throw new Error(`the control plane did not start:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  env = {
+    [ENV.home]: join(dir, "first"),
+    [ENV.token]: undefined,
+    [ENV.project]: undefined,
+    [ENV.baseUrl]: undefined,
+    [ENV.apiUrl]: undefined,
+  };
+  const init = await runlet(["init", "--control-plane", baseUrl, "--name", "Ada"], {
+    ...env,
+    [ENV.bootstrapToken]: BOOTSTRAP,
+  });
+  expect(init.code, init.stderr).toBe(0);
+});
+
+afterAll(async () => {
+  server?.kill("SIGTERM");
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Runs the CLI in this process with `more` over the environment; what it printed, and its code. */
+async function runlet(args: string[], more: Record<string, string | undefined> = env) {
+  const out = vi.spyOn(console, "log").mockImplementation(() => {});
+  const err = vi.spyOn(console, "error").mockImplementation(() => {});
+  for (const [name, value] of Object.entries(more)) vi.stubEnv(name, value);
+  try {
+    const code = await main(args);
+    const text = (spy: typeof out) => spy.mock.calls.map((c) => c.join(" ")).join("\n");
+    return { code, stdout: text(out), stderr: text(err) };
+  } finally {
+    vi.unstubAllEnvs();
+    out.mockRestore();
+    err.mockRestore();
+  }
+}
+
+interface Listed {
+  id: string;
+  name: string;
+  plan: string;
+  role: string;
+  current: boolean;
+}
+
+describe("runlet projects", () => {
+  let first: string;
+  let staging: string;
+
+  it("lists the projects you are in, the one the CLI works in marked", async () => {
+    const made = await runlet([
+      "projects",
+      "create",
+      "--name",
+      "staging",
+      "--plan",
+      "pro",
+      "--json",
+    ]);
+    expect(made.code, made.stdout).toBe(0);
+    staging = JSON.parse(made.stdout).id;
+
+    const listed = await runlet(["projects", "list", "--json"]);
+    expect(listed.code, listed.stdout).toBe(0);
+    const projects = JSON.parse(listed.stdout).projects as Listed[];
+    expect(projects.map((p) => [p.name, p.plan, p.role])).toEqual([
+      [expect.any(String), "hobby", "owner"],
+      ["staging", "pro", "owner"],
+    ]);
+    expect(projects.map((p) => p.current)).toEqual([true, false]);
+    first = (projects[0] as Listed).id;
+
+    const table = await runlet(["projects", "list"]);
+    expect(table.code, table.stderr).toBe(0);
+    const lines = table.stdout.split("\n");
+    expect(lines[0]).toMatch(/^\s+ID\s+NAME\s+PLAN\s+ROLE\s+CREATED$/);
+    expect(lines[1]).toMatch(
+      new RegExp(`^\\*\\s+${first}\\s.*\\bhobby\\s+owner\\s+\\d{4}-\\d\\d-\\d\\d$`),
+    );
+    expect(lines[2]).toMatch(new RegExp(`^\\s+${staging}\\s+staging\\s+pro\\s+owner\\s`));
+
+    // Working in the other project moves the mark.
+    const there = await runlet(["projects", "--json"], { ...env, [ENV.project]: staging });
+    expect((JSON.parse(there.stdout).projects as Listed[]).map((p) => p.current)).toEqual([
+      false,
+      true,
+    ]);
+  });
+
+  it("lists with no subcommand, as `runlet apps` and `runlet hosts` do", async () => {
+    const bare = await runlet(["projects"]);
+    expect(bare.code, bare.stderr).toBe(0);
+    expect(bare.stdout).toBe((await runlet(["projects", "list"])).stdout);
+  });
+
+  it("gives a service account its own project, and says when the CLI works outside yours", async () => {
+    const account = await runlet(["tokens", "create", "--name", "ci", "--expires", "1d", "--json"]);
+    expect(account.code, account.stdout).toBe(0);
+    const { token } = JSON.parse(account.stdout) as { token: string };
+    const seen = await runlet(["projects", "--json"], { ...env, [ENV.token]: token });
+    expect(JSON.parse(seen.stdout).projects).toEqual([
+      expect.objectContaining({ id: first, role: "member", current: true }),
+    ]);
+    const elsewhere = await runlet(["projects"], { ...env, [ENV.project]: "prj_someone_else" });
+    expect(elsewhere.code).toBe(0);
+    expect(elsewhere.stdout).not.toContain("*");
+    expect(elsewhere.stderr).toContain("prj_someone_else");
+  });
+
+  it("shows its help, and refuses what it does not do", async () => {
+    const help = await runlet(["projects", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: runlet projects \[list\]/);
+    const wrong = await runlet(["projects", "remove", "--json"]);
+    expect(wrong.code).toBe(1);
+    expect(JSON.parse(wrong.stdout)).toEqual({ message: "say list or create (not 'remove')" });
+    const stray = await runlet(["projects", "list", "--name", "x"]);
+    expect(stray.code).toBe(1);
+    expect(stray.stderr).toContain("--name and --plan are for create");
+  });
+});
