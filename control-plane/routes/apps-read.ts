@@ -1,12 +1,19 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, asc, eq, type SQL } from "drizzle-orm";
+import { and, asc, eq, gt, type SQL } from "drizzle-orm";
 import { type AppConfig, DEFAULT_QUEUE_TIMEOUT_S } from "../../common/app-config.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
 import type { Database } from "../db/index.ts";
 import { apps, deployments } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
-import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
+import {
+  bearerAuth,
+  DEFAULT_PAGE_SIZE,
+  errorResponses,
+  pageSizeParam,
+  projectIdParam,
+} from "../openapi.ts";
+import { nextPageFields, readPageToken } from "../page-token.ts";
 
 export const appSchema = z
   .object({
@@ -57,8 +64,8 @@ function view(row: typeof apps.$inferSelect, config: AppConfig, digest: string |
   };
 }
 
-/** The apps with the config of their live version. */
-function withConfig(db: Database, where: SQL) {
+/** The apps with the config of their live version, by name; at most `limit` (-1: all). */
+function withConfig(db: Database, where: SQL, limit = -1) {
   return db
     .select({ app: apps, config: deployments.config, digest: deployments.digest })
     .from(apps)
@@ -67,8 +74,17 @@ function withConfig(db: Database, where: SQL) {
       and(eq(deployments.appId, apps.id), eq(deployments.version, apps.currentVersion)),
     )
     .where(where)
-    .orderBy(asc(apps.name));
+    .orderBy(asc(apps.name))
+    .limit(limit);
 }
+
+const appsQuery = z.strictObject({
+  limit: pageSizeParam.openapi({
+    type: "string",
+    description: "1 to 200: a page of apps. Without it and `nextToken`, every app.",
+  }),
+  nextToken: z.string().min(1).max(1024).optional(),
+});
 
 export const listAppsRoute = createRoute({
   method: "get",
@@ -77,11 +93,20 @@ export const listAppsRoute = createRoute({
   summary: "The project's apps and their live versions (members and owners).",
   security: bearerAuth,
   middleware: [access({ role: "member" })] as const,
-  request: { params: projectIdParam },
+  request: { params: projectIdParam, query: appsQuery },
   responses: {
     200: {
-      description: "The apps, by name.",
-      content: { "application/json": { schema: z.object({ apps: z.array(appSchema) }) } },
+      description:
+        "The apps by name: every one without `limit` and `nextToken` (hasMore false), else a page.",
+      content: {
+        "application/json": {
+          schema: z.object({
+            apps: z.array(appSchema),
+            hasMore: z.boolean(),
+            nextPageToken: z.string().optional(),
+          }),
+        },
+      },
     },
     ...errorResponses(),
   },
@@ -103,8 +128,32 @@ export const getAppRoute = createRoute({
 
 export function registerReadApps(app: OpenAPIHono<AppEnv>) {
   app.openapi(listAppsRoute, async (c) => {
-    const rows = await withConfig(c.var.deps.db, eq(apps.projectId, c.var.access.projectId));
-    return c.json({ apps: rows.map((r) => view(r.app, r.config as AppConfig, r.digest)) }, 200);
+    const { projectId } = c.var.access;
+    const { limit, nextToken } = c.req.valid("query");
+    const key = c.var.deps.derived.pageTokens;
+    const filters = { list: "apps", projectId };
+    const after = nextToken ? await readPageToken(key, nextToken, filters) : undefined;
+    const paged = limit !== undefined || after !== undefined;
+    const size = limit ?? DEFAULT_PAGE_SIZE;
+    const fetched = await withConfig(
+      c.var.deps.db,
+      and(
+        eq(apps.projectId, projectId),
+        after ? gt(apps.name, String(after.id)) : undefined,
+      ) as SQL,
+      paged ? size + 1 : -1,
+    );
+    const hasMore = paged && fetched.length > size;
+    const rows = hasMore ? fetched.slice(0, size) : fetched;
+    const last = rows.at(-1);
+    const paging = await nextPageFields(
+      key,
+      hasMore,
+      last && { timestamp: last.app.createdAt, id: last.app.name },
+      filters,
+    );
+    const listed = rows.map((r) => view(r.app, r.config as AppConfig, r.digest));
+    return c.json({ apps: listed, hasMore, ...paging }, 200);
   });
 
   app.openapi(getAppRoute, async (c) => {
