@@ -45,6 +45,8 @@ export interface PoolTarget extends WorkloadSpec {
   /** Changes whenever the files behind `version` do (a re-deploy of the same version). */
   digest: string;
   config: Pick<AppConfig, "scaling" | "runtime" | "custom">;
+  /** When the host's registry took it (ISO): orders deployments where numbers do not. */
+  deployedAt?: string;
 }
 
 /** Starts a replica of a target: managed or custom, sandboxed or not (server.ts decides). */
@@ -106,6 +108,16 @@ const REFILL_DELAY_MS = 1_000;
 
 const sameTarget = (a: PoolTarget, b: PoolTarget) =>
   a.version === b.version && a.digest === b.digest && a.dir === b.dir;
+
+/**
+ * Whether `a` came before `b`: by when the registry took each, since an app deleted and deployed
+ * again counts from version 1 again (by number, its v1 came before the deleted app's v3); by
+ * number where that does not tell (targets without a time, or taken in the same millisecond).
+ */
+const earlier = (a: PoolTarget, b: PoolTarget) =>
+  a.deployedAt && b.deployedAt && a.deployedAt !== b.deployedAt
+    ? a.deployedAt < b.deployedAt
+    : a.version < b.version;
 
 const usable = (r: Replica) => !r.retired && r.workload.accepting;
 
@@ -275,8 +287,8 @@ export class ReplicaPool {
 
   /**
    * The app's replicas, switched to `target` if it is another version (the old ones retire). A
-   * call that brings an older version than the pool's (it looked its version up before a deploy
-   * reached the pool) runs on the current one: switching back retired the new version's replicas,
+   * call that brings an earlier deployment than the pool's (it looked its version up before a
+   * deploy reached the pool) runs on the current one: switching back retired the new version's replicas,
    * and a burst of redeploys then started replicas from folders already removed (ENOENT).
    * `deployed()` always switches: it is the registry's word.
    */
@@ -286,7 +298,7 @@ export class ReplicaPool {
     if (!app) {
       app = { target, replicas: new Set(), finishing: new Set(), queue: new WaitQueue() };
       this.#apps.set(key, app);
-    } else if (call && target.version < app.target.version) {
+    } else if (call && earlier(target, app.target)) {
       return app;
     } else if (!sameTarget(app.target, target)) {
       for (const replica of app.replicas) this.#retire(app, replica);

@@ -84,15 +84,16 @@ async function setUp() {
   );
   pool = p;
   registry.keepWhileStarting((project, app) => p.startingFrom(project, app));
-  const deploy = async (version: number): Promise<Deployment> => {
+  /** Deploys `version` (`code`: its files' mark); `toPool: false` stops before the pool hears. */
+  const deploy = async (version: number, { code = "", toPool = true } = {}) => {
     const deployment = await registry.deploy({
       project: "p",
       app: "a",
       version,
       config: configOf("a", { scaling: { max_replicas: 4, replica_concurrency: 1 } }),
-      files: bundle({ "main.mjs": `export const run = () => ${version};` }),
+      files: bundle({ "main.mjs": `export const run = () => "${code}${version}";` }),
     });
-    p.deployed(deployment);
+    if (toPool) p.deployed(deployment);
     return deployment;
   };
   /** A call of `deployment`: the version its replica runs, once it has one. */
@@ -132,5 +133,30 @@ describe("deploys while a replica is starting", () => {
     await expect(late).resolves.toBe(2);
     expect(started).toHaveLength(1);
     expect(started[0]?.accepting).toBe(true);
+  });
+
+  it("runs a call of an app deleted and deployed again (versions from 1 again) on the new app", async () => {
+    const { started, deploy, call } = await setUp();
+    // The host missed the delete (its heartbeat came after the new deploy): the pool still runs
+    // the deleted app's v3. By number, v1 of the new app looked older than it.
+    const deleted = await deploy(3, { code: "old-" });
+    const old = call(deleted);
+    await settle();
+    started[0]?.go();
+    await expect(old).resolves.toBe(3);
+    await settle(); // a later millisecond: the registry dates each deploy
+    // A call that found the new app in the registry before its deploy reached the pool.
+    const again = await deploy(1, { code: "new-", toPool: false });
+    const early = call(again);
+    await settle();
+    for (const replica of started) replica.go();
+    await expect(early).resolves.toBe(1);
+    expect(started[1]?.spec.dir).toBe(again.dir);
+    // And a call that looked up the deleted app before: it does not switch the pool back.
+    const stale = call(deleted);
+    await settle();
+    for (const replica of started) replica.go();
+    await expect(stale).resolves.toBe(1);
+    expect(started).toHaveLength(2);
   });
 });
