@@ -40,7 +40,10 @@ export class AppVersions {
     private readonly registry: AppRegistry,
     private readonly pool: ReplicaPool,
     private readonly outputs?: Pick<ReplicaOutputs, "forget">,
-  ) {}
+  ) {
+    // A deploy keeps the version folders replicas are still starting from (apps.ts).
+    registry.keepWhileStarting((project, app) => pool.startingFrom(project, app));
+  }
 
   /** From now on versions come from `source` (the host joined a control plane). */
   fetchFrom(source: BundleSource): void {

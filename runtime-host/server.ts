@@ -144,7 +144,6 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       ),
     { ...limits, grants, slots: opts.join?.slots ?? opts.slots },
   );
-  registry.keepWhileStarting((project, app) => pool.startingFrom(project, app));
   // Apps with `min_replicas` are warm from the start (in a registry: once registered).
   const warmUp = () => {
     for (const deployment of registry.list()) pool.deployed(deployment);
