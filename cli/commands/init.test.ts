@@ -1,77 +1,30 @@
 // `runlet init` against a real Node control plane for others (RUNLET_BOOTSTRAP_TOKEN set, its
 // database empty), then `runlet projects create` and `runlet users create` with what it saved.
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ENV } from "../../common/consts.ts";
-import { main } from "../main.ts";
-import { ROOT } from "./start.ts";
+import { runlet, startControlPlane, type TestControlPlane } from "./test-support.ts";
 
 const BOOTSTRAP = "bootstrap-token-for-the-cli-test-0123456789";
 const INTERNAL = "internal-token-for-the-cli-test-0123456789";
 
 let dir: string;
-let server: ChildProcess;
-let serverOutput = "";
+let controlPlane: TestControlPlane | undefined;
 let baseUrl: string;
+const serverOutput = () => controlPlane?.output() ?? "";
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "runlet-init-"));
-  server = spawn(process.execPath, ["--import", "tsx", "control-plane/server.ts"], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      [ENV.home]: join(dir, "control-plane"),
-      [ENV.internalToken]: INTERNAL,
-      [ENV.bootstrapToken]: BOOTSTRAP,
-      [ENV.controlPort]: "0",
-      [ENV.apiUrl]: "https://api.example.com",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  for (const stream of [server.stdout, server.stderr]) {
-    stream?.on("data", (d) => {
-      serverOutput += d;
-    });
-  }
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(serverOutput)?.[1];
-    if (port) {
-      baseUrl = `http://127.0.0.1:${port}`;
-      break;
-    }
-    if (server.exitCode !== null || Date.now() > deadline) {
-      throw new Error(`the control plane did not start:\n${serverOutput}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  controlPlane = await startControlPlane(dir, { internal: INTERNAL, bootstrap: BOOTSTRAP });
+  baseUrl = controlPlane.baseUrl;
 });
 
 afterAll(async () => {
-  server?.kill("SIGTERM");
+  controlPlane?.server.kill("SIGTERM");
   await rm(dir, { recursive: true, force: true });
 });
-
-/** Runs the CLI in this process with `env` over the environment; what it printed, and its code. */
-async function runlet(args: string[], env: Record<string, string | undefined>) {
-  const out = vi.spyOn(console, "log").mockImplementation(() => {});
-  const err = vi.spyOn(console, "error").mockImplementation(() => {});
-  const errWrite = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
-  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
-  try {
-    const code = await main(args);
-    const text = (spy: typeof out) => spy.mock.calls.map((c) => c.join(" ")).join("\n");
-    return { code, stdout: text(out), stderr: text(err) };
-  } finally {
-    vi.unstubAllEnvs();
-    out.mockRestore();
-    err.mockRestore();
-    errWrite.mockRestore();
-  }
-}
 
 describe("runlet init", () => {
   const home = () => join(dir, "operator");
@@ -89,7 +42,7 @@ describe("runlet init", () => {
   it("the control plane made no user of its own: no local.json, no host token", async () => {
     expect(await readdir(join(dir, "control-plane"))).not.toContain("local.json");
     expect(await readdir(join(dir, "control-plane"))).not.toContain("host-token");
-    expect(serverOutput).toMatch(/makes no local owner/);
+    expect(serverOutput()).toMatch(/makes no local owner/);
   });
 
   it("says what is missing or wrong before claiming anything", async () => {
@@ -135,8 +88,8 @@ describe("runlet init", () => {
     });
     expect(made.stdout + made.stderr).not.toContain(local.token);
     expect(made.stderr).toMatch(/Remove it/);
-    expect(serverOutput).not.toContain(BOOTSTRAP);
-    expect(serverOutput).not.toContain(local.token);
+    expect(serverOutput()).not.toContain(BOOTSTRAP);
+    expect(serverOutput()).not.toContain(local.token);
   });
 
   it("is refused once made: 409 elsewhere, and never over an existing local.json", async () => {

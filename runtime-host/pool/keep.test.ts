@@ -6,41 +6,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { heartbeatOf } from "../load.ts";
 import { configOf } from "../test-support.ts";
 import { ReplicaGrants } from "./grants.ts";
-import { LogRing } from "./log-ring.ts";
 import { type PoolTarget, ReplicaPool } from "./pool.ts";
-import type { CallOutcome, FunctionWorkload, WorkloadSpec } from "./workload.ts";
-
-let nextPid = 1000;
-
-/** A replica that starts at once and runs each call until the test ends it. */
-class FakeReplica implements FunctionWorkload {
-  readonly kind = "function";
-  readonly pid = nextPid++;
-  readonly logs = new LogRing(1024);
-  exited = false;
-  accepting = true;
-  #onExit: Array<() => void> = [];
-  constructor(readonly spec: WorkloadSpec) {}
-  start(): Promise<void> {
-    return Promise.resolve();
-  }
-  invoke(): Promise<CallOutcome> {
-    return new Promise(() => {}); // the tests run calls through use(), not invoke()
-  }
-  stop(): Promise<void> {
-    if (!this.exited) {
-      this.exited = true;
-      this.accepting = false;
-      queueMicrotask(() => {
-        for (const listener of this.#onExit) listener();
-      });
-    }
-    return Promise.resolve();
-  }
-  onExit(listener: () => void): void {
-    this.#onExit.push(listener);
-  }
-}
+import { FakeReplica } from "./test-support.ts";
 
 let pool: ReplicaPool | undefined;
 afterEach(async () => {

@@ -8,52 +8,23 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AppRegistry, type Deployment } from "../apps.ts";
 import { bundle, configOf, newHome, removeHome } from "../test-support.ts";
-import { LogRing } from "./log-ring.ts";
 import { ReplicaPool } from "./pool.ts";
-import {
-  type CallOutcome,
-  copyVersion,
-  type FunctionWorkload,
-  type WorkloadSpec,
-} from "./workload.ts";
-
-let nextPid = 2000;
+import { FakeReplica } from "./test-support.ts";
+import { copyVersion, type WorkloadSpec } from "./workload.ts";
 
 /** A replica whose start waits for `go()`, then copies its version's files into a slot. */
-class HeldReplica implements FunctionWorkload {
-  readonly kind = "function";
-  readonly pid = nextPid++;
-  readonly logs = new LogRing(1024);
-  accepting = true;
-  exited = false;
-  go: () => void = () => {};
-  readonly #held = new Promise<void>((resolve) => {
-    this.go = resolve;
-  });
-  #onExit: Array<() => void> = [];
-  constructor(
-    readonly spec: WorkloadSpec,
-    private readonly slot: string,
-  ) {}
-  async start(): Promise<void> {
-    await this.#held;
-    await copyVersion(this.spec.dir, this.slot);
-  }
-  invoke(): Promise<CallOutcome> {
-    return new Promise(() => {});
-  }
-  stop(): Promise<void> {
-    if (!this.exited) {
-      this.exited = true;
-      this.accepting = false;
-      queueMicrotask(() => {
-        for (const listener of this.#onExit) listener();
-      });
-    }
-    return Promise.resolve();
-  }
-  onExit(listener: () => void): void {
-    this.#onExit.push(listener);
+class HeldReplica extends FakeReplica {
+  readonly go: () => void;
+  constructor(spec: WorkloadSpec, slot: string) {
+    let go = () => {};
+    const held = new Promise<void>((resolve) => {
+      go = resolve;
+    });
+    super(spec, async () => {
+      await held;
+      await copyVersion(spec.dir, slot);
+    });
+    this.go = go;
   }
 }
 

@@ -1,0 +1,66 @@
+/**
+ * For the CLI's tests against a real Node control plane: one started as a child process, and
+ * the CLI run in this process with its output captured.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
+import { vi } from "vitest";
+import { ENV } from "../../common/consts.ts";
+import { main } from "../main.ts";
+import { ROOT } from "./start.ts";
+
+export interface TestControlPlane {
+  server: ChildProcess;
+  baseUrl: string;
+  /** Everything it printed so far. */
+  output(): string;
+}
+
+/** A Node control plane with its home under `dir`, on a free port; up within 60 s or throws. */
+export async function startControlPlane(
+  dir: string,
+  tokens: { internal: string; bootstrap: string },
+): Promise<TestControlPlane> {
+  const server = spawn(process.execPath, ["--import", "tsx", "control-plane/server.ts"], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      [ENV.home]: join(dir, "control-plane"),
+      [ENV.internalToken]: tokens.internal,
+      [ENV.bootstrapToken]: tokens.bootstrap,
+      [ENV.controlPort]: "0",
+      [ENV.apiUrl]: "https://api.example.com",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  for (const stream of [server.stdout, server.stderr]) stream?.on("data", (d) => (output += d));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1];
+    if (port) return { server, baseUrl: `http://127.0.0.1:${port}`, output: () => output };
+    if (server.exitCode !== null || Date.now() > deadline) {
+      server.kill("SIGTERM");
+      throw new Error(`the control plane did not start:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Runs the CLI in this process with `env` over the environment; what it printed, and its code. */
+export async function runlet(args: string[], env: Record<string, string | undefined>) {
+  const out = vi.spyOn(console, "log").mockImplementation(() => {});
+  const err = vi.spyOn(console, "error").mockImplementation(() => {});
+  const errWrite = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+  for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+  try {
+    const code = await main(args);
+    const text = (spy: typeof out) => spy.mock.calls.map((c) => c.join(" ")).join("\n");
+    return { code, stdout: text(out), stderr: text(err) };
+  } finally {
+    vi.unstubAllEnvs();
+    out.mockRestore();
+    err.mockRestore();
+    errWrite.mockRestore();
+  }
+}

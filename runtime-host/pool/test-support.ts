@@ -1,0 +1,41 @@
+/** For the pool's tests: a replica without a process. */
+import { LogRing } from "./log-ring.ts";
+import type { CallOutcome, FunctionWorkload, WorkloadSpec } from "./workload.ts";
+
+let nextPid = 1000;
+
+/**
+ * A replica that starts as `starting` says (at once by default) and runs each call until the
+ * test ends it (the tests run calls through `use()`, not `invoke()`).
+ */
+export class FakeReplica implements FunctionWorkload {
+  readonly kind = "function";
+  readonly pid = nextPid++;
+  readonly logs = new LogRing(1024);
+  exited = false;
+  accepting = true;
+  #onExit: Array<() => void> = [];
+  constructor(
+    readonly spec: WorkloadSpec,
+    private readonly starting: () => Promise<void> = () => Promise.resolve(),
+  ) {}
+  start(): Promise<void> {
+    return this.starting();
+  }
+  invoke(): Promise<CallOutcome> {
+    return new Promise(() => {});
+  }
+  stop(): Promise<void> {
+    if (!this.exited) {
+      this.exited = true;
+      this.accepting = false;
+      queueMicrotask(() => {
+        for (const listener of this.#onExit) listener();
+      });
+    }
+    return Promise.resolve();
+  }
+  onExit(listener: () => void): void {
+    this.#onExit.push(listener);
+  }
+}
