@@ -51,7 +51,13 @@ export async function newToken(
         { expiresAt },
       )
     : await callApi<Issued>(config, "POST", "/v2/me/token", "renewing your token", { expiresAt });
-  const savedTo = userId ? null : await saveOwn(config, issued);
+  // The old token is revoked already: a new one that could not be saved is printed instead.
+  const savedTo = userId
+    ? null
+    : await saveOwn(config, issued).catch((err: Error) => {
+        console.error(`runlet: the new token could not be saved to local.json: ${err.message}`);
+        return null;
+      });
   if (values.json) {
     const { token, ...rest } = issued;
     console.log(JSON.stringify(savedTo ? { ...rest, savedTo } : issued));

@@ -1,6 +1,6 @@
 // `runlet users list|add|role|remove|token|revoke` against a real Node control plane: its first
 // user made by `runlet init` (an operator, credentials in local.json), then the people it adds.
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -135,6 +135,27 @@ describe("runlet users", () => {
     expect((await stat(join(dir, "operator", "local.json"))).mode & 0o777).toBe(0o600);
     expect(await apps(before.token, first)).toBe(401);
     expect(await apps(after.token, first)).toBe(200);
+  });
+
+  it("prints a renewed token it could not save to local.json, rather than lose it", async () => {
+    const before = await localJson();
+    // local.json is written through local.json.tmp: a folder there makes the write fail.
+    const blocked = join(dir, "operator", "local.json.tmp");
+    await mkdir(blocked);
+    let renewed: Awaited<ReturnType<typeof runlet>>;
+    try {
+      renewed = await runlet(["users", "token", "--expires", "400d"]);
+    } finally {
+      await rm(blocked, { recursive: true, force: true });
+    }
+    expect(renewed.code, renewed.stderr).toBe(0);
+    expect(renewed.stderr).toMatch(/could not be saved to .*local\.json/);
+    const token = renewed.stdout.trim();
+    expect(await apps(token, first)).toBe(200);
+    expect(await apps(before.token, first)).toBe(401);
+    // As its holder would: the new token in local.json, for the cases after this one.
+    const path = join(dir, "operator", "local.json");
+    await writeFile(path, JSON.stringify({ ...before, token }));
   });
 
   it("prints a renewed token taken from RUNLET_TOKEN, and leaves local.json alone", async () => {
