@@ -93,8 +93,9 @@ export async function invokeOnHost(
   throw new RunApiError(502, "the runtime host is not reachable");
 }
 
-const CUT_UPLOAD =
-  "the request's body broke off before its Content-Length's end (the caller's connection closed): the app's request was cut off too";
+/** The caller's upload broke off: read whole here first (`notCalled`), or on its way to the app. */
+const cutUpload = (notCalled: boolean) =>
+  `the request's body broke off before its Content-Length's end (the caller's connection closed): ${notCalled ? "the app was not called" : "the app's request was cut off too"}`;
 
 const SILENT =
   "the runtime host stopped answering while it held the call (its health check went unanswered); the call may have run there";
@@ -213,7 +214,7 @@ export async function forwardToHost(
   const length = Number(request.headers.get("content-length") ?? Number.POSITIVE_INFINITY);
   if (body instanceof ReadableStream && placed.length > 1 && length <= RESENT_BODY_BYTES) {
     body = await new Response(body).arrayBuffer().catch(() => {
-      throw new RunApiError(400, CUT_UPLOAD);
+      throw new RunApiError(400, cutUpload(true));
     });
   }
   // A body streamed on is watched: the caller's upload breaking off is not the host's failure.
@@ -243,7 +244,7 @@ export async function forwardToHost(
     } catch {
       if (wait.timedOut())
         throw at(host, new RunApiError(504, "the runtime host did not answer the request in time"));
-      if (streamed?.cut()) throw at(host, new RunApiError(400, CUT_UPLOAD));
+      if (streamed?.cut()) throw at(host, new RunApiError(400, cutUpload(false)));
       suspect(host.url);
       if (wait.silent()) failure = SILENT;
       if (bodiless) continue;

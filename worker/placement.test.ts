@@ -244,6 +244,36 @@ describe("placement", () => {
     },
   );
 
+  it("says a custom app was not called when a body read whole before sending broke off", async () => {
+    // Two hosts: a body up to 1 MiB is read whole first (to be sent on), so a caller whose
+    // upload breaks off fails before any host or app sees the request. The message said "the
+    // app's request was cut off too", which sent its reader to the app's logs for nothing.
+    registry([host("a"), host("b")]);
+    let sent = false;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent) return controller.error(new Error("the caller went away"));
+        sent = true;
+        controller.enqueue(new TextEncoder().encode("x".repeat(1000)));
+      },
+    });
+    const request = new Request("https://api.test/v4/prj/web/up", {
+      method: "POST",
+      body,
+      headers: { "content-length": "2000" },
+    });
+    const target = {
+      project: "prj",
+      app: "web",
+      pathAndQuery: "/up",
+      runId: "run_c",
+      concurrency: 1,
+    };
+    const failure = await forwardToHost(workerEnv, target, request).catch((err: unknown) => err);
+    expect(failure).toMatchObject({ status: 400 });
+    expect((failure as Error).message).toMatch(/broke off .*: the app was not called/);
+  });
+
   it("names the host a call failed at, for the runs index (a host that died with the call)", async () => {
     registry([host("a")]);
     fetchMock
