@@ -145,10 +145,21 @@ export function registerProjectUsers(app: OpenAPIHono<AppEnv>) {
       );
     }
     const isNew = sql`not exists (select 1 from ${memberships} where ${memberships.projectId} = ${projectId} and ${memberships.userId} = ${userId})`;
-    await db.batch([
+    const done = (await db.batch([
       auditIf(c, isNew, { name: user.name, role }),
-      db.insert(memberships).values({ projectId, userId, role }).onConflictDoNothing(),
-    ]);
+      db
+        .insert(memberships)
+        .values({ projectId, userId, role })
+        .onConflictDoNothing()
+        .returning({ userId: memberships.userId }),
+    ])) as unknown[];
+    // Another request added them between the check above and this batch: theirs stands.
+    if ((done[1] as unknown[]).length === 0) {
+      throw new ApiError(
+        "conflict",
+        `${user.name} (${userId}) was added to this project by another request just now: see 'runlet users list'`,
+      );
+    }
     return c.json(await memberOr404(db, projectId, userId), 201);
   });
 

@@ -238,6 +238,38 @@ export function userLifecycleCases(open: () => Promise<Database>) {
       expect(still.body.users).toMatchObject([{ id: solo.id, role: "owner" }]);
     });
 
+    it("refuses an add that another request made between the check and the change (409), keeping that one's role", async () => {
+      const late = await person("Lea Late");
+      const projectId = await f.addProject();
+      await f.db
+        .update(memberships)
+        .set({ role: "owner" })
+        .where(eq(memberships.projectId, projectId));
+      const db = new Proxy(f.db, {
+        get(target, key, receiver) {
+          if (key !== "batch") return Reflect.get(target, key, receiver);
+          return async (statements: Parameters<Database["batch"]>[0]) => {
+            await target.insert(memberships).values({ projectId, userId: late.id, role: "owner" });
+            return target.batch(statements);
+          };
+        },
+      });
+      const raced = createControlPlane({ ...f.deps, db });
+      const res = await raced.request(one(late.id, projectId), {
+        method: "PUT",
+        headers: { authorization: `Bearer ${operator.token}`, "content-type": "application/json" },
+        body: JSON.stringify({ role: "member" }),
+      });
+      expect(res.status).toBe(409);
+      expect(((await res.json()) as Json).message).toMatch(
+        /added to this project by another request/,
+      );
+      const [row] = await f.db.select().from(memberships).where(eq(memberships.userId, late.id));
+      expect(row?.role).toBe("owner");
+      const log = await auditRows(f.db, projectId);
+      expect(log.map((e) => [e.action, e.outcome])).toEqual([["users.add", "failure"]]);
+    });
+
     it("keeps an owner when the other stops being one between the check and the change", async () => {
       const a = await person("Ann A");
       const b = await person("Ben B");
