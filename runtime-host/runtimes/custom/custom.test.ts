@@ -19,7 +19,7 @@ import {
   startTestHost,
   TOKEN,
 } from "../../test-support.ts";
-import { launchScript } from "./replica.ts";
+import { launchScript } from "./launch.ts";
 
 const SERVER = `
 const http = require("node:http");

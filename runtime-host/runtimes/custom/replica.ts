@@ -9,7 +9,7 @@
  */
 import { spawn } from "node:child_process";
 import { get } from "node:http";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AppConfig } from "../../../common/app-config.ts";
@@ -26,7 +26,8 @@ import {
   type WorkloadSpec,
 } from "../../pool/workload.ts";
 import { NO_SANDBOX, SANDBOX_RUN_DIR, type Sandbox } from "../../sandbox/sandbox.ts";
-import { FALLBACK_PATH, managedEnv } from "../managed/launch.ts";
+import { FALLBACK_PATH } from "../managed/launch.ts";
+import { customEnv, freePort, launchScript } from "./launch.ts";
 
 export interface CustomSpec extends WorkloadSpec {
   config: Pick<AppConfig, "custom">;
@@ -80,35 +81,6 @@ function accepts(target: Target): Promise<boolean> {
       resolve(true);
     });
     socket.once("error", () => resolve(false));
-  });
-}
-
-/** `word` as one single-quoted shell word. */
-function shellWord(word: string): string {
-  return `'${word.replaceAll("'", "'\\''")}'`;
-}
-
-/**
- * What the replica's waiting shell runs: export the app's environment, then exec its
- * entrypoint (looked up on PATH, as a spawn would). Sent over stdin, so secrets never touch a
- * file; the entrypoint keeps the sandbox's process, limits and cgroup.
- */
-export function launchScript(env: NodeJS.ProcessEnv, entrypoint: readonly string[]): string {
-  const exports = Object.entries(env).flatMap(([name, value]) =>
-    value === undefined ? [] : [`export ${shellWord(`${name}=${value}`)}\n`],
-  );
-  return `${exports.join("")}exec ${entrypoint.map(shellWord).join(" ")}\n`;
-}
-
-/** A loopback port nothing listens on now, for a replica to take. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, LOOPBACK, () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
   });
 }
 
@@ -243,7 +215,7 @@ export class CustomReplica implements HttpWorkload {
     const port = relayed ? custom.port : await freePort();
     this.#origin = `http://${LOOPBACK}:${port}`;
     const secrets = await readSecrets(this.spec);
-    const env = { ...managedEnv(this.spec, this.#appDir, secrets), PORT: String(port) };
+    const env = customEnv(this.spec, this.#appDir, secrets, port);
     // The relay reads the port when its first connection comes.
     const tellRelay = relayed ? `echo ${port} > ${SANDBOX_RUN_DIR}/port\n` : "";
     this.#process.child?.stdin?.end(tellRelay + launchScript(env, custom.entrypoint));

@@ -1,0 +1,108 @@
+// A custom app written in Python with its standard library alone (http.server), as most users of
+// Modal, Replicate or Cerebrium write one, on a real host in the sandbox this machine has
+// (bubblewrap where installed, as in production). Skipped, saying why, without python3.
+import { spawnSync } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HEADER } from "../../../common/consts.ts";
+import { hostPath } from "../../../common/protocol/paths.ts";
+import { detectSandbox } from "../../sandbox/sandbox.ts";
+import type { RunningHost } from "../../server.ts";
+import {
+  configOf,
+  eventually,
+  hostClient,
+  newHome,
+  removeHome,
+  startTestHost,
+  TOKEN,
+} from "../../test-support.ts";
+
+const hasPython = spawnSync("python3", ["--version"]).status === 0;
+
+const SERVER = `
+import os, signal, sys, time
+from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
+
+def stop(signum, frame):
+    print("stopping: closing what is open", file=sys.stderr)
+    time.sleep(0.3)  # a graceful shutdown takes a moment
+    print("stopped cleanly", file=sys.stderr)
+    sys.exit(0)
+
+signal.signal(signal.SIGTERM, stop)
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def answer(self, text):
+        body = text.encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        if self.path == "/print":
+            print("printed by", os.getpid())  # no flush=True, as people write it
+        if self.path == "/slow":
+            time.sleep(1)
+        if self.path == "/boom":
+            raise RuntimeError("boom in a handler")
+        self.answer(str(os.getpid()))
+
+ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
+`;
+
+const config = (version: number) =>
+  configOf("py", {
+    runtime: "custom",
+    // A version's own line in the app's output tells its replicas apart.
+    custom: { entrypoint: ["python3", "server.py", String(version)] },
+  });
+
+const sandbox = detectSandbox();
+
+describe.skipIf(!hasPython)(`a Python app (stdlib http.server, ${sandbox.kind})`, () => {
+  let home: string;
+  let host: RunningHost;
+  const send = (path: string) =>
+    fetch(`${host.url}/internal/http/p/py${path}`, {
+      headers: { authorization: `Bearer ${TOKEN}`, [HEADER.runId]: "run_py" },
+    });
+  const output = async () => {
+    const res = await fetch(`${host.url}${hostPath.output("p", "py")}`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    const body = (await res.json()) as {
+      replicas: Array<{ state: string; lines: Array<{ stream: string; text: string }> }>;
+    };
+    return body.replicas;
+  };
+
+  beforeAll(async () => {
+    home = await newHome();
+    host = await startTestHost(home, { sandbox });
+    const deployed = await hostClient(host.url).deploy(
+      "p",
+      "py",
+      1,
+      { "server.py": SERVER },
+      config(1),
+    );
+    expect(deployed.status).toBe(200);
+  });
+
+  afterAll(async () => {
+    await host.close();
+    await removeHome(home);
+  });
+
+  it("shows what print() wrote while the server runs, not only once it exits", async () => {
+    const pid = await (await send("/print")).text();
+    const replicas = await eventually(output, ([r]) =>
+      Boolean(r?.lines.some((l) => l.text === `printed by ${pid}`)),
+    );
+    expect(replicas[0]?.state).toBe("running");
+    expect(replicas[0]?.lines.find((l) => l.text.startsWith("printed by"))?.stream).toBe("stdout");
+  });
+});
