@@ -2,9 +2,10 @@
  * The process of a replica, of either runtime. It is spawned `detached`, so it leads a process
  * group holding everything the app spawns: signals go to the whole group, and once the process
  * has exited what is left of its group is killed. Stopping is SIGTERM, then SIGKILL after a
- * grace period.
+ * grace period. In a sandbox the SIGTERM spares the sandbox's own processes (process-group.ts).
  */
 import type { ChildProcess } from "node:child_process";
+import { signalMembers } from "./process-group.ts";
 
 export interface ExitStatus {
   code: number | null;
@@ -13,6 +14,8 @@ export interface ExitStatus {
 
 export class ReplicaProcess {
   #child: ChildProcess | undefined;
+  /** The sandbox's own processes in the group, by name: a SIGTERM passes them by. */
+  #sandboxed: readonly string[] = [];
   #exited = false;
   #stopping = false;
   #status: ExitStatus = { code: null, signal: null };
@@ -26,9 +29,13 @@ export class ReplicaProcess {
   /** `ending` runs first when the process has exited: the replica settles what it had going. */
   constructor(private readonly ending: (status: ExitStatus) => void = () => {}) {}
 
-  /** Follows `child`, spawned `detached`; one stopped while it was being spawned is killed. */
-  attach(child: ChildProcess): void {
+  /**
+   * Follows `child`, spawned `detached`; one stopped while it was being spawned is killed.
+   * `sandboxed`: the names of its sandbox's own processes (`Wrapped.ownProcesses`).
+   */
+  attach(child: ChildProcess, sandboxed: readonly string[] = []): void {
     this.#child = child;
+    this.#sandboxed = sandboxed;
     child.on("exit", (code, signal) => this.exitedWith(code, signal));
     if (this.#stopping) this.signal("SIGKILL");
   }
@@ -68,7 +75,7 @@ export class ReplicaProcess {
     }
     if (!this.#stopping) {
       this.#stopping = true;
-      this.signal("SIGTERM");
+      this.#terminate();
       this.#stopTimer = setTimeout(() => this.signal("SIGKILL"), graceMs);
     }
     return this.#gone;
@@ -100,6 +107,19 @@ export class ReplicaProcess {
     this.#signalGroup("SIGKILL"); // whatever the app spawned lives in its group: end it too
     this.#markGone();
     for (const listener of this.#listeners.splice(0)) listener();
+  }
+
+  /**
+   * SIGTERM to the app's processes: the whole group, or in a sandbox every process of the group
+   * but the sandbox's own, which end the sandbox as they go (the app then exits in its grace, or
+   * is killed with the group after it).
+   */
+  #terminate(): void {
+    const pid = this.#child?.pid;
+    if (this.#sandboxed.length > 0 && pid !== undefined && !this.#exited) {
+      if (signalMembers(pid, "SIGTERM", this.#sandboxed)) return;
+    }
+    this.signal("SIGTERM");
   }
 
   /** Signals the process group; false if there is none (any more). */

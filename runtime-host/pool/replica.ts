@@ -174,16 +174,18 @@ export class ManagedReplica implements FunctionWorkload {
   async #spawn(): Promise<void> {
     const spec = this.#spec;
     let child: ChildProcess;
+    let sandboxed: readonly string[] | undefined;
     try {
       const launched = await (this.options.launch ?? launchManaged)(spec);
       child = launched.child;
+      sandboxed = launched.ownProcesses;
       this.#adopt = launched.adopt;
     } catch (err) {
       this.#loadError = `cannot start its sandbox: ${(err as Error).message}`;
       this.#process.exitedWith(null, null);
       return;
     }
-    this.#process.attach(child);
+    this.#process.attach(child, sandboxed);
     child.stdout?.on("data", (data: Buffer) => this.#runOutput.own("stdout", data));
     child.stderr?.on("data", (data: Buffer) => this.#runOutput.own("stderr", data));
     // Every output of the process is read: the runs it left unfinished get its last words.

@@ -249,6 +249,8 @@ export function bubblewrap(isolation: Isolation): Sandbox {
           appDir: SANDBOX_APP_DIR,
           adopt: () => (uid === undefined ? Promise.resolve() : adopt(dir, uid)),
           cleanup,
+          // Its monitor and the namespace's init; both end the sandbox when they die.
+          ownProcesses: ["bwrap"],
         };
       } catch (err) {
         cleanup();

@@ -105,6 +105,7 @@ function unsandboxed(prlimit: string | undefined): Sandbox {
         appDir: dir,
         adopt: async () => {},
         cleanup: () => {},
+        ownProcesses: [],
       };
     },
   };

@@ -73,4 +73,10 @@ export interface Wrapped {
   adopt(): Promise<void>;
   /** To call once the process has exited: removes what the sandbox made for it. */
   cleanup(): void;
+  /**
+   * The names of the sandbox's own processes in the replica's process group (bwrap's), which a
+   * graceful stop leaves alone: a SIGTERM to them ends the whole sandbox at once, so the app
+   * had no grace at all (see pool/process-group.ts). Empty where the sandbox has none.
+   */
+  ownProcesses: readonly string[];
 }

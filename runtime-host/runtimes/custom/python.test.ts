@@ -105,4 +105,19 @@ describe.skipIf(!hasPython)(`a Python app (stdlib http.server, ${sandbox.kind})`
     expect(replicas[0]?.state).toBe("running");
     expect(replicas[0]?.lines.find((l) => l.text.startsWith("printed by"))?.stream).toBe("stdout");
   });
+
+  it("gives the server SIGTERM and time to shut down before its replica is killed", async () => {
+    expect((await send("/")).status).toBe(200);
+    // A new version: the replica of version 1 is stopped (SIGTERM, 2 s, SIGKILL).
+    const client = hostClient(host.url);
+    expect((await client.deploy("p", "py", 2, { "server.py": SERVER }, config(2))).status).toBe(
+      200,
+    );
+    expect((await send("/")).status).toBe(200);
+    const replicas = await eventually(output, (all) =>
+      all.some((r) => r.state === "exited" && r.lines.some((l) => l.text.startsWith("stopping"))),
+    );
+    const stopped = replicas.find((r) => r.state === "exited");
+    expect(stopped?.lines.map((l) => l.text)).toContain("stopped cleanly");
+  });
 });

@@ -31,5 +31,8 @@ const server = createServer((client) => {
   client.on("close", () => app.destroy());
   app.on("close", () => client.destroy());
 });
+// A stop's SIGTERM is for the app: the relay carries its answers through its grace period, and
+// ends with the sandbox when the app has exited.
+process.on("SIGTERM", () => {});
 rmSync(socket, { force: true });
 server.listen(socket);

@@ -191,7 +191,7 @@ export class CustomReplica implements HttpWorkload {
     child.once("error", cleanup);
     // A replica that exits before its script is written must not take the host down.
     child.stdin?.on("error", () => {});
-    this.#process.attach(child);
+    this.#process.attach(child, wrapped.ownProcesses);
     child.stdout?.on("data", (data: Buffer) => this.logs.read("stdout", data));
     child.stderr?.on("data", (data: Buffer) => this.logs.read("stderr", data));
     await new Promise<void>((resolve, reject) => {

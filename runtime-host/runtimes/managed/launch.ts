@@ -18,6 +18,8 @@ const MAX_HEAP_MIB = SANDBOX_LIMITS.dataBytes / 1024 / 1024 / 2;
 export interface Launched {
   child: ChildProcess;
   adopt(): Promise<void>;
+  /** Its sandbox's own processes, which a graceful stop spares (`Wrapped.ownProcesses`). */
+  ownProcesses?: readonly string[];
 }
 
 /** Starts the process of one replica (once its sandbox is made). */
@@ -71,7 +73,7 @@ export function loadEnv(
 /** Starts replicas in `sandbox` (the shim's own folder is visible to them, read-only). */
 export function managedLauncher(sandbox: Sandbox): Launcher {
   return async (spec) => {
-    const { command, args, stdio, appDir, adopt, cleanup } = await sandbox.wrap(
+    const { command, args, stdio, appDir, adopt, cleanup, ownProcesses } = await sandbox.wrap(
       process.execPath,
       // An app's `main.js` without "type" in its package.json is detected as ESM or CommonJS;
       // the warning Node prints about that says nothing the app's author can act on.
@@ -95,7 +97,7 @@ export function managedLauncher(sandbox: Sandbox): Launcher {
     });
     child.once("exit", cleanup);
     child.once("error", cleanup);
-    return { child, adopt };
+    return { child, adopt, ownProcesses };
   };
 }
 
