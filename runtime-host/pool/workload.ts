@@ -177,8 +177,11 @@ export interface HttpWorkload extends Replica {
   readonly origin: string;
   /** The Unix socket that reaches the app inside its sandbox, if it has one of its own. */
   readonly socketPath: string | undefined;
-  /** A request on it broke (refused, reset): it takes no more requests. */
-  fail(): void;
+  /**
+   * A request on it broke before any answer (refused, reset): it takes no more requests unless
+   * its server still answers its healthcheck; resolves whether it does.
+   */
+  broke(): Promise<boolean>;
 }
 
 export type Workload = FunctionWorkload | HttpWorkload;

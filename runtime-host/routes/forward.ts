@@ -13,6 +13,7 @@ import { appTarget, deploymentOf, forwardable, projectAndApp, runIdOf } from "..
 import { callerGone } from "../http/respond.ts";
 import { type HttpWorkload, httpWorkload } from "../pool/workload.ts";
 import { msSince, requestName } from "../runs/describe.ts";
+import { unanswered } from "../runtimes/custom/unanswered.ts";
 
 export async function forwardRequest(
   req: IncomingMessage,
@@ -115,9 +116,7 @@ function proxy(
         resolve(cutOff(err.code ?? err.message));
         return;
       }
-      // The replica's server is gone or refused: it takes no more requests.
-      if (err.code === "ECONNREFUSED" || err.code === "ECONNRESET") replica.fail();
-      reject(new HttpError(502, `the app's server failed to answer (${err.code ?? err.message})`));
+      void unanswered(replica, err).then((message) => reject(new HttpError(502, message)));
     });
     req.pipe(upstream);
     // The caller went away before the whole answer was sent (before its body was read, or while

@@ -13,6 +13,7 @@ import { MAX_INVOKE_BODY_BYTES } from "../../limits.ts";
 import { type HttpWorkload, WorkloadError } from "../../pool/workload.ts";
 import type { HttpCall } from "../../runs/types.ts";
 import { decodeBody } from "./content-encoding.ts";
+import { unanswered } from "./unanswered.ts";
 
 /** A custom app's answer could not be had; the message is safe to show its caller. */
 export class AppAnswerError extends Error {}
@@ -81,8 +82,7 @@ export function sendBuffered(
     upstream.on("error", (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
       if (timedOut) return;
-      if (err.code === "ECONNREFUSED" || err.code === "ECONNRESET") replica.fail();
-      reject(new AppAnswerError(`the app's server failed to answer (${err.code ?? err.message})`));
+      void unanswered(replica, err).then((message) => reject(new AppAnswerError(message)));
     });
     upstream.end(call.body);
   });

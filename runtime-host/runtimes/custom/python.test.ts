@@ -23,6 +23,8 @@ const SERVER = `
 import os, signal, sys, time
 from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
 
+SERVER_ID = os.urandom(8).hex()  # tells this process from the replica's next one
+
 def stop(signum, frame):
     print("stopping: closing what is open", file=sys.stderr)
     time.sleep(0.3)  # a graceful shutdown takes a moment
@@ -43,12 +45,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         if self.path == "/print":
-            print("printed by", os.getpid())  # no flush=True, as people write it
+            print("printed by", SERVER_ID)  # no flush=True, as people write it
         if self.path == "/slow":
             time.sleep(1)
         if self.path == "/boom":
             raise RuntimeError("boom in a handler")
-        self.answer(str(os.getpid()))
+        self.answer(SERVER_ID)
 
 ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
 `;
@@ -58,6 +60,7 @@ const config = (version: number) =>
     runtime: "custom",
     // A version's own line in the app's output tells its replicas apart.
     custom: { entrypoint: ["python3", "server.py", String(version)] },
+    scaling: { max_replicas: 1, replica_concurrency: 4 },
   });
 
 const sandbox = detectSandbox();
@@ -98,12 +101,29 @@ describe.skipIf(!hasPython)(`a Python app (stdlib http.server, ${sandbox.kind})`
   });
 
   it("shows what print() wrote while the server runs, not only once it exits", async () => {
-    const pid = await (await send("/print")).text();
+    const id = await (await send("/print")).text();
     const replicas = await eventually(output, ([r]) =>
-      Boolean(r?.lines.some((l) => l.text === `printed by ${pid}`)),
+      Boolean(r?.lines.some((l) => l.text === `printed by ${id}`)),
     );
     expect(replicas[0]?.state).toBe("running");
     expect(replicas[0]?.lines.find((l) => l.text.startsWith("printed by"))?.stream).toBe("stdout");
+  });
+
+  it("fails only the request whose handler raised: the server goes on serving the others", async () => {
+    const id = await (await send("/")).text();
+    const slow = send("/slow"); // in flight on the same server meanwhile
+    await new Promise((r) => setTimeout(r, 100));
+    const boom = await send("/boom");
+    expect(boom.status).toBe(502);
+    expect(((await boom.json()) as { message: string }).message).toMatch(
+      /closed the connection without answering \(ECONNRESET\); its output \(runlet logs --app\)/,
+    );
+    const answered = await slow;
+    expect(answered.status).toBe(200);
+    expect(await answered.text()).toBe(id);
+    expect(await (await send("/")).text()).toBe(id); // not a cold start either
+    const [replica] = await output();
+    expect(replica?.lines.map((l) => l.text)).toContain("RuntimeError: boom in a handler");
   });
 
   it("gives the server SIGTERM and time to shut down before its replica is killed", async () => {

@@ -261,9 +261,18 @@ export class CustomReplica implements HttpWorkload {
     return this.#process.stop(this.options.stopGraceMs);
   }
 
-  /** Marks the replica failed (a request on it broke): no more requests go to it. */
-  fail(): void {
-    this.#process.abandon();
+  /**
+   * A request on it broke before any answer. Its server may be gone, or may have closed that
+   * one connection: Python's http.server does so for a handler that raised, and that cost every
+   * other request in flight on the replica, and a cold start. It is stopped unless its
+   * healthcheck still answers 2xx; resolves whether it does.
+   */
+  async broke(): Promise<boolean> {
+    const path = this.spec.config.custom?.healthcheck ?? "/health";
+    const serves =
+      !this.#process.exited && (await healthy(`${this.#origin}${path}`, this.#socketPath)) === true;
+    if (!serves) this.#process.abandon();
+    return serves;
   }
 }
 
