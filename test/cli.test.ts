@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -193,6 +194,33 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ greeting: "Hello, Ada!" });
   });
+
+  // Skipped without python3, as the sandbox's tests are without bubblewrap.
+  it.skipIf(spawnSync("python3", ["--version"]).status !== 0)(
+    "deploys the Python example, which answers, prints to its logs, and says a requirements.txt is not installed",
+    async () => {
+      const deployed = await cli(["deploy", "examples/python"], runlet.env);
+      expect(deployed.code, deployed.stderr).toBe(0);
+      expect(deployed.stderr).not.toMatch(/not installed/);
+      const url = /Call it: curl .* (http\S+)/.exec(deployed.stdout)?.[1] as string;
+      const auth = { authorization: `Bearer ${runlet.local.token}` };
+      const hello = await fetch(`${url}?name=Ada`, { headers: auth });
+      expect(await hello.json()).toMatchObject({ greeting: "Hello, Ada!", runId: /^run_/ });
+      const echo = await fetch(`${url}echo`, { method: "POST", headers: auth, body: '{"n":1}' });
+      expect(await echo.json()).toEqual({ echo: { n: 1 }, bytes: 7 });
+      const logs = await cli(["logs", "--app", "hello-python"], runlet.env);
+      expect(logs.stdout).toMatch(/stdout {2}greeting Ada/); // print(), while it runs
+
+      const folder = join(home, "with-requirements");
+      await mkdir(folder);
+      for (const file of ["runlet.toml", "server.py"])
+        await writeFile(join(folder, file), await readFile(join("examples/python", file)));
+      await writeFile(join(folder, "requirements.txt"), "requests==2.32.3\n");
+      const noted = await cli(["deploy", folder], runlet.env);
+      expect(noted.code).toBe(0);
+      expect(noted.stderr).toMatch(/requirements.txt is uploaded but not installed/);
+    },
+  );
 
   it("lists runs after a call", async () => {
     expect((await cli(["deploy", "examples/hello"], runlet.env)).code).toBe(0);

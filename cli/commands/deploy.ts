@@ -31,6 +31,20 @@ async function collect(root: string): Promise<BundleFile[]> {
   return files;
 }
 
+/** Python's package lists: Runlet uploads them like any file, and installs nothing from them. */
+const PACKAGE_LISTS = ["requirements.txt", "pyproject.toml", "Pipfile", "setup.py"];
+
+/**
+ * What a deploy says of a package list in the bundle's top folder: the app learnt that its
+ * packages were missing only at its first call (a 502 quoting "ModuleNotFoundError"). Else
+ * undefined.
+ */
+export function packagesNote(paths: readonly string[]): string | undefined {
+  const found = PACKAGE_LISTS.filter((name) => paths.includes(name));
+  if (found.length === 0) return undefined;
+  return `Note: ${found.join(", ")} ${found.length === 1 ? "is" : "are"} uploaded but not installed: Runlet installs no packages. The app runs with python3 as the runtime host has it (its standard library, and what the host itself installed). Vendor pure-Python packages into the folder (pip install -r requirements.txt --target vendor, then sys.path.insert(0, "vendor") before importing them), or keep to the standard library.`;
+}
+
 export const deploy: Command = {
   name: "deploy",
   summary: "upload an app folder (runlet.toml + code) and make it the live version",
@@ -59,6 +73,8 @@ switches the app to the new version. The folder needs a runlet.toml.`,
     if (!values.json)
       console.error(`Packing ${name}: ${files.length} files, ${formatBytes(bytes)}`);
     if (!values.json) console.error(`Deploying to project ${config.projectId}…`);
+    const note = packagesNote(files.map((f) => f.path));
+    if (note) console.error(note);
     const res = await request(
       `${config.baseUrl}/v2/projects/${config.projectId}/apps`,
       {
