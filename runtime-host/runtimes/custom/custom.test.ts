@@ -177,6 +177,18 @@ describe("custom runtime", () => {
     expect((await json(await send("/"))).message).toMatch(/\(last, it answered 503\)/);
   });
 
+  it("says at once that its healthcheck path is not served, rather than after the start timeout", async () => {
+    // A server with routes of its own and no /health: 404 (as Python's http.server answers).
+    const noHealth = `require("node:http").createServer((q, s) => { s.statusCode = q.url === "/" ? 200 : 404; s.end(); })
+  .listen(Number(process.env.PORT), "127.0.0.1");`;
+    await hostClient(host.url).deploy("p", "web", 1, { "server.js": noHealth }, CONFIG);
+    const res = await send("/");
+    expect(res.status).toBe(502);
+    expect((await json(res)).message).toBe(
+      "the app failed to start: its healthcheck /health answered 404: serve GET /health with a 2xx, or set [custom] healthcheck to a path it answers",
+    );
+  });
+
   it("starts a cold app in a spare started before the deploy, in its own copy of the files", async () => {
     const client = hostClient(host.url);
     const before = await eventually(client.customSpares, (pids) => pids.length === 2);

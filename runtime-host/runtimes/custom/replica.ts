@@ -46,6 +46,13 @@ export interface CustomReplicaOptions {
  */
 const CONNECT_INTERVAL_MS = 1;
 const PROBE_INTERVAL_MS = 5;
+/**
+ * How long a healthcheck may answer that its path is not served (404, 405, 501) before the
+ * start fails: a server with no such route (a Python http.server without `/health`) made each
+ * call wait the whole start timeout, 30 s, for its 502.
+ */
+const NOT_SERVED_MS = 1_000;
+const NOT_SERVED = /^it answered (404|405|501)$/;
 
 const RELAY_PATH = fileURLToPath(new URL("./relay.mjs", import.meta.url));
 
@@ -228,6 +235,7 @@ export class CustomReplica implements HttpWorkload {
     const deadline = Date.now() + this.options.startTimeoutMs;
     let listening = false;
     let last = "no answer";
+    let notServedSince: number | undefined;
     for (;;) {
       if (this.#process.exited) {
         const lastWords = lastWordsOf(this.logs.text());
@@ -241,6 +249,14 @@ export class CustomReplica implements HttpWorkload {
         const probed = await healthy(`${this.#origin}${path}`, this.#socketPath);
         if (probed === true) return;
         last = probed;
+        notServedSince = NOT_SERVED.test(probed) ? (notServedSince ?? Date.now()) : undefined;
+      }
+      if (notServedSince !== undefined && Date.now() - notServedSince >= NOT_SERVED_MS) {
+        this.#process.signal("SIGKILL");
+        throw new WorkloadError({
+          kind: "load-failed",
+          detail: `its healthcheck ${path} ${last.slice(3)}: serve GET ${path} with a 2xx, or set [custom] healthcheck to a path it answers`,
+        });
       }
       if (Date.now() > deadline) {
         this.#process.signal("SIGKILL");
