@@ -17,7 +17,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { dirname } from "node:path";
-import { pidsCgroupRoot, pidsGroup, settleGroups } from "./cgroup.ts";
+import { cgroupRoots, joinGroups, sandboxGroups, settleGroups } from "./cgroup.ts";
 import { type ReplicaNetworks, SLIRP } from "./network.ts";
 import { openProgram } from "./seccomp.ts";
 import {
@@ -120,15 +120,10 @@ function seccompFd(
   return { stdio: [...stdio, fd], flags: ["--seccomp", String(stdio.length)] };
 }
 
-/** Joins the replica's pids cgroup, then runs the rest: nothing it forks escapes the group. */
-function joinGroup(group: string | undefined): string[] {
-  return group ? ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', group] : [];
-}
-
 export function bubblewrap(isolation: Isolation): Sandbox {
   const { bwrap, users, networks } = isolation;
   const prefix = limitsPrefix(isolation.prlimit);
-  const cgroupRoot = pidsCgroupRoot();
+  const groupRoots = cgroupRoots();
   const resolv = networks?.outbound ? resolvConf() : "/etc/resolv.conf";
   // Node itself, wherever it is installed (usually under /usr, already bound).
   const nodePrefix = dirname(dirname(process.execPath));
@@ -234,10 +229,10 @@ export function bubblewrap(isolation: Isolation): Sandbox {
           command,
           ...args,
         ];
-        const group = pidsGroup(cgroupRoot, SANDBOX_LIMITS.processes);
-        made(group.cleanup);
+        const groups = sandboxGroups(groupRoots, SANDBOX_LIMITS);
+        made(groups.cleanup);
         const [first, ...rest] = [
-          ...joinGroup(group.path),
+          ...joinGroups(groups.paths),
           ...(network?.prefix ?? []),
           bwrap,
           ...argv,

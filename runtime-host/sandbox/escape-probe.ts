@@ -4,7 +4,7 @@
  * function the run API calls by default).
  */
 export const ESCAPE_PROBE_MAIN = `
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { closeSync, openSync, writeSync } from "node:fs";
 import { connect } from "node:net";
 export function connectTo({ host, port }) {
@@ -39,6 +39,14 @@ export function hog() {
   const kept = [];
   for (;;) kept.push(Buffer.alloc(64 * 1024 * 1024, 1));
 }
-const ops = { connectTo, forkLoop, who, fill, hog };
+// Shared memory (python's anonymous mmap is MAP_SHARED), which RLIMIT_DATA does not count:
+// touched 256 MiB at a time up to \`mib\`, saying how far it got and how it ended.
+const SHARED_HOG = "import mmap,sys\\nkept=[]\\nfor i in range(int(sys.argv[1])//256):\\n m=mmap.mmap(-1,256<<20)\\n for j in range(0,256<<20,4096): m[j]=1\\n kept.append(m)\\n print((i+1)*256,flush=True)\\n";
+export function sharedHog({ mib }) {
+  const child = spawnSync("python3", ["-c", SHARED_HOG, String(mib)], { encoding: "utf8" });
+  const lines = child.stdout.trim().split("\\n");
+  return { reachedMiB: Number(lines[lines.length - 1] || 0), signal: child.signal };
+}
+const ops = { connectTo, forkLoop, who, fill, hog, sharedHog };
 export async function run(input) { return ops[input.op](input); }
 `;

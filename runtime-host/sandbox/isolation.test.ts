@@ -3,7 +3,7 @@
 // private ranges unless allowed, the internet through slirp4netns), bounded folders. "The
 // internet" is a server in a network namespace this test makes (`ip netns` + veth, addresses of
 // its choosing); no traffic goes anywhere else.
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
@@ -38,6 +38,8 @@ const WEB = `
 require("node:http").createServer((req, res) => res.end(process.env.PORT + " " + process.getuid()))
   .listen(Number(process.env.PORT), "127.0.0.1");
 `;
+
+const python = spawnSync("python3", ["--version"]).status === 0;
 
 const sh = (command: string) => execFileSync("/bin/sh", ["-c", command], { stdio: "pipe" });
 
@@ -158,6 +160,15 @@ describe.skipIf(!rooted)("a replica's own user, network and folders", () => {
     expect(loop.started).toBeLessThan(SANDBOX_LIMITS.processes);
     expect(await web()).toMatch(/^8000 /);
     expect((await fetch(`${host.url}/healthz`)).status).toBe(200);
+  });
+
+  it.skipIf(!python)("bounds all of a replica's memory, shared mappings included", async () => {
+    // 1 GiB of RLIMIT_DATA per process did not count them: 2.5 GiB were mapped and touched.
+    const mib = SANDBOX_LIMITS.memoryBytes / 2 ** 20 + 512;
+    const hog = (await call(host, "probe", "sharedHog", { mib })) as Record<string, unknown>;
+    expect(hog).toMatchObject({ signal: "SIGKILL" });
+    expect(hog.reachedMiB).toBeLessThanOrEqual(SANDBOX_LIMITS.memoryBytes / 2 ** 20);
+    expect(await call(host, "probe", "who")).toMatchObject({ uid: expect.any(Number) });
   });
 
   it("bounds /tmp and the app's folder: filling them fails that app, and others answer on", async () => {

@@ -11,6 +11,11 @@ export const SANDBOX_LIMITS = {
    * (where the host may make one) bounds them.
    */
   processes: 256,
+  /**
+   * All the memory of the sandbox's processes together, shared mappings and its tmpfs files
+   * included, where the host may make a memory cgroup: room for a full heap, /tmp and folder.
+   */
+  memoryBytes: 2 * 1024 * 1024 * 1024,
   /** The private /tmp (a tmpfs: it counts as memory while used). */
   tmpBytes: 256 * 1024 * 1024,
   /** The app's folder, its deployed files included (a tmpfs where the host may mount one). */
