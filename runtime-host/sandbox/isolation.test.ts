@@ -6,6 +6,7 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
+import { createServer as createHttpServer } from "node:http";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -40,6 +41,20 @@ require("node:http").createServer((req, res) => res.end(process.env.PORT + " " +
 `;
 
 const python = spawnSync("python3", ["--version"]).status === 0;
+
+// A custom app that points its relay's socket (in the folder it shares with the host) at
+// another socket of the host's, then kills its relay so that the host connects anew.
+const SWAP = `
+const fs = require("node:fs");
+require("node:http").createServer((req, res) => {
+  if (!req.url.startsWith("/swap/")) return res.end("app");
+  fs.rmSync("/run/runlet/http.sock");
+  fs.symlinkSync(decodeURIComponent(req.url.slice(6)), "/run/runlet/http.sock");
+  const relay = fs.readdirSync("/proc").find((pid) => /^[0-9]+$/.test(pid) &&
+    fs.readFileSync("/proc/" + pid + "/cmdline", "utf8").split("\\0")[1]?.endsWith("relay.mjs"));
+  res.end("swapped", () => setTimeout(() => process.kill(Number(relay), "SIGKILL"), 100));
+}).listen(Number(process.env.PORT), "127.0.0.1");
+`;
 
 const sh = (command: string) => execFileSync("/bin/sh", ["-c", command], { stdio: "pipe" });
 
@@ -110,6 +125,13 @@ describe.skipIf(!rooted)("a replica's own user, network and folders", () => {
     expect(
       (await hostClient(host.url).deploy("p", "web", 1, { "server.js": WEB }, web)).status,
     ).toBe(200);
+    const swap = configOf("swap", {
+      runtime: "custom",
+      custom: { entrypoint: ["node", "server.js"], healthcheck: "/" },
+    });
+    expect(
+      (await hostClient(host.url).deploy("p", "swap", 1, { "server.js": SWAP }, swap)).status,
+    ).toBe(200);
   }, 30_000);
 
   afterAll(async () => {
@@ -143,6 +165,25 @@ describe.skipIf(!rooted)("a replica's own user, network and folders", () => {
     expect(await call(host, "probe", "connectTo", { host: "127.0.0.1", port: 8000 })).toBe(
       "ECONNREFUSED",
     );
+  });
+
+  it("cannot point the host at another socket of the machine through its relay's folder", async () => {
+    // A root-only socket of the host's, as Docker's or another replica's relay is.
+    const victimPath = join(home, "victim.sock");
+    const victim = createHttpServer((_req, res) => res.end("victim"));
+    await new Promise<void>((resolve) => victim.listen(victimPath, resolve));
+    const get = (path: string) =>
+      fetch(`${host.url}/internal/http/p/swap${path}`, {
+        headers: { authorization: `Bearer ${TOKEN}`, "x-runlet-run-id": "run_s" },
+      });
+    try {
+      const swapped = await get(`/swap/${encodeURIComponent(victimPath)}`);
+      expect(await swapped.text()).toBe("swapped");
+      await new Promise((r) => setTimeout(r, 300)); // the relay is killed
+      for (let i = 0; i < 3; i++) expect(await (await get("/")).text()).not.toBe("victim");
+    } finally {
+      victim.close();
+    }
   });
 
   it("reaches the outside, but no private range unless the operator allows it", async () => {

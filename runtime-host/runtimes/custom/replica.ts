@@ -4,12 +4,11 @@
  *
  * In a sandbox with a network of its own the app listens on `[custom] port` of its own
  * loopback, which only it can reach; a relay in the sandbox (relay.mjs) connects it to a Unix
- * socket in a folder the host shares with that sandbox alone (`socketPath`). Replicas that
+ * socket in a folder the host shares with that sandbox alone, which the host reaches through a
+ * link of its own (`socketPath`, pinned-socket.ts: never a symlink the app put there). Replicas that
  * share the host's network each get a free loopback port instead.
  */
 import { spawn } from "node:child_process";
-import { get } from "node:http";
-import { connect } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AppConfig } from "../../../common/app-config.ts";
@@ -28,6 +27,7 @@ import {
 import { NO_SANDBOX, SANDBOX_RUN_DIR, type Sandbox } from "../../sandbox/sandbox.ts";
 import { FALLBACK_PATH } from "../managed/launch.ts";
 import { customEnv, freePort, launchScript } from "./launch.ts";
+import { accepts, healthy, pinSocket, unpinSocket } from "./pinned-socket.ts";
 
 export interface CustomSpec extends WorkloadSpec {
   config: Pick<AppConfig, "custom">;
@@ -56,46 +56,14 @@ const NOT_SERVED = /^it answered (404|405|501)$/;
 
 const RELAY_PATH = fileURLToPath(new URL("./relay.mjs", import.meta.url));
 
-/** Where the host reaches the app's server: a loopback port, or the sandbox relay's socket. */
-type Target = { port: number } | { socketPath: string };
-
-/**
- * Whether `url` answers 2xx (within a second). Through the agent the proxy uses, so the first
- * request forwarded to a new replica finds this connection open.
- */
-/** `true` when the healthcheck answers 2xx, else what it did instead (for the start's error). */
-function healthy(url: string, socketPath: string | undefined): Promise<true | string> {
-  return new Promise((resolve) => {
-    const probe = get(url, { timeout: 1_000, socketPath }, (res) => {
-      res.resume();
-      const status = res.statusCode ?? 0;
-      res.once("end", () =>
-        resolve(status >= 200 && status < 300 ? true : `it answered ${status}`),
-      );
-      res.once("error", () => resolve("its answer broke off"));
-    });
-    probe.once("timeout", () => probe.destroy());
-    probe.once("error", () => resolve("no answer"));
-  });
-}
-
-/** Whether something accepts a connection at `target` now. */
-function accepts(target: Target): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = "port" in target ? connect(target.port, LOOPBACK) : connect(target.socketPath);
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once("error", () => resolve(false));
-  });
-}
-
 export class CustomReplica implements HttpWorkload {
   readonly kind = "http";
   readonly logs = new LogRing(LOG_RING_BYTES);
   readonly #process = new ReplicaProcess();
   #origin = "";
+  /** The relay's socket in the folder shared with the sandbox (the app may change it). */
+  #relaySocket: string | undefined;
+  /** The host's link to the relay's socket, once made (see pinned-socket.ts). */
   #socketPath: string | undefined;
   #spawned: Promise<void> | undefined;
   #started: Promise<void> | undefined;
@@ -186,7 +154,7 @@ export class CustomReplica implements HttpWorkload {
       });
     this.#appDir = appDir;
     this.#adopt = adopt;
-    if (sandbox.isolatesNetwork) this.#socketPath = join(runDir, "http.sock");
+    if (sandbox.isolatesNetwork) this.#relaySocket = join(runDir, "http.sock");
     const child = spawn(wrapped.command, wrapped.args, {
       cwd: this.spec.dir,
       env: { PATH: process.env.PATH || FALLBACK_PATH, HOME: appDir },
@@ -194,6 +162,8 @@ export class CustomReplica implements HttpWorkload {
       // Its own process group: stopping the replica stops whatever it spawned.
       detached: true,
     });
+    const pinned = `${this.spec.dir}.sock`;
+    child.once("exit", () => unpinSocket(pinned));
     child.once("exit", cleanup);
     child.once("error", cleanup);
     // A replica that exits before its script is written must not take the host down.
@@ -218,7 +188,7 @@ export class CustomReplica implements HttpWorkload {
   async #launch(): Promise<void> {
     const custom = this.spec.config.custom;
     if (!custom) throw new WorkloadError({ kind: "load-failed", detail: "no [custom] table" });
-    const relayed = this.#socketPath !== undefined;
+    const relayed = this.#relaySocket !== undefined;
     const port = relayed ? custom.port : await freePort();
     this.#origin = `http://${LOOPBACK}:${port}`;
     const secrets = await readSecrets(this.spec);
@@ -226,12 +196,22 @@ export class CustomReplica implements HttpWorkload {
     // The relay reads the port when its first connection comes.
     const tellRelay = relayed ? `echo ${port} > ${SANDBOX_RUN_DIR}/port\n` : "";
     this.#process.child?.stdin?.end(tellRelay + launchScript(env, custom.entrypoint));
-    const target = this.#socketPath ? { socketPath: this.#socketPath } : { port };
-    await this.#waitUntilHealthy(target, custom.healthcheck, port);
+    await this.#waitUntilHealthy(custom.healthcheck, port);
+  }
+
+  /** Whether the app (or its relay, once the host has pinned its socket) accepts connections. */
+  async #accepts(port: number): Promise<boolean> {
+    if (!this.#relaySocket) return accepts({ port });
+    if (!this.#socketPath) {
+      const pinned = `${this.spec.dir}.sock`;
+      if (!pinSocket(this.#relaySocket, pinned)) return false;
+      this.#socketPath = pinned;
+    }
+    return accepts({ socketPath: this.#socketPath });
   }
 
   /** Probes the healthcheck until it answers 2xx; fails if the process ends or time runs out. */
-  async #waitUntilHealthy(target: Target, path: string, port: number): Promise<void> {
+  async #waitUntilHealthy(path: string, port: number): Promise<void> {
     const deadline = Date.now() + this.options.startTimeoutMs;
     let listening = false;
     let last = "no answer";
@@ -244,7 +224,7 @@ export class CustomReplica implements HttpWorkload {
           detail: `its process exited before it was healthy (${exitOf(this.#process.status)})${lastWords ? `: ${lastWords}` : ""}`,
         });
       }
-      listening ||= await accepts(target);
+      listening ||= await this.#accepts(port);
       if (listening) {
         const probed = await healthy(`${this.#origin}${path}`, this.#socketPath);
         if (probed === true) return;
