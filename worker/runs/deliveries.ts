@@ -8,12 +8,14 @@ import type { Env } from "../env.ts";
 import {
   ATTEMPT_TIMEOUT_MS,
   attemptDelivery,
+  type DeliveryAttempt,
   deliveryState,
   nextAttemptAt,
   RETRY_DELAYS_MS,
 } from "../webhooks/deliver.ts";
 import { seal } from "./seal.ts";
 import { RETAIN_MS, type RunStore } from "./store.ts";
+import type { TargetGate } from "./target-gate.ts";
 import { attemptsOf } from "./view.ts";
 
 /** The pauses between attempts (WEBHOOK_RETRY_DELAYS_MS overrides them in tests). */
@@ -24,13 +26,15 @@ function retryDelays(env: Env): readonly number[] {
 
 /**
  * Sends the attempts of run `id` that are due, one after another, until the delivery ends or
- * must wait (then its `due_at` says until when, and `schedule` moves the alarm).
+ * must wait (then its `due_at` says until when, and `schedule` moves the alarm). An attempt that
+ * is due waits for a place at its receiver (`gate`, target-gate.ts) before it is sent.
  */
 export async function deliverDue(
   store: RunStore,
   id: string,
   env: Env,
   schedule: () => void,
+  gate: TargetGate,
 ): Promise<void> {
   const delays = retryDelays(env);
   const timeoutMs = Number(env.WEBHOOK_TIMEOUT_MS) || ATTEMPT_TIMEOUT_MS;
@@ -45,20 +49,26 @@ export async function deliverDue(
       store.update(id, { due_at: due });
       return;
     }
-    // Should this instance go away during the attempt, the alarm sends it again.
-    store.update(id, { due_at: Date.now() + timeoutMs + 2_000 });
-    schedule();
-    const attempt = await attemptDelivery(
-      {
-        url: delivery.url,
-        runId: id,
-        body: delivery.body,
-        secret: delivery.secret ?? undefined,
-        brand: env.RUNLET_BRAND,
-      },
-      attempts.length + 1,
-      { timeoutMs },
-    );
+    const release = await gate.enter(delivery.url);
+    let attempt: DeliveryAttempt;
+    try {
+      // Should this instance go away during the attempt, the alarm sends it again.
+      store.update(id, { due_at: Date.now() + timeoutMs + 2_000 });
+      schedule();
+      attempt = await attemptDelivery(
+        {
+          url: delivery.url,
+          runId: id,
+          body: delivery.body,
+          secret: delivery.secret ?? undefined,
+          brand: env.RUNLET_BRAND,
+        },
+        attempts.length + 1,
+        { timeoutMs },
+      );
+    } finally {
+      release();
+    }
     attempts.push(attempt);
     const state = deliveryState(attempts);
     if (state === "pending") {

@@ -17,6 +17,7 @@ import type { IdempotencyKeys } from "./keys.ts";
 import { failed, hostOutcome } from "./outcome.ts";
 import type { RunRow, ShardInfo } from "./rows.ts";
 import type { RunStore } from "./store.ts";
+import { TargetGate } from "./target-gate.ts";
 import { markEnded, markStarted } from "./transitions.ts";
 import type { Outcome } from "./types.ts";
 import { watch } from "./watchdog.ts";
@@ -48,6 +49,8 @@ export class RunMoves {
   readonly #asking = new Set<string>();
   #nextCheckAt = 0;
   readonly #alarm: ShardAlarm;
+  /** Delivery attempts open to each receiver, bounded (target-gate.ts). */
+  readonly gate = new TargetGate();
 
   constructor(
     readonly store: RunStore,
@@ -226,7 +229,7 @@ export class RunMoves {
     if (this.#busy.has(id)) return;
     this.#busy.add(id);
     try {
-      await deliverDue(this.store, id, this.env, () => this.schedule());
+      await deliverDue(this.store, id, this.env, () => this.schedule(), this.gate);
     } finally {
       this.#busy.delete(id);
       this.index.soon(); // a delivery that ended is the runs index's news
