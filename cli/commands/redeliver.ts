@@ -1,10 +1,11 @@
 import type { RunView } from "runlet/client";
 import { CliError, type Command } from "../command.ts";
-import { loadConfig } from "../config.ts";
+import { fetchPages, loadConfig } from "../config.ts";
 import { appOfRun, cliErrorOf, runApi, webhookSecret } from "../run-api.ts";
 
 const USAGE = `Usage: runlet redeliver <run_id> [--app APP] [--webhook URL] [--webhook-secret S]
                         [--json]
+       runlet redeliver --failed [--app APP] [--webhook URL] [--webhook-secret S]
 
 Delivers an ended run's outcome to its webhook again (POST {api_url}/v4/{project}/{app}/runs/
 {run_id}/deliveries), with the same retries as the first delivery. Follow its attempts with
@@ -12,6 +13,8 @@ Delivers an ended run's outcome to its webhook again (POST {api_url}/v4/{project
 
   --app       the run's app (default: looked up in the runs index by the run id)
   --webhook   deliver to this URL instead of the run's own webhook
+  --failed    every run of the project (or of --app) whose latest delivery failed, as the runs
+              index says (\`runlet runs --webhook failed\`), each sent again once, 8 at a time
 
 The delivery is signed with --webhook-secret, or RUNLET_WEBHOOK_SECRET when set (sent as
 X-Webhook-Secret; the variable keeps it out of \`ps\`): the secret of the run call is not kept. Refused (409) while a delivery of the run is under way,
@@ -25,8 +28,14 @@ export const redeliver: Command = {
     app: { type: "string" },
     webhook: { type: "string" },
     "webhook-secret": { type: "string" },
+    failed: { type: "boolean" },
   },
   async run({ values, positionals }) {
+    if (values.failed === true) {
+      if (positionals.length > 0)
+        throw new CliError(`give run ids or --failed, not both\n\n${USAGE}`);
+      return redeliverFailed(values);
+    }
     const [runId, ...extra] = positionals;
     if (!runId || extra.length > 0) throw new CliError(`give one run id\n\n${USAGE}`);
     const config = await loadConfig();
@@ -47,3 +56,48 @@ export const redeliver: Command = {
     return 0;
   },
 };
+
+/** Runs sent again at once by `--failed`. */
+const AT_ONCE = 8;
+
+/** `--failed`: every run the runs index shows with a failed delivery, sent again. */
+async function redeliverFailed(values: Record<string, unknown>): Promise<number> {
+  const config = await loadConfig();
+  const query = new URLSearchParams({ webhook: "failed", limit: "200" });
+  if (typeof values.app === "string") query.set("app", values.app);
+  const { items } = await fetchPages<{ id: string; app: string }, "runs">(
+    config,
+    "/runs",
+    "runs",
+    query,
+    { all: true, what: "listing runs whose delivery failed" },
+  );
+  const webhook = typeof values.webhook === "string" ? values.webhook : undefined;
+  const secret = webhookSecret(values["webhook-secret"]);
+  const api = runApi(config);
+  const refused: string[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const run = items[next++] as { id: string; app: string };
+      try {
+        await api.redeliver(run.app, run.id, { webhook, secret });
+      } catch (err) {
+        const why = cliErrorOf(err, "redeliver", config);
+        refused.push(`${run.id}: ${why instanceof Error ? why.message : String(why)}`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: AT_ONCE }, worker));
+  const sent = items.length - refused.length;
+  if (values.json) console.log(JSON.stringify({ redelivered: sent, refused }));
+  else {
+    console.log(
+      items.length === 0
+        ? "No run has a failed delivery."
+        : `Delivering ${sent} run(s) again: \`runlet runs --webhook failed\` lists those that fail again.`,
+    );
+    for (const line of refused) console.log(`  not sent: ${line}`);
+  }
+  return refused.length > 0 ? 1 : 0;
+}

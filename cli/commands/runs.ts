@@ -3,13 +3,14 @@ import type { runSchema } from "../../control-plane/routes/runs-list.ts";
 import { CliError, type Command } from "../command.ts";
 import { columns, fetchPages, loadConfig } from "../config.ts";
 
-const USAGE = `Usage: runlet runs [--app A] [--status S] [--async | --sync] [--limit N] [--all] [--json]
+const USAGE = `Usage: runlet runs [--app A] [--status S] [--async | --sync] [--webhook STATE] [--limit N] [--all] [--json]
 
 The project's runs, sync and async, newest first.
 
   --app       only this app's runs
   --status    queued, running, success, failure or cancelled
   --async     only background runs (--sync: only synchronous ones)
+  --webhook   only runs whose webhook delivery is pending, delivered or failed
   --limit     runs per page, 1 to 200 (default 50)
   --all       follow the pages to the end`;
 
@@ -23,6 +24,7 @@ export const runs: Command = {
   options: {
     app: { type: "string" },
     status: { type: "string" },
+    webhook: { type: "string" },
     async: { type: "boolean" },
     sync: { type: "boolean" },
     limit: { type: "string" },
@@ -33,7 +35,7 @@ export const runs: Command = {
       throw new CliError(`say --async or --sync, not both\n\n${USAGE}`);
     const config = await loadConfig();
     const query = new URLSearchParams();
-    for (const key of ["app", "status", "limit"] as const) {
+    for (const key of ["app", "status", "webhook", "limit"] as const) {
       const value = values[key];
       if (typeof value === "string") query.set(key, value);
     }

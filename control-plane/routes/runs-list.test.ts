@@ -61,6 +61,33 @@ describe("runs index: a run's webhook", () => {
   });
 });
 
+describe("runs index: ?webhook=", () => {
+  it("lists only the runs whose delivery is in that state (what `runlet redeliver --failed` sends again)", async () => {
+    const app = `hooks${Date.now()}`;
+    const ids = { failed: newId("run"), delivered: newId("run"), none: newId("run") };
+    const runs = [
+      { id: ids.failed, ...run({ app, webhook: { state: "failed", attempts: 3 } }) },
+      { id: ids.delivered, ...run({ app, webhook: { state: "delivered", attempts: 1 } }) },
+      { id: ids.none, ...run({ app }) },
+    ];
+    const posted = await f.call("POST", "/internal/runs", {
+      token: INTERNAL_TOKEN,
+      body: { runs },
+    });
+    expect(posted.status).toBe(200);
+    const list = async (query: string) => {
+      const res = await f.call("GET", `/v2/projects/${f.projectId}/runs?app=${app}&${query}`);
+      return { status: res.status, body: (await res.json()) as { runs?: Array<{ id: string }> } };
+    };
+    expect((await list("webhook=failed")).body.runs?.map((r) => r.id)).toEqual([ids.failed]);
+    expect((await list("webhook=delivered")).body.runs?.map((r) => r.id)).toEqual([ids.delivered]);
+    expect(await list("webhook=lost")).toMatchObject({
+      status: 400,
+      body: { message: expect.stringContaining("pending, delivered, failed") },
+    });
+  });
+});
+
 describe("runs index: reports from the worker", () => {
   it("takes reports only with the internal token", async () => {
     const id = newId("run");

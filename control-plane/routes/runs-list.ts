@@ -18,6 +18,10 @@ export const runsQuery = z.strictObject({
   app: z.string().min(1).max(64).optional(),
   status: z.enum(RUN_STATUSES, { error: `must be one of ${RUN_STATUSES.join(", ")}` }).optional(),
   async: z.enum(["true", "false"], { error: "must be true or false" }).optional(),
+  webhook: z
+    .enum(WEBHOOK_STATES, { error: `must be one of ${WEBHOOK_STATES.join(", ")}` })
+    .optional()
+    .openapi({ description: "Only runs whose (latest) webhook delivery is in this state." }),
   limit: pageSizeParam,
   nextToken: z.string().min(1).max(1024).optional(),
 });
@@ -83,8 +87,8 @@ export function registerListRuns(app: OpenAPIHono<AppEnv>) {
   app.openapi(listRunsRoute, async (c) => {
     const { db, derived } = c.var.deps;
     const { projectId } = c.var.access;
-    const { app: appName, status, async, limit, nextToken } = c.req.valid("query");
-    const filters = { list: "runs", projectId, app: appName, status, async };
+    const { app: appName, status, async, webhook, limit, nextToken } = c.req.valid("query");
+    const filters = { list: "runs", projectId, app: appName, status, async, webhook };
     const after = nextToken
       ? await readPageToken(derived.pageTokens, nextToken, filters)
       : undefined;
@@ -93,6 +97,7 @@ export function registerListRuns(app: OpenAPIHono<AppEnv>) {
       app: appName,
       status,
       async: async === undefined ? undefined : async === "true",
+      webhook,
       limit: limit ?? DEFAULT_PAGE_SIZE,
       after,
     });

@@ -23,6 +23,7 @@ import {
   RUN_RETENTION_MS,
   type RunReport,
   type RunStatus,
+  type WebhookState,
 } from "../../common/protocol/runs.ts";
 import type { Database } from "../db/index.ts";
 import { runs } from "../db/schema.ts";
@@ -148,6 +149,8 @@ export interface RunQuery {
   app?: string;
   status?: RunStatus;
   async?: boolean;
+  /** Only runs whose latest delivery is in this state. */
+  webhook?: WebhookState;
   limit: number;
   after?: PagePosition;
 }
@@ -157,6 +160,7 @@ export async function listRuns(db: Database, q: RunQuery) {
   if (q.app) where.push(eq(runs.app, q.app));
   if (q.status) where.push(eq(runs.status, q.status));
   if (q.async !== undefined) where.push(eq(runs.async, q.async));
+  if (q.webhook) where.push(eq(runs.webhookState, q.webhook));
   if (q.after) {
     // The bound on created_at lets the index range start at the cursor (see audit/list.ts).
     where.push(lte(runs.createdAt, q.after.timestamp));
