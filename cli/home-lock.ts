@@ -1,10 +1,11 @@
 /**
  * One `runlet start` per home: two would share its database, its Durable Objects' state and its
  * hosts' folders, and the second would point `local.json` at its own ports. The first holds
- * `RUNLET_HOME/runlet.pid` (its pid) while it runs; a file left by one that died (its pid gone,
- * or now another program's) is taken over.
+ * `RUNLET_HOME/runlet.pid` (its pid, and the home's real path) while it runs; a file left by one
+ * that died (its pid gone, or now another program's) is taken over, and so is one copied with the
+ * home (a backup of a running home, restored elsewhere: its path names the home it came from).
  */
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, realpathSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { CliError } from "./command.ts";
 
@@ -25,14 +26,16 @@ function isRunletStart(pid: number): boolean {
 /** Takes `home` for this process, released when it exits; throws if another start holds it. */
 export function claimHome(home: string): void {
   const path = join(home, "runlet.pid");
+  const real = realpathSync(home);
+  const mine = `${process.pid}\n${real}\n`;
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(path, "wx", 0o600);
-      writeSync(fd, String(process.pid));
+      writeSync(fd, mine);
       closeSync(fd);
       process.on("exit", () => {
         try {
-          if (readFileSync(path, "utf8") === String(process.pid)) unlinkSync(path);
+          if (readFileSync(path, "utf8") === mine) unlinkSync(path);
         } catch {
           // gone already
         }
@@ -41,8 +44,17 @@ export function claimHome(home: string): void {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     }
-    const holder = Number(readFileSync(path, "utf8").trim());
-    if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isRunletStart(holder))
+    const [pid, held] = readFileSync(path, "utf8").split("\n");
+    const holder = Number(pid);
+    // No path: written before the path was; its pid is all there is to go by.
+    const here = held === undefined || held === "" || held === real;
+    if (
+      here &&
+      Number.isInteger(holder) &&
+      holder > 0 &&
+      holder !== process.pid &&
+      isRunletStart(holder)
+    )
       throw new CliError(
         `another runlet start (pid ${holder}) is using ${home}: stop it first (Ctrl-C where it runs), or give this one a home of its own (RUNLET_HOME)`,
       );

@@ -1,6 +1,6 @@
 /** The layout of `RUNLET_HOME` and the files in it that several processes share (Node only). */
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { z } from "zod";
 import { ENV } from "../common/consts.ts";
@@ -21,10 +21,18 @@ export const homePaths = (home: string) => ({
   logs: join(home, "logs"),
 });
 
-/** Writes a file readable by its owner only, atomically (temp file + rename). */
+/**
+ * Writes a file readable by its owner only, atomically (temp file + rename). A write that fails
+ * (a full disk) leaves no temp file behind.
+ */
 export async function writePrivateFile(path: string, content: string): Promise<void> {
-  await writeFile(`${path}.tmp`, content, { mode: 0o600 });
-  await rename(`${path}.tmp`, path);
+  try {
+    await writeFile(`${path}.tmp`, content, { mode: 0o600 });
+    await rename(`${path}.tmp`, path);
+  } catch (err) {
+    await rm(`${path}.tmp`, { force: true }).catch(() => {});
+    throw err;
+  }
 }
 
 /** The secret the three components use among themselves; created once per RUNLET_HOME. */

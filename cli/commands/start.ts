@@ -1,5 +1,4 @@
 import { existsSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
@@ -7,8 +6,6 @@ import { describeZodError } from "../../common/app-config.ts";
 import { DEFAULT_PORT, ENV, LOOPBACK } from "../../common/consts.ts";
 import {
   homePaths,
-  loadOrCreateHostToken,
-  loadOrCreateInternalToken,
   readLocalJson,
   runletHome,
   writePrivateFile,
@@ -16,7 +13,7 @@ import {
 import { sweepNamespaces } from "../../runtime-host/sandbox/network.ts";
 import { DEFAULT_UID_BASE, UID_COUNT, unmountUnder } from "../../runtime-host/sandbox/users.ts";
 import { CliError, type Command } from "../command.ts";
-import { claimHome } from "../home-lock.ts";
+import { prepareHome } from "../home-setup.ts";
 import { freePort, portIsFree, startProcess } from "../processes.ts";
 import { Supervisor } from "../supervisor.ts";
 import { wakeRuns } from "../wake.ts";
@@ -83,12 +80,8 @@ Worker; every request it sends out is slower then).
 
     const home = runletHome();
     const paths = homePaths(home);
-    await mkdir(paths.logs, { recursive: true, mode: 0o700 });
-    claimHome(home); // one start per home
-    const internalToken = await loadOrCreateInternalToken(home);
-    // The host joins the control plane's registry with it (docs/hosts.md); the control plane
-    // adopts it, or replaces a revoked one, at its start: a restarted host reads it again.
-    await loadOrCreateHostToken(home);
+    // Its folders, the pid file (one start per home) and the tokens, or one line saying why not.
+    const internalToken = await prepareHome(home);
     // A file, read by the host at each registration: the control plane replaces a revoked
     // token as it starts, which may be after the host has started.
     // A RUNLET_HOST_TOKEN in the shell (for `runlet host` elsewhere) is not theirs: left out.

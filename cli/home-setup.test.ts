@@ -1,0 +1,85 @@
+// runlet start's first writes to RUNLET_HOME: a home copied with its pid file, a full disk and a
+// read-only mount each end with one clear line and nothing half-written (docs/deploy.md).
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { prepareHome } from "./home-setup.ts";
+
+const root = mkdtempSync(join(tmpdir(), "runlet-home-setup-"));
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const c of children) c.kill();
+  rmSync(root, { recursive: true, force: true });
+});
+
+/** A live process whose command line has `start`, as a running `runlet start`'s has. */
+function fakeStart(): number {
+  const child = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60_000)", "start"], {
+    stdio: "ignore",
+  });
+  children.push(child);
+  return child.pid as number;
+}
+
+function canMount(): boolean {
+  if (process.getuid?.() !== 0) return false;
+  try {
+    const probe = join(root, "probe");
+    mkdirSync(probe);
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe], { stdio: "ignore" });
+    execFileSync("umount", [probe], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe("prepareHome", () => {
+  it("refuses a home a running start holds, and takes a copy of it that was made while it ran", async () => {
+    const home = join(root, "running");
+    mkdirSync(home);
+    writeFileSync(join(home, "runlet.pid"), `${fakeStart()}\n${realpathSync(home)}\n`);
+    await expect(prepareHome(home)).rejects.toThrow(/another runlet start \(pid \d+\) is using/);
+    const copy = join(root, "restored");
+    cpSync(home, copy, { recursive: true });
+    const token = await prepareHome(copy);
+    expect(token.length).toBeGreaterThanOrEqual(32);
+    expect(existsSync(join(copy, "host-token"))).toBe(true);
+  });
+
+  it("says the disk is full, and leaves no half-written token", async () => {
+    const home = join(root, "full");
+    mkdirSync(home);
+    symlinkSync("/dev/full", join(home, "internal-token.tmp")); // every write to it: ENOSPC
+    await expect(prepareHome(home)).rejects.toThrow(
+      `cannot write to RUNLET_HOME ${home}: its disk is full (ENOSPC)`,
+    );
+    // runlet.pid goes as the start exits (home-lock.ts); no token, no temp file.
+    expect(readdirSync(home).sort()).toEqual(["logs", "runlet.pid"]);
+  });
+
+  it.skipIf(!canMount())("says the home is on a read-only file system", async () => {
+    const mnt = join(root, "ro");
+    mkdirSync(mnt);
+    execFileSync("mount", ["-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", mnt]);
+    try {
+      await expect(prepareHome(join(mnt, "home"))).rejects.toThrow(
+        `cannot write to RUNLET_HOME ${join(mnt, "home")}: it is on a read-only file system (EROFS)`,
+      );
+    } finally {
+      execFileSync("umount", [mnt]);
+    }
+  });
+});
