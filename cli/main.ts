@@ -1,6 +1,7 @@
 import { CliError, type Command, parse } from "./command.ts";
 import { apps } from "./commands/apps.ts";
 import { auditLog } from "./commands/audit-log.ts";
+import { backup } from "./commands/backup.ts";
 import { dashboard } from "./commands/dashboard.ts";
 import { deploy } from "./commands/deploy.ts";
 import { host } from "./commands/host.ts";
@@ -36,6 +37,7 @@ const COMMANDS: Command[] = [
   init,
   projects,
   users,
+  backup,
 ];
 
 function usage(): string {
