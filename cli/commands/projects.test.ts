@@ -1,50 +1,29 @@
 // `runlet projects [list|create]` against a real Node control plane: its first user made by
 // `runlet init` (credentials in local.json), the projects they make, and a service account.
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ENV } from "../../common/consts.ts";
-import { main } from "../main.ts";
-import { ROOT } from "./start.ts";
+import { runlet as cli, startControlPlane, type TestControlPlane } from "./test-support.ts";
 
 const BOOTSTRAP = "bootstrap-token-for-the-projects-test-0123456789";
 
 let dir: string;
-let server: ChildProcess;
+let cp: TestControlPlane;
 let baseUrl: string;
 /** The first user's environment: RUNLET_HOME with the local.json `runlet init` wrote. */
 let env: Record<string, string | undefined>;
+/** Runs the CLI with `more` over the environment (the first user's by default). */
+const runlet = (args: string[], more: Record<string, string | undefined> = env) => cli(args, more);
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "runlet-projects-"));
-  server = spawn(process.execPath, ["--import", "tsx", "control-plane/server.ts"], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      [ENV.home]: join(dir, "control-plane"),
-      [ENV.internalToken]: "internal-token-for-the-projects-test-0123456789",
-      [ENV.bootstrapToken]: BOOTSTRAP,
-      [ENV.controlPort]: "0",
-      [ENV.apiUrl]: "https://api.example.com",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+  cp = await startControlPlane(dir, {
+    internal: "internal-token-for-the-projects-test-0123456789",
+    bootstrap: BOOTSTRAP,
   });
-  let output = "";
-  for (const stream of [server.stdout, server.stderr]) stream?.on("data", (d) => (output += d));
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(output)?.[1];
-    if (port) {
-      baseUrl = `http://127.0.0.1:${port}`;
-      break;
-    }
-    if (server.exitCode !== null || Date.now() > deadline) {
-      throw new Error(`the control plane did not start:\n${output}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  baseUrl = cp.baseUrl;
   env = {
     [ENV.home]: join(dir, "first"),
     [ENV.token]: undefined,
@@ -60,25 +39,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  server?.kill("SIGTERM");
+  cp?.server.kill("SIGTERM");
   await rm(dir, { recursive: true, force: true });
 });
-
-/** Runs the CLI in this process with `more` over the environment; what it printed, and its code. */
-async function runlet(args: string[], more: Record<string, string | undefined> = env) {
-  const out = vi.spyOn(console, "log").mockImplementation(() => {});
-  const err = vi.spyOn(console, "error").mockImplementation(() => {});
-  for (const [name, value] of Object.entries(more)) vi.stubEnv(name, value);
-  try {
-    const code = await main(args);
-    const text = (spy: typeof out) => spy.mock.calls.map((c) => c.join(" ")).join("\n");
-    return { code, stdout: text(out), stderr: text(err) };
-  } finally {
-    vi.unstubAllEnvs();
-    out.mockRestore();
-    err.mockRestore();
-  }
-}
 
 interface Listed {
   id: string;
