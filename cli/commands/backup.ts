@@ -8,7 +8,6 @@
  */
 import { chmod, copyFile, mkdir, readdir, rename, rm, stat } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
-import { createClient } from "@libsql/client";
 import { runletHome } from "../../control-plane/home.ts";
 import { CliError, type Command } from "../command.ts";
 
@@ -26,6 +25,8 @@ const isDatabase = (name: string) => name === "runlet.db" || name.endsWith(".sql
 const isSidecar = (name: string) => /(\.db|\.sqlite)-(wal|shm|journal)$/.test(name);
 
 async function snapshot(from: string, to: string): Promise<void> {
+  // Loaded here: a static import put libSQL's native module in every CLI command's start.
+  const { createClient } = await import("@libsql/client");
   const db = createClient({ url: `file:${from}` });
   try {
     await db.execute({ sql: "VACUUM INTO ?", args: [to] });
