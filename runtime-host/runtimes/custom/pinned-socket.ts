@@ -1,8 +1,8 @@
 /**
- * How the host reaches a custom app's server, and the host's own name for a relay's Unix socket. The relay makes `http.sock` in the folder the
- * host shares with the sandbox, where the app — the relay's user — may write too: it could put
- * there a symlink to any socket of the machine, which the host (root) would follow on connect
- * and forward the app's callers to (found probing as a tenant on `runlet start`: a root-only
+ * How the host reaches a custom app's server, and the host's own name for a relay's Unix
+ * socket. The relay makes `http.sock` in the folder the host shares with the sandbox, where
+ * the app — the relay's user — may write too: it could put there a symlink to any socket of
+ * the machine, which the host (root) would follow on connect and forward the app's callers to (found probing as a tenant on `runlet start`: a root-only
  * socket answered through the app's URL). So the host connects through a hard link of its own,
  * made outside the sandbox's reach: link(2) does not follow a symlink, and once the link is a
  * socket it is that socket's inode, whatever the shared folder holds later.
@@ -37,10 +37,9 @@ export function unpinSocket(pinned: string): void {
 export type Target = { port: number } | { socketPath: string };
 
 /**
- * Whether `url` answers 2xx (within a second). Through the agent the proxy uses, so the first
- * request forwarded to a new replica finds this connection open.
+ * Whether `url` answers 2xx within a second: `true`, else what it did instead (for the start's
+ * error).
  */
-/** `true` when the healthcheck answers 2xx, else what it did instead (for the start's error). */
 export function healthy(url: string, socketPath: string | undefined): Promise<true | string> {
   return new Promise((resolve) => {
     const probe = get(url, { timeout: 1_000, socketPath }, (res) => {
