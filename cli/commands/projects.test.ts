@@ -1,47 +1,21 @@
 // `runlet projects [list|create]` against a real Node control plane: its first user made by
 // `runlet init` (credentials in local.json), the projects they make, and a service account.
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ENV } from "../../common/consts.ts";
-import { runlet as cli, startControlPlane, type TestControlPlane } from "./test-support.ts";
+import { runlet as cli, type FirstUser, withFirstUser } from "./test-support.ts";
 
-const BOOTSTRAP = "bootstrap-token-for-the-projects-test-0123456789";
-
-let dir: string;
-let cp: TestControlPlane;
-let baseUrl: string;
+let first: FirstUser;
 /** The first user's environment: RUNLET_HOME with the local.json `runlet init` wrote. */
 let env: Record<string, string | undefined>;
 /** Runs the CLI with `more` over the environment (the first user's by default). */
 const runlet = (args: string[], more: Record<string, string | undefined> = env) => cli(args, more);
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "runlet-projects-"));
-  cp = await startControlPlane(dir, {
-    internal: "internal-token-for-the-projects-test-0123456789",
-    bootstrap: BOOTSTRAP,
-  });
-  baseUrl = cp.baseUrl;
-  env = {
-    [ENV.home]: join(dir, "first"),
-    [ENV.token]: undefined,
-    [ENV.project]: undefined,
-    [ENV.baseUrl]: undefined,
-    [ENV.apiUrl]: undefined,
-  };
-  const init = await runlet(["init", "--control-plane", baseUrl, "--name", "Ada"], {
-    ...env,
-    [ENV.bootstrapToken]: BOOTSTRAP,
-  });
-  expect(init.code, init.stderr).toBe(0);
+  first = await withFirstUser("projects", "first");
+  ({ env } = first);
 });
 
-afterAll(async () => {
-  cp?.server.kill("SIGTERM");
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => first?.stop());
 
 interface Listed {
   id: string;

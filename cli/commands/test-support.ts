@@ -3,6 +3,8 @@
  * the CLI run in this process with its output captured.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { vi } from "vitest";
 import { ENV } from "../../common/consts.ts";
@@ -63,4 +65,49 @@ export async function runlet(args: string[], env: Record<string, string | undefi
     err.mockRestore();
     errWrite.mockRestore();
   }
+}
+
+/** A control plane whose first user `runlet init` made, the CLI's credentials in `home`. */
+export interface FirstUser {
+  /** The folder holding the control plane's home and `home`. */
+  dir: string;
+  controlPlane: TestControlPlane;
+  baseUrl: string;
+  /** The first user's environment: RUNLET_HOME with the local.json `runlet init` wrote. */
+  env: Record<string, string | undefined>;
+  /** Stops the control plane and removes `dir`. */
+  stop(): Promise<void>;
+}
+
+/** Starts a control plane under a new temporary folder and makes its first user ("Ada"). */
+export async function withFirstUser(name: string, home: string): Promise<FirstUser> {
+  const dir = await mkdtemp(join(tmpdir(), `runlet-${name}-`));
+  const bootstrap = `bootstrap-token-for-the-${name}-test-0123456789`;
+  const controlPlane = await startControlPlane(dir, {
+    internal: `internal-token-for-the-${name}-test-0123456789`,
+    bootstrap,
+  });
+  const { baseUrl } = controlPlane;
+  const env = {
+    [ENV.home]: join(dir, home),
+    [ENV.token]: undefined,
+    [ENV.project]: undefined,
+    [ENV.baseUrl]: undefined,
+    [ENV.apiUrl]: undefined,
+  };
+  const init = await runlet(["init", "--control-plane", baseUrl, "--name", "Ada"], {
+    ...env,
+    [ENV.bootstrapToken]: bootstrap,
+  });
+  if (init.code !== 0) throw new Error(`runlet init failed: ${init.stderr}`);
+  return {
+    dir,
+    controlPlane,
+    baseUrl,
+    env,
+    stop: async () => {
+      controlPlane.server.kill("SIGTERM");
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -1,45 +1,23 @@
 // `runlet users list|add|role|remove|token|revoke` against a real Node control plane: its first
 // user made by `runlet init` (an operator, credentials in local.json), then the people it adds.
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ENV } from "../../common/consts.ts";
-import { runlet as inProcess, startControlPlane, type TestControlPlane } from "./test-support.ts";
-
-const BOOTSTRAP = "bootstrap-token-for-the-users-test-0123456789";
+import { type FirstUser, runlet as inProcess, withFirstUser } from "./test-support.ts";
 
 let dir: string;
-let controlPlane: TestControlPlane | undefined;
+let first: FirstUser | undefined;
 let baseUrl: string;
 /** The operator's environment: RUNLET_HOME with the local.json `runlet init` wrote. */
 let env: Record<string, string | undefined>;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "runlet-users-"));
-  controlPlane = await startControlPlane(dir, {
-    internal: "internal-token-for-the-users-test-0123456789",
-    bootstrap: BOOTSTRAP,
-  });
-  baseUrl = controlPlane.baseUrl;
-  env = {
-    [ENV.home]: join(dir, "operator"),
-    [ENV.token]: undefined,
-    [ENV.project]: undefined,
-    [ENV.baseUrl]: undefined,
-    [ENV.apiUrl]: undefined,
-  };
-  const init = await runlet(["init", "--control-plane", baseUrl, "--name", "Ada"], {
-    ...env,
-    [ENV.bootstrapToken]: BOOTSTRAP,
-  });
-  expect(init.code, init.stderr).toBe(0);
+  first = await withFirstUser("users", "operator");
+  ({ dir, baseUrl, env } = first);
 });
 
-afterAll(async () => {
-  controlPlane?.server.kill("SIGTERM");
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => first?.stop());
 
 /** Runs the CLI in this process with `more` over the environment (the operator's by default). */
 const runlet = (args: string[], more: Record<string, string | undefined> = env) =>
