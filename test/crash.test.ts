@@ -99,8 +99,11 @@ describe("a hard kill of the whole stack with runs queued and running", () => {
     const hook = (n: number) =>
       `webhookEndpoint=${encodeURIComponent(`${receiver.url}/sturdy/${n}`)}`;
     const ids: string[] = [];
+    // The first runs long enough to be running at the kill; the rest, queued behind it (FIFO),
+    // are short, so the restarted stack ends them in moments.
     for (let n = 0; n < 5; n++) {
-      const res = await api.submit("sturdy", { ms: 6_000 }, `async=true&${hook(n)}`);
+      const ms = n === 0 ? 20_000 : 500;
+      const res = await api.submit("sturdy", { ms }, `async=true&${hook(n)}`);
       expect(res.status).toBe(202);
       ids.push((await json(res)).run_id);
     }
@@ -117,6 +120,7 @@ describe("a hard kill of the whole stack with runs queued and running", () => {
       "running",
     ]);
     const lost = ids[views.findIndex((v) => v.status === "running")] as string;
+    expect(lost, "the oldest run runs first").toBe(ids[0]);
 
     const { again, ready } = await crashAndRestart(first);
     for (const v of await ends(again, "sturdy", ids, ready)) {

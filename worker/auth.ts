@@ -96,7 +96,7 @@ export async function resolveApp(
   }
   const key = `${caller.claims.jti}\n${project}\n${app}`;
   const hit = resolved.get(key);
-  if (hit && Date.now() - hit.at < RESOLVE_TTL_MS) return hit.app;
+  if (hit && Date.now() - hit.at < (Number(env.AUTH_CACHE_MS) || RESOLVE_TTL_MS)) return hit.app;
 
   let res: Response;
   try {

@@ -34,6 +34,8 @@ export interface Env {
   HOST_PROBE_MS?: string;
   /** Tests only: how long a call waits for the control plane's answer (worker/auth.ts). */
   CONTROL_PLANE_PATIENCE_MS?: string;
+  /** Tests only: how long the control plane's answer about a token and an app is kept (10 s). */
+  AUTH_CACHE_MS?: string;
 }
 
 /** Where the runtime hosts send their callbacks: `WORKER_URL`'s origin. */
