@@ -1,6 +1,9 @@
 /**
  * One `runlet start` per home: two would share its database, its Durable Objects' state and its
- * hosts' folders, and the second would point `local.json` at its own ports. The first holds
+ * hosts' folders, and the second would point `local.json` at its own ports. A `runlet host` takes
+ * its home the same way: one started beside a `runlet start` in the same checkout (both `.runlet`)
+ * cleared that start's host's spare folders as it started, and that host's next cold start failed
+ * ("the app has neither main.mjs nor main.js"). The first holds
  * `RUNLET_HOME/runlet.pid` (its pid, and the home's real path) while it runs; a file left by one
  * that died (its pid gone, or now another program's) is taken over, and so is one copied with the
  * home (a backup of a running home, restored elsewhere: its path names the home it came from).
@@ -9,18 +12,23 @@ import { closeSync, openSync, readFileSync, realpathSync, unlinkSync, writeSync 
 import { join } from "node:path";
 import { CliError } from "./command.ts";
 
-/** Whether `pid` is a live `runlet start` (Linux: its command line; elsewhere: alive at all). */
-function isRunletStart(pid: number): boolean {
+/**
+ * Which of `runlet start` and `runlet host` the live process `pid` is, by its command line
+ * (Linux; elsewhere a live one is taken for a start); undefined when it is neither.
+ */
+function runletCommand(pid: number): "start" | "host" | undefined {
   try {
     process.kill(pid, 0);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EPERM") return false;
+    if ((err as NodeJS.ErrnoException).code !== "EPERM") return undefined;
   }
+  let args: string[];
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").includes("start");
+    args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
   } catch {
-    return true; // no /proc: alive is all there is to know
+    return "start"; // no /proc: alive is all there is to know
   }
+  return args.includes("start") ? "start" : args.includes("host") ? "host" : undefined;
 }
 
 /** Takes `home` for this process, released when it exits; throws if another start holds it. */
@@ -48,17 +56,15 @@ export function claimHome(home: string): void {
     const holder = Number(pid);
     // No path: written before the path was; its pid is all there is to go by.
     const here = held === undefined || held === "" || held === real;
-    if (
-      here &&
-      Number.isInteger(holder) &&
-      holder > 0 &&
-      holder !== process.pid &&
-      isRunletStart(holder)
-    )
+    const command =
+      here && Number.isInteger(holder) && holder > 0 && holder !== process.pid
+        ? runletCommand(holder)
+        : undefined;
+    if (command)
       throw new CliError(
-        `another runlet start (pid ${holder}) is using ${home}: stop it first (Ctrl-C where it runs), or give this one a home of its own (RUNLET_HOME)`,
+        `another runlet ${command} (pid ${holder}) is using ${home}: stop it first (Ctrl-C where it runs), or give this one a home of its own (RUNLET_HOME)`,
       );
     unlinkSync(path); // left by a start that died
   }
-  throw new CliError(`could not take ${path}: another runlet start is starting on the same home`);
+  throw new CliError(`could not take ${path}: another runlet is starting on the same home`);
 }

@@ -24,9 +24,9 @@ afterAll(() => {
   rmSync(root, { recursive: true, force: true });
 });
 
-/** A live process whose command line has `start`, as a running `runlet start`'s has. */
-function fakeStart(): number {
-  const child = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60_000)", "start"], {
+/** A live process whose command line has `command`, as a running `runlet start`'s has `start`. */
+function fakeStart(command = "start"): number {
+  const child = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60_000)", command], {
     stdio: "ignore",
   });
   children.push(child);
@@ -57,6 +57,13 @@ describe("prepareHome", () => {
     const token = await prepareHome(copy);
     expect(token.length).toBeGreaterThanOrEqual(32);
     expect(existsSync(join(copy, "host-token"))).toBe(true);
+  });
+
+  it("refuses a home a running runlet host holds (it would clear that host's spares)", async () => {
+    const home = join(root, "hosted");
+    mkdirSync(home);
+    writeFileSync(join(home, "runlet.pid"), `${fakeStart("host")}\n${realpathSync(home)}\n`);
+    await expect(prepareHome(home)).rejects.toThrow(/another runlet host \(pid \d+\) is using/);
   });
 
   it("says the disk is full, and leaves no half-written token", async () => {

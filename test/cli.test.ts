@@ -405,6 +405,12 @@ export async function run(input, ctx) {
     const noToken = await cli(["host", "--control-plane", runlet.local.baseUrl], env);
     expect(noToken.code).toBe(1);
     expect(noToken.stderr).toMatch(/set RUNLET_HOST_TOKEN to a host token/);
+    // Beside runlet start in its own home it is refused: its start cleared the other host's
+    // spare folders (RUNLET_HOME/host/slots), and that host's next cold start failed.
+    const withToken = { ...runlet.env, RUNLET_HOST_TOKEN: "rlh_x" };
+    const beside = await cli(["host", "--control-plane", runlet.local.baseUrl], withToken);
+    expect(beside.code).toBe(1);
+    expect(beside.stderr).toMatch(/another runlet start \(pid \d+\) is using .*RUNLET_HOME/);
   });
 
   it("a revoked user's token stops on the run API once its cache expires, at once elsewhere", async () => {

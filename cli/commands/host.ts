@@ -1,6 +1,9 @@
 import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
 import { ENV } from "../../common/consts.ts";
+import { runletHome } from "../../control-plane/home.ts";
 import { CliError, type Command } from "../command.ts";
+import { claimHome } from "../home-lock.ts";
 import { ROOT } from "./start.ts";
 
 const USAGE = `Usage: runlet host --control-plane URL [--address URL] [--listen IP] [--port N]
@@ -17,11 +20,13 @@ gets up to 10 s). See docs/hosts.md.
                     http://127.0.0.1:PORT: this machine only)
   --listen          the IP address to listen on (default: --address's, when that is an IP
                     address; else 127.0.0.1, for a tunnel or proxy on this machine)
-  --port            the port to listen on (default 8790)
+  --port            the port to listen on (default: --address's port, else 8790)
   --name            how the host is listed (default: this machine's name)
   --slots           replicas it runs at once (default: one per 256 MiB of memory, at most 256)
 
-State (app versions, logs) lives under RUNLET_HOME (default .runlet).`;
+State (app versions, spare replicas) lives under RUNLET_HOME (default .runlet), which one
+runlet start or runlet host holds at a time: beside a runlet start in the same folder, give
+this host a home of its own (RUNLET_HOME=/var/lib/runlet-host npx runlet host ...).`;
 
 export const host: Command = {
   name: "host",
@@ -43,10 +48,15 @@ export const host: Command = {
       throw new CliError(
         `set ${ENV.hostToken} to a host token (an operator makes one: runlet hosts token --name NAME)`,
       );
+    // Its own home, held while it runs: a second host there would clear this one's spares.
+    const home = runletHome();
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+    claimHome(home);
     const address = values.address;
     const port = values.port ?? (address ? new URL(String(address)).port : undefined);
     const env: NodeJS.ProcessEnv = {
       ...process.env,
+      [ENV.home]: home,
       [ENV.baseUrl]: controlPlane.replace(/\/+$/, ""),
       ...(address ? { [ENV.hostAddress]: String(address) } : {}),
       ...(values.listen ? { [ENV.hostListen]: String(values.listen) } : {}),
