@@ -37,7 +37,14 @@ export const appConfigSchema = z
       .prefault({}),
     custom: z
       .strictObject({
-        entrypoint: z.array(z.string().min(1)).min(1),
+        // Written as a string ("node server.mjs", as a Dockerfile's CMD may be) it said only
+        // "Invalid input: expected array, received string".
+        entrypoint: z
+          .array(
+            z.string().min(1),
+            'must be an array: the program and its arguments, such as ["node", "server.mjs"]',
+          )
+          .min(1),
         port: z.number().int().min(1).max(65_535).default(8000),
         healthcheck: z.string().startsWith("/").default("/health"),
       })

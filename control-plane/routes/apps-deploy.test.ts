@@ -66,6 +66,17 @@ it("refuses a file where another path needs a folder with 400", async () => {
   expect(await appNames()).not.toContain("clash");
 });
 
+it("refuses a custom app's entrypoint written as a string, saying how to write it", async () => {
+  const toml = 'name = "str"\nruntime = "custom"\n[custom]\nentrypoint = "node server.mjs"\n';
+  const files = [{ path: "runlet.toml", contentBase64: b64(toml) }];
+  const res = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
+  expect(res.status).toBe(400);
+  expect(((await res.json()) as { message: string }).message).toBe(
+    'runlet.toml: custom.entrypoint: must be an array: the program and its arguments, such as ["node", "server.mjs"]',
+  );
+  expect(await appNames()).not.toContain("str");
+});
+
 it("refuses content that is not padded base64 with 400", async () => {
   for (const contentBase64 of ["abc", "ab$=", "a==="]) {
     const res = await deploy("odd", { path: "x.txt", contentBase64 });
