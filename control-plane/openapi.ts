@@ -41,10 +41,18 @@ export const projectIdParam = z.object({
   projectId: z.string().openapi({ param: { name: "projectId", in: "path" }, example: "prj_…" }),
 });
 
-/** Turns a failed zod validation into `400 {message}` naming the field. */
+/**
+ * Turns a failed zod validation into `400 {message}` naming the field. A query parameter given
+ * twice reaches zod as an array, which it called "Invalid input: expected string, received
+ * array": that is said as it is, as the run API says it.
+ */
 // biome-ignore lint/suspicious/noExplicitAny: the hook is shared by routes of every input type.
-export const validationHook: Hook<any, AppEnv, any, any> = (result) => {
-  if (!result.success) throw new ApiError("bad_request", describeZodError(result.error));
+export const validationHook: Hook<any, AppEnv, any, any> = (result, c) => {
+  if (result.success) return;
+  const name = result.target === "query" ? result.error.issues[0]?.path[0] : undefined;
+  if (typeof name === "string" && (c.req.queries(name)?.length ?? 0) > 1)
+    throw new ApiError("bad_request", `${name}: given more than once`);
+  throw new ApiError("bad_request", describeZodError(result.error));
 };
 
 export const MAX_PAGE_SIZE = 200;
