@@ -242,6 +242,9 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
       (await cli(["runs", "--all", "--limit", "1", "--json"], runlet.env)).stdout,
     );
     expect(every.runs.length).toBeGreaterThanOrEqual(2);
+    // --failed with --app names the app: "No run has a failed delivery" read as none at all.
+    const none = await cli(["redeliver", "--failed", "--app", "my-app"], runlet.env);
+    expect(none.stdout.trim()).toBe("No run of 'my-app' has a failed delivery.");
   });
 
   it("runs in the background with --async, follows it with status, and cannot cancel it once ended", async () => {

@@ -94,7 +94,7 @@ async function redeliverFailed(values: Record<string, unknown>): Promise<number>
   else {
     console.log(
       items.length === 0
-        ? "No run has a failed delivery."
+        ? `No run${typeof values.app === "string" ? ` of '${values.app}'` : ""} has a failed delivery.`
         : `Delivering ${sent} run(s) again: \`runlet runs --webhook failed\` lists those that fail again.`,
     );
     for (const line of refused) console.log(`  not sent: ${line}`);
