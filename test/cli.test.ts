@@ -195,6 +195,13 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ greeting: "Hello, Ada!" });
+    // runlet run POSTs to /run, which the example answers 404 {"message": "not found"}: said
+    // as the app's own answer, not as if Runlet had found no app.
+    const ran = await cli(["run", "hello-http"], runlet.env);
+    expect(ran.code).toBe(1);
+    expect(ran.stderr).toMatch(
+      /^run failed \(404\): hello-http answered as a custom app does, not with a function's result: .*Its answer: \{"message":"not found"\}$/m,
+    );
   });
 
   // Skipped without python3, as the sandbox's tests are without bubblewrap.

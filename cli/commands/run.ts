@@ -86,12 +86,16 @@ response ({run_id, result, run_time_ms}).
     } catch (err) {
       if (!(err instanceof RunletError)) throw err;
       if (err.code === "network_error") throw unreachable("run", config);
-      const said = err.code === "function_error" ? err.message : answeredMessage(err);
-      // A 2xx that is no function's answer: a custom app's own, to a request for its /{fn}.
-      const notAFunction =
-        err.status >= 200 && err.status < 300
-          ? `${app} answered as a custom app does, not with a function's result: \`runlet run\` calls managed apps' functions; send a custom app its requests over HTTP (\`runlet deploy\` printed a curl). Its answer: `
-          : "";
+      // Runlet's own answers on a run path carry the run id in their body; a custom app's own
+      // answer to a request for its /{fn} does not: a 2xx, or a 4xx such as examples/custom's
+      // 404 {"message": "not found"}, which read as "run failed (404): not found".
+      const { run_id: ownId } = (err.body ?? {}) as { run_id?: unknown };
+      const appsOwn = err.status < 500 && typeof ownId !== "string";
+      const said =
+        err.code === "function_error" ? err.message : appsOwn ? undefined : answeredMessage(err);
+      const notAFunction = appsOwn
+        ? `${app} answered as a custom app does, not with a function's result: \`runlet run\` calls managed apps' functions; send a custom app its requests over HTTP (\`runlet deploy\` printed a curl). Its answer: `
+        : "";
       const failure = said ?? notAFunction + textOf(err.body).slice(0, 200);
       outcome = { status: err.status, body: err.body, runId: err.runId, failure };
     }
