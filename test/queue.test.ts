@@ -111,19 +111,13 @@ describe("async runs are a durable queue", () => {
   }, 90_000);
 
   it("cancels a queued run with DELETE: it never runs, the others do", async () => {
-    const first = await submitAsync("lineup", { ms: 2_500 }, "/lineup/1");
+    // Long enough that the second is still queued behind it while it is listed and looked up
+    // with the CLI, on a machine busy with other tests.
+    const first = await submitAsync("lineup", { ms: 6_000 }, "/lineup/1");
     const second = await submitAsync("lineup", { ms: 300 }, "/lineup/2");
     const third = await submitAsync("lineup", { ms: 300 }, "/lineup/3");
     await api.viewWhen("lineup", first, (v) => v.status === "running");
     expect((await api.view("lineup", third)).status).toBe("queued");
-    // A user sees the queued run with the CLI: in the runs index, and by its id alone.
-    let listed: Json | undefined;
-    for (const until = Date.now() + 5_000; !listed && Date.now() < until; await sleep(100))
-      listed = (await api.index("lineup")).find((r) => r.id === third);
-    expect(listed).toMatchObject({ status: "queued", async: true });
-    const status = await cli(["status", third], runlet.env);
-    expect(status.stdout).toMatch(/status\s+queued/);
-
     const cancel = await api.cancel("lineup", third);
     const cancelled = await json(cancel);
     expect({ status: cancel.status, run: cancelled.status }).toEqual({
@@ -131,6 +125,14 @@ describe("async runs are a durable queue", () => {
       run: "cancelled",
     });
     expect(cancelled).toMatchObject({ run_id: third, async: true });
+
+    // A user sees a queued run with the CLI: in the runs index, and by its id alone.
+    let listed: Json | undefined;
+    for (const until = Date.now() + 5_000; !listed && Date.now() < until; await sleep(100))
+      listed = (await api.index("lineup")).find((r) => r.id === second);
+    expect(listed).toMatchObject({ status: "queued", async: true });
+    const status = await cli(["status", second], runlet.env);
+    expect(status.stdout).toMatch(/status\s+queued/);
 
     // A fourth run, submitted after the cancel, runs after the others on the one replica: the
     // run ids its process has started show whether the cancelled run ever ran.
