@@ -10,6 +10,8 @@ import { generateSigningKey } from "./common/jwt.ts";
  */
 export default defineConfig({
   test: {
+    // Two files at once on two cores: most of a real stack's test is waiting on its processes.
+    maxWorkers: 2,
     // The JSON report feeds the one-line totals that .ci/run prints.
     reporters: ["default", "json"],
     outputFile: { json: "test-results/vitest.json" },
