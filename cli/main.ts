@@ -7,6 +7,7 @@ import { deploy } from "./commands/deploy.ts";
 import { host } from "./commands/host.ts";
 import { hosts } from "./commands/hosts.ts";
 import { init } from "./commands/init.ts";
+import { keys } from "./commands/keys.ts";
 import { logs } from "./commands/logs.ts";
 import { projects } from "./commands/projects.ts";
 import { redeliver } from "./commands/redeliver.ts";
@@ -33,6 +34,7 @@ const COMMANDS: Command[] = [
   auditLog,
   dashboard,
   hosts,
+  keys,
   host,
   init,
   projects,

@@ -21,6 +21,7 @@ export type JwtFailure =
   | "malformed"
   | "algorithm"
   | "unknown-key"
+  | "retired-key"
   | "signature"
   | "expired"
   | "claims";
@@ -37,7 +38,17 @@ export class JwtError extends Error {
 
 export interface Jwks {
   keys: (JsonWebKey & { kid?: string })[];
+  /**
+   * Runlet's own member (RFC 7517 §5: others ignore it): the keys an operator retired, no longer
+   * in `keys`, so that a token signed by one is refused as such rather than as unknown.
+   */
+  retired?: { kid: string; retiredAt: string }[];
 }
+
+/** Public keys by `kid`, and when each retired key was retired (its `kid` to an ISO time). */
+export type PublicKeys = ReadonlyMap<string, CryptoKey> & {
+  readonly retired?: ReadonlyMap<string, string>;
+};
 
 const ALGORITHM = { name: "ECDSA", namedCurve: "P-256" } as const;
 const SIGNATURE = { name: "ECDSA", hash: "SHA-256" } as const;
@@ -121,13 +132,23 @@ export async function signJwt(
   return `${header}.${payload}.${base64urlEncode(new Uint8Array(signature))}`;
 }
 
+/** The `kid` a token's header names, or undefined when it names none (or is no JWT). */
+export function tokenKid(token: string): string | undefined {
+  try {
+    const kid = decodeJson(token.split(".")[0] ?? "").kid;
+    return typeof kid === "string" ? kid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Verifies signature, algorithm, issuer and expiry. `keys` maps `kid` to a public key.
  * Throws `JwtError` with a reason a caller can turn into a 401 message.
  */
 export async function verifyJwt(
   token: string,
-  keys: ReadonlyMap<string, CryptoKey>,
+  keys: PublicKeys,
   nowSeconds: number = Math.floor(Date.now() / 1000),
 ): Promise<RunletClaims> {
   const parts = token.split(".");
@@ -136,7 +157,15 @@ export async function verifyJwt(
   const header = decodeJson(headerPart);
   if (header.alg !== JWT_ALG) throw new JwtError("algorithm", `token algorithm must be ${JWT_ALG}`);
   const key = typeof header.kid === "string" ? keys.get(header.kid) : undefined;
-  if (!key) throw new JwtError("unknown-key", "token was signed by an unknown key");
+  if (!key) {
+    const retiredAt = typeof header.kid === "string" ? keys.retired?.get(header.kid) : undefined;
+    if (retiredAt)
+      throw new JwtError(
+        "retired-key",
+        `token was signed by key ${header.kid}, which was retired at ${retiredAt}: ask for a new token`,
+      );
+    throw new JwtError("unknown-key", "token was signed by an unknown key");
+  }
   const ok = await crypto.subtle.verify(
     SIGNATURE,
     key,
@@ -159,12 +188,17 @@ export async function verifyJwt(
   return claims as unknown as RunletClaims;
 }
 
-/** Imports every usable key of a JWKS document, keyed by `kid`. */
-export async function importJwks(jwks: Jwks): Promise<Map<string, CryptoKey>> {
+/** Imports every usable key of a JWKS document, keyed by `kid`, with its retired keys' ids. */
+export async function importJwks(jwks: Jwks): Promise<PublicKeys> {
   const keys = new Map<string, CryptoKey>();
   for (const jwk of jwks.keys) {
     if (jwk.kty === "EC" && jwk.crv === "P-256" && jwk.kid)
       keys.set(jwk.kid, await importPublicKey(jwk));
   }
-  return keys;
+  const retired = new Map<string, string>();
+  for (const r of Array.isArray(jwks.retired) ? jwks.retired : []) {
+    if (typeof r?.kid === "string" && typeof r.retiredAt === "string" && !keys.has(r.kid))
+      retired.set(r.kid, r.retiredAt);
+  }
+  return Object.assign(keys, { retired });
 }

@@ -20,6 +20,7 @@ import { registerInternalApps } from "./routes/internal-apps.ts";
 import { registerInternalHosts } from "./routes/internal-hosts.ts";
 import { registerInternalRuns } from "./routes/internal-runs.ts";
 import { registerJwks } from "./routes/jwks.ts";
+import { registerKeys } from "./routes/keys.ts";
 import { registerCreateProject } from "./routes/projects-create.ts";
 import { registerListProjects } from "./routes/projects-list.ts";
 import { registerUpdateProject } from "./routes/projects-update.ts";
@@ -92,6 +93,7 @@ export function createControlPlane(deps: Deps): ControlPlaneApp {
   registerInternalApps(app);
   registerInternalHosts(app);
   registerHosts(app);
+  registerKeys(app);
   registerDashboardLinks(app);
   registerDashboard(app, (path, init) => app.request(path, init));
 

@@ -1,5 +1,6 @@
 import { and, asc, eq } from "drizzle-orm";
 import { newId } from "../common/ids.ts";
+import { type PublicKeys, tokenKid } from "../common/jwt.ts";
 import type { SigningKeys } from "./auth/signing.ts";
 import { authenticate, issueToken } from "./auth/tokens.ts";
 import type { Database } from "./db/index.ts";
@@ -19,13 +20,14 @@ const RENEW_BEFORE_MS = 30 * 24 * 3600 * 1000;
 
 /**
  * First start: creates the local owner user, a project and an owner token, and writes
- * `local.json` (0600). Later starts reuse them, renewing the token only when it no longer verifies
- * or expires within 30 days.
+ * `local.json` (0600). Later starts reuse them, renewing the token only when it no longer verifies,
+ * was signed with a key before the current one, or expires within 30 days; and so does a change
+ * of the signing keys (`runlet keys`).
  */
 export async function bootstrapLocal(
   db: Database,
   keys: SigningKeys,
-  publicKeys: ReadonlyMap<string, CryptoKey>,
+  publicKeys: PublicKeys,
   opts: { home: string; baseUrl: string; apiUrl: string },
 ): Promise<LocalJson> {
   const previous = await readLocalJson(opts.home);
@@ -63,7 +65,7 @@ export async function bootstrapLocal(
   }
 
   let token = previous?.token;
-  if (token && !(await stillGood(db, publicKeys, token, owner.id))) token = undefined;
+  if (token && !(await stillGood(db, keys, publicKeys, token, owner.id))) token = undefined;
   if (!token) {
     ({ token } = await issueToken(db, keys, {
       subject: owner.id,
@@ -96,12 +98,16 @@ async function ensureLocalHostToken(db: Database, home: string, ownerId: string)
   await writePrivateFile(homePaths(home).hostToken, `${created.token}\n`);
 }
 
+/** Whether local.json's token verifies, is signed with the current key and has 30 days left. */
 async function stillGood(
   db: Database,
-  publicKeys: ReadonlyMap<string, CryptoKey>,
+  keys: SigningKeys,
+  publicKeys: PublicKeys,
   token: string,
   ownerId: string,
 ) {
+  // One signed with a previous key is replaced now, before an operator retires that key.
+  if (tokenKid(token) !== keys.kid) return false;
   try {
     const principal = await authenticate(db, publicKeys, `Bearer ${token}`);
     const [, payload = ""] = token.split(".");

@@ -1,7 +1,8 @@
 import type { Context } from "hono";
+import type { PublicKeys } from "../common/jwt.ts";
 import type { AuditAction, AuditTarget } from "./audit/actions.ts";
 import type { DerivedKeys } from "./auth/secret-keys.ts";
-import type { SigningKeys } from "./auth/signing.ts";
+import type { KeyStore, SigningKeys } from "./auth/signing.ts";
 import type { Principal, Role } from "./auth/tokens.ts";
 import type { BundleStore } from "./bundles.ts";
 import type { Database } from "./db/index.ts";
@@ -11,7 +12,14 @@ import type { RuntimeHosts } from "./host-client.ts";
 export interface Deps {
   db: Database;
   keys: SigningKeys;
-  publicKeys: ReadonlyMap<string, CryptoKey>;
+  publicKeys: PublicKeys;
+  /**
+   * Where `keys` can be changed (`runlet keys rotate`, `retire`): the Node control plane's
+   * `RUNLET_HOME/keys/`. Unset on Workers, whose keys are secrets (docs/deploy.md).
+   */
+  keyStore?: KeyStore;
+  /** Called after the keys changed (Node: renews the local owner's token in local.json). */
+  onKeysChanged?: () => Promise<void>;
   /** Keys for page tokens and secrets at rest, derived from the control plane's master key. */
   derived: DerivedKeys;
   /** The runtime hosts of the registry (host-client.ts). */

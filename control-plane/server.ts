@@ -9,12 +9,13 @@ import { DEFAULT_PORT, ENV, LOOPBACK } from "../common/consts.ts";
 import { watchSupervisor } from "../common/parent-watch.ts";
 import { createControlPlane } from "./app.ts";
 import { unusableBootstrapToken } from "./auth/bootstrap-token.ts";
-import { loadOrCreateMasterSecret, loadOrCreateSigningKey } from "./auth/keys.ts";
+import { fileKeyStore, loadOrCreateMasterSecret, loadOrCreateSigningKey } from "./auth/keys.ts";
 import { deriveKeys } from "./auth/secret-keys.ts";
 import { publicKeysOf } from "./auth/tokens.ts";
 import { callerAddress } from "./behind-proxy.ts";
 import { bootstrapLocal } from "./bootstrap.ts";
 import { fileBundles } from "./bundles-file.ts";
+import type { Deps } from "./context.ts";
 import { openLibsql } from "./db/index.ts";
 import { homePaths, runletHome } from "./home.ts";
 import { httpRuntimeHosts } from "./host-client.ts";
@@ -56,10 +57,24 @@ async function main() {
   const keys = await loadOrCreateSigningKey(home);
   const publicKeys = await publicKeysOf(keys);
   const bundles = fileBundles(join(home, "bundles"));
-  const app = createControlPlane({
+  const baseUrl = `http://${LOOPBACK}:${port}`;
+  const deps: Deps = {
     db,
     keys,
     publicKeys,
+    keyStore: fileKeyStore(home),
+    onKeysChanged: async () => {
+      const previous = deps.keys.previous.filter((p) => !p.retiredAt).map((p) => p.kid);
+      console.log(
+        `control plane: signing keys changed: signing with ${deps.keys.kid}; also verifying ${previous.join(", ") || "no other"}`,
+      );
+      if (!bootstrapToken)
+        await bootstrapLocal(db, deps.keys, deps.publicKeys, {
+          home,
+          baseUrl,
+          apiUrl: env[ENV.apiUrl],
+        });
+    },
     derived: await deriveKeys(await loadOrCreateMasterSecret(home)),
     clientIp: (c) => callerAddress(c, getConnInfo(c).remote.address, trustProxy),
     trustProxy,
@@ -68,8 +83,8 @@ async function main() {
     apiUrl: env[ENV.apiUrl],
     internalToken: env[ENV.internalToken],
     bootstrapToken,
-  });
-  const baseUrl = `http://${LOOPBACK}:${port}`;
+  };
+  const app = createControlPlane(deps);
   // A control plane for others makes no user of its own: its first is claimed (runlet init).
   if (bootstrapToken) {
     console.log(

@@ -2,14 +2,15 @@
  * The control plane on Cloudflare Workers: the same Hono app as `server.ts`, over D1 instead of
  * a libSQL file (`wrangler deploy --env control-plane`). Keys come from secrets set with
  * `wrangler secret put --env control-plane`: SIGNING_KEY (the JSON the Node control plane keeps
- * in RUNLET_HOME/keys/jwt-signing-key.json) and MASTER_SECRET (base64url, 32+ bytes); and,
- * until the first user is made (`runlet init`, docs/deploy.md), BOOTSTRAP_TOKEN.
+ * in RUNLET_HOME/keys/jwt-signing-key.json), after a rotation PREVIOUS_SIGNING_KEYS (the keys
+ * signed with before, still verifying until retired: docs/deploy.md) and MASTER_SECRET
+ * (base64url, 32+ bytes); and, until the first user is made (`runlet init`), BOOTSTRAP_TOKEN.
  */
 import { drizzle } from "drizzle-orm/d1";
 import { base64urlDecode } from "../common/jwt.ts";
 import { type ControlPlaneApp, createControlPlane } from "./app.ts";
 import { deriveKeys } from "./auth/secret-keys.ts";
-import { type StoredKey, signingKeysFrom } from "./auth/signing.ts";
+import { parsePreviousKeys, type StoredKey, signingKeysFrom } from "./auth/signing.ts";
 import { publicKeysOf } from "./auth/tokens.ts";
 import { r2Bundles } from "./bundles.ts";
 import type { Database } from "./db/index.ts";
@@ -22,6 +23,8 @@ export interface ControlPlaneEnv {
   /** Each app version's bundle, for the runtime hosts to fetch. */
   BUNDLES: R2Bucket;
   SIGNING_KEY: string;
+  /** The keys signed with before SIGNING_KEY: a JSON array of {kid, publicJwk, retiredAt?}. */
+  PREVIOUS_SIGNING_KEYS?: string;
   MASTER_SECRET: string;
   INTERNAL_TOKEN: string;
   /** The secret `POST /v2/init` makes the first user with; useless once one exists. */
@@ -35,7 +38,10 @@ export interface ControlPlaneEnv {
 let app: Promise<ControlPlaneApp> | undefined;
 
 async function build(env: ControlPlaneEnv): Promise<ControlPlaneApp> {
-  const keys = await signingKeysFrom(JSON.parse(env.SIGNING_KEY) as StoredKey);
+  const keys = await signingKeysFrom(
+    JSON.parse(env.SIGNING_KEY) as StoredKey,
+    parsePreviousKeys(env.PREVIOUS_SIGNING_KEYS, "PREVIOUS_SIGNING_KEYS"),
+  );
   // Drizzle's D1 and libSQL databases differ only in their raw result types, never read.
   const db = drizzle(env.DB, { schema }) as unknown as Database;
   return createControlPlane({

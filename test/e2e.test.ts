@@ -438,6 +438,52 @@ require("node:http").createServer((req, res) => {
       "Bad Name",
     );
   });
+
+  // Last here: it retires the key of local.json's first token, which the tests above use.
+  it("rotates the signing key with overlap: tokens signed before work until their key is retired", async () => {
+    const account = async (name: string) => {
+      const made = await cli(
+        ["tokens", "create", "--name", name, "--expires", "1d", "--json"],
+        runlet.env,
+      );
+      expect(made.code).toBe(0);
+      return JSON.parse(made.stdout).token as string;
+    };
+    const runAs = (token: string) =>
+      run("/hello/run", { headers: { authorization: `Bearer ${token}` } });
+    const [early, late] = [await account("before-1"), await account("before-2")];
+    // A call with a key it has never seen makes the Worker fetch the JWKS now (before the
+    // rotation): until 2026-11-26 it then refused the new key's tokens for 10 s.
+    const stranger = `${Buffer.from('{"alg":"ES256","kid":"nobody"}').toString("base64url")}.e30.AAAA`;
+    expect((await runAs(stranger)).status).toBe(401);
+
+    const rotated = await cli(["keys", "rotate"], runlet.env);
+    expect(rotated.stderr).toContain("Rotating the signing key of");
+    expect(rotated.stdout).toMatch(/^Tokens are signed with \S+ from now on\./);
+    expect(rotated.code).toBe(0);
+    const fresh = await account("after");
+    expect((await runAs(fresh)).status).toBe(200);
+    expect((await runAs(early)).status).toBe(200);
+    expect((await runAs(runlet.local.token)).status).toBe(200);
+
+    const listed = JSON.parse((await cli(["keys", "--json"], runlet.env)).stdout);
+    const old = listed.keys.find((k: Json) => k.state === "previous").kid;
+    const retired = await cli(["keys", "retire", old], runlet.env);
+    expect(retired.stdout).toMatch(
+      new RegExp(`^Retired ${old}: tokens signed with it are refused`),
+    );
+    expect(retired.code).toBe(0);
+    const refused = await runAs(late);
+    expect(refused.status).toBe(401);
+    expect((await json(refused)).message).toMatch(
+      new RegExp(`^token was signed by key ${old}, which was retired at .*: ask for a new token$`),
+    );
+    expect((await runAs(fresh)).status).toBe(200);
+    // The local owner's token in local.json was renewed with the new key: the CLI goes on.
+    runlet.local = JSON.parse(await readFile(join(home, "local.json"), "utf8"));
+    expect((await runAs(runlet.local.token)).status).toBe(200);
+    expect((await cli(["keys"], runlet.env)).stdout).toMatch(new RegExp(`${old}\\s+retired`));
+  });
 });
 
 describe("starting and stopping", () => {
@@ -491,7 +537,7 @@ describe("starting and stopping", () => {
   });
 
   it("prints --help for every command", async () => {
-    for (const command of ["start", "deploy", "run", "apps"]) {
+    for (const command of ["start", "deploy", "run", "apps", "keys"]) {
       const help = await cli([command, "--help"], {
         ...process.env,
         RUNLET_HOME: join(ROOT, ".no-home"),

@@ -1,15 +1,29 @@
 /**
  * Caller authentication at the edge: the JWT is verified with WebCrypto against the control
- * plane's JWKS (cached per isolate), then the control plane says whether the token may use the
- * project and whether the app exists (cached 10 s, so a revocation bites within 10 s).
+ * plane's JWKS (cached per isolate; every key in it verifies, a rotation's previous ones too),
+ * then the control plane says whether the token may use the project and whether the app exists
+ * (cached 10 s, so a revocation, or a key's retirement, bites within 10 s).
  */
-import { importJwks, type Jwks, JwtError, type RunletClaims, verifyJwt } from "../common/jwt.ts";
+import {
+  importJwks,
+  type Jwks,
+  JwtError,
+  type PublicKeys,
+  type RunletClaims,
+  tokenKid,
+  verifyJwt,
+} from "../common/jwt.ts";
 import { controlPlaneFetch } from "./control-plane.ts";
 import type { Caller, Env, ResolvedApp } from "./env.ts";
 import { RunApiError } from "./errors.ts";
 
 const JWKS_TTL_MS = 5 * 60_000;
-const JWKS_RETRY_MS = 10_000;
+/** A `kid` still missing after a fetch is not fetched for again for this long. */
+const KID_RETRY_MS = 10_000;
+/** Fetches for `kid`s not in the cache, at most this many per KID_RETRY_MS: made-up ids do not
+ * each cost the control plane a fetch of its JWKS. */
+const KID_FETCHES = 5;
+const KIDS_MISSING_MAX = 1_000;
 const RESOLVE_TTL_MS = 10_000;
 const RESOLVE_CACHE_MAX = 10_000;
 /**
@@ -19,12 +33,14 @@ const RESOLVE_CACHE_MAX = 10_000;
 const CONTROL_PLANE_PATIENCE_MS = 10_000;
 const patience = (env: Env) => Number(env.CONTROL_PLANE_PATIENCE_MS) || CONTROL_PLANE_PATIENCE_MS;
 
-let jwks: { keys: Map<string, CryptoKey>; fetchedAt: number } | undefined;
+let jwks: { keys: PublicKeys; fetchedAt: number } | undefined;
+let fetching: Promise<PublicKeys> | undefined;
+/** `kid`s a fetch did not find, and when; the times of the fetches made for a missing `kid`. */
+const missing = new Map<string, number>();
+let kidFetches: number[] = [];
 const resolved = new Map<string, { app: ResolvedApp; at: number }>();
 
-async function publicKeys(env: Env, kidMissing: boolean): Promise<Map<string, CryptoKey>> {
-  const age = jwks ? Date.now() - jwks.fetchedAt : Number.POSITIVE_INFINITY;
-  if (jwks && age < JWKS_TTL_MS && !(kidMissing && age > JWKS_RETRY_MS)) return jwks.keys;
+async function fetchJwks(env: Env): Promise<PublicKeys> {
   let res: Response;
   try {
     res = await controlPlaneFetch(env, "/.well-known/jwks.json", {
@@ -36,8 +52,36 @@ async function publicKeys(env: Env, kidMissing: boolean): Promise<Map<string, Cr
   }
   if (!res.ok)
     throw new RunApiError(502, `cannot verify tokens: the control plane answered ${res.status}`);
-  jwks = { keys: await importJwks((await res.json()) as Jwks), fetchedAt: Date.now() };
-  return jwks.keys;
+  const keys = await importJwks((await res.json()) as Jwks);
+  jwks = { keys, fetchedAt: Date.now() };
+  return keys;
+}
+
+/**
+ * The control plane's public keys, cached 5 minutes. Given the `kid` of a token they do not
+ * know, fetched again at once (the control plane rotated its key: docs/deploy.md), unless that
+ * `kid` was missing from a fetch in the last 10 s or 5 such fetches were made in that time.
+ */
+async function publicKeys(env: Env, kid?: string): Promise<PublicKeys> {
+  const now = Date.now();
+  if (jwks && kid === undefined && now - jwks.fetchedAt < JWKS_TTL_MS) return jwks.keys;
+  if (jwks && kid !== undefined) {
+    if (jwks.keys.has(kid)) return jwks.keys;
+    kidFetches = kidFetches.filter((at) => now - at < KID_RETRY_MS);
+    const missedAt = missing.get(kid);
+    if (missedAt !== undefined && now - missedAt < KID_RETRY_MS) return jwks.keys;
+    if (kidFetches.length >= KID_FETCHES) return jwks.keys;
+    kidFetches.push(now);
+  }
+  fetching ??= fetchJwks(env).finally(() => {
+    fetching = undefined;
+  });
+  const keys = await fetching;
+  if (kid !== undefined && !keys.has(kid)) {
+    if (missing.size >= KIDS_MISSING_MAX) missing.clear();
+    missing.set(kid, Date.now());
+  }
+  return keys;
 }
 
 /**
@@ -67,14 +111,15 @@ export async function verifyCaller(env: Env, header: string | undefined): Promis
     throw new RunApiError(401, "token has expired");
   }
   try {
-    return { token, claims: remember(token, await verifyJwt(token, await publicKeys(env, false))) };
+    return { token, claims: remember(token, await verifyJwt(token, await publicKeys(env))) };
   } catch (err) {
     if (!(err instanceof JwtError)) throw err;
     if (err.reason !== "unknown-key") throw new RunApiError(401, err.message);
   }
   try {
     // The control plane may have rotated its key since the JWKS was cached.
-    return { token, claims: remember(token, await verifyJwt(token, await publicKeys(env, true))) };
+    const keys = await publicKeys(env, tokenKid(token) ?? "");
+    return { token, claims: remember(token, await verifyJwt(token, keys)) };
   } catch (err) {
     if (err instanceof JwtError) throw new RunApiError(401, err.message);
     throw err;

@@ -78,17 +78,21 @@ async function isOperator(c: Ctx): Promise<boolean> {
 }
 
 /**
- * Route middleware for the installation's own routes (`/v2/hosts…`): a signed-in operator
- * (docs/hosts.md). A service account never is one: it belongs to a project.
+ * Route middleware for the installation's own routes (`/v2/hosts…`, `/v2/keys…`): a signed-in
+ * operator (docs/hosts.md), refused with "only an operator of this Runlet may {what}". A service
+ * account never is one: it belongs to a project.
  */
-export const operatorOnly = createMiddleware<AppEnv>(async (c, next) => {
-  const { db, publicKeys } = c.var.deps;
-  c.set("principal", await authenticate(db, publicKeys, c.req.header("authorization")));
-  if (!(await isOperator(c))) {
-    throw new ApiError("forbidden", "only an operator of this Runlet may see or admit its hosts");
-  }
-  await next();
-});
+export const operatorOnlyTo = (what: string) =>
+  createMiddleware<AppEnv>(async (c, next) => {
+    const { db, publicKeys } = c.var.deps;
+    c.set("principal", await authenticate(db, publicKeys, c.req.header("authorization")));
+    if (!(await isOperator(c))) {
+      throw new ApiError("forbidden", `only an operator of this Runlet may ${what}`);
+    }
+    await next();
+  });
+
+export const operatorOnly = operatorOnlyTo("see or admit its hosts");
 
 /**
  * Route middleware after `access()`: the caller must also be an operator, to `what` ("add

@@ -2,7 +2,7 @@ import { and, eq } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { JWT_ISSUER } from "../../common/consts.ts";
 import { newId } from "../../common/ids.ts";
-import { importJwks, JwtError, signJwt, verifyJwt } from "../../common/jwt.ts";
+import { importJwks, JwtError, type PublicKeys, signJwt, verifyJwt } from "../../common/jwt.ts";
 import type { Database } from "../db/index.ts";
 import { memberships, projects, serviceAccounts, tokens, users } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
@@ -78,7 +78,7 @@ const parent = alias(tokens, "parent");
  */
 export async function authenticate(
   db: Database,
-  publicKeys: ReadonlyMap<string, CryptoKey>,
+  publicKeys: PublicKeys,
   header: string | undefined,
 ): Promise<Principal> {
   if (!header) throw new ApiError("unauthorized", "missing Authorization header");
@@ -122,7 +122,7 @@ export async function authenticate(
   return { type: "user", id: claims.sub, name: row.userName ?? "", tokenId: claims.jti };
 }
 
-export function publicKeysOf(keys: SigningKeys): Promise<Map<string, CryptoKey>> {
+export function publicKeysOf(keys: SigningKeys): Promise<PublicKeys> {
   return importJwks(keys.jwks);
 }
 

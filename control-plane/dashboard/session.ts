@@ -11,6 +11,7 @@
 import { and, asc, eq, gt, inArray, isNotNull, isNull, lt, notInArray } from "drizzle-orm";
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import type { PublicKeys } from "../../common/jwt.ts";
 import { newSecret, secretHash } from "../../common/same-secret.ts";
 import type { SigningKeys } from "../auth/signing.ts";
 import { authenticate, type Principal, prepareToken } from "../auth/tokens.ts";
@@ -95,7 +96,7 @@ export async function useSignInLink(
 export async function signInWithToken(
   db: Database,
   keys: SigningKeys,
-  publicKeys: ReadonlyMap<string, CryptoKey>,
+  publicKeys: PublicKeys,
   pasted: string,
 ): Promise<{ token: string; expiresAt: number; projectId: string | undefined }> {
   const principal = await authenticate(db, publicKeys, `Bearer ${pasted.trim()}`);
@@ -200,7 +201,7 @@ export function clearSessionCookies(c: Context): void {
 export async function readSession(
   c: Context,
   db: Database,
-  publicKeys: ReadonlyMap<string, CryptoKey>,
+  publicKeys: PublicKeys,
 ): Promise<Session | null> {
   const token = getCookie(c, SESSION_COOKIE);
   if (!token) return null;

@@ -1,0 +1,99 @@
+import { tokenKid } from "../../common/jwt.ts";
+import { CliError, type Command } from "../command.ts";
+import { callApi, columns, loadConfig } from "../config.ts";
+
+const USAGE = `Usage: runlet keys [list] [--json]
+       runlet keys rotate [--json]
+       runlet keys retire <kid> [--force] [--json]
+
+The keys every token is signed with (operators only; the local owner is one). See
+docs/deploy.md, "Rotating the platform's secrets".
+
+  list     the signing key, and the keys signed with before it: "previous" ones still verify
+           their tokens (they are in the JWKS), "retired" ones no longer do
+  rotate   a new key signs every token from now on. The key before it stays in the JWKS, so
+           the tokens it signed — users', service accounts', dashboard sessions — keep working
+           on the management API and the run API until you retire it
+  retire   takes a previous key out of the JWKS: the tokens it signed are refused (401 "token
+           was signed by key <kid>, which was retired …"), by the run API within 10 s. Give
+           their holders new tokens first (runlet users token, runlet tokens create). Refused
+           when the token you call with was signed with it, unless --force
+
+The local owner's token (local.json) is renewed by the control plane at each change. On
+Workers the keys are secrets (SIGNING_KEY, PREVIOUS_SIGNING_KEYS): see docs/deploy.md.`;
+
+interface Key {
+  kid: string;
+  state: "signing" | "previous" | "retired";
+  replacedAt: string | null;
+  retiredAt: string | null;
+}
+
+function table(keys: Key[]): string {
+  return columns(
+    ["KID", "STATE", "REPLACED", "RETIRED"],
+    keys.map((k) => [k.kid, k.state, k.replacedAt ?? "—", k.retiredAt ?? "—"]),
+  );
+}
+
+export const keys: Command = {
+  name: "keys",
+  summary: "list, rotate and retire the keys tokens are signed with",
+  usage: USAGE,
+  options: { force: { type: "boolean" } },
+  async run({ values, positionals }) {
+    const [action = "list", ...rest] = positionals;
+    const config = await loadConfig();
+    const print = (answer: { keys: Key[] }) => {
+      if (values.json) console.log(JSON.stringify(answer));
+      else console.log(table(answer.keys));
+    };
+    if (action === "list") {
+      print(await callApi<{ keys: Key[] }>(config, "GET", "/v2/keys", "listing signing keys"));
+      return 0;
+    }
+    if (action === "rotate") {
+      if (!values.json) console.error(`Rotating the signing key of ${config.baseUrl}…`);
+      const answer = await callApi<{ keys: Key[] }>(
+        config,
+        "POST",
+        "/v2/keys/rotate",
+        "rotating the signing key",
+      );
+      const [now, before] = answer.keys;
+      if (values.json) {
+        print(answer);
+        return 0;
+      }
+      console.log(`Tokens are signed with ${now?.kid} from now on.`);
+      if (before)
+        console.log(
+          `${before.kid} still verifies the tokens it signed. Once their holders have new ones (runlet users token, runlet tokens create), retire it: runlet keys retire ${before.kid}`,
+        );
+      // Read again: the control plane renews local.json's token as it changes its keys.
+      if (before && tokenKid((await loadConfig()).token) === before.kid)
+        console.log(
+          `Your own token (RUNLET_TOKEN, or local.json) was signed with ${before.kid}: get a new one before retiring it.`,
+        );
+      return 0;
+    }
+    if (action === "retire") {
+      const [kid] = rest;
+      if (!kid) throw new CliError(`give the kid of the key to retire (runlet keys)\n\n${USAGE}`);
+      if (!values.json) console.error(`Retiring ${kid} at ${config.baseUrl}…`);
+      const answer = await callApi<{ keys: Key[] }>(
+        config,
+        "POST",
+        `/v2/keys/${encodeURIComponent(kid)}/retire${values.force ? "?force=true" : ""}`,
+        "retiring the key",
+      );
+      if (values.json) print(answer);
+      else
+        console.log(
+          `Retired ${kid}: tokens signed with it are refused (the run API within 10 s). It is no longer in the JWKS.`,
+        );
+      return 0;
+    }
+    throw new CliError(`say list, rotate or retire\n\n${USAGE}`);
+  },
+};
