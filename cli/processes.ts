@@ -5,14 +5,14 @@
  * when this process ends, however it ends — and the child then ends too.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { createWriteStream, type WriteStream } from "node:fs";
 import { createServer } from "node:net";
 import { ENV } from "../common/consts.ts";
+import { DEFAULT_LOG_LIMITS, LogFile, type LogLimits } from "./log-files.ts";
 
 export interface Managed {
   name: string;
   child: ChildProcess;
-  log: WriteStream;
+  log: LogFile;
   /** The last lines the process wrote, for an error report. */
   tail(): string[];
   /** Its exit: how it ended, as a phrase ("code 1", "signal SIGKILL", or why it did not start). */
@@ -23,22 +23,23 @@ export interface Managed {
 
 const TAIL_LINES = 30;
 
-/** Starts `command` in its own process group, its output to `logFile` (and to the console if `echo`). */
+/**
+ * Starts `command` in its own process group, its output to `logFile` (rotated by size:
+ * log-files.ts), and to the console if `echo`.
+ */
 export function startProcess(
   name: string,
   command: string,
   args: string[],
-  opts: { cwd: string; env: NodeJS.ProcessEnv; logFile: string; echo: boolean },
+  opts: {
+    cwd: string;
+    env: NodeJS.ProcessEnv;
+    logFile: string;
+    echo: boolean;
+    logLimits?: LogLimits;
+  },
 ): Managed {
-  const log = createWriteStream(opts.logFile, { flags: "a" });
-  // A log that cannot be written (the disk full) must not end `runlet start`, and with it every
-  // component: say it once, and drop the output.
-  let unwritable = false;
-  log.on("error", (err) => {
-    if (unwritable) return;
-    unwritable = true;
-    console.error(`runlet: cannot write ${opts.logFile} (${err.message}); its output is dropped`);
-  });
+  const log = new LogFile(opts.logFile, opts.logLimits ?? DEFAULT_LOG_LIMITS);
   const child = spawn(command, args, {
     cwd: opts.cwd,
     env: { ...opts.env, [ENV.supervised]: "1" },
@@ -49,7 +50,7 @@ export function startProcess(
   child.stdin?.on("error", () => {});
   const lines: string[] = [];
   const take = (chunk: Buffer) => {
-    if (!unwritable) log.write(chunk);
+    log.write(chunk);
     for (const line of chunk.toString("utf8").split("\n")) {
       if (!line.trim()) continue;
       lines.push(line);
@@ -103,7 +104,7 @@ export async function stopProcess(
   // Grandchildren (workerd under wrangler) may outlive their parent: finish the group.
   signalGroup(proc, "SIGKILL");
   proc.child.stdin?.destroy();
-  if (!proc.log.writableEnded) await new Promise<void>((resolve) => proc.log.end(resolve));
+  await proc.log.end();
 }
 
 /** True when nothing listens on `port` at `host`. */

@@ -8,7 +8,8 @@
  * - Once ready, a component that exits by itself is restarted after a pause that doubles from
  *   250 ms to 5 s while it keeps failing (a component that ran a minute starts again from
  *   250 ms). Each restart is said on the terminal and written, with its count, to the
- *   component's log and to `supervisor.log`. Its leftovers (its process group: workerd under
+ *   component's log and to `supervisor.log` (rotated by size, as the components' logs are:
+ *   log-files.ts). Its leftovers (its process group: workerd under
  *   wrangler) are killed first, so they free its port. Once it answers again, `restarted` is
  *   called (the Worker's wake-up).
  * - A component that exits 5 times within a minute stops everything: `run` resolves 1, with a
@@ -17,9 +18,9 @@
  *   still takes the ends of its runs), each within its own grace, then SIGKILL. `hurry` tells
  *   the components being stopped again (SIGTERM): the runtime host's grace ends at once.
  */
-import { appendFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { DEFAULT_LOG_LIMITS, LogFile, type LogLimits } from "./log-files.ts";
 import { type Managed, signalGroup, stopProcess, waitHealthy } from "./processes.ts";
 
 export interface ComponentSpec {
@@ -69,9 +70,12 @@ export class Supervisor {
   /** Aborted by `hurry`: the components being stopped are told again. */
   readonly #hurry = new AbortController();
 
+  /** `supervisor.log`, opened when there is first something to say. */
+  #log: LogFile | undefined;
+
   constructor(
     specs: ComponentSpec[],
-    private readonly opts: { logDir: string; readyTimeoutMs: number },
+    private readonly opts: { logDir: string; readyTimeoutMs: number; logLimits?: LogLimits },
   ) {
     this.#components = specs.map((spec) => ({
       spec,
@@ -124,6 +128,7 @@ export class Supervisor {
           now.map((c) => stopProcess(c.proc, c.spec.stopGraceMs, this.#hurry.signal)),
         );
       }
+      await this.#log?.end();
       this.#finish(0);
     })();
     return this.#stopping;
@@ -149,13 +154,12 @@ export class Supervisor {
     // Its leftovers (wrangler's workerd) would hold its port.
     signalGroup(proc, "SIGKILL");
     proc.child.stdin?.destroy();
-    proc.log.end();
     const log = this.logOf(spec.name);
     if (component.crashes.length >= MAX_CRASHES) {
       this.#stopped.abort(); // no other restart begins meanwhile
       // Said before run() resolves: runlet start exits then, and the line must be in the log.
       await this.#say(
-        spec.name,
+        component,
         `runlet: the ${spec.label} exited ${MAX_CRASHES} times within a minute (last: ${how}); stopping Runlet. Its log: ${log}\n  ${proc.tail().slice(-12).join("\n  ")}`,
       );
       this.#finish(1);
@@ -167,9 +171,10 @@ export class Supervisor {
     const pause = Math.min(FIRST_PAUSE_MS * 2 ** (component.streak - 1), MAX_PAUSE_MS);
     const count = component.restarts;
     await this.#say(
-      spec.name,
+      component,
       `runlet: the ${spec.label} exited unexpectedly (${how}); restart ${count} in ${pause} ms (log: ${log})`,
     );
+    await proc.log.end();
     if (!(await this.#pause(pause))) return;
     const fresh = spec.start();
     component.proc = fresh;
@@ -178,12 +183,12 @@ export class Supervisor {
     if (this.#stopped.signal.aborted || component.proc !== fresh) return;
     if (result === "timeout") {
       // Not answering is no better than gone: its exit brings the next restart.
-      await this.#say(spec.name, `runlet: the ${spec.label} did not answer after restart ${count}`);
+      await this.#say(component, `runlet: the ${spec.label} did not answer after restart ${count}`);
       signalGroup(fresh, "SIGKILL");
       return;
     }
     if (result !== "ready") return; // it exited again: its watch restarts it
-    await this.#say(spec.name, `runlet: the ${spec.label} is back (restart ${count})`);
+    await this.#say(component, `runlet: the ${spec.label} is back (restart ${count})`);
     await spec.restarted?.();
   }
 
@@ -192,13 +197,14 @@ export class Supervisor {
     return sleep(ms, true, { signal: this.#stopped.signal }).catch(() => false);
   }
 
-  /** To the terminal, the component's log and the supervisor's. */
-  async #say(name: string, line: string): Promise<void> {
+  /** To the terminal, the component's log and the supervisor's; resolves once in both files. */
+  async #say(component: Component, line: string): Promise<void> {
     console.error(line);
     const stamped = `${new Date().toISOString()} ${line}\n`;
-    await Promise.all([
-      appendFile(this.logOf(name), stamped).catch(() => {}),
-      appendFile(this.logOf("supervisor"), stamped).catch(() => {}),
-    ]);
+    const { log } = component.proc;
+    this.#log ??= new LogFile(this.logOf("supervisor"), this.opts.logLimits ?? DEFAULT_LOG_LIMITS);
+    log.write(stamped);
+    this.#log.write(stamped);
+    await Promise.all([log.flush(), this.#log.flush()]);
   }
 }

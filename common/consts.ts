@@ -75,6 +75,9 @@ export const ENV = {
   hostSlots: "RUNLET_HOST_SLOTS",
   /** `runlet start`: how many runtime hosts it runs (default 1). */
   hosts: "RUNLET_HOSTS",
+  /** `runlet start`: the size at which a log in RUNLET_HOME/logs is rotated, and how many kept. */
+  logMaxBytes: "RUNLET_LOG_MAX_BYTES",
+  logKeep: "RUNLET_LOG_KEEP",
 } as const;
 
 /** What a replica finds in its environment (set by the runtime host; apps may read them). */

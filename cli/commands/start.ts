@@ -14,6 +14,7 @@ import { sweepNamespaces } from "../../runtime-host/sandbox/network.ts";
 import { DEFAULT_UID_BASE, UID_COUNT, unmountUnder } from "../../runtime-host/sandbox/users.ts";
 import { CliError, type Command } from "../command.ts";
 import { prepareHome } from "../home-setup.ts";
+import { logLimitsFrom, watchLogSize } from "../log-files.ts";
 import { freePort, portIsFree, startProcess } from "../processes.ts";
 import { Supervisor } from "../supervisor.ts";
 import { wakeRuns } from "../wake.ts";
@@ -54,7 +55,8 @@ State lives in RUNLET_HOME (default ./.runlet).
 Ports: RUNLET_CONTROL_PORT (${DEFAULT_PORT.control}), RUNLET_API_PORT (${DEFAULT_PORT.api}), RUNLET_HOST_PORT (${DEFAULT_PORT.host}).
 RUNLET_HOSTS=N runs N runtime hosts (default 1, at most 16): the first at RUNLET_HOST_PORT, the
 others on free ports with their state in RUNLET_HOME/hosts/N; the Worker places work over all.
---verbose copies every component's output to this terminal (it always goes to RUNLET_HOME/logs/)
+--verbose copies every component's output to this terminal (it always goes to RUNLET_HOME/logs/,
+each log rotated at RUNLET_LOG_MAX_BYTES, 10 MiB, keeping RUNLET_LOG_KEEP, 3, older files: .1, .2, …)
 and has the worker log a line per request.
 --inspect runs the worker with \`wrangler dev\` and its devtools inspector (for debugging the
 Worker; every request it sends out is slower then).
@@ -69,6 +71,8 @@ Worker; every request it sends out is slower then).
       api: parsed.data[ENV.apiPort],
       host: parsed.data[ENV.hostPort],
     };
+    const logLimits = logLimitsFrom(process.env); // RUNLET_HOME/logs: log-files.ts
+    if (typeof logLimits === "string") throw new CliError(`bad setting: ${logLimits}`);
     const names = { control: ENV.controlPort, api: ENV.apiPort, host: ENV.hostPort } as const;
     for (const key of ["control", "api", "host"] as const) {
       if (!(await portIsFree(ports[key], LOOPBACK))) {
@@ -128,6 +132,7 @@ Worker; every request it sends out is slower then).
           env: { ...env, ...more() },
           logFile: log(name),
           echo,
+          logLimits,
         });
     const workerArgs = [
       "--config",
@@ -212,8 +217,10 @@ Worker; every request it sends out is slower then).
           restarted: wake,
         },
       ],
-      { logDir: paths.logs, readyTimeoutMs: READY_TIMEOUT_MS },
+      { logDir: paths.logs, readyTimeoutMs: READY_TIMEOUT_MS, logLimits },
     );
+    // wrangler writes its own log by name: looked at each minute, rotated as the others are.
+    const stopWatching = watchLogSize(join(paths.logs, "wrangler.log"), logLimits);
 
     let signals = 0;
     const onSignal = (signal: NodeJS.Signals) => {
@@ -261,6 +268,7 @@ Worker; every request it sends out is slower then).
     // From here on a component that exits is restarted; one that keeps failing stops them all.
     const code = await supervisor.run();
     await supervisor.stop();
+    stopWatching();
     // A host that kept failing left its replicas' folders mounted and their networks behind
     // (its next start would reclaim them; there may be none).
     if (code !== 0) {
