@@ -117,5 +117,6 @@ export function paginationProperty(open: () => Promise<Database>, numRuns: numbe
       ),
       { numRuns },
     );
-  });
+    // Many runs of the property, each against the database: seconds on a busy machine.
+  }, 60_000);
 }
