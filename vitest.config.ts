@@ -40,6 +40,9 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["worker/**/*.test.ts"],
+          // A guard against a hang, not a speed check: with another file running beside it, a
+          // test of several seconds' pauses went past vitest's 5 s default.
+          testTimeout: 30_000,
           poolOptions: {
             workers: {
               singleWorker: true,
@@ -68,6 +71,7 @@ export default defineConfig({
         test: {
           name: "control-plane-d1",
           include: ["control-plane/**/*.d1.test.ts"],
+          testTimeout: 30_000,
           // Applies the drizzle-kit migrations (TEST_MIGRATIONS below) to the D1 binding.
           setupFiles: ["control-plane/testing/apply-d1-migrations.ts"],
           poolOptions: {
