@@ -39,8 +39,18 @@ export function parse(cmd: Command, argv: string[]) {
       strict: true,
     });
   } catch (err) {
-    throw new CliError(`${(err as Error).message}\n\n${cmd.usage}`);
+    throw new CliError(`${parseError(err as Error)}\n\n${cmd.usage}`);
   }
+}
+
+/**
+ * node:util's words for a command line it refused, shorter where they were long: an unknown
+ * option came with advice on '--' and an unmatched quote (`Unknown option '--yes'. To specify a
+ * positional argument starting with a '-', ... as in '-- "--yes"`).
+ */
+function parseError(err: Error): string {
+  const unknown = /^Unknown option '([^']+)'/.exec(err.message);
+  return unknown ? `unknown option '${unknown[1]}'` : err.message;
 }
 
 export function formatBytes(n: number): string {

@@ -55,7 +55,26 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
       `no Runlet credentials (${missing.join(", ")}): no ${homePaths(home).localJson} (nor a .runlet/local.json in a folder above this one). Run \`npm start\` first (or \`runlet init\` for a deployed control plane), set ${ENV.home} to its home, or set ${ENV.baseUrl}, ${ENV.apiUrl}, ${ENV.project} and ${ENV.token}`,
     );
   }
+  // A mistyped address (a CI variable without its scheme) was a TypeError's stack trace.
+  for (const [key, name] of [
+    ["baseUrl", ENV.baseUrl],
+    ["apiUrl", ENV.apiUrl],
+  ] as const) {
+    const value = config[key] as string;
+    if (!/^https?:$/.test(URL.canParse(value) ? new URL(value).protocol : "")) {
+      const from = env[name] ? name : `${key} of ${homePaths(home).localJson}`;
+      throw new CliError(`${from} is not an http(s) URL: '${value}'`);
+    }
+  }
   return config as CliConfig;
+}
+
+/**
+ * Where the CLI's token came from, said beside a 401 (`token from RUNLET_TOKEN`): a CI job's
+ * log then tells an expired or mistyped secret from a stale local.json.
+ */
+export function tokenSource(env: NodeJS.ProcessEnv = process.env): string {
+  return `token from ${env[ENV.token] ? ENV.token : homePaths(cliHome(env)).localJson}`;
 }
 
 /** Reads a JSON answer; a non-2xx becomes a CliError carrying the server's `message`. */

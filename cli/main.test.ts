@@ -1,22 +1,103 @@
-// A script's --json holds for every failure, one that stops the command line from parsing too.
-import { afterEach, expect, it, vi } from "vitest";
+// The CLI as a script sees it: one JSON document on stdout under --json, the reason on stderr
+// for the job's log either way, exit 1 for every failure, and usage text where it belongs.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { main } from "./main.ts";
 
-afterEach(() => vi.restoreAllMocks());
+let out: ReturnType<typeof vi.spyOn>;
+let err: ReturnType<typeof vi.spyOn>;
+beforeEach(() => {
+  out = vi.spyOn(console, "log").mockImplementation(() => {});
+  err = vi.spyOn(console, "error").mockImplementation(() => {});
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+  vi.unstubAllEnvs();
+});
 
-it("answers a command line that does not parse with {message} on stdout under --json", async () => {
-  const out = vi.spyOn(console, "log").mockImplementation(() => {});
-  const err = vi.spyOn(console, "error").mockImplementation(() => {});
+const printed = (spy: ReturnType<typeof vi.spyOn>) => spy.mock.calls.map((c) => String(c[0]));
+
+it("answers a command line that does not parse with {message} on stdout under --json, and says it on stderr", async () => {
   for (const argv of [
     ["run", "hello", "--bogus", "--json"],
     ["runs", "--json", "--limit"],
   ]) {
     out.mockClear();
+    err.mockClear();
     expect(await main(argv)).toBe(1);
     expect(out).toHaveBeenCalledTimes(1);
-    const body = JSON.parse(out.mock.calls[0]?.[0] as string) as { message: string };
+    const body = JSON.parse(printed(out)[0] ?? "") as { message: string };
     expect(body.message).not.toContain("Usage:");
     expect(body.message).toMatch(/--bogus|--limit/);
+    // The job's log says the same, in one line, without the usage text.
+    expect(printed(err)).toEqual([`runlet ${argv[0]}: ${body.message}`]);
   }
+});
+
+it("names an unknown option in a few words, followed by the command's usage", async () => {
+  expect(await main(["deploy", "--yes"])).toBe(1);
+  expect(out).not.toHaveBeenCalled();
+  const [said] = printed(err);
+  expect(said).toMatch(/^runlet deploy: unknown option '--yes'\n\nUsage: runlet deploy/);
+  expect(said).not.toContain("positional argument");
+});
+
+it("prints the usage on stderr when no command is given, and a command's own for `help <command>`", async () => {
+  expect(await main([])).toBe(1);
+  expect(out).not.toHaveBeenCalled();
+  expect(printed(err)[0]).toMatch(/^Usage: runlet <command>/);
+  err.mockClear();
+  expect(await main(["help", "deploy"])).toBe(0);
+  expect(printed(out)).toEqual([expect.stringMatching(/^Usage: runlet deploy \[dir\]/)]);
   expect(err).not.toHaveBeenCalled();
+});
+
+it("says where a mistyped address came from, in one line, instead of a stack trace", async () => {
+  vi.stubEnv("RUNLET_BASE_URL", "runlet.example.com");
+  vi.stubEnv("RUNLET_API_URL", "http://127.0.0.1:9");
+  vi.stubEnv("RUNLET_PROJECT", "prj_1");
+  vi.stubEnv("RUNLET_TOKEN", "t");
+  expect(await main(["apps", "--json"])).toBe(1);
+  const message = "RUNLET_BASE_URL is not an http(s) URL: 'runlet.example.com'";
+  expect(printed(out)).toEqual([JSON.stringify({ message })]);
+  expect(printed(err)).toEqual([`runlet apps: ${message}`]);
+});
+
+/** A Runlet whose every answer is 401 "token has expired", as for a CI secret that ran out. */
+async function expiredTokenServer(): Promise<Server> {
+  const server = createServer((_req, res) =>
+    res
+      .writeHead(401, { "content-type": "application/json" })
+      .end(JSON.stringify({ message: "token has expired", code: "unauthorized" })),
+  );
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return server;
+}
+
+it("says in one line that the token was refused, and that it came from RUNLET_TOKEN", async () => {
+  const server = await expiredTokenServer();
+  try {
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    vi.stubEnv("RUNLET_BASE_URL", url);
+    vi.stubEnv("RUNLET_API_URL", url);
+    vi.stubEnv("RUNLET_PROJECT", "prj_1");
+    vi.stubEnv("RUNLET_TOKEN", "an-expired-one");
+    expect(await main(["deploy", "examples/hello", "--json"])).toBe(1);
+    expect(JSON.parse(printed(out)[0] ?? "")).toEqual({
+      message: "deploy failed (401): token has expired",
+      status: 401,
+      code: "unauthorized",
+    });
+    expect(printed(err)).toEqual([
+      "runlet deploy: deploy failed (401): token has expired (token from RUNLET_TOKEN)",
+    ]);
+    out.mockClear();
+    err.mockClear();
+    expect(await main(["run", "hello", "--json"])).toBe(1);
+    expect(JSON.parse(printed(out)[0] ?? "")).toMatchObject({ status: 401 });
+    expect(printed(err)).toEqual(["run failed (401): token has expired (token from RUNLET_TOKEN)"]);
+  } finally {
+    server.close();
+  }
 });

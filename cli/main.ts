@@ -18,6 +18,7 @@ import { start } from "./commands/start.ts";
 import { cancel, status } from "./commands/status.ts";
 import { tokens } from "./commands/tokens.ts";
 import { users } from "./commands/users.ts";
+import { tokenSource } from "./config.ts";
 
 const COMMANDS: Command[] = [
   start,
@@ -57,18 +58,26 @@ function usage(): string {
   ].join("\n");
 }
 
-/** Runs the CLI; returns the process exit code. */
+/**
+ * Runs the CLI; returns the process exit code: 0 done, 1 failed (a command line it cannot
+ * take, a server's refusal, a server it cannot reach; README.md, "The CLI in scripts and CI").
+ */
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === "help" || name === "--help" || name === "-h") {
-    console.log(usage());
+    // `runlet help deploy` is `runlet deploy --help`.
+    const asked = name === "help" ? COMMANDS.find((c) => c.name === rest[0]) : undefined;
+    // No command at all is a mistake: the usage goes to stderr, as every usage error's does.
+    if (!name) console.error(usage());
+    else console.log(asked?.usage ?? usage());
     return name ? 0 : 1;
   }
   const cmd = COMMANDS.find((c) => c.name === name);
   if (!cmd) {
     const message = `unknown command '${name}'`;
-    if (rest.includes("--json")) console.log(JSON.stringify({ message }));
-    else console.error(`runlet: ${message}\n\n${usage()}`);
+    const json = rest.includes("--json");
+    if (json) console.log(JSON.stringify({ message }));
+    console.error(json ? `runlet: ${message}` : `runlet: ${message}\n\n${usage()}`);
     return 1;
   }
   // From the words as given: a script's --json holds for a line that does not parse, too.
@@ -82,11 +91,18 @@ export async function main(argv: string[]): Promise<number> {
     json = values.json === true;
     return await cmd.run({ values, positionals });
   } catch (err) {
-    if (!(err instanceof CliError)) throw err;
-    // A script gets the reason alone, not the usage text a person is shown after it.
-    const reason = err.message.split("\n\nUsage:")[0];
+    if (!(err instanceof CliError)) {
+      // A fault of the CLI's own: its stack on stderr, and still one document on stdout.
+      if (json) console.log(JSON.stringify({ message: `runlet ${cmd.name} failed: ${err}` }));
+      throw err;
+    }
+    // A script gets the reason alone, not the usage text a person is shown after it: on stdout
+    // as JSON, and on stderr for its log, as without --json.
+    const reason = err.message.split("\n\nUsage:")[0] ?? err.message;
     if (json) console.log(JSON.stringify({ message: reason, ...err.answer }));
-    else console.error(`runlet ${cmd.name}: ${err.message}`);
+    const refusedToken = err.answer?.status === 401 && cmd.name !== "init";
+    const line = `${json ? reason : err.message}${refusedToken ? ` (${tokenSource()})` : ""}`;
+    console.error(`runlet ${cmd.name}: ${line}`);
     return 1;
   }
 }

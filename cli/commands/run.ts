@@ -1,6 +1,6 @@
 import { RunletError } from "runlet/client";
 import { CliError, type Command } from "../command.ts";
-import { loadConfig } from "../config.ts";
+import { loadConfig, tokenSource } from "../config.ts";
 import { answeredMessage, runApi, unreachable, webhookSecret } from "../run-api.ts";
 
 /** A sync run's answer as the CLI prints it; `failure` says why it is not a success. */
@@ -107,7 +107,12 @@ response ({run_id, result, run_time_ms}).
       // A 204, 205 or 304 of the function's own has no body, so no result to print.
       const { result } = outcome.body as { result?: unknown };
       if (result !== undefined) console.log(JSON.stringify(result, null, 2));
-    } else console.error(`run failed (${outcome.status}): ${outcome.failure}`);
+    }
+    // A failure is said on stderr with --json too: the job's log shows why it stopped.
+    if (outcome.failure !== undefined) {
+      const whose = outcome.status === 401 ? ` (${tokenSource()})` : "";
+      console.error(`run failed (${outcome.status}): ${outcome.failure}${whose}`);
+    }
     if (!values.json && outcome.runId) console.error(`run id: ${outcome.runId}`);
     return outcome.failure === undefined ? 0 : 1;
   },
