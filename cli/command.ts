@@ -44,6 +44,30 @@ export function parse(cmd: Command, argv: string[]) {
 }
 
 /**
+ * Refuses what a subcommand does not take: an option meant for another of its command's
+ * subcommands (`tokens list --name ci`), or words after those it takes (`tokens revoke sa_1
+ * sa_2` revoked sa_1 alone). Both were ignored, and a script's mistake went unseen.
+ */
+export function takesOnly(
+  sub: string,
+  given: { values: Record<string, unknown>; words: readonly string[] },
+  takes: { options?: readonly string[]; words?: number },
+  usage: string,
+): void {
+  const allowed = new Set(["help", "json", ...(takes.options ?? [])]);
+  const extra = Object.keys(given.values).filter(
+    (key) => given.values[key] !== undefined && !allowed.has(key),
+  );
+  if (extra.length > 0)
+    throw new CliError(`${sub} takes no ${extra.map((k) => `--${k}`).join(", ")}\n\n${usage}`);
+  const words = takes.words ?? 0;
+  if (given.words.length > words)
+    throw new CliError(
+      `unexpected '${given.words.slice(words).join(" ")}' after ${sub}\n\n${usage}`,
+    );
+}
+
+/**
  * node:util's words for a command line it refused, shorter where they were long: an unknown
  * option came with advice on '--' and an unmatched quote (`Unknown option '--yes'. To specify a
  * positional argument starting with a '-', ... as in '-- "--yes"`).

@@ -101,3 +101,20 @@ it("says in one line that the token was refused, and that it came from RUNLET_TO
     server.close();
   }
 });
+
+it("refuses an option or a word its subcommand does not take, before calling anyone", async () => {
+  vi.stubEnv("RUNLET_HOME", "/nonexistent/runlet-home");
+  for (const [argv, said] of [
+    [["tokens", "list", "--name", "ci"], "tokens list takes no --name"],
+    [["tokens", "revoke", "sa_1", "sa_2"], "unexpected 'sa_2' after tokens revoke"],
+    [["secrets", "get", "DB_URL", "API_KEY"], "unexpected 'API_KEY' after secrets get"],
+    [["hosts", "tokens", "--force"], "hosts tokens takes no --force"],
+    [["users", "list", "--role", "owner"], "users list takes no --role"],
+  ] as const) {
+    out.mockClear();
+    err.mockClear();
+    expect(await main([...argv, "--json"])).toBe(1);
+    expect(printed(out)).toEqual([JSON.stringify({ message: said })]);
+    expect(printed(err)).toEqual([`runlet ${argv[0]}: ${said}`]);
+  }
+});

@@ -1,4 +1,4 @@
-import { CliError, type Command } from "../command.ts";
+import { CliError, type Command, takesOnly } from "../command.ts";
 import { callApi, columns, loadConfig } from "../config.ts";
 
 const USAGE = `Usage: runlet hosts [list] [--json]
@@ -88,6 +88,14 @@ export const hosts: Command = {
   options: { name: { type: "string" }, force: { type: "boolean" } },
   async run({ values, positionals }) {
     const [action = "list", ...rest] = positionals;
+    const takes = {
+      list: {},
+      token: { options: ["name"] },
+      tokens: {},
+      revoke: { options: ["force"], words: 1 },
+    }[action];
+    if (!takes) throw new CliError(`say list, token, tokens or revoke\n\n${USAGE}`);
+    takesOnly(`hosts ${action}`, { values, words: rest }, takes, USAGE);
     const config = await loadConfig();
     const json = (value: unknown) => console.log(JSON.stringify(value));
     if (action === "list") {

@@ -1,4 +1,4 @@
-import { CliError, type Command } from "../command.ts";
+import { CliError, type Command, takesOnly } from "../command.ts";
 import { callProject, columns, loadConfig } from "../config.ts";
 
 const USAGE = `Usage: runlet secrets set <NAME> [VALUE | -] [--json]
@@ -68,6 +68,9 @@ export const secrets: Command = {
     if (!["set", "get", "delete"].includes(action ?? "") || !name) {
       throw new CliError(`say set, get or delete and the secret's name, or list\n\n${USAGE}`);
     }
+    // `secrets get A B` read A alone; `secrets set A x y` stored x.
+    const words = action === "set" ? 2 : 1;
+    takesOnly(`secrets ${action}`, { values, words: positionals.slice(1) }, { words }, USAGE);
     const config = await loadConfig();
     const path = `/secrets/${encodeURIComponent(name)}`;
     if (action === "set") {

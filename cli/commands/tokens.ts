@@ -1,4 +1,4 @@
-import { CliError, type Command } from "../command.ts";
+import { CliError, type Command, takesOnly } from "../command.ts";
 import { callProject, columns, loadConfig } from "../config.ts";
 
 const USAGE = `Usage: runlet tokens create --name NAME --expires WHEN [--role owner|member] [--json]
@@ -59,6 +59,12 @@ export const tokens: Command = {
     if (action !== "create" && action !== "list" && action !== "revoke") {
       throw new CliError(`say create, list or revoke\n\n${USAGE}`);
     }
+    const takes = {
+      create: { options: ["name", "expires", "role"] },
+      list: {},
+      revoke: { words: 1 },
+    }[action];
+    takesOnly(`tokens ${action}`, { values, words: rest }, takes, USAGE);
     const config = await loadConfig();
     if (action === "create") {
       if (!values.name) throw new CliError(`--name is required\n\n${USAGE}`);

@@ -1,5 +1,5 @@
 import { ENV } from "../../common/consts.ts";
-import { CliError, type Command } from "../command.ts";
+import { CliError, type Command, takesOnly } from "../command.ts";
 import { callProject, columns, loadConfig } from "../config.ts";
 import { expiryOf } from "./tokens.ts";
 import { newToken, revokeToken } from "./user-tokens.ts";
@@ -173,6 +173,17 @@ export const users: Command = {
         `say ${ACTIONS.slice(0, -1).join(", ")} or ${ACTIONS.at(-1)}${action ? ` (not '${action}')` : ""}\n\n${USERS_USAGE}`,
       );
     }
+    const takes = {
+      list: {},
+      create: { options: ["name", "expires", "role", "operator"] },
+      add: { options: ["role"], words: Number.POSITIVE_INFINITY },
+      role: { options: ["role"], words: Number.POSITIVE_INFINITY },
+      remove: { words: Number.POSITIVE_INFINITY },
+      token: { options: ["expires"], words: Number.POSITIVE_INFINITY },
+      revoke: { words: Number.POSITIVE_INFINITY },
+    }[action as (typeof ACTIONS)[number]];
+    // Ids are counted by userId(), which says "one user at a time".
+    takesOnly(`users ${action}`, { values, words: rest }, takes, USERS_USAGE);
     switch (action) {
       case "list":
         return list(values);
