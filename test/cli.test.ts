@@ -244,7 +244,8 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     expect(table.stdout).toMatch(/^RUN\s+APP\s+FUNCTION\s+MODE\s+STATUS/);
     expect((await cli(["run", "hello"], runlet.env)).code).toBe(0);
     const paged = await cli(["runs", "--limit", "1"], runlet.env);
-    expect(paged.stdout).toMatch(/\sMore runs: --all/);
+    expect(paged.stderr).toMatch(/^More runs: --all/m);
+    expect(paged.stdout).not.toMatch(/More runs/);
     const every = JSON.parse(
       (await cli(["runs", "--all", "--limit", "1", "--json"], runlet.env)).stdout,
     );

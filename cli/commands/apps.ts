@@ -30,7 +30,7 @@ export const apps: Command = {
     if (values.json) {
       console.log(JSON.stringify(body));
     } else if (body.apps.length === 0) {
-      console.log("No apps yet: npx runlet deploy examples/hello");
+      console.error("No apps yet: npx runlet deploy examples/hello");
     } else {
       for (const a of body.apps)
         console.log(

@@ -158,7 +158,7 @@ export const auditLog: Command = {
       return 0;
     }
     if (items.length === 0) {
-      console.log("No entries match.");
+      console.error("No entries match.");
     } else {
       console.log(
         columns(
@@ -174,7 +174,7 @@ export const auditLog: Command = {
       );
     }
     const more = !all && last.hasMore ? " More entries: --all, or narrow with --from/--to." : "";
-    console.log(`\nThis plan keeps ${last.retentionDays} days of audit log.${more}`);
+    console.error(`This plan keeps ${last.retentionDays} days of audit log.${more}`);
     return 0;
   },
 };

@@ -106,7 +106,7 @@ export const hosts: Command = {
         "listing hosts",
       );
       if (values.json) json({ hosts });
-      else if (hosts.length === 0) console.log("No runtime host has registered yet.");
+      else if (hosts.length === 0) console.error("No runtime host has registered yet.");
       else {
         const rows = hosts.map((h) => hostRow(h));
         console.log(columns(["ID", "NAME", "ADDRESS", "STATE", "BUSY", "QUEUED", "APPS"], rows));

@@ -92,12 +92,12 @@ async function redeliverFailed(values: Record<string, unknown>): Promise<number>
   const sent = items.length - refused.length;
   if (values.json) console.log(JSON.stringify({ redelivered: sent, refused }));
   else {
-    console.log(
+    console.error(
       items.length === 0
         ? `No run${typeof values.app === "string" ? ` of '${values.app}'` : ""} has a failed delivery.`
         : `Delivering ${sent} run(s) again: \`runlet runs --webhook failed\` lists those that fail again.`,
     );
-    for (const line of refused) console.log(`  not sent: ${line}`);
+    for (const line of refused) console.error(`  not sent: ${line}`);
   }
   return refused.length > 0 ? 1 : 0;
 }

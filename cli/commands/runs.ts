@@ -49,7 +49,7 @@ export const runs: Command = {
     if (values.json) {
       console.log(JSON.stringify(all ? { runs: items } : last));
     } else if (items.length === 0) {
-      console.log("No runs match.");
+      console.error("No runs match.");
     } else {
       console.log(
         columns(
@@ -66,8 +66,9 @@ export const runs: Command = {
         ),
       );
     }
+    // Notes go to stderr: stdout holds the table alone, for a script's \`| tail -n +2\`.
     if (!values.json && !all && last.hasMore) {
-      console.log("\nMore runs: --all, or narrow with --app/--status.");
+      console.error("More runs: --all, or narrow with --app/--status.");
     }
     return 0;
   },

@@ -45,7 +45,7 @@ async function list(json: boolean): Promise<number> {
     "listing secrets",
   );
   if (json) console.log(JSON.stringify(answer));
-  else if (answer.secrets.length === 0) console.log("No secrets.");
+  else if (answer.secrets.length === 0) console.error("No secrets.");
   else {
     console.log(
       columns(

@@ -58,7 +58,9 @@ export async function runlet(args: string[], env: Record<string, string | undefi
   try {
     const code = await main(args);
     const text = (spy: typeof out) => spy.mock.calls.map((c) => c.join(" ")).join("\n");
-    return { code, stdout: text(out), stderr: text(err) };
+    // What went to stderr past console.error: the progress of `--all`, as it was written.
+    const progress = errWrite.mock.calls.map((c) => String(c[0])).join("");
+    return { code, stdout: text(out), stderr: text(err), progress };
   } finally {
     vi.unstubAllEnvs();
     out.mockRestore();

@@ -101,7 +101,7 @@ export const tokens: Command = {
       if (values.json) {
         console.log(JSON.stringify({ serviceAccounts }));
       } else if (serviceAccounts.length === 0) {
-        console.log("No service accounts yet: npx runlet tokens create --name ci --expires 30d");
+        console.error("No service accounts yet: npx runlet tokens create --name ci --expires 30d");
       } else {
         console.log(
           columns(

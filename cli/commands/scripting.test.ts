@@ -1,0 +1,67 @@
+// The CLI as a CI job drives it, against a real Node control plane: data alone on stdout (notes
+// and progress on stderr, no terminal codes), and a refused token said in one line with where
+// it came from.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ENV } from "../../common/consts.ts";
+import { runlet as cli, type FirstUser, withFirstUser } from "./test-support.ts";
+
+let first: FirstUser;
+const runlet = (args: string[], more: Record<string, string | undefined> = {}) =>
+  cli(args, { ...first.env, ...more });
+
+beforeAll(async () => {
+  first = await withFirstUser("scripting", "first");
+});
+
+afterAll(() => first?.stop());
+
+describe("the CLI in a script", () => {
+  it("prints nothing on stdout for an empty list: the note that says so goes to stderr", async () => {
+    for (const [args, note] of [
+      [["apps"], "No apps yet"],
+      [["runs"], "No runs match."],
+      [["secrets", "list"], "No secrets."],
+      [["tokens", "list"], "No service accounts yet"],
+    ] as const) {
+      const listed = await runlet([...args]);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stdout).toBe("");
+      expect(listed.stderr).toContain(note);
+    }
+  });
+
+  it("keeps a page's table alone on stdout, and counts the pages of --all in lines of their own", async () => {
+    // Twelve entries and more: one per secret written.
+    for (let i = 0; i < 12; i++)
+      expect((await runlet(["secrets", "set", `S${i}`, "x"])).code).toBe(0);
+    const page = await runlet(["audit-log", "--limit", "1"]);
+    expect(page.stdout.split("\n")).toEqual([
+      expect.stringMatching(/^TIME\s+ACTION/),
+      expect.stringMatching(/secrets\.write\s+success/),
+    ]);
+    expect(page.stderr).toMatch(/^This plan keeps 7 days of audit log\. More entries: --all/);
+    const all = await runlet(["audit-log", "--all", "--limit", "1", "--json"]);
+    const { logs } = JSON.parse(all.stdout) as { logs: unknown[] };
+    expect(logs.length).toBeGreaterThanOrEqual(12);
+    // Not a terminal: no carriage returns rewriting a line of a CI log.
+    expect(all.progress).not.toContain("\r");
+    expect(all.progress).toMatch(new RegExp(`^10 so far…\\n(.*\\n)*${logs.length} in all\\.\\n$`));
+  });
+
+  it("says a revoked service-account token was refused, in one line naming RUNLET_TOKEN", async () => {
+    const made = await runlet(["tokens", "create", "--name", "ci", "--expires", "1d", "--json"]);
+    const account = JSON.parse(made.stdout) as { id: string; token: string };
+    expect((await runlet(["tokens", "revoke", account.id])).code).toBe(0);
+    const asCi = { [ENV.token]: account.token };
+    for (const args of [["deploy", "examples/hello"], ["logs", "run_1"], ["runs"]]) {
+      const refused = await runlet([...args, "--json"], asCi);
+      expect(refused.code).toBe(1);
+      expect(JSON.parse(refused.stdout)).toMatchObject({ status: 401, code: "unauthorized" });
+      expect(refused.stderr).toMatch(
+        new RegExp(
+          `^runlet ${args[0]}: .* failed \\(401\\): token has been revoked \\(token from RUNLET_TOKEN\\)$`,
+        ),
+      );
+    }
+  });
+});
