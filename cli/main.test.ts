@@ -118,3 +118,21 @@ it("refuses an option or a word its subcommand does not take, before calling any
     expect(printed(err)).toEqual([`runlet ${argv[0]}: ${said}`]);
   }
 });
+
+it("answers --help on every command and subcommand with its usage on stdout, exit 0", async () => {
+  const commands = ["start", "deploy", "run", "status", "cancel", "redeliver", "apps", "runs"];
+  commands.push("logs", "tokens", "secrets", "audit-log", "dashboard", "hosts", "host", "init");
+  commands.push("projects", "users", "backup");
+  const subcommands = [
+    ["tokens", "create"],
+    ["secrets", "set"],
+    ["users", "token"],
+    ["hosts", "revoke"],
+  ];
+  for (const argv of [...commands.map((c) => [c]), ...subcommands]) {
+    out.mockClear();
+    expect(await main([...argv, "--help"])).toBe(0);
+    expect(printed(out)).toEqual([expect.stringMatching(new RegExp(`^Usage: runlet ${argv[0]}`))]);
+  }
+  expect(err).not.toHaveBeenCalled();
+});

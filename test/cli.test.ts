@@ -188,7 +188,9 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
   it("deploys the custom-runtime example, which answers the call its deploy prints", async () => {
     const deployed = await cli(["deploy", "examples/custom"], runlet.env);
     expect(deployed.code, deployed.stderr).toBe(0);
-    const url = /Call it: curl .* (http\S+)/.exec(deployed.stdout)?.[1] as string;
+    // The outcome on stdout; how to call it is a hint, on stderr.
+    expect(deployed.stdout).toMatch(/^Deployed hello-http v\d+ \(custom runtime\) in \d+ ms\n$/);
+    const url = /Call it: curl .* (http\S+)/.exec(deployed.stderr)?.[1] as string;
     expect(url).toMatch(/\/v4\/prj_\w+\/hello-http\/$/);
     const res = await fetch(`${url}?name=Ada`, {
       headers: { authorization: `Bearer ${runlet.local.token}` },
@@ -211,7 +213,7 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
       const deployed = await cli(["deploy", "examples/python"], runlet.env);
       expect(deployed.code, deployed.stderr).toBe(0);
       expect(deployed.stderr).not.toMatch(/not installed/);
-      const url = /Call it: curl .* (http\S+)/.exec(deployed.stdout)?.[1] as string;
+      const url = /Call it: curl .* (http\S+)/.exec(deployed.stderr)?.[1] as string;
       const auth = { authorization: `Bearer ${runlet.local.token}` };
       const hello = await fetch(`${url}?name=Ada`, { headers: auth });
       expect(await hello.json()).toMatchObject({ greeting: "Hello, Ada!", runId: /^run_/ });

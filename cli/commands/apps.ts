@@ -22,7 +22,7 @@ export const apps: Command = {
       if (!name || extra.length > 0)
         throw new CliError(`apps delete takes one app name\n\n${USAGE}`);
       await callProject(config, "DELETE", `/apps/${encodeURIComponent(name)}`, "deleting the app");
-      console.log(values.json ? JSON.stringify({ deleted: name }) : `Deleted ${name}.`);
+      console.log(values.json ? JSON.stringify({ name, deleted: true }) : `Deleted ${name}.`);
       return 0;
     }
     if (sub !== undefined) throw new CliError(`unknown subcommand '${sub}'\n\n${USAGE}`);

@@ -97,10 +97,10 @@ switches the app to the new version. The folder needs a runlet.toml.`,
         const token = process.env[ENV.token]
           ? `$${ENV.token}`
           : `$(node -p 'require(${JSON.stringify(homePaths(cliHome()).localJson)}).token')`;
-        console.log(`Call it: curl -H "Authorization: Bearer ${token}" ${base}/`);
+        console.error(`Call it: curl -H "Authorization: Bearer ${token}" ${base}/`);
       } else {
-        console.log(`Call it: npx runlet run ${app.name} --data '{}'`);
-        console.log(`     or: POST ${base}/run`);
+        console.error(`Call it: npx runlet run ${app.name} --data '{}'`);
+        console.error(`     or: POST ${base}/run`);
       }
     }
     return 0;

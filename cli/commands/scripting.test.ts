@@ -30,6 +30,16 @@ describe("the CLI in a script", () => {
     }
   });
 
+  it("deploys with the outcome alone on stdout, and deletes with {name, deleted} as every delete", async () => {
+    const deployed = await runlet(["deploy", "examples/hello"]);
+    expect(deployed.code, deployed.stderr).toBe(0);
+    expect(deployed.stdout).toMatch(/^Deployed hello v1 \(managed runtime\) in \d+ ms$/);
+    expect(deployed.stderr).toContain("Call it: npx runlet run hello");
+    const deleted = await runlet(["apps", "delete", "hello", "--json"]);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(JSON.parse(deleted.stdout)).toEqual({ name: "hello", deleted: true });
+  });
+
   it("keeps a page's table alone on stdout, and counts the pages of --all in lines of their own", async () => {
     // Twelve entries and more: one per secret written.
     for (let i = 0; i < 12; i++)
