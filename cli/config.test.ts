@@ -48,3 +48,12 @@ it("takes no local.json that someone else may have written", async () => {
   await chmod(join(root, ".runlet", "local.json"), 0o666); // anyone may change it: not taken
   expect(cliHome({})).toBe(join(sub, ".runlet"));
 });
+
+it("says a local.json that is there but not credentials is not one, rather than missing", async () => {
+  await mkdir(join(root, ".runlet"));
+  await writeFile(join(root, ".runlet", "local.json"), "{", { mode: 0o600 });
+  const error = await loadConfig({ RUNLET_HOME: join(root, ".runlet") }).catch((e: Error) => e);
+  expect((error as Error).message).toContain(
+    `${join(root, ".runlet", "local.json")} is not one (not JSON, or without baseUrl, apiUrl, projectId and token)`,
+  );
+});

@@ -1,4 +1,4 @@
-import { statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ENV } from "../common/consts.ts";
 import { homePaths, readLocalJson, runletHome } from "../control-plane/home.ts";
@@ -51,8 +51,13 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
     .filter(([, v]) => !v)
     .map(([k]) => k);
   if (missing.length) {
+    // One that is there but unread (cut short, hand-edited) is not said to be missing.
+    const file = homePaths(home).localJson;
+    const why = existsSync(file)
+      ? `${file} is not one (not JSON, or without baseUrl, apiUrl, projectId and token)`
+      : `no ${file} (nor a .runlet/local.json in a folder above this one)`;
     throw new CliError(
-      `no Runlet credentials (${missing.join(", ")}): no ${homePaths(home).localJson} (nor a .runlet/local.json in a folder above this one). Run \`npm start\` first (or \`runlet init\` for a deployed control plane), set ${ENV.home} to its home, or set ${ENV.baseUrl}, ${ENV.apiUrl}, ${ENV.project} and ${ENV.token}`,
+      `no Runlet credentials (${missing.join(", ")}): ${why}. Run \`npm start\` first (or \`runlet init\` for a deployed control plane), set ${ENV.home} to its home, or set ${ENV.baseUrl}, ${ENV.apiUrl}, ${ENV.project} and ${ENV.token}`,
     );
   }
   // A mistyped address (a CI variable without its scheme) was a TypeError's stack trace.
