@@ -1,6 +1,8 @@
 // The CLI as a CI job drives it, against a real Node control plane: data alone on stdout (notes
 // and progress on stderr, no terminal codes), and a refused token said in one line with where
 // it came from.
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ENV } from "../../common/consts.ts";
 import { runlet as cli, type FirstUser, withFirstUser } from "./test-support.ts";
@@ -59,8 +61,19 @@ describe("the CLI in a script", () => {
   });
 
   it("says a revoked service-account token was refused, in one line naming RUNLET_TOKEN", async () => {
-    const made = await runlet(["tokens", "create", "--name", "ci", "--expires", "1d", "--json"]);
-    const account = JSON.parse(made.stdout) as { id: string; token: string };
+    const made = await runlet(["tokens", "create", "--name", "ci", "--expires", "1d"]);
+    // The token alone on stdout; on stderr, the variables a job sets beside it.
+    const token = made.stdout;
+    expect(token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    const local = JSON.parse(
+      await readFile(join(first.env[ENV.home] as string, "local.json"), "utf8"),
+    );
+    expect(made.stderr).toContain(
+      `RUNLET_BASE_URL=${local.baseUrl} RUNLET_API_URL=${local.apiUrl} RUNLET_PROJECT=${local.projectId} and RUNLET_TOKEN set to it`,
+    );
+    const listed = await runlet(["tokens", "list", "--json"]);
+    const { serviceAccounts } = JSON.parse(listed.stdout) as { serviceAccounts: { id: string }[] };
+    const account = { id: serviceAccounts[0]?.id as string, token };
     expect((await runlet(["tokens", "revoke", account.id])).code).toBe(0);
     const asCi = { [ENV.token]: account.token };
     for (const args of [["deploy", "examples/hello"], ["logs", "run_1"], ["runs"]]) {

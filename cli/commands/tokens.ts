@@ -1,3 +1,4 @@
+import { ENV } from "../../common/consts.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
 import { callProject, columns, loadConfig } from "../config.ts";
 
@@ -89,6 +90,10 @@ export const tokens: Command = {
       );
       console.error("This token is shown only this once. Store it securely; never commit it:");
       console.log(created.token);
+      // What the job needs beside the token: without local.json, all four are required.
+      console.error(
+        `A job uses it with ${ENV.baseUrl}=${config.baseUrl} ${ENV.apiUrl}=${config.apiUrl} ${ENV.project}=${config.projectId} and ${ENV.token} set to it (from its secret store).`,
+      );
       return 0;
     }
     if (action === "list") {
