@@ -53,6 +53,16 @@ it("prints the usage on stderr when no command is given, and a command's own for
   expect(err).not.toHaveBeenCalled();
 });
 
+it("refuses a host's --address that is not a URL in one line, not with a stack trace", async () => {
+  vi.stubEnv("RUNLET_HOST_TOKEN", "rlh_x");
+  const argv = ["host", "--control-plane", "http://127.0.0.1:9", "--address", "10.0.0.5:8790"];
+  expect(await main([...argv, "--json"])).toBe(1);
+  const message =
+    "--address must be the http(s) URL the Worker reaches this host at (got '10.0.0.5:8790')";
+  expect(printed(out)).toEqual([JSON.stringify({ message })]);
+  expect(printed(err)).toEqual([`runlet host: ${message}`]);
+});
+
 it("says where a mistyped address came from, in one line, instead of a stack trace", async () => {
   vi.stubEnv("RUNLET_BASE_URL", "runlet.example.com");
   vi.stubEnv("RUNLET_API_URL", "http://127.0.0.1:9");

@@ -53,6 +53,14 @@ export const host: Command = {
     mkdirSync(home, { recursive: true, mode: 0o700 });
     claimHome(home);
     const address = values.address;
+    // A mistyped --address was a TypeError's stack trace.
+    if (
+      address !== undefined &&
+      !/^https?:$/.test(URL.canParse(String(address)) ? new URL(String(address)).protocol : "")
+    )
+      throw new CliError(
+        `--address must be the http(s) URL the Worker reaches this host at (got '${address}')\n\n${USAGE}`,
+      );
     const port = values.port ?? (address ? new URL(String(address)).port : undefined);
     const env: NodeJS.ProcessEnv = {
       ...process.env,
