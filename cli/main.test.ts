@@ -63,6 +63,12 @@ it("refuses a host's --address that is not a URL in one line, not with a stack t
   expect(printed(err)).toEqual([`runlet host: ${message}`]);
 });
 
+it("refuses a dashboard page that starts as a URL but is none, in one line", async () => {
+  expect(await main(["dashboard", "https://", "--json"])).toBe(1);
+  expect(printed(out)).toEqual([JSON.stringify({ message: "'https://' is not a URL" })]);
+  expect(printed(err)).toEqual(["runlet dashboard: 'https://' is not a URL"]);
+});
+
 it("says where a mistyped address came from, in one line, instead of a stack trace", async () => {
   vi.stubEnv("RUNLET_BASE_URL", "runlet.example.com");
   vi.stubEnv("RUNLET_API_URL", "http://127.0.0.1:9");

@@ -39,6 +39,7 @@ function openInBrowser(url: string): Promise<boolean> {
 export function landingOf(page: string): string {
   let path = page;
   if (/^https?:\/\//i.test(page)) {
+    if (!URL.canParse(page)) throw new CliError(`'${page}' is not a URL\n\n${USAGE}`);
     const url = new URL(page);
     path = url.pathname + url.search;
   } else if (!page.startsWith("/")) {
