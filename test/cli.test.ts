@@ -130,7 +130,7 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     const readable = await cli(["audit-log", "--action", "secrets.read"], runlet.env);
     expect(readable.stdout).toMatch(/^TIME\s+ACTION\s+OUTCOME\s+ACTOR\s+TARGET/);
     expect(readable.stdout).toMatch(/secrets\.read\s+success\s+local owner \(user usr_/);
-    expect(readable.stdout).toMatch(/keeps 7 days of audit log/);
+    expect(readable.stderr).toMatch(/keeps 7 days of audit log/);
 
     const bad = await cli(["audit-log", "--limit", "500"], runlet.env);
     expect(bad.code).toBe(1);
