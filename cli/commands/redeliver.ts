@@ -97,7 +97,8 @@ async function redeliverFailed(values: Record<string, unknown>): Promise<number>
         ? `No run${typeof values.app === "string" ? ` of '${values.app}'` : ""} has a failed delivery.`
         : `Delivering ${sent} run(s) again: \`runlet runs --webhook failed\` lists those that fail again.`,
     );
-    for (const line of refused) console.error(`  not sent: ${line}`);
   }
+  // Said on stderr with --json too: the job's log shows why it exits 1.
+  for (const line of refused) console.error(`  not sent: ${line}`);
   return refused.length > 0 ? 1 : 0;
 }
