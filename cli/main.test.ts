@@ -112,7 +112,9 @@ it("says in one line that the token was refused, and that it came from RUNLET_TO
     err.mockClear();
     expect(await main(["run", "hello", "--json"])).toBe(1);
     expect(JSON.parse(printed(out)[0] ?? "")).toMatchObject({ status: 401 });
-    expect(printed(err)).toEqual(["run failed (401): token has expired (token from RUNLET_TOKEN)"]);
+    expect(printed(err)).toEqual([
+      "runlet run: run failed (401): token has expired (token from RUNLET_TOKEN)",
+    ]);
   } finally {
     server.close();
   }

@@ -111,7 +111,7 @@ response ({run_id, result, run_time_ms}).
     // A failure is said on stderr with --json too: the job's log shows why it stopped.
     if (outcome.failure !== undefined) {
       const whose = outcome.status === 401 ? ` (${tokenSource()})` : "";
-      console.error(`run failed (${outcome.status}): ${outcome.failure}${whose}`);
+      console.error(`runlet run: run failed (${outcome.status}): ${outcome.failure}${whose}`);
     }
     if (!values.json && outcome.runId) console.error(`run id: ${outcome.runId}`);
     return outcome.failure === undefined ? 0 : 1;
