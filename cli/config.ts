@@ -92,8 +92,10 @@ export async function readAnswer<T>(res: Response, what: string): Promise<T> {
     body = undefined;
   }
   if (!res.ok) {
+    // A body that is not ours (a proxy's HTML error page) is cut to one line of 200 characters.
+    const excerpt = text.replace(/\s+/g, " ").trim().slice(0, 200);
     const message =
-      (body as { message?: string } | undefined)?.message ?? (text.slice(0, 200) || res.statusText);
+      (body as { message?: string } | undefined)?.message ?? (excerpt || res.statusText);
     const code = (body as { code?: unknown } | undefined)?.code;
     throw new CliError(`${what} failed (${res.status}): ${message}`, {
       status: res.status,

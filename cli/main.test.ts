@@ -154,3 +154,28 @@ it("answers --help on every command and subcommand with its usage on stdout, exi
   }
   expect(err).not.toHaveBeenCalled();
 });
+
+it("says a proxy's HTML error page in one line, not as the page's many lines", async () => {
+  const page =
+    "<html>\n<head><title>502 Bad Gateway</title></head>\n<body>\n<h1>502</h1>\n</body>\n</html>\n";
+  const server = createServer((_req, res) =>
+    res.writeHead(502, { "content-type": "text/html" }).end(page),
+  );
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  try {
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    for (const [name, value] of Object.entries({
+      BASE_URL: url,
+      API_URL: url,
+      PROJECT: "prj_1",
+      TOKEN: "t",
+    }))
+      vi.stubEnv(`RUNLET_${name}`, value);
+    expect(await main(["apps"])).toBe(1);
+    expect(printed(err)).toEqual([
+      "runlet apps: listing apps failed (502): <html> <head><title>502 Bad Gateway</title></head> <body> <h1>502</h1> </body> </html>",
+    ]);
+  } finally {
+    server.close();
+  }
+});
