@@ -76,6 +76,20 @@ describe("GET /v2/openapi.json", () => {
     ]);
     expect(Object.keys(op?.responses ?? {})).toEqual(expect.arrayContaining(["200", "400", "401"]));
   });
+  it("documents `limit` and `nextToken` on every list that pages on request", () => {
+    const project = "/v2/projects/{projectId}";
+    for (const path of [
+      "apps",
+      "apps/{appName}/versions",
+      "service-accounts",
+      "users",
+      "secrets",
+    ]) {
+      const op = doc.paths[`${project}/${path}`]?.get;
+      const query = (op?.parameters ?? []).filter((p) => p.in === "query").map((p) => p.name);
+      expect(query.sort(), path).toEqual(["limit", "nextToken"]);
+    }
+  });
   it("documents a project's users and their tokens, with the last owner's 409", () => {
     const users = "/v2/projects/{projectId}/users";
     const ops = {

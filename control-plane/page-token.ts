@@ -1,5 +1,5 @@
 /**
- * Page tokens of the keyset-paginated lists (audit log, runs): opaque to callers, tamper-evident,
+ * Page tokens of the keyset-paginated lists (audit log, runs, and optional-page.ts's): opaque to callers, tamper-evident,
  * and bound to the query that issued them. A token is `base64url(payload).base64url(HMAC)`; the
  * payload holds the position (timestamp, id) of the last row served and a digest of the filters.
  */
@@ -10,6 +10,8 @@ export interface PagePosition {
   timestamp: number;
   /** The row's tie-break within its timestamp: an id, or the audit log's `seq`. */
   id: string | number;
+  /** A sort key before the tie-break, where the list has one (a project's users: the name). */
+  name?: string;
 }
 
 /**
@@ -38,7 +40,12 @@ export async function issuePageToken(
 ): Promise<string> {
   const payload = base64urlEncode(
     encoder.encode(
-      JSON.stringify({ t: position.timestamp, i: position.id, f: await digest(filters) }),
+      JSON.stringify({
+        t: position.timestamp,
+        i: position.id,
+        ...(position.name === undefined ? {} : { n: position.name }),
+        f: await digest(filters),
+      }),
     ),
   );
   const mac = await crypto.subtle.sign("HMAC", key, encoder.encode(payload));
@@ -69,6 +76,7 @@ export async function readPageToken(
   const body = JSON.parse(decoder.decode(base64urlDecode(payload))) as {
     t: number;
     i: string | number;
+    n?: string;
     f: string;
   };
   if (body.f !== (await digest(filters))) {
@@ -77,7 +85,7 @@ export async function readPageToken(
       "nextToken was issued for other filters: send the same filters as for the first page",
     );
   }
-  return { timestamp: body.t, id: body.i };
+  return { timestamp: body.t, id: body.i, ...(body.n === undefined ? {} : { name: body.n }) };
 }
 
 /**

@@ -6,14 +6,8 @@ import type { AppEnv } from "../context.ts";
 import type { Database } from "../db/index.ts";
 import { apps, deployments } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
-import {
-  bearerAuth,
-  DEFAULT_PAGE_SIZE,
-  errorResponses,
-  pageSizeParam,
-  projectIdParam,
-} from "../openapi.ts";
-import { nextPageFields, readPageToken } from "../page-token.ts";
+import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
+import { optionalPage, optionalPageQuery, pageFields } from "../optional-page.ts";
 
 export const appSchema = z
   .object({
@@ -78,14 +72,6 @@ function withConfig(db: Database, where: SQL, limit = -1) {
     .limit(limit);
 }
 
-const appsQuery = z.strictObject({
-  limit: pageSizeParam.openapi({
-    type: "string",
-    description: "1 to 200: a page of apps. Without it and `nextToken`, every app.",
-  }),
-  nextToken: z.string().min(1).max(1024).optional(),
-});
-
 export const listAppsRoute = createRoute({
   method: "get",
   path: "/v2/projects/{projectId}/apps",
@@ -93,18 +79,14 @@ export const listAppsRoute = createRoute({
   summary: "The project's apps and their live versions (members and owners).",
   security: bearerAuth,
   middleware: [access({ role: "member" })] as const,
-  request: { params: projectIdParam, query: appsQuery },
+  request: { params: projectIdParam, query: optionalPageQuery("apps") },
   responses: {
     200: {
       description:
         "The apps by name: every one without `limit` and `nextToken` (hasMore false), else a page.",
       content: {
         "application/json": {
-          schema: z.object({
-            apps: z.array(appSchema),
-            hasMore: z.boolean(),
-            nextPageToken: z.string().optional(),
-          }),
+          schema: z.object({ apps: z.array(appSchema), ...pageFields }),
         },
       },
     },
@@ -129,31 +111,23 @@ export const getAppRoute = createRoute({
 export function registerReadApps(app: OpenAPIHono<AppEnv>) {
   app.openapi(listAppsRoute, async (c) => {
     const { projectId } = c.var.access;
-    const { limit, nextToken } = c.req.valid("query");
-    const key = c.var.deps.derived.pageTokens;
-    const filters = { list: "apps", projectId };
-    const after = nextToken ? await readPageToken(key, nextToken, filters) : undefined;
-    const paged = limit !== undefined || after !== undefined;
-    const size = limit ?? DEFAULT_PAGE_SIZE;
-    const fetched = await withConfig(
-      c.var.deps.db,
-      and(
-        eq(apps.projectId, projectId),
-        after ? gt(apps.name, String(after.id)) : undefined,
-      ) as SQL,
-      paged ? size + 1 : -1,
-    );
-    const hasMore = paged && fetched.length > size;
-    const rows = hasMore ? fetched.slice(0, size) : fetched;
-    const last = rows.at(-1);
-    const paging = await nextPageFields(
-      key,
-      hasMore,
-      last && { timestamp: last.app.createdAt, id: last.app.name },
-      filters,
-    );
+    const { rows, ...paging } = await optionalPage({
+      key: c.var.deps.derived.pageTokens,
+      query: c.req.valid("query"),
+      filters: { list: "apps", projectId },
+      fetch: (after, limit) =>
+        withConfig(
+          c.var.deps.db,
+          and(
+            eq(apps.projectId, projectId),
+            after ? gt(apps.name, String(after.id)) : undefined,
+          ) as SQL,
+          limit,
+        ),
+      position: (r) => ({ timestamp: r.app.createdAt, id: r.app.name }),
+    });
     const listed = rows.map((r) => view(r.app, r.config as AppConfig, r.digest));
-    return c.json({ apps: listed, hasMore, ...paging }, 200);
+    return c.json({ apps: listed, ...paging }, 200);
   });
 
   app.openapi(getAppRoute, async (c) => {

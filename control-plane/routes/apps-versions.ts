@@ -9,14 +9,8 @@ import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
 import { inParts } from "../db/in-parts.ts";
 import { deployments, serviceAccounts, users } from "../db/schema.ts";
-import {
-  bearerAuth,
-  DEFAULT_PAGE_SIZE,
-  errorResponses,
-  pageSizeParam,
-  projectIdParam,
-} from "../openapi.ts";
-import { nextPageFields, readPageToken } from "../page-token.ts";
+import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
+import { optionalPage, optionalPageQuery, pageFields } from "../optional-page.ts";
 import { appOr404 } from "./app-lookup.ts";
 
 const versionSchema = z
@@ -30,14 +24,6 @@ const versionSchema = z
   })
   .openapi("AppVersion");
 
-const versionsQuery = z.strictObject({
-  limit: pageSizeParam.openapi({
-    type: "string",
-    description: "1 to 200: a page of versions. Without it and `nextToken`, every version.",
-  }),
-  nextToken: z.string().min(1).max(1024).optional(),
-});
-
 export const listAppVersionsRoute = createRoute({
   method: "get",
   path: "/v2/projects/{projectId}/apps/{appName}/versions",
@@ -47,18 +33,14 @@ export const listAppVersionsRoute = createRoute({
   middleware: [access({ role: "member" })] as const,
   request: {
     params: projectIdParam.extend({ appName: z.string().max(64) }),
-    query: versionsQuery,
+    query: optionalPageQuery("versions"),
   },
   responses: {
     200: {
       description: "The versions, or a page of them.",
       content: {
         "application/json": {
-          schema: z.object({
-            versions: z.array(versionSchema),
-            hasMore: z.boolean(),
-            nextPageToken: z.string().optional(),
-          }),
+          schema: z.object({ versions: z.array(versionSchema), ...pageFields }),
         },
       },
     },
@@ -71,27 +53,25 @@ export function registerListAppVersions(app: OpenAPIHono<AppEnv>) {
     const { db } = c.var.deps;
     const { projectId } = c.var.access;
     const { appName } = c.req.valid("param");
-    const { limit, nextToken } = c.req.valid("query");
-    const filters = { list: "versions", projectId, app: appName };
-    const after = nextToken
-      ? await readPageToken(c.var.deps.derived.pageTokens, nextToken, filters)
-      : undefined;
     const found = await appOr404(db, projectId, appName);
-    const paged = limit !== undefined || after !== undefined;
-    const size = limit ?? DEFAULT_PAGE_SIZE;
-    const fetched = await db
-      .select()
-      .from(deployments)
-      .where(
-        and(
-          eq(deployments.appId, found.id),
-          after ? lt(deployments.version, Number(after.id)) : undefined,
-        ),
-      )
-      .orderBy(desc(deployments.version))
-      .limit(paged ? size + 1 : -1);
-    const hasMore = paged && fetched.length > size;
-    const rows = hasMore ? fetched.slice(0, size) : fetched;
+    const { rows, ...paging } = await optionalPage({
+      key: c.var.deps.derived.pageTokens,
+      query: c.req.valid("query"),
+      filters: { list: "versions", projectId, app: appName },
+      fetch: (after, limit) =>
+        db
+          .select()
+          .from(deployments)
+          .where(
+            and(
+              eq(deployments.appId, found.id),
+              after ? lt(deployments.version, Number(after.id)) : undefined,
+            ),
+          )
+          .orderBy(desc(deployments.version))
+          .limit(limit),
+      position: (r) => ({ timestamp: r.createdAt, id: r.version }),
+    });
     const ids = [...new Set(rows.map((r) => r.deployedBy))];
     const names = new Map<string, string>();
     if (ids.length > 0) {
@@ -116,13 +96,6 @@ export function registerListAppVersions(app: OpenAPIHono<AppEnv>) {
       files: r.files,
       bytes: r.bytes,
     }));
-    const last = rows.at(-1);
-    const paging = await nextPageFields(
-      c.var.deps.derived.pageTokens,
-      hasMore,
-      last && { timestamp: last.createdAt, id: last.version },
-      filters,
-    );
-    return c.json({ versions, hasMore, ...paging }, 200);
+    return c.json({ versions, ...paging }, 200);
   });
 }

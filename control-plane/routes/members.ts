@@ -7,11 +7,13 @@
  * revokes the others in the same batch, so a user has one token at a time.
  */
 import { z } from "@hono/zod-openapi";
-import { and, count, eq, isNull, sql } from "drizzle-orm";
+import { and, count, eq, inArray, isNull, sql } from "drizzle-orm";
+import { inParts } from "../db/in-parts.ts";
 import type { Database } from "../db/index.ts";
 import { memberships, tokens, users } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { projectIdParam } from "../openapi.ts";
+import type { PagePosition } from "../page-token.ts";
 import { roleSchema } from "./projects.ts";
 
 export const userIdParam = projectIdParam.extend({
@@ -43,17 +45,45 @@ export const memberSchema = z
 
 export type Member = z.infer<typeof memberSchema>;
 
+/** SQL: the token is a user's own (no project, not a dashboard session), not revoked. */
+const liveUserToken = and(
+  isNull(tokens.projectId),
+  isNull(tokens.parentId),
+  isNull(tokens.revokedAt),
+);
+
 /** The user's tokens that are theirs alone (no project, not a dashboard session), not revoked. */
 export const liveUserTokens = (userId: string | typeof users.id) =>
-  and(
-    eq(tokens.subject, userId),
-    isNull(tokens.projectId),
-    isNull(tokens.parentId),
-    isNull(tokens.revokedAt),
-  );
+  and(eq(tokens.subject, userId), liveUserToken);
 
-/** The project's users as the list shows them; `userId` narrows it to one (or none). */
-export async function membersOf(db: Database, projectId: string, userId?: string) {
+/** The list's order: owners first, then by name (letters' case aside), then by id. */
+const ownersFirst = sql<number>`case when ${memberships.role} = 'owner' then 0 else 1 end`;
+
+/** SQL: the member comes after `after` (a position `memberPosition` gave) in the list's order. */
+function memberAfter(after: PagePosition) {
+  const rank = Number(after.timestamp);
+  const name = after.name ?? "";
+  const id = String(after.id);
+  return sql`(${ownersFirst} > ${rank} or (${ownersFirst} = ${rank} and (${users.name} > ${name} collate nocase or (${users.name} = ${name} collate nocase and ${users.id} > ${id}))))`;
+}
+
+/** A member's position in the list, for its page tokens. */
+export const memberPosition = (m: Member): PagePosition => ({
+  timestamp: m.role === "owner" ? 0 : 1,
+  id: m.id,
+  name: m.name,
+});
+
+/**
+ * The project's users as the list shows them; `userId` narrows it to one (or none); `page`, to
+ * at most `limit` (-1: all) after a position.
+ */
+export async function membersOf(
+  db: Database,
+  projectId: string,
+  userId?: string,
+  page: { after?: PagePosition; limit: number } = { limit: -1 },
+): Promise<Member[]> {
   const rows = await db
     .select({
       id: users.id,
@@ -61,44 +91,47 @@ export async function membersOf(db: Database, projectId: string, userId?: string
       operator: users.operator,
       createdAt: users.createdAt,
       role: memberships.role,
-      tokenCreatedAt: tokens.createdAt,
-      tokenExpiresAt: tokens.expiresAt,
-      tokenLastUsedAt: tokens.lastUsedAt,
     })
     .from(memberships)
     .innerJoin(users, eq(users.id, memberships.userId))
-    .leftJoin(tokens, liveUserTokens(users.id))
     .where(
       and(
         eq(memberships.projectId, projectId),
         userId === undefined ? undefined : eq(memberships.userId, userId),
+        page.after && memberAfter(page.after),
       ),
-    );
-  // One row per live token: keep each user's newest.
-  const newest = new Map<string, (typeof rows)[number]>();
-  for (const row of rows) {
-    const seen = newest.get(row.id);
-    if (!seen || (row.tokenCreatedAt ?? 0) > (seen.tokenCreatedAt ?? 0)) newest.set(row.id, row);
-  }
-  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-  return [...newest.values()]
-    .map(
-      (r): Member => ({
-        id: r.id,
-        name: r.name,
-        role: r.role,
-        operator: r.operator,
-        createdAt: new Date(r.createdAt).toISOString(),
-        tokenExpiresAt: iso(r.tokenExpiresAt),
-        tokenLastUsedAt: iso(r.tokenLastUsedAt),
-      }),
     )
-    .sort(
-      (a, b) =>
-        (a.role === b.role ? 0 : a.role === "owner" ? -1 : 1) ||
-        a.name.localeCompare(b.name) ||
-        a.id.localeCompare(b.id),
-    );
+    .orderBy(ownersFirst, sql`${users.name} collate nocase`, users.id)
+    .limit(page.limit);
+  const live = await inParts(
+    rows.map((r) => r.id),
+    (part) =>
+      db
+        .select({
+          subject: tokens.subject,
+          createdAt: tokens.createdAt,
+          expiresAt: tokens.expiresAt,
+          lastUsedAt: tokens.lastUsedAt,
+        })
+        .from(tokens)
+        .where(and(inArray(tokens.subject, part), liveUserToken)),
+  );
+  // A user's newest live token is theirs (issuing one revokes the others; a race may leave two).
+  const newest = new Map<string, (typeof live)[number]>();
+  for (const token of live) {
+    const seen = newest.get(token.subject);
+    if (!seen || token.createdAt > seen.createdAt) newest.set(token.subject, token);
+  }
+  const iso = (ms: number | null | undefined) => (ms == null ? null : new Date(ms).toISOString());
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    role: r.role,
+    operator: r.operator,
+    createdAt: new Date(r.createdAt).toISOString(),
+    tokenExpiresAt: iso(newest.get(r.id)?.expiresAt),
+    tokenLastUsedAt: iso(newest.get(r.id)?.lastUsedAt),
+  }));
 }
 
 /** The member `userId` of the project, or 404. */

@@ -235,7 +235,7 @@ describe("GET /v2/projects/{id}/secrets", () => {
   it("gives an empty list for a project without secrets", async () => {
     const projectId = await f.addProject();
     const res = await f.call("GET", `/v2/projects/${projectId}/secrets`);
-    expect(await body(res)).toEqual({ secrets: [] });
+    expect(await body(res)).toEqual({ secrets: [], hasMore: false });
   });
 
   it("refuses members, outsiders and anonymous callers", async () => {

@@ -4,13 +4,14 @@
  * the names (owners only, not audited: no value leaves).
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, gt } from "drizzle-orm";
 import { auditSuccess } from "../audit/record.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv, Ctx } from "../context.ts";
 import { secrets, serviceAccounts, users } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { bearerAuth, errorResponses, projectIdParam, smallBody } from "../openapi.ts";
+import { optionalPage, optionalPageQuery, pageFields } from "../optional-page.ts";
 import { openSecret, sealSecret } from "../secrets.ts";
 
 export const MAX_SECRET_BYTES = 64 * 1024;
@@ -116,15 +117,19 @@ export const listSecretsRoute = createRoute({
   method: "get",
   path: "/v2/projects/{projectId}/secrets",
   operationId: "listSecrets",
-  summary: "The project's secret names, by name; never a value (owner only; not audited).",
+  summary:
+    "The project's secret names, by name (every one, or a page); never a value (owner only; not audited).",
   security: bearerAuth,
   middleware: [access({ role: "owner" })] as const,
-  request: { params: projectIdParam },
+  request: { params: projectIdParam, query: optionalPageQuery("secrets") },
   responses: {
     200: {
-      description: "The secrets, without their values.",
+      description:
+        "The secrets, without their values: every one without `limit` and `nextToken` (hasMore false), else a page.",
       content: {
-        "application/json": { schema: z.object({ secrets: z.array(secretInfoSchema) }) },
+        "application/json": {
+          schema: z.object({ secrets: z.array(secretInfoSchema), ...pageFields }),
+        },
       },
     },
     ...errorResponses(),
@@ -162,34 +167,44 @@ export function registerSecrets(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(listSecretsRoute, async (c) => {
-    // The sealed column is never selected: no value is even decrypted here.
-    const rows = await c.var.deps.db
-      .select({
-        name: secrets.name,
-        createdAt: secrets.createdAt,
-        updatedAt: secrets.updatedAt,
-        updatedBy: secrets.updatedBy,
-        userName: users.name,
-        accountName: serviceAccounts.name,
-      })
-      .from(secrets)
-      .leftJoin(users, eq(users.id, secrets.updatedBy))
-      .leftJoin(serviceAccounts, eq(serviceAccounts.id, secrets.updatedBy))
-      .where(eq(secrets.projectId, c.var.access.projectId))
-      .orderBy(asc(secrets.name));
+    const { projectId } = c.var.access;
+    const { rows, ...paging } = await optionalPage({
+      key: c.var.deps.derived.pageTokens,
+      query: c.req.valid("query"),
+      filters: { list: "secrets", projectId },
+      // The sealed column is never selected: no value is even decrypted here.
+      fetch: (after, limit) =>
+        c.var.deps.db
+          .select({
+            name: secrets.name,
+            createdAt: secrets.createdAt,
+            updatedAt: secrets.updatedAt,
+            updatedBy: secrets.updatedBy,
+            userName: users.name,
+            accountName: serviceAccounts.name,
+          })
+          .from(secrets)
+          .leftJoin(users, eq(users.id, secrets.updatedBy))
+          .leftJoin(serviceAccounts, eq(serviceAccounts.id, secrets.updatedBy))
+          .where(
+            and(
+              eq(secrets.projectId, projectId),
+              after ? gt(secrets.name, String(after.id)) : undefined,
+            ),
+          )
+          .orderBy(asc(secrets.name))
+          .limit(limit),
+      position: (r) => ({ timestamp: r.createdAt, id: r.name }),
+    });
     const iso = (ms: number) => new Date(ms).toISOString();
-    return c.json(
-      {
-        secrets: rows.map((r) => ({
-          name: r.name,
-          createdAt: iso(r.createdAt),
-          updatedAt: iso(r.updatedAt),
-          updatedBy: r.updatedBy,
-          updatedByName: r.userName ?? r.accountName ?? r.updatedBy,
-        })),
-      },
-      200,
-    );
+    const listed = rows.map((r) => ({
+      name: r.name,
+      createdAt: iso(r.createdAt),
+      updatedAt: iso(r.updatedAt),
+      updatedBy: r.updatedBy,
+      updatedByName: r.userName ?? r.accountName ?? r.updatedBy,
+    }));
+    return c.json({ secrets: listed, ...paging }, 200);
   });
 
   app.openapi(deleteSecretRoute, async (c) => {

@@ -3,7 +3,7 @@
  * Owners only — a member must not mint tokens, least of all owner tokens.
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, desc, eq } from "drizzle-orm";
+import { and, desc, eq, lt, or } from "drizzle-orm";
 import { newId } from "../../common/ids.ts";
 import { auditSuccess } from "../audit/record.ts";
 import { access } from "../auth/access.ts";
@@ -12,6 +12,7 @@ import type { AppEnv } from "../context.ts";
 import { serviceAccounts, tokens } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { bearerAuth, errorResponses, projectIdParam, smallBody } from "../openapi.ts";
+import { optionalPage, optionalPageQuery, pageFields } from "../optional-page.ts";
 import { expiresAtSchema, expiryMs } from "./expiry.ts";
 import { displayName, roleSchema } from "./projects.ts";
 
@@ -105,16 +106,18 @@ export const listServiceAccountsRoute = createRoute({
   method: "get",
   path: "/v2/projects/{projectId}/service-accounts",
   operationId: "listServiceAccounts",
-  summary: "The project's service accounts, newest first, revoked ones included; never tokens.",
+  summary:
+    "The project's service accounts, newest first, revoked ones included; never tokens (every one, or a page).",
   security: bearerAuth,
   middleware: [access({ role: "owner" })] as const,
-  request: { params: projectIdParam },
+  request: { params: projectIdParam, query: optionalPageQuery("service accounts") },
   responses: {
     200: {
-      description: "The accounts.",
+      description:
+        "The accounts: every one without `limit` and `nextToken` (hasMore false), else a page.",
       content: {
         "application/json": {
-          schema: z.object({ serviceAccounts: z.array(serviceAccountSchema) }),
+          schema: z.object({ serviceAccounts: z.array(serviceAccountSchema), ...pageFields }),
         },
       },
     },
@@ -180,13 +183,35 @@ export function registerServiceAccounts(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(listServiceAccountsRoute, async (c) => {
-    const rows = await c.var.deps.db
-      .select({ account: serviceAccounts, lastUsedAt: tokens.lastUsedAt })
-      .from(serviceAccounts)
-      .innerJoin(tokens, eq(tokens.id, serviceAccounts.tokenId))
-      .where(eq(serviceAccounts.projectId, c.var.access.projectId))
-      .orderBy(desc(serviceAccounts.createdAt), desc(serviceAccounts.id));
-    return c.json({ serviceAccounts: rows.map((r) => view(r.account, r.lastUsedAt)) }, 200);
+    const { projectId } = c.var.access;
+    const { rows, ...paging } = await optionalPage({
+      key: c.var.deps.derived.pageTokens,
+      query: c.req.valid("query"),
+      filters: { list: "service-accounts", projectId },
+      fetch: (after, limit) =>
+        c.var.deps.db
+          .select({ account: serviceAccounts, lastUsedAt: tokens.lastUsedAt })
+          .from(serviceAccounts)
+          .innerJoin(tokens, eq(tokens.id, serviceAccounts.tokenId))
+          .where(
+            and(
+              eq(serviceAccounts.projectId, projectId),
+              after &&
+                or(
+                  lt(serviceAccounts.createdAt, after.timestamp),
+                  and(
+                    eq(serviceAccounts.createdAt, after.timestamp),
+                    lt(serviceAccounts.id, String(after.id)),
+                  ),
+                ),
+            ),
+          )
+          .orderBy(desc(serviceAccounts.createdAt), desc(serviceAccounts.id))
+          .limit(limit),
+      position: (r) => ({ timestamp: r.account.createdAt, id: r.account.id }),
+    });
+    const listed = rows.map((r) => view(r.account, r.lastUsedAt));
+    return c.json({ serviceAccounts: listed, ...paging }, 200);
   });
 
   app.openapi(revokeServiceAccountRoute, async (c) => {

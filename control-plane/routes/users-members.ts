@@ -14,10 +14,12 @@ import { insertIf } from "../db/insert-if.ts";
 import { auditLog, memberships, users } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { bearerAuth, errorResponses, projectIdParam, smallBody } from "../openapi.ts";
+import { optionalPage, optionalPageQuery, pageFields } from "../optional-page.ts";
 import {
   anotherOwner,
   lastOwner,
   memberOr404,
+  memberPosition,
   memberSchema,
   membersOf,
   userIdParam,
@@ -39,14 +41,17 @@ export const listUsersRoute = createRoute({
   method: "get",
   path: "/v2/projects/{projectId}/users",
   operationId: "listProjectUsers",
-  summary: "The project's users: owners first, then by name; never a token.",
+  summary: "The project's users: owners first, then by name; never a token (every one, or a page).",
   security: bearerAuth,
   middleware: [access({ role: "owner" })] as const,
-  request: { params: projectIdParam },
+  request: { params: projectIdParam, query: optionalPageQuery("users") },
   responses: {
     200: {
-      description: "Every user of the project (not paginated, as service accounts are not).",
-      content: { "application/json": { schema: z.object({ users: z.array(memberSchema) }) } },
+      description:
+        "The project's users: every one without `limit` and `nextToken` (hasMore false), else a page.",
+      content: {
+        "application/json": { schema: z.object({ users: z.array(memberSchema), ...pageFields }) },
+      },
     },
     ...errorResponses(),
   },
@@ -123,8 +128,15 @@ function auditIf(c: Ctx, condition: ReturnType<typeof sql>, metadata: Record<str
 
 export function registerProjectUsers(app: OpenAPIHono<AppEnv>) {
   app.openapi(listUsersRoute, async (c) => {
-    const list = await membersOf(c.var.deps.db, c.var.access.projectId);
-    return c.json({ users: list }, 200);
+    const { projectId } = c.var.access;
+    const { rows, ...paging } = await optionalPage({
+      key: c.var.deps.derived.pageTokens,
+      query: c.req.valid("query"),
+      filters: { list: "users", projectId },
+      fetch: (after, limit) => membersOf(c.var.deps.db, projectId, undefined, { after, limit }),
+      position: memberPosition,
+    });
+    return c.json({ users: rows, ...paging }, 200);
   });
 
   app.openapi(addUserRoute, async (c) => {

@@ -1,0 +1,138 @@
+/**
+ * The lists an owner fills by hand — service accounts, a project's users, secrets — on libSQL
+ * and on D1: every row without `limit` and `nextToken`, as before they had pages (what the CLI
+ * and the dashboard read), and the same rows in the same order page by page with them; a bad
+ * `limit` or token is 400 `{message}`.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { newId } from "../../common/ids.ts";
+import type { Database } from "../db/index.ts";
+import { memberships, serviceAccounts, tokens, users } from "../db/schema.ts";
+import { createFixture, type Fixture } from "./fixture.ts";
+
+// biome-ignore lint/suspicious/noExplicitAny: answers are read field by field.
+type Json = Record<string, any>;
+
+/** Each list: its path, the field of its rows, what identifies a row in it. */
+const LISTS = [
+  { path: "service-accounts", field: "serviceAccounts", key: (r: Json) => r.id },
+  { path: "users", field: "users", key: (r: Json) => r.id },
+  { path: "secrets", field: "secrets", key: (r: Json) => r.name },
+] as const;
+
+export function ownerListsCases(open: () => Promise<Database>) {
+  let f: Fixture;
+  const get = async (path: string, query = "", projectId = f.projectId) => {
+    const res = await f.call("GET", `/v2/projects/${projectId}/${path}${query}`);
+    return { status: res.status, body: (await res.json()) as Json };
+  };
+
+  beforeAll(async () => {
+    f = await createFixture(await open());
+    const at = Date.parse("2026-11-01T00:00:00Z");
+    const expiresAt = Date.now() + 86_400_000;
+    // Seven of each beside the fixture's own; several made in the same millisecond, and users
+    // whose names differ only in case, or not at all: the order still has one place for each.
+    for (let i = 0; i < 7; i++) {
+      const sa = newId("sa");
+      const tok = newId("tok");
+      await f.db.batch([
+        f.db.insert(tokens).values({
+          id: tok,
+          subject: sa,
+          projectId: f.projectId,
+          createdAt: at,
+          expiresAt,
+        }),
+        f.db.insert(serviceAccounts).values({
+          id: sa,
+          projectId: f.projectId,
+          name: `ci-${i}`,
+          role: "member",
+          tokenId: tok,
+          createdBy: f.owner.id,
+          createdAt: at + (i % 3),
+          expiresAt,
+        }),
+      ]);
+      const user = newId("usr");
+      const name = ["ada", "Ada", "bob", "Bob", "ada", "Zed", "carl"][i] as string;
+      await f.db.batch([
+        f.db.insert(users).values({ id: user, name, createdAt: at }),
+        f.db
+          .insert(memberships)
+          .values({ projectId: f.projectId, userId: user, role: i === 6 ? "owner" : "member" }),
+      ]);
+      const put = await f.call("PUT", `/v2/projects/${f.projectId}/secrets/S_${(i * 5) % 7}`, {
+        body: { value: `v${i}` },
+      });
+      expect(put.status).toBe(204);
+    }
+  });
+
+  describe.each(LISTS)("GET /v2/projects/{id}/$path", ({ path, field, key }) => {
+    it("gives every row without `limit`, and the same rows in the same order page by page", async () => {
+      const all = await get(path);
+      expect(all.status).toBe(200);
+      expect(all.body.hasMore).toBe(false);
+      expect(all.body).not.toHaveProperty("nextPageToken");
+      const keys = all.body[field].map(key);
+      expect(keys.length).toBeGreaterThanOrEqual(7);
+      expect(new Set(keys).size).toBe(keys.length);
+
+      const paged: unknown[] = [];
+      let page = await get(path, "?limit=3");
+      for (let i = 0; i < 10; i++) {
+        expect(page.status).toBe(200);
+        expect(page.body[field].length).toBeLessThanOrEqual(3);
+        paged.push(...page.body[field].map(key));
+        if (!page.body.nextPageToken) break;
+        expect(page.body.hasMore).toBe(true);
+        page = await get(path, `?limit=3&nextToken=${page.body.nextPageToken}`);
+      }
+      expect(paged).toEqual(keys);
+      expect(page.body.hasMore).toBe(false);
+      // A page that holds exactly the rest says there is no more.
+      const exact = await get(path, `?limit=${keys.length}`);
+      expect(exact.body[field].map(key)).toEqual(keys);
+      expect(exact.body.hasMore).toBe(false);
+      expect(exact.body).not.toHaveProperty("nextPageToken");
+    });
+
+    it("refuses a bad `limit`, a garbled token or another list's token with 400 {message}", async () => {
+      for (const query of ["?limit=0", "?limit=201", "?limit=x", "?nextToken=garbled", "?o=1"]) {
+        const res = await get(path, query);
+        expect(res.status, query).toBe(400);
+        expect(typeof res.body.message, query).toBe("string");
+      }
+      const other = LISTS.find((l) => l.path !== path)?.path as string;
+      const token = (await get(other, "?limit=1")).body.nextPageToken;
+      const elsewhere = await get(path, `?nextToken=${token}`);
+      expect(elsewhere.status).toBe(400);
+      expect(elsewhere.body.message).toMatch(/other filters/);
+      const project = await f.addProject();
+      const mine = (await get(path, "?limit=1")).body.nextPageToken;
+      expect((await get(path, `?nextToken=${mine}`, project)).status).toBe(400);
+    });
+  });
+
+  it("orders users owners first, then by name whatever its case, then by id", async () => {
+    const { body } = await get("users");
+    const rows = body.users as Json[];
+    expect(rows.map((u) => u.name.toLowerCase())).toEqual([
+      "carl",
+      "olive owner",
+      "ada",
+      "ada",
+      "ada",
+      "bob",
+      "bob",
+      "mel member",
+      "zed",
+    ]);
+    for (const same of [rows.slice(2, 5), rows.slice(5, 7)]) {
+      const ids = same.map((u) => u.id);
+      expect(ids).toEqual([...ids].sort());
+    }
+  });
+}
