@@ -18,6 +18,20 @@ bundleStoreCases("files", async () => {
 });
 
 describe("fileBundles", () => {
+  it("forgets the part a write of an old version left behind with the version", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "runlet-bundles-"));
+    try {
+      const folder = join(dir, "prj", "app");
+      await mkdir(folder, { recursive: true });
+      for (const name of ["v1-ab.json.0f0f0f0f.tmp", "v2-cd.json", "notes.txt"])
+        await writeFile(join(folder, name), "");
+      await fileBundles(dir).forgetUpTo("prj", "app", 1);
+      expect((await readdir(folder)).sort()).toEqual(["notes.txt", "v2-cd.json"]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("keeps nothing of a bundle it could not put in place", async () => {
     const dir = await mkdtemp(join(tmpdir(), "runlet-bundles-"));
     try {

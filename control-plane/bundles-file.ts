@@ -1,8 +1,8 @@
 /** The control plane on Node keeps bundles as files: `{dir}/{project}/{app}/v{N}-{digest}.json`. */
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { type BundleStore, bundleName } from "./bundles.ts";
+import { type BundleStore, bundleName, namesUpTo } from "./bundles.ts";
 
 export function fileBundles(dir: string): BundleStore {
   return {
@@ -26,6 +26,14 @@ export function fileBundles(dir: string): BundleStore {
     },
     async forget(key) {
       await rm(join(dir, bundleName(key)), { force: true });
+    },
+    async forgetUpTo(project, app, version) {
+      const folder = join(dir, project, app);
+      const names = await readdir(folder).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === "ENOENT") return [];
+        throw err;
+      });
+      for (const name of namesUpTo(names, version)) await rm(join(folder, name), { force: true });
     },
     async remove(project, app) {
       await rm(join(dir, project, app), { recursive: true, force: true });

@@ -23,8 +23,13 @@ export interface BundleStore {
   get(key: BundleKey): Promise<string | undefined>;
   /** Forgets every version of the app. */
   remove(project: string, app: string): Promise<void>;
-  /** Forgets one version's bundle (a version long replaced); one not kept is fine. */
+  /** Forgets one version's bundle (a deploy's that was not recorded); one not kept is fine. */
   forget(key: BundleKey): Promise<void>;
+  /**
+   * Forgets every bundle of the app's versions up to `version` (versions long replaced),
+   * whatever digest names them: the one recorded, and any a deploy that failed left behind.
+   */
+  forgetUpTo(project: string, app: string, version: number): Promise<void>;
 }
 
 /**
@@ -37,6 +42,19 @@ export const KEPT_BUNDLES = 10;
 /** Where a version's bundle is kept, below the store's root. */
 export const bundleName = ({ project, app, version, digest }: BundleKey) =>
   `${project}/${app}/v${version}${digest ? `-${digest}` : ""}.json`;
+
+/**
+ * The version a bundle's name (below its app's folder) is of, or undefined for another name: a
+ * file store's part being written (`.{random}.tmp`) counts as its version's.
+ */
+export function versionOfName(name: string): number | undefined {
+  const match = /^v([0-9]+)(?:-[0-9a-f]+)?\.json(?:\.[0-9a-f]+\.tmp)?$/.exec(name);
+  return match ? Number(match[1]) : undefined;
+}
+
+/** The names among `names` (below an app's folder) of bundles of versions up to `version`. */
+export const namesUpTo = (names: string[], version: number) =>
+  names.filter((name) => (versionOfName(name) ?? Number.POSITIVE_INFINITY) <= version);
 
 /** The control plane on Workers: an R2 bucket. */
 export function r2Bundles(bucket: R2Bucket): BundleStore {
@@ -53,12 +71,27 @@ export function r2Bundles(bucket: R2Bucket): BundleStore {
       await bucket.delete(bundleName(key));
     },
     async remove(project, app) {
-      for (let cursor: string | undefined; ; ) {
-        const listed = await bucket.list({ prefix: `${project}/${app}/`, cursor });
-        if (listed.objects.length > 0) await bucket.delete(listed.objects.map((o) => o.key));
-        if (!listed.truncated) return;
-        cursor = listed.cursor;
-      }
+      await removeListed(bucket, `${project}/${app}/`, (keys) => keys);
+    },
+    async forgetUpTo(project, app, version) {
+      const prefix = `${project}/${app}/`;
+      await removeListed(bucket, prefix, (keys) =>
+        namesUpTo(
+          keys.map((key) => key.slice(prefix.length)),
+          version,
+        ).map((name) => prefix + name),
+      );
     },
   };
+}
+
+/** Deletes the objects under `prefix` that `pick` keeps of each listing. */
+async function removeListed(bucket: R2Bucket, prefix: string, pick: (keys: string[]) => string[]) {
+  for (let cursor: string | undefined; ; ) {
+    const listed = await bucket.list({ prefix, cursor });
+    const keys = pick(listed.objects.map((o) => o.key));
+    if (keys.length > 0) await bucket.delete(keys);
+    if (!listed.truncated) return;
+    cursor = listed.cursor;
+  }
 }

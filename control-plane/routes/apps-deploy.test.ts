@@ -1,6 +1,7 @@
 // POST /v2/projects/{id}/apps: what a bundle's files may be. A file name no file system takes is
 // refused here, not found out by a runtime host after the deploy; a file of megabytes deploys.
 import { afterAll, beforeAll, expect, it } from "vitest";
+import type { DeployRequest } from "../../common/protocol/deploy.ts";
 import type { memoryBundles } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
@@ -99,4 +100,24 @@ it("keeps the bundles of an app's newest 10 versions only, and serves the curren
   // Its versions' history is the API's still: twelve deploys.
   const listed = await f.call("GET", `/v2/projects/${f.projectId}/apps/often/versions`);
   expect(((await listed.json()) as { versions: unknown[] }).versions).toHaveLength(12);
+});
+
+it("forgets an old version's every bundle, one a failed deploy left under another digest too", async () => {
+  const bundles = f.deps.bundles as ReturnType<typeof memoryBundles>;
+  const often = () => [...bundles.kept.keys()].filter((k) => k.includes("/leftover/"));
+  for (let i = 1; i <= 10; i++) {
+    const res = await deploy("leftover", { path: "n.txt", contentBase64: b64(String(i)) });
+    expect(res.status).toBe(201);
+  }
+  // What a deploy of version 1 or 2 that failed left behind (its forget failed as well), or
+  // what the database does not name: no row records these digests.
+  const stray = { version: 1, config: {}, files: [] } as unknown as DeployRequest;
+  await bundles.put({ project: f.projectId, app: "leftover", version: 1, digest: "beef" }, stray);
+  await bundles.put({ project: f.projectId, app: "leftover", version: 2, digest: "f00d" }, stray);
+  for (let i = 11; i <= 12; i++) {
+    const res = await deploy("leftover", { path: "n.txt", contentBase64: b64(String(i)) });
+    expect(res.status).toBe(201);
+  }
+  const versions = often().map((k) => Number(/\/v([0-9]+)-/.exec(k)?.[1]));
+  expect(versions.sort((a, b) => a - b)).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
 });

@@ -194,15 +194,14 @@ export function registerDeployApp(app: OpenAPIHono<AppEnv>) {
           recordDeployment,
           auditSuccess(c, { version, runtime: config.runtime, files: files.length, bytes }),
         ]);
-        // The bundle that falls out of the newest KEPT_BUNDLES: no host fetches it any more.
+        // The bundles older than the newest KEPT_BUNDLES: no host fetches them any more. All
+        // of them, whatever digest names them, without asking the database which one it
+        // recorded (a failed read left that one behind for good), and what an earlier deploy
+        // failed to forget or left behind unrecorded goes too.
         if (version > KEPT_BUNDLES) {
-          const old = version - KEPT_BUNDLES;
-          const recorded = await recordedDigest(db, projectId, config.name, old).catch(() => null);
-          const keys = [null, recorded];
-          for (const key of new Set(keys))
-            await bundles
-              .forget({ project: projectId, app: config.name, version: old, digest: key })
-              .catch((err) => console.error(`bundle not forgotten: ${err}`));
+          await bundles
+            .forgetUpTo(projectId, config.name, version - KEPT_BUNDLES)
+            .catch((err) => console.error(`bundles not forgotten: ${err}`));
         }
       } catch (err) {
         // Not recorded: its bundle goes, unless the version recorded has the same files.

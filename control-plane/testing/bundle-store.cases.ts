@@ -41,6 +41,35 @@ export function bundleStoreCases(name: string, open: () => Promise<BundleStore>,
       expect(await store.get(v2)).toBe(JSON.stringify(bundle(2)));
     });
 
+    it("forgets every bundle of an app's versions up to one, whatever digest names them", async () => {
+      const store = await open();
+      const at = (app: string, version: number, digest?: string) => ({
+        project: "prj_f",
+        app,
+        version,
+        digest,
+      });
+      const gone = [
+        at("hello", 1),
+        at("hello", 1, "aa01"),
+        at("hello", 1, "bb02"),
+        at("hello", 2, "cc03"),
+      ];
+      const stay = [
+        at("hello", 3, "dd04"),
+        at("hello", 10, "ee05"),
+        at("hello", 12),
+        at("hell", 1, "aa01"),
+      ];
+      for (const key of [...gone, ...stay]) await store.put(key, bundle(key.version));
+      await store.forgetUpTo("prj_f", "hello", 2);
+      await store.forgetUpTo("prj_f", "never-deployed", 2);
+      for (const key of gone) expect(await store.get(key), JSON.stringify(key)).toBeUndefined();
+      for (const key of stay) {
+        expect(await store.get(key), JSON.stringify(key)).toBe(JSON.stringify(bundle(key.version)));
+      }
+    });
+
     it("removes every version of one app, not an app whose name begins with it", async () => {
       const store = await open();
       for (const version of [1, 2, 3]) {

@@ -9,7 +9,7 @@ import { type ControlPlaneApp, createControlPlane } from "../app.ts";
 import { deriveKeys } from "../auth/secret-keys.ts";
 import { signingKeysFrom } from "../auth/signing.ts";
 import { issueToken, publicKeysOf } from "../auth/tokens.ts";
-import type { BundleStore } from "../bundles.ts";
+import { type BundleStore, namesUpTo } from "../bundles.ts";
 import type { Deps } from "../context.ts";
 import type { Database } from "../db/index.ts";
 import { memberships, projects, users } from "../db/schema.ts";
@@ -69,6 +69,12 @@ export function memoryBundles(): BundleStore & { kept: Map<string, string> } {
     put: async (k, bundle) => void kept.set(key(k), JSON.stringify(bundle)),
     get: async (k) => kept.get(key(k)),
     forget: async (k) => void kept.delete(key(k)),
+    forgetUpTo: async (project, app, version) => {
+      const prefix = `${project}/${app}/`;
+      const names = [...kept.keys()].filter((name) => name.startsWith(prefix));
+      const tails = names.map((name) => `${name.slice(prefix.length)}.json`);
+      for (const tail of namesUpTo(tails, version)) kept.delete(prefix + tail.slice(0, -5));
+    },
     remove: async (project, app) => {
       for (const name of kept.keys()) if (name.startsWith(`${project}/${app}/`)) kept.delete(name);
     },
