@@ -145,18 +145,32 @@ export function Field({
   );
 }
 
-/** "Next page" for a list paged by the API's tokens; the filters stay in the link. */
+/** The query of a list's page that a pager's cursor (none: the first page) asks the API for. */
+export function pageQuery(cursor: string | undefined, rows = 50): string {
+  const params = new URLSearchParams({ limit: String(rows) });
+  if (cursor) params.set("nextToken", cursor);
+  return `?${params}`;
+}
+
+/**
+ * "Next page" for a list paged by the API's tokens; the filters stay in the link. `param` names
+ * the cursor in the address (a page with two lists gives each its own).
+ */
 export function Pager({
   path,
   query,
   next,
   first,
+  param = "cursor",
+  label = "Pages",
 }: {
   path: string;
   query: Record<string, string | undefined>;
   next: string | undefined;
   /** This page is not the first: offer the way back to it. */
   first: boolean;
+  param?: string;
+  label?: string;
 }) {
   const link = (extra: Record<string, string>) => {
     const params = new URLSearchParams();
@@ -165,10 +179,10 @@ export function Pager({
     return text ? `${path}?${text}` : path;
   };
   return (
-    <nav class="pager" aria-label="Pages">
-      {first ? <a href={link({ cursor: "" })}>First page</a> : null}
+    <nav class="pager" aria-label={label}>
+      {first ? <a href={link({ [param]: "" })}>First page</a> : null}
       {next ? (
-        <a href={link({ cursor: next })} rel="next">
+        <a href={link({ [param]: next })} rel="next">
           Next page
         </a>
       ) : (

@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../common/ids.ts";
 import type { Database } from "../db/index.ts";
-import { memberships, serviceAccounts, tokens, users } from "../db/schema.ts";
+import { memberships, secrets, serviceAccounts, tokens, users } from "../db/schema.ts";
 import { createFixture, type Fixture } from "./fixture.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are read field by field.
@@ -134,5 +134,88 @@ export function ownerListsCases(open: () => Promise<Database>) {
       const ids = same.map((u) => u.id);
       expect(ids).toEqual([...ids].sort());
     }
+  });
+
+  describe("the dashboard, 50 a page", () => {
+    /** What a page lists, and the address of its next page under the pager `label`. */
+    const read = (html: string, cell: RegExp, label: string) => {
+      const names = [...html.matchAll(cell)].map((m) => m[1] ?? "");
+      const nav = new RegExp(`aria-label="${label}">(.*?)</nav>`, "s").exec(html)?.[1] ?? "";
+      const next = /<a href="([^"]+)" rel="next">/.exec(nav)?.[1]?.replaceAll("&amp;", "&");
+      return { names, next };
+    };
+
+    it("shows every service account, user and secret of a project page by page", async () => {
+      const projectId = await f.addProject();
+      const at = Date.parse("2026-11-02T00:00:00Z");
+      const expiresAt = Date.now() + 86_400_000;
+      const n = 61;
+      for (let i = 0; i < n; i++) {
+        const sa = newId("sa");
+        const tok = newId("tok");
+        const user = newId("usr");
+        await f.db.batch([
+          f.db.insert(tokens).values({ id: tok, subject: sa, projectId, createdAt: at, expiresAt }),
+          f.db.insert(serviceAccounts).values({
+            id: sa,
+            projectId,
+            name: `sa-${i}`,
+            role: "member",
+            tokenId: tok,
+            createdBy: f.owner.id,
+            createdAt: at + (i % 7),
+            expiresAt,
+          }),
+          f.db.insert(users).values({ id: user, name: `user-${i}`, createdAt: at }),
+          f.db.insert(memberships).values({ projectId, userId: user, role: "member" }),
+          f.db.insert(secrets).values({
+            projectId,
+            name: `S_${i}`,
+            sealed: "not read by the list",
+            updatedBy: f.owner.id,
+            createdAt: at,
+            updatedAt: at,
+          }),
+        ]);
+      }
+      const link = await f.call("POST", `/v2/projects/${projectId}/dashboard-links`);
+      const url = new URL(((await link.json()) as { url: string }).url);
+      const signIn = await f.app.request(url.pathname + url.search);
+      const cookie = signIn.headers
+        .getSetCookie()
+        .map((c) => c.split(";")[0])
+        .join("; ");
+      const walk = async (first: string, cell: RegExp, label: string) => {
+        const seen: string[] = [];
+        let path: string | undefined = first;
+        for (let i = 0; path && i < 5; i++) {
+          const res = await f.app.request(path, { headers: { cookie } });
+          expect(res.status, path).toBe(200);
+          const page = read(await res.text(), cell, label);
+          expect(page.names.length, path).toBeLessThanOrEqual(50);
+          seen.push(...page.names);
+          path = page.next;
+        }
+        return seen;
+      };
+      const accounts = await walk(
+        "/dashboard/api-keys",
+        /<td title="sa_[^"]+">([^<]+)<\/td>/g,
+        "Pages of service accounts",
+      );
+      expect(accounts).toHaveLength(n);
+      expect(new Set(accounts).size).toBe(n);
+      const people = await walk(
+        "/dashboard/api-keys",
+        /<td title="usr_[^"]+">([^<]+)<\/td>/g,
+        "Pages of users",
+      );
+      expect(people).toEqual([
+        "Olive Owner",
+        ...Array.from({ length: n }, (_, i) => `user-${i}`).sort(),
+      ]);
+      const names = await walk("/dashboard/secrets", /<td class="mono">([^<]+)<\/td>/g, "Pages");
+      expect(names).toEqual(Array.from({ length: n }, (_, i) => `S_${i}`).sort());
+    });
   });
 }

@@ -1,14 +1,14 @@
 /**
- * `/dashboard/api-keys`: the project's service accounts, and its users (read-only). Create one with a name, an expiry
- * date and a role; its token is shown once (with a copy button and a warning), never again;
- * revoke one behind a confirmation. Through the management API, so owners only, and audited
+ * `/dashboard/api-keys`: the project's service accounts, and its users (read-only), 50 of each a
+ * page. Create one with a name, an expiry date and a role; its token is shown once (with a copy
+ * button and a warning), never again; revoke one behind a confirmation. Through the management API, so owners only, and audited
  * as there (`source: "dashboard"` in the entry's metadata).
  */
 import type { Hono } from "hono";
 import type { DashCtx, DashEnv } from "../api.ts";
 import { setFlash, takeFlash } from "../flash.ts";
 import { Page } from "../layout.tsx";
-import { EmptyRow, Field, Notice, Status, Table, Time } from "../ui.tsx";
+import { EmptyRow, Field, Notice, Pager, pageQuery, Status, Table, Time } from "../ui.tsx";
 import { type ProjectUser, ProjectUsers } from "./project-users.tsx";
 
 const PATH = "/dashboard/api-keys";
@@ -56,9 +56,18 @@ function TokenOnce({ name, token }: { name: string; token: string }) {
 
 async function listPage(c: DashCtx) {
   const flash = takeFlash<Flash>(c, PATH);
+  // Each list pages on its own: `cursor` in the address for the accounts, `users` for the users.
+  const cursor = c.req.query("cursor") || undefined;
+  const usersCursor = c.req.query("users") || undefined;
   const [listed, people] = await Promise.all([
-    c.var.api.project<{ serviceAccounts: Account[] }>("GET", "/service-accounts"),
-    c.var.api.project<{ users: ProjectUser[] }>("GET", "/users"),
+    c.var.api.project<{ serviceAccounts: Account[]; nextPageToken?: string }>(
+      "GET",
+      `/service-accounts${pageQuery(cursor)}`,
+    ),
+    c.var.api.project<{ users: ProjectUser[]; nextPageToken?: string }>(
+      "GET",
+      `/users${pageQuery(usersCursor)}`,
+    ),
   ]);
   const failed = flash?.kind === "error" ? flash : undefined;
   return c.html(
@@ -138,7 +147,26 @@ async function listPage(c: DashCtx) {
               ))
             )}
           </Table>
+          {listed.data.nextPageToken || cursor ? (
+            <Pager
+              path={PATH}
+              query={{ users: usersCursor }}
+              next={listed.data.nextPageToken}
+              first={Boolean(cursor)}
+              label="Pages of service accounts"
+            />
+          ) : null}
           <ProjectUsers listed={people} />
+          {people.ok && (people.data.nextPageToken || usersCursor) ? (
+            <Pager
+              path={PATH}
+              query={{ cursor }}
+              next={people.data.nextPageToken}
+              first={Boolean(usersCursor)}
+              param="users"
+              label="Pages of users"
+            />
+          ) : null}
         </>
       ) : (
         <Notice kind="error">

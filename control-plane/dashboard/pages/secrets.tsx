@@ -1,5 +1,5 @@
 /**
- * `/dashboard/secrets`: the project's secret names and when each was last set; set or replace
+ * `/dashboard/secrets`: the project's secret names (50 a page) and when each was last set; set or replace
  * one, delete one behind a confirmation. A value goes in and is never shown back (the page has
  * no way to read one).
  */
@@ -7,7 +7,7 @@ import type { Hono } from "hono";
 import type { DashEnv } from "../api.ts";
 import { setFlash, takeFlash } from "../flash.ts";
 import { Page } from "../layout.tsx";
-import { EmptyRow, Field, Notice, Table, Time } from "../ui.tsx";
+import { EmptyRow, Field, Notice, Pager, pageQuery, Table, Time } from "../ui.tsx";
 
 const PATH = "/dashboard/secrets";
 
@@ -27,7 +27,11 @@ const deletePath = (name: string) => `${PATH}/${encodeURIComponent(name)}/delete
 export function registerSecrets(dash: Hono<DashEnv>) {
   dash.get("/secrets", async (c) => {
     const flash = takeFlash<Flash>(c, PATH);
-    const listed = await c.var.api.project<{ secrets: SecretName[] }>("GET", "/secrets");
+    const cursor = c.req.query("cursor") || undefined;
+    const listed = await c.var.api.project<{ secrets: SecretName[]; nextPageToken?: string }>(
+      "GET",
+      `/secrets${pageQuery(cursor)}`,
+    );
     return c.html(
       <Page title="Secrets" section={PATH} session={c.var.session}>
         {flash?.kind === "saved" ? (
@@ -83,6 +87,14 @@ export function registerSecrets(dash: Hono<DashEnv>) {
                 ))
               )}
             </Table>
+            {listed.data.nextPageToken || cursor ? (
+              <Pager
+                path={PATH}
+                query={{}}
+                next={listed.data.nextPageToken}
+                first={Boolean(cursor)}
+              />
+            ) : null}
           </>
         ) : (
           <Notice kind="error">
