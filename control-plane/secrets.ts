@@ -3,7 +3,9 @@
  * IV per write, and `{projectId}/{name}` as additional data, so a sealed value copied to another
  * row does not open. Stored as base64 of IV + ciphertext. WebCrypto only (Node and Workers).
  */
+import { sql } from "drizzle-orm";
 import { base64urlDecode, base64urlEncode } from "../common/jwt.ts";
+import { secrets } from "./db/schema.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -44,3 +46,22 @@ export async function openSecret(
   );
   return decoder.decode(plain);
 }
+
+/**
+ * What a project's secrets may take in all of an app's environment: a replica's process is
+ * started with them, and Linux refuses to start a program whose environment and arguments pass
+ * 2 MiB ("Argument list too long": 120 secrets of 60 KiB stopped every custom-runtime app of the
+ * project from starting). Each secret counts its name, its value and 10 bytes (`=`, the ending
+ * NUL, and its pointer).
+ */
+export const MAX_SECRETS_BYTES = 1024 * 1024;
+
+/** A secret's count towards MAX_SECRETS_BYTES, from its name and its value. */
+export const secretBytes = (name: string, value: string) =>
+  encoder.encode(name).byteLength + encoder.encode(value).byteLength + 10;
+
+/**
+ * SQL, an aggregate over `secrets` rows: their count towards MAX_SECRETS_BYTES, from the sealed
+ * values without opening them (base64url, unpadded, of a 12-byte IV, the value, GCM's 16-byte tag).
+ */
+export const sealedBytes = sql<number>`coalesce(sum(length(${secrets.name}) + length(${secrets.sealed}) * 3 / 4 - 28 + 10), 0)`;

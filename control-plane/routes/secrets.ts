@@ -4,7 +4,7 @@
  * the names (owners only, not audited: no value leaves).
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, asc, eq, gt } from "drizzle-orm";
+import { and, asc, count, eq, gt, ne } from "drizzle-orm";
 import { auditSuccess } from "../audit/record.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv, Ctx } from "../context.ts";
@@ -12,9 +12,11 @@ import { secrets, serviceAccounts, users } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { bearerAuth, errorResponses, projectIdParam, smallBody } from "../openapi.ts";
 import { optionalPage, optionalPageQuery, pageFields } from "../optional-page.ts";
-import { openSecret, sealSecret } from "../secrets.ts";
+import { MAX_SECRETS_BYTES, openSecret, sealedBytes, sealSecret, secretBytes } from "../secrets.ts";
 
 export const MAX_SECRET_BYTES = 64 * 1024;
+
+const kib = (bytes: number) => `${Math.ceil(bytes / 1024).toLocaleString("en")} KiB`;
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
@@ -57,7 +59,10 @@ export const putSecretRoute = createRoute({
   },
   responses: {
     204: { description: "Stored." },
-    ...errorResponses({ 413: "The body is larger than 256 KiB." }),
+    ...errorResponses({
+      409: "The project's secrets would pass 1 MiB in all (names and values), more than an app's environment can hold.",
+      413: "The body is larger than 256 KiB.",
+    }),
   },
 });
 
@@ -145,7 +150,21 @@ export function registerSecrets(app: OpenAPIHono<AppEnv>) {
     const now = Date.now();
     const sealed = await sealSecret(derived.secrets, projectId, name, value);
     const where = and(eq(secrets.projectId, projectId), eq(secrets.name, name));
-    const [existing] = await db.select({ name: secrets.name }).from(secrets).where(where);
+    const [current] = await db
+      .select({ n: count(), bytes: sealedBytes })
+      .from(secrets)
+      .where(where);
+    const others = and(eq(secrets.projectId, projectId), ne(secrets.name, name));
+    const [taken] = await db.select({ bytes: sealedBytes }).from(secrets).where(others);
+    const bytes = secretBytes(name, value);
+    const total = Number(taken?.bytes ?? 0) + bytes;
+    // A project past the bound from before it existed may still shrink a secret.
+    if (total > MAX_SECRETS_BYTES && bytes > Number(current?.bytes ?? 0)) {
+      throw new ApiError(
+        "conflict",
+        `the project's secrets would take ${kib(total)} of its apps' environment, over the ${kib(MAX_SECRETS_BYTES)} a process can be started with: delete some (runlet secrets delete), or keep large values elsewhere (a file in the app, a store the app reads)`,
+      );
+    }
     await db.batch([
       db
         .insert(secrets)
@@ -161,7 +180,7 @@ export function registerSecrets(app: OpenAPIHono<AppEnv>) {
           target: [secrets.projectId, secrets.name],
           set: { sealed, updatedBy: principal.id, updatedAt: now },
         }),
-      auditSuccess(c, { created: !existing }),
+      auditSuccess(c, { created: !current?.n }),
     ]);
     return c.body(null, 204);
   });

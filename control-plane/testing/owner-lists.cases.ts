@@ -218,4 +218,41 @@ export function ownerListsCases(open: () => Promise<Database>) {
       expect(names).toEqual(Array.from({ length: n }, (_, i) => `S_${i}`).sort());
     });
   });
+
+  it("refuses a secret that would take the project's secrets past 1 MiB in all, with 409", async () => {
+    const projectId = await f.addProject();
+    const put = async (name: string, bytes: number) => {
+      const res = await f.call("PUT", `/v2/projects/${projectId}/secrets/${name}`, {
+        body: { value: "x".repeat(bytes) },
+      });
+      return { status: res.status, body: (await res.json().catch(() => null)) as Json };
+    };
+    // Each counts its name, its value and 10 bytes: these 15 of 64 KiB take 983,270 bytes.
+    for (let i = 0; i < 15; i++) expect((await put(`BIG_${i}`, 65_536)).status).toBe(204);
+    const refused = await put("BIG_15", 65_536);
+    expect(refused.status).toBe(409);
+    expect(refused.body.message).toMatch(/1,025 KiB .* over the 1,024 KiB/);
+    // 1 MiB less 983,270 leaves 65,306: "EXACT" (5 bytes) and 10 more leave 65,291 for a value.
+    expect((await put("EXACT", 65_292)).status).toBe(409);
+    expect((await put("EXACT", 65_291)).status).toBe(204);
+    const listed = await get("secrets", "", projectId);
+    expect(listed.body.secrets.map((s: Json) => s.name)).not.toContain("BIG_15");
+    // Full to the byte: replacing one counts it once; deleting one makes room again.
+    expect((await put("BIG_3", 65_536)).status).toBe(204);
+    expect((await put("SMALL", 1)).status).toBe(409);
+    const gone = await f.call("DELETE", `/v2/projects/${projectId}/secrets/BIG_0`);
+    expect(gone.status).toBe(204);
+    expect((await put("BIG_0", 65_536)).status).toBe(204);
+    // Past the bound (a project from before it): a secret may shrink, not grow.
+    await f.db.insert(secrets).values({
+      projectId,
+      name: "OLD",
+      sealed: "A".repeat(88_000), // about 65 KiB sealed
+      updatedBy: f.owner.id,
+      createdAt: Date.now(),
+      updatedAt: Date.now(),
+    });
+    expect((await put("BIG_1", 10)).status).toBe(204);
+    expect((await put("BIG_1", 20)).status).toBe(409);
+  });
 }
