@@ -198,3 +198,38 @@ it("prints --help, and names the actions when given another", async () => {
     /say list, create, add, role, remove, token or revoke \(not 'delete'\)/,
   );
 });
+
+// An owner with more of each than a page of the API's lists (50 by default) or of the
+// dashboard's: `runlet users list`, `tokens list` and `secrets list` still print every one.
+it("lists all of 60 users, service accounts and secrets", async () => {
+  const { projectId, token } = await localJson();
+  const send = (method: string, path: string, body: unknown) =>
+    fetch(`${baseUrl}/v2/projects/${projectId}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
+  const n = 60;
+  for (let i = 0; i < n; i += 20) {
+    const made = await Promise.all(
+      Array.from({ length: 20 }, (_, j) => [
+        send("POST", "/users", { name: `many-${i + j}`, expiresAt }),
+        send("POST", "/service-accounts", { name: `bot-${i + j}`, expiresAt }),
+        send("PUT", `/secrets/MANY_${i + j}`, { value: "x" }),
+      ]).flat(),
+    );
+    expect(made.map((r) => r.status).filter((s) => s >= 300)).toEqual([]);
+  }
+  const count = async (args: string[], field: string, prefix: string) => {
+    const res = await runlet([...args, "--json"]);
+    expect(res.code, res.stderr).toBe(0);
+    const rows = JSON.parse(res.stdout)[field] as Array<{ name: string }>;
+    return new Set(rows.map((r) => r.name).filter((name) => name.startsWith(prefix))).size;
+  };
+  expect(await count(["users", "list"], "users", "many-")).toBe(n);
+  expect(await count(["tokens", "list"], "serviceAccounts", "bot-")).toBe(n);
+  expect(await count(["secrets", "list"], "secrets", "MANY_")).toBe(n);
+  const table = await runlet(["secrets", "list"]);
+  expect(table.stdout.split("\n").filter((line) => line.startsWith("MANY_"))).toHaveLength(n);
+});
