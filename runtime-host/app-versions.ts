@@ -34,6 +34,9 @@ export interface BundleSource {
 export class AppVersions {
   readonly #current = new Map<string, Current>();
   readonly #fetching = new Map<string, Promise<Deployment | undefined>>();
+  /** How many times this host took news of an app's current version, and when of each app. */
+  #heard = 0;
+  readonly #heardAt = new Map<string, number>();
   #source: BundleSource | undefined;
 
   constructor(
@@ -76,12 +79,34 @@ export class AppVersions {
     const newer = sameApp
       ? !known || current.version >= known.version
       : (current.appId as string) > (known?.appId as string);
-    if (newer) this.#current.set(appKey(project, app), current);
+    if (!newer) return;
+    this.#current.set(appKey(project, app), current);
+    this.#heardAt.set(appKey(project, app), ++this.#heard);
+  }
+
+  /** How much news of current versions this host has taken: a heartbeat notes it as it goes. */
+  get heard(): number {
+    return this.#heard;
+  }
+
+  /**
+   * A heartbeat's answer says the app is gone (there was none of its name when the control plane
+   * answered). Unless this host took news of the app since that heartbeat went (`sentAt`: its
+   * `heard` then): the app may have been deployed again under its name meanwhile, its deploy's
+   * news overtaking the answer, which then speaks of the deleted app; removing the new one's
+   * files and replicas left it down until its next call. The next heartbeat asks again.
+   * Resolves with whether the app was removed.
+   */
+  async gone(project: string, app: string, sentAt: number): Promise<boolean> {
+    if ((this.#heardAt.get(appKey(project, app)) ?? 0) > sentAt) return false;
+    await this.remove(project, app);
+    return true;
   }
 
   /** The app is gone: forget it. */
   async remove(project: string, app: string): Promise<void> {
     this.#current.delete(appKey(project, app));
+    this.#heardAt.delete(appKey(project, app));
     await this.registry.remove(project, app);
     this.pool.removed(project, app);
     this.outputs?.forget(project, app);

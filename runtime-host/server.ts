@@ -10,12 +10,12 @@ import { AppVersions } from "./app-versions.ts";
 import { AppRegistry } from "./apps.ts";
 import { AsyncRuns } from "./async-runs.ts";
 import type { HostContext, HostSpares } from "./context.ts";
+import { heartbeatSides } from "./heartbeat.ts";
 import type { HostOptions, JoinOptions } from "./host-options.ts";
 import { asHttpError } from "./http/errors.ts";
 import { sendError } from "./http/respond.ts";
 import { Intake } from "./intake.ts";
 import { DEFAULT_LIMITS, type HostLimits } from "./limits.ts";
-import { heartbeatOf } from "./load.ts";
 import { Membership } from "./membership.ts";
 import { ReplicaGrants } from "./pool/grants.ts";
 import { ReplicaPool } from "./pool/pool.ts";
@@ -248,24 +248,13 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   };
 }
 
-/**
- * The host's membership of the registry: its heartbeat from the pool; apps gone are removed,
- * current versions noted (app-versions.ts: fetched now if the host runs the app), replicas
- * beyond what the control plane lets the host keep retired.
- */
+/** The host's membership of the registry: its heartbeat and what it does with the answers. */
 function joining(join: JoinOptions, versions: AppVersions, pool: ReplicaPool, intake: Intake) {
   const membership = new Membership({
     controlPlaneUrl: join.controlPlaneUrl,
     hostToken: join.hostToken,
     refused: join.refused,
-    heartbeat: () => heartbeatOf(pool.stats(), intake.open),
-    answered: ({ gone, current }) => {
-      for (const { project, app } of gone) void versions.remove(project, app);
-      for (const { project, app, keep, ...version } of current) {
-        if (keep !== undefined) pool.keepAtMost(project, app, keep);
-        versions.setCurrent(project, app, version);
-      }
-    },
+    ...heartbeatSides(versions, pool, intake),
   });
   versions.fetchFrom(membership);
   return membership;

@@ -1,0 +1,82 @@
+// A heartbeat's answer that says an app is gone, judged by the control plane before the app was
+// deployed again under its name, reaches the host after that deploy's news: the host must keep
+// the new app (removing it deleted its files and stopped its replicas until its next call).
+// Found reading the heartbeat's protocol against apps' ids. On the real registry, with the
+// control plane's answers given by the test.
+import { readFile } from "node:fs/promises";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { digestOfBundle } from "../common/bundle-digest.ts";
+import { newId } from "../common/ids.ts";
+import type { DeployRequest } from "../common/protocol/deploy.ts";
+import { AppVersions, type Current } from "./app-versions.ts";
+import { AppRegistry } from "./apps.ts";
+import { heartbeatSides } from "./heartbeat.ts";
+import { ReplicaPool } from "./pool/pool.ts";
+import { bundle, configOf, newHome, removeHome } from "./test-support.ts";
+
+const T = Date.UTC(2026, 10, 26);
+const FIRST = newId("app", T);
+const SECOND = newId("app", T + 2_000);
+
+let home: string;
+let pool: ReplicaPool;
+
+beforeEach(async () => {
+  home = await newHome();
+});
+
+afterEach(async () => {
+  await pool.close();
+  await removeHome(home);
+});
+
+const filesOf = (appId: string): DeployRequest => ({
+  version: 1,
+  config: configOf("a"),
+  files: bundle({ "main.mjs": `export const run = () => "${appId}";` }),
+});
+const currentOf = async (appId: string): Promise<Current> => ({
+  version: 1,
+  digest: await digestOfBundle(filesOf(appId).files),
+  appId,
+});
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+it("keeps the app deployed again under a name whose 'gone' was answered before the deploy", async () => {
+  const registry = await AppRegistry.open(home);
+  pool = new ReplicaPool(
+    () => {
+      throw new Error("no replica starts here");
+    },
+    { queueWaitMs: 1_000, maxWaiting: 10 },
+  );
+  const versions = new AppVersions(registry, pool);
+  const now = { current: await currentOf(FIRST) };
+  versions.fetchFrom({
+    current: async () => now.current,
+    bundle: async () => filesOf(now.current.appId as string),
+  });
+  const host = heartbeatSides(versions, pool, { open: true });
+  const goneAnswer = { gone: [{ project: "p", app: "a" }], current: [] };
+  const code = async () => {
+    const deployment = registry.get("p", "a");
+    return deployment && (await readFile(`${deployment.dir}/main.mjs`, "utf8"));
+  };
+  await versions.deployment("p", "a"); // a call of the first app
+
+  // A heartbeat goes; meanwhile the app is deleted and deployed again, and the deploy's news and
+  // a call of the new app reach the host before the answer, which says 'gone'.
+  host.heartbeat();
+  now.current = await currentOf(SECOND);
+  versions.setCurrent("p", "a", now.current);
+  await versions.deployment("p", "a");
+  host.answered(goneAnswer);
+  await settle();
+  expect((await code()) ?? "removed").toContain(SECOND);
+
+  // A 'gone' answered to a heartbeat sent after that news is of the new app: it goes.
+  host.heartbeat();
+  host.answered(goneAnswer);
+  await settle();
+  expect(await code()).toBeUndefined();
+});
