@@ -29,7 +29,7 @@ function setUp(scaling: Record<string, number>) {
       started.push(replica);
       return replica;
     },
-    { queueWaitMs: 5_000, maxWaiting: 100, grants },
+    { queueWaitMs: 5_000, maxWaiting: 100, grants, finishingWaitMs: 1_000 },
   );
   const target: PoolTarget = {
     project: "p",
@@ -194,5 +194,34 @@ describe("a host asking for a grant", () => {
     expect(started.find((r) => r.pid === next.pid())?.spec.version).toBe(2);
     next.end();
     await next.done;
+  });
+
+  it("sends its calls elsewhere when its only replicas are retired ones serving long calls", async () => {
+    const { pool, target, started, controlPlane, hold } = setUp({ max_replicas: 2 });
+    const stream = hold(); // a long stream on version 1
+    await settle();
+    // A redeploy: the streaming replica is retired. Another host was granted the app's other
+    // place and runs version 2 there: this host's grant is refused.
+    const v2 = { ...target, version: 2, digest: "2" };
+    pool.deployed(v2);
+    controlPlane.granting = false;
+    const sync = hold(v2);
+    const asyncRun = pool.use(v2, async () => "ran here", {
+      waitMs: Number.POSITIVE_INFINITY,
+      order: 1,
+    });
+    // Both leave as 'elsewhere' (the Worker sends them to the other host). Before, the sync call
+    // waited its whole queue wait (30 s on a host) for the stream to end, then was refused 429
+    // as busy here, and the async run waited as long as the stream lasted.
+    for (const call of [sync.done, asyncRun]) {
+      const err = await call.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toMatchObject({ failure: { kind: "busy", elsewhere: true } });
+    }
+    expect(started.map((r) => r.exited)).toEqual([false]); // the stream goes on
+    stream.end();
+    await stream.done;
   });
 });

@@ -65,6 +65,12 @@ export interface PoolOptions {
    * called once were 150 replicas on a host of 94 slots.
    */
   slots?: number;
+  /**
+   * Longest calls wait, once a grant is refused, for this host's retired replicas still
+   * finishing calls to end, when it has no other replica of the app; then they go elsewhere.
+   * `FINISHING_WAIT_MS` unless given.
+   */
+  finishingWaitMs?: number;
 }
 
 /** How one call waits for its slot (see wait-queue.ts); `waitMs` is `queueWaitMs` unless given. */
@@ -101,10 +107,19 @@ interface AppReplicas {
   /** Retired replicas still finishing calls: they count against `max_replicas` until idle. */
   finishing: Set<Replica>;
   queue: WaitQueue<Replica>;
+  /** Set while its calls wait, the grant refused, for retired replicas here to finish. */
+  finishingWait?: NodeJS.Timeout;
 }
 
 /** Pause before replacing a crashed replica kept for `min_replicas`. */
 const REFILL_DELAY_MS = 1_000;
+
+/**
+ * How long calls wait for retired replicas to finish when nothing else here may serve them: a
+ * redeploy's short calls end well within it, and by then a heartbeat has told the Worker where
+ * the app's new replicas are. A long stream on a retired replica once held them 30 s, then 429.
+ */
+const FINISHING_WAIT_MS = 2_000;
 
 const sameTarget = (a: PoolTarget, b: PoolTarget) =>
   a.version === b.version && a.digest === b.digest && a.dir === b.dir;
@@ -357,10 +372,13 @@ export class ReplicaPool {
 
   /**
    * A new replica while the app has room here and — with grants — over all hosts. Without a
-   * grant in hand one is asked for and the call waits; a refusal with no replica here, not even a
-   * retired one finishing its calls, fails the waiters at once (busy: the app's replicas run on
-   * other hosts). One finishing here frees its place when it ends, and the grant is asked again:
-   * after a redeploy at full capacity every host had only retired replicas, and each refused.
+   * grant in hand one is asked for and the call waits; a refusal with no replica here fails the
+   * waiters (busy: the app's replicas run on other hosts, try one). At once if none is here at
+   * all; if retired ones are still finishing calls, after up to `finishingWaitMs`: one that ends
+   * frees its place, and the grant is asked again (after a redeploy at full capacity every host
+   * had only retired replicas, and each refused at once), but one serving a long stream held
+   * the calls 30 s and then refused them (429), while the new version's replicas elsewhere were
+   * free.
    */
   #startIfRoom(app: AppReplicas): Replica | undefined {
     if (room(app) <= 0) return undefined;
@@ -368,10 +386,20 @@ export class ReplicaPool {
     if (!grants || grants.take(app.target)) return this.#start(app);
     grants.request(app.target, running(app), (granted) => {
       if (granted) this.#pump(app);
-      else if (app.replicas.size === 0 && app.finishing.size === 0)
-        app.queue.failAll(() => this.#busy(app, "on other hosts: none is free here", true));
+      else if (app.replicas.size > 0) return;
+      else if (app.finishing.size === 0) this.#sendElsewhere(app);
+      else
+        app.finishingWait ??= setTimeout(() => {
+          app.finishingWait = undefined;
+          if (app.replicas.size === 0) this.#sendElsewhere(app);
+        }, this.options.finishingWaitMs ?? FINISHING_WAIT_MS).unref();
     });
     return undefined;
+  }
+
+  /** Fails the calls waiting here: the app's replicas run on other hosts. */
+  #sendElsewhere(app: AppReplicas): void {
+    app.queue.failAll(() => this.#busy(app, "on other hosts: none is free here", true));
   }
 
   #reserve(replica: Replica): void {
