@@ -3,7 +3,8 @@
 // back unchanged; failures are the host's `{message}` errors, marked as such.
 
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { appRoot, appsRoot, versionDirName } from "../../../common/app-paths.ts";
@@ -211,7 +212,46 @@ describe("custom runtime", () => {
     await hostClient(host.url).deploy("p", "web", 1, { "server.js": SERVER }, config);
     const res = await send("/");
     expect(res.status).toBe(502);
-    expect((await json(res)).message).toMatch(/exited before it was healthy.*no-such-server/);
+    // In the app's words, not the shell's ('sh: 14: exec: no-such-server: not found' counted
+    // the lines of the host's launch script).
+    const { message } = await json(res);
+    expect(message).toMatch(/exited before it was healthy \(code 127\)/);
+    expect(message).toContain(
+      "[custom] entrypoint: 'no-such-server' is not a program on the replica's PATH (the host's)",
+    );
+    expect(message).not.toMatch(/sh: \d+:/);
+  });
+
+  it("runs python3 for an entrypoint of 'python' where there is no python; says what else cannot run", () => {
+    const bin = mkdtempSync(join(tmpdir(), "runlet-path-"));
+    try {
+      const say = (name: string) => `#!/bin/sh\necho ${name} "$@"\n`;
+      writeFileSync(join(bin, "python3"), say("python3"), { mode: 0o755 });
+      writeFileSync(join(bin, "script"), say("script"), { mode: 0o644 }); // no x bit
+      const run = (entrypoint: string[], PATH = bin) =>
+        spawnSync("/bin/sh", ["-s"], {
+          input: launchScript({ PATH }, entrypoint),
+          cwd: bin,
+          env: {},
+          encoding: "utf8",
+        });
+      expect(run(["python", "server.py"]).stdout).toBe("python3 server.py\n");
+      const none = run(["python", "server.py"], "/nonexistent");
+      expect([none.status, none.stderr]).toEqual([
+        127,
+        "[custom] entrypoint: 'python' is not a program on the replica's PATH (the host's)\n",
+      ]);
+      const script = run(["./script"]);
+      expect(script.status).toBe(126);
+      expect(script.stderr).toMatch(
+        /^\[custom\] entrypoint: '.\/script' is not an executable file/,
+      );
+      expect(run(["./gone"]).stderr).toBe(
+        "[custom] entrypoint: './gone' is not in the app's folder\n",
+      );
+    } finally {
+      rmSync(bin, { recursive: true, force: true });
+    }
   });
 
   it("hands the environment to the entrypoint exactly, whatever its values hold", () => {
