@@ -37,9 +37,11 @@ class Handler(BaseHTTPRequestHandler):
         self.send_json(404, {"message": "not found"})
 
     def do_POST(self):
+        # The body is read before any answer, a 404 too: on a kept-alive connection, a body left
+        # unread is read as the start of the next request, another caller's (then a 501).
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if urlsplit(self.path).path != "/echo":
             return self.send_json(404, {"message": "not found"})
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         try:
             value = json.loads(body or b"null")
         except ValueError:
