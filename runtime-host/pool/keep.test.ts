@@ -224,4 +224,24 @@ describe("a host asking for a grant", () => {
     stream.end();
     await stream.done;
   });
+
+  it("asks again for a refused grant while calls wait behind a busy replica here", async () => {
+    const { started, controlPlane, hold } = setUp({ max_replicas: 2 });
+    const stream = hold(); // a long stream on this host's one replica
+    await settle();
+    // Refused: another host's replica, stopped a moment ago, still counts until its heartbeat.
+    controlPlane.granting = false;
+    const next = hold();
+    await settle();
+    controlPlane.granting = true; // that heartbeat came
+    // The call runs on a second replica here. Before, the refusal stood until the stream's
+    // replica freed its slot: the call waited for the stream, or was refused after its wait.
+    next.end();
+    await next.done;
+    expect(started).toHaveLength(2);
+    expect(next.pid()).toBe(started[1]?.pid);
+    expect(controlPlane.had).toEqual([0, 1, 1]); // the first replica, the refusal, the grant
+    stream.end();
+    await stream.done;
+  });
 });

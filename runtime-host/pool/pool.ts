@@ -109,6 +109,8 @@ interface AppReplicas {
   queue: WaitQueue<Replica>;
   /** Set while its calls wait, the grant refused, for retired replicas here to finish. */
   finishingWait?: NodeJS.Timeout;
+  /** Set while its calls wait to ask for the refused grant again. */
+  askAgain?: NodeJS.Timeout;
 }
 
 /** Pause before replacing a crashed replica kept for `min_replicas`. */
@@ -120,6 +122,13 @@ const REFILL_DELAY_MS = 1_000;
  * the app's new replicas are. A long stream on a retired replica once held them 30 s, then 429.
  */
 const FINISHING_WAIT_MS = 2_000;
+
+/**
+ * After a refused grant, while calls wait here, the pause before asking again: the control
+ * plane's counts of other hosts lag their heartbeats, so a replica another host stopped a moment
+ * ago (retired by a redeploy, or idle past its cooldown) still held its place.
+ */
+const ASK_AGAIN_MS = 1_000;
 
 const sameTarget = (a: PoolTarget, b: PoolTarget) =>
   a.version === b.version && a.digest === b.digest && a.dir === b.dir;
@@ -378,17 +387,22 @@ export class ReplicaPool {
    * frees its place, and the grant is asked again (after a redeploy at full capacity every host
    * had only retired replicas, and each refused at once), but one serving a long stream held
    * the calls 30 s and then refused them (429), while the new version's replicas elsewhere were
-   * free.
+   * free. Meanwhile the grant is asked again every `ASK_AGAIN_MS`: a refusal was final until a
+   * replica here freed a slot, so after a redeploy, refused while another host's stopped
+   * replicas still counted, calls waited for a busy replica here (a long stream) up to 30 s.
    */
   #startIfRoom(app: AppReplicas): Replica | undefined {
     if (room(app) <= 0) return undefined;
     const { grants } = this.options;
     if (!grants || grants.take(app.target)) return this.#start(app);
     grants.request(app.target, running(app), (granted) => {
-      if (granted) this.#pump(app);
-      else if (app.replicas.size > 0) return;
-      else if (app.finishing.size === 0) this.#sendElsewhere(app);
-      else
+      if (granted) return this.#pump(app);
+      if (app.replicas.size === 0 && app.finishing.size === 0) return this.#sendElsewhere(app);
+      app.askAgain ??= setTimeout(() => {
+        app.askAgain = undefined;
+        this.#pump(app); // calls still waiting here: a free slot, or the grant asked again
+      }, ASK_AGAIN_MS).unref();
+      if (app.replicas.size === 0)
         app.finishingWait ??= setTimeout(() => {
           app.finishingWait = undefined;
           if (app.replicas.size === 0) this.#sendElsewhere(app);
