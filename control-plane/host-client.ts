@@ -3,6 +3,8 @@
  * that is not down (docs/hosts.md). Deploys are not pushed: a host fetches a version's bundle
  * when it first needs it (bundles.ts).
  */
+
+import { HEADER } from "../common/consts.ts";
 import {
   type AppOutput,
   hostMetricsSchema,
@@ -30,8 +32,10 @@ export interface RuntimeHosts {
   /**
    * Stops the app's replicas and deletes its files on every host that answers; a host that
    * does not is told at its next heartbeat (the app is gone from the database by then).
+   * `appId` names the app deleted: a host that already heard of a later app of its name (its
+   * deploy's news came first) keeps that one.
    */
-  remove(input: { project: string; app: string }): Promise<void>;
+  remove(input: { project: string; app: string; appId?: string }): Promise<void>;
   /** What a run of `project` wrote, from the host that keeps it; undefined if none does. */
   runLogs(input: { project: string; runId: string }): Promise<RunLogs | undefined>;
   /** The app's replicas now over all hosts; undefined if no host could be asked. */
@@ -62,8 +66,9 @@ export function httpRuntimeHosts(
     path: string,
     timeoutMs: number,
     json?: unknown,
+    more: Record<string, string> = {},
   ) {
-    const headers: Record<string, string> = { authorization: `Bearer ${internalToken}` };
+    const headers: Record<string, string> = { ...more, authorization: `Bearer ${internalToken}` };
     if (json !== undefined) headers["content-type"] = "application/json";
     try {
       return await fetch(base + path, {
@@ -100,10 +105,18 @@ export function httpRuntimeHosts(
         for (const next of warmers.slice(1))
           if (await tell(next, { version, digest, appId, warm })) break;
     },
-    async remove({ project, app }) {
+    async remove({ project, app, appId }) {
+      const named: Record<string, string> = appId ? { [HEADER.appId]: appId } : {};
       await Promise.all(
         (await addresses()).map(async (base) => {
-          const res = await send(base, "DELETE", hostPath.app(project, app), 30_000);
+          const res = await send(
+            base,
+            "DELETE",
+            hostPath.app(project, app),
+            30_000,
+            undefined,
+            named,
+          );
           await res?.body?.cancel();
         }),
       );

@@ -103,6 +103,17 @@ export class AppVersions {
     return true;
   }
 
+  /**
+   * The control plane deleted the app of id `appId` (absent: an older control plane's word for
+   * the app of that name). A later app of the name this host heard of is kept: its deploy's news
+   * came before this stop, held up on its way (a host slow past the control plane's 30 s).
+   */
+  async deleted(project: string, app: string, appId?: string): Promise<void> {
+    const known = this.#current.get(appKey(project, app))?.appId;
+    if (appId && known && known > appId) return;
+    await this.remove(project, app);
+  }
+
   /** The app is gone: forget it. */
   async remove(project: string, app: string): Promise<void> {
     this.#current.delete(appKey(project, app));

@@ -2,31 +2,44 @@
 // deployed again under its name, reaches the host after that deploy's news: the host must keep
 // the new app (removing it deleted its files and stopped its replicas until its next call).
 // Found reading the heartbeat's protocol against apps' ids. On the real registry, with the
-// control plane's answers given by the test.
+// control plane's answers given by the test. The control plane's stop of a deleted app
+// (`DELETE /internal/apps/…`, held up past its 30 s on a slow host) is the same news: it names
+// the app deleted, and a later app of the name stays.
 import { readFile } from "node:fs/promises";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { digestOfBundle } from "../common/bundle-digest.ts";
+import { HEADER } from "../common/consts.ts";
 import { newId } from "../common/ids.ts";
 import type { DeployRequest } from "../common/protocol/deploy.ts";
+import { hostPath } from "../common/protocol/paths.ts";
 import { AppVersions, type Current } from "./app-versions.ts";
 import { AppRegistry } from "./apps.ts";
 import { heartbeatSides } from "./heartbeat.ts";
 import { ReplicaPool } from "./pool/pool.ts";
-import { bundle, configOf, newHome, removeHome } from "./test-support.ts";
+import {
+  bundle,
+  configOf,
+  hostClient,
+  newHome,
+  removeHome,
+  startTestHost,
+  TOKEN,
+} from "./test-support.ts";
 
 const T = Date.UTC(2026, 10, 26);
 const FIRST = newId("app", T);
 const SECOND = newId("app", T + 2_000);
 
 let home: string;
-let pool: ReplicaPool;
+let pool: ReplicaPool | undefined;
 
 beforeEach(async () => {
   home = await newHome();
 });
 
 afterEach(async () => {
-  await pool.close();
+  await pool?.close();
+  pool = undefined;
   await removeHome(home);
 });
 
@@ -79,4 +92,38 @@ it("keeps the app deployed again under a name whose 'gone' was answered before t
   host.answered(goneAnswer);
   await settle();
   expect(await code()).toBeUndefined();
+});
+
+it("keeps, at a stop naming the deleted app's id, a later app of the name it heard of", async () => {
+  const host = await startTestHost(home);
+  try {
+    const client = hostClient(host.url);
+    const send = (method: string, path: string, headers: Record<string, string>, body?: unknown) =>
+      fetch(`${host.url}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${TOKEN}`,
+          "content-type": "application/json",
+          ...headers,
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const { files } = filesOf(SECOND);
+    const files2 = Object.fromEntries(
+      files.map((f) => [f.path, Buffer.from(f.contentBase64, "base64").toString()]),
+    );
+    expect((await client.deploy("p", "a", 1, files2)).status).toBe(200);
+    const current = await send("PUT", hostPath.current("p", "a"), {}, await currentOf(SECOND));
+    expect(current.status).toBe(204);
+    // The stop of the first app, held up, comes after the second app's news: the second stays.
+    const late = await send("DELETE", hostPath.app("p", "a"), { [HEADER.appId]: FIRST });
+    expect(late.status).toBe(204);
+    expect((await client.invoke("p", "a", "run")).body).toMatchObject({ result: SECOND });
+    // A stop naming it, or naming none (an older control plane), removes it.
+    const stop = await send("DELETE", hostPath.app("p", "a"), { [HEADER.appId]: SECOND });
+    expect(stop.status).toBe(204);
+    expect((await client.invoke("p", "a", "run")).status).toBe(404);
+  } finally {
+    await host.close();
+  }
 });

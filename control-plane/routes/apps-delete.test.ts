@@ -11,8 +11,8 @@ const removed: string[] = [];
 let hostDown = false;
 const host: RuntimeHosts = {
   announce: () => Promise.resolve(),
-  async remove({ project, app }) {
-    if (!hostDown) removed.push(`${project}/${app}`); // an unreachable host is skipped
+  async remove({ project, app, appId }) {
+    if (!hostDown) removed.push(`${project}/${app}`, `id ${appId}`); // an unreachable host is skipped
   },
   runLogs: () => Promise.resolve(undefined),
   replicas: () => Promise.resolve(undefined),
@@ -48,9 +48,14 @@ const appPath = (name: string) => `/v2/projects/${f.projectId}/apps/${name}`;
 it("stops the app on the host, forgets it, records apps.delete, and then answers 404", async () => {
   await deploy("doomed");
   await deploy("doomed");
+  const listed = await f.call("GET", `/v2/projects/${f.projectId}/apps`);
+  const { apps } = (await listed.json()) as { apps: { name: string; id: string }[] };
   const res = await f.call("DELETE", appPath("doomed"), { token: f.member.token });
   expect(res.status).toBe(204);
-  expect(removed).toContain(`${f.projectId}/doomed`);
+  // It names the app deleted: a host that heard of a later app of the name keeps that one.
+  const id = apps.find((a) => a.name === "doomed")?.id;
+  expect(id).toMatch(/^app_/);
+  expect(removed).toEqual(expect.arrayContaining([`${f.projectId}/doomed`, `id ${id}`]));
   expect((await f.call("GET", appPath("doomed"))).status).toBe(404);
   const [entry] = await f.db
     .select()

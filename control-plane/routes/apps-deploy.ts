@@ -265,7 +265,7 @@ export function registerDeployApp(app: OpenAPIHono<AppEnv>) {
         db.delete(apps).where(eq(apps.id, existing.id)),
         auditSuccess(c, { version: existing.currentVersion }),
       ]);
-      await hosts.remove({ project: projectId, app: appName });
+      await hosts.remove({ project: projectId, app: appName, appId: existing.id });
       await bundles.remove(projectId, appName);
     });
     return c.body(null, 204);

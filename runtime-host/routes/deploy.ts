@@ -5,7 +5,7 @@
  * which version is current; the host fetches it now if it runs the app or is to warm it, else at
  * the app's next call (app-versions.ts).
  * `DELETE /internal/apps/{project}/{app}`: the app's replicas stop and its files go (204, also
- * when it was not there).
+ * when it was not there); with `X-Runlet-App-Id`, only if no later app of the name is known.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { describeZodError } from "../../common/app-config.ts";
@@ -14,7 +14,7 @@ import { currentVersionSchema } from "../../common/protocol/hosts.ts";
 import type { HostContext } from "../context.ts";
 import { parseJsonBody, readBody } from "../http/body.ts";
 import { HttpError } from "../http/errors.ts";
-import { projectAndApp } from "../http/params.ts";
+import { acceptedForOf, projectAndApp } from "../http/params.ts";
 import { sendJson } from "../http/respond.ts";
 import { MAX_DEPLOY_BODY_BYTES } from "../limits.ts";
 
@@ -52,12 +52,12 @@ export async function setCurrentVersion(
 }
 
 export async function removeApp(
-  _req: IncomingMessage,
+  req: IncomingMessage,
   res: ServerResponse,
   params: readonly string[],
   { versions }: HostContext,
 ): Promise<void> {
   const { project, app } = projectAndApp(params);
-  await versions.remove(project, app);
+  await versions.deleted(project, app, acceptedForOf(req));
   res.writeHead(204).end();
 }
