@@ -536,8 +536,9 @@ describe("starting and stopping", () => {
     }
   });
 
-  it("prints --help for every command", async () => {
-    for (const command of ["start", "deploy", "run", "apps", "keys"]) {
+  // Every command's --help is checked in-process (cli/main.test.ts); here, through bin/runlet.mjs.
+  it("prints --help through the runlet command", async () => {
+    for (const command of ["start", "keys"]) {
       const help = await cli([command, "--help"], {
         ...process.env,
         RUNLET_HOME: join(ROOT, ".no-home"),
