@@ -202,7 +202,7 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     const ran = await cli(["run", "hello-http"], runlet.env);
     expect(ran.code).toBe(1);
     expect(ran.stderr).toMatch(
-      /^run failed \(404\): hello-http answered as a custom app does, not with a function's result: .*Its answer: \{"message":"not found"\}$/m,
+      /^runlet run: run failed \(404\): hello-http answered as a custom app does, not with a function's result: .*Its answer: \{"message":"not found"\}$/m,
     );
   });
 
@@ -261,7 +261,8 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     expect(every.runs.length).toBeGreaterThanOrEqual(2);
     // --failed with --app names the app: "No run has a failed delivery" read as none at all.
     const none = await cli(["redeliver", "--failed", "--app", "my-app"], runlet.env);
-    expect(none.stdout.trim()).toBe("No run of 'my-app' has a failed delivery.");
+    expect(none.stderr.trim()).toBe("No run of 'my-app' has a failed delivery.");
+    expect(none.stdout).toBe("");
   });
 
   it("runs in the background with --async, follows it with status, and cannot cancel it once ended", async () => {

@@ -23,7 +23,13 @@ export async function forkLoop() {
     await new Promise((resolve) => { child.once("spawn", resolve); child.once("error", (e) => { refused = e.code; resolve(); }); });
     if (!refused) children.push(child);
   }
-  for (const child of children) child.kill("SIGKILL");
+  // Gone and reaped before the answer: until then they count against the replica user's process
+  // limit, and the next call's own child could not start (EAGAIN).
+  await Promise.all(children.map((child) => new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once("exit", resolve);
+    child.kill("SIGKILL");
+  })));
   return { started: children.length, refused };
 }
 export function who() { return { uid: process.getuid(), gid: process.getgid() }; }
@@ -44,6 +50,7 @@ export function hog() {
 const SHARED_HOG = "import mmap,sys\\nkept=[]\\nfor i in range(int(sys.argv[1])//256):\\n m=mmap.mmap(-1,256<<20)\\n for j in range(0,256<<20,4096): m[j]=1\\n kept.append(m)\\n print((i+1)*256,flush=True)\\n";
 export function sharedHog({ mib }) {
   const child = spawnSync("python3", ["-c", SHARED_HOG, String(mib)], { encoding: "utf8" });
+  if (child.error) return { error: child.error.code };
   const lines = child.stdout.trim().split("\\n");
   return { reachedMiB: Number(lines[lines.length - 1] || 0), signal: child.signal };
 }

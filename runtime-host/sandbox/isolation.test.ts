@@ -207,7 +207,7 @@ describe.skipIf(!rooted)("a replica's own user, network and folders", () => {
     // 1 GiB of RLIMIT_DATA per process did not count them: 2.5 GiB were mapped and touched.
     const mib = SANDBOX_LIMITS.memoryBytes / 2 ** 20 + 512;
     const hog = (await call(host, "probe", "sharedHog", { mib })) as Record<string, unknown>;
-    expect(hog).toMatchObject({ signal: "SIGKILL" });
+    expect(hog, JSON.stringify(hog)).toMatchObject({ signal: "SIGKILL" });
     expect(hog.reachedMiB).toBeLessThanOrEqual(SANDBOX_LIMITS.memoryBytes / 2 ** 20);
     expect(await call(host, "probe", "who")).toMatchObject({ uid: expect.any(Number) });
   });
