@@ -71,7 +71,9 @@ switches the app to the new version. The folder needs a runlet.toml.`,
     const files = await collect(dir);
     const bytes = files.reduce((n, f) => n + Buffer.byteLength(f.contentBase64, "base64"), 0);
     if (!values.json)
-      console.error(`Packing ${name}: ${files.length} files, ${formatBytes(bytes)}`);
+      console.error(
+        `Packing ${name}: ${files.length} file${files.length === 1 ? "" : "s"}, ${formatBytes(bytes)}`,
+      );
     if (!values.json) console.error(`Deploying to project ${config.projectId}…`);
     const note = packagesNote(files.map((f) => f.path));
     if (note) console.error(note);
