@@ -185,3 +185,10 @@ it("says a proxy's HTML error page in one line, not as the page's many lines", a
     server.close();
   }
 });
+
+it("takes --json before the command as after it", async () => {
+  expect(await main(["--json", "deploy", "--bogus"])).toBe(1);
+  expect(JSON.parse(printed(out)[0] ?? "")).toMatchObject({
+    message: expect.stringMatching(/--bogus/),
+  });
+});

@@ -63,6 +63,8 @@ function usage(): string {
  * take, a server's refusal, a server it cannot reach; README.md, "The CLI in scripts and CI").
  */
 export async function main(argv: string[]): Promise<number> {
+  // `runlet --json apps`, as scripts write global flags before the command, is `runlet apps --json`.
+  if (argv[0] === "--json" && argv.length > 1) return main([...argv.slice(1), "--json"]);
   const [name, ...rest] = argv;
   if (!name || name === "help" || name === "--help" || name === "-h") {
     // `runlet help deploy` is `runlet deploy --help`.
