@@ -469,7 +469,7 @@ require("node:http").createServer((req, res) => {
     const listed = JSON.parse((await cli(["keys", "--json"], runlet.env)).stdout);
     const old = listed.keys.find((k: Json) => k.state === "previous").kid;
     const retired = await cli(["keys", "retire", old], runlet.env);
-    expect(retired.stdout).toMatch(
+    expect(retired.stdout, retired.stderr).toMatch(
       new RegExp(`^Retired ${old}: tokens signed with it are refused`),
     );
     expect(retired.code).toBe(0);

@@ -115,7 +115,9 @@ export function cli(
       child.kill("SIGKILL");
       reject(new Error(`runlet ${args.join(" ")} timed out\n${stdout}\n${stderr}`));
     }, 60_000);
-    child.once("exit", (code) => {
+    // "close", not "exit": at "exit" the output may still be in its pipes (a busy machine lost a
+    // command's whole stdout that way).
+    child.once("close", (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
