@@ -4,15 +4,18 @@
 // code. On the real registry, with the control plane's answers given by the test.
 import { readFile } from "node:fs/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { digestOfBundle } from "../common/bundle-digest.ts";
 import { newId } from "../common/ids.ts";
-import type { DeployRequest } from "../common/protocol/deploy.ts";
-import { AppVersions, type Current } from "./app-versions.ts";
+import { AppVersions } from "./app-versions.ts";
 import { AppRegistry } from "./apps.ts";
 import { HttpError } from "./http/errors.ts";
 import { deploymentOf } from "./http/params.ts";
 import { ReplicaPool } from "./pool/pool.ts";
-import { bundle, configOf, newHome, removeHome } from "./test-support.ts";
+import {
+  currentOfApp as currentOf,
+  deployOfApp as filesOf,
+  newHome,
+  removeHome,
+} from "./test-support.ts";
 
 // Ids sort by time: the first app of the name, a run accepted for it, then the app deployed
 // under the name after its delete, and a run made after that.
@@ -44,17 +47,6 @@ async function setUp() {
     { queueWaitMs: 1_000, maxWaiting: 10 },
   );
   const versions = new AppVersions(registry, pool);
-  const filesOf = (appId: string): DeployRequest => ({
-    version: 1,
-    config: configOf("a"),
-    files: bundle({ "main.mjs": `export const run = () => "${appId}";` }),
-  });
-  /** Version 1 of the app of id `appId`, as the control plane says it. */
-  const currentOf = async (appId: string): Promise<Current> => ({
-    version: 1,
-    digest: await digestOfBundle(filesOf(appId).files),
-    appId,
-  });
   const now = { current: await currentOf(FIRST) };
   versions.fetchFrom({
     current: async () => now.current,

@@ -7,18 +7,16 @@
 // the app deleted, and a later app of the name stays.
 import { readFile } from "node:fs/promises";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { digestOfBundle } from "../common/bundle-digest.ts";
 import { HEADER } from "../common/consts.ts";
 import { newId } from "../common/ids.ts";
-import type { DeployRequest } from "../common/protocol/deploy.ts";
 import { hostPath } from "../common/protocol/paths.ts";
-import { AppVersions, type Current } from "./app-versions.ts";
+import { AppVersions } from "./app-versions.ts";
 import { AppRegistry } from "./apps.ts";
 import { heartbeatSides } from "./heartbeat.ts";
 import { ReplicaPool } from "./pool/pool.ts";
 import {
-  bundle,
-  configOf,
+  currentOfApp as currentOf,
+  deployOfApp as filesOf,
   hostClient,
   newHome,
   removeHome,
@@ -43,16 +41,6 @@ afterEach(async () => {
   await removeHome(home);
 });
 
-const filesOf = (appId: string): DeployRequest => ({
-  version: 1,
-  config: configOf("a"),
-  files: bundle({ "main.mjs": `export const run = () => "${appId}";` }),
-});
-const currentOf = async (appId: string): Promise<Current> => ({
-  version: 1,
-  digest: await digestOfBundle(filesOf(appId).files),
-  appId,
-});
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
 
 it("keeps the app deployed again under a name whose 'gone' was answered before the deploy", async () => {

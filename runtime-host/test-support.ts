@@ -6,7 +6,10 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AppConfig, appConfigSchema, type BundleFile } from "../common/app-config.ts";
+import { digestOfBundle } from "../common/bundle-digest.ts";
 import { HEADER } from "../common/consts.ts";
+import type { DeployRequest } from "../common/protocol/deploy.ts";
+import type { Current } from "./app-versions.ts";
 import type { HostOptions } from "./host-options.ts";
 import type { AppStats } from "./pool/pool.ts";
 import { WorkloadError } from "./pool/workload.ts";
@@ -175,3 +178,17 @@ export async function failureOf(promise: Promise<unknown>): Promise<WorkloadErro
     throw new Error(`expected a WorkloadError, got ${String(err)}`);
   return err;
 }
+
+/** Version 1 of app `a`, whose function answers the app's id: two apps of one name told apart. */
+export const deployOfApp = (appId: string): DeployRequest => ({
+  version: 1,
+  config: configOf("a"),
+  files: bundle({ "main.mjs": `export const run = () => "${appId}";` }),
+});
+
+/** That version as the control plane names it. */
+export const currentOfApp = async (appId: string): Promise<Current> => ({
+  version: 1,
+  digest: await digestOfBundle(deployOfApp(appId).files),
+  appId,
+});
