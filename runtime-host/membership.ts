@@ -23,6 +23,7 @@ import {
 import { controlPlanePath } from "../common/protocol/paths.ts";
 import type { BundleSource } from "./app-versions.ts";
 import { HttpError } from "./http/errors.ts";
+import type { GrantAnswer } from "./pool/grants.ts";
 
 export interface MembershipOptions {
   controlPlaneUrl: string;
@@ -85,13 +86,18 @@ export class Membership implements BundleSource {
     return this.#beat().catch(() => {});
   }
 
-  /** May this host start one more replica of the app (its `max_replicas` over all hosts)? */
-  async mayStart(req: ReplicaRequest): Promise<boolean> {
+  /**
+   * May this host start one more replica of the app (its `max_replicas` over all hosts)? And do
+   * other hosts hold some of its places: the app's count over all hosts passes this host's own?
+   */
+  async mayStart(req: ReplicaRequest): Promise<GrantAnswer> {
     while (this.#beatDue) await this.#beatDue;
     const asked = (async () => {
       const res = await this.#post(`${controlPlanePath.hosts}/${this.#hostId}/replicas`, req);
       const answer = replicaAnswerSchema.safeParse(await res.json().catch(() => undefined));
-      return res.ok && answer.success && answer.data.granted;
+      if (!res.ok || !answer.success) return { granted: false, elsewhere: true };
+      const { granted, replicas } = answer.data;
+      return { granted, elsewhere: req.have === undefined || replicas > req.have };
     })();
     this.#grantsAsked.add(asked);
     try {

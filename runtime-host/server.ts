@@ -120,7 +120,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const grants =
     opts.join &&
     new ReplicaGrants(async ({ project, app, version, config }, have) => {
-      if (!membership) return false;
+      if (!membership) return { granted: false, elsewhere: true };
       return membership.mayStart({
         project,
         app,

@@ -16,7 +16,9 @@ function controlPlane() {
   const had: number[] = [];
   const grants = new ReplicaGrants((_, have) => {
     had.push(have);
-    return new Promise((resolve) => answers.push(resolve));
+    return new Promise((resolve) =>
+      answers.push((granted) => resolve({ granted, elsewhere: true })),
+    );
   });
   return { grants, answers, had };
 }

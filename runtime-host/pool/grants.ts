@@ -15,9 +15,20 @@ export interface GrantTarget {
   config: { scaling: { max_replicas: number } };
 }
 
+/**
+ * The control plane's answer: `elsewhere`, whether other hosts hold some of the app's places
+ * (a refused call may go there); unknown is taken as yes.
+ */
+export interface GrantAnswer {
+  granted: boolean;
+  elsewhere: boolean;
+}
+
+type Answered = (granted: boolean, elsewhere: boolean) => void;
+
 interface AppGrants {
   /** Who waits for the answer of the request under way (none: no request is). */
-  asking: Array<(granted: boolean) => void> | undefined;
+  asking: Answered[] | undefined;
   held: number;
 }
 
@@ -28,7 +39,7 @@ export class ReplicaGrants {
    * `ask`: may this host, which has `have` replicas of `target`'s app (running ones and grants
    * held), start one more (over all hosts)?
    */
-  constructor(private readonly ask: (target: GrantTarget, have: number) => Promise<boolean>) {}
+  constructor(private readonly ask: (target: GrantTarget, have: number) => Promise<GrantAnswer>) {}
 
   /** Uses a grant held for the app; false if none is. */
   take(target: GrantTarget): boolean {
@@ -44,7 +55,7 @@ export class ReplicaGrants {
    * hears of it too). `running`: the app's replicas on this host, retired ones still finishing
    * calls included.
    */
-  request(target: GrantTarget, running: number, answered: (granted: boolean) => void): void {
+  request(target: GrantTarget, running: number, answered: Answered): void {
     const key = appKey(target.project, target.app);
     let app = this.#apps.get(key);
     if (!app) {
@@ -58,13 +69,15 @@ export class ReplicaGrants {
     const got = app;
     const waiting = [answered];
     got.asking = waiting;
-    const tell = (granted: boolean) => {
+    const tell = ({ granted, elsewhere }: GrantAnswer) => {
       got.asking = undefined;
       if (granted) got.held++;
-      for (const waiter of waiting) waiter(granted);
+      for (const waiter of waiting) waiter(granted, elsewhere);
     };
     // The control plane cannot be asked: no grant, this time.
-    this.ask(target, running + got.held).then(tell, () => tell(false));
+    this.ask(target, running + got.held).then(tell, () =>
+      tell({ granted: false, elsewhere: true }),
+    );
   }
 
   /** Grants held or being asked for. */

@@ -2,7 +2,7 @@
 // "Replicas over all hosts": it was down, and other hosts were granted its share): the pool
 // retires the rest, idle ones at once and busy ones once their calls end, below min_replicas
 // too, and its heartbeat then counts only what it keeps. On in-memory replicas.
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { heartbeatOf } from "../load.ts";
 import { configOf } from "../test-support.ts";
 import { ReplicaGrants } from "./grants.ts";
@@ -17,11 +17,14 @@ afterEach(async () => {
 
 function setUp(scaling: Record<string, number>) {
   const started: FakeReplica[] = [];
-  /** What the control plane answers a grant request (yes while `granting`); `had`: each one's `have`. */
-  const controlPlane = { granting: true, had: [] as number[] };
+  /**
+   * What the control plane answers a grant request: yes while `granting`; `elsewhere`, whether
+   * other hosts hold some of the app's places. `had`: each request's `have`.
+   */
+  const controlPlane = { granting: true, elsewhere: true, had: [] as number[] };
   const grants = new ReplicaGrants(async (_, have) => {
     controlPlane.had.push(have);
-    return controlPlane.granting;
+    return { granted: controlPlane.granting, elsewhere: controlPlane.elsewhere };
   });
   pool = new ReplicaPool(
     (target) => {
@@ -223,6 +226,33 @@ describe("a host asking for a grant", () => {
     expect(started.map((r) => r.exited)).toEqual([false]); // the stream goes on
     stream.end();
     await stream.done;
+  });
+
+  it("keeps the calls waiting, asking again, where no other host holds the app's places", async () => {
+    const { pool, target, started, controlPlane, hold } = setUp({ max_replicas: 2 });
+    const long = hold(); // a long call on version 1, on the only host
+    await settle();
+    const v2 = { ...target, version: 2, digest: "2" };
+    pool.deployed(v2);
+    // Refused though this host has room: the control plane's count lags (a replica stopped a
+    // moment ago still counts), and no other host has any of the app's places.
+    controlPlane.granting = false;
+    controlPlane.elsewhere = false;
+    const next = hold(v2);
+    let left: unknown;
+    next.done.catch((err: unknown) => {
+      left = err;
+    });
+    // Past the 1 s this pool gives retired replicas where there is an elsewhere: the call was
+    // sent 'elsewhere', to no other host (429 from the Worker). It waits, and asks again.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(left).toBeUndefined();
+    controlPlane.granting = true; // the count caught up
+    await vi.waitFor(() => expect(next.pid()).toBeDefined(), { timeout: 5_000 });
+    expect(started.map((r) => r.spec.version)).toEqual([1, 2]);
+    next.end();
+    long.end();
+    await Promise.all([next.done, long.done]);
   });
 
   it("asks again for a refused grant while calls wait behind a busy replica here", async () => {

@@ -387,7 +387,7 @@ export class ReplicaPool {
    * frees its place, and the grant is asked again (after a redeploy at full capacity every host
    * had only retired replicas, and each refused at once), but one serving a long stream held
    * the calls 30 s and then refused them (429), while the new version's replicas elsewhere were
-   * free. Meanwhile the grant is asked again every `ASK_AGAIN_MS`: a refusal was final until a
+   * free — where there is an elsewhere: other hosts hold some of the app's places. Meanwhile the grant is asked again every `ASK_AGAIN_MS`: a refusal was final until a
    * replica here freed a slot, so after a redeploy, refused while another host's stopped
    * replicas still counted, calls waited for a busy replica here (a long stream) up to 30 s.
    */
@@ -395,14 +395,16 @@ export class ReplicaPool {
     if (room(app) <= 0) return undefined;
     const { grants } = this.options;
     if (!grants || grants.take(app.target)) return this.#start(app);
-    grants.request(app.target, running(app), (granted) => {
+    grants.request(app.target, running(app), (granted, elsewhere) => {
       if (granted) return this.#pump(app);
       if (app.replicas.size === 0 && app.finishing.size === 0) return this.#sendElsewhere(app);
       app.askAgain ??= setTimeout(() => {
         app.askAgain = undefined;
         this.#pump(app); // calls still waiting here: a free slot, or the grant asked again
       }, ASK_AGAIN_MS).unref();
-      if (app.replicas.size === 0)
+      // Only where another host holds some of the app's places: with none (one host), the
+      // calls wait for this host's retired replicas, up to their own wait, as before.
+      if (app.replicas.size === 0 && elsewhere)
         app.finishingWait ??= setTimeout(() => {
           app.finishingWait = undefined;
           if (app.replicas.size === 0) this.#sendElsewhere(app);
