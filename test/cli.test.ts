@@ -89,7 +89,7 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     // One set by mistake is deleted.
     expect((await cli(["secrets", "set", "OOPS", "x"], runlet.env)).code).toBe(0);
     const deleted = await cli(["secrets", "delete", "OOPS"], runlet.env);
-    expect(deleted.stderr).toContain("Deleted OOPS.");
+    expect(deleted.stdout).toBe("Deleted OOPS.\n");
     expect((await cli(["secrets", "get", "OOPS"], runlet.env)).code).toBe(1);
   });
 

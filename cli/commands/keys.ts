@@ -66,13 +66,14 @@ export const keys: Command = {
         return 0;
       }
       console.log(`Tokens are signed with ${now?.kid} from now on.`);
+      // What to do next is a note: stdout holds the outcome alone.
       if (before)
-        console.log(
+        console.error(
           `${before.kid} still verifies the tokens it signed. Once their holders have new ones (runlet users token, runlet tokens create), retire it: runlet keys retire ${before.kid}`,
         );
       // Read again: the control plane renews local.json's token as it changes its keys.
       if (before && tokenKid((await loadConfig()).token) === before.kid)
-        console.log(
+        console.error(
           `Your own token (RUNLET_TOKEN, or local.json) was signed with ${before.kid}: get a new one before retiring it.`,
         );
       return 0;

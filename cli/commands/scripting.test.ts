@@ -42,6 +42,17 @@ describe("the CLI in a script", () => {
     expect(JSON.parse(deleted.stdout)).toEqual({ name: "hello", deleted: true });
   });
 
+  it("says a mutating command's outcome in one line on stdout, and what to do next on stderr", async () => {
+    const stored = await runlet(["secrets", "set", "OUTCOME", "x"]);
+    expect([stored.code, stored.stdout, stored.stderr]).toEqual([0, "Stored OUTCOME.", ""]);
+    const deleted = await runlet(["secrets", "delete", "OUTCOME"]);
+    expect([deleted.code, deleted.stdout, deleted.stderr]).toEqual([0, "Deleted OUTCOME.", ""]);
+    const rotated = await runlet(["keys", "rotate"]);
+    expect(rotated.code, rotated.stderr).toBe(0);
+    expect(rotated.stdout).toMatch(/^Tokens are signed with \S+ from now on\.$/);
+    expect(rotated.stderr).toMatch(/still verifies the tokens it signed/);
+  });
+
   it("keeps a page's table alone on stdout, and counts the pages of --all in lines of their own", async () => {
     // Twelve entries and more: one per secret written.
     for (let i = 0; i < 12; i++)

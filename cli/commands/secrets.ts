@@ -81,13 +81,13 @@ export const secrets: Command = {
         throw new CliError(`no value on standard input for ${name}: nothing was stored`);
       await callProject(config, "PUT", path, `setting ${name}`, { value });
       if (values.json) console.log(JSON.stringify({ name, stored: true }));
-      else console.error(`Stored ${name}.`);
+      else console.log(`Stored ${name}.`);
       return 0;
     }
     if (action === "delete") {
       await callProject(config, "DELETE", path, `deleting ${name}`);
       if (values.json) console.log(JSON.stringify({ name, deleted: true }));
-      else console.error(`Deleted ${name}.`);
+      else console.log(`Deleted ${name}.`);
       return 0;
     }
     const secret = await callProject<{ name: string; value: string }>(
