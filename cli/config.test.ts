@@ -57,3 +57,49 @@ it("says a local.json that is there but not credentials is not one, rather than 
     `${join(root, ".runlet", "local.json")} is not one (not JSON, or without baseUrl, apiUrl, projectId and token)`,
   );
 });
+
+/** A token as a service account's looks to the CLI: its claims read, never verified here. */
+function tokenOf(claims: Record<string, unknown>): string {
+  const part = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
+  return `${part({ alg: "ES256", kid: "k1" })}.${part(claims)}.c2ln`;
+}
+
+it("reads the project from a service account's token when RUNLET_PROJECT is not set", async () => {
+  const token = tokenOf({ sub: "sa_1", prj: "prj_ci" });
+  const ci = {
+    RUNLET_HOME: join(root, "none"),
+    RUNLET_BASE_URL: "http://b",
+    RUNLET_API_URL: "http://a",
+    RUNLET_TOKEN: token,
+  };
+  expect(await loadConfig(ci)).toEqual({
+    baseUrl: "http://b",
+    apiUrl: "http://a",
+    projectId: "prj_ci",
+    token,
+  });
+  expect((await loadConfig({ ...ci, RUNLET_PROJECT: "prj_ci" })).projectId).toBe("prj_ci");
+  // A local.json's project goes with local.json's token, not with this one.
+  await mkdir(join(root, "home"));
+  const local = { baseUrl: "http://b", apiUrl: "http://a", projectId: "prj_mine", token: "t" };
+  await writeFile(join(root, "home", "local.json"), JSON.stringify(local), { mode: 0o600 });
+  const home = join(root, "home");
+  expect((await loadConfig({ RUNLET_HOME: home, RUNLET_TOKEN: token })).projectId).toBe("prj_ci");
+  // A user's token names no project: RUNLET_PROJECT is still needed without local.json.
+  const user = { ...ci, RUNLET_TOKEN: tokenOf({ sub: "usr_1" }) };
+  await expect(loadConfig(user)).rejects.toThrow("no Runlet credentials (projectId)");
+});
+
+it("refuses, in one line, a RUNLET_PROJECT other than the service account token's project", async () => {
+  const env = {
+    RUNLET_HOME: join(root, "none"),
+    RUNLET_BASE_URL: "http://b",
+    RUNLET_API_URL: "http://a",
+    RUNLET_TOKEN: tokenOf({ sub: "sa_1", prj: "prj_ci" }),
+    RUNLET_PROJECT: "prj_other",
+  };
+  const error = (await loadConfig(env).catch((e: Error) => e)) as Error;
+  expect(error.message).toBe(
+    "RUNLET_PROJECT is prj_other, but the token is a service account's of project prj_ci (token from RUNLET_TOKEN): unset RUNLET_PROJECT, or use a token of prj_other",
+  );
+});

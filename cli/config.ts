@@ -1,6 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ENV } from "../common/consts.ts";
+import { tokenProject } from "../common/jwt.ts";
 import { homePaths, readLocalJson, runletHome } from "../control-plane/home.ts";
 import { CliError } from "./command.ts";
 
@@ -41,11 +42,18 @@ function ownLocalJson(path: string): boolean {
 export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<CliConfig> {
   const home = cliHome(env);
   const local = await readLocalJson(home);
+  const token = env[ENV.token] || local?.token;
+  // A service account's token names its one project: a CI job need not say it again.
+  const claimed = token ? tokenProject(token) : undefined;
+  if (claimed && env[ENV.project] && env[ENV.project] !== claimed)
+    throw new CliError(
+      `${ENV.project} is ${env[ENV.project]}, but the token is a service account's of project ${claimed} (${tokenSource(env)}): unset ${ENV.project}, or use a token of ${env[ENV.project]}`,
+    );
   const config = {
     baseUrl: env[ENV.baseUrl] || local?.baseUrl,
     apiUrl: env[ENV.apiUrl] || local?.apiUrl,
-    projectId: env[ENV.project] || local?.projectId,
-    token: env[ENV.token] || local?.token,
+    projectId: env[ENV.project] || claimed || local?.projectId,
+    token,
   };
   const missing = Object.entries(config)
     .filter(([, v]) => !v)
@@ -57,7 +65,7 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
       ? `${file} is not one (not JSON, or without baseUrl, apiUrl, projectId and token)`
       : `no ${file} (nor a .runlet/local.json in a folder above this one)`;
     throw new CliError(
-      `no Runlet credentials (${missing.join(", ")}): ${why}. Run \`npm start\` first (or \`runlet init\` for a deployed control plane), set ${ENV.home} to its home, or set ${ENV.baseUrl}, ${ENV.apiUrl}, ${ENV.project} and ${ENV.token}`,
+      `no Runlet credentials (${missing.join(", ")}): ${why}. Run \`npm start\` first (or \`runlet init\` for a deployed control plane), set ${ENV.home} to its home, or set ${ENV.baseUrl}, ${ENV.apiUrl}, ${ENV.project} and ${ENV.token} (${ENV.project} is read from a service account's token)`,
     );
   }
   // A mistyped address (a CI variable without its scheme) was a TypeError's stack trace.

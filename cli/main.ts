@@ -54,7 +54,7 @@ function usage(): string {
     "Every command takes --help, and --json for machine-readable output.",
     "Credentials come from RUNLET_HOME/local.json (written by `runlet start` or `runlet init`; without",
     "RUNLET_HOME, the nearest .runlet/local.json here or above) or from RUNLET_BASE_URL,",
-    "RUNLET_API_URL, RUNLET_PROJECT and RUNLET_TOKEN.",
+    "RUNLET_API_URL, RUNLET_PROJECT and RUNLET_TOKEN (a service account's token names its project).",
   ].join("\n");
 }
 

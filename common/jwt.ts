@@ -132,6 +132,19 @@ export async function signJwt(
   return `${header}.${payload}.${base64urlEncode(new Uint8Array(signature))}`;
 }
 
+/**
+ * The project a token's claims name (`prj`, set on service accounts' tokens), read without
+ * verifying it: for a client choosing where to send it, never for a decision to trust it.
+ */
+export function tokenProject(token: string): string | undefined {
+  try {
+    const prj = decodeJson(token.split(".")[1] ?? "").prj;
+    return typeof prj === "string" && prj ? prj : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The `kid` a token's header names, or undefined when it names none (or is no JWT). */
 export function tokenKid(token: string): string | undefined {
   try {

@@ -80,7 +80,24 @@ describe("the CLI in a script", () => {
       await readFile(join(first.env[ENV.home] as string, "local.json"), "utf8"),
     );
     expect(made.stderr).toContain(
-      `RUNLET_BASE_URL=${local.baseUrl} RUNLET_API_URL=${local.apiUrl} RUNLET_PROJECT=${local.projectId} and RUNLET_TOKEN set to it`,
+      `RUNLET_BASE_URL=${local.baseUrl} RUNLET_API_URL=${local.apiUrl} and RUNLET_TOKEN set to it`,
+    );
+    // Those three alone, as a CI job has them: no local.json, no RUNLET_PROJECT.
+    const ci = {
+      [ENV.home]: join(first.dir, "ci-job"),
+      [ENV.baseUrl]: local.baseUrl,
+      [ENV.apiUrl]: local.apiUrl,
+      [ENV.token]: token,
+    };
+    const asJob = await cli(["apps", "--json"], ci);
+    expect(asJob.code, asJob.stderr).toBe(0);
+    expect(JSON.parse(asJob.stdout)).toMatchObject({ apps: [] });
+    const elsewhere = await cli(["apps", "--json"], { ...ci, [ENV.project]: "prj_other" });
+    expect(elsewhere.code).toBe(1);
+    expect(JSON.parse(elsewhere.stdout).message).toMatch(
+      new RegExp(
+        `^RUNLET_PROJECT is prj_other, but the token is a service account's of project ${local.projectId} `,
+      ),
     );
     const listed = await runlet(["tokens", "list", "--json"]);
     const { serviceAccounts } = JSON.parse(listed.stdout) as { serviceAccounts: { id: string }[] };

@@ -90,9 +90,9 @@ export const tokens: Command = {
       );
       console.error("This token is shown only this once. Store it securely; never commit it:");
       console.log(created.token);
-      // What the job needs beside the token: without local.json, all four are required.
+      // What the job needs beside the token: the two addresses (the token names its project).
       console.error(
-        `A job uses it with ${ENV.baseUrl}=${config.baseUrl} ${ENV.apiUrl}=${config.apiUrl} ${ENV.project}=${config.projectId} and ${ENV.token} set to it (from its secret store).`,
+        `A job uses it with ${ENV.baseUrl}=${config.baseUrl} ${ENV.apiUrl}=${config.apiUrl} and ${ENV.token} set to it (from its secret store); it names its project, ${config.projectId}.`,
       );
       return 0;
     }
