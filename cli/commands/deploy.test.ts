@@ -1,5 +1,8 @@
-import { expect, it } from "vitest";
-import { packagesNote } from "./deploy.ts";
+import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { collect, packagesNote } from "./deploy.ts";
 
 it("says at deploy that a Python app's requirements.txt is not installed, and what to do", () => {
   const note = packagesNote(["runlet.toml", "server.py", "requirements.txt"]);
@@ -8,4 +11,57 @@ it("says at deploy that a Python app's requirements.txt is not installed, and wh
   expect(packagesNote(["pyproject.toml", "Pipfile"])).toMatch(/pyproject.toml, Pipfile are/);
   // Only the bundle's top folder: a package's own files inside a vendored folder are not lists.
   expect(packagesNote(["runlet.toml", "server.py", "vendor/pkg/setup.py"])).toBeUndefined();
+});
+
+describe("the files a deploy uploads, when the folder holds symbolic links", () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await realpath(await mkdtemp(join(tmpdir(), "runlet-deploy-links-")));
+    await mkdir(join(root, "app", "lib"), { recursive: true });
+    await writeFile(join(root, "app", "runlet.toml"), 'name = "linked"\n');
+    await writeFile(join(root, "app", "lib", "shared.js"), "export const x = 1;\n");
+    await writeFile(join(root, "secret.txt"), "not for upload\n");
+  });
+  afterEach(() => rm(root, { recursive: true, force: true }));
+  const paths = (files: { path: string }[]) => files.map((f) => f.path).sort();
+
+  it("follows a link to a file or a folder inside the app folder, at the link's path", async () => {
+    const app = join(root, "app");
+    await symlink("lib/shared.js", join(app, "index.js"));
+    await symlink("lib", join(app, "vendor"));
+    const { files, notes } = await collect(app);
+    expect(paths(files)).toEqual(["index.js", "lib/shared.js", "runlet.toml", "vendor/shared.js"]);
+    const index = files.find((f) => f.path === "index.js");
+    expect(Buffer.from(index?.contentBase64 ?? "", "base64").toString()).toBe(
+      "export const x = 1;\n",
+    );
+    expect(notes).toEqual([]);
+  });
+
+  it("refuses a link out of the app folder, or into its .runlet, before anything is sent", async () => {
+    const app = join(root, "app");
+    await symlink("../secret.txt", join(app, "config.txt"));
+    await expect(collect(app)).rejects.toThrow(
+      `config.txt is a symbolic link to ${join(root, "secret.txt")}, outside the app folder ${app}: nothing was uploaded.`,
+    );
+    await rm(join(app, "config.txt"));
+    await mkdir(join(app, ".runlet"));
+    await writeFile(join(app, ".runlet", "local.json"), "{}");
+    await symlink(".runlet/local.json", join(app, "creds.json"));
+    await expect(collect(app)).rejects.toThrow(
+      /^creds.json is a symbolic link to .*local.json, outside/,
+    );
+  });
+
+  it("skips, with a note, a link to nothing and a link to a folder it is inside of", async () => {
+    const app = join(root, "app");
+    await symlink("gone.js", join(app, ".#index.js"));
+    await symlink("..", join(app, "lib", "up"));
+    const { files, notes } = await collect(app);
+    expect(paths(files)).toEqual(["lib/shared.js", "runlet.toml"]);
+    expect(notes.sort()).toEqual([
+      "Skipped .#index.js: a symbolic link to gone.js, which is not there.",
+      "Skipped lib/up: a symbolic link to a folder it is inside of.",
+    ]);
+  });
 });

@@ -1,5 +1,5 @@
-import { readdir, readFile, stat } from "node:fs/promises";
-import { join, relative, resolve, sep } from "node:path";
+import { readdir, readFile, readlink, realpath, stat } from "node:fs/promises";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { parse as parseToml } from "smol-toml";
 import type { BundleFile } from "../../common/app-config.ts";
 import { ENV } from "../../common/consts.ts";
@@ -10,25 +10,60 @@ import { cliHome, loadConfig, readAnswer, request } from "../config.ts";
 
 const SKIP = new Set([".git", ".runlet", ".wrangler", ".DS_Store"]);
 
-async function collect(root: string): Promise<BundleFile[]> {
+/**
+ * The folder's files, for the bundle. A symbolic link is followed when what it points to is in
+ * the folder (`node_modules/.bin`, a shared file): uploaded at the link's path. One that points
+ * outside it (or into a folder never uploaded, `.runlet`) is refused, before anything is sent:
+ * skipped, the app lacked the file at its first call; followed, a deploy could publish what was
+ * never meant to leave the machine. One that points to nothing, or to a folder it is inside of,
+ * is skipped with a note.
+ */
+export async function collect(root: string): Promise<{ files: BundleFile[]; notes: string[] }> {
   const files: BundleFile[] = [];
-  async function walk(dir: string) {
+  const notes: string[] = [];
+  const top = await realpath(root);
+  async function walk(dir: string, above: Set<string>) {
     for (const entry of await readdir(dir, { withFileTypes: true })) {
       if (SKIP.has(entry.name)) continue;
       const full = join(dir, entry.name);
-      if (entry.isDirectory()) await walk(full);
-      else if (entry.isFile()) {
+      const path = relative(root, full).split(sep).join("/");
+      let isDir = entry.isDirectory();
+      let isFile = entry.isFile();
+      if (entry.isSymbolicLink()) {
+        const target = await realpath(full).catch(() => undefined);
+        if (target === undefined) {
+          notes.push(
+            `Skipped ${path}: a symbolic link to ${await readlink(full)}, which is not there.`,
+          );
+          continue;
+        }
+        const inside = relative(top, target);
+        const parts = inside.split(sep);
+        if (parts[0] === ".." || isAbsolute(inside) || parts.some((part) => SKIP.has(part)))
+          throw new CliError(
+            `${path} is a symbolic link to ${target}, outside the app folder ${top}: nothing was uploaded. Copy what it points to into the folder, or remove the link.`,
+          );
+        if (above.has(target)) {
+          notes.push(`Skipped ${path}: a symbolic link to a folder it is inside of.`);
+          continue;
+        }
+        const st = await stat(full);
+        isDir = st.isDirectory();
+        isFile = st.isFile();
+      }
+      if (isDir) await walk(full, new Set([...above, await realpath(full)]));
+      else if (isFile) {
         const mode = (await stat(full)).mode;
         files.push({
-          path: relative(root, full).split(sep).join("/"),
+          path,
           contentBase64: (await readFile(full)).toString("base64"),
           ...(mode & 0o111 ? { executable: true } : {}),
         });
       }
     }
   }
-  await walk(root);
-  return files;
+  await walk(root, new Set([top]));
+  return { files, notes };
 }
 
 /** Python's package lists: Runlet uploads them like any file, and installs nothing from them. */
@@ -68,7 +103,8 @@ switches the app to the new version. The folder needs a runlet.toml.`,
     }
     const config = await loadConfig();
     const started = performance.now();
-    const files = await collect(dir);
+    const { files, notes } = await collect(dir);
+    for (const line of notes) console.error(line);
     const bytes = files.reduce((n, f) => n + Buffer.byteLength(f.contentBase64, "base64"), 0);
     if (!values.json)
       console.error(
