@@ -12,8 +12,8 @@ const USAGE = `Usage: runlet projects [list] [--json]
   create   a new project, owned by the user whose token the CLI has (a service account cannot
            make one). Audited as projects.create in it
 
-The other commands work in the project of RUNLET_PROJECT, else of local.json: set
-RUNLET_PROJECT to another one's id to work there.`;
+The other commands work in the project of RUNLET_PROJECT, else the one a service account's
+token names, else local.json's: set RUNLET_PROJECT to another one's id to work there.`;
 
 type Project = z.infer<typeof projectOfCallerSchema>;
 
