@@ -65,3 +65,15 @@ export const secretBytes = (name: string, value: string) =>
  * values without opening them (base64url, unpadded, of a 12-byte IV, the value, GCM's 16-byte tag).
  */
 export const sealedBytes = sql<number>`coalesce(sum(length(${secrets.name}) + length(${secrets.sealed}) * 3 / 4 - 28 + 10), 0)`;
+
+/**
+ * SQL, a condition on the `secrets` table as a statement finds it: a project's secrets still fit
+ * MAX_SECRETS_BYTES once `name` takes `bytes`, or `name` does not grow (a project past the bound
+ * from before it existed may still shrink a secret). Put in the write itself (`insertIf`), the
+ * check and the write are one step: two writes at once cannot both pass a check made before.
+ */
+export function secretsFit(projectId: string, name: string, bytes: number) {
+  const of = (same: boolean) =>
+    sql`(select ${sealedBytes} from ${secrets} where ${secrets.projectId} = ${projectId} and ${secrets.name} ${same ? sql`=` : sql`<>`} ${name})`;
+  return sql`(${of(false)} + ${bytes} <= ${MAX_SECRETS_BYTES} or ${bytes} <= ${of(true)})`;
+}

@@ -1,7 +1,9 @@
+import type { SQL } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import { newId } from "../../common/ids.ts";
 import type { AppEnv, Ctx, PendingAudit } from "../context.ts";
 import { viaDashboard } from "../dashboard/via.ts";
+import { insertIf } from "../db/insert-if.ts";
 import { auditLog } from "../db/schema.ts";
 import { isDiskFull, isLocked } from "../errors.ts";
 import type { Outcome } from "./actions.ts";
@@ -55,6 +57,18 @@ export function auditSuccess(c: Ctx, metadata: Metadata = {}) {
   if (!pending) throw new Error(`${c.req.method} ${c.req.path} is not an audited route`);
   pending.written = true;
   return c.var.deps.db.insert(auditLog).values(auditEntry(c, pending, "success", metadata));
+}
+
+/**
+ * The success entry of an audited route, written only if `condition` holds when the batch runs
+ * (`insertIf`): for a change that is itself conditional, so the entry is there iff the change is.
+ */
+export function auditSuccessIf(c: Ctx, condition: SQL, metadata: Metadata = {}) {
+  const pending = c.var.audit;
+  if (!pending) throw new Error(`${c.req.method} ${c.req.path} is not an audited route`);
+  pending.written = true;
+  const entry = auditEntry(c, pending, "success", metadata);
+  return insertIf(c.var.deps.db, auditLog, entry, condition);
 }
 
 /**

@@ -4,15 +4,23 @@
  * the names (owners only, not audited: no value leaves).
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, asc, count, eq, gt, ne } from "drizzle-orm";
-import { auditSuccess } from "../audit/record.ts";
+import { and, asc, count, eq, gt, ne, sql } from "drizzle-orm";
+import { auditSuccess, auditSuccessIf } from "../audit/record.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv, Ctx } from "../context.ts";
+import { insertIf } from "../db/insert-if.ts";
 import { secrets, serviceAccounts, users } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { bearerAuth, errorResponses, projectIdParam, smallBody } from "../openapi.ts";
 import { optionalPage, optionalPageQuery, pageFields } from "../optional-page.ts";
-import { MAX_SECRETS_BYTES, openSecret, sealedBytes, sealSecret, secretBytes } from "../secrets.ts";
+import {
+  MAX_SECRETS_BYTES,
+  openSecret,
+  sealedBytes,
+  sealSecret,
+  secretBytes,
+  secretsFit,
+} from "../secrets.ts";
 
 export const MAX_SECRET_BYTES = 64 * 1024;
 
@@ -150,38 +158,37 @@ export function registerSecrets(app: OpenAPIHono<AppEnv>) {
     const now = Date.now();
     const sealed = await sealSecret(derived.secrets, projectId, name, value);
     const where = and(eq(secrets.projectId, projectId), eq(secrets.name, name));
-    const [current] = await db
-      .select({ n: count(), bytes: sealedBytes })
-      .from(secrets)
-      .where(where);
-    const others = and(eq(secrets.projectId, projectId), ne(secrets.name, name));
-    const [taken] = await db.select({ bytes: sealedBytes }).from(secrets).where(others);
+    const [current] = await db.select({ n: count() }).from(secrets).where(where);
     const bytes = secretBytes(name, value);
-    const total = Number(taken?.bytes ?? 0) + bytes;
-    // A project past the bound from before it existed may still shrink a secret.
-    if (total > MAX_SECRETS_BYTES && bytes > Number(current?.bytes ?? 0)) {
+    const row = {
+      projectId,
+      name,
+      sealed,
+      updatedBy: principal.id,
+      createdAt: now,
+      updatedAt: now,
+    };
+    // The bound is checked by the write itself: two writes at once each checked before writing
+    // could together pass it. The success entry is written only if this value is the one stored.
+    const ours = sql`exists (select 1 from ${secrets} where ${where} and ${secrets.sealed} = ${sealed})`;
+    const [stored] = (await db.batch([
+      insertIf(db, secrets, row, secretsFit(projectId, name, bytes))
+        .onConflictDoUpdate({
+          target: [secrets.projectId, secrets.name],
+          set: { sealed: sql`excluded.sealed`, updatedBy: principal.id, updatedAt: now },
+        })
+        .returning({ name: secrets.name }),
+      auditSuccessIf(c, ours, { created: !current?.n }),
+    ])) as unknown[][];
+    if (!stored?.length) {
+      const others = and(eq(secrets.projectId, projectId), ne(secrets.name, name));
+      const [taken] = await db.select({ bytes: sealedBytes }).from(secrets).where(others);
+      const total = Number(taken?.bytes ?? 0) + bytes;
       throw new ApiError(
         "conflict",
         `the project's secrets would take ${kib(total)} of its apps' environment, over the ${kib(MAX_SECRETS_BYTES)} a process can be started with: delete some (runlet secrets delete), or keep large values elsewhere (a file in the app, a store the app reads)`,
       );
     }
-    await db.batch([
-      db
-        .insert(secrets)
-        .values({
-          projectId,
-          name,
-          sealed,
-          updatedBy: principal.id,
-          createdAt: now,
-          updatedAt: now,
-        })
-        .onConflictDoUpdate({
-          target: [secrets.projectId, secrets.name],
-          set: { sealed, updatedBy: principal.id, updatedAt: now },
-        }),
-      auditSuccess(c, { created: !current?.n }),
-    ]);
     return c.body(null, 204);
   });
 

@@ -7,11 +7,10 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, ne, or, sql } from "drizzle-orm";
 import type { AuditAction } from "../audit/actions.ts";
-import { auditEntry } from "../audit/record.ts";
+import { auditSuccessIf } from "../audit/record.ts";
 import { access, operatorFor } from "../auth/access.ts";
 import type { AppEnv, Ctx } from "../context.ts";
-import { insertIf } from "../db/insert-if.ts";
-import { auditLog, memberships, users } from "../db/schema.ts";
+import { memberships, users } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { bearerAuth, errorResponses, projectIdParam, smallBody } from "../openapi.ts";
 import { optionalPage, optionalPageQuery, pageFields } from "../optional-page.ts";
@@ -118,14 +117,6 @@ export const removeUserRoute = createRoute({
   },
 });
 
-/** The success entry, written only if `condition` holds when the batch runs. */
-function auditIf(c: Ctx, condition: ReturnType<typeof sql>, metadata: Record<string, unknown>) {
-  const pending = c.var.audit;
-  if (!pending) throw new Error("not an audited route");
-  pending.written = true;
-  return insertIf(c.var.deps.db, auditLog, auditEntry(c, pending, "success", metadata), condition);
-}
-
 export function registerProjectUsers(app: OpenAPIHono<AppEnv>) {
   app.openapi(listUsersRoute, async (c) => {
     const { projectId } = c.var.access;
@@ -158,7 +149,7 @@ export function registerProjectUsers(app: OpenAPIHono<AppEnv>) {
     }
     const isNew = sql`not exists (select 1 from ${memberships} where ${memberships.projectId} = ${projectId} and ${memberships.userId} = ${userId})`;
     const done = (await db.batch([
-      auditIf(c, isNew, { name: user.name, role }),
+      auditSuccessIf(c, isNew, { name: user.name, role }),
       db
         .insert(memberships)
         .values({ projectId, userId, role })
@@ -188,7 +179,7 @@ export function registerProjectUsers(app: OpenAPIHono<AppEnv>) {
     const where = and(eq(memberships.projectId, projectId), eq(memberships.userId, userId));
     // The rule holds in the statement too: two owners demoting each other at once leave one.
     await db.batch([
-      auditIf(c, demoting ? anotherOwner(projectId, userId) : sql`1`, {
+      auditSuccessIf(c, demoting ? anotherOwner(projectId, userId) : sql`1`, {
         name: member.name,
         from: member.role,
         to: role,
@@ -213,7 +204,7 @@ export function registerProjectUsers(app: OpenAPIHono<AppEnv>) {
     }
     const allowed = or(ne(memberships.role, "owner"), anotherOwner(projectId, userId));
     await db.batch([
-      auditIf(c, member.role === "owner" ? anotherOwner(projectId, userId) : sql`1`, {
+      auditSuccessIf(c, member.role === "owner" ? anotherOwner(projectId, userId) : sql`1`, {
         name: member.name,
         role: member.role,
       }),

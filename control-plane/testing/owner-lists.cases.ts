@@ -4,10 +4,13 @@
  * and the dashboard read), and the same rows in the same order page by page with them; a bad
  * `limit` or token is 400 `{message}`.
  */
+import { eq } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../common/ids.ts";
 import type { Database } from "../db/index.ts";
 import { memberships, secrets, serviceAccounts, tokens, users } from "../db/schema.ts";
+import { MAX_SECRETS_BYTES, sealedBytes } from "../secrets.ts";
+import { auditRows } from "./audit-rows.ts";
 import { createFixture, type Fixture } from "./fixture.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are read field by field.
@@ -254,5 +257,39 @@ export function ownerListsCases(open: () => Promise<Database>) {
     });
     expect((await put("BIG_1", 10)).status).toBe(204);
     expect((await put("BIG_1", 20)).status).toBe(409);
+  });
+
+  it("keeps writes at the same moment that together pass 1 MiB at or under it, each on the record", async () => {
+    const projectId = await f.addProject();
+    const put = (name: string, bytes: number) =>
+      f.call("PUT", `/v2/projects/${projectId}/secrets/${name}`, {
+        body: { value: "x".repeat(bytes) },
+      });
+    for (let i = 0; i < 15; i++) expect((await put(`BIG_${i}`, 65_536)).status).toBe(204);
+    // 65,306 bytes left: each of these six (20,016 bytes) fits alone, three fit together. On D1
+    // (and a libsql:// server) their reads and writes interleave; a libSQL file runs each
+    // request's statements without a pause between them, so there this guards the same rule.
+    const names = Array.from({ length: 6 }, (_, i) => `RACE_${i}`);
+    const answers = await Promise.all(names.map((name) => put(name, 20_000)));
+    const statuses = answers.map((res) => res.status);
+    expect(statuses.filter((s) => s === 204)).toHaveLength(3);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(3);
+    const [total] = await f.db
+      .select({ bytes: sealedBytes })
+      .from(secrets)
+      .where(eq(secrets.projectId, projectId));
+    expect(Number(total?.bytes)).toBeLessThanOrEqual(MAX_SECRETS_BYTES);
+    const stored = names.filter((_, i) => statuses[i] === 204);
+    const listed = (await get("secrets", "", projectId)).body.secrets.map((s: Json) => s.name);
+    expect(listed.filter((n: string) => n.startsWith("RACE_")).sort()).toEqual(stored);
+    // Each write on the record with its outcome: a success only for a value that was stored.
+    const entries = (await auditRows(f.db, projectId)).filter((r) =>
+      r.targetId.startsWith("RACE_"),
+    );
+    const outcomes = Object.fromEntries(entries.map((r) => [r.targetId, r.outcome]));
+    expect(entries).toHaveLength(6);
+    expect(outcomes).toEqual(
+      Object.fromEntries(names.map((n, i) => [n, statuses[i] === 204 ? "success" : "failure"])),
+    );
   });
 }
