@@ -153,6 +153,17 @@ export function pageQuery(cursor: string | undefined, rows = 50): string {
 }
 
 /**
+ * `path` with the parameters that are set. A list's place (its cursors) rides this way through a
+ * confirmation and its form, so the answer goes back to the page the user acted from.
+ */
+export function withQuery(path: string, query: Record<string, string | undefined>): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v) params.set(k, v);
+  const text = params.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+/**
  * "Next page" for a list paged by the API's tokens; the filters stay in the link. `param` names
  * the cursor in the address (a page with two lists gives each its own).
  */
@@ -172,12 +183,7 @@ export function Pager({
   param?: string;
   label?: string;
 }) {
-  const link = (extra: Record<string, string>) => {
-    const params = new URLSearchParams();
-    for (const [k, v] of Object.entries({ ...query, ...extra })) if (v) params.set(k, v);
-    const text = params.toString();
-    return text ? `${path}?${text}` : path;
-  };
+  const link = (extra: Record<string, string>) => withQuery(path, { ...query, ...extra });
   return (
     <nav class="pager" aria-label={label}>
       {first ? <a href={link({ [param]: "" })}>First page</a> : null}

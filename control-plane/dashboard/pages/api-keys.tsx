@@ -8,7 +8,17 @@ import type { Hono } from "hono";
 import type { DashCtx, DashEnv } from "../api.ts";
 import { setFlash, takeFlash } from "../flash.ts";
 import { Page } from "../layout.tsx";
-import { EmptyRow, Field, Notice, Pager, pageQuery, Status, Table, Time } from "../ui.tsx";
+import {
+  EmptyRow,
+  Field,
+  Notice,
+  Pager,
+  pageQuery,
+  Status,
+  Table,
+  Time,
+  withQuery,
+} from "../ui.tsx";
 import { type ProjectUser, ProjectUsers } from "./project-users.tsx";
 
 const PATH = "/dashboard/api-keys";
@@ -54,11 +64,19 @@ function TokenOnce({ name, token }: { name: string; token: string }) {
   );
 }
 
+/**
+ * Where the page's lists are: each pages on its own, `cursor` in the address for the accounts,
+ * `users` for the users. A revoke's confirmation and form carry it, to come back there.
+ */
+const placeOf = (c: DashCtx) => ({
+  cursor: c.req.query("cursor") || undefined,
+  users: c.req.query("users") || undefined,
+});
+
 async function listPage(c: DashCtx) {
   const flash = takeFlash<Flash>(c, PATH);
-  // Each list pages on its own: `cursor` in the address for the accounts, `users` for the users.
-  const cursor = c.req.query("cursor") || undefined;
-  const usersCursor = c.req.query("users") || undefined;
+  const place = placeOf(c);
+  const { cursor, users: usersCursor } = place;
   const [listed, people] = await Promise.all([
     c.var.api.project<{ serviceAccounts: Account[]; nextPageToken?: string }>(
       "GET",
@@ -136,7 +154,7 @@ async function listPage(c: DashCtx) {
                     {a.revokedAt ? null : (
                       <a
                         class="button secondary"
-                        href={`${PATH}/${a.id}/revoke`}
+                        href={withQuery(`${PATH}/${a.id}/revoke`, place)}
                         aria-label={`Revoke ${a.name}`}
                       >
                         Revoke
@@ -214,7 +232,7 @@ export function registerApiKeys(dash: Hono<DashEnv>) {
         {account?.revokedAt ? (
           <Notice kind="info">{`${account.name} is revoked already: its token no longer works.`}</Notice>
         ) : account ? (
-          <form method="post" action={`${PATH}/${id}/revoke`} class="stack">
+          <form method="post" action={withQuery(`${PATH}/${id}/revoke`, placeOf(c))} class="stack">
             <p>
               Revoke <strong>{account.name}</strong> ({account.role})? Its token stops working on
               the management API at once and on the run API within 10 seconds; this cannot be
@@ -223,7 +241,7 @@ export function registerApiKeys(dash: Hono<DashEnv>) {
             <button type="submit" class="danger">
               Revoke
             </button>
-            <a href={PATH}>Keep it</a>
+            <a href={withQuery(PATH, placeOf(c))}>Keep it</a>
           </form>
         ) : (
           <Notice kind="error">{listed.ok ? `No service account '${id}'.` : listed.message}</Notice>
@@ -249,6 +267,6 @@ export function registerApiKeys(dash: Hono<DashEnv>) {
       PATH,
       revoked.ok ? { kind: "revoked", name } : { kind: "error", message: revoked.message },
     );
-    return c.redirect(PATH, 303);
+    return c.redirect(withQuery(PATH, placeOf(c)), 303);
   });
 }

@@ -7,7 +7,7 @@ import type { Hono } from "hono";
 import type { DashEnv } from "../api.ts";
 import { setFlash, takeFlash } from "../flash.ts";
 import { Page } from "../layout.tsx";
-import { EmptyRow, Field, Notice, Pager, pageQuery, Table, Time } from "../ui.tsx";
+import { EmptyRow, Field, Notice, Pager, pageQuery, Table, Time, withQuery } from "../ui.tsx";
 
 const PATH = "/dashboard/secrets";
 
@@ -22,7 +22,9 @@ type Flash =
   | { kind: "saved" | "deleted"; name: string }
   | { kind: "error"; message: string; name?: string };
 
-const deletePath = (name: string) => `${PATH}/${encodeURIComponent(name)}/delete`;
+/** The confirmation and its form carry the list's page, to come back to it. */
+const deletePath = (name: string, cursor: string | undefined) =>
+  withQuery(`${PATH}/${encodeURIComponent(name)}/delete`, { cursor });
 
 export function registerSecrets(dash: Hono<DashEnv>) {
   dash.get("/secrets", async (c) => {
@@ -77,7 +79,7 @@ export function registerSecrets(dash: Hono<DashEnv>) {
                     <td>
                       <a
                         class="button secondary"
-                        href={deletePath(s.name)}
+                        href={deletePath(s.name, cursor)}
                         aria-label={`Delete ${s.name}`}
                       >
                         Delete
@@ -122,12 +124,13 @@ export function registerSecrets(dash: Hono<DashEnv>) {
 
   dash.get("/secrets/:name/delete", async (c) => {
     const name = c.req.param("name");
+    const cursor = c.req.query("cursor") || undefined;
     const listed = await c.var.api.project<{ secrets: SecretName[] }>("GET", "/secrets");
     const known = listed.ok && listed.data.secrets.some((s) => s.name === name);
     return c.html(
       <Page title="Delete a secret" section={PATH} session={c.var.session}>
         {known ? (
-          <form method="post" action={deletePath(name)} class="stack">
+          <form method="post" action={deletePath(name, cursor)} class="stack">
             <p>
               Delete <strong class="mono">{name}</strong>? Replicas started from now on no longer
               have it; replicas running now keep the value they started with. This cannot be undone.
@@ -135,7 +138,7 @@ export function registerSecrets(dash: Hono<DashEnv>) {
             <button type="submit" class="danger">
               Delete
             </button>
-            <a href={PATH}>Keep it</a>
+            <a href={withQuery(PATH, { cursor })}>Keep it</a>
           </form>
         ) : (
           <Notice kind="error">{listed.ok ? `No secret '${name}'.` : listed.message}</Notice>
@@ -153,6 +156,6 @@ export function registerSecrets(dash: Hono<DashEnv>) {
       PATH,
       deleted.ok ? { kind: "deleted", name } : { kind: "error", message: deleted.message },
     );
-    return c.redirect(PATH, 303);
+    return c.redirect(withQuery(PATH, { cursor: c.req.query("cursor") }), 303);
   });
 }
