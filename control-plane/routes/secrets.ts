@@ -4,7 +4,7 @@
  * the names (owners only, not audited: no value leaves).
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, asc, count, eq, gt, ne, sql } from "drizzle-orm";
+import { and, asc, eq, gt, ne, sql } from "drizzle-orm";
 import { auditSuccess, auditSuccessIf } from "../audit/record.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv, Ctx } from "../context.ts";
@@ -157,8 +157,6 @@ export function registerSecrets(app: OpenAPIHono<AppEnv>) {
     const { value } = c.req.valid("json");
     const now = Date.now();
     const sealed = await sealSecret(derived.secrets, projectId, name, value);
-    const where = and(eq(secrets.projectId, projectId), eq(secrets.name, name));
-    const [current] = await db.select({ n: count() }).from(secrets).where(where);
     const bytes = secretBytes(name, value);
     const row = {
       projectId,
@@ -169,16 +167,19 @@ export function registerSecrets(app: OpenAPIHono<AppEnv>) {
       updatedAt: now,
     };
     // The bound is checked by the write itself: two writes at once each checked before writing
-    // could together pass it. The success entry is written only if this value is the one stored.
-    const ours = sql`exists (select 1 from ${secrets} where ${where} and ${secrets.sealed} = ${sealed})`;
-    const [stored] = (await db.batch([
-      insertIf(db, secrets, row, secretsFit(projectId, name, bytes))
+    // could together pass it. The entry goes first, in the same batch, written only if the write
+    // that follows is: on the same rows, it can tell a creation from a replacement.
+    const fits = secretsFit(projectId, name, bytes);
+    const exists = sql`exists (select 1 from ${secrets} where ${and(eq(secrets.projectId, projectId), eq(secrets.name, name))})`;
+    const [, , stored] = (await db.batch([
+      auditSuccessIf(c, sql`${fits} and not ${exists}`, { created: true }),
+      auditSuccessIf(c, sql`${fits} and ${exists}`, { created: false }),
+      insertIf(db, secrets, row, fits)
         .onConflictDoUpdate({
           target: [secrets.projectId, secrets.name],
           set: { sealed: sql`excluded.sealed`, updatedBy: principal.id, updatedAt: now },
         })
         .returning({ name: secrets.name }),
-      auditSuccessIf(c, ours, { created: !current?.n }),
     ])) as unknown[][];
     if (!stored?.length) {
       const others = and(eq(secrets.projectId, projectId), ne(secrets.name, name));

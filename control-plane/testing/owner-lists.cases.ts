@@ -292,4 +292,16 @@ export function ownerListsCases(open: () => Promise<Database>) {
       Object.fromEntries(names.map((n, i) => [n, statuses[i] === 204 ? "success" : "failure"])),
     );
   });
+
+  it("records one of two writes at once of a new secret as its creation, the other as a replacement", async () => {
+    const projectId = await f.addProject();
+    const put = (value: string) =>
+      f.call("PUT", `/v2/projects/${projectId}/secrets/TWIN`, { body: { value } });
+    const answers = await Promise.all([put("one"), put("two")]);
+    expect(answers.map((res) => res.status)).toEqual([204, 204]);
+    const created = (await auditRows(f.db, projectId))
+      .filter((r) => r.action === "secrets.write")
+      .map((r) => (r.metadata as { created?: boolean }).created);
+    expect(created.sort()).toEqual([false, true]);
+  });
 }
