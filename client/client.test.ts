@@ -178,6 +178,40 @@ describe("runlet/client", () => {
     });
   });
 
+  it("sends a call with an idempotency key again when wrangler's dev proxy answered 503 in the Worker's stead, and only then", async () => {
+    // What wrangler's dev proxy answers a POST it could not pass on to the Worker: text, no run id.
+    const proxy = {
+      status: 503,
+      text: "Your worker restarted mid-request. Please try sending the request again. Only GET or HEAD requests are retried automatically.",
+      headers: { "retry-after": "0" },
+    };
+    const runlets = {
+      status: 503,
+      body: { message: "shutting down", code: "unavailable", run_id: RUN },
+    };
+    answers = [proxy, { status: 202, body: { run_id: RUN }, headers: { "x-request-id": RUN } }];
+    const api = client();
+    const options = { async: true, idempotencyKey: "k2" };
+    expect(await api.run("a", "run", { n: 1 }, options)).toEqual({ runId: RUN, replayed: false });
+    expect(seen.map((s) => [s.url, s.headers["idempotency-key"], s.body])).toEqual([
+      ["/v4/prj_1/a/run?async=true", "k2", '{"n":1}'],
+      ["/v4/prj_1/a/run?async=true", "k2", '{"n":1}'],
+    ]);
+
+    // Without a key a second send could run it twice (a real reload mid-request): it is refused.
+    seen.length = 0;
+    answers = [proxy];
+    expect(await failure(api.run("a", "run", {}, { async: true }))).toMatchObject({
+      status: 503,
+      code: "unavailable",
+    });
+    // The Worker's own 503 is its answer, and a proxy's 503 three times in a row is one too.
+    answers = [{ ...runlets, headers: { "x-request-id": RUN } }, proxy, proxy, proxy];
+    expect(await failure(api.run("a", "run", {}, options))).toMatchObject({ runId: RUN });
+    expect(await failure(api.run("a", "run", {}, options))).toMatchObject({ status: 503 });
+    expect(seen).toHaveLength(5);
+  });
+
   it("wraps a request that got no answer as network_error, with the cause; an abort is the signal's", async () => {
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));

@@ -109,7 +109,11 @@ export interface RunOptions extends RequestOptions {
   webhook?: string;
   /** `X-Webhook-Secret`: sign the webhook's deliveries with it. */
   secret?: string;
-  /** `Idempotency-Key`: the same key and request again answers the first run, not a new one. */
+  /**
+   * `Idempotency-Key`: the same key and request again answers the first run, not a new one. With
+   * it, a call answered by wrangler's dev proxy's 503 instead of the Worker is sent again (twice
+   * at most).
+   */
   idempotencyKey?: string;
 }
 

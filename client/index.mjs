@@ -43,6 +43,9 @@ const BODILESS = [204, 205, 304];
 /** Answers `waitFor` reads again: the run is still there, the way to it was not. */
 const TRANSIENT = [0, 429, 502, 503, 504];
 const DEFAULT_WAIT_MS = 10 * 60_000;
+/** How many times `run` sends a call with an `idempotencyKey` again after `fromDevProxy`. */
+const RESENDS = 2;
+
 /** Runs whose app a client remembers (the newest). */
 const REMEMBERED_RUNS = 10_000;
 const FIRST_PAUSE_MS = 250;
@@ -57,6 +60,18 @@ const LAST_LOOK_MS = 1_000;
 export function isEnded(status) {
   return ENDED.includes(status);
 }
+
+/**
+ * A 503 that is not the Worker's (every answer of the Worker carries `X-Request-Id`, and its
+ * errors are JSON): under `runlet start`, wrangler's dev proxy answers a POST it could not pass
+ * on with `503 Your worker restarted mid-request`, also when nothing restarted but a kept-alive
+ * connection to the Worker closed as the request went out (docs/api.md, "Errors").
+ *
+ * @param {import("./index.d.ts").ResponseLike} res
+ * @param {{ json: boolean }} answer
+ */
+const fromDevProxy = (res, answer) =>
+  res.status === 503 && !answer.json && res.headers.get("x-request-id") === null;
 
 /** @param {unknown} err */
 const errorText = (err) => (err instanceof Error ? err.message : String(err));
@@ -163,7 +178,12 @@ export function createClient(options) {
       const path = `/${segment(app)}/${segment(fn)}${query.size ? `?${query}` : ""}`;
       const sent = input === undefined ? undefined : JSON.stringify(input);
       const init = { headers, body: sent, signal: runOptions.signal };
-      const { res, answer } = await request("POST", path, init);
+      let { res, answer } = await request("POST", path, init);
+      // Sent again, with its key, while the answer is wrangler's dev proxy's and not the Worker's.
+      for (let again = 0; again < RESENDS && runOptions.idempotencyKey !== undefined; again++) {
+        if (!fromDevProxy(res, answer)) break;
+        ({ res, answer } = await request("POST", path, init));
+      }
       const runId = answer.body?.run_id ?? res.headers.get("x-request-id") ?? undefined;
       const replayed = res.headers.get("idempotent-replayed") === "true";
       const ok = res.status >= 200 && res.status < 300;
