@@ -249,6 +249,8 @@ export function createClient(options) {
       let wait = opts.intervalMs ?? FIRST_PAUSE_MS;
       /** @type {string} */
       let last = "not read yet";
+      /** Whether a read has told the run's state: a read cut off at the deadline keeps it. */
+      let known = false;
       /** @type {unknown} */
       let lastError;
       for (;;) {
@@ -259,13 +261,19 @@ export function createClient(options) {
           const view = await runState("GET", app, runId, { signal: read.signal });
           if (isEnded(view.status)) return view;
           last = view.status;
+          known = true;
           lastError = undefined;
         } catch (err) {
           // A read cut off at the deadline is not an error of the run: the time is up.
           const cutOff = read.expired();
           if (!cutOff && !(err instanceof RunletError && TRANSIENT.includes(err.status))) throw err;
-          last = cutOff ? "no answer before the time was up" : `not read: ${errorText(err)}`;
-          lastError = cutOff ? undefined : err;
+          if (!(cutOff && known))
+            last = cutOff ? "no answer before the time was up" : `not read: ${errorText(err)}`;
+          if (cutOff) lastError = undefined;
+          else {
+            known = false;
+            lastError = err;
+          }
         } finally {
           read.done();
         }

@@ -164,8 +164,9 @@ describe("custom runtime", () => {
   });
 
   it("says what its healthcheck answered, or asks whether it listens on PORT, when it is never healthy", async () => {
+    // Any free port but PORT (PORT + 1 was once taken by another test file's process).
     const elsewhere = `require("node:http").createServer((q, s) => s.end("up"))
-  .listen(Number(process.env.PORT) + 1, "127.0.0.1");`;
+  .listen(0, "127.0.0.1");`;
     await hostClient(host.url).deploy("p", "web", 1, { "server.js": elsewhere }, CONFIG);
     const res = await send("/");
     expect(res.status).toBe(502);
