@@ -5,17 +5,10 @@
 import { readFile } from "node:fs/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { newId } from "../common/ids.ts";
-import { AppVersions } from "./app-versions.ts";
-import { AppRegistry } from "./apps.ts";
 import { HttpError } from "./http/errors.ts";
 import { deploymentOf } from "./http/params.ts";
-import { ReplicaPool } from "./pool/pool.ts";
-import {
-  currentOfApp as currentOf,
-  deployOfApp as filesOf,
-  newHome,
-  removeHome,
-} from "./test-support.ts";
+import type { ReplicaPool } from "./pool/pool.ts";
+import { currentOfApp as currentOf, newHome, removeHome, versionsOfApp } from "./test-support.ts";
 
 // Ids sort by time: the first app of the name, a run accepted for it, then the app deployed
 // under the name after its delete, and a run made after that.
@@ -39,19 +32,9 @@ afterEach(async () => {
 
 /** A host joined to a control plane whose app 'a' is `now.current`, with files saying so. */
 async function setUp() {
-  const registry = await AppRegistry.open(home);
-  pool = new ReplicaPool(
-    () => {
-      throw new Error("no replica starts here");
-    },
-    { queueWaitMs: 1_000, maxWaiting: 10 },
-  );
-  const versions = new AppVersions(registry, pool);
-  const now = { current: await currentOf(FIRST) };
-  versions.fetchFrom({
-    current: async () => now.current,
-    bundle: async () => filesOf(now.current.appId as string),
-  });
+  const made = await versionsOfApp(home, FIRST);
+  pool = made.pool;
+  const { versions, now } = made;
   const handOver = (appId: string, runId = EARLY_RUN) =>
     deploymentOf(versions, { project: "p", app: "a" }, "managed", "not managed", { appId, runId });
   return { versions, now, currentOf, handOver };

@@ -10,10 +10,8 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import { HEADER } from "../common/consts.ts";
 import { newId } from "../common/ids.ts";
 import { hostPath } from "../common/protocol/paths.ts";
-import { AppVersions } from "./app-versions.ts";
-import { AppRegistry } from "./apps.ts";
 import { heartbeatSides } from "./heartbeat.ts";
-import { ReplicaPool } from "./pool/pool.ts";
+import type { ReplicaPool } from "./pool/pool.ts";
 import {
   currentOfApp as currentOf,
   deployOfApp as filesOf,
@@ -22,6 +20,7 @@ import {
   removeHome,
   startTestHost,
   TOKEN,
+  versionsOfApp,
 } from "./test-support.ts";
 
 const T = Date.UTC(2026, 10, 26);
@@ -44,19 +43,8 @@ afterEach(async () => {
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
 
 it("keeps the app deployed again under a name whose 'gone' was answered before the deploy", async () => {
-  const registry = await AppRegistry.open(home);
-  pool = new ReplicaPool(
-    () => {
-      throw new Error("no replica starts here");
-    },
-    { queueWaitMs: 1_000, maxWaiting: 10 },
-  );
-  const versions = new AppVersions(registry, pool);
-  const now = { current: await currentOf(FIRST) };
-  versions.fetchFrom({
-    current: async () => now.current,
-    bundle: async () => filesOf(now.current.appId as string),
-  });
+  const { registry, versions, now, ...made } = await versionsOfApp(home, FIRST);
+  pool = made.pool;
   const host = heartbeatSides(versions, pool, { open: true });
   const goneAnswer = { gone: [{ project: "p", app: "a" }], current: [] };
   const code = async () => {

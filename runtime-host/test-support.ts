@@ -9,9 +9,10 @@ import { type AppConfig, appConfigSchema, type BundleFile } from "../common/app-
 import { digestOfBundle } from "../common/bundle-digest.ts";
 import { HEADER } from "../common/consts.ts";
 import type { DeployRequest } from "../common/protocol/deploy.ts";
-import type { Current } from "./app-versions.ts";
+import { AppVersions, type Current } from "./app-versions.ts";
+import { AppRegistry } from "./apps.ts";
 import type { HostOptions } from "./host-options.ts";
-import type { AppStats } from "./pool/pool.ts";
+import { type AppStats, ReplicaPool } from "./pool/pool.ts";
 import { WorkloadError } from "./pool/workload.ts";
 import { NO_SANDBOX } from "./sandbox/sandbox.ts";
 import { startHost } from "./server.ts";
@@ -192,3 +193,25 @@ export const currentOfApp = async (appId: string): Promise<Current> => ({
   digest: await digestOfBundle(deployOfApp(appId).files),
   appId,
 });
+
+/**
+ * A host's registry (in `home`) and app versions, where no replica starts, fetching app `a` from
+ * a control plane whose current version is `now.current` (first the app of id `appId`): a test
+ * changes it to deploy another app under the name. The caller closes `pool`.
+ */
+export async function versionsOfApp(home: string, appId: string) {
+  const registry = await AppRegistry.open(home);
+  const pool = new ReplicaPool(
+    () => {
+      throw new Error("no replica starts here");
+    },
+    { queueWaitMs: 1_000, maxWaiting: 10 },
+  );
+  const versions = new AppVersions(registry, pool);
+  const now = { current: await currentOfApp(appId) };
+  versions.fetchFrom({
+    current: async () => now.current,
+    bundle: async () => deployOfApp(now.current.appId as string),
+  });
+  return { registry, pool, versions, now };
+}
