@@ -305,10 +305,11 @@ describe("runtime host", () => {
   it("lets the old version finish its calls in flight after a redeploy", async () => {
     await client.deploy("p", "slow", 1, {
       "main.mjs": `
-export const slow = async () => { await new Promise((r) => setTimeout(r, 400)); return "v1 done"; };
+export const slow = async () => { await new Promise((r) => setTimeout(r, 2000)); return "v1 done"; };
 export const pid = () => process.pid;`,
     });
     const oldPid = Number((await client.invoke("p", "slow", "pid")).body.result);
+    // Long enough that v2's cold start, on a loaded machine, ends while v1's call still runs.
     const inFlight = client.invoke("p", "slow", "slow");
     await new Promise((r) => setTimeout(r, 100));
     await client.deploy("p", "slow", 2, { "main.mjs": "export const slow = () => 'v2';" });

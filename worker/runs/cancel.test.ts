@@ -96,11 +96,11 @@ describe("cancel", () => {
   it("a run whose hand-over the host still holds: cancelled at once, withdrawn, stopped on the host; its late 202 changes nothing", async () => {
     const app = newApp();
     const held = new Gate();
-    fakeHost(app, () => ({ ...started(), hold: held }));
+    const host = fakeHost(app, () => ({ ...started(), hold: held }));
     const run = newRun(app);
     const deletes = hostCancels(run);
     await accept(run);
-    await sleep(20);
+    await until("the host holds its hand-over", () => host.count(run) === 1);
     expect(await shardOfRun(run).cancel(run.runId)).toMatchObject({ status: "cancelled" });
     expect(deletes()).toBe(1);
     held.open();
@@ -112,12 +112,12 @@ describe("cancel", () => {
   it("a run the host started the instant it was cancelled, before its hand-over's answer: its view says when", async () => {
     const app = newApp();
     const held = new Gate();
-    fakeHost(app, () => ({ ...started(), hold: held }));
+    const host = fakeHost(app, () => ({ ...started(), hold: held }));
     const run = newRun(app);
     const startedAt = Date.now();
     hostCancels(run, { status: "cancelled", startedAt, finishedAt: startedAt + 5 });
     await accept(run);
-    await sleep(20);
+    await until("the host holds its hand-over", () => host.count(run) === 1);
     const view = await shardOfRun(run).cancel(run.runId);
     // It said started_at null though the function had begun (and seen its signal abort).
     expect(view).toMatchObject({

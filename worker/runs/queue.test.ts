@@ -72,9 +72,13 @@ describe("dispatch", () => {
     "capacity %i: at most %i hand-overs open at once, and all of them used",
     async (capacity, window) => {
       const app = newApp();
-      const host = fakeHost(app, () => ({ ...ended(), hold: 60 }));
+      // Held until all eight are accepted, however slowly the machine accepts them.
+      const held = new Gate();
+      const host = fakeHost(app, () => ({ ...ended(), hold: held }));
       const runs = Array.from({ length: 8 }, () => newRun(app));
       for (const run of runs) await accept(run, { limits: { capacity } });
+      await until("a whole window handed over", () => host.handOvers.length === window);
+      held.open();
       for (const run of runs) await statusIs(run, "success");
       expect(host.maxOpen).toBe(window);
       expect(host.handOvers).toHaveLength(runs.length); // each run handed over once
