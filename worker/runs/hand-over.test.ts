@@ -91,12 +91,14 @@ describe("what the host's answer makes of the run", () => {
       run_time_ms: 12,
       finished_at: new Date(report.finishedAt).toISOString(),
     });
-    expect(await reportsOf(run, 1)).toEqual(["success"]);
+    // Its "running" went first if the run lived past a batch's 200 ms (a slow machine).
+    expect(await endsReported(run)).toEqual(["success"]);
+    const sent = await reportsOf(run, 0);
     // A second report of the same end, or a late `running`, changes nothing.
     expect(await shardOfRun(run).report(run.runId, { status: "running" })).toEqual({
       status: "success",
     });
-    expect(await reportsOf(run, 2)).toEqual(["success"]);
+    expect(await reportsOf(run, sent.length + 1)).toEqual(sent);
   });
 
   it("200: from queued straight to the end the host answered, delivered", async () => {
