@@ -3,14 +3,9 @@
 // it. A file of its own: the entry keeps the app it built from the first request's secrets, and
 // the other files' SIGNING_KEY alone must stay alone in their JWKS.
 import { applyD1Migrations, createExecutionContext, env } from "cloudflare:test";
-import { drizzle } from "drizzle-orm/d1";
 import { beforeAll, expect, it } from "vitest";
-import { newId } from "../common/ids.ts";
 import { generateSigningKey } from "../common/jwt.ts";
-import { signingKeysFrom } from "./auth/signing.ts";
-import { issueToken } from "./auth/tokens.ts";
-import type { Database } from "./db/index.ts";
-import * as schema from "./db/schema.ts";
+import { d1Owner } from "./testing/d1-owner.ts";
 import { strictD1 } from "./testing/strict-d1.ts";
 import worker from "./worker.ts";
 
@@ -49,17 +44,7 @@ it("serves the previous key beside SIGNING_KEY, verifies its tokens, and refuses
   expect(doc.keys.map((k) => k.kid)).toEqual([JSON.parse(env.SIGNING_KEY).kid, previous.kid]);
   expect(doc.retired).toEqual([{ kid: retired.kid, retiredAt }]);
 
-  const db = drizzle(env.DB, { schema }) as unknown as Database;
-  const userId = newId("usr");
-  const projectId = newId("prj");
-  await db.batch([
-    db.insert(schema.users).values({ id: userId, name: "Rae", createdAt: Date.now() }),
-    db.insert(schema.projects).values({ id: projectId, name: "rotated", createdAt: Date.now() }),
-    db.insert(schema.memberships).values({ projectId, userId, role: "owner" }),
-  ]);
-  const expiresAt = new Date(Date.now() + 3_600_000);
-  const tokenOf = async (key: typeof previous) =>
-    (await issueToken(db, await signingKeysFrom(key), { subject: userId, expiresAt })).token;
+  const { projectId, tokenSignedBy: tokenOf } = await d1Owner(env.DB, "Rae", "rotated");
   const read = async (token: string) => {
     const res = await call(
       `/v2/projects/${projectId}/secrets`,

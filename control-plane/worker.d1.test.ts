@@ -1,12 +1,9 @@
 // The control plane's Workers entry over D1: keys from its secrets, answers as under Node.
 import { applyD1Migrations, createExecutionContext, env } from "cloudflare:test";
-import { drizzle } from "drizzle-orm/d1";
 import { beforeAll, expect, it, vi } from "vitest";
 import { newId } from "../common/ids.ts";
-import { type StoredKey, signingKeysFrom } from "./auth/signing.ts";
-import { issueToken } from "./auth/tokens.ts";
-import type { Database } from "./db/index.ts";
-import * as schema from "./db/schema.ts";
+import type { StoredKey } from "./auth/signing.ts";
+import { d1Owner } from "./testing/d1-owner.ts";
 import { strictD1 } from "./testing/strict-d1.ts";
 import worker from "./worker.ts";
 
@@ -71,17 +68,9 @@ it("takes the first user with its BOOTSTRAP_TOKEN secret, and with no other toke
 });
 
 it("reads a run's own record through the RUN_API binding, not over the network", async () => {
-  const db = drizzle(env.DB, { schema }) as unknown as Database;
-  const userId = newId("usr");
-  const projectId = newId("prj");
-  await db.batch([
-    db.insert(schema.users).values({ id: userId, name: "Dee", createdAt: Date.now() }),
-    db.insert(schema.projects).values({ id: projectId, name: "bound", createdAt: Date.now() }),
-    db.insert(schema.memberships).values({ projectId, userId, role: "owner" }),
-  ]);
-  const keys = await signingKeysFrom(JSON.parse(env.SIGNING_KEY) as StoredKey);
-  const expiresAt = new Date(Date.now() + 3_600_000);
-  const { token } = await issueToken(db, keys, { subject: userId, expiresAt });
+  const owner = await d1Owner(env.DB, "Dee", "bound");
+  const { projectId } = owner;
+  const token = await owner.tokenSignedBy(JSON.parse(env.SIGNING_KEY) as StoredKey);
   const runId = newId("run");
   const indexed = await call(`/internal/runs/${runId}`, {
     method: "PUT",
