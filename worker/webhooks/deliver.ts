@@ -90,12 +90,10 @@ export async function attemptDelivery(
     await res.body?.cancel();
   } catch (err) {
     const { name, message } = err as Error;
-    // The target's query may hold credentials: an error naming the URL must not show it.
-    const query = new URL(delivery.url).search;
     error =
       name === "TimeoutError" || name === "AbortError"
         ? `timeout after ${limits.timeoutMs} ms`
-        : (query ? message.replaceAll(query, "") : message) || "network error";
+        : networkError(delivery.url, message);
   }
   return {
     attempt,
@@ -105,6 +103,27 @@ export async function attemptDelivery(
     // The last attempt the table allows is final, whatever its row says.
     verdict: attempt >= MAX_ATTEMPTS && verdictOf(status) === "retry" ? "final" : verdictOf(status),
   };
+}
+
+/** workerd's one message for a connection refused, reset, or closed before the answer. */
+const CONNECTION_LOST = "Network connection lost.";
+
+/**
+ * What an attempt that got no answer records: where it went (host and port) and what happened,
+ * in words a reader can act on; the target's query, which may hold credentials, is cut out of
+ * workerd's text. workerd
+ * says "Network connection lost." alike for a port nobody listens on and for a receiver that
+ * closed the connection before answering: both are said, with workerd's own text after them.
+ */
+export function networkError(url: string, message: string): string {
+  const target = new URL(url);
+  const port = target.port || (target.protocol === "https:" ? "443" : "80");
+  const where = `${target.hostname}:${port}`;
+  const query = target.search;
+  const said = (query ? message.replaceAll(query, "") : message).trim();
+  if (said === CONNECTION_LOST)
+    return `could not connect to ${where}, or it closed the connection before answering (${said})`;
+  return `no answer from ${where}: ${said || "network error"}`;
 }
 
 /**
