@@ -1,5 +1,7 @@
 import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { createClient, type RunletClient } from "runlet/client";
@@ -170,6 +172,57 @@ describe("runlet/client against a real Runlet", () => {
       status: "success",
     });
   });
+
+  it("says where a delivery could not connect, and sends failed ones again with runlet redeliver --failed", async () => {
+    // A port nobody listens on: the system's pick, let go at once.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    const closed = (probe.address() as AddressInfo).port;
+    await new Promise((resolve) => probe.close(resolve));
+    const ran = await api.run(
+      "hello",
+      "run",
+      { name: "Ed" },
+      { webhook: `http://127.0.0.1:${closed}/gone` },
+    );
+    let view = await api.status("hello", ran.runId);
+    for (let i = 0; i < 300 && view.webhook?.state !== "failed"; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      view = await api.status("hello", ran.runId);
+    }
+    // It said "Network connection lost." alone: neither what happened nor where.
+    const lost = `could not connect to 127.0.0.1:${closed}, or it closed the connection before answering (Network connection lost.)`;
+    expect(view.webhook).toMatchObject({ state: "failed", attempts: [{}, {}, {}] });
+    for (const attempt of view.webhook?.attempts ?? []) expect(attempt.error).toBe(lost);
+    expect((await cli(["status", ran.runId], runlet.env)).stdout).toContain(lost);
+
+    // The runs index learns of the failed delivery as the shard reports it.
+    const failed = async () => {
+      const listed = await cli(
+        ["runs", "--app", "hello", "--webhook", "failed", "--json"],
+        runlet.env,
+      );
+      return (JSON.parse(listed.stdout).runs as { id: string }[]).some((r) => r.id === ran.runId);
+    };
+    for (let i = 0; i < 100 && !(await failed()); i++) await new Promise((r) => setTimeout(r, 100));
+    // What it did on stdout, as redeliver <run_id> says it; what to do next on stderr.
+    const again = ["redeliver", "--failed", "--app", "hello", "--webhook", `${receiver.url}/again`];
+    const all = await cli(again, runlet.env);
+    expect(all.code, all.stderr).toBe(0);
+    expect(all.stdout).toMatch(/^Delivering (\d+) of \1 run\(s\) again\.\n$/);
+    expect(all.stderr).toMatch(
+      /^`runlet runs --webhook failed` lists those whose delivery fails again\.$/m,
+    );
+    const deliveries = await receiver.waitFor("/again", 1);
+    expect(deliveries.map((d) => JSON.parse(d.body).run_id)).toContain(ran.runId);
+    await delivered("hello", ran.runId);
+    const one = await cli(["redeliver", ran.runId, "--webhook", `${receiver.url}/one`], runlet.env);
+    expect([one.code, one.stdout, one.stderr]).toEqual([
+      0,
+      `Delivering ${ran.runId} again to ${receiver.url}/one.\n`,
+      `\`runlet status ${ran.runId}\` shows its attempts.\n`,
+    ]);
+  }, 120_000);
 
   it("signs runlet run's webhook with --webhook-secret (DESIGN.md's flag), or with RUNLET_WEBHOOK_SECRET", async () => {
     const signedBy = async (path: string, args: string[], env: NodeJS.ProcessEnv) => {

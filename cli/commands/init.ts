@@ -137,10 +137,10 @@ export const init: Command = {
     };
     if (values.json) console.log(JSON.stringify(summary));
     else {
+      // One line, what it did: the user made, and where their credentials are.
       console.log(
-        `${claimed.user.name} (${claimed.user.id}) is this Runlet's first user and an operator, owner of project ${claimed.project.name} (${claimed.project.id}).`,
+        `${claimed.user.name} (${claimed.user.id}) is this Runlet's first user and an operator, owner of project ${claimed.project.name} (${claimed.project.id}); credentials in ${file}, the token expires ${claimed.expiresAt}.`,
       );
-      console.log(`Credentials in ${file}; the token expires ${claimed.expiresAt}.`);
     }
     if (!apiUrl) {
       console.error(

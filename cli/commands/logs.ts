@@ -77,12 +77,19 @@ async function appOutput(app: string, json: boolean): Promise<number> {
     console.log(JSON.stringify(answer));
     return 0;
   }
-  const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
+  showAppOutput(app, answer, process.stdout.isTTY === true && !process.env.NO_COLOR);
+  return 0;
+}
+
+/** Prints `answer` as `runlet logs --app` does: the lines on stdout, the notes on stderr. */
+export function showAppOutput(app: string, answer: AppOutput, color: boolean): void {
   for (const r of answer.replicas) {
     const since = r.endedAt ? `${r.startedAt} to ${r.endedAt}` : `since ${r.startedAt}`;
-    console.log(`== replica ${r.pid ?? "?"} of v${r.version} on ${r.host}: ${r.state}, ${since}`);
+    const replica = `replica ${r.pid ?? "?"} of v${r.version} on ${r.host}`;
+    console.log(`== ${replica}: ${r.state}, ${since}`);
+    // A note, not a line of output: on stderr, naming the replica it is about.
     if (r.dropped > 0)
-      console.log(`(${r.dropped} earlier bytes were dropped: a replica keeps 256 KiB)`);
+      console.error(`(${replica}: ${r.dropped} earlier bytes were dropped: it keeps 256 KiB)`);
     for (const line of r.lines) console.log(formatLine(line, color));
   }
   if (answer.replicas.length === 0)
@@ -93,5 +100,4 @@ async function appOutput(app: string, json: boolean): Promise<number> {
     console.error(
       `${answer.unreachable} runtime host(s) did not answer: their replicas are not shown.`,
     );
-  return 0;
 }

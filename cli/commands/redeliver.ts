@@ -49,10 +49,12 @@ export const redeliver: Command = {
       throw cliErrorOf(err, "redeliver", config);
     }
     if (values.json) console.log(JSON.stringify(view));
-    else
+    else {
       console.log(
-        `Delivering ${view.run_id} again${view.webhook ? ` to ${view.webhook.target}` : ""}: \`runlet status ${view.run_id}\` shows its attempts.`,
+        `Delivering ${view.run_id} again${view.webhook ? ` to ${view.webhook.target}` : ""}.`,
       );
+      console.error(`\`runlet status ${view.run_id}\` shows its attempts.`);
+    }
     return 0;
   },
 };
@@ -91,12 +93,14 @@ async function redeliverFailed(values: Record<string, unknown>): Promise<number>
   await Promise.all(Array.from({ length: AT_ONCE }, worker));
   const sent = items.length - refused.length;
   if (values.json) console.log(JSON.stringify({ redelivered: sent, refused }));
-  else {
-    console.error(
-      items.length === 0
-        ? `No run${typeof values.app === "string" ? ` of '${values.app}'` : ""} has a failed delivery.`
-        : `Delivering ${sent} run(s) again: \`runlet runs --webhook failed\` lists those that fail again.`,
-    );
+  else if (items.length === 0) {
+    // Nothing to do is a note, as an empty list's is: standard output stays empty.
+    const of = typeof values.app === "string" ? ` of '${values.app}'` : "";
+    console.error(`No run${of} has a failed delivery.`);
+  } else {
+    // What it did, on stdout as `redeliver <run_id>`'s; what to do next on stderr.
+    console.log(`Delivering ${sent} of ${items.length} run(s) again.`);
+    console.error("`runlet runs --webhook failed` lists those whose delivery fails again.");
   }
   // Said on stderr with --json too: the job's log shows why it exits 1.
   for (const line of refused) console.error(`  not sent: ${line}`);

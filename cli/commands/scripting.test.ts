@@ -43,6 +43,11 @@ describe("the CLI in a script", () => {
   });
 
   it("says a mutating command's outcome in one line on stdout, and what to do next on stderr", async () => {
+    // runlet init, which made the first user: it said so in two lines.
+    expect(first.init.stdout).toMatch(
+      /^Ada \(usr_\w+\) is this Runlet's first user and an operator, owner of project default \(prj_\w+\); credentials in \S+local\.json, the token expires \S+\.$/,
+    );
+    expect(first.init.stderr).toMatch(/^The bootstrap token takes no other user now\./m);
     const stored = await runlet(["secrets", "set", "OUTCOME", "x"]);
     expect([stored.code, stored.stdout, stored.stderr]).toEqual([0, "Stored OUTCOME.", ""]);
     const deleted = await runlet(["secrets", "delete", "OUTCOME"]);

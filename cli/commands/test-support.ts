@@ -77,6 +77,8 @@ export interface FirstUser {
   baseUrl: string;
   /** The first user's environment: RUNLET_HOME with the local.json `runlet init` wrote. */
   env: Record<string, string | undefined>;
+  /** What `runlet init` printed. */
+  init: { stdout: string; stderr: string };
   /** Stops the control plane and removes `dir`. */
   stop(): Promise<void>;
 }
@@ -107,6 +109,7 @@ export async function withFirstUser(name: string, home: string): Promise<FirstUs
     controlPlane,
     baseUrl,
     env,
+    init: { stdout: init.stdout, stderr: init.stderr },
     stop: async () => {
       controlPlane.server.kill("SIGTERM");
       await rm(dir, { recursive: true, force: true });
