@@ -56,20 +56,44 @@ const liveUserToken = and(
 export const liveUserTokens = (userId: string | typeof users.id) =>
   and(eq(tokens.subject, userId), liveUserToken);
 
-/** The list's order: owners first, then by name (letters' case aside), then by id. */
-const ownersFirst = sql<number>`case when ${memberships.role} = 'owner' then 0 else 1 end`;
+/**
+ * The list's order: owners first, then by name as people read names — Unicode's collation
+ * (CLDR root, which English uses as is): "Émile" beside "Emile", before "Zed"; case and accents
+ * only break ties —, then by the name's code points, then by id, so each member has one place.
+ * SQLite (libSQL, D1) has no such collation ("collate nocase" folds ASCII letters only, and put
+ * "É" after "Z"), so the list is ordered here, the same on both, and a page is what follows
+ * its token's position in this same order.
+ */
+const collator = new Intl.Collator("en");
+const byCodePoints = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** SQL: the member comes after `after` (a position `memberPosition` gave) in the list's order. */
-function memberAfter(after: PagePosition) {
-  const rank = Number(after.timestamp);
-  const name = after.name ?? "";
-  const id = String(after.id);
-  return sql`(${ownersFirst} > ${rank} or (${ownersFirst} = ${rank} and (${users.name} > ${name} collate nocase or (${users.name} = ${name} collate nocase and ${users.id} > ${id}))))`;
+interface Placed {
+  rank: number;
+  name: string;
+  id: string;
 }
+
+function memberOrder(a: Placed, b: Placed): number {
+  return (
+    a.rank - b.rank ||
+    collator.compare(a.name, b.name) ||
+    byCodePoints(a.name, b.name) ||
+    byCodePoints(a.id, b.id)
+  );
+}
+
+const rankOf = (role: string) => (role === "owner" ? 0 : 1);
+
+/** A page token's position, as the order reads a member. */
+const positionOf = (after: PagePosition): Placed => ({
+  rank: Number(after.timestamp),
+  name: after.name ?? "",
+  id: String(after.id),
+});
 
 /** A member's position in the list, for its page tokens. */
 export const memberPosition = (m: Member): PagePosition => ({
-  timestamp: m.role === "owner" ? 0 : 1,
+  timestamp: rankOf(m.role),
   id: m.id,
   name: m.name,
 });
@@ -84,7 +108,7 @@ export async function membersOf(
   userId?: string,
   page: { after?: PagePosition; limit: number } = { limit: -1 },
 ): Promise<Member[]> {
-  const rows = await db
+  const members = await db
     .select({
       id: users.id,
       name: users.name,
@@ -98,11 +122,13 @@ export async function membersOf(
       and(
         eq(memberships.projectId, projectId),
         userId === undefined ? undefined : eq(memberships.userId, userId),
-        page.after && memberAfter(page.after),
       ),
-    )
-    .orderBy(ownersFirst, sql`${users.name} collate nocase`, users.id)
-    .limit(page.limit);
+    );
+  const placed = members
+    .map((m) => ({ ...m, rank: rankOf(m.role) }))
+    .sort(memberOrder)
+    .filter((m) => !page.after || memberOrder(m, positionOf(page.after)) > 0);
+  const rows = page.limit < 0 ? placed : placed.slice(0, page.limit);
   const live = await inParts(
     rows.map((r) => r.id),
     (part) =>
