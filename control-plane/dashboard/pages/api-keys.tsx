@@ -66,7 +66,8 @@ function TokenOnce({ name, token }: { name: string; token: string }) {
 
 /**
  * Where the page's lists are: each pages on its own, `cursor` in the address for the accounts,
- * `users` for the users. A revoke's confirmation and form carry it, to come back there.
+ * `users` for the users. The create form, and a revoke's confirmation and form, carry it, to
+ * come back there.
  */
 const placeOf = (c: DashCtx) => ({
   cursor: c.req.query("cursor") || undefined,
@@ -98,7 +99,7 @@ async function listPage(c: DashCtx) {
       {listed.ok ? (
         <>
           <h2>New service account</h2>
-          <form method="post" action={PATH} class="filters">
+          <form method="post" action={withQuery(PATH, place)} class="filters">
             <Field
               label="Name"
               name="name"
@@ -217,7 +218,8 @@ export function registerApiKeys(dash: Hono<DashEnv>) {
         ? { kind: "created", name: created.data.name, token: created.data.token }
         : { kind: "error", message: created.message, name, expires, role },
     );
-    return c.redirect(PATH, 303);
+    // Back to the pages the lists were on: the token is shown above them.
+    return c.redirect(withQuery(PATH, placeOf(c)), 303);
   });
 
   dash.get("/api-keys/:id/revoke", async (c) => {

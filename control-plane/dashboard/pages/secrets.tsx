@@ -22,7 +22,7 @@ type Flash =
   | { kind: "saved" | "deleted"; name: string }
   | { kind: "error"; message: string; name?: string };
 
-/** The confirmation and its form carry the list's page, to come back to it. */
+/** The set form, the confirmation and its form carry the list's page, to come back to it. */
 const deletePath = (name: string, cursor: string | undefined) =>
   withQuery(`${PATH}/${encodeURIComponent(name)}/delete`, { cursor });
 
@@ -46,7 +46,7 @@ export function registerSecrets(dash: Hono<DashEnv>) {
         {listed.ok ? (
           <>
             <h2>Set a secret</h2>
-            <form method="post" action={PATH} class="filters">
+            <form method="post" action={withQuery(PATH, { cursor })} class="filters">
               <Field
                 label="Name"
                 name="name"
@@ -119,7 +119,8 @@ export function registerSecrets(dash: Hono<DashEnv>) {
       PATH,
       saved.ok ? { kind: "saved", name } : { kind: "error", message: saved.message, name },
     );
-    return c.redirect(PATH, 303);
+    // Back to the page the form was sent from: the list keeps its place.
+    return c.redirect(withQuery(PATH, { cursor: c.req.query("cursor") }), 303);
   });
 
   dash.get("/secrets/:name/delete", async (c) => {
