@@ -132,6 +132,10 @@ it("refuses an option or a word its subcommand does not take, before calling any
     [["secrets", "get", "DB_URL", "API_KEY"], "unexpected 'API_KEY' after secrets get"],
     [["hosts", "tokens", "--force"], "hosts tokens takes no --force"],
     [["users", "list", "--role", "owner"], "users list takes no --role"],
+    [["keys", "retire", "k1", "k2"], "unexpected 'k2' after keys retire"],
+    [["keys", "rotate", "--force"], "keys rotate takes no --force"],
+    [["runs", "--app", "a", "b"], "unexpected 'b' after runs"],
+    [["audit-log", "extra"], "unexpected 'extra' after audit-log"],
   ] as const) {
     out.mockClear();
     err.mockClear();

@@ -3,7 +3,7 @@ import { createWriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
 import type { Writable } from "node:stream";
 import { finished } from "node:stream/promises";
-import { CliError, type Command } from "../command.ts";
+import { CliError, type Command, takesOnly } from "../command.ts";
 import { type CliConfig, columns, fetchPages, loadConfig, readAnswer, request } from "../config.ts";
 
 const USAGE = `Usage: runlet audit-log [--from T] [--to T] [--action A] [--actor ID]
@@ -125,7 +125,9 @@ export const auditLog: Command = {
     export: { type: "string" },
     output: { type: "string", short: "o" },
   },
-  async run({ values }) {
+  async run({ values, positionals }) {
+    // It takes no words: a stray one (a value without its option) was ignored.
+    takesOnly("audit-log", { values: {}, words: positionals }, {}, USAGE);
     const query = new URLSearchParams();
     for (const key of FILTERS) {
       const value = values[key];

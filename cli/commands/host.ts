@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { ENV } from "../../common/consts.ts";
 import { runletHome } from "../../control-plane/home.ts";
-import { CliError, type Command } from "../command.ts";
+import { CliError, type Command, takesOnly } from "../command.ts";
 import { claimHome } from "../home-lock.ts";
 import { ROOT } from "./start.ts";
 
@@ -40,7 +40,9 @@ export const host: Command = {
     name: { type: "string" },
     slots: { type: "string" },
   },
-  async run({ values }) {
+  async run({ values, positionals }) {
+    // It takes no words: a stray one (a value without its option) was ignored.
+    takesOnly("host", { values: {}, words: positionals }, {}, USAGE);
     const controlPlane = values["control-plane"];
     if (typeof controlPlane !== "string" || !URL.canParse(controlPlane))
       throw new CliError(`--control-plane must be the control plane's URL\n\n${USAGE}`);

@@ -2,7 +2,7 @@ import { mkdir, stat } from "node:fs/promises";
 import { isIP } from "node:net";
 import { ENV } from "../../common/consts.ts";
 import { homePaths, runletHome, writePrivateFile } from "../../control-plane/home.ts";
-import { CliError, type Command } from "../command.ts";
+import { CliError, type Command, takesOnly } from "../command.ts";
 import { readAnswer, request } from "../config.ts";
 import { expiryOf } from "./tokens.ts";
 
@@ -75,7 +75,9 @@ export const init: Command = {
     "api-url": { type: "string" },
     expires: { type: "string" },
   },
-  async run({ values }) {
+  async run({ values, positionals }) {
+    // It takes no words: a stray one (a value without its option) was ignored.
+    takesOnly("init", { values: {}, words: positionals }, {}, USAGE);
     const baseUrl = controlPlaneUrl(values["control-plane"]);
     if (!values.name) throw new CliError(`--name is required\n\n${USAGE}`);
     const apiUrlGiven = values["api-url"];

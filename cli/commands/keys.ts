@@ -1,5 +1,5 @@
 import { tokenKid } from "../../common/jwt.ts";
-import { CliError, type Command } from "../command.ts";
+import { CliError, type Command, takesOnly } from "../command.ts";
 import { callApi, columns, loadConfig } from "../config.ts";
 
 const USAGE = `Usage: runlet keys [list] [--json]
@@ -43,6 +43,14 @@ export const keys: Command = {
   options: { force: { type: "boolean" } },
   async run({ values, positionals }) {
     const [action = "list", ...rest] = positionals;
+    if (action !== "list" && action !== "rotate" && action !== "retire")
+      throw new CliError(`say list, rotate or retire\n\n${USAGE}`);
+    // `keys retire k1 k2` retired k1 alone, and `keys rotate --force` rotated: refused instead.
+    const takes = { list: {}, rotate: {}, retire: { options: ["force"], words: 1 } }[action];
+    takesOnly(`keys ${action}`, { values, words: rest }, takes, USAGE);
+    const kid = rest[0] ?? "";
+    if (action === "retire" && !kid)
+      throw new CliError(`give the kid of the key to retire (runlet keys)\n\n${USAGE}`);
     const config = await loadConfig();
     const print = (answer: { keys: Key[] }) => {
       if (values.json) console.log(JSON.stringify(answer));
@@ -78,23 +86,19 @@ export const keys: Command = {
         );
       return 0;
     }
-    if (action === "retire") {
-      const [kid] = rest;
-      if (!kid) throw new CliError(`give the kid of the key to retire (runlet keys)\n\n${USAGE}`);
-      if (!values.json) console.error(`Retiring ${kid} at ${config.baseUrl}…`);
-      const answer = await callApi<{ keys: Key[] }>(
-        config,
-        "POST",
-        `/v2/keys/${encodeURIComponent(kid)}/retire${values.force ? "?force=true" : ""}`,
-        "retiring the key",
+    // The action left: retire.
+    if (!values.json) console.error(`Retiring ${kid} at ${config.baseUrl}…`);
+    const answer = await callApi<{ keys: Key[] }>(
+      config,
+      "POST",
+      `/v2/keys/${encodeURIComponent(kid)}/retire${values.force ? "?force=true" : ""}`,
+      "retiring the key",
+    );
+    if (values.json) print(answer);
+    else
+      console.log(
+        `Retired ${kid}: tokens signed with it are refused (the run API within 10 s). It is no longer in the JWKS.`,
       );
-      if (values.json) print(answer);
-      else
-        console.log(
-          `Retired ${kid}: tokens signed with it are refused (the run API within 10 s). It is no longer in the JWKS.`,
-        );
-      return 0;
-    }
-    throw new CliError(`say list, rotate or retire\n\n${USAGE}`);
+    return 0;
   },
 };

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { runSchema } from "../../control-plane/routes/runs-list.ts";
-import { CliError, type Command } from "../command.ts";
+import { CliError, type Command, takesOnly } from "../command.ts";
 import { columns, fetchPages, loadConfig } from "../config.ts";
 
 const USAGE = `Usage: runlet runs [--app A] [--status S] [--async | --sync] [--webhook STATE] [--limit N] [--all] [--json]
@@ -30,7 +30,9 @@ export const runs: Command = {
     limit: { type: "string" },
     all: { type: "boolean" },
   },
-  async run({ values }) {
+  async run({ values, positionals }) {
+    // It takes no words: a stray one (a value without its option) was ignored.
+    takesOnly("runs", { values: {}, words: positionals }, {}, USAGE);
     if (values.async && values.sync)
       throw new CliError(`say --async or --sync, not both\n\n${USAGE}`);
     const config = await loadConfig();

@@ -12,7 +12,7 @@ import {
 } from "../../control-plane/home.ts";
 import { sweepNamespaces } from "../../runtime-host/sandbox/network.ts";
 import { DEFAULT_UID_BASE, UID_COUNT, unmountUnder } from "../../runtime-host/sandbox/users.ts";
-import { CliError, type Command } from "../command.ts";
+import { CliError, type Command, takesOnly } from "../command.ts";
 import { prepareHome } from "../home-setup.ts";
 import { logLimitsFrom, watchLogSize } from "../log-files.ts";
 import { freePort, portIsFree, startProcess } from "../processes.ts";
@@ -62,7 +62,9 @@ and has the worker log a line per request.
 Worker; every request it sends out is slower then).
 --json prints the ready line as one JSON object.`,
   options: { verbose: { type: "boolean", short: "v" }, inspect: { type: "boolean" } },
-  async run({ values }) {
+  async run({ values, positionals }) {
+    // It takes no words: a stray one (a value without its option) was ignored.
+    takesOnly("start", { values: {}, words: positionals }, {}, start.usage);
     requireInstalled();
     const parsed = portsSchema.safeParse(process.env);
     if (!parsed.success) throw new CliError(`bad setting: ${describeZodError(parsed.error)}`);
