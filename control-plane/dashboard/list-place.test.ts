@@ -2,58 +2,17 @@
 // secret from a later page of its list comes back to that page, not to the first (the answer
 // used to go to page 1, and the user had to page back to see the next one to act on).
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { newId } from "../../common/ids.ts";
-import { memberships, secrets, serviceAccounts, tokens, users } from "../db/schema.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
+import { addOwnerRows, cookiesOf, dashboardCookie } from "../testing/owner-rows.ts";
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
 let cookie: string;
 
-/** The cookies a response sets, as one Cookie header. */
-const cookiesOf = (res: Response) =>
-  res.headers
-    .getSetCookie()
-    .map((c) => c.split(";")[0])
-    .filter((c) => !c?.endsWith("="))
-    .join("; ");
-
 beforeAll(async () => {
   f = await libsqlFixture();
   // 55 of each: two pages of 50 in every list.
-  const at = Date.parse("2026-11-01T00:00:00Z");
-  const expiresAt = Date.now() + 86_400_000;
-  for (let i = 0; i < 55; i++) {
-    const [sa, tok, user] = [newId("sa"), newId("tok"), newId("usr")];
-    const name = `${String(i).padStart(2, "0")}`;
-    await f.db.batch([
-      f.db
-        .insert(tokens)
-        .values({ id: tok, subject: sa, projectId: f.projectId, createdAt: at, expiresAt }),
-      f.db.insert(serviceAccounts).values({
-        id: sa,
-        projectId: f.projectId,
-        name: `sa-${name}`,
-        role: "member",
-        tokenId: tok,
-        createdBy: f.owner.id,
-        createdAt: at + i,
-        expiresAt,
-      }),
-      f.db.insert(users).values({ id: user, name: `user-${name}`, createdAt: at }),
-      f.db.insert(memberships).values({ projectId: f.projectId, userId: user, role: "member" }),
-      f.db.insert(secrets).values({
-        projectId: f.projectId,
-        name: `S_${name}`,
-        sealed: "not read by the list",
-        updatedBy: f.owner.id,
-        createdAt: at,
-        updatedAt: at,
-      }),
-    ]);
-  }
-  const link = await f.call("POST", `/v2/projects/${f.projectId}/dashboard-links`);
-  const url = new URL(((await link.json()) as { url: string }).url);
-  cookie = cookiesOf(await f.app.request(url.pathname + url.search));
+  await addOwnerRows(f, f.projectId, { n: 55, at: Date.parse("2026-11-01T00:00:00Z") });
+  cookie = await dashboardCookie(f, f.projectId);
 });
 afterAll(() => f.cleanup());
 

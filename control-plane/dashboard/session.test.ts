@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../common/ids.ts";
 import { INTERNAL_TOKEN } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
+import { cookiesOf } from "../testing/owner-rows.ts";
 import { canResend } from "./pages/run-deliveries.tsx";
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
@@ -74,15 +75,6 @@ async function linkFor(token: string, projectId = f.projectId): Promise<string> 
   expect(res.status).toBe(201);
   const { url } = (await res.json()) as { url: string };
   return url;
-}
-
-/** The cookies a response sets, as one Cookie header. */
-function cookiesOf(res: Response): string {
-  return res.headers
-    .getSetCookie()
-    .map((c) => c.split(";")[0])
-    .filter((c) => !c?.endsWith("="))
-    .join("; ");
 }
 
 async function signIn(token = f.owner.token): Promise<string> {

@@ -2,6 +2,7 @@
 // in one answer without them, as before: what `runlet apps` and the dashboard's Apps page read.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { libsqlFixture } from "../testing/libsql.ts";
+import { dashboardCookie } from "../testing/owner-rows.ts";
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
 /** Deployed in this order; listed by name. */
@@ -74,13 +75,7 @@ it("refuses a bad `limit`, a garbled token or another project's token with 400 {
 });
 
 it("still shows every app on the dashboard's Apps page", async () => {
-  const link = await f.call("POST", `/v2/projects/${f.projectId}/dashboard-links`);
-  const url = new URL(((await link.json()) as { url: string }).url);
-  const signIn = await f.app.request(url.pathname + url.search);
-  const cookie = signIn.headers
-    .getSetCookie()
-    .map((c) => c.split(";")[0])
-    .join("; ");
+  const cookie = await dashboardCookie(f, f.projectId);
   const html = await (await f.app.request("/dashboard/apps", { headers: { cookie } })).text();
   const shown = [...html.matchAll(/<a href="\/dashboard\/apps\/([a-z]+)">/g)].map((m) => m[1]);
   expect(shown).toEqual(BY_NAME);

@@ -2,6 +2,7 @@
 // app page showing the newest versions with a next page, not every version it ever had.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { libsqlFixture } from "../testing/libsql.ts";
+import { dashboardCookie } from "../testing/owner-rows.ts";
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
 const DEPLOYS = 25;
@@ -63,13 +64,7 @@ it("refuses a bad `limit` or page token with 400 {message}", async () => {
 });
 
 it("shows the newest 20 versions on the app's dashboard page, the older ones on the next", async () => {
-  const link = await f.call("POST", `/v2/projects/${f.projectId}/dashboard-links`);
-  const url = new URL(((await link.json()) as { url: string }).url);
-  const signIn = await f.app.request(url.pathname + url.search);
-  const cookie = signIn.headers
-    .getSetCookie()
-    .map((c) => c.split(";")[0])
-    .join("; ");
+  const cookie = await dashboardCookie(f, f.projectId);
   const versionsOf = (html: string) => {
     const table = html.split('<table aria-label="Versions"')[1]?.split("</table>")[0] ?? "";
     return [...table.matchAll(/<tr><td class="num">(\d+)<\/td>/g)].map((m) => Number(m[1]));

@@ -12,6 +12,7 @@ import { memberships, secrets, serviceAccounts, tokens, users } from "../db/sche
 import { MAX_SECRETS_BYTES, sealedBytes } from "../secrets.ts";
 import { auditRows } from "./audit-rows.ts";
 import { createFixture, type Fixture } from "./fixture.ts";
+import { addOwnerRows, dashboardCookie, rowNumber } from "./owner-rows.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are read field by field.
 type Json = Record<string, any>;
@@ -151,44 +152,9 @@ export function ownerListsCases(open: () => Promise<Database>) {
 
     it("shows every service account, user and secret of a project page by page", async () => {
       const projectId = await f.addProject();
-      const at = Date.parse("2026-11-02T00:00:00Z");
-      const expiresAt = Date.now() + 86_400_000;
       const n = 61;
-      for (let i = 0; i < n; i++) {
-        const sa = newId("sa");
-        const tok = newId("tok");
-        const user = newId("usr");
-        await f.db.batch([
-          f.db.insert(tokens).values({ id: tok, subject: sa, projectId, createdAt: at, expiresAt }),
-          f.db.insert(serviceAccounts).values({
-            id: sa,
-            projectId,
-            name: `sa-${i}`,
-            role: "member",
-            tokenId: tok,
-            createdBy: f.owner.id,
-            createdAt: at + (i % 7),
-            expiresAt,
-          }),
-          f.db.insert(users).values({ id: user, name: `user-${i}`, createdAt: at }),
-          f.db.insert(memberships).values({ projectId, userId: user, role: "member" }),
-          f.db.insert(secrets).values({
-            projectId,
-            name: `S_${i}`,
-            sealed: "not read by the list",
-            updatedBy: f.owner.id,
-            createdAt: at,
-            updatedAt: at,
-          }),
-        ]);
-      }
-      const link = await f.call("POST", `/v2/projects/${projectId}/dashboard-links`);
-      const url = new URL(((await link.json()) as { url: string }).url);
-      const signIn = await f.app.request(url.pathname + url.search);
-      const cookie = signIn.headers
-        .getSetCookie()
-        .map((c) => c.split(";")[0])
-        .join("; ");
+      await addOwnerRows(f, projectId, { n, at: Date.parse("2026-11-02T00:00:00Z"), spread: 7 });
+      const cookie = await dashboardCookie(f, projectId);
       const walk = async (first: string, cell: RegExp, label: string) => {
         const seen: string[] = [];
         let path: string | undefined = first;
@@ -216,10 +182,10 @@ export function ownerListsCases(open: () => Promise<Database>) {
       );
       expect(people).toEqual([
         "Olive Owner",
-        ...Array.from({ length: n }, (_, i) => `user-${i}`).sort(),
+        ...Array.from({ length: n }, (_, i) => `user-${rowNumber(i)}`),
       ]);
       const names = await walk("/dashboard/secrets", /<td class="mono">([^<]+)<\/td>/g, "Pages");
-      expect(names).toEqual(Array.from({ length: n }, (_, i) => `S_${i}`).sort());
+      expect(names).toEqual(Array.from({ length: n }, (_, i) => `S_${rowNumber(i)}`));
     });
   });
 
