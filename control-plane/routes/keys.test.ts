@@ -5,7 +5,7 @@ import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import {
   generateSigningKey,
   importJwks,
@@ -166,4 +166,23 @@ it("reads PREVIOUS_SIGNING_KEYS as docs/deploy.md makes it, and names it when it
     ],
   ])
     expect(() => parsePreviousKeys(bad, "PREVIOUS_SIGNING_KEYS")).toThrow(message);
+});
+
+it("answers a change it made though what follows it fails (local.json not renewed): said in its log", async () => {
+  const token = await tokenOf(f.owner.id);
+  const said = vi.spyOn(console, "error").mockImplementation(() => {});
+  f.deps.onKeysChanged = async () => {
+    throw new Error("SQLITE_BUSY: database is locked");
+  };
+  try {
+    const res = await f.call("POST", "/v2/keys/rotate", { token });
+    // The key was changed: a 500 sent the operator to rotate again, making yet another key.
+    expect(res.status).toBe(201);
+    const { keys } = (await body(res)) as { keys: Array<{ kid: string }> };
+    expect(tokenKid(await tokenOf(f.owner.id))).toBe(keys[0]?.kid);
+    expect(said.mock.calls.flat().join(" ")).toMatch(/SQLITE_BUSY/);
+  } finally {
+    f.deps.onKeysChanged = undefined;
+    said.mockRestore();
+  }
 });

@@ -111,12 +111,22 @@ function storeOf(c: Ctx) {
   return store;
 }
 
-/** Serves the changed keys from the next request on, and tells whoever needs to know. */
+/**
+ * Serves the changed keys from the next request on, and tells whoever needs to know. The change
+ * is made by then: what follows it failing (local.json's token not renewed) is said in the log,
+ * not answered as a failure, which sent an operator to rotate again and make another key.
+ */
 async function adopt(c: Ctx, keys: SigningKeys): Promise<void> {
   const { deps } = c.var;
   deps.publicKeys = await publicKeysOf(keys);
   deps.keys = keys;
-  await deps.onKeysChanged?.();
+  try {
+    await deps.onKeysChanged?.();
+  } catch (err) {
+    console.error(
+      `control plane: signing keys changed; renewing what depends on them failed: ${err}`,
+    );
+  }
 }
 
 export function registerKeys(app: OpenAPIHono<AppEnv>) {
