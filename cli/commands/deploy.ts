@@ -39,10 +39,17 @@ export async function collect(root: string): Promise<{ files: BundleFile[]; note
         }
         const inside = relative(top, target);
         const parts = inside.split(sep);
-        if (parts[0] === ".." || isAbsolute(inside) || parts.some((part) => SKIP.has(part)))
+        const outside = parts[0] === ".." || isAbsolute(inside);
+        // Into a folder never uploaded (.runlet, .git): said so, not "outside", which it is not.
+        const skipped = outside ? undefined : parts.find((part) => SKIP.has(part));
+        if (outside || skipped) {
+          const where = skipped
+            ? `in ${skipped}, which a deploy never uploads`
+            : `outside the app folder ${top}`;
           throw new CliError(
-            `${path} is a symbolic link to ${target}, outside the app folder ${top}: nothing was uploaded. Copy what it points to into the folder, or remove the link.`,
+            `${path} is a symbolic link to ${target}, ${where}: nothing was uploaded. Copy what it points to into the folder, or remove the link.`,
           );
+        }
         if (above.has(target)) {
           notes.push(`Skipped ${path}: a symbolic link to a folder it is inside of.`);
           continue;
