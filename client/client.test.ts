@@ -298,10 +298,8 @@ describe("runlet/client", () => {
 
   it("stops waiting at the timeout with code timeout, and at once on a 404", async () => {
     answers = Array.from({ length: 50 }, () => ({ status: 200, body: view("running") }));
-    const started = Date.now();
     // Long enough for a read to be answered on a busy machine: the message names the last state.
     const err = await failure(client().waitFor("a", RUN, { intervalMs: 10, timeoutMs: 1_000 }));
-    expect(Date.now() - started).toBeLessThan(10_000);
     expect(err).toMatchObject({ status: 0, code: "timeout", runId: RUN });
     expect(err.message).toBe(`run ${RUN} has not ended after 1000 ms (running)`);
 
