@@ -1,8 +1,9 @@
 /**
  * Where a benchmark's CPU went: the CPU time of each part of a running local Runlet, read from
  * `/proc` (Linux) before and after a phase, so a phase's cost can be told per run and per part —
- * the Worker's workerd, wrangler's proxy workerd, the runtime host, the replicas, the control
- * plane — beside the benchmark's own client. On a system without `/proc` it reports nothing.
+ * the Worker's workerd, the worker's process (wrangler, the run API's pass-through), the runtime
+ * host, the replicas, the control plane — beside the benchmark's own client. On a system without
+ * `/proc` it reports nothing.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -44,7 +45,9 @@ function commandOf(pid: number): string {
 
 /**
  * The CPU used so far by each part of the stack under `root` (the `runlet start` process), whose
- * Worker listens on `apiPort` (that workerd is wrangler's proxy; the other runs the Worker).
+ * Worker listens on `apiPort` (a workerd there is wrangler's proxy, as under `runlet start
+ * --inspect`; the other runs the Worker). Without `--inspect` the worker's Node process listens
+ * there and passes each connection on to the Worker's workerd (cli/worker-direct.ts).
  */
 export function cpuByPart(root: number, apiPort: number): CpuByPart {
   const parts: CpuByPart = new Map();
@@ -61,11 +64,13 @@ export function cpuByPart(root: number, apiPort: number): CpuByPart {
         ? "the runtime host"
         : command.includes("control-plane/server.ts")
           ? "the control plane"
-          : command.includes("workerd")
-            ? command.includes(`entry=127.0.0.1:${apiPort} `)
-              ? "wrangler's proxy workerd (local only)"
-              : "the Worker's workerd (routes, run shards)"
-            : "supervision and tooling (runlet start, wrangler, esbuild)";
+          : command.includes("cli/worker-dev.ts")
+            ? "the worker's process (wrangler; the run API's pass-through)"
+            : command.includes("workerd")
+              ? command.includes(`entry=127.0.0.1:${apiPort} `)
+                ? "wrangler's proxy workerd (local only)"
+                : "the Worker's workerd (routes, run shards)"
+              : "supervision and tooling (runlet start, wrangler, esbuild)";
     add(part, cpuMsOf(pid));
   }
   const own = process.cpuUsage();

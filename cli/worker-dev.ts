@@ -3,8 +3,10 @@
  * workerd, the Durable Objects, local persistence — started through wrangler's programmatic
  * API, because that one can leave the devtools inspector off. With the inspector on, every
  * request the Worker sends out (to the runtime host, the control plane) took about 3 ms more;
- * see docs/benchmarks.md. With `--inspect` this runs the `wrangler dev` command as its child
- * instead (inspector on).
+ * see docs/benchmarks.md. The run API's port is passed straight to the Worker's workerd, not to
+ * wrangler's proxy in front of it (worker-direct.ts), unless requests are logged (`--log-level
+ * info`). With `--inspect` this runs the `wrangler dev` command as its child instead (inspector
+ * on, and wrangler's proxy).
  *
  *   node --import tsx cli/worker-dev.ts --config wrangler.toml --ip 127.0.0.1 --port 8787
  *     --env-file vars.env --persist-to dir [--log-level warn] [--inspect --inspector-port N]
@@ -22,14 +24,13 @@ import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { watchSupervisor } from "../common/parent-watch.ts";
+import { directPort } from "./worker-direct.ts";
 import { watchAnswers, watchDescendants } from "./worker-watch.ts";
 
 // Required, not imported: wrangler is one large CommonJS file, and an import makes Node scan
 // it for its named exports first. That scan was 40-55% of loading it (2.4-2.8 s against
 // 4.7-6.5 s on a loaded 2-core machine), and loading wrangler is most of a local start.
-const { unstable_startWorker } = createRequire(import.meta.url)(
-  "wrangler",
-) as typeof import("wrangler");
+const { unstable_DevEnv } = createRequire(import.meta.url)("wrangler") as typeof import("wrangler");
 
 const { values } = parseArgs({
   options: {
@@ -100,7 +101,13 @@ async function startWrangler(): Promise<() => Promise<void>> {
       await exited;
     };
   }
-  const worker = await unstable_startWorker({
+  // wrangler's dev server with the run API's port passed straight to the Worker's workerd, not
+  // to wrangler's proxy in front of it (worker-direct.ts). That proxy is what logs a line per
+  // request (`--log-level info`: `runlet start --verbose`), so then it stays.
+  const perRequest = ["info", "log", "debug"].includes(values["log-level"] as string);
+  const direct = () => directPort(values.ip as string, Number(values.port)) as never;
+  const devEnv = new unstable_DevEnv(perRequest ? {} : { proxyFactory: direct });
+  const worker = await devEnv.startWorker({
     config: values.config,
     // The top-level Worker; `--env control-plane` is the control plane on Workers + D1.
     env: "",

@@ -63,9 +63,10 @@ export function isEnded(status) {
 
 /**
  * A 503 that is not the Worker's (every answer of the Worker carries `X-Request-Id`, and its
- * errors are JSON): under `runlet start`, wrangler's dev proxy answers a POST it could not pass
- * on with `503 Your worker restarted mid-request`, also when nothing restarted but a kept-alive
- * connection to the Worker closed as the request went out (docs/api.md, "Errors").
+ * errors are JSON): under `runlet start --inspect` or `--verbose`, wrangler's dev proxy answers
+ * a POST it could not pass on with `503 Your worker restarted mid-request`, also when nothing
+ * restarted but a kept-alive connection to the Worker closed as the request went out
+ * (docs/api.md, "Errors").
  *
  * @param {import("./index.d.ts").ResponseLike} res
  * @param {{ json: boolean }} answer

@@ -127,7 +127,7 @@ describe("runlet start supervises its components", () => {
   it("leaves no component behind when runlet start itself is killed, and starts again", async () => {
     const supervisor = stack.process.pid as number;
     const components = processTree(supervisor).filter((pid) => pid !== supervisor);
-    expect(components.length).toBeGreaterThanOrEqual(5); // three components, workerd ×2, replicas
+    expect(components.length).toBeGreaterThanOrEqual(5); // three components, workerd, esbuild, replicas
     process.kill(supervisor, "SIGKILL");
     const killed = Date.now();
     await stack.stop(); // reaped

@@ -57,9 +57,9 @@ RUNLET_HOSTS=N runs N runtime hosts (default 1, at most 16): the first at RUNLET
 others on free ports with their state in RUNLET_HOME/hosts/N; the Worker places work over all.
 --verbose copies every component's output to this terminal (it always goes to RUNLET_HOME/logs/,
 each log rotated at RUNLET_LOG_MAX_BYTES, 10 MiB, keeping RUNLET_LOG_KEEP, 3, older files: .1, .2, …)
-and has the worker log a line per request.
+and has the worker log a line per request (through wrangler's dev proxy, which costs CPU on each).
 --inspect runs the worker with \`wrangler dev\` and its devtools inspector (for debugging the
-Worker; every request it sends out is slower then).
+Worker; every request it sends out is slower then, and passes wrangler's dev proxy).
 --json prints the ready line as one JSON object.`,
   options: { verbose: { type: "boolean", short: "v" }, inspect: { type: "boolean" } },
   async run({ values, positionals }) {
