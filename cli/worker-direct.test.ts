@@ -1,5 +1,5 @@
 import { createServer, get, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { directPort } from "./worker-direct.ts";
 
@@ -56,5 +56,27 @@ describe("the run API's port passed to the Worker's workerd", () => {
     port.onReloadComplete(reloaded(second));
     expect(await during).toBe("second");
     expect(await answer(listening)).toBe("second");
+  });
+
+  it("answers a client that ends its side once its request is sent", async () => {
+    const worker = await workerd("answered");
+    ends.push(() => new Promise((resolve) => worker.close(resolve)));
+    const port = directPort("127.0.0.1", 0);
+    ends.push(() => port.teardown());
+    const { url } = await port.ready.promise;
+    port.onReloadComplete(reloaded(worker));
+    const got = await new Promise<string>((resolve, reject) => {
+      let text = "";
+      const socket = connect(Number(url.port), "127.0.0.1", () => {
+        socket.end("GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
+      });
+      socket.on("data", (chunk) => {
+        text += chunk;
+      });
+      socket.on("end", () => resolve(text));
+      socket.on("error", reject);
+    });
+    expect(got).toMatch(/^HTTP\/1\.1 200 OK/);
+    expect(got.endsWith("answered")).toBe(true);
   });
 });

@@ -38,14 +38,16 @@ export function directPort(hostname: string, port: number) {
   let target = deferred<{ host: string; port: number }>();
   let paused = true;
   const open = new Set<Socket>();
-  const server = createServer((client) => {
+  // Half-open both ways: a client may end its side once its request is sent and still read
+  // the answer, as it could from workerd itself.
+  const server = createServer({ allowHalfOpen: true }, (client) => {
     open.add(client);
     client.setNoDelay(true);
     client.once("close", () => open.delete(client));
     client.on("error", () => client.destroy());
     void target.promise.then((to) => {
       if (client.destroyed) return;
-      const worker = connect(to).setNoDelay(true);
+      const worker = connect({ ...to, allowHalfOpen: true }).setNoDelay(true);
       open.add(worker);
       worker.once("close", () => open.delete(worker));
       worker.on("error", () => client.destroy());
