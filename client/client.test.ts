@@ -19,7 +19,14 @@ interface Seen {
   body: string;
   at: number;
 }
-type Answer = { status: number; body?: unknown; text?: string; headers?: Record<string, string> };
+type Answer = {
+  status: number;
+  body?: unknown;
+  text?: string;
+  headers?: Record<string, string>;
+  /** No answer: the connection is cut once the request is read. */
+  cut?: true;
+};
 
 const seen: Seen[] = [];
 let answers: Answer[] = [];
@@ -38,6 +45,7 @@ const server = createServer((req, res: ServerResponse) => {
       at: Date.now(),
     });
     const answer = answers.shift() ?? { status: 599, text: "no answer scripted" };
+    if (answer.cut) return void req.socket.destroy();
     const text = answer.text ?? (answer.body === undefined ? "" : JSON.stringify(answer.body));
     res.writeHead(answer.status, answer.headers).end(text);
   });
@@ -210,6 +218,27 @@ describe("runlet/client", () => {
     expect(await failure(api.run("a", "run", {}, options))).toMatchObject({ runId: RUN });
     expect(await failure(api.run("a", "run", {}, options))).toMatchObject({ status: 503 });
     expect(seen).toHaveLength(5);
+  });
+
+  it("sends a call with an idempotency key again when its connection was cut before an answer, and only then", async () => {
+    const cut = { status: 0, cut: true } as const;
+    const accepted = { status: 202, body: { run_id: RUN }, headers: { "x-request-id": RUN } };
+    answers = [cut, accepted];
+    const api = client();
+    const options = { async: true, idempotencyKey: "k3" };
+    expect(await api.run("a", "run", { n: 1 }, options)).toEqual({ runId: RUN, replayed: false });
+    expect(seen.map((s) => s.headers["idempotency-key"])).toEqual(["k3", "k3"]);
+
+    // Without a key it may have run: the cut is the error. Three cuts in a row are one too.
+    seen.length = 0;
+    answers = [cut, cut, cut, cut];
+    expect(await failure(api.run("a", "run", {}, { async: true }))).toMatchObject({
+      code: "network_error",
+    });
+    expect(await failure(api.run("a", "run", {}, options))).toMatchObject({
+      code: "network_error",
+    });
+    expect(seen).toHaveLength(4);
   });
 
   it("wraps a request that got no answer as network_error, with the cause; an abort is the signal's", async () => {

@@ -111,8 +111,8 @@ export interface RunOptions extends RequestOptions {
   secret?: string;
   /**
    * `Idempotency-Key`: the same key and request again answers the first run, not a new one. With
-   * it, a call answered by wrangler's dev proxy's 503 instead of the Worker is sent again (twice
-   * at most).
+   * it, a call whose connection was cut before an answer, or answered by wrangler's dev proxy's
+   * 503 instead of the Worker, is sent again (twice at most).
    */
   idempotencyKey?: string;
 }

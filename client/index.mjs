@@ -43,7 +43,7 @@ const BODILESS = [204, 205, 304];
 /** Answers `waitFor` reads again: the run is still there, the way to it was not. */
 const TRANSIENT = [0, 429, 502, 503, 504];
 const DEFAULT_WAIT_MS = 10 * 60_000;
-/** How many times `run` sends a call with an `idempotencyKey` again after `fromDevProxy`. */
+/** How many times `run` sends a call with an `idempotencyKey` again (no answer, `fromDevProxy`). */
 const RESENDS = 2;
 
 /** Runs whose app a client remembers (the newest). */
@@ -179,12 +179,22 @@ export function createClient(options) {
       const path = `/${segment(app)}/${segment(fn)}${query.size ? `?${query}` : ""}`;
       const sent = input === undefined ? undefined : JSON.stringify(input);
       const init = { headers, body: sent, signal: runOptions.signal };
-      let { res, answer } = await request("POST", path, init);
-      // Sent again, with its key, while the answer is wrangler's dev proxy's and not the Worker's.
-      for (let again = 0; again < RESENDS && runOptions.idempotencyKey !== undefined; again++) {
-        if (!fromDevProxy(res, answer)) break;
-        ({ res, answer } = await request("POST", path, init));
+      // With its key, a call is sent again (up to RESENDS times) when its connection was cut
+      // before an answer (as a Worker reloading under `runlet start` cuts it), or when the answer
+      // is wrangler's dev proxy's and not the Worker's: the key makes a second send safe.
+      const keyed = runOptions.idempotencyKey !== undefined;
+      /** @type {Awaited<ReturnType<typeof request>> | undefined} */
+      let got;
+      for (let again = 0; !got; again++) {
+        const last = !keyed || again === RESENDS;
+        try {
+          got = await request("POST", path, init);
+          if (!last && fromDevProxy(got.res, got.answer)) got = undefined;
+        } catch (err) {
+          if (last || !(err instanceof RunletError && err.code === "network_error")) throw err;
+        }
       }
+      const { res, answer } = got;
       const runId = answer.body?.run_id ?? res.headers.get("x-request-id") ?? undefined;
       const replayed = res.headers.get("idempotent-replayed") === "true";
       const ok = res.status >= 200 && res.status < 300;
