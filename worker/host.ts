@@ -65,10 +65,7 @@ export async function invokeOnHost(
       // Unreachable, frozen, or it died with the call: the call may have run there, so it is
       // not sent again (the caller's 502); the next calls go to the other hosts.
       suspect(host.url);
-      throw at(
-        host,
-        new RunApiError(502, wait.silent() ? SILENT : "the runtime host is not reachable"),
-      );
+      throw at(host, new RunApiError(502, wait.silent() ? SILENT : CUT_OFF));
     } finally {
       wait.end();
     }
@@ -99,6 +96,16 @@ const cutUpload = (notCalled: boolean) =>
 
 const SILENT =
   "the runtime host stopped answering while it held the call (its health check went unanswered); the call may have run there";
+
+/**
+ * The connection to the host failed before its answer: refused, or cut while the host held the
+ * call (a link that broke, a host that died). fetch does not say which, so the caller is told the
+ * call may have run. Until 2026-11-26 it read "the runtime host is not reachable", also for a
+ * call the host had taken and ran to its end: a caller who read it as "nothing ran" and sent it
+ * again ran it twice (found with a relay cutting the link to a second host).
+ */
+const CUT_OFF =
+  "the runtime host could not be reached, or the connection to it broke before it answered; the call may have run there";
 
 /**
  * The wait for a host's answer (to its head): aborted past `HOST_ANSWER_MS`, or once the host
@@ -228,7 +235,7 @@ export async function forwardToHost(
   const hosts = placed.slice(0, body instanceof ReadableStream ? 1 : MAX_TRIES);
   let res: Response | undefined;
   let reached: Target | undefined;
-  let failure = "the runtime host is not reachable";
+  let failure = CUT_OFF;
   for (const [i, host] of hosts.entries()) {
     reached = host;
     // Bounded until the answer's head, as a function call is (the body may stream for longer).
