@@ -2,7 +2,8 @@
  * A queued run's hand-over to the runtime host (worker/runs/host-calls.ts, driven by the shard):
  * what the host is sent, and what each answer makes of the run — 202 running, 200 its end at
  * once, 409 the state the host knows, 429/503/5xx/no answer a growing pause and another
- * hand-over, 400/404 a failure with the host's message. Also the host's callback (`report`).
+ * hand-over (no answer: the host is asked about the run first), 400/404 a failure with the
+ * host's message. Also the host's callback (`report`).
  */
 import { env, fetchMock } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -16,6 +17,7 @@ import {
   HOOKS,
   HOST,
   type HostReply,
+  hostRunStates,
   newApp,
   newRun,
   ORIGIN,
@@ -177,6 +179,23 @@ describe("what the host's answer makes of the run", () => {
       expect(["queued", "running"]).toContain(reports[0]);
     },
   );
+
+  it("a hand-over whose connection breaks: the host is asked, and a run it started there stays there", async () => {
+    const app = newApp();
+    const run = newRun(app);
+    // The link broke after the host took the run (its 202 never came back): it runs there.
+    fetchMock
+      .get(HOST)
+      .intercept({ path: `/internal/async/${PROJECT}/${app}/run`, method: "POST" })
+      .replyWithError(new Error("connection reset"));
+    const asked = hostRunStates(run, [{ status: "running", startedAt: Date.now() }]);
+    const host = fakeHost(app);
+    await accept(run);
+    await statusIs(run, "running");
+    expect(asked.asked()).toBe(1);
+    // Not handed over again (to this host or another): it would run twice.
+    expect(host.count(run)).toBe(0);
+  });
 
   it("the pause grows (250 ms, 500 ms, 1 s) while the host stays busy, and no run fails", async () => {
     const app = newApp();
