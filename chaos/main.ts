@@ -15,7 +15,7 @@ const USAGE = `Usage: npm run chaos [-- --json] [-- --only <text>]
 Starts Runlet for real on a temporary home and free loopback ports, deploys a sleeper, a probe
 and a custom app, then kills, stops and abuses the stack one scenario at a time: SIGKILL of
 each component and of runlet start, SIGTERM of the runtime host mid-call, oversized bodies,
-and apps trying to leave their sandbox. Prints scenario | expected | observed | ok.
+apps trying to leave their sandbox, and a second host on a slow link that is cut. Prints scenario | expected | observed | ok.
 --json   the table as JSON on stdout (progress stays on stderr)
 --only   run only the scenarios whose name contains <text>`;
 

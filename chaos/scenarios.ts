@@ -6,6 +6,7 @@ import { client, sleep } from "../test/apps.ts";
 import { json, processesOf, type Runlet, startRunlet } from "../test/harness.ts";
 import type { Receiver } from "../test/receiver.ts";
 import { kill9, pidOf, serving, until, workerdPids } from "../test/supervision.ts";
+import { farHostScenario } from "./far-host.ts";
 import { sandboxScenarios } from "./sandbox.ts";
 import { errorText, type Scenario } from "./scenario.ts";
 
@@ -113,6 +114,7 @@ export const SCENARIOS: Scenario[] = [
     },
   },
   ...sandboxScenarios(),
+  farHostScenario,
   {
     name: "SIGKILL of runlet start",
     expected:
