@@ -123,19 +123,34 @@ export function httpRuntimeHosts(
     },
     async runLogs({ project, runId }) {
       let failure: string | undefined;
-      for (const base of await addresses()) {
+      /** One host's logs of the run; undefined if it has none (its failure noted). */
+      const ask = async (base: string): Promise<RunLogs | undefined> => {
         const res = await send(base, "GET", hostPath.runLogs(runId, project), 10_000);
         if (!res) {
           failure = "a runtime host is not reachable";
-          continue;
+          return undefined;
         }
         const body: unknown = await res.json().catch(() => undefined);
-        if (res.status === 404) continue;
+        if (res.status === 404) return undefined;
         const logs = res.ok ? runLogsSchema.safeParse(body) : undefined;
         if (logs?.success) return logs.data;
         const message = (body as { message?: unknown } | undefined)?.message;
         failure = typeof message === "string" ? message : `status ${res.status}`;
-      }
+        return undefined;
+      };
+      // Every host at once, the first with the logs answering: asked one after another, a host
+      // on a stalled link held the answer 10 s (each such host), though another had the logs.
+      const bases = await addresses();
+      const found = await new Promise<RunLogs | undefined>((resolve) => {
+        let left = bases.length;
+        if (left === 0) resolve(undefined);
+        for (const base of bases)
+          void ask(base).then((logs) => {
+            if (logs) resolve(logs);
+            if (--left === 0) resolve(undefined);
+          });
+      });
+      if (found) return found;
       if (failure)
         throw new ApiError(
           "bad_gateway",

@@ -1,0 +1,58 @@
+// The control plane's client of the runtime hosts, against real loopback servers: a run's logs
+// come from the host that has them while another host, on a stalled link, holds its request
+// (asked one after another, the stalled host cost 10 s before the next was asked).
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { httpRuntimeHosts } from "./host-client.ts";
+
+const servers: Server[] = [];
+/** The stalled host's request, open until the client gives up on it. */
+let held: IncomingMessage | undefined;
+let heldClosed = false;
+
+async function serve(handler: Parameters<typeof createServer>[1]): Promise<string> {
+  const server = createServer(handler);
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+let stalled: string;
+let holder: string;
+
+beforeAll(async () => {
+  stalled = await serve((req) => {
+    held = req;
+    req.socket.once("close", () => {
+      heldClosed = true;
+    });
+  });
+  holder = await serve((req, res) => {
+    const runId = /\/internal\/runs\/([^/]+)\/logs/.exec(req.url ?? "")?.[1];
+    res.setHeader("content-type", "application/json");
+    res.end(JSON.stringify({ runId, lines: [], truncated: false }));
+  });
+});
+
+afterAll(async () => {
+  for (const server of servers) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+it("a run's logs come from the host that has them, not after a stalled host's timeout", async () => {
+  const hosts = httpRuntimeHosts(
+    async () => [
+      { id: "hst_far", address: stalled, state: "up" },
+      { id: "hst_near", address: holder, state: "up" },
+    ],
+    "t",
+  );
+  const logs = await hosts.runLogs({ project: "prj_1", runId: "run_1" });
+  expect(logs).toEqual({ runId: "run_1", lines: [], truncated: false });
+  // The stalled host was asked too, and still holds the request: nobody waited for it.
+  expect(held).toBeDefined();
+  expect(heldClosed).toBe(false);
+});
