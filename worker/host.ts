@@ -100,9 +100,8 @@ const SILENT =
 /**
  * The connection to the host failed before its answer: refused, or cut while the host held the
  * call (a link that broke, a host that died). fetch does not say which, so the caller is told the
- * call may have run. Until 2026-11-26 it read "the runtime host is not reachable", also for a
- * call the host had taken and ran to its end: a caller who read it as "nothing ran" and sent it
- * again ran it twice (found with a relay cutting the link to a second host).
+ * call may have run: a caller told "not reachable" of a call the host ran to its end would read
+ * it as "nothing ran" and send it again, and it would run twice.
  */
 const CUT_OFF =
   "the runtime host could not be reached, or the connection to it broke before it answered; the call may have run there";

@@ -86,8 +86,7 @@ export async function handOver(
   } catch {
     if (signal.aborted) return { kind: "withdrawn" };
     // Refused (nothing ran), or cut after the host took the run, which it may have started: the
-    // host is asked first, and a run it knows stays there. Until 2026-11-26 it went to the next
-    // host at once and ran twice (a link to a far host that broke before the host's 202 came).
+    // host is asked first, and a run it knows stays there rather than running twice elsewhere.
     const asked = await askHost(env, host.url, run.id);
     if (asked.kind === "state") return { kind: "known", run: asked.run };
     suspect(host.url); // the next hand-over goes to another host, if there is one
