@@ -7,6 +7,7 @@ import { describeZodError } from "../common/app-config.ts";
 import { ERROR_STATUS, type ErrorCode } from "../common/errors.ts";
 import type { AppEnv } from "./context.ts";
 import { ApiError } from "./errors.ts";
+import { loneSurrogateAt } from "./lone-surrogates.ts";
 
 export const errorSchema = z
   .object({
@@ -44,11 +45,19 @@ export const projectIdParam = z.object({
 /**
  * Turns a failed zod validation into `400 {message}` naming the field. A query parameter given
  * twice reaches zod as an array, which it called "Invalid input: expected string, received
- * array": that is said as it is, as the run API says it.
+ * array": that is said as it is, as the run API says it. A valid JSON body with a lone
+ * surrogate in a string is refused too: it would be stored changed (`lone-surrogates.ts`).
  */
 // biome-ignore lint/suspicious/noExplicitAny: the hook is shared by routes of every input type.
 export const validationHook: Hook<any, AppEnv, any, any> = (result, c) => {
-  if (result.success) return;
+  if (result.success) {
+    const at = result.target === "json" ? loneSurrogateAt(result.data) : undefined;
+    if (at === undefined) return;
+    throw new ApiError(
+      "bad_request",
+      `${at}: holds half of a UTF-16 surrogate pair on its own (such as \\ud800), which UTF-8 text cannot store`,
+    );
+  }
   const name = result.target === "query" ? result.error.issues[0]?.path[0] : undefined;
   if (typeof name === "string" && (c.req.queries(name)?.length ?? 0) > 1)
     throw new ApiError("bad_request", `${name}: given more than once`);

@@ -130,10 +130,20 @@ describe("secrets", () => {
       /^value: must be at most 64 KiB/,
     ],
     ["an unknown field", "OK", { value: "v", note: "x" }, /unknown field 'note'/],
-  ])("refuses %s with 400", async (_, name, payload, message) => {
+    // Both were stored: the first read back as "a\ufffdb", the second reached the app as "a".
+    ["a value with a lone surrogate", "ODD", { value: "a\ud800b" }, /^value: holds half of/],
+    ["a value with a NUL", "ODD", { value: "a\u0000b" }, /^value: must not contain NUL/],
+  ])("refuses %s with 400, writing nothing", async (_, name, payload, message) => {
     const res = await f.call("PUT", path(name), { body: payload });
     expect(res.status).toBe(400);
     expect((await body(res)).message).toMatch(message);
+    expect((await f.call("GET", path(name))).status).not.toBe(200);
+  });
+
+  it("keeps a value of any other Unicode, emoji, newlines and JSON-like text included, as sent", async () => {
+    const value = 'Zoë 👩‍💻 \u202e\n"}{<b>&amp;</b>\t\ud83c\udf89';
+    expect((await f.call("PUT", path("UNICODE"), { body: { value } })).status).toBe(204);
+    expect(await body(await f.call("GET", path("UNICODE")))).toEqual({ name: "UNICODE", value });
   });
 
   it("never lets a value reach an audit entry, an error or a log line", async () => {

@@ -47,6 +47,12 @@ export const putSecretBody = z
       .refine(
         (v) => new TextEncoder().encode(v).byteLength <= MAX_SECRET_BYTES,
         `must be at most ${MAX_SECRET_BYTES / 1024} KiB`,
+      )
+      // An app gets its secrets in its environment, which ends a value at its first NUL: one
+      // was stored whole and reached the app cut short there.
+      .refine(
+        (v) => !v.includes("\u0000"),
+        "must not contain NUL (U+0000): an app's environment cannot carry it",
       ),
   })
   .openapi("SecretValue");

@@ -166,6 +166,11 @@ describe("service accounts", () => {
       { name: "bot \u202e gnp.exe", expiresAt: inDays(1) },
       /^name: must not contain marks that change the direction of text/,
     ],
+    [
+      "a name with half a surrogate pair (stored as U+FFFD, not as sent)",
+      { name: "bot \udc00", expiresAt: inDays(1) },
+      /^name: holds half of a UTF-16 surrogate pair on its own/,
+    ],
   ])("refuses %s with 400, writing nothing but the failure entry", async (_, payload, message) => {
     const before = (await f.db.select().from(serviceAccounts)).length;
     const res = await f.call("POST", accountsPath(), { body: payload });
