@@ -120,6 +120,21 @@ describe("runlet/client", () => {
     expect(seen[2]?.body).toBe("null");
   });
 
+  it("sends a webhook secret past ASCII as its UTF-8 bytes, which fetch refused as a header value (it read as no answer)", async () => {
+    answers = [
+      { status: 200, body: { run_id: RUN, result: 1, run_time_ms: 1 } },
+      { status: 202, body: view("success") },
+    ];
+    const api = client();
+    const secret = "sécret 🎉 ключ";
+    const options = { webhook: "https://example.com/h", secret };
+    expect(await api.run("a", "run", {}, options)).toMatchObject({ status: 200 });
+    await api.redeliver("a", RUN, options);
+    // Node's server reads a header's bytes one character each: back to bytes, then UTF-8.
+    const sent = seen.map((s) => Buffer.from(String(s.headers["x-webhook-secret"]), "latin1"));
+    expect(sent.map((bytes) => bytes.toString("utf8"))).toEqual([secret, secret]);
+  });
+
   it("resolves a function's own 204, 205 or 304, which come without a body: the run id from X-Request-Id", async () => {
     answers = [204, 205, 304].map((status) => ({ status, headers: { "x-request-id": RUN } }));
     const api = client();

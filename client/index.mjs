@@ -20,6 +20,7 @@
  */
 
 import { invalidAnswer, networkError, RunletError, readBody, refusal } from "./errors.mjs";
+import { asHeaderBytes } from "./headers.mjs";
 import { pause, readUntil } from "./timers.mjs";
 
 export { RunletError };
@@ -127,7 +128,7 @@ export function createClient(options) {
    * @param {string} [runId] the run the request is about, if known
    */
   async function request(method, path, init, runId) {
-    const headers = { authorization: `Bearer ${token}`, ...init.headers };
+    const headers = asHeaderBytes({ authorization: `Bearer ${token}`, ...init.headers });
     try {
       const { body, signal } = init;
       const res = await send(`${base}${path}`, { method, headers, body, signal });
