@@ -41,7 +41,7 @@ const REFUSED = {
 /** What every run call (managed or custom) may answer besides its own outcome. */
 const RUN_CALL_REFUSED = {
   400: error(
-    "Invalid JSON body, `async` other than true/false, a bad `webhookEndpoint`, `X-Webhook-Secret` or `Idempotency-Key`, or a WebSocket handshake.",
+    "Invalid JSON body, `async` other than true/false, a bad `webhookEndpoint`, `X-Webhook-Secret` or `Idempotency-Key`, a WebSocket handshake, or (custom apps) a header value with a control character.",
   ),
   ...REFUSED,
   409: error("The run of this `Idempotency-Key` has not answered yet (sync runs)."),

@@ -6,6 +6,7 @@
 import type { Context } from "hono";
 import { bodyOf } from "../../common/bytes.ts";
 import type { WorkerEnv } from "../env.ts";
+import { RunApiError } from "../errors.ts";
 import { appHeaders, forwardToHost } from "../host.ts";
 import { answeredOnce, keyOfCall } from "../idempotency.ts";
 import {
@@ -24,8 +25,30 @@ import { readCapped } from "../streams.ts";
 /** Headers of the caller's request that describe its framing, not the app's request. */
 const FRAMING = ["host", "content-length", "transfer-encoding", "connection"];
 
+/** What HTTP allows in no header value (RFC 9110 5.5): controls other than tab, and DEL. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding them is the point.
+const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+
+/**
+ * workerd takes a header value with a control character, the runtime host's HTTP parser does
+ * not: a sync call was answered with the host's own 400, without a run id and on no record, and
+ * an async one was accepted (202) and then failed. It is refused here, before any run.
+ */
+function refuseControlCharacters(headers: Headers): void {
+  for (const [name, value] of appHeaders(headers)) {
+    const found = CONTROL.exec(value);
+    if (!found) continue;
+    const code = found[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0");
+    throw new RunApiError(
+      400,
+      `header '${name}' holds a control character (U+${code}), which HTTP does not allow in a header value`,
+    );
+  }
+}
+
 export async function forwardToApp(c: Context<WorkerEnv>) {
   const call = runCallOf(c);
+  refuseControlCharacters(c.req.raw.headers);
   const url = new URL(c.req.url);
   // The path after the app exactly as sent (still percent-encoded), and the query.
   const path = url.pathname.slice(`/v4/${call.project}/${call.app}`.length) || "/";

@@ -255,6 +255,34 @@ describe("run API: synchronous runs", () => {
     expect(body.message).toBe("the runtime host did not answer the request in time");
   });
 
+  it.each([
+    ["sync", "ctl-web", ""],
+    ["async", "ctl-web-async", "?async=true"],
+  ])(
+    "refuses a %s call whose header holds a control character, with 400 and no run",
+    async (_, app, query) => {
+      // workerd takes it and the host's parser did not: sync, the host's own 400 came back without
+      // a run id; async, a 202 and then a failed run. No host is called now.
+      const token = await sign();
+      appIsDeployed(app, "custom");
+      const { res, body } = await call(`/v4/${PROJECT}/${app}/notes${query}`, {
+        headers: {
+          authorization: `Bearer ${token}`,
+          "x-note": "a\u0001b",
+          "x-fine": "a\ttab",
+        },
+      });
+      expect(res.status).toBe(400);
+      expect(body).toMatchObject({
+        code: "bad_request",
+        message:
+          "header 'x-note' holds a control character (U+0001), which HTTP does not allow in a header value",
+        run_id: res.headers.get("X-Request-Id"),
+      });
+      expect(reported(String(body.run_id))).toBe(false);
+    },
+  );
+
   it("answers 502 when the control plane does not say in time who may call the app", async () => {
     const token = await sign();
     // Past CONTROL_PLANE_PATIENCE_MS (1 s in the tests; 10 s for real): a hung control plane
