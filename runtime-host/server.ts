@@ -154,7 +154,9 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   /** Set once the host knows its internal token (at once, or once registered). */
   let ctx: (HostContext & { internalToken: string }) | undefined;
 
-  const server = createServer((req, res) => {
+  // A custom app's caller may send the headers the edge takes (workerd: about 128 KiB in all);
+  // at Node's 16 KiB such a call got the host's own 431, without a run id and on no record.
+  const server = createServer({ maxHeaderSize: 256 * 1024 }, (req, res) => {
     if (!ctx) return sendError(res, 503, "the runtime host is starting: try again shortly");
     route(req, res, ctx).catch((err: unknown) => {
       if (res.headersSent || res.destroyed) {
