@@ -148,6 +148,21 @@ describe("webhookTarget", () => {
     expect(err.message).not.toMatch(/alice|s3cr3t/);
   });
 
+  it("refuses port 0, which parses but can take no delivery; keeps any other port, IDN and IPv6", () => {
+    expect(refusal("https://example.com:0/hook").message).toBe(
+      "webhookEndpoint has port 0, which no receiver can listen on",
+    );
+    expect(webhookTarget("https://example.com:65535/h#frag", false)?.href).toBe(
+      "https://example.com:65535/h",
+    );
+    expect(webhookTarget("https://bücher.example/h", false)?.href).toBe(
+      "https://xn--bcher-kva.example/h",
+    );
+    expect(webhookTarget("https://[2606:4700::1]:8443/h", false)?.href).toBe(
+      "https://[2606:4700::1]:8443/h",
+    );
+  });
+
   it("refuses a URL longer than 2048 characters", () => {
     const prefix = "https://example.com/";
     const atLimit = prefix + "a".repeat(MAX_WEBHOOK_URL_LENGTH - prefix.length);

@@ -45,6 +45,10 @@ export function webhookTarget(raw: string | undefined, allowPrivate: boolean): U
       `webhookEndpoint must be an absolute http(s) URL, got '${raw.slice(0, ECHO_LENGTH)}'`,
     );
   }
+  // Port 0 parses but names no port a receiver can listen on: every attempt failed at once.
+  if (url.port === "0") {
+    throw new RunApiError(400, "webhookEndpoint has port 0, which no receiver can listen on");
+  }
   // Not echoed: the point is to keep the secret out of run records and logs.
   if (url.username || url.password) {
     throw new RunApiError(
