@@ -13,13 +13,22 @@ import {
 } from "../openapi.ts";
 import { nextPageFields, readPageToken } from "../page-token.ts";
 
-const rfc3339 = (what: string) =>
-  z.iso
+/**
+ * An RFC 3339 time. One that ends in " hh:mm" was an offset written with a bare '+', which a
+ * query string reads as a space: the message says so rather than only that it is malformed.
+ */
+const rfc3339 = (what: string) => {
+  const base = `must be an RFC 3339 date-time (${what}), like 2026-11-22T09:30:00Z`;
+  return z.iso
     .datetime({
       offset: true,
-      error: `must be an RFC 3339 date-time (${what}), like 2026-11-22T09:30:00Z`,
+      error: (issue) =>
+        typeof issue.input === "string" && /T[\d:.]+ \d{2}:\d{2}$/.test(issue.input)
+          ? `${base}; a '+' in a query string reads as a space: send the offset as %2B01:00`
+          : base,
     })
     .openapi({ format: "date-time" });
+};
 
 export const auditLogQuery = z.strictObject({
   from: rfc3339("start of the window").optional(),
