@@ -2,12 +2,20 @@
 // kept in base64 and named so.
 import { describe, expect, it } from "vitest";
 import { bodyOf } from "../../common/bytes.ts";
-import { answerOutcome, hostOutcome } from "./outcome.ts";
+import { answerOutcome, deliveryBody, hostOutcome } from "./outcome.ts";
 
 describe("a custom app's answer as an outcome", () => {
-  it("keeps JSON and text answers as they were: parsed, or the text, with no encoding named", () => {
+  it("keeps JSON and text answers as they were: the JSON's text, or the text, with no encoding named", () => {
     const json = answerOutcome(200, "application/json", { body: '{"a":1}' }, 5);
-    expect(json).toEqual({ status: "success", result: { a: 1 }, status_code: 200, run_time_ms: 5 });
+    const at = "2026-11-26T11:00:00.000Z";
+    expect(JSON.parse(deliveryBody("run_1", json, at))).toEqual({
+      run_id: "run_1",
+      status: "success",
+      result: { a: 1 },
+      status_code: 200,
+      run_time_ms: 5,
+      timestamp: at,
+    });
     const text = answerOutcome(503, "text/plain", bodyOf(new TextEncoder().encode("héllo")), 5);
     expect(text).toEqual({
       status: "failure",
@@ -16,6 +24,21 @@ describe("a custom app's answer as an outcome", () => {
       status_code: 503,
       run_time_ms: 5,
     });
+  });
+
+  it("delivers a JSON answer's text as it came: ids past 2^53, 1e400, keys given twice", () => {
+    // Parsed and written again, the id arrived as 1.2345678901234568e+22 and 1e400 as null.
+    const text = '{"id": 12345678901234567890123, "x": 1e400, "d": 1, "d": 2, "s": "$&\\ud800"}';
+    const answer = answerOutcome(201, "application/json; charset=utf-8", { body: `${text}\n` }, 2);
+    const body = deliveryBody("run_2", answer, "2026-11-26T11:00:00.000Z");
+    expect(body).toBe(
+      `{"run_id":"run_2","status":"success","result":${text},"status_code":201,"run_time_ms":2,"timestamp":"2026-11-26T11:00:00.000Z"}`,
+    );
+    // A JSON answer of 500 is a failure that still carries it; text that only claims JSON is text.
+    const failed = answerOutcome(500, "application/json", { body: "[1e400]" }, 2);
+    expect(deliveryBody("run_3", failed, "t")).toContain('"result":[1e400]');
+    const notJson = answerOutcome(200, "application/json", { body: "{oops" }, 2);
+    expect(JSON.parse(deliveryBody("run_4", notJson, "t")).result).toBe("{oops");
   });
 
   it("passes a body that is not UTF-8 as base64, with result_encoding saying so", () => {

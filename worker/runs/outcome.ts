@@ -23,26 +23,46 @@ export function answerOutcome(
 ): Outcome {
   const base64 = answer?.body_encoding === "base64";
   const result =
-    answer === undefined ? null : base64 ? answer.body : appResult(answer.body, contentType);
-  const encoding = base64 ? { result_encoding: "base64" as const } : {};
+    answer === undefined
+      ? { result: null }
+      : base64
+        ? { result: answer.body, result_encoding: "base64" as const }
+        : appResult(answer.body, contentType);
   if (status_code < 500 && answer !== undefined)
-    return { status: "success", result, ...encoding, status_code, run_time_ms };
+    return { status: "success", ...result, status_code, run_time_ms };
   const message =
     answer === undefined
       ? "the app's answer is larger than 10 MiB: not delivered"
       : `the app answered ${status_code}`;
-  return { status: "failure", error: { message }, result, ...encoding, status_code, run_time_ms };
+  return { status: "failure", error: { message }, ...result, status_code, run_time_ms };
 }
 
-function appResult(text: string, contentType: string | null): unknown {
+/**
+ * JSON is checked, not parsed into the delivery: parsed and written again, an id past 2^53
+ * (12345678901234567890123) arrived as 1.2345678901234568e+22 and 1e400 as null.
+ */
+function appResult(text: string, contentType: string | null) {
   if (contentType?.includes("json")) {
     try {
-      return JSON.parse(text);
+      JSON.parse(text);
+      return { result: undefined, result_json: text.trim() };
     } catch {
       // not JSON after all: the text as it is
     }
   }
-  return text;
+  return { result: text };
+}
+
+/** A delivery's body: `outcome` with `run_id` and `timestamp`, a JSON answer's text as it came. */
+export function deliveryBody(runId: string, outcome: Outcome, timestamp: string): string {
+  const { result_json, ...rest } = outcome;
+  if (result_json === undefined) return JSON.stringify({ run_id: runId, ...rest, timestamp });
+  // A string no answer holds stands in for the result, then the text takes its place.
+  const stand = JSON.stringify(`result-${crypto.randomUUID()}`);
+  return JSON.stringify({ run_id: runId, ...rest, result: JSON.parse(stand), timestamp }).replace(
+    stand,
+    () => result_json,
+  );
 }
 
 /** The outcome of an async run the host reported ended (success or failure). */

@@ -5,6 +5,7 @@
  */
 
 import type { HostRunState } from "../../common/protocol/host.ts";
+import { deliveryBody } from "./outcome.ts";
 import type { HookColumns, RowChanges, RunRow } from "./rows.ts";
 import { RETAIN_MS, type RunStore } from "./store.ts";
 import type { Outcome, WebhookRequest } from "./types.ts";
@@ -54,11 +55,7 @@ export function markEnded(
       : {}),
   };
   if (row.hook_state === "pending" && deliver && outcome.status !== "cancelled") {
-    const body = JSON.stringify({
-      run_id: row.id,
-      ...outcome,
-      timestamp: new Date(finishedAt).toISOString(),
-    });
+    const body = deliveryBody(row.id, outcome, new Date(finishedAt).toISOString());
     store.update(row.id, { ...ended, due_at: Date.now() }, true);
     store.setDeliveryBody(row.id, body);
     return true;

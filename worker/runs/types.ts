@@ -45,6 +45,8 @@ export type Outcome =
       result: unknown;
       /** A custom app's answer that is not text: `result` is its body in base64. */
       result_encoding?: "base64";
+      /** A custom app's JSON answer, as its text: the delivery's `result`, byte for byte. */
+      result_json?: string;
       run_time_ms: number | null;
       status_code?: number;
     }
@@ -54,6 +56,7 @@ export type Outcome =
       run_time_ms: number | null;
       result?: unknown;
       result_encoding?: "base64";
+      result_json?: string;
       status_code?: number;
     };
 
