@@ -4,7 +4,7 @@
  * touches), runs whose id names a chosen shard, storage facts read inside the shard, and the
  * fakes fetchMock plays: the runtime host, the runs index and webhook receivers.
  */
-import { env, fetchMock, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env, fetchMock, runInDurableObject } from "cloudflare:test";
 import type { RunView } from "../../common/protocol/run-view.ts";
 import type { RunShard } from "./shard.ts";
 import { newRunId, shardFor, shardName } from "./shards.ts";
@@ -203,13 +203,6 @@ export async function rowOf(run: NewRun): Promise<Record<string, SqlStorageValue
 
 export const alarmOf = (shard: Shard): Promise<number | null> =>
   runInDurableObject(shard, (_, state) => state.storage.getAlarm());
-
-/** Runs the shard's alarm once its time has come (the runtime may have run it just before). */
-export async function alarmWhenDue(shard: Shard): Promise<void> {
-  const at = await alarmOf(shard);
-  if (at !== null && at > Date.now()) await sleep(at - Date.now() + 5);
-  await runDurableObjectAlarm(shard);
-}
 
 /** Resets shard `k` of `app` as an eviction or a deploy does (rows and alarm stay): a new stub. */
 export async function restart(app: string, k = 0, project = PROJECT): Promise<Shard> {
