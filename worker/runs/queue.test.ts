@@ -162,19 +162,20 @@ describe("queue_timeout", () => {
     const run = newRun(app);
     const got = receiver(`/${run.runId}`, [200]);
     const webhook = { url: `${HOOKS}/${run.runId}` };
-    await accept(run, { limits: { queueTimeout: 1 }, webhook });
+    // 3 s: long enough for it to be seen queued first on a loaded machine.
+    await accept(run, { limits: { queueTimeout: 3 }, webhook });
     await until("a first hand-over", () => host.count(run) > 0);
     expect(await viewOf(run)).toMatchObject({ status: "queued", finished_at: null });
-    const view = await deliveryEnded(run, 5_000);
+    const view = await deliveryEnded(run, 10_000);
     const message =
-      "expired in the queue: no replica was free within the app's queue_timeout (1 s)";
+      "expired in the queue: no replica was free within the app's queue_timeout (3 s)";
     expect(view).toMatchObject({
       status: "failure",
       started_at: null,
       error: { message },
       webhook: { state: "delivered" },
     });
-    expect(Date.parse(view.finished_at ?? "")).toBeGreaterThanOrEqual(run.createdAt + 1000);
+    expect(Date.parse(view.finished_at ?? "")).toBeGreaterThanOrEqual(run.createdAt + 3000);
     expect(JSON.parse(got[0]?.body ?? "{}")).toEqual({
       run_id: run.runId,
       status: "failure",
