@@ -8,12 +8,6 @@
 /** While runs are queued the alarm is never further away than this. */
 const QUEUED_ALARM_MS = 30_000;
 
-/**
- * An alarm whose time has come is left to fire (workerd runs one up to a second or so late on a
- * loaded machine) unless it is this late: then it is taken as lost and set again.
- */
-const LOST_AFTER_MS = 5_000;
-
 export class ShardAlarm {
   /** The alarm as last set (null: none). */
   #at: number | null = null;
@@ -32,18 +26,21 @@ export class ShardAlarm {
    */
   set(times: Array<number | undefined>, queued: boolean): void {
     const now = Date.now();
-    // The alarm set and not yet fired. One that is due but has not fired yet stays: set again
-    // 30 s on by every move of a run meanwhile, it never fired under steady traffic.
-    const current = this.#at !== null && this.#at > now - LOST_AFTER_MS ? this.#at : null;
+    const current = this.#at;
     let at = Math.min(...times.filter((t): t is number => t !== undefined));
     if (queued && at > now + QUEUED_ALARM_MS) {
-      at = current !== null && current <= now + QUEUED_ALARM_MS ? current : now + QUEUED_ALARM_MS;
+      // One due and not yet fired (workerd runs an alarm late on a loaded machine) is set again
+      // for now, not 30 s on: pushed on by every move of a run, it never fired under steady
+      // traffic. It is written again all the same, which brings back one that was lost.
+      if (current !== null && current <= now) at = now;
+      else if (current !== null && current <= now + QUEUED_ALARM_MS) at = current;
+      else at = now + QUEUED_ALARM_MS;
     }
-    if (current !== null && current <= at) return;
+    if (current !== null && current > now && current <= at) return;
     if (Number.isFinite(at)) {
       this.#at = at;
       void this.storage.setAlarm(at);
-    } else if (this.#at !== null) {
+    } else if (current !== null) {
       this.#at = null;
       void this.storage.deleteAlarm();
     }
