@@ -111,9 +111,8 @@ const CONNECTION_LOST = "Network connection lost.";
 /**
  * What an attempt that got no answer records: where it went (host and port) and what happened,
  * in words a reader can act on; the target's query, which may hold credentials, is cut out of
- * workerd's text. workerd
- * says "Network connection lost." alike for a port nobody listens on and for a receiver that
- * closed the connection before answering: both are said, with workerd's own text after them.
+ * workerd's text. workerd says "Network connection lost." alike for a port nobody listens on and
+ * for a receiver that closed the connection before answering: both are said, with its own text.
  */
 export function networkError(url: string, message: string): string {
   const target = new URL(url);
