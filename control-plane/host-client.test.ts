@@ -1,6 +1,7 @@
 // The control plane's client of the runtime hosts, against real loopback servers: a run's logs
 // come from the host that has them while another host, on a stalled link, holds its request
-// (asked one after another, the stalled host cost 10 s before the next was asked).
+// (asked one after another, the stalled host cost 10 s before the next was asked); an app's
+// replicas are asked of every host at once.
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -55,4 +56,27 @@ it("a run's logs come from the host that has them, not after a stalled host's ti
   // The stalled host was asked too, and still holds the request: nobody waited for it.
   expect(held).toBeDefined();
   expect(heldClosed).toBe(false);
+});
+
+it("asks every host for an app's replicas at once, not each after the last one's timeout", async () => {
+  // Two hosts on stalled links: each holds its request until the client gives up (2 s).
+  const open: IncomingMessage[] = [];
+  let bothOpen = false;
+  const stall = () =>
+    serve((req) => {
+      open.push(req);
+      if (open.length === 2) bothOpen = open.every((r) => !r.socket.destroyed);
+    });
+  const [a, b] = [await stall(), await stall()];
+  const hosts = httpRuntimeHosts(
+    async () => [
+      { id: "hst_a", address: a, state: "up" },
+      { id: "hst_b", address: b, state: "up" },
+    ],
+    "t",
+  );
+  expect(await hosts.replicas({ project: "prj_1", app: "x" })).toBeUndefined();
+  // The second was asked while the first still held its request.
+  expect(open).toHaveLength(2);
+  expect(bothOpen).toBe(true);
 });

@@ -160,13 +160,19 @@ export function httpRuntimeHosts(
     },
     async replicas({ project, app }) {
       const counts = { starting: 0, idle: 0, busy: 0, queued: 0 };
+      // Every host at once: asked in turn, each host on a stalled link cost its 2 s.
+      const answers = await Promise.all(
+        (await addresses()).map(async (base) => {
+          const res = await send(base, "GET", hostPath.metrics, 2_000);
+          const parsed = hostMetricsSchema.safeParse(await res?.json().catch(() => undefined));
+          return res?.ok && parsed.success ? parsed.data : undefined;
+        }),
+      );
       let asked = 0;
-      for (const base of await addresses()) {
-        const res = await send(base, "GET", hostPath.metrics, 2_000);
-        const parsed = hostMetricsSchema.safeParse(await res?.json().catch(() => undefined));
-        if (!res?.ok || !parsed.success) continue;
+      for (const metrics of answers) {
+        if (!metrics) continue;
         asked++;
-        const found = parsed.data.apps.find((a) => a.project === project && a.app === app);
+        const found = metrics.apps.find((a) => a.project === project && a.app === app);
         if (!found) continue;
         counts.queued += found.queued;
         for (const r of found.replicas) {
