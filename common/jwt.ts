@@ -133,27 +133,25 @@ export async function signJwt(
 }
 
 /**
- * The project a token's claims name (`prj`, set on service accounts' tokens), read without
- * verifying it: for a client choosing where to send it, never for a decision to trust it.
+ * A text field of a token's header (`part` 0) or claims (1), read without verifying it: for
+ * choosing where to send the token or which key to fetch, never for a decision to trust it.
+ * Undefined when the token names none, or is no JWT.
  */
-export function tokenProject(token: string): string | undefined {
+function unverifiedField(token: string, part: 0 | 1, field: string): string | undefined {
   try {
-    const prj = decodeJson(token.split(".")[1] ?? "").prj;
-    return typeof prj === "string" && prj ? prj : undefined;
+    const value = decodeJson(token.split(".")[part] ?? "")[field];
+    return typeof value === "string" ? value : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** The `kid` a token's header names, or undefined when it names none (or is no JWT). */
-export function tokenKid(token: string): string | undefined {
-  try {
-    const kid = decodeJson(token.split(".")[0] ?? "").kid;
-    return typeof kid === "string" ? kid : undefined;
-  } catch {
-    return undefined;
-  }
-}
+/** The project a token's claims name (`prj`, set on service accounts' tokens), unverified. */
+export const tokenProject = (token: string): string | undefined =>
+  unverifiedField(token, 1, "prj") || undefined;
+
+/** The `kid` a token's header names, unverified. */
+export const tokenKid = (token: string): string | undefined => unverifiedField(token, 0, "kid");
 
 /**
  * Verifies signature, algorithm, issuer and expiry. `keys` maps `kid` to a public key.
