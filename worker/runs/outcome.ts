@@ -58,11 +58,9 @@ export function deliveryBody(runId: string, outcome: Outcome, timestamp: string)
   const { result_json, ...rest } = outcome;
   if (result_json === undefined) return JSON.stringify({ run_id: runId, ...rest, timestamp });
   // A string no answer holds stands in for the result, then the text takes its place.
-  const stand = JSON.stringify(`result-${crypto.randomUUID()}`);
-  return JSON.stringify({ run_id: runId, ...rest, result: JSON.parse(stand), timestamp }).replace(
-    stand,
-    () => result_json,
-  );
+  const stand = `result-${crypto.randomUUID()}`;
+  const body = JSON.stringify({ run_id: runId, ...rest, result: stand, timestamp });
+  return body.replace(JSON.stringify(stand), () => result_json);
 }
 
 /** The outcome of an async run the host reported ended (success or failure). */
