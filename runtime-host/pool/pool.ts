@@ -381,15 +381,15 @@ export class ReplicaPool {
 
   /**
    * A new replica while the app has room here and — with grants — over all hosts. Without a
-   * grant in hand one is asked for and the call waits; a refusal with no replica here fails the
-   * waiters (busy: the app's replicas run on other hosts, try one). At once if none is here at
-   * all; if retired ones are still finishing calls, after up to `finishingWaitMs`: one that ends
-   * frees its place, and the grant is asked again (after a redeploy at full capacity every host
-   * had only retired replicas, and each refused at once), but one serving a long stream held
-   * the calls 30 s and then refused them (429), while the new version's replicas elsewhere were
-   * free — where there is an elsewhere: other hosts hold some of the app's places. Meanwhile the grant is asked again every `ASK_AGAIN_MS`: a refusal was final until a
-   * replica here freed a slot, so after a redeploy, refused while another host's stopped
-   * replicas still counted, calls waited for a busy replica here (a long stream) up to 30 s.
+   * grant in hand one is asked for and the calls wait. On a refusal:
+   * - no replica of the app here, not even a retired one: the waiters fail at once as busy (its
+   *   replicas run on other hosts; the Worker tries one);
+   * - else, while calls wait, the grant is asked again every `ASK_AGAIN_MS` (the control plane's
+   *   counts of other hosts lag their heartbeats), and a slot freed here serves them;
+   * - only retired replicas here, still finishing calls, and other hosts holding some of the
+   *   app's places: the waiters go elsewhere after `finishingWaitMs` (a long stream on a retired
+   *   replica held them 30 s, then 429, while the new version's replicas elsewhere were free).
+   *   With no other host they wait for those replicas, up to their own wait.
    */
   #startIfRoom(app: AppReplicas): Replica | undefined {
     if (room(app) <= 0) return undefined;
