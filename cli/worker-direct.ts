@@ -11,8 +11,13 @@
  * to the Worker's workerd, whose port wrangler picks anew each time it starts one (a reload of a
  * changed Worker). Between wrangler's `reloadStart` and `reloadComplete` new connections wait,
  * as its proxy's requests did; those open when a workerd ends are cut with it.
+ *
+ * workerd closes a connection idle for 5 s. A client that keeps its connection longer does not
+ * see that close (joint.ts): its next request goes to workerd on a new connection, and one that
+ * crossed the close on the way is sent again there.
  */
-import { type AddressInfo, connect, createServer, type Socket } from "node:net";
+import { type AddressInfo, createServer, type Socket } from "node:net";
+import { type IdleRules, join, type Target } from "./worker-joint.ts";
 
 /** Where wrangler says the Worker's workerd listens (its `reloadComplete` event's `proxyData`). */
 interface Reloaded {
@@ -32,29 +37,15 @@ function deferred<T>() {
 /**
  * A stand-in for wrangler's ProxyController (`unstable_DevEnv`'s `proxyFactory`): the members
  * wrangler 4.72's DevEnv and the object `startWorker` returns use. `ready` resolves once the
- * port listens, as the proxy's did once its workerd did.
+ * port listens, as the proxy's did once its workerd did. `idle` is for tests.
  */
-export function directPort(hostname: string, port: number) {
-  let target = deferred<{ host: string; port: number }>();
+export function directPort(hostname: string, port: number, idle?: IdleRules) {
+  let target = deferred<Target>();
   let paused = true;
   const open = new Set<Socket>();
-  // Half-open both ways: a client may end its side once its request is sent and still read
-  // the answer, as it could from workerd itself.
-  const server = createServer({ allowHalfOpen: true }, (client) => {
-    open.add(client);
-    client.setNoDelay(true);
-    client.once("close", () => open.delete(client));
-    client.on("error", () => client.destroy());
-    void target.promise.then((to) => {
-      if (client.destroyed) return;
-      const worker = connect({ ...to, allowHalfOpen: true }).setNoDelay(true);
-      open.add(worker);
-      worker.once("close", () => open.delete(worker));
-      worker.on("error", () => client.destroy());
-      client.once("close", () => worker.destroy());
-      client.pipe(worker).pipe(client);
-    });
-  });
+  const server = createServer({ allowHalfOpen: true }, (client) =>
+    join(client, { target: () => target.promise, reloading: () => paused, open, idle }),
+  );
   const ready = deferred<{ url: URL }>();
   server.once("error", ready.reject);
   server.listen(port, hostname, () => {
