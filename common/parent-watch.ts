@@ -1,7 +1,7 @@
 /**
- * A component started by `runlet start` ends when its supervisor is gone, however it went
- * (Ctrl-C, a crash, SIGKILL, the OOM killer): the supervisor gives each component a pipe as its
- * stdin, never writes to it and never closes it. The kernel closes the supervisor's end when its
+ * A component started by `runlet start` (or the runtime host of `runlet host`) ends when its
+ * supervisor is gone, however it went (Ctrl-C, a crash, SIGKILL, the OOM killer): the supervisor
+ * gives each component a pipe as its stdin, never writes to it and never closes it. The kernel closes the supervisor's end when its
  * process ends, whatever ended it, and the component then reads the end of the stream.
  *
  * `RUNLET_SUPERVISED=1` says stdin is that pipe; without it (a component started by hand, in a

@@ -2,8 +2,9 @@
  * Process entry of the runtime host: `node --import tsx runtime-host/main.ts`.
  *
  * SIGTERM or SIGINT stop it gracefully: new work is refused, what is in flight gets the grace of
- * `shutdownGraceMs` (see server.ts); a second signal stops it at once. Started by `runlet start`,
- * it also stops — at once, as nothing would take its reports — when its supervisor is gone.
+ * `shutdownGraceMs` (see server.ts); a second signal stops it at once. Started by `runlet start`
+ * or `runlet host`, it also stops — at once, as nothing would take its reports — when that
+ * command is gone.
  */
 import { readFileSync } from "node:fs";
 import { hostname, totalmem } from "node:os";

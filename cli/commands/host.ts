@@ -75,11 +75,16 @@ export const host: Command = {
       ...(values.slots ? { [ENV.hostSlots]: String(values.slots) } : {}),
     };
     // The host decides the rest (and says what is wrong with a setting) in runtime-host/main.ts.
+    // Its stdin is the pipe it watches, as under `runlet start` (common/parent-watch.ts): never
+    // written to nor closed here, it closes only when this process ends, however it ends, and
+    // the host then stops. With the terminal as its stdin, a SIGKILLed command left the host
+    // running on, an orphan holding its port.
     const child = spawn(process.execPath, ["--import", "tsx", "runtime-host/main.ts"], {
       cwd: ROOT,
-      env,
-      stdio: "inherit",
+      env: { ...env, [ENV.supervised]: "1" },
+      stdio: ["pipe", "inherit", "inherit"],
     });
+    child.stdin?.on("error", () => {});
     const forward = (signal: NodeJS.Signals) => child.kill(signal);
     process.on("SIGINT", forward);
     process.on("SIGTERM", forward);
