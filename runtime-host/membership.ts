@@ -24,6 +24,7 @@ import { controlPlanePath } from "../common/protocol/paths.ts";
 import type { BundleSource } from "./app-versions.ts";
 import { HttpError } from "./http/errors.ts";
 import type { GrantAnswer } from "./pool/grants.ts";
+import { timeoutOr } from "./timeout-signal.ts";
 
 export interface MembershipOptions {
   controlPlaneUrl: string;
@@ -204,7 +205,7 @@ export class Membership implements BundleSource {
     try {
       return await fetch(this.opts.controlPlaneUrl + path, {
         headers: { authorization: `Bearer ${this.opts.hostToken()}` },
-        signal: AbortSignal.any([AbortSignal.timeout(timeoutMs), this.#stopped.signal]),
+        signal: timeoutOr(timeoutMs, this.#stopped.signal),
       });
     } catch {
       throw unavailable("the control plane is not reachable to fetch the app");
@@ -219,7 +220,7 @@ export class Membership implements BundleSource {
         "content-type": "application/json",
       },
       body: JSON.stringify(body),
-      signal: AbortSignal.any([AbortSignal.timeout(5_000), this.#stopped.signal]),
+      signal: timeoutOr(5_000, this.#stopped.signal),
     });
   }
 }

@@ -6,6 +6,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { HostRun } from "../common/protocol/host.ts";
+import { timeoutOr } from "./timeout-signal.ts";
 
 /** The pause before each try (a lost callback is also askable). */
 const RETRY_DELAYS_MS = [0, 1_000, 4_000];
@@ -51,7 +52,7 @@ export class RunCallbacks {
             "content-type": "application/json",
           },
           body,
-          signal: AbortSignal.any([AbortSignal.timeout(TRY_TIMEOUT_MS), this.#cutOff.signal]),
+          signal: timeoutOr(TRY_TIMEOUT_MS, this.#cutOff.signal),
         });
         await res.arrayBuffer();
         if (res.ok || (res.status >= 400 && res.status < 500 && res.status !== 429)) return true;
