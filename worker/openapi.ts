@@ -219,8 +219,11 @@ export const openApiDocument = {
         ],
         responses: {
           202: answer("The delivery is under way: the run.", ref("schemas", "Run")),
-          400: error("A bad `webhookEndpoint` or `X-Webhook-Secret`."),
+          400: error(
+            "A bad `webhookEndpoint` or `X-Webhook-Secret`, or a body other than none or `{}` (its fields named).",
+          ),
           ...REFUSED,
+          413: error("A body over 64 KiB (this request takes none)."),
           409: error(
             "A delivery of the run is in progress; or the run has not ended, had no webhook, was cancelled before it ended, or its first delivery is no longer kept.",
           ),

@@ -14,6 +14,7 @@ import { RunApiError } from "../errors.ts";
 import { webhookOf, webhookSecretOf } from "../run-call.ts";
 import { viewOrThrow } from "../runs/refusal.ts";
 import { existingShardFor } from "../runs/shards.ts";
+import { readCapped } from "../streams.ts";
 
 /** Other `runs/…` paths stay a custom app's own. */
 export const RUN_PATH = `/v4/:project/:app/runs/:runId{${RUN_ID_SOURCE}}`;
@@ -62,6 +63,7 @@ export async function cancelRun(c: RunContext) {
  */
 export async function redeliverRun(c: RunContext) {
   const { runId } = c.req.param();
+  await takesNoBody(c);
   const secret = webhookSecretOf(c);
   const to = webhookOf(c) ?? (secret ? { secret } : {});
   const { shard, notFound } = await shardHolding(c, (indexed) =>
@@ -73,6 +75,41 @@ export async function redeliverRun(c: RunContext) {
   const view = await shard.redeliver(runId, to);
   if (!view) throw notFound;
   return c.json(viewOrThrow(view), 202);
+}
+
+const REDELIVERY = "POST …/deliveries";
+
+/**
+ * A redelivery's options are its query and headers; a body, if any, is empty or `{}`. One with
+ * fields is refused naming them (400), before the run is looked at: `{"urll": …}`, or a secret
+ * sent in the body, was ignored and the webhook sent again to the first target, unsigned.
+ */
+async function takesNoBody(c: RunContext): Promise<void> {
+  const { body } = c.req.raw;
+  if (!body) return;
+  const read = await readCapped(body, 64 * 1024);
+  if (!read) throw new RunApiError(413, `${REDELIVERY} takes no body; this one is over 64 KiB`);
+  const text = new TextDecoder().decode(read).trim();
+  if (text === "") return;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed))
+    throw new RunApiError(
+      400,
+      `${REDELIVERY} takes no body: send none or {} (another target goes in ?webhookEndpoint=, a secret in the X-Webhook-Secret header)`,
+    );
+  const fields = Object.keys(parsed);
+  if (fields.length === 0) return;
+  const named = fields.slice(0, 5).map((f) => `'${f.slice(0, 40)}'`);
+  if (fields.length > 5) named.push(`${fields.length - 5} more`);
+  throw new RunApiError(
+    400,
+    `${REDELIVERY} takes no body fields (got ${named.join(", ")}): give another target as ?webhookEndpoint=<url-encoded URL> and a secret as the X-Webhook-Secret header`,
+  );
 }
 
 /**

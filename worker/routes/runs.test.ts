@@ -211,6 +211,33 @@ describe("run API: async runs, run state and webhooks", () => {
     expect(await again.json()).toMatchObject({ message });
   });
 
+  it("redelivery takes no body fields: a typo such as {urll} is a 400 naming it, not ignored; none or {} is fine", async () => {
+    const { headers, runId } = await asyncRun();
+    const redeliver = (body?: string) =>
+      SELF.fetch(`${runUrl(runId)}/deliveries`, { method: "POST", headers, body });
+    const typo = await redeliver(JSON.stringify({ urll: "https://example.com/h", secret: "s" }));
+    expect(typo.status).toBe(400);
+    expect(await typo.json()).toMatchObject({
+      message:
+        "POST …/deliveries takes no body fields (got 'urll', 'secret'): give another target as ?webhookEndpoint=<url-encoded URL> and a secret as the X-Webhook-Secret header",
+    });
+    for (const body of ["[1]", "not json", '"x"']) {
+      const res = await redeliver(body);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({
+        message: expect.stringMatching(/^POST …\/deliveries takes no body: send none or \{\}/),
+      });
+    }
+    const huge = await redeliver(`{"x":"${"y".repeat(64 * 1024)}"}`);
+    expect(huge.status).toBe(413);
+    // Read and refused before the run is looked at: then the run's own answer (it has no webhook).
+    for (const body of [undefined, "", "{}", " { } "]) {
+      const res = await redeliver(body);
+      expect(res.status).toBe(409);
+      expect(await res.json()).toMatchObject({ message: expect.stringMatching(/webhook/) });
+    }
+  });
+
   it("GET of an id that names no shard (its last character past SHARDS) creates no Durable Object", async () => {
     const headers = { authorization: `Bearer ${await sign()}` };
     appIsDeployed();
