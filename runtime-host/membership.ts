@@ -96,7 +96,8 @@ export class Membership implements BundleSource {
     const asked = (async () => {
       const res = await this.#post(`${controlPlanePath.hosts}/${this.#hostId}/replicas`, req);
       const answer = replicaAnswerSchema.safeParse(await res.json().catch(() => undefined));
-      if (!res.ok || !answer.success) return { granted: false, elsewhere: true };
+      if (!res.ok || !answer.success)
+        return { granted: false, elsewhere: true, unasked: `it answered ${res.status}` };
       const { granted, replicas } = answer.data;
       return { granted, elsewhere: req.have === undefined || replicas > req.have };
     })();

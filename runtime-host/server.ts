@@ -120,7 +120,8 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const grants =
     opts.join &&
     new ReplicaGrants(async ({ project, app, version, config }, have) => {
-      if (!membership) return { granted: false, elsewhere: true };
+      if (!membership)
+        return { granted: false, elsewhere: true, unasked: "the host has not joined" };
       return membership.mayStart({
         project,
         app,

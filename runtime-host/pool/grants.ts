@@ -22,9 +22,11 @@ export interface GrantTarget {
 export interface GrantAnswer {
   granted: boolean;
   elsewhere: boolean;
+  /** Why the control plane could not be asked (no answer, or not a grant's): no grant. */
+  unasked?: string;
 }
 
-type Answered = (granted: boolean, elsewhere: boolean) => void;
+type Answered = (granted: boolean, elsewhere: boolean, unasked?: string) => void;
 
 interface AppGrants {
   /** Who waits for the answer of the request under way (none: no request is). */
@@ -69,14 +71,14 @@ export class ReplicaGrants {
     const got = app;
     const waiting = [answered];
     got.asking = waiting;
-    const tell = ({ granted, elsewhere }: GrantAnswer) => {
+    const tell = ({ granted, elsewhere, unasked }: GrantAnswer) => {
       got.asking = undefined;
       if (granted) got.held++;
-      for (const waiter of waiting) waiter(granted, elsewhere);
+      for (const waiter of waiting) waiter(granted, elsewhere, unasked);
     };
     // The control plane cannot be asked: no grant, this time.
-    this.ask(target, running + got.held).then(tell, () =>
-      tell({ granted: false, elsewhere: true }),
+    this.ask(target, running + got.held).then(tell, (err: unknown) =>
+      tell({ granted: false, elsewhere: true, unasked: (err as Error).message || "no answer" }),
     );
   }
 

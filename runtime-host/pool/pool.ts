@@ -351,7 +351,7 @@ export class ReplicaPool {
     return waiting;
   }
 
-  #busy(app: AppReplicas, detail: string, elsewhere?: true): WorkloadError {
+  #busy(app: AppReplicas, detail: string, elsewhere?: true, unasked?: string): WorkloadError {
     const { max_replicas, replica_concurrency } = app.target.config.scaling;
     return new WorkloadError({
       kind: "busy",
@@ -359,6 +359,7 @@ export class ReplicaPool {
       replica_concurrency,
       detail,
       elsewhere,
+      ...(unasked === undefined ? {} : { unasked }),
     });
   }
 
@@ -395,9 +396,10 @@ export class ReplicaPool {
     if (room(app) <= 0) return undefined;
     const { grants } = this.options;
     if (!grants || grants.take(app.target)) return this.#start(app);
-    grants.request(app.target, running(app), (granted, elsewhere) => {
+    grants.request(app.target, running(app), (granted, elsewhere, unasked) => {
       if (granted) return this.#pump(app);
-      if (app.replicas.size === 0 && app.finishing.size === 0) return this.#sendElsewhere(app);
+      if (app.replicas.size === 0 && app.finishing.size === 0)
+        return this.#sendElsewhere(app, unasked);
       app.askAgain ??= setTimeout(() => {
         app.askAgain = undefined;
         this.#pump(app); // calls still waiting here: a free slot, or the grant asked again
@@ -413,9 +415,9 @@ export class ReplicaPool {
     return undefined;
   }
 
-  /** Fails the calls waiting here: the app's replicas run on other hosts. */
-  #sendElsewhere(app: AppReplicas): void {
-    app.queue.failAll(() => this.#busy(app, "on other hosts: none is free here", true));
+  /** Fails the calls waiting here: the app's replicas run on other hosts, or none may start. */
+  #sendElsewhere(app: AppReplicas, unasked?: string): void {
+    app.queue.failAll(() => this.#busy(app, "on other hosts: none is free here", true, unasked));
   }
 
   #reserve(replica: Replica): void {

@@ -86,6 +86,8 @@ export type WorkloadFailure =
       detail: string;
       /** No replica here and none may start (its replicas run on other hosts): try another. */
       elsewhere?: true;
+      /** None may start because the control plane could not be asked for a grant: why. */
+      unasked?: string;
     }
   | { kind: "removed" }
   /** `elsewhere`: it waited for a slot and never started, so another host may take it. */
@@ -124,6 +126,8 @@ function describe(failure: WorkloadFailure): string {
     case "timeout":
       return `the function did not finish within ${failure.ms / 1000} s; its process was stopped`;
     case "busy":
+      if (failure.unasked !== undefined)
+        return `no replica of the app could be started here: the control plane, which grants replicas over all hosts, could not be asked (${failure.unasked}); try again shortly`;
       return `the app is at capacity (${failure.max_replicas} ${failure.max_replicas === 1 ? "replica" : "replicas"} × ${failure.replica_concurrency} concurrent ${failure.replica_concurrency === 1 ? "call" : "calls"}, all busy) ${failure.detail}: try again shortly, or raise [scaling] max_replicas`;
     case "removed":
       return "the app was deleted";
