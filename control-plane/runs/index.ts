@@ -7,6 +7,7 @@ import {
   and,
   desc,
   eq,
+  getTableColumns,
   inArray,
   isNull,
   lt,
@@ -46,17 +47,59 @@ function webhookOf(db: Database, id: string, webhook: NonNullable<RunReport["web
 }
 
 /**
- * Rows in one statement of `recordRuns`: D1 binds at most 100 parameters to a statement, and
- * one takes up to 14 per row (every column) and 3 for its condition: 6 × 14 + 3 = 87.
+ * Rows in one statement of `recordRuns`: they travel as one JSON text, one parameter (D1 binds at
+ * most 100 to a statement), and this many keep it below D1's 2 MB for one value (a row's JSON
+ * is at most about 8 KB: an error is cut at 1,000 characters and a function's name at 256, and
+ * a character takes at most 6 bytes in JSON).
  */
-const ROWS_PER_STATEMENT = 6;
+const ROWS_PER_STATEMENT = 100;
+
+/** The runs table's columns, in the order an insert names them (its definition's). */
+const COLUMNS = Object.keys(getTableColumns(runs)) as Array<keyof typeof runs.$inferInsert>;
+
+/** In a `u` regex a pair is one code point: only a half on its own matches. */
+const LONE = /\p{Surrogate}/gu;
 
 /**
- * Inserts runs or moves them to their reported state, unless they already ended, in a few
- * multi-row statements (one statement per report made the runs index cost the control plane
- * about 0.25 ms of CPU per report). With `decides` (the report comes from the run's own record,
- * its Durable Object) an end replaces an end the runtime host reported: a run cancelled, or
- * given up by the watchdog, as the host finished it.
+ * A report as its row's values, in the order of COLUMNS. Text as the database would store it
+ * when bound: a lone half of a UTF-16 pair becomes U+FFFD (in JSON it is an escape, which SQLite
+ * would decode into bytes no UTF-8 text holds, and libSQL would fail on reading back).
+ */
+function rowOf(r: RunReport & { id: string }) {
+  const text = (s: string | null | undefined) => s?.replace(LONE, "\uFFFD") ?? null;
+  const row: typeof runs.$inferInsert = {
+    id: r.id,
+    projectId: r.projectId,
+    app: r.app,
+    fn: r.function,
+    async: r.async,
+    createdAt: r.createdAt,
+    status: r.status,
+    finishedAt: r.finishedAt ?? null,
+    runTimeMs: r.runTimeMs ?? null,
+    host: r.host ?? null,
+    error: r.error ?? null,
+    statusCode: r.statusCode ?? null,
+    webhookState: r.webhook?.state ?? null,
+    webhookAttempts: r.webhook?.attempts ?? null,
+  };
+  return COLUMNS.map((key) => {
+    const value = row[key];
+    return typeof value === "string" ? text(value) : (value ?? null);
+  });
+}
+
+/** Each row of a JSON array of rows (from `rowOf`) as the values of the runs table's columns. */
+const FROM_JSON = sql.raw(COLUMNS.map((_, i) => `json_extract(value, '$[${i}]')`).join(", "));
+
+/**
+ * Inserts runs or moves them to their reported state, unless they already ended. The rows go
+ * as one JSON text, read by `json_each`: the statement's text is the same for any number of
+ * rows. Built by Drizzle as a multi-row `VALUES` of 6 rows each, building and preparing the
+ * statements was half the runs index's CPU; with the JSON text a report costs about a third as
+ * much (docs/benchmarks.md, 2026-11-26). With `decides` (the report comes from the run's own
+ * record, its Durable Object) an end replaces an end the runtime host reported: a run
+ * cancelled, or given up by the watchdog, as the host finished it.
  */
 export function recordRuns(
   db: Database,
@@ -72,29 +115,12 @@ export function recordRuns(
   const ended = sql.raw(`excluded.status in (${ENDED_STATUSES.map((s) => `'${s}'`).join(", ")})`);
   const statements = [];
   for (let at = 0; at < reports.length; at += ROWS_PER_STATEMENT) {
-    const chunk = reports.slice(at, at + ROWS_PER_STATEMENT);
+    const rows = JSON.stringify(reports.slice(at, at + ROWS_PER_STATEMENT).map(rowOf));
     statements.push(
       db
         .insert(runs)
-        .values(
-          chunk.map((r) => ({
-            id: r.id,
-            projectId: r.projectId,
-            app: r.app,
-            fn: r.function,
-            async: r.async,
-            createdAt: r.createdAt,
-            status: r.status,
-            finishedAt: r.finishedAt ?? null,
-            runTimeMs: r.runTimeMs ?? null,
-            host: r.host ?? null,
-            error: r.error ?? null,
-            statusCode: r.statusCode ?? null,
-            ...(r.webhook
-              ? { webhookState: r.webhook.state, webhookAttempts: r.webhook.attempts }
-              : {}),
-          })),
-        )
+        // `where true`: SQLite's grammar needs a WHERE between a SELECT and its ON CONFLICT.
+        .select(sql`select ${FROM_JSON} from json_each(${rows}) where true`)
         .onConflictDoUpdate({
           target: runs.id,
           set: {

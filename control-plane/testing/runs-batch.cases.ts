@@ -3,9 +3,11 @@
  * the same rules as one report at a time, on libSQL and on D1 (which binds at most 100
  * parameters to a statement).
  */
+import { eq, sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../common/ids.ts";
 import type { Database } from "../db/index.ts";
+import { runs } from "../db/schema.ts";
 import { recordRuns } from "../runs/index.ts";
 import { createFixture, type Fixture, INTERNAL_TOKEN } from "./fixture.ts";
 
@@ -77,9 +79,27 @@ export function runsBatchCases(open: () => Promise<Database>) {
       expect(await viewOf(id)).toMatchObject({ webhook: { state: "delivered", attempts: 2 } });
     });
 
+    it("stores a lone half of a UTF-16 pair in a report's text as U+FFFD, the rest as it came", async () => {
+      const id = newId("run");
+      await post([
+        report(id, "failure", { function: "r\ud800un", error: "bad \udc00 half; 😀 whole\n" }),
+      ]);
+      expect(await viewOf(id)).toMatchObject({
+        function: "r\ufffdun",
+        error: { message: "bad \ufffd half; 😀 whole\n" },
+      });
+      // Stored as UTF-8 (not the bytes of a lone half, which a reader of the file would choke on).
+      const [stored] = await f.db
+        .select({ error: sql<string>`hex(${runs.error})` })
+        .from(runs)
+        .where(eq(runs.id, id));
+      const utf8 = Buffer.from("bad \ufffd half; 😀 whole\n").toString("hex").toUpperCase();
+      expect(stored?.error).toBe(utf8);
+    });
+
     it("binds at most 100 parameters to a statement (D1's limit, which its local form does not hold)", async () => {
       const db = await open();
-      const worst = Array.from({ length: 40 }, () =>
+      const worst = Array.from({ length: 250 }, () =>
         report(newId("run"), "success", {
           host: "hst_a",
           webhook: { state: "failed", attempts: 3 },
