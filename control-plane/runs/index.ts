@@ -96,10 +96,11 @@ const FROM_JSON = sql.raw(COLUMNS.map((_, i) => `json_extract(value, '$[${i}]')`
  * Inserts runs or moves them to their reported state, unless they already ended. The rows go
  * as one JSON text, read by `json_each`: the statement's text is the same for any number of
  * rows. Built by Drizzle as a multi-row `VALUES` of 6 rows each, building and preparing the
- * statements was half the runs index's CPU; with the JSON text a report costs about a third as
- * much (docs/benchmarks.md, 2026-11-26). With `decides` (the report comes from the run's own
- * record, its Durable Object) an end replaces an end the runtime host reported: a run
- * cancelled, or given up by the watchdog, as the host finished it.
+ * statements was half the runs index's CPU; with the JSON text a report in a batch of 100 costs
+ * less than half as much, in one of 20 about a quarter less, in one of 4 the same (there the
+ * batch's own cost decides: docs/benchmarks.md, 2026-11-26, afternoon). With `decides` (the
+ * report comes from the run's own record, its Durable Object) an end replaces an end the
+ * runtime host reported: a run cancelled, or given up by the watchdog, as the host finished it.
  */
 export function recordRuns(
   db: Database,
