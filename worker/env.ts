@@ -71,5 +71,10 @@ export type WorkerEnv = {
     /** The verified caller and the app of the path (middleware/caller.ts). */
     caller: Caller;
     app: ResolvedApp;
+    /**
+     * A read of a run (`GET …/runs/{run_id}`) whose app is no longer deployed: the message of
+     * the 404 it got instead of `app`, which the read answers unless the runs index has the run.
+     */
+    appGone?: string;
   };
 };

@@ -23,7 +23,8 @@ function stamp(res: Response, runId: string): Response {
   }
 }
 
-const RUN_STATE = new RegExp(`^/v4/[^/]+/[^/]+/runs/(${RUN_ID_SOURCE})$`);
+/** `GET|DELETE /v4/{project}/{app}/runs/{run_id}`: a run's own URL. */
+export const RUN_STATE = new RegExp(`^/v4/[^/]+/[^/]+/runs/(${RUN_ID_SOURCE})$`);
 const DELIVERIES = new RegExp(`^/v4/[^/]+/[^/]+/runs/(${RUN_ID_SOURCE})/deliveries$`);
 
 export const runId = createMiddleware<WorkerEnv>(async (c, next) => {

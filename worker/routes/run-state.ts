@@ -3,7 +3,7 @@
  * when it has a row there (async runs and runs with a webhook), else from the runs index.
  * `DELETE` cancels a queued or running async run; `POST …/deliveries` sends an ended run's
  * webhook again. The caller and the app are checked by the `caller` middleware, as for a run
- * call.
+ * call; a run of a deleted app can still be read (not cancelled nor sent again).
  */
 import type { Context } from "hono";
 import { RUN_ID_SOURCE } from "../../common/ids.ts";
@@ -38,6 +38,7 @@ async function lookUp(c: RunContext) {
 
 export async function viewRun(c: RunContext) {
   const { project, app, runId } = c.req.param();
+  if (c.var.appGone !== undefined) return c.json(await runOfDeletedApp(c, c.var.appGone), 200);
   const { found, notFound } = await lookUp(c);
   const view = found ?? (await indexedRun(c.env, c.var.caller.token, project, runId));
   if (!view || view.app !== app) throw notFound;
@@ -110,6 +111,19 @@ async function takesNoBody(c: RunContext): Promise<void> {
     400,
     `${REDELIVERY} takes no body fields (got ${named.join(", ")}): give another target as ?webhookEndpoint=<url-encoded URL> and a secret as the X-Webhook-Secret header`,
   );
+}
+
+/**
+ * A run of an app deleted since: the runs index keeps it, and answers only a caller who may read
+ * the project's runs; its shard, if it still holds it, has the whole view (error, webhook). A run
+ * the index does not have gets the app's 404 (`gone`), as before the app was deleted.
+ */
+async function runOfDeletedApp(c: RunContext, gone: string) {
+  const { project, app, runId } = c.req.param();
+  const indexed = await indexedRun(c.env, c.var.caller.token, project, runId);
+  if (!indexed || indexed.app !== app) throw new RunApiError(404, gone);
+  const { found } = await lookUp(c);
+  return found ?? indexed;
 }
 
 /**

@@ -192,6 +192,45 @@ describe("run API: async runs, run state and webhooks", () => {
     });
   });
 
+  it("GET of a run whose app was deleted since shows its shard's view once the runs index has it; another id keeps the app's 404, and DELETE is refused", async () => {
+    const { headers, runId } = await asyncRun("gone");
+    await stateOnce(runId, headers, "running", "gone");
+    const callback = `/internal/apps/${PROJECT}/gone/runs/${runId}/complete`;
+    const report = JSON.stringify({ status: "success", result: 1, runTimeMs: 5 });
+    expect((await internal(callback, env.INTERNAL_TOKEN, report)).status).toBe(200);
+
+    // `runlet apps delete gone`: the control plane has no such app now; the index has its run.
+    const later = { authorization: `Bearer ${await sign()}` };
+    const gone = `app 'gone' is not deployed in project '${PROJECT}'`;
+    fetchMock
+      .get(CONTROL)
+      .intercept({ path: `/v2/projects/${PROJECT}/apps/gone` })
+      .reply(404, { message: gone, code: "not_found" })
+      .times(3);
+    const unknown = newRunId();
+    const index = (id: string) =>
+      fetchMock.get(CONTROL).intercept({ path: `/v2/projects/${PROJECT}/runs/${id}` });
+    index(runId).reply(200, {
+      id: runId,
+      app: "gone",
+      function: "run",
+      async: true,
+      status: "success",
+    });
+    index(unknown).reply(404, { message: "not found" });
+
+    const view = await SELF.fetch(runUrl(runId, "gone"), { headers: later });
+    expect(view.status).toBe(200);
+    // The shard's view (its run time), not the index's row alone.
+    expect(await view.json()).toMatchObject({ run_id: runId, status: "success", run_time_ms: 5 });
+    const missing = await SELF.fetch(runUrl(unknown, "gone"), { headers: later });
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ message: gone });
+    const cancel = await SELF.fetch(runUrl(runId, "gone"), { method: "DELETE", headers: later });
+    expect(cancel.status).toBe(404);
+    expect(await cancel.json()).toMatchObject({ message: gone });
+  });
+
   it("DELETE or redelivery of an async run the runs index has as running, and no shard holds, says so: 409, never 'has already ended: running'", async () => {
     // An older checkout's first run store (one object per run): its runs were not carried over.
     const headers = { authorization: `Bearer ${await sign()}` };
