@@ -177,6 +177,33 @@ describe("async runs on the host", () => {
     expect(received[0]?.body.error?.message).toMatch(/response_grace_period \(1 s\)/);
   });
 
+  it("limits a run that starts after a redeploy by the new version's response_grace_period, not the one it was handed over with", async () => {
+    const scaling = { max_replicas: 1, replica_concurrency: 1 };
+    await deploy({ scaling }); // 900 s
+    await submit("waitForCancel", null, "run_hold"); // answered once started: the one slot
+    const next = submit("work", { n: 1, ms: 5_000 }, "run_next");
+    await eventually(
+      async () => (await runState("run_next")).status,
+      (status) => status === 200,
+    );
+    // The redeploy lowers the limit while run_next, handed over under v1, waits for the slot.
+    const v2 = configOf("jobs", { response_grace_period: 1, scaling });
+    expect((await hostClient(host.url).deploy("p", "jobs", 2, APP, v2)).status).toBe(200);
+    expect((await runState("run_next")).body.status).toBe("queued");
+    expect((await runState("run_hold", "DELETE")).status).toBe(200);
+
+    const started = (await (await next).json()) as HostRun;
+    expect(started).toMatchObject({ runId: "run_next", status: "running" });
+    expect(Number(started.deadlineAt) - Number(started.startedAt)).toBe(1_000);
+    const end = await eventually(
+      async () => received.find((r) => r.body.runId === "run_next")?.body,
+      (body) => body !== undefined,
+      30_000,
+    );
+    expect(end?.status).toBe("failure");
+    expect(end?.error?.message).toMatch(/response_grace_period \(1 s\)/);
+  });
+
   it("says why a run failed when another run on its replica outlived its limit and the replica was stopped", async () => {
     await deploy({
       response_grace_period: 1,

@@ -217,22 +217,27 @@ export class AsyncRuns {
   ): Promise<WorkloadError | undefined> {
     const { run, leave } = entry;
     const order = timeOfId(run.runId) ?? Date.now(); // an id of unknown age: as old as now
+    // Its limit is the version's it runs on: handed over before a redeploy, it may start on the
+    // new one (it took the limit it was handed over with, a redeploy's new limit left unheeded).
+    let ran = deployment;
     let ended: RunEnd;
     try {
       ended = await this.pool.use(
         deployment,
-        (workload) => {
+        (workload, runsOn) => {
           // It had its slot while its replica started: it may have left meanwhile.
           if (leave.signal.aborted) throw new WorkloadError({ kind: "withdrawn" });
-          this.#start(entry, deployment);
-          return runCall(workload, deployment, call, entry.cancel.signal);
+          const { response_grace_period } = runsOn.config;
+          ran = { ...deployment, config: { ...deployment.config, response_grace_period } };
+          this.#start(entry, ran);
+          return runCall(workload, ran, call, entry.cancel.signal);
         },
         { signal: leave.signal, waitMs: Number.POSITIVE_INFINITY, order },
       );
     } catch (err) {
       const left = this.#leftQueue(entry, err);
       if (left) return left;
-      ended = failureOf(err, deployment);
+      ended = failureOf(err, ran);
     }
     // Unless it was cancelled or the host closed meanwhile. A run still queued ends here when
     // its replica failed to start.

@@ -44,7 +44,7 @@ import {
 export interface PoolTarget extends WorkloadSpec {
   /** Changes whenever the files behind `version` do (a re-deploy of the same version). */
   digest: string;
-  config: Pick<AppConfig, "scaling" | "runtime" | "custom">;
+  config: Pick<AppConfig, "scaling" | "runtime" | "custom" | "response_grace_period">;
   /** When the host's registry took it (ISO): orders deployments where numbers do not. */
   deployedAt?: string;
 }
@@ -87,6 +87,8 @@ export type AppStats = HostMetrics["apps"][number];
 
 interface Replica {
   workload: Workload;
+  /** The deployment it runs: a call may have brought an earlier one (`#appFor`). */
+  target: PoolTarget;
   /** The version folder it starts from: its files are copied from there until it is ready. */
   from: string;
   ready: Promise<void>;
@@ -201,11 +203,11 @@ export class ReplicaPool {
   /**
    * Holds a slot of a ready replica of `target` while `work` runs: starting or waiting for one
    * as the app's scaling allows. Once the call has its slot, `options.signal` is the work's
-   * business.
+   * business. `work` is told the deployment its replica runs, which may be later than `target`.
    */
   async use<T>(
     target: PoolTarget,
-    work: (workload: Workload) => Promise<T>,
+    work: (workload: Workload, runsOn: PoolTarget) => Promise<T>,
     options: UseOptions = {},
   ): Promise<T> {
     if (this.#closing) throw new WorkloadError({ kind: "closing" });
@@ -214,7 +216,7 @@ export class ReplicaPool {
     const replica = await this.#acquire(app, options);
     try {
       await replica.ready;
-      return await work(replica.workload);
+      return await work(replica.workload, replica.target);
     } finally {
       this.#release(app, replica);
     }
@@ -500,6 +502,7 @@ export class ReplicaPool {
     const workload = this.create(app.target);
     const replica: Replica = {
       workload,
+      target: app.target,
       from: app.target.dir,
       ready: workload.start(),
       isReady: false,
