@@ -13,7 +13,8 @@ Service-account tokens for scripts and CI (project owners only).
            --role      member (default: may deploy and run) or owner (may also manage tokens,
                        secrets and read the audit log)
            The token is printed once: store it in a secret manager, never in source control.
-  list     the project's service accounts and whether each is active, expired or revoked
+  list     the project's service accounts, whether each is active, expired or revoked, and
+           the user who made it
   revoke   stops the account's token: at once on the management API, within 10 s on the
            run API (which keeps what the control plane said of a token for 10 s)`;
 
@@ -24,6 +25,8 @@ interface Account {
   createdAt: string;
   expiresAt: string;
   revokedAt: string | null;
+  /** The user who made it: a person leaving leaves theirs (docs/deploy.md). */
+  createdBy: string;
 }
 
 /** `30d`, `12h`, `90m` from now, or an RFC 3339 time as given. */
@@ -110,8 +113,8 @@ export const tokens: Command = {
       } else {
         console.log(
           columns(
-            ["ID", "NAME", "ROLE", "EXPIRES", "STATUS"],
-            serviceAccounts.map((a) => [a.id, a.name, a.role, a.expiresAt, status(a)]),
+            ["ID", "NAME", "ROLE", "EXPIRES", "STATUS", "CREATED BY"],
+            serviceAccounts.map((a) => [a.id, a.name, a.role, a.expiresAt, status(a), a.createdBy]),
           ),
         );
       }

@@ -185,6 +185,30 @@ describe("runlet users", () => {
   });
 });
 
+// docs/deploy.md: when a person leaves, revoke the service accounts they made, which
+// `runlet tokens list` shows.
+it("tokens list says who made each service account, after they were removed", async () => {
+  const { projectId } = await localJson();
+  const made = await runlet(["users", "create", "--name", "Leaver", "--expires", "30d"]);
+  expect(made.code, made.stderr).toBe(0);
+  const leaver = await runlet(["users", "list", "--json"]);
+  const { id } = (JSON.parse(leaver.stdout).users as Array<{ id: string; name: string }>).find(
+    (u) => u.name === "Leaver",
+  ) as { id: string };
+  expect((await runlet(["users", "role", id, "owner"])).code).toBe(0);
+  const theirs = await runlet(["tokens", "create", "--name", "leavers-ci", "--expires", "7d"], {
+    ...env,
+    [ENV.token]: made.stdout.trim(),
+    [ENV.project]: projectId,
+  });
+  expect(theirs.code, theirs.stderr).toBe(0);
+  expect((await runlet(["users", "remove", id])).code).toBe(0);
+  const table = await runlet(["tokens", "list"]);
+  expect(table.code, table.stderr).toBe(0);
+  expect(table.stdout).toMatch(/^ID\s+NAME\s+ROLE\s+EXPIRES\s+STATUS\s+CREATED BY/);
+  expect(table.stdout).toMatch(new RegExp(`leavers-ci\\s+member.*active\\s+${id}`));
+});
+
 it("prints --help, and names the actions when given another", async () => {
   const help = await runlet(["users", "--help"], {});
   expect(help.code).toBe(0);
