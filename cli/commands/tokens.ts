@@ -13,8 +13,8 @@ Service-account tokens for scripts and CI (project owners only).
            --role      member (default: may deploy and run) or owner (may also manage tokens,
                        secrets and read the audit log)
            The token is printed once: store it in a secret manager, never in source control.
-  list     the project's service accounts, whether each is active, expired or revoked, and
-           the user who made it
+  list     the project's service accounts, whether each is active, expired, revoked or
+           refused since its signing key was retired (key retired), and the user who made it
   revoke   stops the account's token: at once on the management API, within 10 s on the
            run API (which keeps what the control plane said of a token for 10 s)`;
 
@@ -25,6 +25,8 @@ interface Account {
   createdAt: string;
   expiresAt: string;
   revokedAt: string | null;
+  /** Its token's signing key was retired: the token is refused, though not revoked. */
+  keyRetiredAt?: string | null;
   /** The user who made it: a person leaving leaves theirs (docs/deploy.md). */
   createdBy: string;
 }
@@ -46,7 +48,8 @@ export function expiryOf(text: string, now = Date.now()): string {
 
 function status(a: Account): string {
   if (a.revokedAt) return "revoked";
-  return Date.parse(a.expiresAt) <= Date.now() ? "expired" : "active";
+  if (Date.parse(a.expiresAt) <= Date.now()) return "expired";
+  return a.keyRetiredAt ? "key retired" : "active";
 }
 
 export const tokens: Command = {

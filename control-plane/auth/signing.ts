@@ -95,3 +95,20 @@ export function parsePreviousKeys(text: string | undefined, source: string): Pre
     };
   });
 }
+
+/**
+ * When the key that signed a token made at `madeAt` (ms) was retired, if it was (its tokens are
+ * refused since): the key signing then is the previous key replaced soonest after `madeAt`, else
+ * the current one, never retired. Worked out from the times, as no token's `kid` is stored; a
+ * previous key without `replacedAt` (one written by hand on Workers) leaves it unknown: null.
+ */
+export function keyRetiredAt(keys: SigningKeys, madeAt: number): string | null {
+  let signer: PreviousKey | undefined;
+  for (const key of keys.previous) {
+    if (key.replacedAt === undefined) return null;
+    const replaced = Date.parse(key.replacedAt);
+    if (replaced > madeAt && (!signer || replaced < Date.parse(signer.replacedAt as string)))
+      signer = key;
+  }
+  return signer?.retiredAt ?? null;
+}

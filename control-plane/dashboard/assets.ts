@@ -54,7 +54,7 @@ td.wrap { white-space: normal; word-break: break-word; min-width: 240px; max-wid
 td.clip { max-width: 220px; overflow: hidden; text-overflow: ellipsis; }
 .status { font-weight: 600; }
 .status-success, .status-delivered, .status-active { color: var(--ok); }
-.status-failure, .status-failed, .status-revoked, .status-expired { color: var(--bad); }
+.status-failure, .status-failed, .status-revoked, .status-expired, .status-keyretired { color: var(--bad); }
 .status-running, .status-pending, .status-queued { color: var(--warn); }
 .status-cancelled { color: var(--muted); }
 .badge { display: inline-block; padding: 0 6px; border-radius: 4px; font-size: 12px; font-weight: 600;

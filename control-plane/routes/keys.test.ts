@@ -186,3 +186,43 @@ it("answers a change it made though what follows it fails (local.json not renewe
     said.mockRestore();
   }
 });
+
+it("lists a service account whose token's key was retired as such (keyRetiredAt), not as one that works", async () => {
+  let token = await tokenOf(f.owner.id);
+  const expiresAt = new Date(Date.now() + YEAR).toISOString();
+  const accounts = `/v2/projects/${f.projectId}/service-accounts`;
+  const make = async (name: string) =>
+    (await body(await f.call("POST", accounts, { token, body: { name, expiresAt } }))) as {
+      token: string;
+    };
+  const listed = async () => {
+    const { serviceAccounts } = (await body(await f.call("GET", accounts, { token }))) as {
+      serviceAccounts: Array<{ name: string; keyRetiredAt: string | null }>;
+    };
+    return Object.fromEntries(serviceAccounts.map((a) => [a.name, a.keyRetiredAt]));
+  };
+  const before = await make("made-before-rotation");
+  const old = tokenKid(before.token) ?? "";
+  // A rotation in the very millisecond the token was made could not be told apart from one after.
+  for (let made = Date.now(); Date.now() === made; ) await new Promise((r) => setTimeout(r, 1));
+  expect((await f.call("POST", "/v2/keys/rotate", { token })).status).toBe(201);
+  token = await tokenOf(f.owner.id);
+  const after = await make("made-after-rotation");
+  expect(tokenKid(after.token)).not.toBe(old);
+  expect(await listed()).toMatchObject({
+    "made-before-rotation": null,
+    "made-after-rotation": null,
+  });
+
+  const retired = await f.call("POST", `/v2/keys/${old}/retire`, { token });
+  expect(retired.status).toBe(200);
+  const { keys } = (await body(retired)) as { keys: Array<{ kid: string; retiredAt: string }> };
+  const retiredAt = keys.find((k) => k.kid === old)?.retiredAt;
+  expect(retiredAt).toEqual(expect.any(String));
+  expect(await listed()).toMatchObject({
+    "made-before-rotation": retiredAt,
+    "made-after-rotation": null,
+  });
+  expect((await projectAs(before.token)).status).toBe(401);
+  expect((await projectAs(after.token)).status).toBe(200);
+});

@@ -7,6 +7,7 @@ import { and, desc, eq, lt, or } from "drizzle-orm";
 import { newId } from "../../common/ids.ts";
 import { auditSuccess } from "../audit/record.ts";
 import { access } from "../auth/access.ts";
+import { keyRetiredAt, type SigningKeys } from "../auth/signing.ts";
 import { prepareToken } from "../auth/tokens.ts";
 import type { AppEnv } from "../context.ts";
 import { serviceAccounts, tokens } from "../db/schema.ts";
@@ -33,6 +34,11 @@ export const serviceAccountSchema = z
     expiresAt: z.string().openapi({ format: "date-time" }),
     revokedAt: z.string().nullable().openapi({ format: "date-time" }),
     createdBy: z.string(),
+    keyRetiredAt: z.string().nullable().openapi({
+      format: "date-time",
+      description:
+        "When the signing key its token was signed with was retired (`runlet keys retire`): its token is refused (401) since, and the account needs a new one; null while the key verifies. Worked out from when the token was made.",
+    }),
     lastUsedAt: z.string().nullable().openapi({
       format: "date-time",
       description:
@@ -43,8 +49,10 @@ export const serviceAccountSchema = z
 
 function view(
   row: typeof serviceAccounts.$inferSelect,
-  lastUsedAt: number | null,
+  token: { createdAt: number; lastUsedAt: number | null },
+  keys: SigningKeys,
 ): z.infer<typeof serviceAccountSchema> {
+  const { lastUsedAt } = token;
   const iso = (ms: number) => new Date(ms).toISOString();
   return {
     id: row.id,
@@ -54,6 +62,7 @@ function view(
     expiresAt: iso(row.expiresAt),
     revokedAt: row.revokedAt === null ? null : iso(row.revokedAt),
     createdBy: row.createdBy,
+    keyRetiredAt: keyRetiredAt(keys, token.createdAt),
     lastUsedAt: lastUsedAt === null ? null : iso(lastUsedAt),
   };
 }
@@ -190,7 +199,10 @@ export function registerServiceAccounts(app: OpenAPIHono<AppEnv>) {
       filters: { list: "service-accounts", projectId },
       fetch: (after, limit) =>
         c.var.deps.db
-          .select({ account: serviceAccounts, lastUsedAt: tokens.lastUsedAt })
+          .select({
+            account: serviceAccounts,
+            token: { createdAt: tokens.createdAt, lastUsedAt: tokens.lastUsedAt },
+          })
           .from(serviceAccounts)
           .innerJoin(tokens, eq(tokens.id, serviceAccounts.tokenId))
           .where(
@@ -210,7 +222,7 @@ export function registerServiceAccounts(app: OpenAPIHono<AppEnv>) {
           .limit(limit),
       position: (r) => ({ timestamp: r.account.createdAt, id: r.account.id }),
     });
-    const listed = rows.map((r) => view(r.account, r.lastUsedAt));
+    const listed = rows.map((r) => view(r.account, r.token, c.var.deps.keys));
     return c.json({ serviceAccounts: listed, ...paging }, 200);
   });
 

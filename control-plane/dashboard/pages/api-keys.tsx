@@ -30,6 +30,8 @@ interface Account {
   createdAt: string;
   expiresAt: string;
   revokedAt: string | null;
+  /** Its token's signing key was retired: the token is refused, though not revoked. */
+  keyRetiredAt?: string | null;
   lastUsedAt?: string | null;
 }
 
@@ -40,7 +42,8 @@ type Flash =
 
 function stateOf(a: Account): string {
   if (a.revokedAt) return "revoked";
-  return Date.parse(a.expiresAt) <= Date.now() ? "expired" : "active";
+  if (Date.parse(a.expiresAt) <= Date.now()) return "expired";
+  return a.keyRetiredAt ? "key retired" : "active";
 }
 
 /** The date `days` from today (the form's default expiry). */
