@@ -20,7 +20,7 @@ import { registerRun } from "./pages/run.tsx";
 import { registerRuns } from "./pages/runs.tsx";
 import { registerSecrets } from "./pages/secrets.tsx";
 import { registerSignIn } from "./pages/sign-in.tsx";
-import { hasSessionCookie, readSession } from "./session.ts";
+import { hasSessionCookie, sessionOrWhyNot } from "./session.ts";
 
 export function registerDashboard(app: Hono<AppEnv>, inProcess: InProcess) {
   const dash = new Hono<DashEnv>();
@@ -74,11 +74,12 @@ export function registerDashboard(app: Hono<AppEnv>, inProcess: InProcess) {
   dash.use(async (c, next) => {
     c.header("cache-control", "no-store");
     const { db, publicKeys } = c.var.deps;
-    const session = await readSession(c, db, publicKeys);
-    if (!session) {
+    const session = await sessionOrWhyNot(c, db, publicKeys);
+    if (typeof session === "string") {
       // A form sent after the session ended comes back to its page (what was typed is gone).
       const back = c.req.path + (c.req.method === "GET" ? new URL(c.req.url).search : "");
-      const ended = hasSessionCookie(c) ? "&ended=1" : "";
+      const why = session === "no-project" ? "project" : "1";
+      const ended = hasSessionCookie(c) ? `&ended=${why}` : "";
       return c.redirect(`/dashboard/login?next=${encodeURIComponent(back)}${ended}`, 303);
     }
     c.set("session", session);

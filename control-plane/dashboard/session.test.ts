@@ -5,6 +5,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../common/ids.ts";
+import { issueToken } from "../auth/tokens.ts";
+import { memberships, users } from "../db/schema.ts";
 import { INTERNAL_TOKEN } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 import { cookiesOf } from "../testing/owner-rows.ts";
@@ -176,6 +178,28 @@ describe("a session", () => {
       token: f.owner.token,
     });
     expect((await page("/dashboard/apps", cookie)).status).toBe(303);
+  });
+
+  it("ends when its user is removed from their last project, saying so (not 'it expired')", async () => {
+    const id = newId("usr");
+    await f.db.insert(users).values({ id, name: "Lee Leaver", createdAt: Date.now() });
+    await f.db.insert(memberships).values({ projectId: f.projectId, userId: id, role: "member" });
+    const expiresAt = new Date(Date.now() + 86_400_000);
+    const { token } = await issueToken(f.db, f.deps.keys, { subject: id, expiresAt });
+    const url = new URL(await linkFor(token));
+    const cookie = cookiesOf(await f.app.request(url.pathname + url.search));
+    expect((await page("/dashboard/runs", cookie)).status).toBe(200);
+    const removed = await f.call("DELETE", `/v2/projects/${f.projectId}/users/${id}`, {
+      token: f.owner.token,
+    });
+    expect(removed.status).toBe(204);
+    const res = await page("/dashboard/runs", cookie);
+    expect(res.status).toBe(303);
+    const to = res.headers.get("location") as string;
+    expect(to).toBe(`/dashboard/login?next=${encodeURIComponent("/dashboard/runs")}&ended=project`);
+    const login = await (await f.app.request(to)).text();
+    expect(login).toContain("you are no longer a member of any project");
+    expect(login).not.toContain("it expired");
   });
 
   it("refuses a token that does not work, saying why", async () => {

@@ -203,17 +203,30 @@ export async function readSession(
   db: Database,
   publicKeys: PublicKeys,
 ): Promise<Session | null> {
+  const session = await sessionOrWhyNot(c, db, publicKeys);
+  return typeof session === "string" ? null : session;
+}
+
+/**
+ * The session, or why there is none: `none` (no cookie, or its token no longer works) or
+ * `no-project` (its token works, but its user was removed from every project they were in).
+ */
+export async function sessionOrWhyNot(
+  c: Context,
+  db: Database,
+  publicKeys: PublicKeys,
+): Promise<Session | "none" | "no-project"> {
   const token = getCookie(c, SESSION_COOKIE);
-  if (!token) return null;
+  if (!token) return "none";
   let principal: Principal;
   try {
     principal = await authenticate(db, publicKeys, `Bearer ${token}`);
   } catch (err) {
-    if (err instanceof ApiError) return null;
+    if (err instanceof ApiError) return "none";
     throw err;
   }
   const open = (await projectsOf(db, principal)).map(({ id, name }) => ({ id, name }));
-  if (open.length === 0) return null;
+  if (open.length === 0) return "no-project";
   const wanted = getCookie(c, PROJECT_COOKIE);
   const current = open.find((p) => p.id === wanted) ?? (open[0] as { id: string; name: string });
   return { principal, token, projectId: current.id, projects: open };

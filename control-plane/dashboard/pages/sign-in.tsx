@@ -41,12 +41,17 @@ function linkCommand(next: string): string | undefined {
   return /^[A-Za-z0-9/_.?=&%-]+$/.test(next) ? `npx runlet dashboard '${next}'` : undefined;
 }
 
-function LoginPage({ error, next, ended }: { error?: string; next: string; ended?: boolean }) {
+function LoginPage({ error, next, ended }: { error?: string; next: string; ended?: string }) {
   const command = linkCommand(next);
   return (
     <BarePage title="Sign in">
       {error ? <Notice kind="error">{error}</Notice> : null}
-      {ended ? (
+      {ended === "project" ? (
+        <Notice kind="warn">
+          Your session ended: you are no longer a member of any project (an owner removed you). Ask
+          an owner to add you again (<code>runlet users add</code>), then sign in.
+        </Notice>
+      ) : ended ? (
         <Notice kind="warn">
           Your session ended (it expired, you signed out elsewhere, or its key was revoked): sign in
           again to go on where you were. A form you had not sent was not saved.
@@ -94,7 +99,7 @@ export function registerSignIn(dash: Hono<DashEnv>) {
   });
 
   dash.get("/login", (c) =>
-    c.html(<LoginPage next={nextPath(c.req.query("next"))} ended={c.req.query("ended") === "1"} />),
+    c.html(<LoginPage next={nextPath(c.req.query("next"))} ended={c.req.query("ended")} />),
   );
 
   dash.post("/login", async (c) => {
