@@ -53,6 +53,8 @@ export interface Member {
   createdAt: string;
   tokenExpiresAt: string | null;
   tokenLastUsedAt: string | null;
+  /** Its signing key was retired: the token is refused, though neither revoked nor expired. */
+  tokenKeyRetiredAt?: string | null;
 }
 
 type Values = Record<string, string | boolean | undefined>;
@@ -63,7 +65,8 @@ const ACTIONS = ["list", "create", "add", "role", "remove", "token", "revoke"] a
 export function tokenState(m: Member, now = Date.now()): string {
   if (!m.tokenExpiresAt) return "none (revoked)";
   const expires = m.tokenExpiresAt.slice(0, 10);
-  return Date.parse(m.tokenExpiresAt) <= now ? `expired ${expires}` : `expires ${expires}`;
+  if (Date.parse(m.tokenExpiresAt) <= now) return `expired ${expires}`;
+  return m.tokenKeyRetiredAt ? "key retired" : `expires ${expires}`;
 }
 
 function userId(rest: string[], action: string): string {

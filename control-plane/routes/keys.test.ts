@@ -187,7 +187,7 @@ it("answers a change it made though what follows it fails (local.json not renewe
   }
 });
 
-it("lists a service account whose token's key was retired as such (keyRetiredAt), not as one that works", async () => {
+it("lists a service account and a user whose token's key was retired as such (keyRetiredAt, tokenKeyRetiredAt), not as ones that work", async () => {
   let token = await tokenOf(f.owner.id);
   const expiresAt = new Date(Date.now() + YEAR).toISOString();
   const accounts = `/v2/projects/${f.projectId}/service-accounts`;
@@ -203,6 +203,15 @@ it("lists a service account whose token's key was retired as such (keyRetiredAt)
   };
   const before = await make("made-before-rotation");
   const old = tokenKid(before.token) ?? "";
+  // The member's token (their newest) is of that key too.
+  const memberToken = await tokenOf(f.member.id);
+  const users = `/v2/projects/${f.projectId}/users`;
+  const memberKeyRetiredAt = async () => {
+    const listed = (await body(await f.call("GET", users, { token }))) as {
+      users: Array<{ id: string; tokenKeyRetiredAt: string | null }>;
+    };
+    return listed.users.find((u) => u.id === f.member.id)?.tokenKeyRetiredAt;
+  };
   // A rotation in the very millisecond the token was made could not be told apart from one after.
   for (let made = Date.now(); Date.now() === made; ) await new Promise((r) => setTimeout(r, 1));
   expect((await f.call("POST", "/v2/keys/rotate", { token })).status).toBe(201);
@@ -213,6 +222,7 @@ it("lists a service account whose token's key was retired as such (keyRetiredAt)
     "made-before-rotation": null,
     "made-after-rotation": null,
   });
+  expect(await memberKeyRetiredAt()).toBeNull();
 
   const retired = await f.call("POST", `/v2/keys/${old}/retire`, { token });
   expect(retired.status).toBe(200);
@@ -225,4 +235,6 @@ it("lists a service account whose token's key was retired as such (keyRetiredAt)
   });
   expect((await projectAs(before.token)).status).toBe(401);
   expect((await projectAs(after.token)).status).toBe(200);
+  expect(await memberKeyRetiredAt()).toBe(retiredAt);
+  expect((await projectAs(memberToken)).status).toBe(401);
 });

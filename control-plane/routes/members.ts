@@ -8,6 +8,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { and, count, eq, inArray, isNull, sql } from "drizzle-orm";
+import { keyRetiredAt, type SigningKeys } from "../auth/signing.ts";
 import { inParts } from "../db/in-parts.ts";
 import type { Database } from "../db/index.ts";
 import { memberships, tokens, users } from "../db/schema.ts";
@@ -34,6 +35,11 @@ export const memberSchema = z
       format: "date-time",
       description:
         "When the user's current token expires (past if it has); null if they have none (revoked). Never the token.",
+    }),
+    tokenKeyRetiredAt: z.string().nullable().openapi({
+      format: "date-time",
+      description:
+        "When the signing key of the user's current token was retired (`runlet keys retire`): the token is refused (401) since, and they need a new one (`runlet users token`); null while the key verifies. Worked out from when the token was made.",
     }),
     tokenLastUsedAt: z.string().nullable().openapi({
       format: "date-time",
@@ -103,7 +109,7 @@ export const memberPosition = (m: Member): PagePosition => ({
  * at most `limit` (-1: all) after a position.
  */
 export async function membersOf(
-  db: Database,
+  { db, keys }: { db: Database; keys: SigningKeys },
   projectId: string,
   userId?: string,
   page: { after?: PagePosition; limit: number } = { limit: -1 },
@@ -156,13 +162,18 @@ export async function membersOf(
     operator: r.operator,
     createdAt: new Date(r.createdAt).toISOString(),
     tokenExpiresAt: iso(newest.get(r.id)?.expiresAt),
+    tokenKeyRetiredAt: ((t) => (t ? keyRetiredAt(keys, t.createdAt) : null))(newest.get(r.id)),
     tokenLastUsedAt: iso(newest.get(r.id)?.lastUsedAt),
   }));
 }
 
 /** The member `userId` of the project, or 404. */
-export async function memberOr404(db: Database, projectId: string, userId: string) {
-  const [member] = await membersOf(db, projectId, userId);
+export async function memberOr404(
+  deps: { db: Database; keys: SigningKeys },
+  projectId: string,
+  userId: string,
+) {
+  const [member] = await membersOf(deps, projectId, userId);
   if (!member) {
     throw new ApiError("not_found", `user '${userId}' is not a member of this project`);
   }

@@ -124,7 +124,7 @@ export function registerProjectUsers(app: OpenAPIHono<AppEnv>) {
       key: c.var.deps.derived.pageTokens,
       query: c.req.valid("query"),
       filters: { list: "users", projectId },
-      fetch: (after, limit) => membersOf(c.var.deps.db, projectId, undefined, { after, limit }),
+      fetch: (after, limit) => membersOf(c.var.deps, projectId, undefined, { after, limit }),
       position: memberPosition,
     });
     return c.json({ users: rows, ...paging }, 200);
@@ -163,7 +163,7 @@ export function registerProjectUsers(app: OpenAPIHono<AppEnv>) {
         `${user.name} (${userId}) was added to this project by another request just now: see 'runlet users list'`,
       );
     }
-    return c.json(await memberOr404(db, projectId, userId), 201);
+    return c.json(await memberOr404(c.var.deps, projectId, userId), 201);
   });
 
   app.openapi(setRoleRoute, async (c) => {
@@ -171,7 +171,7 @@ export function registerProjectUsers(app: OpenAPIHono<AppEnv>) {
     const { projectId } = c.var.access;
     const { userId } = c.req.valid("param");
     const { role } = c.req.valid("json");
-    const member = await memberOr404(db, projectId, userId);
+    const member = await memberOr404(c.var.deps, projectId, userId);
     const demoting = member.role === "owner" && role === "member";
     if (demoting && !(await hasAnotherOwner(c, projectId, userId))) {
       throw lastOwner(member.name, userId, "demote");
@@ -189,7 +189,7 @@ export function registerProjectUsers(app: OpenAPIHono<AppEnv>) {
         .set({ role })
         .where(demoting ? and(where, anotherOwner(projectId, userId)) : where),
     ]);
-    const now = await memberOr404(db, projectId, userId);
+    const now = await memberOr404(c.var.deps, projectId, userId);
     if (now.role !== role) throw lastOwner(member.name, userId, "demote");
     return c.json(now, 200);
   });
@@ -198,7 +198,7 @@ export function registerProjectUsers(app: OpenAPIHono<AppEnv>) {
     const { db } = c.var.deps;
     const { projectId } = c.var.access;
     const { userId } = c.req.valid("param");
-    const member = await memberOr404(db, projectId, userId);
+    const member = await memberOr404(c.var.deps, projectId, userId);
     if (member.role === "owner" && !(await hasAnotherOwner(c, projectId, userId))) {
       throw lastOwner(member.name, userId, "remove");
     }
@@ -212,7 +212,7 @@ export function registerProjectUsers(app: OpenAPIHono<AppEnv>) {
         .delete(memberships)
         .where(and(eq(memberships.projectId, projectId), eq(memberships.userId, userId), allowed)),
     ]);
-    const [still] = await membersOf(db, projectId, userId);
+    const [still] = await membersOf(c.var.deps, projectId, userId);
     if (still) throw lastOwner(member.name, userId, "remove");
     return c.body(null, 204);
   });

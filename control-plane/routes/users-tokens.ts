@@ -153,14 +153,14 @@ export function registerUserTokens(app: OpenAPIHono<AppEnv>) {
 
   app.openapi(issueUserTokenRoute, async (c) => {
     const { userId } = c.req.valid("param");
-    const member = await memberOr404(c.var.deps.db, c.var.access.projectId, userId);
+    const member = await memberOr404(c.var.deps, c.var.access.projectId, userId);
     return c.json(await reissue(c, member, c.req.valid("json").expiresAt), 201);
   });
 
   app.openapi(revokeUserTokenRoute, async (c) => {
     const { db } = c.var.deps;
     const { userId } = c.req.valid("param");
-    const member = await memberOr404(db, c.var.access.projectId, userId);
+    const member = await memberOr404(c.var.deps, c.var.access.projectId, userId);
     const revoked = await liveTokenCount(db, userId);
     const audit = c.var.audit;
     if (audit) audit.alsoIn = await projectsOf(db, userId);

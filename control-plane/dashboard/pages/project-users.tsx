@@ -13,11 +13,13 @@ export interface ProjectUser {
   operator: boolean;
   tokenExpiresAt: string | null;
   tokenLastUsedAt: string | null;
+  tokenKeyRetiredAt?: string | null;
 }
 
 function tokenState(u: ProjectUser): string {
   if (!u.tokenExpiresAt) return "revoked";
-  return Date.parse(u.tokenExpiresAt) <= Date.now() ? "expired" : "active";
+  if (Date.parse(u.tokenExpiresAt) <= Date.now()) return "expired";
+  return u.tokenKeyRetiredAt ? "key retired" : "active";
 }
 
 export function ProjectUsers({ listed }: { listed: Answer<{ users: ProjectUser[] }> }) {
