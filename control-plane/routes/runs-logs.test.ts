@@ -37,7 +37,14 @@ afterAll(() => f?.cleanup());
 /** A run in the runs index of `projectId` (as the Worker reports it), with logs on the host. */
 async function runOf(
   projectId: string,
-  opts: { logs?: boolean; status?: string; fn?: string; ran?: false } = {},
+  opts: {
+    logs?: boolean;
+    status?: string;
+    fn?: string;
+    ran?: false;
+    host?: string;
+    error?: string;
+  } = {},
 ): Promise<string> {
   const id = newId("run");
   const queued = opts.status === "queued";
@@ -52,6 +59,8 @@ async function runOf(
       createdAt: Date.now(),
       finishedAt: queued ? null : Date.now(),
       runTimeMs: queued || opts.ran === false ? null : 3,
+      ...(opts.host ? { host: opts.host } : {}),
+      ...(opts.error ? { error: opts.error } : {}),
     },
   });
   expect(res.status).toBe(204);
@@ -126,6 +135,15 @@ describe("GET /v2/projects/{id}/runs/{runId}/logs", () => {
     const never = await f.call("GET", logsPath(f.projectId, expired));
     expect(((await never.json()) as Body).message).toBe(
       `no logs of run '${expired}': it ended (failure) without running on a runtime host`,
+    );
+    // Its app failed to start on the host: what it wrote is its replica's (`logs --app`).
+    const crashed = await runOf(f.projectId, {
+      ...{ logs: false, status: "failure", ran: false, host: "hst_1" },
+      error: "the app failed to start: SyntaxError: Unexpected identifier 'error'",
+    });
+    const atStart = await f.call("GET", logsPath(f.projectId, crashed));
+    expect(((await atStart.json()) as Body).message).toBe(
+      `no logs of run '${crashed}': it failed on its runtime host without a run time (the app failed to start: SyntaxError: Unexpected identifier 'error'); what the app's replicas wrote is in \`runlet logs --app hello\``,
     );
     const request = await runOf(f.projectId, { logs: false, fn: "GET /items" });
     const custom = await f.call("GET", logsPath(f.projectId, request));

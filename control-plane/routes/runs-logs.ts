@@ -56,9 +56,13 @@ export function registerGetRunLogs(app: OpenAPIHono<AppEnv>) {
           ? "it has not started yet (queued)"
           : run.host === null && run.runTimeMs === null && run.finishedAt !== null
             ? `it ended (${run.status}) without running on a runtime host`
-            : /^[A-Z]+ \//.test(run.fn)
-              ? "a custom app's request writes to its replica's output, not to a run's log"
-              : "the runtime host keeps those of the latest runs of managed-runtime apps only, in memory";
+            : run.status === "failure" && run.runTimeMs === null && !/^[A-Z]+ \//.test(run.fn)
+              ? // Its app failed to start, was deleted, or its host lost it: the output is the
+                // replica's (a crash at import is there), not the run's.
+                `it failed on its runtime host without a run time${run.error ? ` (${run.error})` : ""}; what the app's replicas wrote is in \`runlet logs --app ${run.app}\``
+              : /^[A-Z]+ \//.test(run.fn)
+                ? "a custom app's request writes to its replica's output, not to a run's log"
+                : "the runtime host keeps those of the latest runs of managed-runtime apps only, in memory";
       throw new ApiError("not_found", `no logs of run '${runId}': ${why}`);
     }
     return c.json(logs, 200);
