@@ -59,6 +59,24 @@ describe("a run handed over with the app it was accepted for", () => {
     await expect(handOver(SECOND, LATE_RUN)).resolves.toMatchObject({ version: 1 });
   });
 
+  it("is refused (404) saying its app was deleted, once deleted with none deployed since", async () => {
+    const { versions, now, handOver } = await setUp();
+    await expect(handOver(FIRST)).resolves.toMatchObject({ version: 1 });
+    await versions.remove("p", "a");
+    (now as { current: unknown }).current = undefined;
+    const refused = await handOver(FIRST).catch((err: unknown) => err);
+    expect(refused).toMatchObject({
+      status: 404,
+      message: "app 'a' was deleted after the run was accepted in project 'p'",
+    });
+    // A call that brings no app id (a sync call) is told the app is not deployed.
+    const plain = deploymentOf(versions, { project: "p", app: "a" }, "managed", "not managed");
+    await expect(plain).rejects.toMatchObject({
+      status: 404,
+      message: "app 'a' is not deployed in project 'p'",
+    });
+  });
+
   it("runs a run made after the later app, though it brings the deleted app's id (the Worker's app cache)", async () => {
     const { versions, now, currentOf, handOver } = await setUp();
     await expect(handOver(FIRST)).resolves.toMatchObject({ version: 1 });

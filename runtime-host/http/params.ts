@@ -36,7 +36,11 @@ export async function deploymentOf(
 ): Promise<Deployment> {
   const acceptedFor = accepted?.appId;
   const deployment = await versions.deployment(project, app, acceptedFor);
-  if (!deployment) throw new HttpError(404, `app '${app}' is not deployed in project '${project}'`);
+  if (!deployment) {
+    // A run accepted for an app (its id) whose app is gone was accepted before its delete.
+    const why = acceptedFor ? "was deleted after the run was accepted" : "is not deployed";
+    throw new HttpError(404, `app '${app}' ${why} in project '${project}'`);
+  }
   if (acceptedFor && versions.isLaterApp(project, app, acceptedFor, accepted.runId)) {
     throw new HttpError(
       404,
