@@ -121,3 +121,26 @@ it("forgets an old version's every bundle, one a failed deploy left under anothe
   const versions = often().map((k) => Number(/\/v([0-9]+)-/.exec(k)?.[1]));
   expect(versions.sort((a, b) => a - b)).toEqual([3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
 });
+
+it("audits a deploy its runlet.toml refuses under the app it names, not '(bundle)'", async () => {
+  const files = [
+    {
+      path: "runlet.toml",
+      contentBase64: b64('name = "refused"\n[scaling]\nmin_replicas = 5\nmax_replicas = 1\n'),
+    },
+    { path: "main.mjs", contentBase64: b64("export const run = () => 1;") },
+  ];
+  const res = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
+  expect(res.status).toBe(400);
+  const log = await f.call(
+    "GET",
+    `/v2/projects/${f.projectId}/audit-log?action=apps.deploy&outcome=failure`,
+  );
+  const { logs } = (await log.json()) as {
+    logs: Array<{ target: { type: string; id: string }; metadata: { status?: number } }>;
+  };
+  expect(logs[0]).toMatchObject({
+    target: { type: "app", id: "refused" },
+    metadata: { status: 400 },
+  });
+});

@@ -104,7 +104,14 @@ export const deleteAppRoute = createRoute({
   },
 });
 
-function readConfig(files: z.infer<typeof deployRequest>["files"]): AppConfig {
+/**
+ * The bundle's `runlet.toml`, or 400 saying what is wrong with it; `named` hears the app's name
+ * as soon as it can be read, so a refused deploy is audited under the app it was for.
+ */
+function readConfig(
+  files: z.infer<typeof deployRequest>["files"],
+  named: (name: string) => void,
+): AppConfig {
   const manifest = files.find((f) => f.path === "runlet.toml");
   if (!manifest) throw new ApiError("bad_request", "the bundle has no runlet.toml at its root");
   let raw: unknown;
@@ -114,6 +121,8 @@ function readConfig(files: z.infer<typeof deployRequest>["files"]): AppConfig {
     const first = String((err as Error).message).split("\n")[0];
     throw new ApiError("bad_request", `runlet.toml is not valid TOML: ${first}`);
   }
+  const name = (raw as { name?: unknown } | null)?.name;
+  if (appConfigSchema.shape.name.safeParse(name).success) named(name as string);
   const parsed = appConfigSchema.safeParse(raw);
   if (!parsed.success)
     throw new ApiError("bad_request", `runlet.toml: ${describeZodError(parsed.error)}`);
@@ -143,9 +152,10 @@ export function registerDeployApp(app: OpenAPIHono<AppEnv>) {
     let bytes = 0;
     for (const f of files) bytes += Buffer.byteLength(f.contentBase64, "base64");
     if (bytes > MAX_BUNDLE_BYTES) throw new ApiError("payload_too_large", tooLarge);
-    const config = readConfig(files);
     const audit = c.var.audit;
-    if (audit) audit.target = { type: "app", id: config.name };
+    const config = readConfig(files, (name) => {
+      if (audit) audit.target = { type: "app", id: name };
+    });
     const { db, bundles } = c.var.deps;
     const digest = await digestOfBundle(files);
     const body = await deploysByApp.run(`${projectId}/${config.name}`, async () => {
