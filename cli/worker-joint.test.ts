@@ -146,4 +146,31 @@ describe("a client's connection over workerd's idle closes", () => {
     expect(seen.closed).toBe(true);
     expect(received).toEqual([request("/one") + request("/two")]);
   });
+
+  it.each([
+    ["with a Content-Length", "HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\npart one\n"],
+    ["chunked", "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n9\r\npart one\n\r\n"],
+  ])("passes on a close that cuts an answer %s short after a silence", async (_, part) => {
+    let cuts = 0;
+    // An app's answer that pauses longer than the idle rule's 200 ms, then breaks off.
+    const worker = createServer((socket: Socket) => {
+      socket.once("data", () => {
+        socket.write(part);
+        setTimeout(() => {
+          cuts++;
+          socket.end();
+        }, 400);
+      });
+      socket.on("error", () => {});
+    });
+    const port = await portTo(worker);
+    const { socket, seen, read } = await client(port);
+    ends.push(() => socket.destroy());
+
+    socket.write(request("/one"));
+    expect(await read("never")).toBe(false);
+    expect(cuts).toBe(1);
+    expect(seen.text).toBe(part);
+    expect(seen.closed).toBe(true);
+  });
 });
