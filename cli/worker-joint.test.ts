@@ -173,4 +173,51 @@ describe("a client's connection over workerd's idle closes", () => {
     expect(seen.text).toBe(part);
     expect(seen.closed).toBe(true);
   });
+
+  it("passes on a close that leaves a pipelined request unanswered after a silence", async () => {
+    // The first of two requests written at once is answered; then, long after, a close.
+    const worker = createServer((socket: Socket) => {
+      socket.once("data", () => {
+        socket.write(answer("answer 1"));
+        setTimeout(() => socket.end(), 400); // after the idle rule's 200 ms
+      });
+      socket.on("error", () => {});
+    });
+    const port = await portTo(worker);
+    const { socket, seen, read } = await client(port);
+    ends.push(() => socket.destroy());
+
+    socket.write(request("/one") + request("/two"));
+    expect(await read("never")).toBe(false);
+    expect(seen.text).toBe(answer("answer 1"));
+    expect(seen.closed).toBe(true);
+  });
+
+  it("does not write again a request that followed one still unanswered", async () => {
+    const received: string[] = [];
+    // workerd holds the first request unanswered, and its connection closes just as the second
+    // one, written after a silence, comes: writing that one again on a new connection would
+    // answer it in the first one's place.
+    const worker = createServer((socket: Socket) => {
+      const index = received.push("") - 1;
+      let text = "";
+      socket.on("data", (chunk) => {
+        text += chunk;
+        received[index] = text;
+        if (index > 0) socket.write(answer(`answer on connection ${index + 1}`));
+        else if (text.includes("/two")) socket.destroy();
+      });
+      socket.on("error", () => {});
+    });
+    const port = await portTo(worker);
+    const { socket, seen, read } = await client(port);
+    ends.push(() => socket.destroy());
+
+    socket.write(request("/one"));
+    await sleep(300); // longer than the idle rule's 200 ms
+    socket.write(request("/two"));
+    expect(await read("answer")).toBe(false);
+    expect(seen.closed).toBe(true);
+    expect(received).toEqual([request("/one") + request("/two")]);
+  });
 });

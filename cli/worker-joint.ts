@@ -5,19 +5,20 @@
  * workerd closes a connection on which no request came for 5 s. Passed on as it is, that close
  * reaches a client that keeps its connections longer (Node's `http.Agent` with `keepAlive`)
  * just as it may be writing its next request, which then meets a reset. So:
- * - a workerd connection that closes between two answers (answer-framing.ts) with nothing on it
- *   either way for `closedIdleMs` was closed for being idle: the client's connection stays open,
- *   and its next bytes open a new one;
- * - the bytes a client writes after such a silence are kept until workerd answers. If workerd
- *   closes the connection within `crossMs` without a byte of answer, its close crossed them (it
- *   had stopped reading) and they are written again on a new connection. A workerd that ended
- *   (a crash, a reload) does not take that connection, so nothing runs twice.
- * Any other close of workerd's side (an answer cut midway, however long after its last byte,
- * `Connection: close`, a reload) reaches the client as before. A client's connection left without a workerd one ends after
- * `clientIdleMs` with nothing from it.
+ * - a workerd connection that closes with every request on it answered whole (http-framing.ts)
+ *   and nothing on it either way for `closedIdleMs` was closed for being idle: the client's
+ *   connection stays open, and its next bytes open a new one;
+ * - the bytes a client writes after such a silence, every request before them answered, are
+ *   kept until workerd answers. If workerd closes the connection within `crossMs` without a
+ *   byte of answer, its close crossed them (it had stopped reading) and they are written again
+ *   on a new connection. A workerd that ended (a crash, a reload) does not take that
+ *   connection, so nothing runs twice.
+ * Any other close of workerd's side (an answer cut midway or a request left unanswered, however
+ * long after the last byte, `Connection: close`, a reload) reaches the client as before. A
+ * client's connection left without a workerd one ends after `clientIdleMs` with nothing from it.
  */
 import { connect, type Socket } from "node:net";
-import { AnswerFraming } from "./answer-framing.ts";
+import { Framing } from "./http-framing.ts";
 
 export interface Target {
   host: string;
@@ -56,8 +57,11 @@ export function join(client: Socket, port: Joining): void {
   client.setNoDelay(true);
   client.setTimeout(rules.clientIdleMs);
   let worker: Socket | undefined;
-  /** Where workerd's answers on `worker` begin and end. */
-  let framing = new AnswerFraming();
+  /** Where the requests and the answers on `worker` begin and end. */
+  let asked = new Framing("requests");
+  let answers = new Framing("answers");
+  /** Every request on `worker` has had its whole answer: workerd may close it as idle. */
+  const settled = () => asked.between && answers.between && asked.ended === answers.ended;
   /** When a byte last went either way on `worker`, and whether it was workerd's. */
   let lastByte = 0;
   let answered = false;
@@ -70,7 +74,7 @@ export function join(client: Socket, port: Joining): void {
 
   const send = (to: Socket, chunk: Buffer) => {
     const now = Date.now();
-    if (!resend && now - lastByte >= rules.closedIdleMs) {
+    if (!resend && now - lastByte >= rules.closedIdleMs && settled()) {
       resend = [];
       resendBytes = 0;
     }
@@ -81,6 +85,7 @@ export function join(client: Socket, port: Joining): void {
     }
     lastByte = now;
     answered = false;
+    asked.read(chunk);
     if (!to.write(chunk)) client.pause();
   };
 
@@ -93,7 +98,8 @@ export function join(client: Socket, port: Joining): void {
       const w = connect({ ...to, allowHalfOpen: true }).setNoDelay(true);
       track(w);
       worker = w;
-      framing = new AnswerFraming();
+      asked = new Framing("requests");
+      answers = new Framing("answers");
       lastByte = Date.now();
       for (const chunk of waiting ?? []) send(w, chunk);
       waiting = undefined;
@@ -104,7 +110,7 @@ export function join(client: Socket, port: Joining): void {
         resend = undefined;
         lastByte = Date.now();
         answered = true;
-        framing.read(chunk);
+        answers.read(chunk);
         if (!client.write(chunk)) w.pause();
       });
       w.on("drain", () => client.resume());
@@ -121,8 +127,7 @@ export function join(client: Socket, port: Joining): void {
     const since = Date.now() - lastByte;
     const again = resend && since < rules.crossMs ? resend : undefined;
     resend = undefined;
-    const idleClose = again || (answered && since >= rules.closedIdleMs);
-    if (!port.reloading() && framing.between && idleClose) {
+    if (!port.reloading() && (again || (answered && since >= rules.closedIdleMs && settled()))) {
       if (again) return open(again);
       if (clientEnded) return void client.end();
       client.setTimeout(rules.clientIdleMs);

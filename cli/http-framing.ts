@@ -1,19 +1,21 @@
 /**
- * Where workerd's answers on one connection begin and end, read from its bytes as they pass
- * (worker-joint.ts). workerd closes a connection for being idle only between answers; a close
- * in the middle of one (an app's answer that broke off, after however long a pause) cuts it
- * short, and the client has to see that close to know.
+ * Where the requests and answers on one connection to workerd begin and end, read from the
+ * bytes as they pass (worker-joint.ts). workerd closes a connection for being idle only when
+ * every request on it has had its whole answer; a close in the middle of an answer (an app's
+ * answer that broke off, after however long a pause) cuts it short, and a close with a request
+ * unanswered leaves it so: the client has to see either close to know.
  *
- * An answer's end is known from its head: `Transfer-Encoding: chunked` or `Content-Length`, else
- * it has no body. workerd frames every body it sends so (chunked where it does not know the
- * length, to HTTP/1.0 clients too), never until the close; its answers to HEAD carry neither
- * (measured with workerd of wrangler 4.72). Anything else — another transfer coding, a 101,
- * a head that does not parse or is over 64 KiB — makes the connection's close the end of an
- * answer from then on: `between` stays false, and the close is passed on as it would have been.
+ * A message's end is known from its head: `Transfer-Encoding: chunked` or `Content-Length`,
+ * else it has no body. workerd frames every body it sends so (chunked where it does not know
+ * the length, to HTTP/1.0 clients too), never until the close; its answers to HEAD carry
+ * neither (measured with workerd of wrangler 4.72). A request without either has no body
+ * (RFC 9112). Anything else — another transfer coding, a 101, a head that does not parse or is
+ * larger than workerd reads — leaves the framing `lost` from then on: the connection's close
+ * is passed on as it would have been.
  */
 
-/** A head larger than this is not workerd's (its own limit for a request's is about 128 KiB). */
-const MAX_HEAD_BYTES = 64 * 1024;
+/** Larger than any head workerd reads (a request's at most about 128 KiB) or writes. */
+const MAX_HEAD_BYTES = 160 * 1024;
 
 type State =
   | { at: "head"; text: string }
@@ -23,12 +25,21 @@ type State =
   | { at: "trailers"; text: string }
   | { at: "unframed" };
 
-export class AnswerFraming {
+export class Framing {
   #state: State = { at: "head", text: "" };
+  /** Whole messages read: requests, or answers other than 1xx. */
+  ended = 0;
 
-  /** The last answer ended (or none began): a close here ends no answer. */
+  constructor(readonly of: "requests" | "answers") {}
+
+  /** The last message ended (or none began). */
   get between(): boolean {
     return this.#state.at === "head" && this.#state.text === "";
+  }
+
+  /** Its ends can no longer be told (see above). */
+  get lost(): boolean {
+    return this.#state.at === "unframed";
   }
 
   read(chunk: Buffer): void {
@@ -43,9 +54,8 @@ export class AnswerFraming {
     if (state.at === "body" || state.at === "chunk") {
       const taken = Math.min(state.left, chunk.length - at);
       state.left -= taken;
-      if (state.left === 0) {
-        this.#state = state.at === "body" ? { at: "head", text: "" } : { at: "size", text: "" };
-      }
+      if (state.left === 0 && state.at === "chunk") this.#state = { at: "size", text: "" };
+      else if (state.left === 0) this.#end();
       return at + taken;
     }
     // A head ends with an empty line; a chunk's size and each of its trailers are a line.
@@ -57,9 +67,13 @@ export class AnswerFraming {
       return chunk.length;
     }
     const text = state.text + chunk.toString("latin1", at, stop);
-    if (state.at === "head") this.#state = headState(text);
-    else if (state.at === "trailers") {
-      this.#state = text.trim() ? { at: "trailers", text: "" } : { at: "head", text: "" };
+    if (state.at === "head") {
+      const next = headState(text, this.of);
+      if (next === "ended") this.#end();
+      else this.#state = next;
+    } else if (state.at === "trailers") {
+      if (text.trim()) this.#state = { at: "trailers", text: "" };
+      else this.#end();
     } else {
       const size = text.trim().split(";")[0] ?? "";
       if (!/^[0-9a-fA-F]{1,12}$/.test(size)) this.#state = { at: "unframed" };
@@ -67,6 +81,11 @@ export class AnswerFraming {
       else this.#state = { at: "chunk", left: Number.parseInt(size, 16) + 2 }; // data and CRLF
     }
     return stop;
+  }
+
+  #end() {
+    this.#state = { at: "head", text: "" };
+    this.ended++;
   }
 }
 
@@ -86,16 +105,17 @@ function endOf(kept: string, chunk: Buffer, at: number, end: string): number {
   return found < 0 ? -1 : found + end.length;
 }
 
-/** What follows an answer's head. */
-function headState(head: string): State {
-  const [status = "", ...lines] = head.split("\r\n");
-  const code = /^HTTP\/1\.[01] (\d{3})/.exec(status)?.[1];
-  if (!code) return { at: "unframed" };
-  const number = Number(code);
-  if ((number >= 100 && number < 200 && number !== 101) || number === 204 || number === 304) {
-    return { at: "head", text: "" };
+/** What follows a message's head: "ended" for a whole message without a body. */
+function headState(head: string, of: Framing["of"]): State | "ended" {
+  const [first = "", ...lines] = head.split("\r\n");
+  if (of === "requests") {
+    if (!/^[A-Za-z]+ \S+ HTTP\/1\.[01]$/.test(first)) return { at: "unframed" };
+  } else {
+    const code = Number(/^HTTP\/1\.[01] (\d{3})/.exec(first)?.[1]);
+    if (!code || code === 101) return { at: "unframed" };
+    if (code < 200) return { at: "head", text: "" }; // 100 Continue: its answer follows
+    if (code === 204 || code === 304) return "ended";
   }
-  if (number === 101) return { at: "unframed" };
   const field = (name: string) =>
     lines
       .filter((line) => line.slice(0, line.indexOf(":")).trim().toLowerCase() === name)
@@ -106,8 +126,8 @@ function headState(head: string): State {
     return last === "chunked" ? { at: "size", text: "" } : { at: "unframed" };
   }
   const [length, ...more] = field("content-length");
-  if (length === undefined) return { at: "head", text: "" };
+  if (length === undefined) return "ended";
   if (more.length || !/^\d{1,15}$/.test(length)) return { at: "unframed" };
   const left = Number(length);
-  return left === 0 ? { at: "head", text: "" } : { at: "body", left };
+  return left === 0 ? "ended" : { at: "body", left };
 }

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { AnswerFraming } from "./answer-framing.ts";
+import { Framing } from "./http-framing.ts";
 
 /** Whether the framing stands between answers after each of `parts`, read in turn. */
 function betweens(parts: string[]) {
-  const framing = new AnswerFraming();
+  const framing = new Framing("answers");
   return parts.map((part) => {
     framing.read(Buffer.from(part, "latin1"));
     return framing.between;
@@ -23,7 +23,7 @@ const chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
 
 describe("where workerd's answers begin and end", () => {
   it("is between answers before any, and after whole ones of either framing", () => {
-    expect(new AnswerFraming().between).toBe(true);
+    expect(new Framing("answers").between).toBe(true);
     expect(endsBetween(ok("hello"))).toBe(true);
     expect(endsBetween(ok(""))).toBe(true);
     expect(endsBetween(`${chunked}5\r\nhello\r\n1a;ext=1\r\n${"x".repeat(26)}\r\n0\r\n\r\n`)).toBe(
@@ -66,5 +66,22 @@ describe("where workerd's answers begin and end", () => {
       expect(endsBetween(`${head}${ok("later")}`), head).toBe(false);
     }
     expect(endsBetween(`HTTP/1.1 200 OK\r\nX: ${"x".repeat(70_000)}`)).toBe(false);
+  });
+
+  it("counts whole requests, with and without bodies, and whole answers but 1xx", () => {
+    const requests = new Framing("requests");
+    const post = (body: string) =>
+      `POST /v4/p/app/run HTTP/1.1\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
+    const chunkedPost =
+      "POST /x HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n";
+    for (const byte of `GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n${post("{}")}${chunkedPost}POST /y`) {
+      requests.read(Buffer.from(byte, "latin1"));
+    }
+    expect([requests.ended, requests.between]).toEqual([3, false]);
+    const answers = new Framing("answers");
+    answers.read(Buffer.from(`HTTP/1.1 100 Continue\r\n\r\n${ok("a")}HTTP/1.1 204 No\r\n\r\n`));
+    expect([answers.ended, answers.between]).toEqual([2, true]);
+    requests.read(Buffer.from("\r\nnot a request line\r\n\r\n"));
+    expect(requests.lost).toBe(true);
   });
 });
