@@ -7,6 +7,7 @@ import { homePaths } from "../../control-plane/home.ts";
 import type { DeployedApp } from "../../control-plane/routes/apps-deploy.ts";
 import { CliError, type Command, formatBytes } from "../command.ts";
 import { cliHome, loadConfig, readAnswer, request } from "../config.ts";
+import { checkSyntax, describeProblems, filesToCheck, languageOf } from "./syntax-check.ts";
 
 const SKIP = new Set([".git", ".runlet", ".wrangler", ".DS_Store"]);
 
@@ -87,14 +88,52 @@ export function packagesNote(paths: readonly string[]): string | undefined {
   return `Note: ${found.join(", ")} ${found.length === 1 ? "is" : "are"} uploaded but not installed: Runlet installs no packages. The app runs with python3 as the runtime host has it (its standard library, and what the host itself installed). Vendor pure-Python packages into the folder (pip install -r requirements.txt --target vendor, then sys.path.insert(0, "vendor") before importing them), or keep to the standard library.`;
 }
 
+/**
+ * Refuses, before anything is sent, an app whose code does not parse (syntax-check.ts): the
+ * interpreter's excerpt on stderr, the files and lines in the error.
+ */
+async function checkCode(
+  dir: string,
+  manifest: Record<string, unknown>,
+  files: readonly BundleFile[],
+  json: boolean,
+): Promise<void> {
+  const language = languageOf(manifest);
+  if (!language) return;
+  const paths = filesToCheck(
+    files.map((f) => f.path),
+    language,
+  );
+  const { problems, notes } = await checkSyntax(dir, paths, language);
+  for (const line of notes) console.error(line);
+  if (problems.length === 0) return;
+  if (!json)
+    for (const p of problems.slice(0, 3))
+      console.error([`${p.path}${p.line ? `:${p.line}` : ""}`, ...p.excerpt].join("\n"));
+  const tool = language === "node" ? "node --check" : "python3 -m py_compile";
+  throw new CliError(
+    `${describeProblems(problems)} (${tool}): nothing was uploaded. Fix it, or deploy with --no-check.`,
+  );
+}
+
 export const deploy: Command = {
   name: "deploy",
   summary: "upload an app folder (runlet.toml + code) and make it the live version",
-  usage: `Usage: runlet deploy [dir] [--json]
+  usage: `Usage: runlet deploy [dir] [--no-check] [--json]
 
 Packs the folder (default: the current one), uploads it through the management API and
-switches the app to the new version. The folder needs a runlet.toml.`,
-  options: {},
+switches the app to the new version. The folder needs a runlet.toml.
+
+Before uploading, it checks that the code parses, with this machine's interpreter: a managed
+app's (or a custom app run by node) .mjs, .js and .cjs files with node --check, a custom app
+run by python3 its .py files with python3 -m py_compile (when python3 is on PATH);
+node_modules is not checked, nor a custom app run by any other program. A file that does not
+parse stops the deploy, naming the file and line: nothing is uploaded. Only the syntax: an
+import that fails (a missing package) is still seen at the first call.
+
+  --no-check   upload without checking (this machine's Node or Python is older than the
+               runtime host's and refuses syntax the host takes, say)`,
+  options: { "no-check": { type: "boolean" } },
   async run({ values, positionals }) {
     if (positionals.length > 1)
       throw new CliError(`give one app folder, not ${positionals.length}\n\n${deploy.usage}`);
@@ -102,16 +141,18 @@ switches the app to the new version. The folder needs a runlet.toml.`,
     const manifest = await readFile(join(dir, "runlet.toml"), "utf8").catch(() => {
       throw new CliError(`${dir} has no runlet.toml: is it an app folder?`);
     });
-    let name = "?";
+    let parsed: Record<string, unknown>;
     try {
-      name = String((parseToml(manifest) as { name?: unknown }).name ?? "?");
+      parsed = parseToml(manifest);
     } catch (err) {
       throw new CliError(`runlet.toml is not valid TOML: ${(err as Error).message.split("\n")[0]}`);
     }
+    const name = String(parsed.name ?? "?");
     const config = await loadConfig();
     const started = performance.now();
     const { files, notes } = await collect(dir);
     for (const line of notes) console.error(line);
+    if (!values["no-check"]) await checkCode(dir, parsed, files, values.json === true);
     const bytes = files.reduce((n, f) => n + Buffer.byteLength(f.contentBase64, "base64"), 0);
     if (!values.json)
       console.error(
