@@ -179,6 +179,16 @@ export function columns(headers: string[], rows: string[][]): string {
     .join("\n");
 }
 
+/**
+ * A listing on standard output as a table, or, with no rows, `empty` on standard error (README,
+ * "The CLI in scripts and CI": an empty list is a note). A header alone on standard output was
+ * read as a row: `runlet projects | tail -n +2` was empty, but `| wc -l` counted one.
+ */
+export function printTable(headers: string[], rows: string[][], empty: string): void {
+  if (rows.length === 0) console.error(empty);
+  else console.log(columns(headers, rows));
+}
+
 /** At most this many pages for `--all`: a bound on the loop, far beyond any real log. */
 const MAX_PAGES = 10_000;
 

@@ -4,7 +4,14 @@ import { rm } from "node:fs/promises";
 import type { Writable } from "node:stream";
 import { finished } from "node:stream/promises";
 import { CliError, type Command, takesOnly } from "../command.ts";
-import { type CliConfig, columns, fetchPages, loadConfig, readAnswer, request } from "../config.ts";
+import {
+  type CliConfig,
+  fetchPages,
+  loadConfig,
+  printTable,
+  readAnswer,
+  request,
+} from "../config.ts";
 
 const USAGE = `Usage: runlet audit-log [--from T] [--to T] [--action A] [--actor ID]
                         [--outcome success|failure] [--limit N] [--all] [--json]
@@ -159,22 +166,17 @@ export const auditLog: Command = {
       console.log(JSON.stringify(all ? { logs: items, retentionDays: last.retentionDays } : last));
       return 0;
     }
-    if (items.length === 0) {
-      console.error("No entries match.");
-    } else {
-      console.log(
-        columns(
-          ["TIME", "ACTION", "OUTCOME", "ACTOR", "TARGET"],
-          items.map((e) => [
-            e.timestamp,
-            e.action,
-            e.outcome,
-            `${e.actor.name} (${e.actor.type === "user" ? "user" : "service account"} ${e.actor.id})`,
-            `${e.target.type} ${e.target.id}`,
-          ]),
-        ),
-      );
-    }
+    printTable(
+      ["TIME", "ACTION", "OUTCOME", "ACTOR", "TARGET"],
+      items.map((e) => [
+        e.timestamp,
+        e.action,
+        e.outcome,
+        `${e.actor.name} (${e.actor.type === "user" ? "user" : "service account"} ${e.actor.id})`,
+        `${e.target.type} ${e.target.id}`,
+      ]),
+      "No entries match.",
+    );
     const more = !all && last.hasMore ? " More entries: --all, or narrow with --from/--to." : "";
     console.error(`This plan keeps ${last.retentionDays} days of audit log.${more}`);
     return 0;

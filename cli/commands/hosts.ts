@@ -1,5 +1,5 @@
 import { CliError, type Command, takesOnly } from "../command.ts";
-import { callApi, columns, loadConfig } from "../config.ts";
+import { callApi, loadConfig, printTable } from "../config.ts";
 
 const USAGE = `Usage: runlet hosts [list] [--json]
        runlet hosts token --name NAME [--json]
@@ -106,11 +106,12 @@ export const hosts: Command = {
         "listing hosts",
       );
       if (values.json) json({ hosts });
-      else if (hosts.length === 0) console.error("No runtime host has registered yet.");
-      else {
-        const rows = hosts.map((h) => hostRow(h));
-        console.log(columns(["ID", "NAME", "ADDRESS", "STATE", "BUSY", "QUEUED", "APPS"], rows));
-      }
+      else
+        printTable(
+          ["ID", "NAME", "ADDRESS", "STATE", "BUSY", "QUEUED", "APPS"],
+          hosts.map((h) => hostRow(h)),
+          "No runtime host has registered yet.",
+        );
       return 0;
     }
     if (action === "token") {
@@ -142,11 +143,10 @@ export const hosts: Command = {
       );
       if (values.json) json({ tokens });
       else
-        console.log(
-          columns(
-            ["ID", "NAME", "CREATED", "STATUS"],
-            tokens.map((t) => [t.id, t.name, t.createdAt, t.revokedAt ? "revoked" : "active"]),
-          ),
+        printTable(
+          ["ID", "NAME", "CREATED", "STATUS"],
+          tokens.map((t) => [t.id, t.name, t.createdAt, t.revokedAt ? "revoked" : "active"]),
+          "No host tokens yet: npx runlet hosts token --name N",
         );
       return 0;
     }

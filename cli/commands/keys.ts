@@ -1,6 +1,6 @@
 import { tokenKid } from "../../common/jwt.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
-import { callApi, columns, loadConfig } from "../config.ts";
+import { callApi, loadConfig, printTable } from "../config.ts";
 
 const USAGE = `Usage: runlet keys [list] [--json]
        runlet keys rotate [--json]
@@ -29,10 +29,11 @@ interface Key {
   retiredAt: string | null;
 }
 
-function table(keys: Key[]): string {
-  return columns(
+function table(keys: Key[]): void {
+  printTable(
     ["KID", "STATE", "REPLACED", "RETIRED"],
     keys.map((k) => [k.kid, k.state, k.replacedAt ?? "—", k.retiredAt ?? "—"]),
+    "No signing keys.",
   );
 }
 
@@ -54,7 +55,7 @@ export const keys: Command = {
     const config = await loadConfig();
     const print = (answer: { keys: Key[] }) => {
       if (values.json) console.log(JSON.stringify(answer));
-      else console.log(table(answer.keys));
+      else table(answer.keys);
     };
     if (action === "list") {
       print(await callApi<{ keys: Key[] }>(config, "GET", "/v2/keys", "listing signing keys"));

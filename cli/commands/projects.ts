@@ -1,7 +1,7 @@
 import type { z } from "@hono/zod-openapi";
 import type { projectOfCallerSchema } from "../../control-plane/routes/projects-list.ts";
 import { CliError, type Command } from "../command.ts";
-import { type CliConfig, callApi, columns, loadConfig } from "../config.ts";
+import { type CliConfig, callApi, loadConfig, printTable } from "../config.ts";
 
 const USAGE = `Usage: runlet projects [list] [--json]
        runlet projects create --name NAME [--plan hobby|pro|enterprise] [--json]
@@ -34,11 +34,10 @@ async function list(config: CliConfig, json: boolean): Promise<number> {
     console.log(JSON.stringify({ projects: marked }));
     return 0;
   }
-  console.log(
-    columns(
-      ["", "ID", "NAME", "PLAN", "ROLE", "CREATED"],
-      projects.map((p) => projectRow(p, config.projectId)),
-    ),
+  printTable(
+    ["", "ID", "NAME", "PLAN", "ROLE", "CREATED"],
+    projects.map((p) => projectRow(p, config.projectId)),
+    "You are in no project: make one (npx runlet projects create --name N), or ask an owner or an operator to add you.",
   );
   if (!projects.some((p) => p.id === config.projectId)) {
     console.error(

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { runSchema } from "../../control-plane/routes/runs-list.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
-import { columns, fetchPages, loadConfig } from "../config.ts";
+import { fetchPages, loadConfig, printTable } from "../config.ts";
 
 const USAGE = `Usage: runlet runs [--app A] [--status S] [--async | --sync] [--webhook STATE] [--limit N] [--all] [--json]
 
@@ -50,22 +50,19 @@ export const runs: Command = {
     });
     if (values.json) {
       console.log(JSON.stringify(all ? { runs: items } : last));
-    } else if (items.length === 0) {
-      console.error("No runs match.");
     } else {
-      console.log(
-        columns(
-          ["RUN", "APP", "FUNCTION", "MODE", "STATUS", "CREATED", "TIME"],
-          items.map((r) => [
-            r.id,
-            r.app,
-            r.function,
-            r.async ? "async" : "sync",
-            r.status,
-            r.createdAt,
-            r.runTimeMs === null ? "-" : `${r.runTimeMs.toFixed(1)} ms`,
-          ]),
-        ),
+      printTable(
+        ["RUN", "APP", "FUNCTION", "MODE", "STATUS", "CREATED", "TIME"],
+        items.map((r) => [
+          r.id,
+          r.app,
+          r.function,
+          r.async ? "async" : "sync",
+          r.status,
+          r.createdAt,
+          r.runTimeMs === null ? "-" : `${r.runTimeMs.toFixed(1)} ms`,
+        ]),
+        "No runs match.",
       );
     }
     // Notes go to stderr: stdout holds the table alone, for a script's \`| tail -n +2\`.

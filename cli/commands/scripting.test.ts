@@ -24,12 +24,29 @@ describe("the CLI in a script", () => {
       [["runs"], "No runs match."],
       [["secrets", "list"], "No secrets."],
       [["tokens", "list"], "No service accounts yet"],
+      // A control plane made with `runlet init` has no host token (`local` is runlet start's).
+      [["hosts", "tokens"], "No host tokens yet"],
     ] as const) {
       const listed = await runlet([...args]);
       expect(listed.code, listed.stderr).toBe(0);
       expect(listed.stdout).toBe("");
       expect(listed.stderr).toContain(note);
     }
+  });
+
+  it("lists no projects as a note on stderr, not a table's header alone on stdout", async () => {
+    // A user an operator made, then removed from the one project they were in.
+    const made = await runlet(["users", "create", "--name", "Nobody", "--expires", "1d", "--json"]);
+    expect(made.code, made.stdout).toBe(0);
+    const { id, token } = JSON.parse(made.stdout);
+    const removed = await runlet(["users", "remove", id]);
+    expect(removed.code, removed.stderr).toBe(0);
+    const listed = await runlet(["projects"], { [ENV.token]: token });
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toBe("");
+    expect(listed.stderr).toMatch(/^You are in no project: make one/);
+    const json = await runlet(["projects", "--json"], { [ENV.token]: token });
+    expect(JSON.parse(json.stdout)).toEqual({ projects: [] });
   });
 
   it("deploys with the outcome alone on stdout, and deletes with {name, deleted} as every delete", async () => {

@@ -1,5 +1,5 @@
 import { CliError, type Command, takesOnly } from "../command.ts";
-import { callProject, columns, loadConfig } from "../config.ts";
+import { callProject, loadConfig, printTable } from "../config.ts";
 
 const USAGE = `Usage: runlet secrets set <NAME> [VALUE | -] [--json]
        runlet secrets get <NAME> [--json]
@@ -45,15 +45,12 @@ async function list(json: boolean): Promise<number> {
     "listing secrets",
   );
   if (json) console.log(JSON.stringify(answer));
-  else if (answer.secrets.length === 0) console.error("No secrets.");
-  else {
-    console.log(
-      columns(
-        ["NAME", "UPDATED", "BY"],
-        answer.secrets.map((s) => [s.name, s.updatedAt, `${s.updatedByName} (${s.updatedBy})`]),
-      ),
+  else
+    printTable(
+      ["NAME", "UPDATED", "BY"],
+      answer.secrets.map((s) => [s.name, s.updatedAt, `${s.updatedByName} (${s.updatedBy})`]),
+      "No secrets.",
     );
-  }
   return 0;
 }
 

@@ -1,6 +1,6 @@
 import { ENV } from "../../common/consts.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
-import { callProject, columns, loadConfig } from "../config.ts";
+import { callProject, loadConfig, printTable } from "../config.ts";
 
 const USAGE = `Usage: runlet tokens create --name NAME --expires WHEN [--role owner|member] [--json]
        runlet tokens list [--json]
@@ -111,14 +111,11 @@ export const tokens: Command = {
       );
       if (values.json) {
         console.log(JSON.stringify({ serviceAccounts }));
-      } else if (serviceAccounts.length === 0) {
-        console.error("No service accounts yet: npx runlet tokens create --name ci --expires 30d");
       } else {
-        console.log(
-          columns(
-            ["ID", "NAME", "ROLE", "EXPIRES", "STATUS", "CREATED BY"],
-            serviceAccounts.map((a) => [a.id, a.name, a.role, a.expiresAt, status(a), a.createdBy]),
-          ),
+        printTable(
+          ["ID", "NAME", "ROLE", "EXPIRES", "STATUS", "CREATED BY"],
+          serviceAccounts.map((a) => [a.id, a.name, a.role, a.expiresAt, status(a), a.createdBy]),
+          "No service accounts yet: npx runlet tokens create --name ci --expires 30d",
         );
       }
       return 0;

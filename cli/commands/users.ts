@@ -1,6 +1,6 @@
 import { ENV } from "../../common/consts.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
-import { callProject, columns, loadConfig } from "../config.ts";
+import { callProject, loadConfig, printTable } from "../config.ts";
 import { expiryOf } from "./tokens.ts";
 import { newToken, revokeToken } from "./user-tokens.ts";
 
@@ -124,11 +124,10 @@ async function list(values: Values): Promise<number> {
     console.log(JSON.stringify({ users }));
     return 0;
   }
-  console.log(
-    columns(
-      ["ID", "NAME", "ROLE", "OPERATOR", "TOKEN"],
-      users.map((u) => [u.id, u.name, u.role, u.operator ? "yes" : "no", tokenState(u)]),
-    ),
+  printTable(
+    ["ID", "NAME", "ROLE", "OPERATOR", "TOKEN"],
+    users.map((u) => [u.id, u.name, u.role, u.operator ? "yes" : "no", tokenState(u)]),
+    "No users.",
   );
   return 0;
 }
