@@ -366,6 +366,40 @@ describe("the dashboard, in a browser", () => {
     expect(await verifyWebhook({ secret, ...check })).toMatchObject({ ok: true });
   });
 
+  it("offers neither Resend nor Cancel on the page of a run whose app was deleted: the run API refuses both with the app's 404", async () => {
+    await client(runlet).deploy({
+      "runlet.toml": 'name = "fleeting"',
+      "main.mjs": "export const run = () => 1;",
+    });
+    receiver.script("/fleeting", [500]); // the first delivery fails: Resend is offered
+    const hook = encodeURIComponent(`${receiver.url}/fleeting`);
+    const submitted = await client(runlet).submit(
+      "fleeting",
+      {},
+      `async=true&webhookEndpoint=${hook}`,
+    );
+    const { run_id: runId } = await json(submitted);
+    await receiver.waitFor("/fleeting", 1);
+    for (let i = 0; i < 100 && (await api(`/runs/${runId}`)).status !== 200; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    await visit(`/dashboard/runs/${runId}`);
+    await page.getByRole("button", { name: "Resend" }).waitFor({ timeout: 15_000 });
+
+    expect((await api("/apps/fleeting", runlet.local.token, { method: "DELETE" })).status).toBe(
+      204,
+    );
+    await visit(`/dashboard/runs/${runId}`);
+    // The run and its failed delivery are still shown; no button the run API would refuse.
+    const attempts = page.getByRole("table", { name: "Delivery attempts" });
+    await expect(attempts.textContent()).resolves.toMatch(/HTTP 500/);
+    expect(await page.getByRole("button", { name: "Resend" }).count()).toBe(0);
+    expect(await page.getByRole("button", { name: "Cancel run" }).count()).toBe(0);
+    expect(await page.getByRole("link", { name: "fleeting" }).count()).toBe(0);
+    await expect(page.textContent("main")).resolves.toContain(
+      "App fleeting was deleted: its runs are kept, but none can be cancelled or have its webhook sent again.",
+    );
+  });
+
   it("passes axe on every page, light and dark, and no page logged a script error", async () => {
     await visit("/dashboard/apps");
     await visit("/dashboard/apps/talker");

@@ -410,6 +410,16 @@ describe("dashboard actions", () => {
   });
 
   it("Resend: the secret goes to the run API as X-Webhook-Secret only; a refusal is shown on the run page, never the secret", async () => {
+    // Deployed: the page offers no Resend for a run of a deleted app (the run API refuses it).
+    const files = [
+      { path: "runlet.toml", contentBase64: Buffer.from('name = "hello"').toString("base64") },
+      {
+        path: "main.mjs",
+        contentBase64: Buffer.from("export const run = () => 1;").toString("base64"),
+      },
+    ];
+    const deployed = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
+    expect(deployed.status).toBe(201);
     const runId = newId("run");
     const [now, webhook] = [Date.now(), { state: "failed", attempts: 1 }];
     const run = { id: runId, projectId: f.projectId, app: "hello", function: "run", async: true };

@@ -2,7 +2,8 @@
  * `/dashboard/runs/{run_id}`: one run — its states on a timeline, timings, its error, its logs,
  * each webhook delivery and its attempts — and, while a queued or running async run, a Cancel
  * button; once it has ended, a Resend button for its webhook (run-deliveries.tsx). The facts
- * come from the run API (the run's own record), the logs from the management API.
+ * come from the run API (the run's own record), the logs from the management API. A run whose
+ * app was deleted is shown without either button: the run API refuses both with the app's 404.
  */
 import type { Hono } from "hono";
 import type { Child } from "hono/jsx";
@@ -104,10 +105,13 @@ async function runPage(c: DashCtx) {
   }
   const item = indexed.data;
   const resent = takeResendFlash(c, runId);
-  const [record, logs] = await Promise.all([
+  const [record, logs, deployed] = await Promise.all([
     api.runs<RunRecord>("GET", `/v4/${session.projectId}/${item.app}/runs/${runId}`),
     api.project<RunLogs>("GET", `/runs/${runId}/logs`),
+    api.project("GET", `/apps/${encodeURIComponent(item.app)}`),
   ]);
+  // The run API still shows a deleted app's runs, but cancels and redelivers none of them.
+  const appGone = !deployed.ok && deployed.status === 404;
   const run: RunRecord = record.ok
     ? record.data
     : {
@@ -127,10 +131,20 @@ async function runPage(c: DashCtx) {
       {record.ok ? null : (
         <Notice kind="warn">{`The run's own record could not be read: ${record.message}`}</Notice>
       )}
+      {appGone ? (
+        <Notice kind="info">{`App ${item.app} was deleted: its runs are kept, but none can be cancelled or have its webhook sent again.`}</Notice>
+      ) : null}
       <div id="run-live" data-refresh={refresh ? "2000" : undefined}>
         <Definition
           items={[
-            ["App", <a href={`/dashboard/apps/${item.app}`}>{item.app}</a>],
+            [
+              "App",
+              appGone ? (
+                `${item.app} (deleted)`
+              ) : (
+                <a href={`/dashboard/apps/${item.app}`}>{item.app}</a>
+              ),
+            ],
             ["Function", <code>{item.function}</code>],
             ["Mode", <Mode async={item.async} />],
             ["Status", <Status value={run.status} />],
@@ -141,7 +155,7 @@ async function runPage(c: DashCtx) {
           ]}
         />
         <Timeline run={run} async={item.async} />
-        {item.async && live ? (
+        {item.async && live && !appGone ? (
           <form method="post" action={`/dashboard/runs/${runId}/cancel`} class="actions">
             <button type="submit" class="danger">
               Cancel run
@@ -157,7 +171,7 @@ async function runPage(c: DashCtx) {
           </>
         ) : null}
         <h2>Webhook</h2>
-        {run.webhook && canResend(run) ? (
+        {run.webhook && canResend(run) && !appGone ? (
           <ResendForm
             runId={runId}
             webhook={run.webhook}
