@@ -35,3 +35,21 @@ it("aborts with the other signal's reason when that one aborts first", async () 
   expect((signal.reason as Error).name).toBe("AbortError");
   expect(timeoutOr(60_000, stopped.signal).aborted).toBe(true);
 });
+
+it("holds nothing on the other signal per request: many at once draw no leak warning", async () => {
+  const warnings: string[] = [];
+  const warned = (warning: Error) => warnings.push(warning.message);
+  process.on("warning", warned);
+  try {
+    const stopped = new AbortController();
+    const signals = Array.from({ length: 30 }, () => timeoutOr(60_000, stopped.signal));
+    // Warnings are emitted on a later turn of the event loop.
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    expect(warnings).toEqual([]);
+    stopped.abort(new DOMException("stopping", "AbortError"));
+    expect(signals.every((signal) => signal.aborted)).toBe(true);
+  } finally {
+    process.off("warning", warned);
+  }
+});
