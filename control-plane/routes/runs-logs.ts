@@ -2,6 +2,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { RUN_ID } from "../../common/ids.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
+import type { runs } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
 import { findRun } from "../runs/index.ts";
@@ -38,6 +39,25 @@ export const getRunLogsRoute = createRoute({
   },
 });
 
+/**
+ * Why the runtime hosts keep no logs of `run`: it has not run (or never will), it is a custom
+ * app's, it failed before a run time, or it is too old.
+ */
+function whyNoLogs(run: typeof runs.$inferSelect): string {
+  if (run.status === "queued") return "it has not started yet (queued)";
+  if (run.host === null && run.runTimeMs === null && run.finishedAt !== null)
+    return `it ended (${run.status}) without running on a runtime host`;
+  if (/^[A-Z]+ \//.test(run.fn))
+    return "a custom app's request writes to its replica's output, not to a run's log";
+  if (run.status === "failure" && run.runTimeMs === null) {
+    // Its app failed to start, was deleted, or its host lost it: the output is the replica's
+    // (a crash at import is there), not the run's.
+    const error = run.error ? ` (${run.error})` : "";
+    return `it failed on its runtime host without a run time${error}; what the app's replicas wrote is in \`runlet logs --app ${run.app}\``;
+  }
+  return "the runtime host keeps those of the latest runs of managed-runtime apps only, in memory";
+}
+
 export function registerGetRunLogs(app: OpenAPIHono<AppEnv>) {
   app.openapi(getRunLogsRoute, async (c) => {
     const { db, hosts } = c.var.deps;
@@ -48,23 +68,7 @@ export function registerGetRunLogs(app: OpenAPIHono<AppEnv>) {
       throw new ApiError("not_found", `run '${runId}' not found in project '${projectId}'`);
     }
     const logs = await hosts.runLogs({ project: projectId, runId });
-    if (!logs) {
-      // Why there are none: it has not run (or never will), it is a custom app's, or it is
-      // too old.
-      const why =
-        run.status === "queued"
-          ? "it has not started yet (queued)"
-          : run.host === null && run.runTimeMs === null && run.finishedAt !== null
-            ? `it ended (${run.status}) without running on a runtime host`
-            : run.status === "failure" && run.runTimeMs === null && !/^[A-Z]+ \//.test(run.fn)
-              ? // Its app failed to start, was deleted, or its host lost it: the output is the
-                // replica's (a crash at import is there), not the run's.
-                `it failed on its runtime host without a run time${run.error ? ` (${run.error})` : ""}; what the app's replicas wrote is in \`runlet logs --app ${run.app}\``
-              : /^[A-Z]+ \//.test(run.fn)
-                ? "a custom app's request writes to its replica's output, not to a run's log"
-                : "the runtime host keeps those of the latest runs of managed-runtime apps only, in memory";
-      throw new ApiError("not_found", `no logs of run '${runId}': ${why}`);
-    }
+    if (!logs) throw new ApiError("not_found", `no logs of run '${runId}': ${whyNoLogs(run)}`);
     return c.json(logs, 200);
   });
 }
