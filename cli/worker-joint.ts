@@ -62,9 +62,8 @@ export function join(client: Socket, port: Joining): void {
   let answers = new Framing("answers");
   /** Every request on `worker` has had its whole answer: workerd may close it as idle. */
   const settled = () => asked.between && answers.between && asked.ended === answers.ended;
-  /** When a byte last went either way on `worker`, and whether it was workerd's. */
+  /** When a byte last went either way on `worker`. */
   let lastByte = 0;
-  let answered = false;
   /** The client's bytes since a silence, kept until workerd answers (or too many to keep). */
   let resend: Buffer[] | undefined;
   let resendBytes = 0;
@@ -84,7 +83,6 @@ export function join(client: Socket, port: Joining): void {
       else resend.push(chunk);
     }
     lastByte = now;
-    answered = false;
     asked.read(chunk);
     if (!to.write(chunk)) client.pause();
   };
@@ -109,7 +107,6 @@ export function join(client: Socket, port: Joining): void {
         if (w !== worker) return;
         resend = undefined;
         lastByte = Date.now();
-        answered = true;
         answers.read(chunk);
         if (!client.write(chunk)) w.pause();
       });
@@ -127,7 +124,7 @@ export function join(client: Socket, port: Joining): void {
     const since = Date.now() - lastByte;
     const again = resend && since < rules.crossMs ? resend : undefined;
     resend = undefined;
-    if (!port.reloading() && (again || (answered && since >= rules.closedIdleMs && settled()))) {
+    if (!port.reloading() && (again || (since >= rules.closedIdleMs && settled()))) {
       if (again) return open(again);
       if (clientEnded) return void client.end();
       client.setTimeout(rules.clientIdleMs);
