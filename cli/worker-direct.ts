@@ -13,7 +13,7 @@
  * as its proxy's requests did; those open when a workerd ends are cut with it.
  *
  * workerd closes a connection idle for 5 s. A client that keeps its connection longer does not
- * see that close (joint.ts): its next request goes to workerd on a new connection, and one that
+ * see that close (worker-joint.ts): its next request goes to workerd on a new connection, and one that
  * crossed the close on the way is sent again there.
  */
 import { type AddressInfo, createServer, type Socket } from "node:net";
