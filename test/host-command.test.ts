@@ -3,6 +3,9 @@
 // When the command itself is killed outright (SIGKILL, the OOM killer), its host ends too and
 // frees its port. Before, the host ran on as an orphan holding the port: the next `runlet host`
 // on it failed with EADDRINUSE, and the registry still listed a host no one could stop by Ctrl-C.
+// Ctrl-C in its terminal (SIGINT to the command's process group) gives work in flight its grace:
+// before, the host had that SIGINT from the terminal and a second one from the command, which
+// ended the grace at once, and a run in flight failed.
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -13,14 +16,20 @@ import { createHostToken, liveHosts } from "../control-plane/hosts/registry.ts";
 import { serveControlPlane } from "../control-plane/listen.ts";
 import { INTERNAL_TOKEN, memoryBundles } from "../control-plane/testing/fixture.ts";
 import { libsqlFixture } from "../control-plane/testing/libsql.ts";
-import { eventually, newHome, removeHome } from "../runtime-host/test-support.ts";
+import {
+  bundle,
+  eventually,
+  hostClient,
+  newHome,
+  removeHome,
+} from "../runtime-host/test-support.ts";
 import { BIN, isAlive, pidOnPort, ROOT } from "./harness.ts";
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
 let server: Server;
 let controlPlaneUrl: string;
-let command: ChildProcess | undefined;
-let hostPid: number | undefined;
+const commands: ChildProcess[] = [];
+const hostPids: number[] = [];
 const homes: string[] = [];
 
 beforeAll(async () => {
@@ -35,52 +44,85 @@ beforeAll(async () => {
 
 afterAll(async () => {
   // Whatever the test found, nothing it started outlives it.
-  if (command?.exitCode === null && command.signalCode === null) command.kill("SIGKILL");
-  if (hostPid !== undefined && isAlive(hostPid)) process.kill(hostPid, "SIGKILL");
+  for (const command of commands)
+    if (command.exitCode === null && command.signalCode === null) command.kill("SIGKILL");
+  for (const pid of hostPids) if (isAlive(pid)) process.kill(pid, "SIGKILL");
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await f.cleanup();
   await Promise.all(homes.map(removeHome));
 });
 
-it("a runlet host killed with SIGKILL takes its runtime host with it, and the port is free again", async () => {
-  const { token } = await createHostToken(f.db, { name: "rack-9", createdBy: f.owner.id });
+/**
+ * `runlet host` joined as `name`, its host listening; `detached`: in a process group of its own,
+ * as a shell runs a command in the foreground of a terminal.
+ */
+async function runletHost(name: string, detached = false) {
+  const { token } = await createHostToken(f.db, { name, createdBy: f.owner.id });
   const home = await newHome();
   homes.push(home);
   const port = await freePort();
-  let log = "";
-  command = spawn(
+  const out = { log: "" };
+  const command = spawn(
     process.execPath,
-    [BIN, "host", "--control-plane", controlPlaneUrl, "--port", String(port), "--name", "rack-9"],
+    [BIN, "host", "--control-plane", controlPlaneUrl, "--port", String(port), "--name", name],
     {
       cwd: ROOT,
       env: { ...process.env, RUNLET_HOME: home, RUNLET_HOST_TOKEN: token, RUNLET_SANDBOX: "off" },
       stdio: ["ignore", "pipe", "pipe"],
+      detached,
     },
   );
-  for (const out of [command.stdout, command.stderr])
-    out?.on("data", (d) => {
-      log += d;
+  commands.push(command);
+  for (const stream of [command.stdout, command.stderr])
+    stream?.on("data", (d) => {
+      out.log += d;
     });
   await eventually(
-    async () => log,
-    (text) => /runtime host listening/.test(text) || command?.exitCode !== null,
+    async () => out.log,
+    (text) => /runtime host listening/.test(text) || command.exitCode !== null,
     60_000,
   );
-  expect(log).toMatch(/runtime host listening/);
-  hostPid = pidOnPort(port);
-  expect(hostPid, log).toBeDefined();
+  expect(out.log).toMatch(/runtime host listening/);
+  const hostPid = pidOnPort(port);
+  expect(hostPid, out.log).toBeDefined();
   expect(hostPid).not.toBe(command.pid);
+  hostPids.push(hostPid as number);
+  return { command, port, hostPid: hostPid as number, out };
+}
 
-  const exited = new Promise((resolve) => command?.once("exit", resolve));
+it("a runlet host killed with SIGKILL takes its runtime host with it, and the port is free again", async () => {
+  const { command, port, hostPid: pid, out } = await runletHost("rack-9");
+  const exited = new Promise((resolve) => command.once("exit", resolve));
   command.kill("SIGKILL");
   await exited;
 
-  const pid = hostPid as number;
   await eventually(
     async () => !isAlive(pid) && (await portIsFree(port, "127.0.0.1")),
     (gone) => gone,
     30_000,
   );
-  expect(isAlive(pid), log).toBe(false);
+  expect(isAlive(pid), out.log).toBe(false);
   expect(await portIsFree(port, "127.0.0.1")).toBe(true);
+});
+
+it("Ctrl-C in its terminal lets a run in flight finish within the grace, then the host ends", async () => {
+  const { command, port, out } = await runletHost("rack-7", true);
+  const main =
+    "export const run = async ({ ms }) => { await new Promise((r) => setTimeout(r, ms)); return 'done'; };";
+  const files = bundle({ "runlet.toml": 'name = "graceful"\n', "main.mjs": main });
+  expect(
+    (await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } })).status,
+  ).toBe(201);
+  const host = hostClient(`http://127.0.0.1:${port}`, INTERNAL_TOKEN);
+  const call = host.invoke(f.projectId, "graceful", "run", JSON.stringify({ ms: 3_000 }));
+  await eventually(
+    () => host.metrics(),
+    (apps) => apps.some((a) => a.app === "graceful" && a.replicas.some((r) => r.active > 0)),
+    30_000,
+  );
+
+  const exited = new Promise<number | null>((resolve) => command.once("exit", resolve));
+  process.kill(-(command.pid as number), "SIGINT"); // what the terminal sends on Ctrl-C
+  expect(await call, out.log).toMatchObject({ status: 200, body: { ok: true, result: "done" } });
+  expect(await exited, out.log).toBe(0);
 });

@@ -78,11 +78,14 @@ export const host: Command = {
     // Its stdin is the pipe it watches, as under `runlet start` (common/parent-watch.ts): never
     // written to nor closed here, it closes only when this process ends, however it ends, and
     // the host then stops. With the terminal as its stdin, a SIGKILLed command left the host
-    // running on, an orphan holding its port.
+    // running on, an orphan holding its port. In a process group of its own, as `runlet start`'s
+    // components: the terminal's Ctrl-C reaches this command only, which passes it on once; in
+    // the terminal's group the host had it twice, and a second signal ends its grace at once.
     const child = spawn(process.execPath, ["--import", "tsx", "runtime-host/main.ts"], {
       cwd: ROOT,
       env: { ...env, [ENV.supervised]: "1" },
       stdio: ["pipe", "inherit", "inherit"],
+      detached: true,
     });
     child.stdin?.on("error", () => {});
     const forward = (signal: NodeJS.Signals) => child.kill(signal);
