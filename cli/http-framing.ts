@@ -67,7 +67,9 @@ export class Framing {
       return chunk.length;
     }
     const text = state.text + chunk.toString("latin1", at, stop);
-    if (state.at === "head") {
+    // However the bytes came: a head read whole in one chunk is held to the same bound.
+    if (text.length > MAX_HEAD_BYTES) this.#state = { at: "unframed" };
+    else if (state.at === "head") {
       const next = headState(text, this.of);
       if (next === "ended") this.#end();
       else this.#state = next;
