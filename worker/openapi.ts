@@ -184,6 +184,8 @@ export const openApiDocument = {
       get: {
         operationId: "getRun",
         summary: "A run's state",
+        description:
+          "A run of an app deleted since is still shown while the runs index has it (with its error and webhook deliveries while its shard keeps them); another id of that app is a 404, and cancelling or redelivering its runs is a 404 as any call of the app.",
         tags: ["runs"],
         security: [{ bearerAuth: [] }],
         responses: { 200: answer("The run.", ref("schemas", "Run")), ...REFUSED },
