@@ -16,7 +16,8 @@ The people of this project, and their tokens (docs/deploy.md, "More users and pr
 Every change is audited in the project (users.create, users.add, ...).
 
   list     each user's id, name, role, whether they are an operator, and when their token
-           expires (never the token) — project owners only
+           expires, or 'key retired' once its signing key was retired (a new one: 'runlet users
+           token'); never the token — project owners only
   create   a new user, with a token printed once (operators who own the project)
            --name NAME, --expires WHEN (an RFC 3339 time or a duration like 90d),
            --role member (default: may deploy and run) or owner (may also manage tokens,
