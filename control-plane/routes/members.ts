@@ -155,16 +155,19 @@ export async function membersOf(
     if (!seen || token.createdAt > seen.createdAt) newest.set(token.subject, token);
   }
   const iso = (ms: number | null | undefined) => (ms == null ? null : new Date(ms).toISOString());
-  return rows.map((r) => ({
-    id: r.id,
-    name: r.name,
-    role: r.role,
-    operator: r.operator,
-    createdAt: new Date(r.createdAt).toISOString(),
-    tokenExpiresAt: iso(newest.get(r.id)?.expiresAt),
-    tokenKeyRetiredAt: ((t) => (t ? keyRetiredAt(keys, t.createdAt) : null))(newest.get(r.id)),
-    tokenLastUsedAt: iso(newest.get(r.id)?.lastUsedAt),
-  }));
+  return rows.map((r) => {
+    const token = newest.get(r.id);
+    return {
+      id: r.id,
+      name: r.name,
+      role: r.role,
+      operator: r.operator,
+      createdAt: new Date(r.createdAt).toISOString(),
+      tokenExpiresAt: iso(token?.expiresAt),
+      tokenKeyRetiredAt: token ? keyRetiredAt(keys, token.createdAt) : null,
+      tokenLastUsedAt: iso(token?.lastUsedAt),
+    };
+  });
 }
 
 /** The member `userId` of the project, or 404. */
