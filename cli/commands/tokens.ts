@@ -1,4 +1,5 @@
 import { ENV } from "../../common/consts.ts";
+import { tokenState } from "../../common/token-state.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
 import { callProject, loadConfig, printTable } from "../config.ts";
 
@@ -44,12 +45,6 @@ export function expiryOf(text: string, now = Date.now()): string {
     );
   }
   return text;
-}
-
-function status(a: Account): string {
-  if (a.revokedAt) return "revoked";
-  if (Date.parse(a.expiresAt) <= Date.now()) return "expired";
-  return a.keyRetiredAt ? "key retired" : "active";
 }
 
 export const tokens: Command = {
@@ -114,7 +109,14 @@ export const tokens: Command = {
       } else {
         printTable(
           ["ID", "NAME", "ROLE", "EXPIRES", "STATUS", "CREATED BY"],
-          serviceAccounts.map((a) => [a.id, a.name, a.role, a.expiresAt, status(a), a.createdBy]),
+          serviceAccounts.map((a) => [
+            a.id,
+            a.name,
+            a.role,
+            a.expiresAt,
+            tokenState(a),
+            a.createdBy,
+          ]),
           "No service accounts yet: npx runlet tokens create --name ci --expires 30d",
         );
       }

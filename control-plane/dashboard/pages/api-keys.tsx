@@ -5,6 +5,7 @@
  * as there (`source: "dashboard"` in the entry's metadata).
  */
 import type { Hono } from "hono";
+import { tokenState } from "../../../common/token-state.ts";
 import type { DashCtx, DashEnv } from "../api.ts";
 import { setFlash, takeFlash } from "../flash.ts";
 import { Page } from "../layout.tsx";
@@ -39,12 +40,6 @@ type Flash =
   | { kind: "created"; name: string; token: string }
   | { kind: "error"; message: string; name?: string; expires?: string; role?: string }
   | { kind: "revoked"; name: string };
-
-function stateOf(a: Account): string {
-  if (a.revokedAt) return "revoked";
-  if (Date.parse(a.expiresAt) <= Date.now()) return "expired";
-  return a.keyRetiredAt ? "key retired" : "active";
-}
 
 /** The date `days` from today (the form's default expiry). */
 function inDays(days: number): string {
@@ -143,7 +138,7 @@ async function listPage(c: DashCtx) {
                   <td title={a.id}>{a.name}</td>
                   <td>{a.role}</td>
                   <td>
-                    <Status value={stateOf(a)} />
+                    <Status value={tokenState(a)} />
                   </td>
                   <td>
                     <Time at={a.createdAt} />

@@ -3,6 +3,7 @@
  * and when their token expires (never a token). Changed with `runlet users …` (docs/deploy.md,
  * "More users and projects"); the list comes from `GET /v2/projects/{id}/users`, so owners only.
  */
+import { tokenState } from "../../../common/token-state.ts";
 import type { Answer } from "../api.ts";
 import { EmptyRow, Notice, Status, Table, Time } from "../ui.tsx";
 
@@ -14,12 +15,6 @@ export interface ProjectUser {
   tokenExpiresAt: string | null;
   tokenLastUsedAt: string | null;
   tokenKeyRetiredAt?: string | null;
-}
-
-function tokenState(u: ProjectUser): string {
-  if (!u.tokenExpiresAt) return "revoked";
-  if (Date.parse(u.tokenExpiresAt) <= Date.now()) return "expired";
-  return u.tokenKeyRetiredAt ? "key retired" : "active";
 }
 
 export function ProjectUsers({ listed }: { listed: Answer<{ users: ProjectUser[] }> }) {
@@ -41,7 +36,12 @@ export function ProjectUsers({ listed }: { listed: Answer<{ users: ProjectUser[]
               <td>{u.role}</td>
               <td>{u.operator ? "yes" : "no"}</td>
               <td>
-                <Status value={tokenState(u)} />
+                <Status
+                  value={tokenState({
+                    expiresAt: u.tokenExpiresAt,
+                    keyRetiredAt: u.tokenKeyRetiredAt,
+                  })}
+                />
               </td>
               <td>{u.tokenExpiresAt ? <Time at={u.tokenExpiresAt} /> : null}</td>
               <td>
