@@ -35,6 +35,25 @@ async function client(port: number) {
   return { socket, seen, read };
 }
 
+/**
+ * A stand-in for workerd that notes what each of its connections received so far (`received`,
+ * by connection) and lets `onData` answer or close, given the connection's index and text.
+ */
+function recordingWorker(onData: (socket: Socket, index: number, text: string) => void) {
+  const received: string[] = [];
+  const worker = createServer((socket: Socket) => {
+    const index = received.push("") - 1;
+    let text = "";
+    socket.on("data", (chunk) => {
+      text += chunk;
+      received[index] = text;
+      onData(socket, index, text);
+    });
+    socket.on("error", () => {});
+  });
+  return { worker, received };
+}
+
 describe("a client's connection over workerd's idle closes", () => {
   const ends: (() => unknown)[] = [];
   afterEach(async () => {
@@ -72,19 +91,11 @@ describe("a client's connection over workerd's idle closes", () => {
   });
 
   it("writes a request that crossed workerd's idle close again on a new connection", async () => {
-    const received: string[] = [];
     // The first connection answers one request, then closes without reading the next: the
     // moment workerd's idle close and the client's next request cross.
-    const worker = createServer((socket: Socket) => {
-      const index = received.push("") - 1;
-      let text = "";
-      socket.on("data", (chunk) => {
-        text += chunk;
-        received[index] = text;
-        if (index === 0 && text !== request("/one")) return void socket.destroy();
-        socket.write(answer(`answer on connection ${index + 1}`));
-      });
-      socket.on("error", () => {});
+    const { worker, received } = recordingWorker((socket, index, text) => {
+      if (index === 0 && text !== request("/one")) return void socket.destroy();
+      socket.write(answer(`answer on connection ${index + 1}`));
     });
     const port = await portTo(worker);
     const { socket, seen, read } = await client(port);
@@ -100,17 +111,8 @@ describe("a client's connection over workerd's idle closes", () => {
   });
 
   it("passes on a close that did not follow a silence, and sends nothing twice", async () => {
-    const received: string[] = [];
     // workerd closing a connection while a request is under way (the Worker failed).
-    const worker = createServer((socket: Socket) => {
-      const index = received.push("") - 1;
-      let text = "";
-      socket.on("data", (chunk) => {
-        text += chunk;
-        received[index] = text;
-        socket.destroy();
-      });
-    });
+    const { worker, received } = recordingWorker((socket) => socket.destroy());
     const port = await portTo(worker);
     const { socket, seen, read } = await client(port);
     ends.push(() => socket.destroy());
@@ -122,17 +124,9 @@ describe("a client's connection over workerd's idle closes", () => {
   });
 
   it("passes on a close that came long after the request, and sends nothing twice", async () => {
-    const received: string[] = [];
-    const worker = createServer((socket: Socket) => {
-      const index = received.push("") - 1;
-      let text = "";
-      socket.on("data", (chunk) => {
-        text += chunk;
-        received[index] = text;
-        if (index === 0 && text === request("/one")) {
-          socket.write(answer("answer 1"));
-        } else setTimeout(() => socket.destroy(), 400); // after the cross rule's 100 ms
-      });
+    const { worker, received } = recordingWorker((socket, index, text) => {
+      if (index === 0 && text === request("/one")) socket.write(answer("answer 1"));
+      else setTimeout(() => socket.destroy(), 400); // after the cross rule's 100 ms
     });
     const port = await portTo(worker, 100);
     const { socket, seen, read } = await client(port);
@@ -194,20 +188,12 @@ describe("a client's connection over workerd's idle closes", () => {
   });
 
   it("does not write again a request that followed one still unanswered", async () => {
-    const received: string[] = [];
     // workerd holds the first request unanswered, and its connection closes just as the second
     // one, written after a silence, comes: writing that one again on a new connection would
     // answer it in the first one's place.
-    const worker = createServer((socket: Socket) => {
-      const index = received.push("") - 1;
-      let text = "";
-      socket.on("data", (chunk) => {
-        text += chunk;
-        received[index] = text;
-        if (index > 0) socket.write(answer(`answer on connection ${index + 1}`));
-        else if (text.includes("/two")) socket.destroy();
-      });
-      socket.on("error", () => {});
+    const { worker, received } = recordingWorker((socket, index, text) => {
+      if (index > 0) socket.write(answer(`answer on connection ${index + 1}`));
+      else if (text.includes("/two")) socket.destroy();
     });
     const port = await portTo(worker);
     const { socket, seen, read } = await client(port);
