@@ -19,14 +19,18 @@ afterEach(async () => {
   events.length = 0;
 });
 
-/** A control plane whose grant requests take GRANT_MS to answer and whose heartbeats are quick. */
-async function controlPlane(): Promise<string> {
+/**
+ * A control plane whose grant requests take GRANT_MS to answer (`granting`: with what) and whose
+ * heartbeats are quick.
+ */
+async function controlPlane(granting = { status: 200, body: {} as unknown }): Promise<string> {
   const listening = createServer((req, res) => {
     req.resume();
     req.on("end", () => {
-      const answer = (kind: string, body: unknown, ms = 0) =>
+      const answer = (kind: string, body: unknown, ms = 0, status = 200) =>
         setTimeout(() => {
           events.push(`${kind} answered`);
+          res.statusCode = status;
           res.setHeader("content-type", "application/json");
           res.end(JSON.stringify(body));
         }, ms);
@@ -37,7 +41,7 @@ async function controlPlane(): Promise<string> {
         answer("heartbeat", { gone: [], current: [] });
       } else if (req.url?.endsWith("/replicas")) {
         events.push("grant arrived");
-        answer("grant", { granted: true, replicas: 1 }, GRANT_MS);
+        answer("grant", granting.body, GRANT_MS, granting.status);
       } else {
         res.statusCode = 404;
         res.end("{}");
@@ -50,10 +54,11 @@ async function controlPlane(): Promise<string> {
 }
 
 const grant = { project: "prj_1", app: "burst", version: 1, maxReplicas: 6, have: 0 };
+const GRANTED: unknown = { granted: true, replicas: 1 };
 
-async function joined(): Promise<Membership> {
+async function joined(granting = { status: 200, body: GRANTED }): Promise<Membership> {
   membership = new Membership({
-    controlPlaneUrl: await controlPlane(),
+    controlPlaneUrl: await controlPlane(granting),
     hostToken: () => "rlh_test",
     heartbeat: () => ({ state: "up", busy: 0, queued: 0, apps: [] }),
     answered: () => {},
@@ -93,4 +98,20 @@ it("asks for a grant only once the heartbeat under way is answered", async () =>
     "grant arrived",
     "grant answered",
   ]);
+});
+
+it("says what the control plane answered when it was not a grant", async () => {
+  const failing = await joined({ status: 503, body: { message: "overloaded" } });
+  expect(await failing.mayStart(grant)).toMatchObject({
+    granted: false,
+    unasked: "it answered 503",
+  });
+  failing.stop();
+  await new Promise<void>((resolve) => server?.close(() => resolve()));
+  // A 200 whose body is not a grant's: not "it answered 200", which reads as an answer.
+  const odd = await joined({ status: 200, body: { granted: "yes" } });
+  expect(await odd.mayStart(grant)).toMatchObject({
+    granted: false,
+    unasked: "its answer (200) was not a grant's",
+  });
 });

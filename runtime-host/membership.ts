@@ -96,8 +96,12 @@ export class Membership implements BundleSource {
     const asked = (async () => {
       const res = await this.#post(`${controlPlanePath.hosts}/${this.#hostId}/replicas`, req);
       const answer = replicaAnswerSchema.safeParse(await res.json().catch(() => undefined));
-      if (!res.ok || !answer.success)
-        return { granted: false, elsewhere: true, unasked: `it answered ${res.status}` };
+      if (!res.ok || !answer.success) {
+        const said = res.ok
+          ? `its answer (${res.status}) was not a grant's`
+          : `it answered ${res.status}`;
+        return { granted: false, elsewhere: true, unasked: said };
+      }
       const { granted, replicas } = answer.data;
       return { granted, elsewhere: req.have === undefined || replicas > req.have };
     })();
