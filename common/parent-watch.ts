@@ -1,8 +1,9 @@
 /**
  * A component started by `runlet start` (or the runtime host of `runlet host`) ends when its
  * supervisor is gone, however it went (Ctrl-C, a crash, SIGKILL, the OOM killer): the supervisor
- * gives each component a pipe as its stdin, never writes to it and never closes it. The kernel closes the supervisor's end when its
- * process ends, whatever ended it, and the component then reads the end of the stream.
+ * gives each component a pipe as its stdin, never writes to it and never closes it. The kernel
+ * closes the supervisor's end when its process ends, whatever ended it, and the component then
+ * reads the end of the stream.
  *
  * `RUNLET_SUPERVISED=1` says stdin is that pipe; without it (a component started by hand, in a
  * test) nothing is watched. Node only: the control plane and the runtime host call it from their
@@ -24,7 +25,8 @@ export function watchSupervisor(onGone: () => void, env: NodeJS.ProcessEnv = pro
   const once = () => {
     if (gone) return;
     gone = true;
-    // stdout and stderr went to the supervisor too: writing there now fails (EPIPE), harmlessly.
+    // stdout and stderr may have gone to the supervisor too (`runlet start`'s do): writing there
+    // now fails (EPIPE), harmlessly.
     for (const out of [process.stdout, process.stderr]) out.on("error", () => {});
     onGone();
   };
