@@ -4,10 +4,9 @@
 // too, and its heartbeat then counts only what it keeps. On in-memory replicas.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { heartbeatOf } from "../load.ts";
-import { configOf } from "../test-support.ts";
 import { ReplicaGrants } from "./grants.ts";
 import { type PoolTarget, ReplicaPool } from "./pool.ts";
-import { FakeReplica } from "./test-support.ts";
+import { FakeReplica, fakeTarget } from "./test-support.ts";
 
 let pool: ReplicaPool | undefined;
 afterEach(async () => {
@@ -34,14 +33,7 @@ function setUp(scaling: Record<string, number>) {
     },
     { queueWaitMs: 5_000, maxWaiting: 100, grants, finishingWaitMs: 1_000 },
   );
-  const target: PoolTarget = {
-    project: "p",
-    app: "a",
-    version: 1,
-    dir: "/nonexistent",
-    digest: "1",
-    config: configOf("a", { scaling: { replica_concurrency: 1, cooldown: 600, ...scaling } }),
-  };
+  const target = fakeTarget(scaling);
   const p = pool;
   /** A call that holds its replica's slot until `end()`; `pid` says which replica it has. */
   const hold = (to: PoolTarget = target) => {

@@ -1,6 +1,18 @@
-/** For the pool's tests: a replica without a process. */
+/** For the pool's tests: a replica without a process, and a deployment for it. */
+import { configOf } from "../test-support.ts";
 import { LogRing } from "./log-ring.ts";
+import type { PoolTarget } from "./pool.ts";
 import type { CallOutcome, FunctionWorkload, WorkloadSpec } from "./workload.ts";
+
+/** Version 1 of app `a` of project `p`, nothing on disk, with `scaling` over one call a replica. */
+export const fakeTarget = (scaling: Record<string, number> = {}): PoolTarget => ({
+  project: "p",
+  app: "a",
+  version: 1,
+  dir: "/nonexistent",
+  digest: "1",
+  config: configOf("a", { scaling: { replica_concurrency: 1, cooldown: 600, ...scaling } }),
+});
 
 let nextPid = 1000;
 

@@ -4,10 +4,9 @@
 // other hosts: … raise [scaling] max_replicas": on a lone host, with nothing busy anywhere.
 // On in-memory replicas.
 import { afterEach, expect, it } from "vitest";
-import { configOf } from "../test-support.ts";
 import { ReplicaGrants } from "./grants.ts";
-import { type PoolTarget, ReplicaPool } from "./pool.ts";
-import { FakeReplica } from "./test-support.ts";
+import { ReplicaPool } from "./pool.ts";
+import { FakeReplica, fakeTarget } from "./test-support.ts";
 import { WorkloadError } from "./workload.ts";
 
 let pool: ReplicaPool | undefined;
@@ -16,14 +15,7 @@ afterEach(async () => {
   pool = undefined;
 });
 
-const target: PoolTarget = {
-  project: "p",
-  app: "a",
-  version: 1,
-  dir: "/nonexistent",
-  digest: "1",
-  config: configOf("a", { scaling: { replica_concurrency: 1, cooldown: 600, max_replicas: 4 } }),
-};
+const target = fakeTarget({ max_replicas: 4 });
 
 it("refuses a call it cannot start a replica for, saying the control plane could not be asked", async () => {
   const grants = new ReplicaGrants(async () => {
