@@ -41,6 +41,14 @@ export interface MembershipOptions {
 /** Pauses between tries to register, growing to the last; after failed heartbeats, to the tick. */
 const RETRY_MS = [250, 500, 1_000, 2_000, 5_000];
 
+/** How long a heartbeat (or a registration) waits for the control plane's answer. */
+export const POST_TIMEOUT_MS = 5_000;
+
+/** The pause before the next heartbeat: the tick, or after `failures` in a row, RETRY_MS to it. */
+export function heartbeatPause(tickMs: number, failures: number): number {
+  return failures ? Math.min(tickMs, RETRY_MS[failures - 1] ?? tickMs) : tickMs;
+}
+
 export class Membership implements BundleSource {
   #hostId: string | undefined;
   #registration: Registration | undefined;
@@ -162,7 +170,7 @@ export class Membership implements BundleSource {
    */
   #beatSoon(ms: number, failures = 0): void {
     if (this.#stopped.signal.aborted) return;
-    const pause = failures ? Math.min(ms, RETRY_MS[failures - 1] ?? ms) : ms;
+    const pause = heartbeatPause(ms, failures);
     this.#timer = setTimeout(async () => {
       try {
         await this.#beat();
@@ -235,7 +243,7 @@ export class Membership implements BundleSource {
         "content-type": "application/json",
       },
       body: JSON.stringify(body),
-      signal: timeoutOr(5_000, this.#stopped.signal),
+      signal: timeoutOr(POST_TIMEOUT_MS, this.#stopped.signal),
     });
   }
 }
