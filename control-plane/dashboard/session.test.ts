@@ -465,6 +465,39 @@ describe("dashboard actions", () => {
     expect(filtered).toContain("No runs match.");
   });
 
+  it("count on an app's page the runs of the app deployed now, not those of an earlier app of its name", async () => {
+    const b64 = (text: string) => Buffer.from(text).toString("base64");
+    const files = [
+      { path: "runlet.toml", contentBase64: b64('name = "again"') },
+      { path: "main.mjs", contentBase64: b64("export const run = () => 1;") },
+    ];
+    const deploy = () => f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
+    const report = (status: string, createdAt: number) => ({
+      id: newId("run"),
+      projectId: f.projectId,
+      app: "again",
+      function: "run",
+      async: true,
+      status,
+      createdAt,
+      finishedAt: createdAt + 1,
+      runTimeMs: 1,
+    });
+    const record = (runs: unknown[]) =>
+      f.call("POST", "/internal/runs", { token: INTERNAL_TOKEN, body: { runs } });
+    expect((await deploy()).status).toBe(201);
+    // The first app of the name: three runs, all failed. Then deleted, and deployed anew.
+    const before = Date.now() - 60_000;
+    expect((await record([0, 1, 2].map((i) => report("failure", before + i)))).status).toBe(200);
+    expect((await f.call("DELETE", `/v2/projects/${f.projectId}/apps/again`)).status).toBe(204);
+    expect((await deploy()).status).toBe(201);
+    expect((await record([report("success", Date.now() + 1_000)])).status).toBe(200);
+    const html = await (await page("/dashboard/apps/again", await signIn())).text();
+    expect(html.match(/Failure rate.{0,200}/)?.[0]).toContain(
+      "0 % of the last 1 ended runs (0 failed)",
+    );
+  });
+
   it("show a filter of an app not deployed (deleted since, or typed) as the selected app", async () => {
     const html = await (await page("/dashboard/runs?app=long-gone", await signIn())).text();
     expect(html).toMatch(

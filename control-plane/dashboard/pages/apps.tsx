@@ -111,7 +111,11 @@ export function registerApps(dash: Hono<DashEnv>) {
       );
     }
     const a = app.data;
-    const runs = recent.ok ? recent.data.runs : [];
+    // The runs index knows runs by the app's name: those made before this app was (an earlier
+    // app of the name, deleted since) are not its runs, nor in its failure rate.
+    const runs = (recent.ok ? recent.data.runs : []).filter(
+      (r) => Date.parse(r.createdAt) >= Date.parse(a.createdAt),
+    );
     const ended = runs.filter((r) => r.status === "success" || r.status === "failure");
     const failures = ended.filter((r) => r.status === "failure").length;
     const rate = ended.length ? `${Math.round((failures / ended.length) * 100)} %` : "—";
