@@ -1,4 +1,5 @@
 import { ENV } from "../../common/consts.ts";
+import { tokenState as stateOf } from "../../common/token-state.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
 import { callProject, loadConfig, printTable } from "../config.ts";
 import { expiryOf } from "./tokens.ts";
@@ -62,12 +63,12 @@ type Values = Record<string, string | boolean | undefined>;
 
 const ACTIONS = ["list", "create", "add", "role", "remove", "token", "revoke"] as const;
 
-/** What a user's token is now, for the list: its expiry, or why there is none. */
+/** What a user's token is now, for the list (common/token-state.ts), with its expiry's date. */
 export function tokenState(m: Member, now = Date.now()): string {
-  if (!m.tokenExpiresAt) return "none (revoked)";
-  const expires = m.tokenExpiresAt.slice(0, 10);
-  if (Date.parse(m.tokenExpiresAt) <= now) return `expired ${expires}`;
-  return m.tokenKeyRetiredAt ? "key retired" : `expires ${expires}`;
+  const state = stateOf({ expiresAt: m.tokenExpiresAt, keyRetiredAt: m.tokenKeyRetiredAt }, now);
+  const day = m.tokenExpiresAt?.slice(0, 10);
+  if (state === "revoked") return "none (revoked)";
+  return state === "active" ? `expires ${day}` : state === "expired" ? `expired ${day}` : state;
 }
 
 function userId(rest: string[], action: string): string {
