@@ -498,6 +498,41 @@ describe("dashboard actions", () => {
     );
   });
 
+  it("offer neither Cancel nor Resend for a run of an earlier app of its name (the run API refuses both), and say why", async () => {
+    const b64 = (text: string) => Buffer.from(text).toString("base64");
+    const files = [
+      { path: "runlet.toml", contentBase64: b64('name = "reborn"') },
+      { path: "main.mjs", contentBase64: b64("export const run = () => 1;") },
+    ];
+    const deploy = () => f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
+    expect((await deploy()).status).toBe(201);
+    const made = Date.now() - 60_000;
+    const run = (status: string) => ({
+      id: newId("run"),
+      projectId: f.projectId,
+      app: "reborn",
+      function: "run",
+      async: true,
+      status,
+      createdAt: made,
+      webhook: { state: "failed", attempts: 3 },
+    });
+    const [ended, queued] = [run("success"), run("queued")];
+    const body = { runs: [{ ...ended, finishedAt: made + 5, runTimeMs: 5 }, queued] };
+    expect((await f.call("POST", "/internal/runs", { token: INTERNAL_TOKEN, body })).status).toBe(
+      200,
+    );
+    expect((await f.call("DELETE", `/v2/projects/${f.projectId}/apps/reborn`)).status).toBe(204);
+    expect((await deploy()).status).toBe(201);
+    const cookie = await signIn();
+    for (const { id } of [ended, queued]) {
+      const html = await (await page(`/dashboard/runs/${id}`, cookie)).text();
+      expect(html).toContain("the app deployed under its name since is another");
+      expect(html).not.toContain(`action="/dashboard/runs/${id}/resend"`);
+      expect(html).not.toContain(`action="/dashboard/runs/${id}/cancel"`);
+    }
+  });
+
   it("show a filter of an app not deployed (deleted since, or typed) as the selected app", async () => {
     const html = await (await page("/dashboard/runs?app=long-gone", await signIn())).text();
     expect(html).toMatch(

@@ -53,7 +53,7 @@ export async function cancelRun(c: RunContext) {
       ? (notHeld(runId, indexed.status) ?? `run '${runId}' has already ended: ${indexed.status}`)
       : "only async runs can be cancelled",
   );
-  const cancelled = await shard.cancel(runId);
+  const cancelled = await shard.cancel(runId, c.var.app.id);
   if (!cancelled) throw notFound;
   return c.json(viewOrThrow(cancelled), 200);
 }
@@ -73,7 +73,7 @@ export async function redeliverRun(c: RunContext) {
         `run '${runId}' ended more than 7 days ago: its delivery is no longer kept`)
       : `run '${runId}' had no webhook: there is no delivery to send again`,
   );
-  const view = await shard.redeliver(runId, to);
+  const view = await shard.redeliver(runId, to, c.var.app.id);
   if (!view) throw notFound;
   return c.json(viewOrThrow(view), 202);
 }

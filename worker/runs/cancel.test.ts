@@ -7,6 +7,7 @@
 import { env, fetchMock } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
+  APP_ID,
   accept,
   busy,
   endsReported,
@@ -73,7 +74,7 @@ describe("cancel", () => {
     await until("the host said busy", () => host.count(run) === 1);
     await sleep(20);
     const shard = shardOfRun(run);
-    const view = await shard.cancel(run.runId);
+    const view = await shard.cancel(run.runId, APP_ID);
     expect(view).toMatchObject({ run_id: run.runId, status: "cancelled", started_at: null });
     expect(view).toHaveProperty("finished_at", expect.any(String));
     // The pauses (250 ms, then 500 ms) pass: it is not handed over again.
@@ -88,7 +89,7 @@ describe("cancel", () => {
       state: "cancelled",
       attempts: [],
     });
-    expect(await shard.cancel(run.runId)).toEqual({
+    expect(await shard.cancel(run.runId, APP_ID)).toEqual({
       refused: { status: 409, message: `run '${run.runId}' has already ended: cancelled` },
     });
   });
@@ -101,7 +102,7 @@ describe("cancel", () => {
     const deletes = hostCancels(run);
     await accept(run);
     await until("the host holds its hand-over", () => host.count(run) === 1);
-    expect(await shardOfRun(run).cancel(run.runId)).toMatchObject({ status: "cancelled" });
+    expect(await shardOfRun(run).cancel(run.runId, APP_ID)).toMatchObject({ status: "cancelled" });
     expect(deletes()).toBe(1);
     held.open();
     await sleep(100);
@@ -118,7 +119,7 @@ describe("cancel", () => {
     hostCancels(run, { status: "cancelled", startedAt, finishedAt: startedAt + 5 });
     await accept(run);
     await until("the host holds its hand-over", () => host.count(run) === 1);
-    const view = await shardOfRun(run).cancel(run.runId);
+    const view = await shardOfRun(run).cancel(run.runId, APP_ID);
     // It said started_at null though the function had begun (and seen its signal abort).
     expect(view).toMatchObject({
       status: "cancelled",
@@ -135,7 +136,7 @@ describe("cancel", () => {
     await accept(run);
     await statusIs(run, "running");
     const shard = shardOfRun(run);
-    expect(await shard.cancel(run.runId)).toMatchObject({ status: "cancelled" });
+    expect(await shard.cancel(run.runId, APP_ID)).toMatchObject({ status: "cancelled" });
     expect(deletes()).toBe(1);
     expect(await shard.report(run.runId, { status: "success", result: 1 })).toEqual({
       status: "cancelled",
@@ -151,16 +152,33 @@ describe("cancel", () => {
     await accept(ended);
     await statusIs(ended, "success");
     const shard = shardOfRun(ended);
-    expect(await shard.cancel(ended.runId)).toEqual({
+    expect(await shard.cancel(ended.runId, APP_ID)).toEqual({
       refused: { status: 409, message: `run '${ended.runId}' has already ended: success` },
     });
     const sync = newRun(app);
     receiver(`/${sync.runId}`, [200]);
     const outcome = { status: "success" as const, result: 1, run_time_ms: 1 };
     await shard.record(sync, outcome, { url: `${HOOKS}/${sync.runId}` });
-    expect(await shard.cancel(sync.runId)).toEqual({
+    expect(await shard.cancel(sync.runId, APP_ID)).toEqual({
       refused: { status: 409, message: "only async runs can be cancelled" },
     });
-    expect(await shard.cancel(newRun(app).runId)).toBeNull();
+    expect(await shard.cancel(newRun(app).runId, APP_ID)).toBeNull();
+  });
+
+  it("a run of an earlier app of the name (deleted, deployed again since): 409 for the new app's callers, still queued; its own app's cancel works", async () => {
+    const app = newApp();
+    fakeHost(app, () => busy);
+    const run = { ...newRun(app), appId: "app_earlier" };
+    await accept(run);
+    const shard = shardOfRun(run);
+    const refused = await shard.cancel(run.runId, "app_since");
+    expect(refused).toEqual({
+      refused: {
+        status: 409,
+        message: `run '${run.runId}' belongs to an earlier app '${app}', deleted since: the app deployed under its name since is another, so the run can be read but not cancelled`,
+      },
+    });
+    expect(await viewOf(run)).toMatchObject({ status: "queued" });
+    expect(await shard.cancel(run.runId, "app_earlier")).toMatchObject({ status: "cancelled" });
   });
 });

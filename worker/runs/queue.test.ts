@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { MAX_QUEUED_RUNS, SHARDS } from "./limits.ts";
 
 import {
+  APP_ID,
   accept,
   alarmOf,
   busy,
@@ -149,7 +150,7 @@ describe("a full queue", () => {
     expect(await sql(shard, "SELECT count(*) AS n FROM runs")).toEqual([{ n: share }]);
     expect(await viewOf(refused)).toBeNull();
     // Room again once a run left the queue.
-    expect(await shard.cancel(oldest.runId)).toMatchObject({ status: "cancelled" });
+    expect(await shard.cancel(oldest.runId, APP_ID)).toMatchObject({ status: "cancelled" });
     expect(await accept(refused)).toBeUndefined();
     expect(await viewOf(refused)).toMatchObject({ status: "queued" });
   });

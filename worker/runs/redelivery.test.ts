@@ -7,6 +7,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RunView } from "../../common/protocol/run-view.ts";
 import {
+  APP_ID,
   accept,
   deliveryEnded,
   ended,
@@ -37,7 +38,7 @@ async function runWithWebhook(statuses: Array<number | "error" | "slow">) {
 }
 
 const redeliver = (run: NewRun, to: { url?: string; secret?: string } = {}) =>
-  shardOfRun(run).redeliver(run.runId, to);
+  shardOfRun(run).redeliver(run.runId, to, APP_ID);
 
 /** The next delivery's end: its `delivery` number is `n`. */
 const deliveryNumbered = (run: NewRun, n: number) =>
@@ -149,5 +150,19 @@ describe("redelivery", () => {
     expect(none.refused).toEqual({ status: 409, message: expect.stringMatching(/had no webhook/) });
 
     expect(await redeliver(newRun(newApp()))).toBeNull();
+  });
+
+  it("a run of an earlier app of the name (deleted, deployed again since): the new app's callers cannot send its webhook again", async () => {
+    const run = { ...newRun(newApp()), appId: "app_earlier" };
+    receiver(`/${run.runId}`, [200]);
+    fakeHost(run.app, () => ended({ result: 1 }));
+    await accept(run, { webhook: { url: `${HOOKS}/${run.runId}` } });
+    await deliveryEnded(run);
+    const refused = (await shardOfRun(run).redeliver(run.runId, {}, "app_since")) as Refusal;
+    expect(refused.refused).toEqual({
+      status: 409,
+      message: expect.stringMatching(/belongs to an earlier app .* not sent its webhook again$/),
+    });
+    expect((await shardOfRun(run).view(run.runId))?.webhook?.delivery).toBeUndefined();
   });
 });

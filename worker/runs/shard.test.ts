@@ -11,6 +11,7 @@ import { SHARDS } from "./limits.ts";
 import { newRunId, shardOf } from "./shards.ts";
 import { RETAIN_MS } from "./store.ts";
 import {
+  APP_ID,
   accept,
   alarmOf,
   deliveryEnded,
@@ -80,7 +81,7 @@ describe("run ids and shards", () => {
     const before = await facts();
     const unknown = newRun(app).runId;
     expect(await shard.view(unknown)).toBeNull();
-    expect(await shard.cancel(unknown)).toBeNull();
+    expect(await shard.cancel(unknown, APP_ID)).toBeNull();
     expect(await shard.report(unknown, { status: "success", result: 1 })).toBeNull();
     expect(await facts()).toEqual(before);
   });

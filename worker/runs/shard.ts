@@ -168,10 +168,12 @@ export class RunShard extends DurableObject<Env> {
     return row ? runView(row) : null;
   }
 
-  /** Cancels a queued or running async run; 409 once it has ended. */
-  async cancel(runId: string): Promise<RunView | Refusal | null> {
+  /** Cancels a queued or running async run of the app `appId`; 409 once it has ended. */
+  async cancel(runId: string, appId: string): Promise<RunView | Refusal | null> {
     const row = this.#store.get(runId);
     if (!row) return null;
+    const other = this.#ofEarlierApp(row, appId, "cancelled");
+    if (other) return other;
     if (!row.async) return refusal(409, "only async runs can be cancelled");
     if (isEnded(row.status)) return refusal(409, `run '${runId}' has already ended: ${row.status}`);
     this.#runs.end(row, { status: "cancelled" }, false);
@@ -186,8 +188,11 @@ export class RunShard extends DurableObject<Env> {
     return runView(this.#store.get(runId) as RunRow);
   }
 
-  /** Sends an ended run's webhook again (redelivery.ts): its view, or why not. */
-  async redeliver(runId: string, to: Redelivery): Promise<RunView | Refusal | null> {
+  /** Sends an ended run's webhook of the app `appId` again (redelivery.ts): its view, or why not. */
+  async redeliver(runId: string, to: Redelivery, appId: string): Promise<RunView | Refusal | null> {
+    const row = this.#store.get(runId);
+    const other = row && this.#ofEarlierApp(row, appId, "sent its webhook again");
+    if (other) return other;
     const refused = await reopenDelivery(this.#store, this.env, runId, to);
     if (refused !== undefined) return refused;
     void this.#runs.deliver(runId);
@@ -216,5 +221,19 @@ export class RunShard extends DurableObject<Env> {
   /** Every deadline of every run here: expiry, watchdog, delivery attempts, removal. */
   override async alarm(): Promise<void> {
     this.#runs.alarmFired();
+  }
+
+  /**
+   * A run accepted for an app deleted since, whose name was deployed again: it belongs to the
+   * app it was accepted for (docs/api.md), so it can be read under the name, not changed by the
+   * new app's callers. (A row from before the run store kept app ids has none: the name's.)
+   */
+  #ofEarlierApp(row: RunRow, appId: string, verb: string): Refusal | undefined {
+    const accepted = this.#store.appIdOf(row.id);
+    if (!accepted || accepted === appId) return undefined;
+    return refusal(
+      409,
+      `run '${row.id}' belongs to an earlier app '${row.app}', deleted since: the app deployed under its name since is another, so the run can be read but not ${verb}`,
+    );
   }
 }

@@ -71,6 +71,13 @@ export class RunStore {
     return this.sql.exec<RunRow>(`SELECT ${COLUMNS} FROM runs WHERE id = ?`, id).toArray()[0];
   }
 
+  /** The app a run was accepted for (null: before runs kept it; undefined: no such run). */
+  appIdOf(id: string): string | null | undefined {
+    return this.sql
+      .exec<{ app_id: string | null }>("SELECT app_id FROM runs WHERE id = ?", id)
+      .toArray()[0]?.app_id;
+  }
+
   /** A new async run, queued until `limits.queueTimeout` seconds from its creation. */
   insertQueued(
     run: {

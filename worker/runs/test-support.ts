@@ -17,6 +17,8 @@ export const HOOKS = "https://hooks.test";
 /** The Worker's origin, as the run route passes it: the host's callbacks go there. */
 export const ORIGIN = "https://api.test";
 /** Roomy limits: capacity 4 (a window of 2 hand-overs per shard), 10 minutes in the queue. */
+/** The deployed app a test's cancel or redelivery comes from (its runs were accepted with none). */
+export const APP_ID = "app_tests";
 export const LIMITS: AppLimits = { capacity: 4, queueTimeout: 600 };
 
 export type Shard = DurableObjectStub<RunShard>;

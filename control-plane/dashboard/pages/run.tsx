@@ -3,7 +3,8 @@
  * each webhook delivery and its attempts — and, while a queued or running async run, a Cancel
  * button; once it has ended, a Resend button for its webhook (run-deliveries.tsx). The facts
  * come from the run API (the run's own record), the logs from the management API. A run whose
- * app was deleted is shown without either button: the run API refuses both with the app's 404.
+ * app was deleted is shown without either button: the run API refuses both with the app's 404
+ * (or, once an app of the name was deployed again, with a 409: that app is another).
  */
 import type { Hono } from "hono";
 import type { Child } from "hono/jsx";
@@ -108,10 +109,12 @@ async function runPage(c: DashCtx) {
   const [record, logs, deployed] = await Promise.all([
     api.runs<RunRecord>("GET", `/v4/${session.projectId}/${item.app}/runs/${runId}`),
     api.project<RunLogs>("GET", `/runs/${runId}/logs`),
-    api.project("GET", `/apps/${encodeURIComponent(item.app)}`),
+    api.project<{ createdAt: string }>("GET", `/apps/${encodeURIComponent(item.app)}`),
   ]);
-  // The run API still shows a deleted app's runs, but cancels and redelivers none of them.
-  const appGone = !deployed.ok && deployed.status === 404;
+  // The run API still shows a deleted app's runs, but cancels and redelivers none of them; an app
+  // of the name made after the run is another app (the run API refuses its callers too).
+  const replaced = deployed.ok && Date.parse(deployed.data.createdAt) > Date.parse(item.createdAt);
+  const appGone = (!deployed.ok && deployed.status === 404) || replaced;
   const run: RunRecord = record.ok
     ? record.data
     : {
@@ -132,7 +135,11 @@ async function runPage(c: DashCtx) {
         <Notice kind="warn">{`The run's own record could not be read: ${record.message}`}</Notice>
       )}
       {appGone ? (
-        <Notice kind="info">{`App ${item.app} was deleted: its runs are kept, but none can be cancelled or have its webhook sent again.`}</Notice>
+        <Notice kind="info">
+          {replaced
+            ? `The app ${item.app} that this run was made for was deleted; the app deployed under its name since is another. The run is kept, but it cannot be cancelled or have its webhook sent again.`
+            : `App ${item.app} was deleted: its runs are kept, but none can be cancelled or have its webhook sent again.`}
+        </Notice>
       ) : null}
       <div id="run-live" data-refresh={refresh ? "2000" : undefined}>
         <Definition
