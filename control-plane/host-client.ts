@@ -37,7 +37,7 @@ export interface RuntimeHosts {
    */
   remove(input: { project: string; app: string; appId?: string }): Promise<void>;
   /** What a run of `project` wrote, from the host that keeps it; undefined if none does. */
-  runLogs(input: { project: string; runId: string }): Promise<RunLogs | undefined>;
+  runLogs(input: { project: string; runId: string; after?: number }): Promise<RunLogs | undefined>;
   /** The app's replicas now over all hosts; undefined if no host could be asked. */
   replicas(input: { project: string; app: string }): Promise<ReplicaCounts | undefined>;
   /** Everything the app's replicas wrote, on every host that answers; the newest first. */
@@ -121,11 +121,11 @@ export function httpRuntimeHosts(
         }),
       );
     },
-    async runLogs({ project, runId }) {
+    async runLogs({ project, runId, after }) {
       let failure: string | undefined;
       /** One host's logs of the run; undefined if it has none (its failure noted). */
       const ask = async (base: string): Promise<RunLogs | undefined> => {
-        const res = await send(base, "GET", hostPath.runLogs(runId, project), 10_000);
+        const res = await send(base, "GET", hostPath.runLogs(runId, project, after), 10_000);
         if (!res) {
           failure = "a runtime host is not reachable";
           return undefined;

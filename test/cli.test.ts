@@ -384,6 +384,62 @@ export async function run(input, ctx) {
     expect(bad.stderr).toMatch(/^runlet logs: give one run id/);
   });
 
+  it("follows a run's lines with runlet logs --follow until the run ends, each line once, an unfinished one once it ends", async () => {
+    const dir = join(home, "ticker");
+    await mkdir(dir);
+    await writeFile(join(dir, "runlet.toml"), 'name = "ticker"\nruntime = "managed"\n');
+    await writeFile(
+      join(dir, "main.mjs"),
+      `const pause = (ms) => new Promise((r) => setTimeout(r, ms));
+export async function run(input, ctx) {
+  console.log("first");
+  process.stdout.write("part");
+  await pause(1500);
+  process.stdout.write("ial\\n");
+  console.error("second");
+  // Until cancelled (at most 60 s).
+  await new Promise((r) => { ctx.signal.addEventListener("abort", r); setTimeout(r, 60_000); });
+  return "done";
+}`,
+    );
+    expect((await cli(["deploy", dir], runlet.env)).code).toBe(0);
+    const ran = await cli(["run", "ticker", "--async", "--json"], runlet.env);
+    expect(ran.code).toBe(0);
+    const runId = JSON.parse(ran.stdout).run_id as string;
+    const following = cli(["logs", runId, "--follow"], runlet.env);
+    // The run wrote its last line and is still running: then cancelled, which ends the follow.
+    const logsUrl = `${runlet.local.baseUrl}/v2/projects/${runlet.local.projectId}/runs/${runId}/logs`;
+    const headers = { authorization: `Bearer ${runlet.local.token}` };
+    let written = "";
+    for (let i = 0; i < 200 && !written.includes('"second"'); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      written = await (await fetch(logsUrl, { headers })).text();
+    }
+    expect(written).toContain('"second"');
+    expect((await cli(["cancel", runId], runlet.env)).code).toBe(0);
+    const followed = await following;
+    expect(followed.code).toBe(0);
+    const lines = followed.stdout
+      .trimEnd()
+      .split("\n")
+      .map((l) => l.split("  ").slice(1).join(" "));
+    expect(lines).toEqual(["stdout first", "stdout partial", "stderr second"]);
+    expect(followed.stderr).toContain(`(${runId} ended: cancelled)`);
+
+    // Past a line number: only what came after it. Not a number: 400.
+    const after = await json(await fetch(`${logsUrl}?after=2`, { headers }));
+    expect(after.lines.map((l: { text: string }) => l.text)).toEqual(["second"]);
+    expect(after.lines[0].seq).toBe(3);
+    const bad = await fetch(`${logsUrl}?after=two`, { headers });
+    expect(bad.status).toBe(400);
+    expect((await json(bad)).message).toMatch(/after/);
+    const both = await cli(["logs", "--app", "ticker", "--follow"], runlet.env);
+    expect([both.code, both.stderr]).toEqual([
+      1,
+      expect.stringMatching(/--follow follows one run/),
+    ]);
+  });
+
   it("lists the local runtime host, registered with the local host token; makes a host token once", async () => {
     const listed = await cli(["hosts", "--json"], runlet.env);
     expect(listed.code).toBe(0);

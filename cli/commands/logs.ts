@@ -1,13 +1,19 @@
 import type { AppOutput, RunLogs } from "../../common/protocol/host.ts";
 import { CliError, type Command } from "../command.ts";
 import { callProject, loadConfig } from "../config.ts";
+import { formatLine } from "./log-lines.ts";
+import { followRunLogs } from "./logs-follow.ts";
 
-const USAGE = `Usage: runlet logs <run_id> [--json]
+const USAGE = `Usage: runlet logs <run_id> [--follow] [--json]
        runlet logs --app <name> [--json]
 
 What a run wrote while it ran (ctx.log, console.*, process.stdout and process.stderr), one line
 each: time, stream (stdout or stderr; stderr lines in red on a terminal) and text. --json
-prints the API's answer, {runId, lines: [{time, stream, text}], truncated}.
+prints the API's answer, {runId, lines: [{time, stream, text, seq}], truncated}.
+
+--follow (-f): the run's lines as it writes them, read again every second until it ends (a
+queued run is waited for); then a note on stderr says how it ended. With --json, one line of
+output per line of the run: {time, stream, text, seq}. Ctrl-C stops following, not the run.
 
 Run ids are in the output of \`runlet run\` and \`runlet runs\`. The runtime host keeps the newest
 64 KiB of each of its latest runs, in memory; custom-runtime apps' output is not split by run.
@@ -18,33 +24,27 @@ first: those running now and the last few that ended (a crash's last words). Eac
 newest 256 KiB, in memory on its runtime host. --json prints the API's answer,
 {replicas: [{host, pid, version, state, startedAt, endedAt, dropped, lines}], unreachable}.`;
 
-/** Control characters of the app's output, shown escaped: they could drive the terminal. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point.
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
-
-const escapeControl = (text: string) =>
-  text.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
-
-/** One line for the terminal: `time stream text`; stderr in red if `color`. */
-export function formatLine(line: RunLogs["lines"][number], color = false): string {
-  const text = `${line.time}  ${line.stream}  ${escapeControl(line.text)}`;
-  return color && line.stream === "stderr" ? `\x1b[31m${text}\x1b[39m` : text;
-}
-
 export const logs: Command = {
   name: "logs",
   summary: "show what a run wrote (its stdout and stderr)",
   usage: USAGE,
-  options: { app: { type: "string" } },
+  options: { app: { type: "string" }, follow: { type: "boolean", short: "f" } },
   async run({ values, positionals }) {
     if (typeof values.app === "string") {
       if (positionals.length > 0)
         throw new CliError(`give a run id or --app, not both\n\n${USAGE}`);
+      if (values.follow === true)
+        throw new CliError(
+          `--follow follows one run (runlet logs <run_id> --follow); --app shows what the app's replicas wrote so far`,
+        );
       return appOutput(values.app, values.json === true);
     }
     const [runId, ...extra] = positionals;
     if (!runId || extra.length > 0) throw new CliError(`give one run id\n\n${USAGE}`);
     const config = await loadConfig();
+    const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
+    if (values.follow === true)
+      return followRunLogs(config, runId, { json: values.json === true, color });
     const answer = await callProject<RunLogs>(
       config,
       "GET",
@@ -57,7 +57,6 @@ export const logs: Command = {
     }
     if (answer.truncated)
       console.error("(older lines were dropped: a run keeps its newest 64 KiB)");
-    const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
     for (const line of answer.lines) console.log(formatLine(line, color));
     if (answer.lines.length === 0) console.error(`Run ${runId} wrote nothing.`);
     return 0;

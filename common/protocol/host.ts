@@ -92,6 +92,11 @@ export const runLogsSchema = z.object({
       stream: z.enum(["stdout", "stderr"]),
       /** The line without its newline. */
       text: z.string(),
+      /**
+       * A whole line's number in all the run wrote, from 1 (dropped lines counted); none on an
+       * unfinished last line, which comes again once it ends. `?after=N` asks for those past N.
+       */
+      seq: z.optional(z.number()),
     }),
   ),
   /** Older lines (or the start of a very long line) were dropped to stay within the limit. */

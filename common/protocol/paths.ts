@@ -26,9 +26,9 @@ export const hostPath = {
     `/internal/async-http/${project}/${app}${pathAndQuery}`,
   /** GET: a run's state (`HostRun`); DELETE: cancel it. */
   run: (runId: string) => `/internal/runs/${name(runId)}`,
-  /** GET: what the run wrote (`RunLogs`), if it is `project`'s. */
-  runLogs: (runId: string, project: string) =>
-    `/internal/runs/${name(runId)}/logs?${new URLSearchParams({ project })}`,
+  /** GET: what the run wrote (`RunLogs`), if it is `project`'s; whole lines past `after` only. */
+  runLogs: (runId: string, project: string, after = 0) =>
+    `/internal/runs/${name(runId)}/logs?${new URLSearchParams({ project, ...(after > 0 ? { after: String(after) } : {}) })}`,
   /** GET: everything the app's replicas wrote, as a container log (`ReplicaOutput`). */
   output: (project: string, app: string) => `/internal/apps/${project}/${app}/output`,
   /** GET: every app's replicas and queue (`HostMetrics`). */

@@ -26,7 +26,16 @@ export const getRunLogsRoute = createRoute({
   summary: "What a run wrote while it ran, line by line (members and owners).",
   security: bearerAuth,
   middleware: [access({ role: "member" })] as const,
-  request: { params: runLogsParams },
+  request: {
+    params: runLogsParams,
+    query: z.object({
+      after: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().openapi({
+        description:
+          "Only the whole lines whose `seq` is past this one (and an unfinished last line): what a reader polling the log has not had yet.",
+        example: 42,
+      }),
+    }),
+  },
   responses: {
     200: {
       description: "The run's lines, oldest first.",
@@ -63,11 +72,12 @@ export function registerGetRunLogs(app: OpenAPIHono<AppEnv>) {
     const { db, hosts } = c.var.deps;
     const { projectId } = c.var.access;
     const { runId } = c.req.valid("param");
+    const { after } = c.req.valid("query");
     const run = await findRun(db, projectId, runId);
     if (!run) {
       throw new ApiError("not_found", `run '${runId}' not found in project '${projectId}'`);
     }
-    const logs = await hosts.runLogs({ project: projectId, runId });
+    const logs = await hosts.runLogs({ project: projectId, runId, after });
     if (!logs) throw new ApiError("not_found", `no logs of run '${runId}': ${whyNoLogs(run)}`);
     return c.json(logs, 200);
   });

@@ -10,6 +10,10 @@ export const runLogLineSchema = z
     time: z.string().openapi({ format: "date-time", description: "When the line was written." }),
     stream: z.enum(["stdout", "stderr"]),
     text: z.string().openapi({ description: "The line, without its newline." }),
+    seq: z.number().int().optional().openapi({
+      description:
+        "The line's number in all the run wrote, from 1 (dropped lines counted); none on an unfinished last line (no newline yet), which comes again, whole, once it ends.",
+    }),
   })
   .openapi("RunLogLine");
 

@@ -28,6 +28,22 @@ describe("RunLogStore", () => {
     expect(texts(store, "run_1")?.slice(-2)).toEqual(["stdout:third", "stdout:fourth"]);
   });
 
+  it("numbers whole lines from 1, dropped ones counted, and gives those after a number (a follower's next poll)", () => {
+    const store = new RunLogStore({ bytesPerRun: 12, runs: 10 });
+    store.open("run_1", OWNER);
+    for (const piece of ["one\n", "two\n", "three\n", "fou"]) store.write("run_1", "stdout", piece);
+    const seqs = (after?: number) =>
+      store.get("run_1", after)?.lines.map((l) => `${l.seq ?? "-"}:${l.text}`);
+    // 12 bytes hold "two\nthree\n" (newlines count): "one" was dropped, still line 1.
+    expect(seqs()).toEqual(["2:two", "3:three", "-:fou"]);
+    expect(seqs(2)).toEqual(["3:three", "-:fou"]);
+    expect(seqs(3)).toEqual(["-:fou"]);
+    // Past what was dropped: from the oldest kept.
+    expect(seqs(0)).toEqual(seqs());
+    store.write("run_1", "stdout", "r\n");
+    expect(seqs(3)).toEqual(["4:four"]);
+  });
+
   it("keeps at most linesPerRun lines of a run, the newest: empty lines cost memory, not bytes", () => {
     const store = new RunLogStore({ bytesPerRun: 64 * 1024, runs: 10 }); // the host's lines bound
     store.open("run_1", OWNER);

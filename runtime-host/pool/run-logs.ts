@@ -31,6 +31,8 @@ interface Line {
 
 interface Entry extends RunOwner {
   lines: Line[];
+  /** Whole lines ever kept, those dropped since included: the newest one's `seq`. */
+  total: number;
   /** Bytes held in `lines`, newlines included. */
   bytes: number;
   truncated: boolean;
@@ -64,6 +66,7 @@ export class RunLogStore {
     this.#runs.set(runId, {
       ...owner,
       lines: [],
+      total: 0,
       bytes: 0,
       truncated: false,
       partial: { stdout: undefined, stderr: undefined },
@@ -115,26 +118,36 @@ export class RunLogStore {
     this.#flushStream(entry, "stderr");
   }
 
-  /** The run's log, unfinished lines included; undefined if none is kept. */
-  get(runId: string): (RunLogs & RunOwner) | undefined {
+  /**
+   * The run's log, unfinished lines included; undefined if none is kept. Each whole line has its
+   * `seq`, its number in all the run wrote (1 for the first, dropped ones counted), so a reader
+   * that polls asks for those `after` the last it had; an unfinished line has none (it comes
+   * again, longer, once it ends), and comes every time.
+   */
+  get(runId: string, after = 0): (RunLogs & RunOwner) | undefined {
     const entry = this.#runs.get(runId);
     if (!entry) return undefined;
-    const lines = [...entry.lines];
+    const first = entry.total - entry.lines.length + 1;
+    const whole = entry.lines.slice(Math.max(0, after - first + 1)).map((line, i, kept) => ({
+      ...line,
+      seq: entry.total - kept.length + i + 1,
+    }));
     const partials = (["stdout", "stderr"] as const)
       .flatMap((stream) => {
         const partial = entry.partial[stream];
         return partial ? [{ ...partial, stream }] : [];
       })
       .sort((a, b) => a.at - b.at);
-    lines.push(...partials);
+    const lines: Array<Line & { seq?: number }> = [...whole, ...partials];
     return {
       runId,
       project: entry.project,
       app: entry.app,
-      lines: lines.map(({ at, stream, text }) => ({
+      lines: lines.map(({ at, stream, text, seq }) => ({
         time: new Date(at).toISOString(),
         stream,
         text,
+        ...(seq === undefined ? {} : { seq }),
       })),
       truncated: entry.truncated,
     };
@@ -158,6 +171,7 @@ export class RunLogStore {
       entry.truncated = true;
     }
     entry.lines.push({ ...line, text });
+    entry.total++;
     entry.bytes += lineBytes(text);
     const most = this.limits.linesPerRun ?? RUN_LOG_LIMITS.linesPerRun;
     while (entry.bytes > cap || entry.lines.length > most) {

@@ -71,14 +71,22 @@ describe("GET /internal/runs/{runId}/logs", () => {
       expect(body).toEqual({
         runId,
         lines: [
-          { time: expect.any(String), stream: "stdout", text: `hello from ${runId}` },
-          { time: expect.any(String), stream: "stderr", text: `a warning for caller ${i}` },
+          { time: expect.any(String), stream: "stdout", text: `hello from ${runId}`, seq: 1 },
+          { time: expect.any(String), stream: "stderr", text: `a warning for caller ${i}`, seq: 2 },
         ],
         truncated: false,
       });
       expect(Date.parse(body.lines[0]?.time ?? "")).toBeGreaterThan(Date.now() - 60_000);
     }
     expect((await logsOf(ids[0] ?? "", TOKEN, "?project=prj_logs")).status).toBe(200);
+    const past = await logsOf(ids[0] ?? "", TOKEN, "?project=prj_logs&after=1");
+    expect(((await past.json()) as { lines: { seq: number }[] }).lines).toEqual([
+      expect.objectContaining({ seq: 2, stream: "stderr" }),
+    ]);
+    const notANumber = await logsOf(ids[0] ?? "", TOKEN, "?after=-1");
+    expect([notANumber.status, ((await notANumber.json()) as { message: string }).message]).toEqual(
+      [400, "after must be a line number (a whole number), not '-1'"],
+    );
     // Asked for as another project's run, it does not exist.
     const other = await logsOf(ids[0] ?? "", TOKEN, "?project=prj_other");
     expect(other.status).toBe(404);

@@ -1,6 +1,6 @@
 /**
- * `GET /internal/runs/{runId}/logs[?project=P]`: what a run of a managed app wrote while it ran,
- * `{runId, lines: [{time, stream, text}], truncated}`. With `project`, a run of another project
+ * `GET /internal/runs/{runId}/logs[?project=P][&after=N]`: what a run of a managed app wrote while
+ * it ran, `{runId, lines: [{time, stream, text, seq}], truncated}` (whole lines past `after` only). With `project`, a run of another project
  * is as unknown as a run never seen (the control plane passes the project it checked).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -17,8 +17,12 @@ export async function getRunLogs(
   store: RunLogStore = hostRunLogs,
 ): Promise<void> {
   const runId = params[0] ?? "";
-  const project = new URL(req.url ?? "/", "http://host").searchParams.get("project");
-  const kept = store.get(runId);
+  const query = new URL(req.url ?? "/", "http://host").searchParams;
+  const project = query.get("project");
+  const after = query.get("after") ?? "0";
+  if (!/^\d{1,15}$/.test(after))
+    throw new HttpError(400, `after must be a line number (a whole number), not '${after}'`);
+  const kept = store.get(runId, Number(after));
   if (!kept || (project !== null && kept.project !== project)) {
     throw new HttpError(
       404,

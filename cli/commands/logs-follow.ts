@@ -1,0 +1,83 @@
+/**
+ * `runlet logs <run_id> --follow`: a run's lines as it writes them, until it ends. Polls the
+ * management API once a second for the whole lines past the last one printed (`?after=`, by
+ * their `seq`), and the runs index for the run's state; a run still queued, or started but
+ * not yet writing, is waited for. After its end one last read prints what it wrote last (its
+ * unfinished line ended with it), and a note on stderr says how it ended.
+ */
+import type { RunLogs } from "../../common/protocol/host.ts";
+import { isEnded } from "../../common/protocol/runs.ts";
+import { CliError } from "../command.ts";
+import { type CliConfig, callProject } from "../config.ts";
+import { formatLine } from "./log-lines.ts";
+
+/** How often the log and the run's state are read again. */
+export const FOLLOW_POLL_MS = 1_000;
+
+interface IndexedRun {
+  app: string;
+  function: string;
+  status: string;
+  error?: { message: string };
+}
+
+/** Whole lines only: an unfinished last line comes again, longer, once it ends. */
+type Line = RunLogs["lines"][number];
+
+export async function followRunLogs(
+  config: CliConfig,
+  runId: string,
+  options: { json: boolean; color: boolean; pollMs?: number },
+): Promise<number> {
+  const path = `/runs/${encodeURIComponent(runId)}`;
+  const what = `following the logs of ${runId}`;
+  let after = 0;
+  let waiting: string | undefined;
+  const print = (line: Line) => {
+    if (options.json) console.log(JSON.stringify(line));
+    else console.log(formatLine(line, options.color));
+  };
+  for (;;) {
+    // The state first: lines read after it include all it wrote up to that state.
+    const run = await callProject<IndexedRun>(config, "GET", path, what);
+    const ended = isEnded(run.status);
+    let logs: RunLogs | undefined;
+    try {
+      logs = await callProject<RunLogs>(config, "GET", `${path}/logs?after=${after}`, what);
+    } catch (err) {
+      // No logs (yet): a queued run has none, nor a run whose host has not opened them. Any
+      // other refusal, or none of an ended run, is the command's answer.
+      const noLogs = err instanceof CliError && err.answer?.status === 404;
+      if (!noLogs || ended || !mayWrite(run)) throw err;
+      const why = run.status === "queued" ? "it is queued" : "it has written nothing yet";
+      if (waiting !== why) console.error(`(waiting for ${runId}: ${why})`);
+      waiting = why;
+    }
+    if (logs) {
+      if (logs.truncated && after === 0)
+        console.error("(older lines were dropped: a run keeps its newest 64 KiB)");
+      for (const line of logs.lines) {
+        if (line.seq !== undefined) {
+          // The host keeps a run's newest 64 KiB: lines written faster than a poll can be gone.
+          if (after > 0 && line.seq > after + 1)
+            console.error(
+              `(${line.seq - after - 1} lines were dropped: a run keeps its newest 64 KiB)`,
+            );
+          print(line);
+          after = line.seq;
+        } else if (ended) print(line);
+      }
+    }
+    if (ended) {
+      const error = run.error ? `: ${run.error.message}` : "";
+      console.error(`(${runId} ended: ${run.status}${error})`);
+      return 0;
+    }
+    await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? FOLLOW_POLL_MS));
+  }
+}
+
+/** A run whose lines may still come: not a custom app's request, whose output is its replica's. */
+function mayWrite(run: IndexedRun): boolean {
+  return !/^[A-Z]+ \//.test(run.function);
+}
