@@ -5,6 +5,7 @@
  * not yet writing, is waited for. After its end one last read prints what it wrote last (its
  * unfinished line ended with it), and a note on stderr says how it ended.
  */
+import { timeOfId } from "../../common/ids.ts";
 import type { RunLogs } from "../../common/protocol/host.ts";
 import { isEnded } from "../../common/protocol/runs.ts";
 import { CliError } from "../command.ts";
@@ -13,6 +14,9 @@ import { formatLine } from "./log-lines.ts";
 
 /** How often the log and the run's state are read again. */
 export const FOLLOW_POLL_MS = 1_000;
+
+/** How long after its acceptance a run may still be missing from the runs index (batched). */
+const INDEX_LAG_MS = 10_000;
 
 interface IndexedRun {
   app: string;
@@ -39,7 +43,13 @@ export async function followRunLogs(
   };
   for (;;) {
     // The state first: lines read after it include all it wrote up to that state.
-    const run = await callProject<IndexedRun>(config, "GET", path, what);
+    const run = await stateOf(config, path, what, runId);
+    if (!run) {
+      if (waiting === undefined) console.error(`(waiting for ${runId}: it was just accepted)`);
+      waiting = "index";
+      await pause(options.pollMs);
+      continue;
+    }
     const ended = isEnded(run.status);
     let logs: RunLogs | undefined;
     try {
@@ -73,7 +83,24 @@ export async function followRunLogs(
       console.error(`(${runId} ended: ${run.status}${error})`);
       return 0;
     }
-    await new Promise((resolve) => setTimeout(resolve, options.pollMs ?? FOLLOW_POLL_MS));
+    await pause(options.pollMs);
+  }
+}
+
+const pause = (ms = FOLLOW_POLL_MS) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The run as the runs index has it; undefined for a run accepted a moment ago that it does not
+ * have yet (the Worker reports runs in batches), which `runlet run --async && runlet logs -f` asks.
+ */
+async function stateOf(config: CliConfig, path: string, what: string, runId: string) {
+  try {
+    return await callProject<IndexedRun>(config, "GET", path, what);
+  } catch (err) {
+    const made = timeOfId(runId);
+    const recent = made !== undefined && Date.now() - made < INDEX_LAG_MS;
+    if (err instanceof CliError && err.answer?.status === 404 && recent) return undefined;
+    throw err;
   }
 }
 

@@ -1,0 +1,84 @@
+// `runlet logs <run_id> --follow` against a management API on loopback that plays a run's life:
+// not yet in the runs index, queued, running with an unfinished line, lines dropped between two
+// reads, ended. What a user sees: each line once, in order, and the notes on stderr.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, afterEach, beforeAll, expect, it, vi } from "vitest";
+import { newId } from "../../common/ids.ts";
+import { followRunLogs } from "./logs-follow.ts";
+
+const runId = newId("run");
+const time = "2026-11-26T10:00:00.000Z";
+const line = (text: string, seq?: number) => ({
+  time,
+  stream: "stdout",
+  text,
+  ...(seq ? { seq } : {}),
+});
+
+/** Each read of the run's state moves it one step; the logs answer for the step it is at. */
+const steps: Array<{ status?: string; lines?: ReturnType<typeof line>[] }> = [
+  {}, // not in the runs index yet
+  { status: "queued" },
+  { status: "running", lines: [line("one", 1), line("tw")] },
+  { status: "running", lines: [line("one", 1), line("two", 2), line("thr")] },
+  // Lines 3 to 5 were dropped (the 64 KiB bound) before this read.
+  { status: "running", lines: [line("six", 6)] },
+  { status: "success", lines: [line("six", 6), line("seven", 7)] },
+];
+let step = -1;
+const afters: string[] = [];
+let server: Server;
+let baseUrl: string;
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://x");
+    const send = (status: number, body: unknown) => {
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(JSON.stringify(body));
+    };
+    const now = steps[Math.max(0, step)] ?? {};
+    if (url.pathname.endsWith("/logs")) {
+      afters.push(url.searchParams.get("after") ?? "");
+      if (!now.lines) return send(404, { message: "no logs yet" });
+      const after = Number(url.searchParams.get("after"));
+      return send(200, {
+        runId,
+        lines: now.lines.filter((l) => l.seq === undefined || l.seq > after),
+        truncated: false,
+      });
+    }
+    step++;
+    const state = steps[step] ?? {};
+    if (!state.status) return send(404, { message: `run '${runId}' not found` });
+    return send(200, { id: runId, app: "a", function: "run", status: state.status });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(() => new Promise((resolve) => server.close(resolve)));
+afterEach(() => vi.restoreAllMocks());
+
+it("waits for a run just accepted and queued, prints each whole line once, says what was dropped and how it ended", async () => {
+  const out = vi.spyOn(console, "log").mockImplementation(() => {});
+  const err = vi.spyOn(console, "error").mockImplementation(() => {});
+  const config = { baseUrl, apiUrl: baseUrl, projectId: "prj_1", token: "t" };
+  const code = await followRunLogs(config, runId, { json: false, color: false, pollMs: 1 });
+  expect(code).toBe(0);
+  expect(out.mock.calls.map((c) => String(c[0]).split("  ")[2])).toEqual([
+    "one",
+    "two",
+    "six",
+    "seven",
+  ]);
+  expect(err.mock.calls.map((c) => c[0])).toEqual([
+    `(waiting for ${runId}: it was just accepted)`,
+    `(waiting for ${runId}: it is queued)`,
+    "(3 lines were dropped: a run keeps its newest 64 KiB)",
+    `(${runId} ended: success)`,
+  ]);
+  // Each read asked for the lines past the last one printed.
+  expect(afters).toEqual(["0", "0", "1", "2", "6"]);
+});
