@@ -338,6 +338,29 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     expect(other.stderr).toMatch(/\(422\): this Idempotency-Key was used with a different request/);
   });
 
+  it("takes a run's input from a file (--data @FILE) or standard input (--data -)", async () => {
+    expect((await cli(["deploy", "examples/hello"], runlet.env)).code).toBe(0);
+    // Past the 128 KiB one argument may hold: such an input could not be given at all.
+    const name = "a".repeat(300_000);
+    const file = join(home, "input.json");
+    await writeFile(file, JSON.stringify({ name }));
+    const greeting = `Hello, ${name}!`;
+    const fromFile = await cli(["run", "hello", "--data", `@${file}`, "--json"], runlet.env);
+    expect(fromFile.code).toBe(0);
+    expect(JSON.parse(fromFile.stdout).result.greeting).toBe(greeting);
+    const piped = ["run", "hello", "--data", "-", "--json"];
+    const fromStdin = await cli(piped, runlet.env, JSON.stringify({ name }));
+    expect(fromStdin.code).toBe(0);
+    expect(JSON.parse(fromStdin.stdout).result.greeting).toBe(greeting);
+
+    const missing = await cli(["run", "hello", "--data", "@no-such.json"], runlet.env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("--data @no-such.json: cannot read no-such.json: ENOENT");
+    const broken = await cli(["run", "hello", "--data", "-"], runlet.env, '{"name": ');
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toContain("--data -: standard input is not valid JSON");
+  });
+
   it("shows what a run wrote with runlet logs", async () => {
     const dir = join(home, "logger");
     await mkdir(dir);

@@ -1,5 +1,6 @@
 import { CliError, type Command, takesOnly } from "../command.ts";
 import { callProject, loadConfig, printTable } from "../config.ts";
+import { readStdin } from "../stdin.ts";
 
 const USAGE = `Usage: runlet secrets set <NAME> [VALUE | -] [--json]
        runlet secrets get <NAME> [--json]
@@ -18,14 +19,9 @@ Project secrets, encrypted at rest (project owners only; every read and write is
 
 NAME: letters, digits and underscores, not starting with a digit.`;
 
-async function readStdin(): Promise<string> {
-  if (process.stdin.isTTY) console.error("Type the value, then Ctrl-D:");
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  // One trailing newline is the terminal's, not the value's.
-  return Buffer.concat(chunks)
-    .toString("utf8")
-    .replace(/\r?\n$/, "");
+/** The value piped in: one trailing newline is the terminal's, not the value's. */
+async function readValue(): Promise<string> {
+  return (await readStdin("the value")).replace(/\r?\n$/, "");
 }
 
 interface SecretInfo {
@@ -72,7 +68,7 @@ export const secrets: Command = {
     const path = `/secrets/${encodeURIComponent(name)}`;
     if (action === "set") {
       const piped = given === undefined || given === "-";
-      const value = piped ? await readStdin() : given;
+      const value = piped ? await readValue() : given;
       // Nothing came (an empty file, a variable that was not set): no value was meant to be "".
       if (piped && value === "")
         throw new CliError(`no value on standard input for ${name}: nothing was stored`);
