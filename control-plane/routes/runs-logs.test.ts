@@ -147,7 +147,9 @@ describe("GET /v2/projects/{id}/runs/{runId}/logs", () => {
     );
     const request = await runOf(f.projectId, { logs: false, fn: "GET /items" });
     const custom = await f.call("GET", logsPath(f.projectId, request));
-    expect(((await custom.json()) as Body).message).toMatch(/a custom app's request writes to/);
+    expect(((await custom.json()) as Body).message).toBe(
+      `no logs of run '${request}': a custom app's request writes to its replica's output, not to a run's log: it is in \`runlet logs --app hello\``,
+    );
   });
 
   it("answers 400 for what is not a run id, 403 to outsiders, 401 without a token, 404 for no project", async () => {

@@ -56,8 +56,10 @@ function whyNoLogs(run: typeof runs.$inferSelect): string {
   if (run.status === "queued") return "it has not started yet (queued)";
   if (run.host === null && run.runTimeMs === null && run.finishedAt !== null)
     return `it ended (${run.status}) without running on a runtime host`;
+  // Where its output is, as for a failure without a run time below: the message alone named no
+  // way to it, in the CLI or on the dashboard's run page.
   if (/^[A-Z]+ \//.test(run.fn))
-    return "a custom app's request writes to its replica's output, not to a run's log";
+    return `a custom app's request writes to its replica's output, not to a run's log: it is in \`runlet logs --app ${run.app}\``;
   if (run.status === "failure" && run.runTimeMs === null) {
     // Its app failed to start, was deleted, or its host lost it: the output is the replica's
     // (a crash at import is there), not the run's.
