@@ -58,6 +58,10 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
   const missing = Object.entries(config)
     .filter(([, v]) => !v)
     .map(([k]) => k);
+  // The project alone is missing, with a token from the environment that should have named it.
+  const fromEnv = env[ENV.token];
+  if (missing.length === 1 && missing[0] === "projectId" && fromEnv)
+    throw new CliError(`no Runlet credentials (projectId): ${namesNoProject(fromEnv)}`);
   if (missing.length) {
     // One that is there but unread (cut short, hand-edited) is not said to be missing.
     const file = homePaths(home).localJson;
@@ -80,6 +84,17 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
     }
   }
   return config as CliConfig;
+}
+
+/**
+ * Why RUNLET_TOKEN gave no project, and what to do. A value that is no token at all (a CI
+ * secret mistyped or unset upstream) was told only that credentials were missing, with a list
+ * of variables the job had all set.
+ */
+function namesNoProject(token: string): string {
+  if (token.split(".").length !== 3)
+    return `${ENV.token} is not a Runlet token (a JWT: three parts joined by dots), so it names no project: check what sets it (a CI secret's name, say)`;
+  return `${ENV.token} names no project: it is a user's token, not a service account's. Set ${ENV.project} to the id of the project to work in (prj_…), or use a service account's token, which names its own`;
 }
 
 /**
