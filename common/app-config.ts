@@ -123,6 +123,21 @@ export const bundleFileSchema = z.strictObject({
 
 export type BundleFile = z.infer<typeof bundleFileSchema>;
 
+/**
+ * A TOML parser's error in one line, with where it is: the parser's first line alone (its other
+ * lines are a code frame) named no line, and for a string left open it blames a control
+ * character (`name = "typo` then a newline).
+ */
+export function describeTomlError(err: unknown): string {
+  const { message, line, column } = err as { message?: unknown; line?: unknown; column?: unknown };
+  const first = String(message)
+    .split("\n")[0]
+    ?.replace(/^Invalid TOML document: /, "");
+  return typeof line === "number" && typeof column === "number"
+    ? `${first} (line ${line}, column ${column})`
+    : `${first}`;
+}
+
 /** First line of a zod error, worded for a person: `scaling.cooldown: too big ...`. */
 export function describeZodError(error: z.core.$ZodError): string {
   const issue = error.issues[0];

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { collect, packagesNote } from "./deploy.ts";
+import { runlet } from "./test-support.ts";
 
 it("says at deploy that a Python app's requirements.txt is not installed, and what to do", () => {
   const note = packagesNote(["runlet.toml", "server.py", "requirements.txt"]);
@@ -64,4 +65,24 @@ describe("the files a deploy uploads, when the folder holds symbolic links", () 
       "Skipped lib/up: a symbolic link to a folder it is inside of.",
     ]);
   });
+});
+
+it("says where runlet.toml stops being TOML, line and column, before anything is sent", async () => {
+  const root = await realpath(await mkdtemp(join(tmpdir(), "runlet-deploy-toml-")));
+  try {
+    // A string left open: the parser's first line blamed a control character, and named no line.
+    await writeFile(join(root, "runlet.toml"), 'runtime = "managed"\nname = "hello\n');
+    const open = await runlet(["deploy", root], { RUNLET_HOME: join(root, "none") });
+    expect(open.code).toBe(1);
+    expect(open.stderr).toBe(
+      "runlet deploy: runlet.toml is not valid TOML: control characters are not allowed in strings (line 2, column 14)",
+    );
+    await writeFile(join(root, "runlet.toml"), 'name = "hello"\nresponse_grace_period = 10s\n');
+    const unit = await runlet(["deploy", root], { RUNLET_HOME: join(root, "none") });
+    expect(unit.stderr).toBe(
+      "runlet deploy: runlet.toml is not valid TOML: illegal character in numeric literal (line 2, column 27)",
+    );
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
 });

@@ -1,7 +1,7 @@
 import { readdir, readFile, readlink, realpath, stat } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { parse as parseToml } from "smol-toml";
-import type { BundleFile } from "../../common/app-config.ts";
+import { type BundleFile, describeTomlError } from "../../common/app-config.ts";
 import { ENV } from "../../common/consts.ts";
 import { homePaths } from "../../control-plane/home.ts";
 import type { DeployedApp } from "../../control-plane/routes/apps-deploy.ts";
@@ -145,7 +145,7 @@ import that fails (a missing package) is still seen at the first call.
     try {
       parsed = parseToml(manifest);
     } catch (err) {
-      throw new CliError(`runlet.toml is not valid TOML: ${(err as Error).message.split("\n")[0]}`);
+      throw new CliError(`runlet.toml is not valid TOML: ${describeTomlError(err)}`);
     }
     const name = String(parsed.name ?? "?");
     const config = await loadConfig();
