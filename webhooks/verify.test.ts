@@ -324,7 +324,17 @@ describe("verifyWebhookRequest", () => {
   });
 });
 
-describe("the example receiver of docs/webhooks.md", () => {
+/** The receivers of docs/webhooks.md, each the code block that starts with `opening`. */
+const RECEIVERS = [
+  {
+    language: "js",
+    opening: 'import { createServer } from "node:http";',
+    command: process.execPath,
+  },
+  { language: "python", opening: "import hashlib, hmac, json, os, re, time", command: "python3" },
+];
+
+describe("the example receivers of docs/webhooks.md", () => {
   const root = fileURLToPath(new URL("..", import.meta.url));
   let child: ChildProcess | undefined;
 
@@ -333,59 +343,71 @@ describe("the example receiver of docs/webhooks.md", () => {
     child = undefined;
   });
 
-  it("answers 204 to a signed delivery and 401 to a tampered one", async () => {
-    const docs = await readFile(new URL("../docs/webhooks.md", import.meta.url), "utf8");
-    const example = /```js\n(import \{ createServer \} from "node:http";\n[\s\S]*?)```/.exec(
-      docs,
-    )?.[1];
-    expect(example).toContain('import { verifyWebhook } from "runlet/webhooks";');
+  it.each(RECEIVERS)(
+    "answers 204 to a signed delivery and 401 to a tampered one ($language)",
+    async ({ language, opening, command }) => {
+      const docs = await readFile(new URL("../docs/webhooks.md", import.meta.url), "utf8");
+      const start = docs.indexOf(`\`\`\`${language}\n${opening}\n`);
+      expect(start).toBeGreaterThanOrEqual(0);
+      const from = start + language.length + 4;
+      const example = docs.slice(from, docs.indexOf("```", from));
+      if (language === "js")
+        expect(example).toContain('import { verifyWebhook } from "runlet/webhooks";');
 
-    // The example as written, "runlet/webhooks" included: from the repository root it resolves
-    // through package.json's "exports", as it would from node_modules.
-    const proc = spawn(process.execPath, ["--input-type=module", "--eval", example ?? ""], {
-      cwd: root,
-      env: { ...process.env, WEBHOOK_SECRET: SECRET, HOST: "127.0.0.1", PORT: "0" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    child = proc;
-    let output = "";
-    proc.stdout?.on("data", (chunk) => {
-      output += chunk;
-    });
-    proc.stderr?.on("data", (chunk) => {
-      output += chunk;
-    });
-    const port = await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no port within 10 s: ${output}`)), 10_000);
-      proc.on("exit", (code) => reject(new Error(`the receiver exited (${code}): ${output}`)));
-      proc.stdout?.on("data", () => {
-        const match = /listening on port (\d+)/.exec(output);
-        if (match) {
-          clearTimeout(timer);
-          resolve(Number(match[1]));
-        }
+      // The example as written, "runlet/webhooks" included: from the repository root it resolves
+      // through package.json's "exports", as it would from node_modules.
+      const args = language === "js" ? ["--input-type=module", "--eval", example] : ["-c", example];
+      const proc = spawn(command, args, {
+        cwd: root,
+        env: { ...process.env, WEBHOOK_SECRET: SECRET, HOST: "127.0.0.1", PORT: "0" },
+        stdio: ["ignore", "pipe", "pipe"],
       });
-    });
-
-    const post = (d: Delivery) =>
-      fetch(`http://127.0.0.1:${port}/hooks/runlet`, {
-        method: "POST",
-        headers: { "content-type": "application/json", ...d.headers },
-        body: d.body,
+      child = proc;
+      let output = "";
+      proc.stdout?.on("data", (chunk) => {
+        output += chunk;
       });
-    const signed = await delivery({ timestamp: Math.floor(Date.now() / 1000) });
+      proc.stderr?.on("data", (chunk) => {
+        output += chunk;
+      });
+      const port = await new Promise<number>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no port within 10 s: ${output}`)), 10_000);
+        proc.on("exit", (code) => reject(new Error(`the receiver exited (${code}): ${output}`)));
+        proc.stdout?.on("data", () => {
+          const match = /listening on port (\d+)/.exec(output);
+          if (match) {
+            clearTimeout(timer);
+            resolve(Number(match[1]));
+          }
+        });
+      });
 
-    const valid = await post(signed);
-    expect(valid.status).toBe(204);
-    const tampered = await post({ ...signed, body: BODY.replace('"success"', '"failure"') });
-    expect(tampered.status).toBe(401);
-    expect(await tampered.text()).toBe("bad-signature");
-    const unsigned = await post({ body: BODY, headers: { "X-Request-Id": RUN_ID } });
-    expect(unsigned.status).toBe(401);
-    expect(await unsigned.text()).toBe("missing-headers");
+      const post = (d: Delivery) =>
+        fetch(`http://127.0.0.1:${port}/hooks/runlet`, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...d.headers },
+          body: d.body,
+        });
+      const signed = await delivery({ timestamp: Math.floor(Date.now() / 1000) });
 
-    // Only the genuine delivery reached the handler's work (the log may trail the answer).
-    await vi.waitFor(() => expect(output).toContain(`run ${RUN_ID}: success`));
-    expect(output.match(/run \S+: \w+/g)).toEqual([`run ${RUN_ID}: success`]);
-  });
+      const valid = await post(signed);
+      expect(valid.status).toBe(204);
+      const tampered = await post({ ...signed, body: BODY.replace('"success"', '"failure"') });
+      expect(tampered.status).toBe(401);
+      expect(await tampered.text()).toBe("bad-signature");
+      const unsigned = await post({ body: BODY, headers: { "X-Request-Id": RUN_ID } });
+      expect(unsigned.status).toBe(401);
+      expect(await unsigned.text()).toBe("missing-headers");
+      const old = await delivery({ timestamp: Math.floor(Date.now() / 1000) - 600 });
+      expect(await (await post(old)).text()).toBe("stale-timestamp");
+      // A header of several entries is genuine when one matches (webhooks.md, "The signature").
+      const name = NAMES.signature;
+      const two = withHeader(signed, name, `v1,${"0".repeat(64)} ${signed.headers[name]}`);
+      expect((await post(two)).status).toBe(204);
+
+      // Only the two genuine ones reached the handler's work (the log may trail the answer).
+      const done = `run ${RUN_ID}: success`;
+      await vi.waitFor(() => expect(output.match(/run \S+: \w+/g)).toEqual([done, done]));
+    },
+  );
 });
