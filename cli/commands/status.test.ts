@@ -18,3 +18,25 @@ it("shows how a custom app answered its run", () => {
   expect(runLines(view)).toContain("answered  418");
   expect(runLines({ ...view, status_code: undefined })).not.toContain("answered  418");
 });
+
+it("shows when a run started, after its time in the queue, and a dash until it has", () => {
+  const view = {
+    run_id: "run_01",
+    app: "hello",
+    function: "run",
+    async: true,
+    status: "success",
+    created_at: "2026-11-26T00:00:00.000Z",
+    started_at: "2026-11-26T00:00:07.500Z",
+    finished_at: "2026-11-26T00:00:08.000Z",
+    run_time_ms: 500,
+  } as RunView;
+  expect(runLines(view).slice(1)).toEqual([
+    "status    success",
+    "created   2026-11-26T00:00:00.000Z",
+    "started   2026-11-26T00:00:07.500Z",
+    "finished  2026-11-26T00:00:08.000Z  (500 ms)",
+  ]);
+  const queued = { ...view, status: "queued", started_at: null, finished_at: null };
+  expect(runLines({ ...queued, run_time_ms: null } as RunView)).toContain("started   -");
+});

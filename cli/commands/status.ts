@@ -29,6 +29,8 @@ export function runLines(state: RunView): string[] {
     // A custom app's run: how the app answered.
     ...(state.status_code !== undefined ? [`answered  ${state.status_code}`] : []),
     `created   ${state.created_at}`,
+    // When it left the queue (the API's started_at): without it, a wait could not be told from work.
+    `started   ${state.started_at ?? "-"}`,
     `finished  ${state.finished_at ?? "-"}${state.run_time_ms === null ? "" : `  (${state.run_time_ms} ms)`}`,
   ];
   const { webhook } = state;
