@@ -127,6 +127,16 @@ export function publicKeysOf(keys: SigningKeys): Promise<PublicKeys> {
 }
 
 /**
+ * A 404's words for a project that does not exist. One named by its name where its id goes
+ * (`RUNLET_PROJECT=default`, `/v4/default/hello/run`: the README calls it "a project called
+ * default") is told so, and where the ids are: it was only "project 'default' not found".
+ */
+function projectNotFound(projectId: string): string {
+  if (projectId.startsWith("prj_")) return `project '${projectId}' not found`;
+  return `project '${projectId}' not found: a project is named by its id (prj_…), not by its name; GET /v2/projects (runlet projects) lists yours with their ids`;
+}
+
+/**
  * The principal's role in a project, or null when they have none there (a 403 for the caller to
  * raise). Throws 404 when the project does not exist.
  */
@@ -143,7 +153,7 @@ export async function roleIn(
       and(eq(memberships.projectId, projects.id), eq(memberships.userId, principal.id)),
     )
     .where(eq(projects.id, projectId));
-  if (!row) throw new ApiError("not_found", `project '${projectId}' not found`);
+  if (!row) throw new ApiError("not_found", projectNotFound(projectId));
   if (principal.type === "service_account") {
     return principal.projectId === projectId ? principal.role : null;
   }

@@ -147,5 +147,14 @@ describe("PATCH /v2/projects/{id}", () => {
   it("answers 404 for a project that does not exist", async () => {
     const res = await f.call("PATCH", "/v2/projects/prj_missing", { body: { plan: "pro" } });
     expect(res.status).toBe(404);
+    expect((await body(res)).message).toBe("project 'prj_missing' not found");
+  });
+
+  it("says, for a project named by its name where its id goes, that it is named by its id", async () => {
+    const res = await f.call("GET", "/v2/projects/default/apps");
+    expect(res.status).toBe(404);
+    expect((await body(res)).message).toBe(
+      "project 'default' not found: a project is named by its id (prj_…), not by its name; GET /v2/projects (runlet projects) lists yours with their ids",
+    );
   });
 });
