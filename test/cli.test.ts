@@ -361,6 +361,41 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     expect(broken.stderr).toContain("--data -: standard input is not valid JSON");
   });
 
+  it("says a webhook without a secret goes unsigned, and refuses a secret without a webhook", async () => {
+    expect((await cli(["deploy", "examples/hello"], runlet.env)).code).toBe(0);
+    const received: (string | undefined)[] = [];
+    const receiver = createServer((req, res) => {
+      received.push(req.headers["x-runlet-webhook-signature"] as string | undefined);
+      res.writeHead(204).end();
+    });
+    await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+    try {
+      const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const env = { ...runlet.env, RUNLET_WEBHOOK_SECRET: "" };
+      const unsigned = await cli(["run", "hello", "--webhook", hook], env);
+      expect(unsigned.code).toBe(0);
+      expect(unsigned.stderr).toContain("Note: the webhook delivery is unsigned");
+      const signed = await cli(["run", "hello", "--webhook", hook], {
+        ...env,
+        RUNLET_WEBHOOK_SECRET: "whsec_cli",
+      });
+      expect(signed.stderr).not.toContain("unsigned");
+      for (let i = 0; i < 50 && received.length < 2; i++)
+        await new Promise((r) => setTimeout(r, 100));
+      const kinds = received.map((s) => (s?.startsWith("v1,") ? "signed" : "unsigned"));
+      expect(kinds.sort()).toEqual(["signed", "unsigned"]);
+
+      // It was dropped without a word, and the call ran all the same.
+      const stray = await cli(["run", "hello", "--webhook-secret", "whsec_cli"], env);
+      expect(stray.code).toBe(1);
+      expect(stray.stderr).toContain(
+        "--webhook-secret signs the delivery to --webhook: give --webhook URL too",
+      );
+    } finally {
+      receiver.close();
+    }
+  });
+
   it("shows what a run wrote with runlet logs", async () => {
     const dir = join(home, "logger");
     await mkdir(dir);

@@ -62,7 +62,8 @@ response ({run_id, result, run_time_ms}).
               \`runlet status <run_id>\`, stop it with \`runlet cancel <run_id>\`)
   --webhook   also POST the response to this URL once the function has answered; signed
               with --webhook-secret, or RUNLET_WEBHOOK_SECRET when set (sent as
-              X-Webhook-Secret; the variable keeps the secret out of \`ps\` and shell history)
+              X-Webhook-Secret; the variable keeps the secret out of \`ps\` and shell history);
+              without either it goes unsigned, and a note says so
   --idempotency-key
               send the call again safely: the same key with the same call is the same run
               (an async run's id, a sync run's first answer) for 24 h (docs/api.md)`,
@@ -80,10 +81,20 @@ response ({run_id, result, run_time_ms}).
       throw new CliError(
         `unexpected '${extra.join(" ")}': the input goes in --data\n\n${run.usage}`,
       );
+    const webhook = typeof values.webhook === "string" ? values.webhook : undefined;
+    // A secret for no webhook was dropped without a word, and a webhook without a secret went
+    // unsigned without one: its receiver cannot tell a delivery from Runlet from anyone's.
+    if (typeof values["webhook-secret"] === "string" && webhook === undefined)
+      throw new CliError(
+        `--webhook-secret signs the delivery to --webhook: give --webhook URL too\n\n${run.usage}`,
+      );
+    const secret = webhookSecret(values["webhook-secret"]);
+    if (webhook !== undefined && secret === undefined)
+      console.error(
+        "Note: the webhook delivery is unsigned (no --webhook-secret, no RUNLET_WEBHOOK_SECRET): its receiver cannot verify that it comes from Runlet (docs/webhooks.md).",
+      );
     const input = await readInput(typeof values.data === "string" ? values.data : undefined);
     const config = await loadConfig();
-    const webhook = typeof values.webhook === "string" ? values.webhook : undefined;
-    const secret = webhookSecret(values["webhook-secret"]);
     const options = {
       async: values.async === true,
       webhook,
