@@ -400,6 +400,46 @@ describe("the dashboard, in a browser", () => {
     );
   });
 
+  it("shows what a custom app's replicas wrote, from the page of its failed request", async () => {
+    await client(runlet).deploy({
+      "runlet.toml":
+        'name = "broken-http"\nruntime = "custom"\n[custom]\nentrypoint = ["node", "s.mjs"]',
+      "s.mjs": `import { createServer } from "node:http";
+createServer((req, res) => {
+  if (req.url === "/health") return res.end("ok");
+  console.log("cannot serve " + req.url);
+  res.writeHead(500, { "content-type": "application/json" }).end('{"message":"broken"}');
+}).listen(Number(process.env.PORT), "127.0.0.1");`,
+    });
+    const { apiUrl, projectId, token } = runlet.local;
+    const called = await fetch(`${apiUrl}/v4/${projectId}/broken-http/items/7`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(called.status).toBe(500);
+    const runId = called.headers.get("x-request-id") ?? "";
+    for (let i = 0; i < 100 && (await api(`/runs/${runId}`)).status !== 200; i++)
+      await new Promise((r) => setTimeout(r, 100));
+
+    // Its request has no run log: the page says where its server's output is, and links there.
+    await visit(`/dashboard/runs/${runId}`);
+    await expect(page.textContent("main")).resolves.toContain(
+      "a custom app's request writes to its replica's output",
+    );
+    await page.getByRole("link", { name: "Output of broken-http's replicas" }).click();
+    expect(new URL(page.url()).pathname).toBe("/dashboard/apps/broken-http/output");
+    await checkWithAxe(page);
+    await page.locator("pre.logs", { hasText: "cannot serve /items/7" }).waitFor();
+    await expect(page.locator("h2").first().textContent()).resolves.toMatch(
+      /^Replica \d+ of version 1$/,
+    );
+    // And from the app's page.
+    await visit("/dashboard/apps/broken-http");
+    await page.getByRole("link", { name: "Output of its replicas" }).click();
+    expect(new URL(page.url()).pathname).toBe("/dashboard/apps/broken-http/output");
+    await visit("/dashboard/apps/no-such-app/output");
+    await expect(page.textContent("main")).resolves.toContain("app 'no-such-app' is not deployed");
+  });
+
   it("passes axe on every page, light and dark, and no page logged a script error", async () => {
     await visit("/dashboard/apps");
     await visit("/dashboard/apps/talker");

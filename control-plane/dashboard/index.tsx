@@ -14,6 +14,7 @@ import { apiFor, type DashEnv, type InProcess } from "./api.ts";
 import { SCRIPT, STYLESHEET } from "./assets.ts";
 import { BarePage } from "./layout.tsx";
 import { registerApiKeys } from "./pages/api-keys.tsx";
+import { registerAppOutput } from "./pages/app-output.tsx";
 import { registerApps } from "./pages/apps.tsx";
 import { registerAuditLog } from "./pages/audit-log.tsx";
 import { registerRun } from "./pages/run.tsx";
@@ -91,6 +92,7 @@ export function registerDashboard(app: Hono<AppEnv>, inProcess: InProcess) {
   registerRuns(dash);
   registerRun(dash);
   registerApps(dash);
+  registerAppOutput(dash);
   registerApiKeys(dash);
   registerAuditLog(dash);
   registerSecrets(dash);

@@ -210,3 +210,29 @@ export function Definition({ items }: { items: Array<[string, Child]> }) {
     </dl>
   );
 }
+
+/**
+ * Output lines as `runlet logs` prints them (time, stream, text), in one scrollable block: a
+ * run's log, and a replica's output. `dropped` heads it when older lines were let go.
+ */
+export function LogLines({
+  lines,
+  dropped,
+}: {
+  lines: Array<{ time: string; stream: string; text: string }>;
+  dropped?: string;
+}) {
+  return (
+    <pre class="logs" tabindex={0}>
+      {dropped ? `… ${dropped}\n` : ""}
+      {lines.map((l) => (
+        <>
+          <time datetime={l.time} data-ms="">
+            {l.time}
+          </time>
+          {` ${l.stream} ${l.text}\n`}
+        </>
+      ))}
+    </pre>
+  );
+}

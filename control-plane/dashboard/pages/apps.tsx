@@ -1,6 +1,7 @@
 /**
  * `/dashboard/apps` and `/dashboard/apps/{name}`: the apps, and one app's versions, runtime,
- * scaling, replicas now (from the runtime host), recent runs and their failure rate.
+ * scaling, replicas now (from the runtime host), recent runs and their failure rate, and a link
+ * to what its replicas wrote (app-output.tsx).
  */
 import type { Hono } from "hono";
 import type { DashEnv } from "../api.ts";
@@ -154,6 +155,14 @@ export function registerApps(dash: Hono<DashEnv>) {
             ["Failure rate", `${rate} of the last ${ended.length} ended runs (${failures} failed)`],
           ]}
         />
+        <p>
+          {/* A custom app's server writes there, not to its runs' logs (runlet logs --app). */}
+          <a href={`/dashboard/apps/${name}/output`}>Output of its replicas</a>
+          <span class="muted">
+            {" "}
+            (what its processes wrote: a custom app's server, a crash's last words)
+          </span>
+        </p>
         <h2>Versions</h2>
         {versions.ok ? (
           <>

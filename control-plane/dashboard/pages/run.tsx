@@ -14,7 +14,7 @@ import type { RunView } from "../../../common/protocol/run-view.ts";
 import { isEnded } from "../../../common/protocol/runs.ts";
 import type { DashCtx, DashEnv } from "../api.ts";
 import { Page } from "../layout.tsx";
-import { Definition, Duration, Notice, Status, Time } from "../ui.tsx";
+import { Definition, Duration, LogLines, Notice, Status, Time } from "../ui.tsx";
 import {
   canResend,
   Deliveries,
@@ -191,20 +191,21 @@ async function runPage(c: DashCtx) {
           logs.data.lines.length === 0 ? (
             <p class="muted">The run wrote nothing.</p>
           ) : (
-            <pre class="logs" tabindex={0}>
-              {logs.data.truncated ? "… older lines were dropped\n" : ""}
-              {logs.data.lines.map((l) => (
-                <>
-                  <time datetime={l.time} data-ms="">
-                    {l.time}
-                  </time>
-                  {` ${l.stream} ${l.text}\n`}
-                </>
-              ))}
-            </pre>
+            <LogLines
+              lines={logs.data.lines}
+              dropped={logs.data.truncated ? "older lines were dropped" : undefined}
+            />
           )
         ) : (
-          <p class="muted">{logs.message}</p>
+          <>
+            <p class="muted">{logs.message}</p>
+            {/* A custom app's requests, and a crash at start, write to its replicas' output. */}
+            {appGone ? null : (
+              <p>
+                <a href={`/dashboard/apps/${item.app}/output`}>Output of {item.app}'s replicas</a>
+              </p>
+            )}
+          </>
         )}
       </div>
     </Page>,
