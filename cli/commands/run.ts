@@ -59,7 +59,8 @@ response ({run_id, result, run_time_ms}).
               128 KiB), up to the run API's 10 MiB
 
   --async     run in the background: prints the run id at once (follow it with
-              \`runlet status <run_id>\`, stop it with \`runlet cancel <run_id>\`)
+              \`runlet status <run_id>\`, watch what it writes with \`runlet logs -f <run_id>\`,
+              stop it with \`runlet cancel <run_id>\`)
   --webhook   also POST the response to this URL once the function has answered; signed
               with --webhook-secret, or RUNLET_WEBHOOK_SECRET when set (sent as
               X-Webhook-Secret; the variable keeps the secret out of \`ps\` and shell history);
@@ -109,7 +110,9 @@ response ({run_id, result, run_time_ms}).
         if (values.json) console.log(JSON.stringify({ run_id: ran.runId }));
         else {
           console.log(ran.runId);
-          console.error(`running in the background: runlet status ${ran.runId}`);
+          console.error(
+            `running in the background: runlet status ${ran.runId} (its lines as it writes them: runlet logs -f ${ran.runId})`,
+          );
         }
         return 0;
       }
