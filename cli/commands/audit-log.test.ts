@@ -1,7 +1,8 @@
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CSV_HEADER, csvRecord } from "../../control-plane/audit/export.ts";
 import { recordCounter } from "./audit-log.ts";
+import { runlet as cli, type FirstUser, withFirstUser } from "./test-support.ts";
 
 /** `text` cut at the given offsets, as a download may arrive. */
 const pieces = (text: string, cuts: number[]) => {
@@ -31,5 +32,29 @@ describe("recordCounter", () => {
     const counter = recordCounter("ndjson");
     for (const piece of ['{"a":"x\\n', 'y"}\n{"b":', '"\\"q"}\n']) counter.feed(piece);
     expect(counter.entries).toBe(2);
+  });
+});
+
+describe("runlet audit-log --from and --to", () => {
+  let first: FirstUser;
+  beforeAll(async () => {
+    first = await withFirstUser("audit-log-ago", "first");
+  }, 90_000);
+  afterAll(() => first?.stop());
+
+  it("take a duration ago (90m, 24h, 7d) as tokens create --expires takes one ahead", async () => {
+    // The first user's project and user were made a moment ago.
+    const lastHour = await cli(["audit-log", "--from", "1h", "--json"], first.env);
+    expect(lastHour.code, lastHour.stderr).toBe(0);
+    expect(JSON.parse(lastHour.stdout).logs.map((e: { action: string }) => e.action)).toEqual([
+      "users.create",
+      "projects.create",
+    ]);
+    const before = await cli(["audit-log", "--to", "90m", "--json"], first.env);
+    expect(JSON.parse(before.stdout).logs).toEqual([]);
+    const exported = await cli(["audit-log", "--export", "ndjson", "--from", "7d"], first.env);
+    expect(exported.code, exported.stderr).toBe(0);
+    // Those two, and the export's own entry, written before it.
+    expect(exported.progress).toContain("wrote 3 entries to standard output");
   });
 });

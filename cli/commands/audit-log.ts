@@ -12,6 +12,7 @@ import {
   readAnswer,
   request,
 } from "../config.ts";
+import { durationMs } from "./tokens.ts";
 
 const USAGE = `Usage: runlet audit-log [--from T] [--to T] [--action A] [--actor ID]
                         [--outcome success|failure] [--limit N] [--all] [--json]
@@ -20,7 +21,8 @@ const USAGE = `Usage: runlet audit-log [--from T] [--to T] [--action A] [--actor
 
 The project's audit log, newest first (project owners only).
 
-  --from, --to   RFC 3339 times, e.g. 2026-11-01T00:00:00Z (from is clamped to the plan's window)
+  --from, --to   RFC 3339 times, e.g. 2026-11-01T00:00:00Z, or a duration ago: 90m, 24h, 7d
+                 (from is clamped to the plan's window)
   --action       e.g. secrets.read, service_accounts.create, apps.deploy
   --actor        a user or service-account id
   --outcome      success or failure
@@ -33,6 +35,16 @@ The project's audit log, newest first (project owners only).
   --output       write the export to FILE instead of standard output`;
 
 const FILTERS = ["from", "to", "action", "actor", "outcome"] as const;
+
+/**
+ * `--from 24h`: that long before now, as the API's RFC 3339 time; a time is sent as given. The
+ * API took times alone, so "the last day" meant working out a timestamp by hand, though
+ * `tokens create --expires` takes durations.
+ */
+function ago(text: string, now = Date.now()): string {
+  const ms = durationMs(text);
+  return ms === undefined ? text : new Date(now - ms).toISOString();
+}
 
 /**
  * Counts the records of an export as it streams: NDJSON lines, or CSV records (a line break
@@ -138,7 +150,8 @@ export const auditLog: Command = {
     const query = new URLSearchParams();
     for (const key of FILTERS) {
       const value = values[key];
-      if (typeof value === "string") query.set(key, value);
+      if (typeof value === "string")
+        query.set(key, key === "from" || key === "to" ? ago(value) : value);
     }
     if (typeof values.export === "string") {
       const extra = (["limit", "all", "json"] as const).filter((k) => values[k] !== undefined);

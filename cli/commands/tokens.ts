@@ -32,13 +32,18 @@ interface Account {
   createdBy: string;
 }
 
+/** A duration as the CLI writes one (`30d`, `12h`, `90m`) in milliseconds, else undefined. */
+export function durationMs(text: string): number | undefined {
+  const relative = /^(\d+)([mhd])$/.exec(text);
+  if (!relative) return undefined;
+  const unit = { m: 60_000, h: 3_600_000, d: 86_400_000 }[relative[2] as "m" | "h" | "d"];
+  return Number(relative[1]) * unit;
+}
+
 /** `30d`, `12h`, `90m` from now, or an RFC 3339 time as given. */
 export function expiryOf(text: string, now = Date.now()): string {
-  const relative = /^(\d+)([mhd])$/.exec(text);
-  if (relative) {
-    const unit = { m: 60_000, h: 3_600_000, d: 86_400_000 }[relative[2] as "m" | "h" | "d"];
-    return new Date(now + Number(relative[1]) * unit).toISOString();
-  }
+  const ms = durationMs(text);
+  if (ms !== undefined) return new Date(now + ms).toISOString();
   if (Number.isNaN(Date.parse(text))) {
     throw new CliError(
       `--expires must be an RFC 3339 time or a duration like 30d, 12h (got '${text}')`,
