@@ -138,7 +138,7 @@ export function describeTomlError(err: unknown): string {
     : `${first}`;
 }
 
-/** First line of a zod error, worded for a person: `scaling.cooldown: too big ...`. */
+/** First line of a zod error, worded for a person: `scaling.cooldown: must be at most 86400`. */
 export function describeZodError(error: z.core.$ZodError): string {
   const issue = error.issues[0];
   if (!issue) return "invalid input";
@@ -147,5 +147,44 @@ export function describeZodError(error: z.core.$ZodError): string {
     const names = issue.keys.map((k) => `'${k}'`).join(", ");
     return `${where}unknown field${issue.keys.length > 1 ? "s" : ""} ${names}`;
   }
-  return `${where}${issue.message}`;
+  return `${where}${zodDefaultWorded(issue) ?? issue.message}`;
 }
+
+/** `a`, `a or b`, `a, b or c`. */
+const orList = (items: string[]) =>
+  items.length > 1 ? `${items.slice(0, -1).join(", ")} or ${items.at(-1)}` : (items[0] ?? "");
+
+/**
+ * Zod's own words for an issue, said as the rest of Runlet says things; undefined for an issue
+ * whose words are ours (a schema's message). runlet.toml's `runtime = "manged"` read
+ * `Invalid option: expected one of "managed"|"custom"`, `response_grace_period = 100000`
+ * `Too big: expected number to be <=43200`, and `= "10"` `Invalid input: expected number,
+ * received string`.
+ */
+function zodDefaultWorded(issue: z.core.$ZodIssue): string | undefined {
+  if (!/^(Invalid option|Invalid input|Invalid string|Too big|Too small):/.test(issue.message))
+    return undefined;
+  if (issue.code === "invalid_value")
+    return `must be ${orList(issue.values.map((v) => JSON.stringify(v)))}`;
+  if (issue.code === "invalid_format" && issue.format === "starts_with" && "prefix" in issue)
+    return `must start with ${JSON.stringify(issue.prefix)}`;
+  if (issue.code === "too_big" && issue.origin === "number")
+    return `must be at most ${issue.maximum}${issue.inclusive ? "" : " (exclusive)"}`;
+  if (issue.code === "too_small" && issue.origin === "number")
+    return `must be at least ${issue.minimum}${issue.inclusive ? "" : " (exclusive)"}`;
+  if (issue.code === "too_small" && issue.origin === "string")
+    return issue.minimum === 1
+      ? "must not be empty"
+      : `must be ${issue.minimum} characters or more`;
+  if (issue.code === "invalid_type") {
+    const received = /received (\w+)$/.exec(issue.message)?.[1];
+    if (received === "undefined") return "is required";
+    const expected = issue.expected === "int" ? "whole number" : issue.expected;
+    const not = received && received !== expected ? `, not ${aOrAn(received)}` : "";
+    // A whole number given as 1.5 is a number still: say which kind.
+    return `must be ${aOrAn(expected)}${issue.expected === "int" && received === "number" ? "" : not}`;
+  }
+  return undefined;
+}
+
+const aOrAn = (noun: string) => `${/^[aeiou]/.test(noun) ? "an" : "a"} ${noun}`;

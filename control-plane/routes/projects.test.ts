@@ -54,7 +54,7 @@ describe("POST /v2/projects", () => {
     ["a control character", { name: "a\u0007b" }, /^name: must not contain control/],
     ["an unknown plan", { name: "p", plan: "gold" }, /^plan: must be one of hobby, pro/],
     ["an unknown field", { name: "p", owner: "me" }, /unknown field 'owner'/],
-    ["a non-object", ["p"], /expected object/],
+    ["a non-object", ["p"], /^must be an object, not an array$/],
   ])("refuses %s with 400 {message}", async (_, payload, message) => {
     const res = await f.call("POST", "/v2/projects", { body: payload });
     expect(res.status).toBe(400);
