@@ -307,6 +307,12 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     const missing = await cli(["run", "no-such-app", "--json"], runlet.env);
     expect(missing.code).toBe(1);
     expect(JSON.parse(missing.stdout)).toMatchObject({ status: 404, code: "not_found" });
+    // A token refused: no run was made, so no run id is offered to look up.
+    const forged = `${runlet.local.token.slice(0, -4)}AAAA`;
+    const refused = await cli(["run", "hello"], { ...runlet.env, RUNLET_TOKEN: forged });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/run failed \(401\)/);
+    expect(refused.stderr).not.toContain("run id:");
     // The reason alone, not the usage text after it; and an unknown command says so in JSON.
     const noId = await cli(["status", "--json"], runlet.env);
     expect(JSON.parse(noId.stdout)).toEqual({ message: "give one run id" });

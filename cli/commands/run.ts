@@ -151,7 +151,9 @@ response ({run_id, result, run_time_ms}).
       const whose = outcome.status === 401 ? ` (${tokenSource()})` : "";
       console.error(`runlet run: run failed (${outcome.status}): ${outcome.failure}${whose}`);
     }
-    if (!values.json && outcome.runId) console.error(`run id: ${outcome.runId}`);
+    // A call refused before any run was made (its token, its input) has an id no run has.
+    const madeNoRun = [400, 401, 403, 413, 415].includes(outcome.status);
+    if (!values.json && outcome.runId && !madeNoRun) console.error(`run id: ${outcome.runId}`);
     return outcome.failure === undefined ? 0 : 1;
   },
 };
