@@ -86,3 +86,22 @@ it("says where runlet.toml stops being TOML, line and column, before anything is
     await rm(root, { recursive: true, force: true });
   }
 });
+
+it("says when the folder given is not there, or is a file, rather than that it lacks a runlet.toml", async () => {
+  const root = await realpath(await mkdtemp(join(tmpdir(), "runlet-deploy-where-")));
+  try {
+    const env = { RUNLET_HOME: join(root, "none") };
+    const missing = await runlet(["deploy", join(root, "apps", "nodef")], env);
+    expect([missing.code, missing.stderr]).toEqual([
+      1,
+      `runlet deploy: there is no folder ${join(root, "apps", "nodef")}: nothing was uploaded`,
+    ]);
+    await writeFile(join(root, "main.mjs"), "export const run = () => 1;\n");
+    const file = await runlet(["deploy", join(root, "main.mjs")], env);
+    expect(file.stderr).toMatch(/main\.mjs is a file: give the app's folder/);
+    const bare = await runlet(["deploy", root], env);
+    expect(bare.stderr).toMatch(/has no runlet\.toml: is it an app folder\?$/);
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+});

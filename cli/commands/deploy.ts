@@ -138,7 +138,14 @@ import that fails (a missing package) is still seen at the first call.
     if (positionals.length > 1)
       throw new CliError(`give one app folder, not ${positionals.length}\n\n${deploy.usage}`);
     const dir = resolve(positionals[0] ?? ".");
-    const manifest = await readFile(join(dir, "runlet.toml"), "utf8").catch(() => {
+    const manifest = await readFile(join(dir, "runlet.toml"), "utf8").catch(async () => {
+      const kind = await stat(dir).then(
+        (s) => (s.isDirectory() ? "folder" : "file"),
+        () => undefined,
+      );
+      if (kind === undefined) throw new CliError(`there is no folder ${dir}: nothing was uploaded`);
+      if (kind === "file")
+        throw new CliError(`${dir} is a file: give the app's folder, the one with its runlet.toml`);
       throw new CliError(`${dir} has no runlet.toml: is it an app folder?`);
     });
     let parsed: Record<string, unknown>;
