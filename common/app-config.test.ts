@@ -1,7 +1,7 @@
 // How a runlet.toml the schema refuses is worded: the deploy's 400 is `runlet.toml: ` and this.
 import { parse } from "smol-toml";
-import { expect, it } from "vitest";
-import { appConfigSchema, describeZodError } from "./app-config.ts";
+import { describe, expect, it } from "vitest";
+import { appConfigSchema, describeConfigError, describeZodError } from "./app-config.ts";
 
 const refusal = (toml: string) => {
   const parsed = appConfigSchema.safeParse(parse(toml));
@@ -35,4 +35,33 @@ it("keeps the schema's own words, and says a missing field is required", () => {
   expect(refusal('name = "App"')).toMatch(/^name: must start with a lowercase letter/);
   expect(refusal('runtime = "managed"')).toBe("name: is required");
   expect(refusal('name = "app"\ntimeout = 60')).toBe("unknown field 'timeout'");
+});
+
+describe("an unknown field of runlet.toml", () => {
+  const said = (raw: Record<string, unknown>) => {
+    const parsed = appConfigSchema.safeParse({ name: "a", ...raw });
+    if (parsed.success) throw new Error("taken");
+    return describeConfigError(parsed.error);
+  };
+
+  it("says what it was most likely meant to be: a typo, a name from elsewhere, a field of another table", () => {
+    expect(said({ response_grace_periode: 10 })).toBe(
+      "unknown field 'response_grace_periode' (did you mean response_grace_period?)",
+    );
+    expect(said({ timeout: 60 })).toBe(
+      "unknown field 'timeout' (did you mean response_grace_period (seconds an async run may take)?)",
+    );
+    expect(said({ min_replicas: 1 })).toBe(
+      "unknown field 'min_replicas' (did you mean [scaling] min_replicas?)",
+    );
+    expect(said({ scaling: { name: "b", max_replica: 2 } })).toBe(
+      "scaling: unknown fields 'name' (did you mean name, at the top (before any [table])?), 'max_replica' (did you mean max_replicas?)",
+    );
+  });
+
+  it("names it alone when nothing is close", () => {
+    expect(said({ colour: "blue" })).toBe("unknown field 'colour'");
+    // Any other problem reads as describeZodError says it.
+    expect(said({ runtime: "manged" })).toBe('runtime: must be "managed" or "custom"');
+  });
 });

@@ -150,6 +150,73 @@ export function describeZodError(error: z.core.$ZodError): string {
   return `${where}${zodDefaultWorded(issue) ?? issue.message}`;
 }
 
+/**
+ * Where a field of runlet.toml goes, by the names users bring from elsewhere (Modal's `timeout`,
+ * a `[scaling]` field at the top) or mistype: an unknown field's message says it.
+ */
+const FIELD_HINTS: Record<string, string> = {
+  timeout: "response_grace_period (seconds an async run may take)",
+  max_duration: "response_grace_period (seconds an async run may take)",
+  concurrency: "[scaling] replica_concurrency",
+  max_concurrency: "[scaling] replica_concurrency",
+  min_containers: "[scaling] min_replicas",
+  keep_warm: "[scaling] min_replicas",
+  max_containers: "[scaling] max_replicas",
+  scaledown_window: "[scaling] cooldown",
+  command: "[custom] entrypoint",
+  cmd: "[custom] entrypoint",
+  entry_point: "[custom] entrypoint",
+};
+
+/** The fields of runlet.toml, by the table they go in (`""`: the top). */
+const FIELDS: Record<string, string[]> = {
+  "": ["name", "runtime", "response_grace_period", "queue_timeout", "scaling", "custom"],
+  scaling: ["min_replicas", "max_replicas", "replica_concurrency", "cooldown"],
+  custom: ["entrypoint", "port", "healthcheck"],
+};
+
+/** What runlet.toml's field `key`, unknown in the table `table`, was most likely meant to be. */
+export function meantField(table: string, key: string): string | undefined {
+  const hint = FIELD_HINTS[key.toLowerCase()];
+  if (hint) return hint;
+  for (const [other, fields] of Object.entries(FIELDS)) {
+    if (other !== table && fields.includes(key))
+      return other === "" ? `${key}, at the top (before any [table])` : `[${other}] ${key}`;
+  }
+  const near = (FIELDS[table] ?? [])
+    .map((field) => ({ field, d: editDistance(field, key.toLowerCase()) }))
+    .sort((a, b) => a.d - b.d)[0];
+  return near && near.d <= Math.max(1, Math.floor(near.field.length / 4)) ? near.field : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++)
+      next[j] = Math.min(
+        (row[j] ?? 0) + 1,
+        (next[j - 1] ?? 0) + 1,
+        (row[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    row = next;
+  }
+  return row[b.length] ?? 0;
+}
+
+/** A runlet.toml that does not fit its schema, in one line: an unknown field says what it meant. */
+export function describeConfigError(error: z.core.$ZodError): string {
+  const issue = error.issues[0];
+  if (issue?.code !== "unrecognized_keys") return describeZodError(error);
+  const table = issue.path.join(".");
+  const named = issue.keys.map((key) => {
+    const meant = meantField(table, key);
+    return meant ? `'${key}' (did you mean ${meant}?)` : `'${key}'`;
+  });
+  const where = table ? `${table}: ` : "";
+  return `${where}unknown field${named.length > 1 ? "s" : ""} ${named.join(", ")}`;
+}
+
 /** `a`, `a or b`, `a, b or c`. */
 const orList = (items: string[]) =>
   items.length > 1 ? `${items.slice(0, -1).join(", ")} or ${items.at(-1)}` : (items[0] ?? "");

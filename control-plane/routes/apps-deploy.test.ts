@@ -78,6 +78,22 @@ it("refuses a custom app's entrypoint written as a string, saying how to write i
   expect(await appNames()).not.toContain("str");
 });
 
+it("refuses a runlet.toml that is not TOML saying where, and an unknown field saying what it meant", async () => {
+  const refusal = async (toml: string) => {
+    const files = [{ path: "runlet.toml", contentBase64: b64(toml) }];
+    const res = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
+    expect(res.status).toBe(400);
+    return ((await res.json()) as { message: string }).message;
+  };
+  expect(await refusal('name = "typo\n')).toBe(
+    "runlet.toml is not valid TOML: control characters are not allowed in strings (line 1, column 13)",
+  );
+  expect(await refusal('name = "meant"\n[scaling]\nmax_replica = 2\n')).toBe(
+    "runlet.toml: scaling: unknown field 'max_replica' (did you mean max_replicas?)",
+  );
+  expect(await appNames()).not.toContain("meant");
+});
+
 it("refuses content that is not padded base64 with 400", async () => {
   for (const contentBase64 of ["abc", "ab$=", "a==="]) {
     const res = await deploy("odd", { path: "x.txt", contentBase64 });

@@ -6,7 +6,8 @@ import {
   type AppConfig,
   appConfigSchema,
   bundleFileSchema,
-  describeZodError,
+  describeConfigError,
+  describeTomlError,
   pathClash,
 } from "../../common/app-config.ts";
 import { digestOfBundle } from "../../common/bundle-digest.ts";
@@ -118,14 +119,13 @@ function readConfig(
   try {
     raw = parseToml(Buffer.from(manifest.contentBase64, "base64").toString("utf8"));
   } catch (err) {
-    const first = String((err as Error).message).split("\n")[0];
-    throw new ApiError("bad_request", `runlet.toml is not valid TOML: ${first}`);
+    throw new ApiError("bad_request", `runlet.toml is not valid TOML: ${describeTomlError(err)}`);
   }
   const name = (raw as { name?: unknown } | null)?.name;
   if (appConfigSchema.shape.name.safeParse(name).success) named(name as string);
   const parsed = appConfigSchema.safeParse(raw);
   if (!parsed.success)
-    throw new ApiError("bad_request", `runlet.toml: ${describeZodError(parsed.error)}`);
+    throw new ApiError("bad_request", `runlet.toml: ${describeConfigError(parsed.error)}`);
   const config = parsed.data;
   if (
     config.runtime === "managed" &&
