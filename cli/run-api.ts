@@ -4,6 +4,7 @@
  * a command prints.
  */
 import { createClient, type RunletClient, RunletError } from "runlet/client";
+import { timeOfId } from "../common/ids.ts";
 import { CliError } from "./command.ts";
 import { type CliConfig, callProject } from "./config.ts";
 
@@ -13,14 +14,28 @@ export function runApi(config: CliConfig): RunletClient {
 
 /** The app of a run, which its URL on the Worker names: the runs index knows it. */
 export async function appOfRun(config: CliConfig, runId: string): Promise<string> {
-  const { app } = await callProject<{ app: string }>(
-    config,
-    "GET",
-    `/runs/${encodeURIComponent(runId)}`,
-    `looking up ${runId}`,
-  );
-  return app;
+  for (;;) {
+    try {
+      const { app } = await callProject<{ app: string }>(
+        config,
+        "GET",
+        `/runs/${encodeURIComponent(runId)}`,
+        `looking up ${runId}`,
+      );
+      return app;
+    } catch (err) {
+      // The Worker reports runs in batches: one accepted a moment ago (`runlet run --async`, then
+      // at once `runlet status`) may not be in the index yet. Waited for, 10 s from its id's time.
+      const made = timeOfId(runId);
+      const recent = made !== undefined && Date.now() - made < INDEX_LAG_MS;
+      if (!(err instanceof CliError && err.answer?.status === 404 && recent)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
 }
+
+/** How long after its acceptance a run may still be missing from the runs index. */
+export const INDEX_LAG_MS = 10_000;
 
 /** The answer's own `message`, if it had one (not the client's words for a body it could not read). */
 export function answeredMessage(err: RunletError): string | undefined {
@@ -36,6 +51,8 @@ export function answeredMessage(err: RunletError): string | undefined {
 export function cliErrorOf(err: unknown, what: string, config: CliConfig): unknown {
   if (!(err instanceof RunletError)) return err;
   if (err.code === "network_error") return unreachable(what, config);
+  // `waitFor` past its time: the client's own words (the run has not ended, and goes on).
+  if (err.code === "timeout") return new CliError(`${err.message}: it goes on`);
   return new CliError(answeredMessage(err) ?? `the worker answered ${err.status}`, {
     status: err.status,
     code: err.code,

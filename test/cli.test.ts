@@ -272,13 +272,10 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     const runId = started.stdout.trim();
     expect(runId).toMatch(/^run_[0-9a-z]{26}$/);
     expect(started.stderr).toContain(`runlet status ${runId}`);
-    let state: { status?: string; async?: boolean } = {};
-    for (let i = 0; i < 50 && state.status !== "success"; i++) {
-      const shown = await cli(["status", runId, "--json"], runlet.env);
-      if (shown.code === 0) state = JSON.parse(shown.stdout);
-      if (state.status !== "success") await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(state).toMatchObject({ status: "success", async: true });
+    // At once, though the runs index may not have it yet: --wait reads it until it has ended.
+    const waited = await cli(["status", runId, "--wait", "--json"], runlet.env);
+    expect(waited.code).toBe(0);
+    expect(JSON.parse(waited.stdout)).toMatchObject({ status: "success", async: true });
     const table = await cli(["status", runId], runlet.env);
     expect(table.stdout).toMatch(/^status\s+success$/m);
     const cancel = await cli(["cancel", runId], runlet.env);
@@ -480,7 +477,13 @@ export async function run(input, ctx) {
       written = await (await fetch(logsUrl, { headers })).text();
     }
     expect(written).toContain('"second"');
+    const notYet = await cli(["status", runId, "--wait", "--timeout", "1s"], runlet.env);
+    expect(notYet.code).toBe(1);
+    expect(notYet.stderr).toMatch(/has not ended after 1000 ms \(running\): it goes on/);
     expect((await cli(["cancel", runId], runlet.env)).code).toBe(0);
+    const cancelled = await cli(["status", runId, "--wait"], runlet.env);
+    expect(cancelled.code).toBe(1); // waited on, a run that did not succeed
+    expect(cancelled.stdout).toMatch(/^status\s+cancelled$/m);
     const followed = await following;
     expect(followed.code).toBe(0);
     const lines = followed.stdout

@@ -10,13 +10,11 @@ import type { RunLogs } from "../../common/protocol/host.ts";
 import { isEnded } from "../../common/protocol/runs.ts";
 import { CliError } from "../command.ts";
 import { type CliConfig, callProject } from "../config.ts";
+import { INDEX_LAG_MS } from "../run-api.ts";
 import { formatLine } from "./log-lines.ts";
 
 /** How often the log and the run's state are read again. */
 export const FOLLOW_POLL_MS = 1_000;
-
-/** How long after its acceptance a run may still be missing from the runs index (batched). */
-const INDEX_LAG_MS = 10_000;
 
 interface IndexedRun {
   app: string;

@@ -2,23 +2,40 @@ import type { RunView } from "runlet/client";
 import { CliError, type Command } from "../command.ts";
 import { loadConfig } from "../config.ts";
 import { appOfRun, cliErrorOf, runApi } from "../run-api.ts";
+import { durationMs } from "./tokens.ts";
 
-/** Reads (GET) or cancels (DELETE) the run through the run API; its app is in the runs index. */
+/**
+ * Reads (GET) or cancels (DELETE) the run through the run API; its app is in the runs index.
+ * `waitMs`: reads it until it has ended, that long at most.
+ */
 async function call(
   method: "GET" | "DELETE",
   runId: string | undefined,
   extra: string[],
   usage: string,
+  waitMs?: number,
 ) {
   if (!runId || extra.length > 0) throw new CliError(`give one run id\n\n${usage}`);
   const config = await loadConfig();
   const app = await appOfRun(config, runId);
   const api = runApi(config);
   try {
-    return method === "GET" ? await api.status(app, runId) : await api.cancel(app, runId);
+    if (method === "DELETE") return await api.cancel(app, runId);
+    return waitMs === undefined
+      ? await api.status(app, runId)
+      : await api.waitFor(app, runId, { timeoutMs: waitMs });
   } catch (err) {
     throw cliErrorOf(err, method === "GET" ? "status" : "cancel", config);
   }
+}
+
+/** `--timeout`: `90s`, `10m`, `2h`, `1d`. */
+function timeoutMs(text: string): number {
+  const seconds = /^(\d+)s$/.exec(text);
+  const ms = seconds ? Number(seconds[1]) * 1000 : durationMs(text);
+  if (ms === undefined || ms <= 0)
+    throw new CliError(`--timeout must be a duration like 90s, 10m or 2h (got '${text}')`);
+  return ms;
 }
 
 /** A run's view as lines for people. */
@@ -44,22 +61,37 @@ export function runLines(state: RunView): string[] {
   return lines;
 }
 
-const STATUS_USAGE = `Usage: runlet status <run_id> [--json]
+const STATUS_USAGE = `Usage: runlet status <run_id> [--wait [--timeout 10m]] [--json]
 
 A run's state: queued, running, success, failure or cancelled, its times, its error, and
-its webhook delivery attempts. --json prints the worker's answer.`;
+its webhook delivery attempts. --json prints the worker's answer.
+
+  --wait      read the run again until it has ended (the pause growing from 0.25 s to 5 s),
+              then show it; exits 0 if it ended success, 1 if failure or cancelled, so a
+              script can wait on a background run: runlet status "$id" --wait && next-step
+  --timeout   how long --wait waits at most (90s, 10m, 2h; default 10m): past it, exits 1
+              saying the run has not ended (it goes on)`;
 
 export const status: Command = {
   name: "status",
   summary: "show a run's state and its webhook deliveries",
   usage: STATUS_USAGE,
-  options: {},
+  options: { wait: { type: "boolean" }, timeout: { type: "string" } },
   async run({ values, positionals }) {
     const [runId, ...extra] = positionals;
-    const state = await call("GET", runId, extra, STATUS_USAGE);
+    if (typeof values.timeout === "string" && values.wait !== true)
+      throw new CliError("--timeout is how long --wait waits: give --wait too");
+    const waitMs =
+      values.wait === true
+        ? typeof values.timeout === "string"
+          ? timeoutMs(values.timeout)
+          : 10 * 60_000
+        : undefined;
+    const state = await call("GET", runId, extra, STATUS_USAGE, waitMs);
     if (values.json) console.log(JSON.stringify(state));
     else console.log(runLines(state).join("\n"));
-    return 0;
+    // Waited on: how it ended is the exit code.
+    return waitMs === undefined || state.status === "success" ? 0 : 1;
   },
 };
 
