@@ -6,6 +6,8 @@
  *   {project}/{app}/current.json     the current version, replaced atomically
  *   {project}/{app}/v{version}/      the files of each deployed version
  *   {project}/{app}/.staging-*       a version being written (removed on start)
+ *   {project}/{app}/.staging-trial-v{n}-{digest}
+ *                                    a version a deploy's trial started, not current yet
  *   {project}/{app}/.replaced-v{n}-* a version's old files while they are swapped out
  */
 import { join } from "node:path";

@@ -182,6 +182,14 @@ export class AppVersions {
     if (!want) return undefined; // no such app
     this.#note(project, app, want);
     if (have && isVersion(have, want)) return have;
+    // Its deploy's trial ran here (pool/trials.ts): its files are here already, not fetched.
+    const staged = want.digest
+      ? await this.registry.commit(project, app, want.version, want.digest)
+      : undefined;
+    if (staged) {
+      this.pool.deployed(staged);
+      return staged;
+    }
     const bundle = await source.bundle(project, app, want.version);
     if (!bundle) return this.registry.get(project, app); // replaced meanwhile: the next call
     // Checked against its digest where it is decoded and hashed anyway (a version before

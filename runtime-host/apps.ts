@@ -1,7 +1,6 @@
 /** The registry of deployed apps: their current versions, in memory and persisted under home. */
-import { randomBytes } from "node:crypto";
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { z } from "zod";
 import {
   type AppConfig,
@@ -13,14 +12,20 @@ import {
   appRoot,
   appsRoot,
   currentFile,
-  REPLACED_PREFIX,
   STAGING_PREFIX,
   versionDirName,
 } from "../common/app-paths.ts";
 import { bundleDigest } from "../common/bundle-digest.ts";
-import { decodeBundle, writeVersion } from "./bundle.ts";
+import {
+  exists,
+  recoverAppDir,
+  removeVersionsBut,
+  subdirs,
+  writeJsonAtomic,
+} from "./app-folders.ts";
+import { decodeBundle, moveIntoPlace, writeVersion } from "./bundle.ts";
 import { HttpError } from "./http/errors.ts";
-import { appKey, isValidName } from "./names.ts";
+import { appKey } from "./names.ts";
 import type { PoolTarget } from "./pool/pool.ts";
 
 /** One app's current version, ready to run. */
@@ -48,66 +53,13 @@ const currentSchema = z.object({
 
 type CurrentJson = z.infer<typeof currentSchema>;
 
-const exists = (path: string) =>
-  stat(path).then(
-    () => true,
-    () => false,
-  );
-
-/** Writes JSON atomically: a temp file beside it, then a rename. */
-async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
-  const temp = `${path}.${randomBytes(4).toString("hex")}.tmp`;
-  await writeFile(temp, `${JSON.stringify(value, null, 2)}\n`);
-  await rename(temp, path);
-}
-
-/** Finishes or undoes what a crash interrupted in one app's folder. */
-async function recoverAppDir(dir: string): Promise<void> {
-  for (const entry of await readdir(dir)) {
-    const path = join(dir, entry);
-    if (
-      entry.startsWith(STAGING_PREFIX) ||
-      (entry.startsWith("current.json.") && entry.endsWith(".tmp"))
-    ) {
-      await rm(path, { recursive: true, force: true });
-    } else if (entry.startsWith(REPLACED_PREFIX)) {
-      const version = entry.slice(REPLACED_PREFIX.length).replace(/-[0-9a-f]+$/, "");
-      const original = join(dir, version);
-      if (await exists(original)) await rm(path, { recursive: true, force: true });
-      else await rename(path, original);
-    }
-  }
-}
-
-/**
- * Removes the app's version folders other than `keep`: a replica runs from a copy of its
- * version's files (its slot), so an old version's folder serves only replicas being started
- * from it; kept, every deploy would stay on the host's disk for as long as the app lives.
- */
-async function removeVersionsBut(
-  dir: string,
-  keep: readonly number[],
-  keepDirs: readonly string[] = [],
-): Promise<void> {
-  const kept = new Set([...keep.map(versionDirName), ...keepDirs.map((d) => basename(d))]);
-  for (const entry of await readdir(dir)) {
-    if (/^v[0-9]+$/.test(entry) && !kept.has(entry))
-      await rm(join(dir, entry), { recursive: true, force: true });
-  }
-}
-
-async function subdirs(dir: string): Promise<string[]> {
-  try {
-    const entries = await readdir(dir, { withFileTypes: true });
-    return entries.filter((e) => e.isDirectory() && isValidName(e.name)).map((e) => e.name);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw err;
-  }
-}
+const stagedKey = (project: string, app: string, version: number, digest: string) =>
+  `${appKey(project, app)}/${version}/${digest}`;
 
 export class AppRegistry {
   readonly #apps = new Map<string, Deployment>();
+  /** Versions written beside the current one before they are current (`stage`), by `stagedKey`. */
+  readonly #staged = new Map<string, Deployment>();
   /** Deploys and removals of one app run one after the other. */
   readonly #queues = new Map<string, Promise<unknown>>();
   /** The version folders replicas are still starting from (the pool's), kept through deploys. */
@@ -151,6 +103,84 @@ export class AppRegistry {
   }
 
   /**
+   * Writes a version's files beside the app's current one without making it current: a deploy's
+   * trial (trials.ts) starts a replica from them before the control plane records the version.
+   * In a folder named by the version and its digest (two trials of one number, from two control
+   * planes at once, write apart), under the staging prefix, so a host that restarts drops it.
+   * `commit` makes it current, `unstage` drops it.
+   */
+  stage(input: DeployInput & { digest: string }): Promise<Deployment> {
+    return this.#serial(input.project, input.app, async () => {
+      const { project, app, version, config, digest } = input;
+      const key = stagedKey(project, app, version, digest);
+      const known = this.#staged.get(key);
+      if (known) return known;
+      const decoded = decodeBundle(input.files);
+      if ((await bundleDigest(decoded)) !== digest)
+        throw new HttpError(
+          400,
+          `the bundle of '${app}' version ${version} does not match its digest`,
+        );
+      const name = `${STAGING_PREFIX}trial-v${version}-${digest.slice(0, 16)}`;
+      const dir = await writeVersion(appRoot(this.root, project, app), version, decoded, name);
+      const staged = {
+        project,
+        app,
+        version,
+        digest,
+        config,
+        dir,
+        deployedAt: new Date().toISOString(),
+      };
+      this.#staged.set(key, staged);
+      return staged;
+    });
+  }
+
+  /** Makes a staged version current (its folder becomes `v{version}`); undefined if none is. */
+  commit(
+    project: string,
+    app: string,
+    version: number,
+    digest: string,
+  ): Promise<Deployment | undefined> {
+    return this.#serial(project, app, async () => {
+      const key = stagedKey(project, app, version, digest);
+      const staged = this.#staged.get(key);
+      if (!staged) return undefined;
+      this.#staged.delete(key);
+      await moveIntoPlace(
+        staged.dir,
+        join(appRoot(this.root, project, app), versionDirName(version)),
+      );
+      return this.#makeCurrent(project, app, { version, digest, config: staged.config });
+    });
+  }
+
+  /**
+   * Drops a staged version (its trial failed, or it was never made current); an app with no
+   * current version here leaves no folder behind.
+   */
+  unstage(project: string, app: string, version: number, digest: string): Promise<void> {
+    return this.#serial(project, app, async () => {
+      const key = stagedKey(project, app, version, digest);
+      const staged = this.#staged.get(key);
+      if (!staged) return;
+      this.#staged.delete(key);
+      // An app with nothing else here: its folder goes, not only the staged version's.
+      const alone = !this.get(project, app) && this.#stagedOf(project, app).length === 0;
+      const dir = alone ? appRoot(this.root, project, app) : staged.dir;
+      await rm(dir, { recursive: true, force: true });
+    });
+  }
+
+  /** The keys of the app's staged versions. */
+  #stagedOf(project: string, app: string): string[] {
+    const prefix = `${appKey(project, app)}/`;
+    return [...this.#staged.keys()].filter((key) => key.startsWith(prefix));
+  }
+
+  /**
    * Forgets the app and deletes its files; false if it was not deployed. The record goes first,
    * so a crash halfway leaves an unknown app with stray files, never a known app without them.
    */
@@ -158,6 +188,7 @@ export class AppRegistry {
     return this.#serial(project, app, async () => {
       const dir = appRoot(this.root, project, app);
       const known = this.#apps.delete(appKey(project, app));
+      for (const key of this.#stagedOf(project, app)) this.#staged.delete(key);
       await rm(currentFile(dir), { force: true });
       await rm(dir, { recursive: true, force: true });
       return known;
@@ -192,6 +223,20 @@ export class AppRegistry {
       known.digest === digest &&
       (await exists(join(dir, versionDirName(version))));
     if (!unchanged) await writeVersion(dir, version, decoded);
+    return this.#makeCurrent(project, app, { version, digest, config });
+  }
+
+  /**
+   * Records `v{version}`, written already, as the app's current version; removes the versions
+   * before the one it replaces.
+   */
+  async #makeCurrent(
+    project: string,
+    app: string,
+    { version, digest, config }: Pick<CurrentJson, "version" | "digest" | "config">,
+  ): Promise<Deployment> {
+    const dir = appRoot(this.root, project, app);
+    const known = this.get(project, app);
     const current: CurrentJson = { version, digest, config, deployedAt: new Date().toISOString() };
     await writeJsonAtomic(currentFile(dir), current);
     const deployment = this.#toDeployment(project, app, current);

@@ -1,7 +1,7 @@
 /** Checks an app bundle and writes it out as one version folder, all or nothing. */
 import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
-import { dirname, join, resolve, sep } from "node:path";
+import { basename, dirname, join, resolve, sep } from "node:path";
 import { type BundleFile, isBase64, pathClash } from "../common/app-config.ts";
 import { REPLACED_PREFIX, STAGING_PREFIX, versionDirName } from "../common/app-paths.ts";
 import { HttpError } from "./http/errors.ts";
@@ -54,36 +54,45 @@ async function writeFiles(dir: string, files: readonly DecodedFile[]): Promise<v
 }
 
 /**
- * Writes `files` to `{appDir}/v{version}/`: first into a staging folder, then renamed into place,
- * so a crash never leaves a half-written version. An existing folder of the same version is
- * swapped out (and restored on start if the host died mid-swap; see `recoverVersions`).
+ * Writes `files` to `{appDir}/{name}/` (`v{version}` unless named otherwise): first into a
+ * staging folder, then renamed into place, so a crash never leaves a half-written version. An
+ * existing folder of the same name is swapped out (see `moveIntoPlace`).
  */
 export async function writeVersion(
   appDir: string,
   version: number,
   files: readonly DecodedFile[],
+  name = versionDirName(version),
 ): Promise<string> {
   await mkdir(appDir, { recursive: true });
   const staging = await mkdtemp(join(appDir, STAGING_PREFIX));
-  const target = join(appDir, versionDirName(version));
+  const target = join(appDir, name);
   try {
     await writeFiles(staging, files);
-    try {
-      await rename(staging, target);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code !== "ENOTEMPTY" && code !== "EEXIST") throw err;
-      const old = join(
-        appDir,
-        `${REPLACED_PREFIX}${versionDirName(version)}-${randomBytes(4).toString("hex")}`,
-      );
-      await rename(target, old);
-      await rename(staging, target);
-      await rm(old, { recursive: true, force: true });
-    }
+    await moveIntoPlace(staging, target);
     return target;
   } catch (err) {
     await rm(staging, { recursive: true, force: true });
     throw err;
+  }
+}
+
+/**
+ * Renames the folder `from` to `target`, in the same app folder. An existing `target` is swapped
+ * out first (and restored on start if the host died mid-swap: apps.ts, `recoverAppDir`).
+ */
+export async function moveIntoPlace(from: string, target: string): Promise<void> {
+  try {
+    await rename(from, target);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== "ENOTEMPTY" && code !== "EEXIST") throw err;
+    const old = join(
+      dirname(target),
+      `${REPLACED_PREFIX}${basename(target)}-${randomBytes(4).toString("hex")}`,
+    );
+    await rename(target, old);
+    await rename(from, target);
+    await rm(old, { recursive: true, force: true });
   }
 }

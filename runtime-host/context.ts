@@ -7,6 +7,7 @@ import type { ReplicaPool } from "./pool/pool.ts";
 import type { ManagedReplica } from "./pool/replica.ts";
 import type { ReplicaOutputs } from "./pool/replica-output.ts";
 import type { Spares } from "./pool/spares.ts";
+import type { Trials } from "./pool/trials.ts";
 import type { WorkloadSpec } from "./pool/workload.ts";
 import type { RunReports } from "./run-reports.ts";
 import type { CustomReplica, CustomSpec } from "./runtimes/custom/replica.ts";
@@ -17,6 +18,8 @@ export interface HostContext {
   /** Which version of each app runs here, fetched from the control plane when needed. */
   versions: AppVersions;
   pool: ReplicaPool;
+  /** Replicas of versions started before they are current: a deploy's trial. */
+  trials: Trials;
   /** Everything each app's replicas wrote, now and of the last few that ended. */
   outputs: ReplicaOutputs;
   limits: HostLimits;

@@ -5,7 +5,7 @@ import type { HostContext } from "./context.ts";
 import { hasBearerToken } from "./http/auth.ts";
 import { HttpError } from "./http/errors.ts";
 import { sendJson } from "./http/respond.ts";
-import { deployApp, removeApp, setCurrentVersion } from "./routes/deploy.ts";
+import { deployApp, removeApp, setCurrentVersion, startTrial } from "./routes/deploy.ts";
 import { forwardRequest } from "./routes/forward.ts";
 import { invokeFunction } from "./routes/invoke.ts";
 import { getRunLogs } from "./routes/run-logs.ts";
@@ -45,6 +45,12 @@ const ROUTES: readonly Route[] = [
       } satisfies HostMetrics),
   },
   { method: "PUT", path: /^\/internal\/apps\/([^/]+)\/([^/]+)$/, handler: deployApp, work: true },
+  {
+    method: "POST",
+    path: /^\/internal\/apps\/([^/]+)\/([^/]+)\/trial$/,
+    handler: startTrial,
+    work: true,
+  },
   {
     method: "PUT",
     path: /^\/internal\/apps\/([^/]+)\/([^/]+)\/current$/,

@@ -18,10 +18,11 @@ import { Intake } from "./intake.ts";
 import { DEFAULT_LIMITS, type HostLimits } from "./limits.ts";
 import { Membership } from "./membership.ts";
 import { ReplicaGrants } from "./pool/grants.ts";
-import { ReplicaPool } from "./pool/pool.ts";
+import { type PoolTarget, ReplicaPool } from "./pool/pool.ts";
 import { ManagedReplica } from "./pool/replica.ts";
 import { ReplicaOutputs } from "./pool/replica-output.ts";
 import { Spares } from "./pool/spares.ts";
+import { Trials } from "./pool/trials.ts";
 import { route } from "./router.ts";
 import { RunCallbacks } from "./run-callbacks.ts";
 import { RunReports } from "./run-reports.ts";
@@ -66,15 +67,17 @@ function listen(server: Server, port: number, hostname: string): Promise<Address
   });
 }
 
-/** Stops accepting, stops the replicas (failing their calls), then ends the connections. */
+/**
+ * Stops accepting, stops the replicas (`replicas`: the pool, the spares, the trials' replicas;
+ * the pool's calls fail), then ends the connections.
+ */
 async function shutDown(
   server: Server,
-  pool: ReplicaPool,
-  spares: HostSpares,
+  replicas: ReadonlyArray<{ close(): Promise<void> }>,
   sandbox: Sandbox,
 ): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  await Promise.all([pool.close(), spares.managed.close(), spares.custom.close()]);
+  await Promise.all(replicas.map((r) => r.close()));
   await sandbox.settle();
   server.closeIdleConnections();
   const force = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
@@ -136,15 +139,22 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     secrets: async () => (await membership?.secrets(target.project)) ?? {},
   });
   const outputs = new ReplicaOutputs(limits.endedOutputs);
-  const pool = new ReplicaPool(
-    (target) =>
-      outputs.track(
-        target.config.runtime === "custom"
-          ? spares.custom.replicaFor(withSecrets(target))
-          : spares.managed.replicaFor(withSecrets(target)),
-      ),
-    { ...limits, grants, slots: opts.join?.slots ?? opts.slots },
-  );
+  const replicaOf = (target: PoolTarget) =>
+    outputs.track(
+      target.config.runtime === "custom"
+        ? spares.custom.replicaFor(withSecrets(target))
+        : spares.managed.replicaFor(withSecrets(target)),
+    );
+  // A deploy's trial replica, once its version is current, is the pool's first new one of it.
+  const trials = new Trials(replicaOf, ({ project, app, version, digest }) => {
+    registry.unstage(project, app, version, digest).catch(() => {});
+  });
+  const pool = new ReplicaPool((target) => trials.claim(target) ?? replicaOf(target), {
+    ...limits,
+    grants,
+    slots: opts.join?.slots ?? opts.slots,
+  });
+  const allReplicas = [pool, spares.managed, spares.custom, trials];
   // Apps with `min_replicas` are warm from the start (in a registry: once registered).
   const warmUp = () => {
     for (const deployment of registry.list()) pool.deployed(deployment);
@@ -182,7 +192,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   answerClientErrors(server); // a request Node cannot parse: JSON {message}, no reset
   const hostname = opts.hostname ?? LOOPBACK;
   const address = await listen(server, opts.port, hostname).catch(async (err: unknown) => {
-    await shutDown(server, pool, spares, sandbox); // its spares' sandboxes are mounted already
+    await shutDown(server, allReplicas, sandbox); // its spares' sandboxes are mounted already
     throw err;
   });
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
@@ -204,7 +214,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     if (registered) warmUp();
     if (!internalToken) throw new Error("the runtime host needs an internal token or a host token");
   } catch (err) {
-    await shutDown(server, pool, spares, sandbox); // refused: nothing of it stays behind
+    await shutDown(server, allReplicas, sandbox); // refused: nothing of it stays behind
     throw err;
   }
   const reports = new RunReports(
@@ -215,7 +225,19 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   );
   const callbacks = new RunCallbacks(internalToken);
   const runs = new AsyncRuns(pool, callbacks, reports);
-  ctx = { registry, versions, pool, outputs, runs, limits, spares, reports, intake, internalToken };
+  ctx = {
+    registry,
+    versions,
+    pool,
+    trials,
+    outputs,
+    runs,
+    limits,
+    spares,
+    reports,
+    intake,
+    internalToken,
+  };
 
   /** Ends the grace of a graceful stop. */
   const hurry = new AbortController();
@@ -233,7 +255,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
       await Promise.race([Promise.all([intake.idle(graceMs), runs.idle(graceMs)]), hurried]);
     runs.close();
     await callbacks.close(CALLBACKS_MS);
-    await shutDown(server, pool, spares, sandbox);
+    await shutDown(server, allReplicas, sandbox);
     await reports.close();
     await draining;
     membership?.stop();

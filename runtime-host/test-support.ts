@@ -128,6 +128,14 @@ export function hostClient(url: string, token: string = TOKEN) {
       spares: { managed: number[]; custom: number[] };
     };
   };
+  const send = async (method: string, path: string, body: unknown) =>
+    answer(
+      await fetch(`${url}${path}`, {
+        method,
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      }),
+    );
   return {
     async deploy(
       project: string,
@@ -136,12 +144,28 @@ export function hostClient(url: string, token: string = TOKEN) {
       files: Record<string, string>,
       config: AppConfig = configOf(app),
     ): Promise<Answer> {
-      const res = await fetch(`${url}/internal/apps/${project}/${app}`, {
-        method: "PUT",
-        headers: { ...auth, "content-type": "application/json" },
-        body: JSON.stringify({ version, config, files: bundle(files) }),
+      return send("PUT", `/internal/apps/${project}/${app}`, {
+        version,
+        config,
+        files: bundle(files),
       });
-      return answer(res);
+    },
+    /** A deploy's trial: starts a replica of the version before it is current. */
+    async trial(
+      project: string,
+      app: string,
+      version: number,
+      files: Record<string, string>,
+      config: AppConfig = configOf(app),
+    ): Promise<Answer> {
+      const bundled = bundle(files);
+      const digest = await digestOfBundle(bundled);
+      return send("POST", `/internal/apps/${project}/${app}/trial`, {
+        version,
+        config,
+        files: bundled,
+        digest,
+      });
     },
     async invoke(
       project: string,

@@ -10,6 +10,8 @@ const name = encodeURIComponent;
 export const hostPath = {
   /** PUT: deploy a version; DELETE: remove the app. */
   app: (project: string, app: string) => `/internal/apps/${project}/${app}`,
+  /** POST: start a replica of a version before it is current (`TrialRequest` → `TrialAnswer`). */
+  trial: (project: string, app: string) => `/internal/apps/${project}/${app}/trial`,
   /** PUT: the app's current version is now this one (`CurrentVersion`): fetch it when needed. */
   current: (project: string, app: string) => `/internal/apps/${project}/${app}/current`,
   /** POST: one synchronous call of a managed app's function. */

@@ -1,6 +1,9 @@
 /**
  * `PUT /internal/apps/{project}/{app}`: stores a version of an app and makes it current (a host
  * on its own; a host in a registry fetches versions itself).
+ * `POST /internal/apps/{project}/{app}/trial` `{version, digest, config, files}`: a deploy's trial
+ * (pool/trials.ts): the version's files are kept beside the current one, and a replica of it
+ * started; 200 as soon as the files are kept, its body once the replica is ready or failed.
  * `PUT /internal/apps/{project}/{app}/current` `{version, digest, warm?}`: the control plane says
  * which version is current; the host fetches it now if it runs the app or is to warm it, else at
  * the app's next call (app-versions.ts).
@@ -8,8 +11,13 @@
  * when it was not there); with `X-Runlet-App-Id`, only if no later app of the name is known.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { z } from "zod";
 import { describeZodError } from "../../common/app-config.ts";
-import { deployRequestSchema } from "../../common/protocol/deploy.ts";
+import {
+  deployRequestSchema,
+  type TrialAnswer,
+  trialRequestSchema,
+} from "../../common/protocol/deploy.ts";
 import { currentVersionSchema } from "../../common/protocol/hosts.ts";
 import type { HostContext } from "../context.ts";
 import { parseJsonBody, readBody } from "../http/body.ts";
@@ -18,6 +26,20 @@ import { acceptedForOf, projectAndApp } from "../http/params.ts";
 import { sendJson } from "../http/respond.ts";
 import { MAX_DEPLOY_BODY_BYTES } from "../limits.ts";
 
+/** The version a deploy or a trial brings, of the path's app: 400 for anything else. */
+async function versionOf<S extends typeof deployRequestSchema | typeof trialRequestSchema>(
+  req: IncomingMessage,
+  app: string,
+  schema: S,
+): Promise<z.infer<S>> {
+  const parsed = schema.safeParse(parseJsonBody(await readBody(req, MAX_DEPLOY_BODY_BYTES)));
+  if (!parsed.success) throw new HttpError(400, describeZodError(parsed.error));
+  const { name } = parsed.data.config;
+  if (name !== app)
+    throw new HttpError(400, `config.name: '${name}' does not match the app '${app}'`);
+  return parsed.data as z.infer<S>;
+}
+
 export async function deployApp(
   req: IncomingMessage,
   res: ServerResponse,
@@ -25,17 +47,34 @@ export async function deployApp(
   { registry, pool }: HostContext,
 ): Promise<void> {
   const { project, app } = projectAndApp(params);
-  const parsed = deployRequestSchema.safeParse(
-    parseJsonBody(await readBody(req, MAX_DEPLOY_BODY_BYTES)),
-  );
-  if (!parsed.success) throw new HttpError(400, describeZodError(parsed.error));
-  const { version, config, files } = parsed.data;
-  if (config.name !== app) {
-    throw new HttpError(400, `config.name: '${config.name}' does not match the app '${app}'`);
-  }
+  const { version, config, files } = await versionOf(req, app, deployRequestSchema);
   const deployment = await registry.deploy({ project, app, version, config, files });
   pool.deployed(deployment);
   sendJson(res, 200, { project, app, version });
+}
+
+export async function startTrial(
+  req: IncomingMessage,
+  res: ServerResponse,
+  params: readonly string[],
+  { registry, trials }: HostContext,
+): Promise<void> {
+  const { project, app } = projectAndApp(params);
+  const { version, config, files, digest } = await versionOf(req, app, trialRequestSchema);
+  const target = await registry.stage({ project, app, version, config, files, digest });
+  // The head now: the control plane knows this host took the version, and waits for the start
+  // (bounded by the start limit here) rather than taking a slow start for a host gone silent.
+  res.writeHead(200, {
+    "content-type": "application/json; charset=utf-8",
+    "cache-control": "no-store",
+  });
+  res.flushHeaders();
+  const answer: TrialAnswer = await trials.start(target).catch(async (err: unknown) => {
+    await registry.unstage(project, app, version, digest);
+    throw err;
+  });
+  if (!answer.started) await registry.unstage(project, app, version, digest);
+  res.end(JSON.stringify(answer));
 }
 
 export async function setCurrentVersion(

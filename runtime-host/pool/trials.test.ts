@@ -1,0 +1,83 @@
+// The replicas of deploys' trials (trials.ts), over replicas without a process: one that started
+// is handed to the pool once, for its own version and files only, and one never asked for stops
+// after the app's cooldown (at least MIN_HOLD_MS), saying so (the host then drops its files).
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { FakeReplica, fakeTarget } from "./test-support.ts";
+import { MIN_HOLD_MS, Trials } from "./trials.ts";
+import { WorkloadError, type WorkloadSpec } from "./workload.ts";
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+function trialsOf(starting?: () => Promise<void>) {
+  const made: FakeReplica[] = [];
+  const expired: string[] = [];
+  const trials = new Trials(
+    (target) => {
+      const replica = new FakeReplica(target as WorkloadSpec, starting);
+      made.push(replica);
+      return replica;
+    },
+    (target) => expired.push(`${target.app} v${target.version}`),
+  );
+  return { trials, made, expired };
+}
+
+describe("trials", () => {
+  it("hands a started replica to the pool once, for its own version and files only", async () => {
+    const { trials, made } = trialsOf();
+    const v2 = { ...fakeTarget(), version: 2, digest: "d2" };
+    expect(await trials.start(v2)).toMatchObject({ started: true });
+    expect(trials.claim({ ...v2, digest: "other files" })).toBeUndefined();
+    expect(trials.claim({ ...v2, version: 3 })).toBeUndefined();
+    expect(trials.claim(v2)).toBe(made[0]);
+    expect(trials.claim(v2)).toBeUndefined();
+    // Asked again (a retried deploy of the same files): a new one, then the one held.
+    expect(await trials.start(v2)).toMatchObject({ started: true });
+    expect(await trials.start(v2)).toMatchObject({ started: true });
+    expect(made).toHaveLength(2);
+  });
+
+  it("stops a replica never asked for after the app's cooldown, and not one that crashed meanwhile", async () => {
+    vi.useFakeTimers();
+    const { trials, made, expired } = trialsOf();
+    const long = { ...fakeTarget({ cooldown: 120 }), digest: "long" };
+    const short = { ...fakeTarget({ cooldown: 0 }), app: "b", digest: "short" };
+    await trials.start(long);
+    await trials.start(short);
+    vi.advanceTimersByTime(MIN_HOLD_MS);
+    expect(expired).toEqual(["b v1"]); // a cooldown of 0 holds it MIN_HOLD_MS all the same
+    expect(made.map((r) => r.exited)).toEqual([false, true]);
+    await made[0]?.stop(); // it crashed while held: not handed out
+    await vi.advanceTimersByTimeAsync(0);
+    expect(trials.claim(long)).toBeUndefined();
+    vi.advanceTimersByTime(120_000);
+    expect(expired).toEqual(["b v1"]);
+  });
+
+  it("answers a failed start with its message, and holds nothing", async () => {
+    const { trials, made } = trialsOf(() =>
+      Promise.reject(new WorkloadError({ kind: "load-failed", detail: "boom (./main.mjs:1)" })),
+    );
+    const answer = await trials.start(fakeTarget());
+    expect(answer).toEqual({
+      started: false,
+      message: "the app failed to start: boom (./main.mjs:1)",
+      output: [],
+    });
+    expect(made[0]?.exited).toBe(true);
+    expect(trials.claim(fakeTarget())).toBeUndefined();
+  });
+
+  it("stops what it holds when closed, and starts nothing after", async () => {
+    const { trials, made } = trialsOf();
+    await trials.start(fakeTarget());
+    await trials.close();
+    expect(made[0]?.exited).toBe(true);
+    expect(await trials.start({ ...fakeTarget(), version: 2 })).toMatchObject({
+      started: false,
+      message: "the runtime host is shutting down",
+    });
+  });
+});

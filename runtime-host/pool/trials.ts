@@ -1,0 +1,133 @@
+/**
+ * A deploy's trial (docs/hosts.md, "A deploy starts a replica first"): before the control plane
+ * records a version, it asks one host to start a replica of it. The replica starts as any other
+ * (a spare, the project's secrets, the start limit); the answer is that it is ready, or how it
+ * failed with the last lines it wrote. A replica that started is held for the version's first
+ * use: once the version is current, the pool's next new replica of it is this one
+ * (`claim`), so the deploy's first call does not pay a second cold start. One never claimed
+ * stops after the app's `cooldown` (at least `MIN_HOLD_MS`), as an idle replica would; `expired`
+ * hears of it (the host drops the version's files unless it was made current meanwhile).
+ */
+import type { OutputLine, TrialAnswer } from "../../common/protocol/deploy.ts";
+import { msSince } from "../runs/describe.ts";
+import type { PoolTarget } from "./pool.ts";
+import { linesOf } from "./replica-output.ts";
+import type { Workload } from "./workload.ts";
+
+/**
+ * Least time a started replica is held unclaimed: the control plane records the version and
+ * tells the hosts in well under it, whatever the app's `cooldown` (which may be 0).
+ */
+export const MIN_HOLD_MS = 30_000;
+
+/** Lines of a failed replica's output quoted, and characters of each. */
+export const QUOTED_LINES = 20;
+const QUOTED_LINE_CHARS = 500;
+
+/**
+ * After a failed replica has exited, how long its last output may still be on its way through
+ * its pipes (its exit can be seen before they are read to their end).
+ */
+const OUTPUT_SETTLE_MS = 100;
+
+interface Held {
+  workload: Workload;
+  timer: NodeJS.Timeout;
+  ms: number;
+}
+
+const keyOf = (t: Pick<PoolTarget, "project" | "app" | "version" | "digest">) =>
+  `${t.project}/${t.app}/${t.version}/${t.digest}`;
+
+export class Trials {
+  readonly #held = new Map<string, Held>();
+  readonly #starting = new Map<string, Promise<TrialAnswer>>();
+  #closed = false;
+
+  constructor(
+    private readonly create: (target: PoolTarget) => Workload,
+    private readonly expired: (target: PoolTarget) => void = () => {},
+  ) {}
+
+  /** Starts a replica of `target` (one already held, or starting, answers for it). */
+  start(target: PoolTarget): Promise<TrialAnswer> {
+    const key = keyOf(target);
+    const held = this.#held.get(key);
+    if (held?.workload.accepting) return Promise.resolve({ started: true, ms: held.ms });
+    let starting = this.#starting.get(key);
+    if (!starting) {
+      starting = this.#start(key, target).finally(() => this.#starting.delete(key));
+      this.#starting.set(key, starting);
+    }
+    return starting;
+  }
+
+  /** The held replica of `target` (its version and files), for the pool to use; else undefined. */
+  claim(target: PoolTarget): Workload | undefined {
+    const key = keyOf(target);
+    const held = this.#held.get(key);
+    if (!held) return undefined;
+    this.#held.delete(key);
+    clearTimeout(held.timer);
+    return held.workload.accepting ? held.workload : undefined;
+  }
+
+  /** Stops the replicas held; no trial starts from now on. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const held = [...this.#held.values()];
+    this.#held.clear();
+    await Promise.all(
+      held.map((h) => {
+        clearTimeout(h.timer);
+        return h.workload.stop();
+      }),
+    );
+  }
+
+  async #start(key: string, target: PoolTarget): Promise<TrialAnswer> {
+    if (this.#closed)
+      return { started: false, message: "the runtime host is shutting down", output: [] };
+    const began = performance.now();
+    const workload = this.create(target);
+    try {
+      await workload.start();
+    } catch (err) {
+      await workload.stop();
+      await new Promise((resolve) => setTimeout(resolve, OUTPUT_SETTLE_MS));
+      return { started: false, message: (err as Error).message, output: lastLines(workload) };
+    }
+    const ms = Math.round(msSince(began));
+    if (this.#closed) {
+      await workload.stop();
+      return { started: false, message: "the runtime host is shutting down", output: [] };
+    }
+    const holdMs = Math.max(target.config.scaling.cooldown * 1000, MIN_HOLD_MS);
+    const timer = setTimeout(() => {
+      if (this.#held.get(key)?.workload !== workload) return;
+      this.#held.delete(key);
+      void workload.stop();
+      this.expired(target);
+    }, holdMs);
+    timer.unref();
+    this.#held.set(key, { workload, timer, ms });
+    // One that crashes while held is not handed out (`claim` checks), and goes at once.
+    workload.onExit(() => {
+      if (this.#held.get(key)?.workload !== workload) return;
+      clearTimeout(timer);
+      this.#held.delete(key);
+    });
+    return { started: true, ms };
+  }
+}
+
+/** The last lines a replica wrote (its empty ones left out), each cut to a bound. */
+function lastLines(workload: Workload): OutputLine[] {
+  return linesOf(workload.logs.chunks())
+    .filter((line) => line.text.trim() !== "")
+    .slice(-QUOTED_LINES)
+    .map(({ stream, text }) => ({
+      stream,
+      text: text.length > QUOTED_LINE_CHARS ? `${text.slice(0, QUOTED_LINE_CHARS)}…` : text,
+    }));
+}

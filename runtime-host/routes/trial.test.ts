@@ -1,0 +1,125 @@
+// A deploy's trial on a real host (`POST /internal/apps/{project}/{app}/trial`): a replica of the
+// version starts before it is current. An app whose module fails when it is loaded was made
+// current all the same, and every call failed until the next deploy; now the control plane asks
+// a host first. Here the host's side: the answer, the version before still serving, nothing of
+// a failed version left on disk, and the replica that started used for the version's first call.
+import { readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { appsRoot } from "../../common/app-paths.ts";
+import type { ReplicaOutput } from "../../common/protocol/host.ts";
+import type { RunningHost } from "../server.ts";
+import {
+  configOf,
+  hostClient,
+  newHome,
+  removeHome,
+  startTestHost,
+  TOKEN,
+} from "../test-support.ts";
+
+const answering = (what: string) => ({
+  "main.mjs": `export const run = () => ({ what: ${JSON.stringify(what)}, pid: process.pid });`,
+});
+
+describe("a deploy's trial on the runtime host", () => {
+  let home: string;
+  let host: RunningHost;
+  let client: ReturnType<typeof hostClient>;
+  const running = async () => {
+    const res = await fetch(`${host.url}/internal/apps/p/a/output`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    const { replicas } = (await res.json()) as ReplicaOutput;
+    return replicas.filter((r) => r.state === "running");
+  };
+  const appFolder = () => readdir(join(appsRoot(home), "p", "a")).catch(() => []);
+
+  beforeEach(async () => {
+    home = await newHome();
+    host = await startTestHost(home);
+    client = hostClient(host.url);
+  });
+
+  afterEach(async () => {
+    await host.close();
+    await removeHome(home);
+  });
+
+  it("starts a replica of a version beside the current one, which its first call then uses", async () => {
+    expect((await client.deploy("p", "a", 1, answering("v1"))).status).toBe(200);
+    expect((await client.invoke("p", "a", "run")).body).toMatchObject({ result: { what: "v1" } });
+
+    const trial = await client.trial("p", "a", 2, answering("v2"));
+    expect(trial).toMatchObject({ status: 200, body: { started: true } });
+    // Not current yet: calls still get v1.
+    expect((await client.invoke("p", "a", "run")).body).toMatchObject({ result: { what: "v1" } });
+    const started = (await running()).find((r) => r.version === 2);
+    expect(started?.pid).toEqual(expect.any(Number));
+
+    // Made current: its first call runs on the replica the trial started, not on a new one.
+    expect((await client.deploy("p", "a", 2, answering("v2"))).status).toBe(200);
+    const first = await client.invoke("p", "a", "run");
+    expect(first.body).toMatchObject({ result: { what: "v2", pid: started?.pid } });
+  });
+
+  it("answers how a version that cannot load failed, and leaves the current one and no file of it", async () => {
+    expect((await client.deploy("p", "a", 1, answering("v1"))).status).toBe(200);
+    const before = await appFolder();
+    const trial = await client.trial("p", "a", 2, {
+      "main.mjs": `console.error("loading v2");\nimport "left-pad";\nexport const run = () => 2;`,
+    });
+    expect(trial.status).toBe(200);
+    expect(trial.body).toMatchObject({
+      started: false,
+      message: expect.stringMatching(
+        /^the app failed to start: .*Cannot find package 'left-pad' imported from/,
+      ),
+    });
+    expect((await client.invoke("p", "a", "run")).body).toMatchObject({ result: { what: "v1" } });
+    expect(await appFolder()).toEqual(before);
+  });
+
+  it("quotes the last lines a custom app wrote before it exited", async () => {
+    const config = configOf("a", {
+      runtime: "custom",
+      custom: { entrypoint: ["sh", "start.sh"] },
+    });
+    const trial = await client.trial(
+      "p",
+      "a",
+      1,
+      { "start.sh": "echo starting up\necho 'cannot open config.yaml' >&2\nexit 1\n" },
+      config,
+    );
+    expect(trial.body).toEqual({
+      started: false,
+      message:
+        "the app failed to start: its process exited before it was healthy (code 1): cannot open config.yaml",
+      output: [
+        { stream: "stdout", text: "starting up" },
+        { stream: "stderr", text: "cannot open config.yaml" },
+      ],
+    });
+    // An app new to the host leaves no folder behind.
+    expect(await appFolder()).toEqual([]);
+  });
+
+  it("refuses a bundle whose digest is not the one given, and a config of another app", async () => {
+    const bad = await fetch(`${host.url}/internal/apps/p/a/trial`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        version: 1,
+        config: configOf("a"),
+        files: [{ path: "main.mjs", contentBase64: Buffer.from("1").toString("base64") }],
+        digest: "0".repeat(64),
+      }),
+    });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ message: expect.stringMatching(/digest/) });
+    const other = await client.trial("p", "a", 1, answering("x"), configOf("b"));
+    expect(other).toMatchObject({ status: 400, body: { message: expect.stringMatching(/'b'/) } });
+    expect(await appFolder()).toEqual([]);
+  });
+});
