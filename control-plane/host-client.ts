@@ -5,6 +5,7 @@
  */
 
 import { HEADER } from "../common/consts.ts";
+import type { DeployRequest } from "../common/protocol/deploy.ts";
 import {
   type AppOutput,
   hostMetricsSchema,
@@ -17,17 +18,35 @@ import { hostPath } from "../common/protocol/paths.ts";
 import { rendezvousOrder } from "../common/rendezvous.ts";
 import { ApiError } from "./errors.ts";
 import type { LiveHost } from "./hosts/registry.ts";
+import { type StartOutcome, startOnHost } from "./hosts/start.ts";
 
 export interface RuntimeHosts {
+  /**
+   * A deploy's trial: one host that is up starts a replica of the version, before it is
+   * recorded (hosts/start.ts). Resolves with how it went; never throws for a host's failure.
+   */
+  start(input: {
+    project: string;
+    app: string;
+    digest: string;
+    bundle: DeployRequest;
+  }): Promise<StartOutcome>;
   /**
    * Tells every host that answers that the app's current version is this one. A host that runs
    * the app fetches it now, and so does the app's first host in its rendezvous order (the
    * Worker's placement sends it the app's first calls) when `warm`, to start its
    * `min_replicas`; the others fetch it at their next call of the app. A host that does not
-   * answer learns it at its next heartbeat.
+   * answer learns it at its next heartbeat. `startedOn`: the host where the deploy's trial
+   * started a replica, which warms the app first (that replica is its first).
    */
   announce(
-    input: { project: string; app: string; appId: string; warm: boolean } & CurrentVersion,
+    input: {
+      project: string;
+      app: string;
+      appId: string;
+      warm: boolean;
+      startedOn?: string;
+    } & CurrentVersion,
   ): Promise<void>;
   /**
    * Stops the app's replicas and deletes its files on every host that answers; a host that
@@ -83,13 +102,14 @@ export function httpRuntimeHosts(
   }
 
   return {
-    async announce({ project, app, appId, version, digest, warm }) {
+    async announce({ project, app, appId, version, digest, warm, startedOn }) {
       const hosts = await live();
+      const up = hosts.filter((h) => h.state === "up");
       const warmers = warm
-        ? rendezvousOrder(
-            `${project}/${app}`,
-            hosts.filter((h) => h.state === "up"),
-          )
+        ? [
+            ...up.filter((h) => h.id === startedOn),
+            ...rendezvousOrder(`${project}/${app}`, up).filter((h) => h.id !== startedOn),
+          ]
         : [];
       const tell = async (host: LiveHost, current: CurrentVersion) => {
         const path = hostPath.current(project, app);
@@ -105,6 +125,7 @@ export function httpRuntimeHosts(
         for (const next of warmers.slice(1))
           if (await tell(next, { version, digest, appId, warm })) break;
     },
+    start: async (input) => startOnHost(await live(), internalToken, input),
     async remove({ project, app, appId }) {
       const named: Record<string, string> = appId ? { [HEADER.appId]: appId } : {};
       await Promise.all(

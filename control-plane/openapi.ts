@@ -24,7 +24,9 @@ const error = (description: string) => ({
 });
 
 /** The error answers of a route behind `access()`, with the route's own extras. */
-export function errorResponses(extra: Partial<Record<400 | 404 | 409 | 413 | 502, string>> = {}) {
+export function errorResponses(
+  extra: Partial<Record<400 | 404 | 409 | 413 | 422 | 502 | 503, string>> = {},
+) {
   return {
     400: error(extra[400] ?? "The request was malformed or had invalid parameters."),
     401: error("The Authorization header is missing, or the token is invalid, expired or revoked."),
@@ -32,7 +34,9 @@ export function errorResponses(extra: Partial<Record<400 | 404 | 409 | 413 | 502
     404: error(extra[404] ?? "The project does not exist."),
     ...(extra[409] ? { 409: error(extra[409]) } : {}),
     ...(extra[413] ? { 413: error(extra[413]) } : {}),
+    ...(extra[422] ? { 422: error(extra[422]) } : {}),
     ...(extra[502] ? { 502: error(extra[502]) } : {}),
+    ...(extra[503] ? { 503: error(extra[503]) } : {}),
   };
 }
 

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rawConnect } from "../test/raw-http.ts";
 import { serveControlPlane } from "./listen.ts";
 import type { Fixture } from "./testing/fixture.ts";
-import { INTERNAL_TOKEN } from "./testing/fixture.ts";
+import { INTERNAL_TOKEN, noRuntimeHosts } from "./testing/fixture.ts";
 import { libsqlFixture } from "./testing/libsql.ts";
 import {
   anyRequest,
@@ -42,6 +42,7 @@ const b64 = (text: string) => Buffer.from(text).toString("base64");
 beforeAll(async () => {
   fx = await libsqlFixture({
     hosts: {
+      start: noRuntimeHosts.start,
       announce: async () => {},
       remove: async () => {},
       runLogs: async () => undefined,

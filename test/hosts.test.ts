@@ -199,8 +199,8 @@ describe("a runtime host that joins the registry", () => {
   });
 });
 
-/** Deploys `main.mjs` as a new version of `app` through the management API. */
-async function deploy(app: string, main: string, toml = ""): Promise<number> {
+/** Deploys `main.mjs` as a new version of `app` through the management API: its answer. */
+function deploying(app: string, main: string, toml = "", query = ""): Promise<Response> {
   const files = [
     ["runlet.toml", `name = "${app}"\n${toml}`],
     ["main.mjs", main],
@@ -208,8 +208,13 @@ async function deploy(app: string, main: string, toml = ""): Promise<number> {
     path,
     contentBase64: Buffer.from(text as string).toString("base64"),
   }));
-  const res = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
-  expect(res.status).toBe(201);
+  return f.call("POST", `/v2/projects/${f.projectId}/apps${query}`, { body: { files } });
+}
+
+/** Deploys `main.mjs` as a new version of `app`: its version. */
+async function deploy(app: string, main: string, toml = ""): Promise<number> {
+  const res = await deploying(app, main, toml);
+  expect(res.status, await res.clone().text()).toBe(201);
   return ((await res.json()) as { version: number }).version;
 }
 
@@ -317,7 +322,16 @@ describe("versions a host fetches from the control plane", () => {
   });
 
   it("refuses to run a bundle that does not match its digest (502), and runs nothing of it", async () => {
-    const version = await deploy("tampered", "export const run = () => 'genuine';");
+    // Not started first: the host that starts a deploy's replica has its files from the
+    // deploy itself, and fetches nothing; this one fetches the bundle at the first call.
+    const res = await deploying(
+      "tampered",
+      "export const run = () => 'genuine';",
+      "",
+      "?startCheck=false",
+    );
+    expect(res.status).toBe(201);
+    const { version } = (await res.json()) as { version: number };
     const name = `${f.projectId}/tampered/v${version}-`; // v{N}-{digest}
     const key = [...bundles.kept.keys()].find((k) => k.startsWith(name)) as string;
     const stored = JSON.parse(bundles.kept.get(key) as string) as {
@@ -413,6 +427,117 @@ describe("max_replicas over all hosts", () => {
       expect(answersB[0]?.body).toMatchObject({ code: "too_many_requests" });
     } finally {
       await Promise.all([a.close(), b.close()]);
+    }
+  });
+});
+
+describe("a deploy starts a replica of the version first", () => {
+  let host: RunningHost;
+  const call = async (app: string) =>
+    hostClient(host.url, INTERNAL_TOKEN).invoke(f.projectId, app, "run", "{}");
+  const get = async (path: string) => {
+    const res = await f.call("GET", `/v2/projects/${f.projectId}${path}`);
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  const bundlesOf = (app: string) =>
+    [...bundles.kept.keys()].filter((k) => k.startsWith(`${f.projectId}/${app}/`)).sort();
+
+  beforeAll(async () => {
+    const { token } = await createHostToken(f.db, { name: "starter", createdBy: f.owner.id });
+    host = await joinedHost(token);
+  });
+  afterAll(() => host.close());
+
+  it("refuses a version that cannot load (422, quoting why), records nothing of it, and the one before answers", async () => {
+    const ok = await deploying("gated", "export const run = () => 'v1';");
+    expect(ok.status).toBe(201);
+    expect(await ok.json()).toMatchObject({
+      version: 1,
+      started: { host: host.hostId, ms: expect.any(Number) },
+    });
+    expect((await call("gated")).body).toMatchObject({ ok: true, result: "v1" });
+    const kept = bundlesOf("gated");
+
+    const broken = await deploying(
+      "gated",
+      'console.error("connecting to the cache");\nimport pad from "left-pad";\nexport const run = () => pad;',
+    );
+    expect(broken.status).toBe(422);
+    const { message } = (await broken.json()) as { message: string };
+    expect(message).toMatch(
+      /^version 2 of 'gated' was not deployed \(version 1 still answers\): the app failed to start: Cannot find package 'left-pad' imported from/,
+    );
+    expect((await call("gated")).body).toMatchObject({ ok: true, result: "v1" });
+    expect((await get("/apps/gated")).body).toMatchObject({ version: 1 });
+    expect(((await get("/apps/gated/versions")).body.versions as unknown[]).length).toBe(1);
+    expect(bundlesOf("gated")).toEqual(kept);
+    const failures = await get("/audit-log?action=apps.deploy&outcome=failure");
+    expect((failures.body.logs as unknown[])[0]).toMatchObject({
+      target: { type: "app", id: "gated" },
+      metadata: { status: 422, error: message },
+    });
+
+    // The next deploy takes version 2, which the refused one never held.
+    expect(await deploy("gated", "export const run = () => 'v2';")).toBe(2);
+    expect((await call("gated")).body).toMatchObject({ ok: true, result: "v2" });
+  });
+
+  it("creates no app whose first version cannot start", async () => {
+    const res = await deploying(
+      "never",
+      "export const run = () => { throw 1 };\nawait import('nope');",
+    );
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as { message: string }).message).toMatch(
+      /^version 1 of 'never' was not deployed \(the app was not created\): the app failed to start: /,
+    );
+    expect((await get("/apps/never")).status).toBe(404);
+    expect(bundlesOf("never")).toEqual([]);
+  });
+
+  it("serves the version's first call on the replica it started", async () => {
+    const main = "export const run = () => process.pid;";
+    expect(await deploy("first-call", main)).toBe(1);
+    const output = await get("/apps/first-call/output");
+    const [started] = output.body.replicas as Array<{ pid: number; state: string }>;
+    expect(started).toMatchObject({ state: "running", pid: expect.any(Number) });
+    expect((await call("first-call")).body).toMatchObject({ ok: true, result: started?.pid });
+    // Kept warm (min_replicas), that replica is its warm one: no second is started.
+    expect(await deploy("warm-trial", main, "[scaling]\nmin_replicas = 1\n")).toBe(1);
+    const warm = await eventually(
+      () => hostClient(host.url, INTERNAL_TOKEN).metrics(),
+      (apps) => apps.some((a) => a.app === "warm-trial" && a.replicas.length > 0),
+    );
+    const [replica] = warm.find((a) => a.app === "warm-trial")?.replicas ?? [];
+    const [trial] = (await get("/apps/warm-trial/output")).body.replicas as Array<{ pid: number }>;
+    expect(replica?.pid).toBe(trial?.pid);
+  });
+
+  it("refuses a deploy when no host is up to start it (503), unless told not to check", async () => {
+    const alone = await libsqlFixture({
+      bundles,
+      hosts: httpRuntimeHosts(() => liveHosts(alone.db), INTERNAL_TOKEN),
+    });
+    try {
+      const files = [
+        { path: "runlet.toml", contentBase64: Buffer.from('name = "hostless"').toString("base64") },
+        {
+          path: "main.mjs",
+          contentBase64: Buffer.from("export const run = () => 1;").toString("base64"),
+        },
+      ];
+      const path = `/v2/projects/${alone.projectId}/apps`;
+      const refused = await alone.call("POST", path, { body: { files } });
+      expect(refused.status).toBe(503);
+      expect(((await refused.json()) as { message: string }).message).toBe(
+        "version 1 of 'hostless' was not deployed (the app was not created): no runtime host is up to start a replica of it first. Try again once one is (runlet hosts), or deploy without the check (runlet deploy --no-start-check, ?startCheck=false): the version is then made current whether it starts or not",
+      );
+      expect((await alone.call("GET", `${path}/hostless`)).status).toBe(404);
+      const unchecked = await alone.call("POST", `${path}?startCheck=false`, { body: { files } });
+      expect(unchecked.status).toBe(201);
+      expect(await unchecked.json()).toMatchObject({ version: 1, started: null });
+    } finally {
+      await alone.cleanup();
     }
   });
 });

@@ -126,14 +126,21 @@ it("starts in workerd, makes its first user, keeps bundles in R2 and signs in to
     { path: "runlet.toml", bytes: 'name = "hello"\nruntime = "managed"\n' },
     { path: "main.mjs", bytes: "export const run = () => 'hi';\n" },
   ].map((f) => ({ path: f.path, contentBase64: Buffer.from(f.bytes).toString("base64") }));
+  // No runtime host is registered: a deploy cannot start a replica first, and records nothing
+  // (503) unless told not to check.
+  const unchecked = await call("POST", `/v2/projects/${project.id}/apps`, token, { files });
+  expect(unchecked.status).toBe(503);
+  expect(unchecked.json().message).toMatch(/no runtime host is up to start a replica of it first/);
+  const hostToken = (await call("POST", "/v2/hosts/tokens", token, { name: "h" })).json().token;
+  expect((await call("GET", `/internal/bundles/${project.id}/hello`, hostToken)).status).toBe(404);
   for (const _ of [1, 2]) {
-    expect((await call("POST", `/v2/projects/${project.id}/apps`, token, { files })).status).toBe(
-      201,
-    );
+    const path = `/v2/projects/${project.id}/apps?startCheck=false`;
+    const deployed = await call("POST", path, token, { files });
+    expect(deployed.status).toBe(201);
+    expect(deployed.json().started).toBeNull();
   }
 
   // A runtime host fetches the current version and its bundle, as docs/hosts.md says.
-  const hostToken = (await call("POST", "/v2/hosts/tokens", token, { name: "h" })).json().token;
   const current = await call("GET", `/internal/bundles/${project.id}/hello`, hostToken);
   expect(current.json()).toMatchObject({ version: 2 });
   const bundle = await call("GET", `/internal/bundles/${project.id}/hello/2`, hostToken);

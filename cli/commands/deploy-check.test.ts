@@ -12,6 +12,12 @@ let first: FirstUser;
 let apps: string;
 const runlet = (args: string[], more: Record<string, string | undefined> = {}) =>
   cli(args, { ...first.env, ...more });
+/**
+ * `runlet deploy`, without the control plane's start check: no runtime host runs beside this
+ * control plane (the check refuses what these apps do at their start: test/deploy-check.test.ts).
+ */
+const deploy = (args: string[], more: Record<string, string | undefined> = {}) =>
+  runlet(["deploy", ...args, "--no-start-check"], more);
 
 beforeAll(async () => {
   first = await withFirstUser("deploy-check", "first");
@@ -57,12 +63,12 @@ describe("runlet deploy checks the syntax first", () => {
       "runlet.toml": 'name = "typo"\n',
       "main.mjs": "export function run() {\n  return 1;\n}\n",
     });
-    const deployed = await runlet(["deploy", good, "--json"]);
+    const deployed = await deploy([good, "--json"]);
     expect(deployed.code, deployed.stderr).toBe(0);
     expect(await liveVersion("typo")).toBe(1);
 
     await writeFile(join(good, "main.mjs"), "export function run( {\n  return 1;\n}\n");
-    const refused = await runlet(["deploy", good, "--json"]);
+    const refused = await deploy([good, "--json"]);
     expect(refused.code).toBe(1);
     const { message } = JSON.parse(refused.stdout);
     expect(message).toMatch(
@@ -72,7 +78,7 @@ describe("runlet deploy checks the syntax first", () => {
     expect(await liveVersion("typo")).toBe(1);
 
     // A person is shown Node's excerpt of the line too.
-    const shown = await runlet(["deploy", good]);
+    const shown = await deploy([good]);
     expect(shown.code).toBe(1);
     expect(shown.stdout).toBe("");
     expect(shown.stderr).toMatch(/^main\.mjs:2\n {2}return 1;\n\s+\^/m);
@@ -80,29 +86,29 @@ describe("runlet deploy checks the syntax first", () => {
     expect(await liveVersion("typo")).toBe(1);
 
     // --no-check uploads it all the same.
-    const forced = await runlet(["deploy", good, "--no-check", "--json"]);
+    const forced = await deploy([good, "--no-check", "--json"]);
     expect(forced.code, forced.stderr).toBe(0);
     expect(await liveVersion("typo")).toBe(2);
     const help = await runlet(["deploy", "--help"]);
-    expect(help.stdout).toMatch(/^ {2}--no-check {3}upload without checking/m);
+    expect(help.stdout).toMatch(/^ {2}--no-check {9}upload without the syntax check/m);
   });
 
   it("checks the other .js/.cjs files but not node_modules, and not what only a run shows", async () => {
     const dir = await app("libs", {
       "runlet.toml": 'name = "libs"\n',
-      // A missing package parses: only the first call sees it.
+      // A missing package parses: the syntax check lets it by (a replica's start sees it).
       "main.mjs": 'import x from "not-installed";\nexport const run = () => x;\n',
       "lib/ok.cjs": "return module.exports;\n",
       "lib/bad.js": "const = 1;\n",
       "node_modules/pkg/broken.js": "this is not javascript\n",
     });
-    const refused = await runlet(["deploy", dir, "--json"]);
+    const refused = await deploy([dir, "--json"]);
     expect(refused.code).toBe(1);
     expect(JSON.parse(refused.stdout).message).toMatch(/^lib\/bad\.js:1: SyntaxError: /);
     expect(await liveVersion("libs")).toBeUndefined();
 
     await writeFile(join(dir, "lib/bad.js"), "export const one = 1;\n");
-    const deployed = await runlet(["deploy", dir, "--json"]);
+    const deployed = await deploy([dir, "--json"]);
     expect(deployed.code, deployed.stderr).toBe(0);
     expect(await liveVersion("libs")).toBe(1);
   });
@@ -115,7 +121,7 @@ describe("runlet deploy checks the syntax first", () => {
           'name = "py"\nruntime = "custom"\n[custom]\nentrypoint = ["python3", "server.py"]\n',
         "server.py": "import sys\n\ndef handler(:\n    pass\n",
       });
-      const refused = await runlet(["deploy", dir, "--json"]);
+      const refused = await deploy([dir, "--json"]);
       expect(refused.code).toBe(1);
       expect(JSON.parse(refused.stdout).message).toMatch(
         /^server\.py:3: SyntaxError: .* \(python3 -m py_compile\): nothing was uploaded/,
@@ -125,7 +131,7 @@ describe("runlet deploy checks the syntax first", () => {
 
       // Without python3 on PATH, the deploy goes on, and says the files were not checked.
       const noPython = await mkdtemp(join(tmpdir(), "runlet-no-python-"));
-      const unchecked = await runlet(["deploy", dir, "--json"], { PATH: noPython });
+      const unchecked = await deploy([dir, "--json"], { PATH: noPython });
       await rm(noPython, { recursive: true, force: true });
       expect(unchecked.code, unchecked.stderr).toBe(0);
       expect(unchecked.stderr).toContain("python3 is not on PATH");
@@ -139,7 +145,7 @@ describe("runlet deploy checks the syntax first", () => {
       "start.sh": "#!/bin/sh\nexec ./server\n",
       "tools/gen.js": "not javascript at all\n",
     });
-    const deployed = await runlet(["deploy", dir, "--json"]);
+    const deployed = await deploy([dir, "--json"]);
     expect(deployed.code, deployed.stderr).toBe(0);
     expect(await liveVersion("own")).toBe(1);
   });

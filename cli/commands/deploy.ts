@@ -116,10 +116,35 @@ async function checkCode(
   );
 }
 
+/**
+ * The version a deploy of `name` is about to make ("v3"), for the line that says what is being
+ * started; "its new version" when the app cannot be read. Another deploy at the same moment may
+ * take it first: the answer says which it was.
+ */
+async function nextVersion(
+  config: { baseUrl: string; projectId: string; token: string },
+  name: string,
+): Promise<string> {
+  try {
+    const res = await fetch(
+      `${config.baseUrl}/v2/projects/${config.projectId}/apps/${encodeURIComponent(name)}`,
+      {
+        headers: { authorization: `Bearer ${config.token}` },
+        signal: AbortSignal.timeout(5_000),
+      },
+    );
+    if (res.status === 404) return "v1";
+    const { version } = (await res.json()) as { version?: unknown };
+    return typeof version === "number" ? `v${version + 1}` : "its new version";
+  } catch {
+    return "its new version";
+  }
+}
+
 export const deploy: Command = {
   name: "deploy",
   summary: "upload an app folder (runlet.toml + code) and make it the live version",
-  usage: `Usage: runlet deploy [dir] [--no-check] [--json]
+  usage: `Usage: runlet deploy [dir] [--no-check] [--no-start-check] [--json]
 
 Packs the folder (default: the current one), uploads it through the management API and
 switches the app to the new version. The folder needs a runlet.toml.
@@ -128,12 +153,21 @@ Before uploading, it checks that the code parses, with this machine's interprete
 app's (or a custom app run by node) .mjs, .js and .cjs files with node --check, a custom app
 run by python3 its .py files with python3 -m py_compile (when python3 is on PATH);
 node_modules is not checked, nor a custom app run by any other program. A file that does not
-parse stops the deploy, naming the file and line: nothing is uploaded. Only the syntax: an
-import that fails (a missing package) is still seen at the first call.
+parse stops the deploy, naming the file and line: nothing is uploaded.
 
-  --no-check   upload without checking (this machine's Node or Python is older than the
-               runtime host's and refuses syntax the host takes, say)`,
-  options: { "no-check": { type: "boolean" } },
+Then the control plane starts a replica of the new version on a runtime host before it makes
+it live ("Starting a replica of hello v3…"): one that fails as it loads (a package not in the
+folder, a name a module does not export, a Python ImportError, an entrypoint that exits at
+once, a healthcheck that never answers 2xx within 30 s) is refused with the app's error and its
+last output, exit code 1, and the version before goes on answering. The replica that started
+takes the new version's first call. With no runtime host up, the deploy is refused (503).
+
+  --no-check         upload without the syntax check (this machine's Node or Python is older
+                     than the runtime host's and refuses syntax the host takes, say)
+  --no-start-check   make the version live without starting a replica of it first: even if it
+                     cannot start (its calls then fail until the next deploy), or no runtime
+                     host is up`,
+  options: { "no-check": { type: "boolean" }, "no-start-check": { type: "boolean" } },
   async run({ values, positionals }) {
     if (positionals.length > 1)
       throw new CliError(`give one app folder, not ${positionals.length}\n\n${deploy.usage}`);
@@ -168,8 +202,13 @@ import that fails (a missing package) is still seen at the first call.
     if (!values.json) console.error(`Deploying to project ${config.projectId}…`);
     const note = packagesNote(files.map((f) => f.path));
     if (note) console.error(note);
+    const startCheck = !values["no-start-check"];
+    if (startCheck && !values.json)
+      console.error(
+        `Starting a replica of ${name} ${await nextVersion(config, name)} on a runtime host before it goes live…`,
+      );
     const res = await request(
-      `${config.baseUrl}/v2/projects/${config.projectId}/apps`,
+      `${config.baseUrl}/v2/projects/${config.projectId}/apps${startCheck ? "" : "?startCheck=false"}`,
       {
         method: "POST",
         headers: { authorization: `Bearer ${config.token}`, "content-type": "application/json" },
@@ -183,6 +222,11 @@ import that fails (a missing package) is still seen at the first call.
     } else {
       const ms = Math.round(performance.now() - started);
       console.log(`Deployed ${app.name} v${app.version} (${app.runtime} runtime) in ${ms} ms`);
+      console.error(
+        app.started
+          ? `Its replica started in ${app.started.ms} ms (runtime host ${app.started.host}) and takes its first call.`
+          : `Not started first (--no-start-check): if v${app.version} cannot start, its calls fail until the next deploy.`,
+      );
       const base = `${config.apiUrl}/v4/${config.projectId}/${app.name}`;
       if (app.runtime === "custom") {
         // Its own paths and methods: `runlet run` calls functions of managed apps. The token is

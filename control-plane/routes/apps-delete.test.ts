@@ -4,12 +4,13 @@ import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { auditLog } from "../db/schema.ts";
 import type { RuntimeHosts } from "../host-client.ts";
-import { memoryBundles } from "../testing/fixture.ts";
+import { memoryBundles, noRuntimeHosts } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
 const removed: string[] = [];
 let hostDown = false;
 const host: RuntimeHosts = {
+  start: noRuntimeHosts.start,
   announce: () => Promise.resolve(),
   async remove({ project, app, appId }) {
     if (!hostDown) removed.push(`${project}/${app}`, `id ${appId}`); // an unreachable host is skipped

@@ -21,6 +21,8 @@ import { ApiError } from "../errors.ts";
 import { recordedDigest } from "../hosts/registry.ts";
 import { KeyedQueue } from "../keyed-queue.ts";
 import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
+import { registerDeleteApp } from "./apps-delete.ts";
+import { startedSchema, startFirst } from "./apps-deploy-start.ts";
 
 /** Largest app bundle, counted after base64 decoding. */
 export const MAX_BUNDLE_BYTES = 20 * 1024 * 1024;
@@ -40,6 +42,7 @@ export const deployedAppSchema = z
     files: z.number().int(),
     bytes: z.number().int(),
     deployedAt: z.string(),
+    started: startedSchema,
   })
   .openapi("DeployedApp");
 
@@ -67,41 +70,25 @@ export const deployAppRoute = createRoute({
   ] as const,
   request: {
     params: projectIdParam,
+    query: z.strictObject({
+      startCheck: z.enum(["true", "false"]).optional().openapi({
+        description:
+          "false: record the version without starting a replica of it first (it becomes current whether it can start or not). Default true.",
+      }),
+    }),
     body: { required: true, content: { "application/json": { schema: deployRequest } } },
   },
   responses: {
     201: {
-      description: "Deployed; new calls get this version.",
+      description: "Deployed: a replica of the version started first, and new calls get it.",
       content: { "application/json": { schema: deployedAppSchema } },
     },
     ...errorResponses({
       409: "Another control plane deployed the same version at the same time; retry.",
       413: "The bundle is larger than 20 MiB.",
-      502: "The runtime host could not take the bundle.",
+      422: "A replica of the version did not start (the app's error and its last output are quoted): nothing was recorded, and the version before still answers.",
+      503: "No runtime host is up to start a replica of the version first: nothing was recorded.",
     }),
-  },
-});
-
-export const deleteAppRoute = createRoute({
-  method: "delete",
-  path: "/v2/projects/{projectId}/apps/{appName}",
-  operationId: "deleteApp",
-  summary:
-    "Delete an app: its replicas stop, its files and deployments go (members and owners; audited).",
-  security: bearerAuth,
-  middleware: [
-    access({
-      role: "member",
-      audit: {
-        action: "apps.delete",
-        target: (c) => ({ type: "app", id: c.req.param("appName") ?? "" }),
-      },
-    }),
-  ] as const,
-  request: { params: projectIdParam.extend({ appName: z.string().max(64) }) },
-  responses: {
-    204: { description: "Deleted; calls of the app are 404 from now on." },
-    ...errorResponses({ 404: "The project or the app does not exist." }),
   },
 });
 
@@ -147,6 +134,7 @@ export function registerDeployApp(app: OpenAPIHono<AppEnv>) {
   app.openapi(deployAppRoute, async (c) => {
     const { principal, projectId } = c.var.access;
     const { files } = c.req.valid("json");
+    const { startCheck } = c.req.valid("query");
     const clash = pathClash(files.map((f) => f.path));
     if (clash) throw new ApiError("bad_request", clash);
     let bytes = 0;
@@ -165,14 +153,36 @@ export function registerDeployApp(app: OpenAPIHono<AppEnv>) {
         .where(and(eq(apps.projectId, projectId), eq(apps.name, config.name)));
       const version = (existing?.currentVersion ?? 0) + 1;
       const appId = existing?.id ?? newId("app");
-      const now = Date.now();
 
       // The bundle is kept first: a row never names a version the hosts cannot fetch. Under its
       // digest too: a deploy of another isolate or process that takes the same number at once
       // writes beside it, not over it (the database records one of them).
       const key = { project: projectId, app: config.name, version, digest };
-      await bundles.put(key, { version, config, files });
+      const bundle = { version, config, files };
+      await bundles.put(key, bundle);
+      /** Not recorded: its bundle goes, unless the version recorded has the same files. */
+      const forget = async () => {
+        const recorded = await recordedDigest(db, projectId, config.name, version).catch(
+          () => null,
+        );
+        if (recorded !== digest) await bundles.forget(key).catch(() => {});
+      };
 
+      // A replica of it starts on a host before anything names it: a version that cannot start
+      // is refused, and the one before goes on answering (apps-deploy-start.ts).
+      const started =
+        startCheck === "false"
+          ? null
+          : await startFirst(
+              c,
+              { project: projectId, app: config.name, version, digest, bundle },
+              existing?.currentVersion,
+            ).catch(async (err: unknown) => {
+              await forget();
+              throw err;
+            });
+
+      const now = Date.now();
       const upsertApp = existing
         ? db
             .update(apps)
@@ -214,11 +224,7 @@ export function registerDeployApp(app: OpenAPIHono<AppEnv>) {
             .catch((err) => console.error(`bundles not forgotten: ${err}`));
         }
       } catch (err) {
-        // Not recorded: its bundle goes, unless the version recorded has the same files.
-        const recorded = await recordedDigest(db, projectId, config.name, version).catch(
-          () => null,
-        );
-        if (recorded !== digest) await bundles.forget(key).catch(() => {});
+        await forget();
         if (/UNIQUE constraint failed/i.test(String((err as Error).message))) {
           throw new ApiError(
             "conflict",
@@ -237,6 +243,7 @@ export function registerDeployApp(app: OpenAPIHono<AppEnv>) {
         version,
         digest,
         warm: config.scaling.min_replicas > 0,
+        startedOn: started?.host,
       });
 
       const deployed: DeployedApp = {
@@ -247,37 +254,12 @@ export function registerDeployApp(app: OpenAPIHono<AppEnv>) {
         files: files.length,
         bytes,
         deployedAt: new Date(now).toISOString(),
+        started,
       };
       return deployed;
     });
     return c.json(body, 201);
   });
 
-  app.openapi(deleteAppRoute, async (c) => {
-    const { projectId } = c.var.access;
-    const { appName } = c.req.valid("param");
-    const { db, hosts, bundles } = c.var.deps;
-    await deploysByApp.run(`${projectId}/${appName}`, async () => {
-      const [existing] = await db
-        .select()
-        .from(apps)
-        .where(and(eq(apps.projectId, projectId), eq(apps.name, appName)));
-      if (!existing) {
-        throw new ApiError(
-          "not_found",
-          `app '${appName}' is not deployed in project '${projectId}'`,
-        );
-      }
-      // The rows first: a host that misses the stop below hears at its next heartbeat that
-      // the app is gone. Then the bundles (a host can no longer fetch a version of it).
-      await db.batch([
-        db.delete(deployments).where(eq(deployments.appId, existing.id)),
-        db.delete(apps).where(eq(apps.id, existing.id)),
-        auditSuccess(c, { version: existing.currentVersion }),
-      ]);
-      await hosts.remove({ project: projectId, app: appName, appId: existing.id });
-      await bundles.remove(projectId, appName);
-    });
-    return c.body(null, 204);
-  });
+  registerDeleteApp(app, deploysByApp);
 }

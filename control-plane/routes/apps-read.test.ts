@@ -3,10 +3,11 @@
 // wake-up of its run store after a restart.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { RuntimeHosts } from "../host-client.ts";
-import { INTERNAL_TOKEN } from "../testing/fixture.ts";
+import { INTERNAL_TOKEN, noRuntimeHosts } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
 const host: RuntimeHosts = {
+  start: noRuntimeHosts.start,
   announce: () => Promise.resolve(),
   remove: () => Promise.resolve(),
   runLogs: () => Promise.resolve(undefined),

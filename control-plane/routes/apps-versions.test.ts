@@ -4,10 +4,12 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import type { ReplicaCounts, RuntimeHosts } from "../host-client.ts";
 import { recordHeartbeat } from "../hosts/heartbeat.ts";
 import { createHostToken, registerHost } from "../hosts/registry.ts";
+import { noRuntimeHosts } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
 let hostAnswer: ReplicaCounts | undefined;
 const host: RuntimeHosts = {
+  start: noRuntimeHosts.start,
   announce: () => Promise.resolve(),
   remove: () => Promise.resolve(),
   runLogs: () => Promise.resolve(undefined),

@@ -5,7 +5,7 @@ import { newId } from "../../common/ids.ts";
 import type { RunLogs } from "../../common/protocol/host.ts";
 import { auditLog } from "../db/schema.ts";
 import { httpRuntimeHosts, type RuntimeHosts } from "../host-client.ts";
-import { INTERNAL_TOKEN } from "../testing/fixture.ts";
+import { INTERNAL_TOKEN, noRuntimeHosts } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
 type Body = { message?: string } & Partial<RunLogs>;
@@ -14,6 +14,7 @@ type Body = { message?: string } & Partial<RunLogs>;
 const kept = new Map<string, RunLogs & { project: string }>();
 const asked: string[] = [];
 const fakeHost: RuntimeHosts = {
+  start: noRuntimeHosts.start,
   announce: () => Promise.resolve(),
   remove: () => Promise.resolve(),
   async runLogs({ project, runId }) {

@@ -48,8 +48,12 @@ export interface Fixture {
   addProject(plan?: Plan): Promise<string>;
 }
 
-/** Runtime hosts for tests that never reach one: none answers. */
+/**
+ * Runtime hosts for tests that never reach one: every version starts (on a host of no address,
+ * where nothing runs), and no host answers anything else.
+ */
 export const noRuntimeHosts: RuntimeHosts = {
+  start: () => Promise.resolve({ state: "started", host: "hst_fixture", ms: 0 }),
   announce: () => Promise.resolve(),
   remove: () => Promise.resolve(),
   runLogs() {

@@ -1,0 +1,110 @@
+// Which host a deploy's trial goes to, and what the control plane makes of each answer: the
+// first host up in the app's rendezvous order, the next when one cannot be reached or cannot
+// start a version before it is deployed (an older host), and every reason when none could.
+// Each host here is a local server answering as such a host would.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { appConfigSchema } from "../../common/app-config.ts";
+import { rendezvousOrder } from "../../common/rendezvous.ts";
+import type { LiveHost } from "./registry.ts";
+import { startOnHost } from "./start.ts";
+
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(
+    servers.splice(0).map((s) => new Promise<void>((resolve) => s.close(() => resolve()))),
+  );
+});
+
+/** A host answering every request with `status` and `body`; what it was asked, in `asked`. */
+async function host(status: number, body: unknown, asked: string[] = []): Promise<string> {
+  const server = createServer((req, res) => {
+    asked.push(`${req.method} ${req.url}`);
+    req.resume();
+    req.on("end", () =>
+      res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body)),
+    );
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** An address where nothing listens. */
+async function gone(): Promise<string> {
+  const address = await host(200, {});
+  const server = servers.pop() as Server;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return address;
+}
+
+const input = {
+  project: "p",
+  app: "a",
+  digest: "d",
+  bundle: {
+    version: 2,
+    config: appConfigSchema.parse({ name: "a" }),
+    files: [{ path: "main.mjs", contentBase64: "MQ==" }],
+  },
+};
+
+/** Hosts h1…hN in the app's rendezvous order, each given its address by `addresses`. */
+function inOrder(addresses: string[], states: LiveHost["state"][] = []): LiveHost[] {
+  const ids = rendezvousOrder(
+    "p/a",
+    addresses.map((_, i) => ({ id: `hst_${i}` })),
+  ).map((h) => h.id);
+  return addresses.map((address, i) => ({
+    id: ids[i] as string,
+    address,
+    state: states[i] ?? "up",
+  }));
+}
+
+describe("a deploy's trial", () => {
+  it("goes to the first host up in the app's order, past one that is draining or gone", async () => {
+    const asked: string[] = [];
+    const started = await host(200, { started: true, ms: 12 }, asked);
+    const never: string[] = [];
+    const later = await host(200, { started: true, ms: 1 }, never);
+    const draining = await host(200, { started: true, ms: 1 }, never);
+    const hosts = inOrder([draining, await gone(), started, later], ["draining"]);
+    expect(await startOnHost(hosts, "token", input)).toEqual({
+      state: "started",
+      host: hosts[2]?.id,
+      ms: 12,
+    });
+    expect(asked).toEqual(["POST /internal/apps/p/a/trial"]);
+    expect(never).toEqual([]);
+  });
+
+  it("is the app's failure when a host says it did not start, with what it wrote", async () => {
+    const output = [{ stream: "stderr", text: "ModuleNotFoundError: No module named 'x'" }];
+    const message = "the app failed to start: its process exited before it was healthy (code 1)";
+    const hosts = inOrder([await host(200, { started: false, message, output })]);
+    expect(await startOnHost(hosts, "token", input)).toEqual({
+      state: "failed",
+      host: hosts[0]?.id,
+      message,
+      output,
+    });
+  });
+
+  it("says of each host why it could not be asked, when none could", async () => {
+    const older = await host(404, { message: "no route for POST /internal/apps/p/a/trial" });
+    const stopping = await host(503, { message: "the runtime host is stopping" });
+    const hosts = inOrder([await gone(), older, stopping, await host(200, { ok: true })]);
+    expect(await startOnHost(hosts, "token", input)).toEqual({
+      state: "unavailable",
+      reasons: [
+        `${hosts[0]?.id} could not be reached`,
+        `${hosts[1]?.id} cannot start a version before it is deployed (a runtime host older than the control plane?)`,
+        `${hosts[2]?.id} answered 503: the runtime host is stopping`,
+        `${hosts[3]?.id} answered 200 without a trial's answer`,
+      ],
+    });
+    expect(await startOnHost([], "token", input)).toEqual({ state: "unavailable", reasons: [] });
+  });
+});

@@ -1,0 +1,101 @@
+/**
+ * A deploy's trial (docs/hosts.md, "A deploy starts a replica first"): before a version is
+ * recorded, one runtime host starts a replica of it (`POST {host}/internal/apps/{project}/{app}/trial`,
+ * runtime-host/pool/trials.ts). The host asked is the first that is up in the app's rendezvous
+ * order: where the Worker's placement sends the app's first calls, and where the deploy warms its
+ * `min_replicas`, so the replica that started serves them. One that does not answer is passed
+ * over for the next.
+ */
+import {
+  type DeployRequest,
+  type OutputLine,
+  type TrialAnswer,
+  type TrialRequest,
+  trialAnswerSchema,
+} from "../../common/protocol/deploy.ts";
+import { hostPath } from "../../common/protocol/paths.ts";
+import { rendezvousOrder } from "../../common/rendezvous.ts";
+import type { LiveHost } from "./registry.ts";
+
+export type StartOutcome =
+  | { state: "started"; host: string; ms: number }
+  /** The app's own failure: it did not start (`message` as its calls would have said it). */
+  | { state: "failed"; host: string; message: string; output: OutputLine[] }
+  /** No host could be asked: none is up, or none of those up answered (`reasons`, per host). */
+  | { state: "unavailable"; reasons: string[] };
+
+/**
+ * How long a host may take to take the version (its upload, its files written) before the head
+ * of its answer: past it, the host is passed over.
+ */
+const HEAD_MS = 30_000;
+/**
+ * How long the rest of the answer may take: the host bounds the start itself (its limit, 30 s),
+ * after a spare and the project's secrets; this only ends the wait for a host gone silent.
+ */
+const ANSWER_MS = 90_000;
+
+/** Asks the hosts that are up, in the app's order, until one starts the version or says why not. */
+export async function startOnHost(
+  hosts: readonly LiveHost[],
+  internalToken: string,
+  {
+    project,
+    app,
+    digest,
+    bundle,
+  }: { project: string; app: string; digest: string; bundle: DeployRequest },
+): Promise<StartOutcome> {
+  const up = rendezvousOrder(
+    `${project}/${app}`,
+    hosts.filter((h) => h.state === "up"),
+  );
+  const request: TrialRequest = { ...bundle, digest };
+  const body = JSON.stringify(request);
+  const reasons: string[] = [];
+  for (const host of up) {
+    const answer = await ask(host, hostPath.trial(project, app), body, internalToken);
+    if (typeof answer === "string") {
+      reasons.push(`${host.id} ${answer}`);
+      continue;
+    }
+    if (answer.started) return { state: "started", host: host.id, ms: answer.ms };
+    return { state: "failed", host: host.id, message: answer.message, output: answer.output };
+  }
+  return { state: "unavailable", reasons };
+}
+
+/** The host's trial answer, or why there is none (what the host said, or that it was silent). */
+async function ask(
+  host: LiveHost,
+  path: string,
+  body: string,
+  internalToken: string,
+): Promise<TrialAnswer | string> {
+  const abort = new AbortController();
+  let timer = setTimeout(() => abort.abort(), HEAD_MS);
+  try {
+    const res = await fetch(host.address + path, {
+      method: "POST",
+      headers: { authorization: `Bearer ${internalToken}`, "content-type": "application/json" },
+      body,
+      signal: abort.signal,
+    });
+    clearTimeout(timer);
+    timer = setTimeout(() => abort.abort(), ANSWER_MS);
+    const json: unknown = await res.json().catch(() => undefined);
+    if (abort.signal.aborted)
+      return "did not say within its start limit whether the replica started";
+    const parsed = res.ok ? trialAnswerSchema.safeParse(json) : undefined;
+    if (parsed?.success) return parsed.data;
+    // A host older than this control plane has no trial route.
+    if (res.status === 404 || res.status === 405)
+      return "cannot start a version before it is deployed (a runtime host older than the control plane?)";
+    const said = (json as { message?: unknown } | undefined)?.message;
+    return `answered ${res.status}${typeof said === "string" ? `: ${said}` : " without a trial's answer"}`;
+  } catch {
+    return abort.signal.aborted ? "did not answer in time" : "could not be reached";
+  } finally {
+    clearTimeout(timer);
+  }
+}
