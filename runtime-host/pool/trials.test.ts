@@ -70,14 +70,13 @@ describe("trials", () => {
     expect(trials.claim(fakeTarget())).toBeUndefined();
   });
 
-  it("stops what it holds when closed, and starts nothing after", async () => {
+  it("stops what it holds when closed, and gives no answer after (the host failed, not the app)", async () => {
     const { trials, made } = trialsOf();
     await trials.start(fakeTarget());
     await trials.close();
     expect(made[0]?.exited).toBe(true);
-    expect(await trials.start({ ...fakeTarget(), version: 2 })).toMatchObject({
-      started: false,
-      message: "the runtime host is shutting down",
+    await expect(trials.start({ ...fakeTarget(), version: 2 })).rejects.toMatchObject({
+      failure: { kind: "closing" },
     });
   });
 });

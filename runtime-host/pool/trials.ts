@@ -12,7 +12,7 @@ import type { OutputLine, TrialAnswer } from "../../common/protocol/deploy.ts";
 import { msSince } from "../runs/describe.ts";
 import type { PoolTarget } from "./pool.ts";
 import { linesOf } from "./replica-output.ts";
-import type { Workload } from "./workload.ts";
+import { type Workload, WorkloadError } from "./workload.ts";
 
 /**
  * Least time a started replica is held unclaimed: the control plane records the version and
@@ -85,22 +85,26 @@ export class Trials {
     );
   }
 
+  /**
+   * A host that stops meanwhile gives no answer (it throws, `closing`): the replica did not fail,
+   * the host did, and the control plane asks another.
+   */
   async #start(key: string, target: PoolTarget): Promise<TrialAnswer> {
-    if (this.#closed)
-      return { started: false, message: "the runtime host is shutting down", output: [] };
+    if (this.#closed) throw new WorkloadError({ kind: "closing" });
     const began = performance.now();
     const workload = this.create(target);
     try {
       await workload.start();
     } catch (err) {
       await workload.stop();
+      if (this.#closed) throw new WorkloadError({ kind: "closing" });
       await new Promise((resolve) => setTimeout(resolve, OUTPUT_SETTLE_MS));
       return { started: false, message: (err as Error).message, output: lastLines(workload) };
     }
     const ms = Math.round(msSince(began));
     if (this.#closed) {
       await workload.stop();
-      return { started: false, message: "the runtime host is shutting down", output: [] };
+      throw new WorkloadError({ kind: "closing" });
     }
     const holdMs = Math.max(target.config.scaling.cooldown * 1000, MIN_HOLD_MS);
     const timer = setTimeout(() => {
