@@ -26,9 +26,9 @@ export type StartOutcome =
 
 /**
  * How long a host may take to take the version (its upload, its files written) before the head
- * of its answer: past it, the host is passed over.
+ * of its answer: past it, the host is passed over. As long as a host's fetch of a bundle may take.
  */
-const HEAD_MS = 30_000;
+const HEAD_MS = 60_000;
 /**
  * How long the rest of the answer may take: the host bounds the start itself (its limit, 30 s),
  * after a spare and the project's secrets; this only ends the wait for a host gone silent.
