@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, stat, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { digestOfBundle } from "../common/bundle-digest.ts";
 import { AppRegistry } from "./apps.ts";
 import { HttpError } from "./http/errors.ts";
 import { MAX_BUNDLE_BYTES } from "./limits.ts";
@@ -140,5 +141,45 @@ describe("AppRegistry", () => {
       console.error = original;
     }
     expect(errors).toHaveLength(1);
+  });
+
+  describe("a version staged for a deploy's trial", () => {
+    const v2 = { "main.js": "exports.v = 2;" };
+    const stagedOf = async (files: Record<string, string>) =>
+      ({ ...deployOf(2, files), digest: await digestOfBundle(bundle(files)) }) as const;
+
+    it("is kept beside the current version, which stays, until it is made current", async () => {
+      const registry = await AppRegistry.open(home);
+      await registry.deploy(deployOf(1, { "main.js": "exports.v = 1;" }));
+      const staged = await registry.stage(await stagedOf(v2));
+      expect(registry.get("prj_1", "hello")?.version).toBe(1);
+      expect(await readFile(join(staged.dir, "main.js"), "utf8")).toBe("exports.v = 2;");
+      const current = await registry.commit("prj_1", "hello", 2, staged.digest);
+      expect(current).toMatchObject({ version: 2, dir: join(appDir(), "v2") });
+      expect(registry.get("prj_1", "hello")?.version).toBe(2);
+      expect((await readdir(appDir())).sort()).toEqual(["current.json", "v1", "v2"]);
+      expect(await registry.commit("prj_1", "hello", 2, staged.digest)).toBeUndefined();
+    });
+
+    it("outlives the app's removal: a delete's word can come while the next app is tried", async () => {
+      const registry = await AppRegistry.open(home);
+      await registry.deploy(deployOf(1, { "main.js": "exports.v = 1;" }));
+      const staged = await registry.stage(await stagedOf(v2));
+      expect(await registry.remove("prj_1", "hello")).toBe(true);
+      expect(await readdir(appDir())).toEqual([basename(staged.dir)]);
+      await registry.commit("prj_1", "hello", 2, staged.digest);
+      expect(registry.get("prj_1", "hello")?.version).toBe(2);
+    });
+
+    it("is dropped as it was last staged, leaving no folder of an app that has no version", async () => {
+      const registry = await AppRegistry.open(home);
+      const first = await registry.stage(await stagedOf(v2));
+      const again = await registry.stage(await stagedOf(v2)); // a retried deploy, same files
+      await registry.unstage(first); // the first one's replica unused: the files stay for `again`
+      expect(await readdir(appDir())).toEqual([basename(again.dir)]);
+      await registry.unstage(again);
+      expect(existsSync(appDir())).toBe(false);
+      expect(await statusOf(registry.stage({ ...(await stagedOf(v2)), digest: "0" }))).toBe(400);
+    });
   });
 });

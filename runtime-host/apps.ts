@@ -1,6 +1,6 @@
 /** The registry of deployed apps: their current versions, in memory and persisted under home. */
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { basename, join } from "node:path";
 import { z } from "zod";
 import {
   type AppConfig,
@@ -114,7 +114,13 @@ export class AppRegistry {
       const { project, app, version, config, digest } = input;
       const key = stagedKey(project, app, version, digest);
       const known = this.#staged.get(key);
-      if (known) return known;
+      // The same files again (a retried deploy): a new record of them, so that dropping the
+      // earlier one (its replica unused) leaves them to this one.
+      if (known) {
+        const again = { ...known };
+        this.#staged.set(key, again);
+        return again;
+      }
       const decoded = decodeBundle(input.files);
       if ((await bundleDigest(decoded)) !== digest)
         throw new HttpError(
@@ -158,14 +164,15 @@ export class AppRegistry {
   }
 
   /**
-   * Drops a staged version (its trial failed, or it was never made current); an app with no
-   * current version here leaves no folder behind.
+   * Drops a staged version, as `stage` gave it (its trial failed, or it was never made current),
+   * unless it was made current or staged again since; an app with no current version here
+   * leaves no folder behind.
    */
-  unstage(project: string, app: string, version: number, digest: string): Promise<void> {
+  unstage(staged: Deployment): Promise<void> {
+    const { project, app } = staged;
     return this.#serial(project, app, async () => {
-      const key = stagedKey(project, app, version, digest);
-      const staged = this.#staged.get(key);
-      if (!staged) return;
+      const key = stagedKey(project, app, staged.version, staged.digest);
+      if (this.#staged.get(key) !== staged) return;
       this.#staged.delete(key);
       // An app with nothing else here: its folder goes, not only the staged version's.
       const alone = !this.get(project, app) && this.#stagedOf(project, app).length === 0;
@@ -183,14 +190,22 @@ export class AppRegistry {
   /**
    * Forgets the app and deletes its files; false if it was not deployed. The record goes first,
    * so a crash halfway leaves an unknown app with stray files, never a known app without them.
+   * Versions staged for a deploy's trial stay: they are no app's yet. A heartbeat's word that
+   * the app is gone (deleted) can come while the next app of its name is being tried, and took
+   * the files its replica was starting from.
    */
   remove(project: string, app: string): Promise<boolean> {
     return this.#serial(project, app, async () => {
       const dir = appRoot(this.root, project, app);
       const known = this.#apps.delete(appKey(project, app));
-      for (const key of this.#stagedOf(project, app)) this.#staged.delete(key);
       await rm(currentFile(dir), { force: true });
-      await rm(dir, { recursive: true, force: true });
+      const staged = new Set(
+        this.#stagedOf(project, app).map((key) => basename(this.#staged.get(key)?.dir ?? "")),
+      );
+      if (staged.size === 0) await rm(dir, { recursive: true, force: true });
+      else
+        for (const entry of await readdir(dir))
+          if (!staged.has(entry)) await rm(join(dir, entry), { recursive: true, force: true });
       return known;
     });
   }

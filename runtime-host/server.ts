@@ -7,7 +7,7 @@ import { answerClientErrors } from "../common/client-errors.ts";
 import { APP_ENV, LOOPBACK } from "../common/consts.ts";
 import { answerUnreadBodies } from "../common/unread-body.ts";
 import { AppVersions } from "./app-versions.ts";
-import { AppRegistry } from "./apps.ts";
+import { AppRegistry, type Deployment } from "./apps.ts";
 import { AsyncRuns } from "./async-runs.ts";
 import type { HostContext, HostSpares } from "./context.ts";
 import { heartbeatSides } from "./heartbeat.ts";
@@ -146,8 +146,8 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
         : spares.managed.replicaFor(withSecrets(target)),
     );
   // A deploy's trial replica, once its version is current, is the pool's first new one of it.
-  const trials = new Trials(replicaOf, ({ project, app, version, digest }) => {
-    registry.unstage(project, app, version, digest).catch(() => {});
+  const trials = new Trials(replicaOf, (target) => {
+    registry.unstage(target as Deployment).catch(() => {});
   });
   const pool = new ReplicaPool((target) => trials.claim(target) ?? replicaOf(target), {
     ...limits,

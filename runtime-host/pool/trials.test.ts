@@ -39,7 +39,7 @@ describe("trials", () => {
     expect(made).toHaveLength(2);
   });
 
-  it("stops a replica never asked for after the app's cooldown, and not one that crashed meanwhile", async () => {
+  it("stops a replica never asked for after the app's cooldown, and drops one that crashed at once", async () => {
     vi.useFakeTimers();
     const { trials, made, expired } = trialsOf();
     const long = { ...fakeTarget({ cooldown: 120 }), digest: "long" };
@@ -49,11 +49,28 @@ describe("trials", () => {
     vi.advanceTimersByTime(MIN_HOLD_MS);
     expect(expired).toEqual(["b v1"]); // a cooldown of 0 holds it MIN_HOLD_MS all the same
     expect(made.map((r) => r.exited)).toEqual([false, true]);
-    await made[0]?.stop(); // it crashed while held: not handed out
+    await made[0]?.stop(); // it crashed while held: not handed out, its version dropped
     await vi.advanceTimersByTimeAsync(0);
     expect(trials.claim(long)).toBeUndefined();
+    expect(expired).toEqual(["b v1", "a v1"]);
     vi.advanceTimersByTime(120_000);
-    expect(expired).toEqual(["b v1"]);
+    expect(expired).toEqual(["b v1", "a v1"]);
+  });
+
+  it("drops, at the end of the hold, the files of the last deploy that asked for the same version", async () => {
+    vi.useFakeTimers();
+    const dropped: unknown[] = [];
+    const trials = new Trials(
+      (target) => new FakeReplica(target as WorkloadSpec),
+      (target) => dropped.push(target),
+    );
+    const first = fakeTarget({ cooldown: 0 });
+    const again = { ...first }; // the same files staged again: another record of them
+    await trials.start(first);
+    await trials.start(again);
+    vi.advanceTimersByTime(MIN_HOLD_MS);
+    expect(dropped).toHaveLength(1);
+    expect(dropped[0]).toBe(again);
   });
 
   it("answers a failed start with its message, and holds nothing", async () => {

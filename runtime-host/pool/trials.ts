@@ -42,6 +42,8 @@ const keyOf = (t: Pick<PoolTarget, "project" | "app" | "version" | "digest">) =>
 export class Trials {
   readonly #held = new Map<string, Held>();
   readonly #starting = new Map<string, Promise<TrialAnswer>>();
+  /** The target each key was last asked to start with: the one `expired` hears of. */
+  readonly #asked = new Map<string, PoolTarget>();
   #closed = false;
 
   constructor(
@@ -52,6 +54,7 @@ export class Trials {
   /** Starts a replica of `target` (one already held, or starting, answers for it). */
   start(target: PoolTarget): Promise<TrialAnswer> {
     const key = keyOf(target);
+    this.#asked.set(key, target);
     const held = this.#held.get(key);
     if (held?.workload.accepting) return Promise.resolve({ started: true, ms: held.ms });
     let starting = this.#starting.get(key);
@@ -68,6 +71,7 @@ export class Trials {
     const held = this.#held.get(key);
     if (!held) return undefined;
     this.#held.delete(key);
+    this.#asked.delete(key);
     clearTimeout(held.timer);
     return held.workload.accepting ? held.workload : undefined;
   }
@@ -97,6 +101,7 @@ export class Trials {
       await workload.start();
     } catch (err) {
       await workload.stop();
+      this.#asked.delete(key);
       if (this.#closed) throw new WorkloadError({ kind: "closing" });
       await new Promise((resolve) => setTimeout(resolve, OUTPUT_SETTLE_MS));
       return { started: false, message: (err as Error).message, output: lastLines(workload) };
@@ -106,21 +111,21 @@ export class Trials {
       await workload.stop();
       throw new WorkloadError({ kind: "closing" });
     }
-    const holdMs = Math.max(target.config.scaling.cooldown * 1000, MIN_HOLD_MS);
-    const timer = setTimeout(() => {
-      if (this.#held.get(key)?.workload !== workload) return;
-      this.#held.delete(key);
-      void workload.stop();
-      this.expired(target);
-    }, holdMs);
-    timer.unref();
-    this.#held.set(key, { workload, timer, ms });
-    // One that crashes while held is not handed out (`claim` checks), and goes at once.
-    workload.onExit(() => {
+    // Unused for the hold, or crashed meanwhile: it goes, and `expired` hears of its version.
+    const drop = () => {
       if (this.#held.get(key)?.workload !== workload) return;
       clearTimeout(timer);
       this.#held.delete(key);
-    });
+      void workload.stop();
+      const latest = this.#asked.get(key) ?? target;
+      this.#asked.delete(key);
+      this.expired(latest);
+    };
+    const holdMs = Math.max(target.config.scaling.cooldown * 1000, MIN_HOLD_MS);
+    const timer = setTimeout(drop, holdMs);
+    timer.unref();
+    this.#held.set(key, { workload, timer, ms });
+    workload.onExit(drop);
     return { started: true, ms };
   }
 }

@@ -70,10 +70,10 @@ export async function startTrial(
   });
   res.flushHeaders();
   const answer: TrialAnswer = await trials.start(target).catch(async (err: unknown) => {
-    await registry.unstage(project, app, version, digest);
+    await registry.unstage(target);
     throw err;
   });
-  if (!answer.started) await registry.unstage(project, app, version, digest);
+  if (!answer.started) await registry.unstage(target);
   res.end(JSON.stringify(answer));
 }
 
