@@ -21,7 +21,7 @@ import { type Workload, WorkloadError } from "./workload.ts";
 export const MIN_HOLD_MS = 30_000;
 
 /** Lines of a failed replica's output quoted, and characters of each. */
-export const QUOTED_LINES = 20;
+const QUOTED_LINES = 20;
 const QUOTED_LINE_CHARS = 500;
 
 /**
