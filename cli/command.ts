@@ -30,10 +30,25 @@ export const commonOptions = {
   json: { type: "boolean" },
 } as const;
 
+/**
+ * An id that begins with a dash (a signing key's `kid` is base64url: one in 64 does) is a word,
+ * not a cluster of short options: `keys retire -N0a…` was "unknown option '-N'". Such words (20
+ * characters or more, no second dash in front) go after a `--`, in their order.
+ */
+export function dashedIdsAsWords(argv: readonly string[]): string[] {
+  const end = argv.indexOf("--");
+  const before = end === -1 ? argv : argv.slice(0, end);
+  const after = end === -1 ? [] : argv.slice(end + 1);
+  const isId = (arg: string) => /^-[A-Za-z0-9_][A-Za-z0-9_-]{18,}$/.test(arg);
+  const ids = before.filter(isId);
+  if (ids.length === 0) return [...argv];
+  return [...before.filter((arg) => !isId(arg)), "--", ...ids, ...after];
+}
+
 export function parse(cmd: Command, argv: string[]) {
   try {
     return parseArgs({
-      args: argv,
+      args: dashedIdsAsWords(argv),
       options: { ...commonOptions, ...cmd.options },
       allowPositionals: true,
       strict: true,

@@ -3,6 +3,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, expect, it, vi } from "vitest";
+import { dashedIdsAsWords } from "./command.ts";
 import { main } from "./main.ts";
 
 let out: ReturnType<typeof vi.spyOn>;
@@ -41,6 +42,31 @@ it("names an unknown option in a few words, followed by the command's usage", as
   const [said] = printed(err);
   expect(said).toMatch(/^runlet deploy: unknown option '--yes'\n\nUsage: runlet deploy/);
   expect(said).not.toContain("positional argument");
+});
+
+it("takes a signing key id that begins with a dash as the word it is, not as options", async () => {
+  const kid = "-N0aB1cD2eF3gH4iJ5kL6mN7oP8qR9sT0uV1wX2yZ3_";
+  expect(dashedIdsAsWords(["keys", "retire", kid, "--force"])).toEqual([
+    "keys",
+    "retire",
+    "--force",
+    "--",
+    kid,
+  ]);
+  // A short option, a negative-looking short word, and what follows `--` stay as they are.
+  expect(dashedIdsAsWords(["run", "-d", "{}", "--", "-x"])).toEqual([
+    "run",
+    "-d",
+    "{}",
+    "--",
+    "-x",
+  ]);
+  // The whole command: no "unknown option '-N'", but the missing credentials it comes to.
+  vi.stubEnv("RUNLET_HOME", "/nonexistent-runlet-home");
+  for (const name of ["RUNLET_BASE_URL", "RUNLET_API_URL", "RUNLET_PROJECT", "RUNLET_TOKEN"])
+    vi.stubEnv(name, "");
+  expect(await main(["keys", "retire", kid])).toBe(1);
+  expect(printed(err).join("\n")).not.toContain("unknown option");
 });
 
 it("prints the usage on stderr when no command is given, and a command's own for `help <command>`", async () => {
