@@ -13,6 +13,7 @@ import type { AppRegistry, Deployment } from "./apps.ts";
 import { appKey } from "./names.ts";
 import type { ReplicaPool } from "./pool/pool.ts";
 import type { ReplicaOutputs } from "./pool/replica-output.ts";
+import type { Trials } from "./pool/trials.ts";
 
 export interface Current {
   version: number;
@@ -43,6 +44,8 @@ export class AppVersions {
     private readonly registry: AppRegistry,
     private readonly pool: ReplicaPool,
     private readonly outputs?: Pick<ReplicaOutputs, "forget">,
+    /** The replicas deploys' trials hold: those of a deleted app, or of a replaced version, stop. */
+    private readonly trials?: Pick<Trials, "drop">,
   ) {
     // A deploy keeps the version folders replicas are still starting from (apps.ts).
     registry.keepWhileStarting((project, app) => pool.startingFrom(project, app));
@@ -59,7 +62,7 @@ export class AppVersions {
    * on an older version) waited for the new version's cold start.
    */
   setCurrent(project: string, app: string, current: Current): void {
-    this.#note(project, app, current);
+    if (this.#note(project, app, current)) this.trials?.drop(project, app, current.version);
     if (!this.#source || !(current.warm || this.pool.isRunning(project, app))) return;
     this.deployment(project, app).catch((err: Error) =>
       console.error(
@@ -71,17 +74,18 @@ export class AppVersions {
   /**
    * Keeps the newest news of the app's current version: a later version of the same app, or any
    * version of a later app of its name (deleted and deployed again: versions from 1 again). An
-   * earlier one (a heartbeat's answer overtaken by a deploy's) is left aside.
+   * earlier one (a heartbeat's answer overtaken by a deploy's) is left aside. Whether it was kept.
    */
-  #note(project: string, app: string, current: Current): void {
+  #note(project: string, app: string, current: Current): boolean {
     const known = this.#current.get(appKey(project, app));
     const sameApp = !known?.appId || !current.appId || known.appId === current.appId;
     const newer = sameApp
       ? !known || current.version >= known.version
       : (current.appId as string) > (known?.appId as string);
-    if (!newer) return;
+    if (!newer) return false;
     this.#current.set(appKey(project, app), current);
     this.#heardAt.set(appKey(project, app), ++this.#heard);
+    return true;
   }
 
   /** How much news of current versions this host has taken: a heartbeat notes it as it goes. */
@@ -112,6 +116,7 @@ export class AppVersions {
     const known = this.#current.get(appKey(project, app))?.appId;
     if (appId && known && known > appId) return;
     await this.remove(project, app);
+    this.trials?.drop(project, app);
   }
 
   /** The app is gone: forget it. */

@@ -161,7 +161,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
   };
   if (!opts.join) warmUp();
   const intake = new Intake();
-  const versions = new AppVersions(registry, pool, outputs);
+  const versions = new AppVersions(registry, pool, outputs, trials);
   /** Set once the host knows its internal token (at once, or once registered). */
   let ctx: (HostContext & { internalToken: string }) | undefined;
 

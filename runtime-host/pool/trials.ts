@@ -5,8 +5,9 @@
  * failed with the last lines it wrote. A replica that started is held for the version's first
  * use: once the version is current, the pool's next new replica of it is this one
  * (`claim`), so the deploy's first call does not pay a second cold start. One never claimed
- * stops after the app's `cooldown` (at least `MIN_HOLD_MS`), as an idle replica would; `expired`
- * hears of it (the host drops the version's files unless it was made current meanwhile).
+ * stops after the app's `cooldown` (at least `MIN_HOLD_MS`), as an idle replica would, or once
+ * no call can take it (`drop`: its app deleted, a later version current); `expired` hears of it
+ * (the host drops the version's files unless it was made current meanwhile).
  */
 import type { OutputLine, TrialAnswer } from "../../common/protocol/deploy.ts";
 import { msSince } from "../runs/describe.ts";
@@ -34,6 +35,9 @@ interface Held {
   workload: Workload;
   timer: NodeJS.Timeout;
   ms: number;
+  target: PoolTarget;
+  /** Stops it and forgets it; `expired` hears of its version. */
+  drop: () => void;
 }
 
 const keyOf = (t: Pick<PoolTarget, "project" | "app" | "version" | "digest">) =>
@@ -74,6 +78,18 @@ export class Trials {
     this.#asked.delete(key);
     clearTimeout(held.timer);
     return held.workload.accepting ? held.workload : undefined;
+  }
+
+  /**
+   * Stops the replicas held of the app, of versions before `below` (all without it), as their
+   * hold would have ended: the app was deleted, or a later version made current, and no call
+   * can take them. Held on, they ran the app's code for its whole cooldown (up to a day).
+   */
+  drop(project: string, app: string, below = Number.POSITIVE_INFINITY): void {
+    for (const held of [...this.#held.values()]) {
+      const { target } = held;
+      if (target.project === project && target.app === app && target.version < below) held.drop();
+    }
   }
 
   /** Stops the replicas held; no trial starts from now on. */
@@ -124,7 +140,7 @@ export class Trials {
     const holdMs = Math.max(target.config.scaling.cooldown * 1000, MIN_HOLD_MS);
     const timer = setTimeout(drop, holdMs);
     timer.unref();
-    this.#held.set(key, { workload, timer, ms });
+    this.#held.set(key, { workload, timer, ms, target, drop });
     workload.onExit(drop);
     return { started: true, ms };
   }

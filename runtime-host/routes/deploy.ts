@@ -44,12 +44,13 @@ export async function deployApp(
   req: IncomingMessage,
   res: ServerResponse,
   params: readonly string[],
-  { registry, pool }: HostContext,
+  { registry, pool, trials }: HostContext,
 ): Promise<void> {
   const { project, app } = projectAndApp(params);
   const { version, config, files } = await versionOf(req, app, deployRequestSchema);
   const deployment = await registry.deploy({ project, app, version, config, files });
   pool.deployed(deployment);
+  trials.drop(project, app, version); // replaced before any call took them
   sendJson(res, 200, { project, app, version });
 }
 

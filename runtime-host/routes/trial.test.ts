@@ -11,11 +11,14 @@ import type { ReplicaOutput } from "../../common/protocol/host.ts";
 import type { RunningHost } from "../server.ts";
 import {
   configOf,
+  eventually,
   hostClient,
+  isGone,
   newHome,
   removeHome,
   startTestHost,
   TOKEN,
+  waitUntil,
 } from "../test-support.ts";
 
 const answering = (what: string) => ({
@@ -61,6 +64,49 @@ describe("a deploy's trial on the runtime host", () => {
     expect((await client.deploy("p", "a", 2, answering("v2"))).status).toBe(200);
     const first = await client.invoke("p", "a", "run");
     expect(first.body).toMatchObject({ result: { what: "v2", pid: started?.pid } });
+  });
+
+  it("stops the replica a trial holds when its app is deleted, and its files go", async () => {
+    // A deploy, then a delete before any call: the replica of the deleted app's code ran on,
+    // held for the app's cooldown (at least 30 s, up to a day), with the project's secrets.
+    const trial = await client.trial("p", "a", 1, answering("v1"));
+    expect(trial).toMatchObject({ status: 200, body: { started: true } });
+    const pid = (await running()).find((r) => r.version === 1)?.pid as number;
+    expect(pid).toEqual(expect.any(Number));
+    const removed = await fetch(`${host.url}/internal/apps/p/a`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
+    expect(removed.status).toBe(204);
+    await waitUntil(() => isGone(pid), 10_000);
+    expect(await eventually(appFolder, (files) => files.length === 0)).toEqual([]);
+  });
+
+  it("stops the replica a trial holds of a version that another one replaced before it was used", async () => {
+    expect((await client.deploy("p", "a", 1, answering("v1"))).status).toBe(200);
+    await client.trial("p", "a", 2, answering("v2"));
+    const pid = (await running()).find((r) => r.version === 2)?.pid as number;
+    expect(pid).toEqual(expect.any(Number));
+    // v2 was never made current here (refused, say, or this host was not told): v3 is.
+    await client.trial("p", "a", 3, answering("v3"));
+    expect((await client.deploy("p", "a", 3, answering("v3"))).status).toBe(200);
+    await waitUntil(() => isGone(pid), 10_000);
+    expect((await client.invoke("p", "a", "run")).body).toMatchObject({ result: { what: "v3" } });
+    const trialFiles = (files: string[]) => files.filter((f) => f.includes("trial-v2-"));
+    expect(trialFiles(await eventually(appFolder, (f) => trialFiles(f).length === 0))).toEqual([]);
+  });
+
+  it("stops the replica a trial holds once the control plane says a later version is current", async () => {
+    await client.trial("p", "a", 1, answering("v1"));
+    const pid = (await running()).find((r) => r.version === 1)?.pid as number;
+    expect(pid).toEqual(expect.any(Number));
+    const told = await fetch(`${host.url}/internal/apps/p/a/current`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ version: 2, digest: "d".repeat(64) }),
+    });
+    expect(told.status).toBe(204);
+    await waitUntil(() => isGone(pid), 10_000);
   });
 
   it("answers how a version that cannot load failed, and leaves the current one and no file of it", async () => {
