@@ -6,6 +6,7 @@
  */
 import { env, fetchMock } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { newId } from "../../common/ids.ts";
 import {
   APP_ID,
   accept,
@@ -180,5 +181,13 @@ describe("cancel", () => {
     });
     expect(await viewOf(run)).toMatchObject({ status: "queued" });
     expect(await shard.cancel(run.runId, "app_earlier")).toMatchObject({ status: "cancelled" });
+
+    // Made after the new app, though a Worker's 10 s lookup still gave it the deleted app's id:
+    // the new app's run (as the host runs it), so its callers may cancel it.
+    const since = newId("app");
+    await sleep(5);
+    const late = { ...newRun(app), appId: "app_earlier" };
+    await accept(late);
+    expect(await shardOfRun(late).cancel(late.runId, since)).toMatchObject({ status: "cancelled" });
   });
 });

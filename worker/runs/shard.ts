@@ -16,6 +16,7 @@
  * is durable (its row committed) before the caller's 202 leaves.
  */
 import { DurableObject } from "cloudflare:workers";
+import { timeOfId } from "../../common/ids.ts";
 import type { HostRunState } from "../../common/protocol/host.ts";
 import type { RunView } from "../../common/protocol/run-view.ts";
 import { isEnded } from "../../common/protocol/runs.ts";
@@ -226,11 +227,14 @@ export class RunShard extends DurableObject<Env> {
   /**
    * A run accepted for an app deleted since, whose name was deployed again: it belongs to the
    * app it was accepted for (docs/api.md), so it can be read under the name, not changed by the
-   * new app's callers. (A row from before the run store kept app ids has none: the name's.)
+   * new app's callers. What decides is the run's creation against the app's, as on the host: a
+   * run made after the app `appId` is its, whatever id a Worker's 10 s lookup gave it. (A row
+   * from before the run store kept app ids has none: the name's.)
    */
   #ofEarlierApp(row: RunRow, appId: string, verb: string): Refusal | undefined {
     const accepted = this.#store.appIdOf(row.id);
     if (!accepted || accepted === appId) return undefined;
+    if (row.created_at >= (timeOfId(appId) ?? Number.POSITIVE_INFINITY)) return undefined;
     return refusal(
       409,
       `run '${row.id}' belongs to an earlier app '${row.app}', deleted since: the app deployed under its name since is another, so the run can be read but not ${verb}`,
