@@ -33,22 +33,32 @@ export const commonOptions = {
 /**
  * An id that begins with a dash (a signing key's `kid` is base64url: one in 64 does) is a word,
  * not a cluster of short options: `keys retire -N0a…` was "unknown option '-N'". Such words (20
- * characters or more, no second dash in front) go after a `--`, in their order.
+ * characters or more, no second dash in front) go after a `--`, in their order; one that is the
+ * value of the string option before it (`--idempotency-key -N0a…`) stays where it is.
  */
-export function dashedIdsAsWords(argv: readonly string[]): string[] {
+export function dashedIdsAsWords(
+  argv: readonly string[],
+  options: Record<string, { type: string; short?: string }> = {},
+): string[] {
+  const takesValue = new Set(
+    Object.entries(options)
+      .filter(([, o]) => o.type === "string")
+      .flatMap(([name, o]) => [`--${name}`, ...(o.short ? [`-${o.short}`] : [])]),
+  );
   const end = argv.indexOf("--");
   const before = end === -1 ? argv : argv.slice(0, end);
   const after = end === -1 ? [] : argv.slice(end + 1);
-  const isId = (arg: string) => /^-[A-Za-z0-9_][A-Za-z0-9_-]{18,}$/.test(arg);
+  const isId = (arg: string, i: number) =>
+    /^-[A-Za-z0-9_][A-Za-z0-9_-]{18,}$/.test(arg) && !takesValue.has(before[i - 1] ?? "");
   const ids = before.filter(isId);
   if (ids.length === 0) return [...argv];
-  return [...before.filter((arg) => !isId(arg)), "--", ...ids, ...after];
+  return [...before.filter((arg, i) => !isId(arg, i)), "--", ...ids, ...after];
 }
 
 export function parse(cmd: Command, argv: string[]) {
   try {
     return parseArgs({
-      args: dashedIdsAsWords(argv),
+      args: dashedIdsAsWords(argv, { ...commonOptions, ...cmd.options }),
       options: { ...commonOptions, ...cmd.options },
       allowPositionals: true,
       strict: true,

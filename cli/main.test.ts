@@ -61,6 +61,9 @@ it("takes a signing key id that begins with a dash as the word it is, not as opt
     "--",
     "-x",
   ]);
+  // The value of a string option: left to it, not taken for a word.
+  const key = ["run", "--idempotency-key", kid, "hello"];
+  expect(dashedIdsAsWords(key, { "idempotency-key": { type: "string" } })).toEqual(key);
   // The whole command: no "unknown option '-N'", but the missing credentials it comes to.
   vi.stubEnv("RUNLET_HOME", "/nonexistent-runlet-home");
   for (const name of ["RUNLET_BASE_URL", "RUNLET_API_URL", "RUNLET_PROJECT", "RUNLET_TOKEN"])
