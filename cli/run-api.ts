@@ -24,18 +24,22 @@ export async function appOfRun(config: CliConfig, runId: string): Promise<string
       );
       return app;
     } catch (err) {
-      // The Worker reports runs in batches: one accepted a moment ago (`runlet run --async`, then
-      // at once `runlet status`) may not be in the index yet. Waited for, 10 s from its id's time.
-      const made = timeOfId(runId);
-      const recent = made !== undefined && Date.now() - made < INDEX_LAG_MS;
-      if (!(err instanceof CliError && err.answer?.status === 404 && recent)) throw err;
+      if (!notIndexedYet(err, runId)) throw err;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
 }
 
-/** How long after its acceptance a run may still be missing from the runs index. */
-export const INDEX_LAG_MS = 10_000;
+/**
+ * A 404 for a run accepted a moment ago: the Worker reports runs to the runs index in batches,
+ * so `runlet run --async` then at once `runlet status` may ask before it has the run. Such a run
+ * is waited for, 10 s from its id's time.
+ */
+export function notIndexedYet(err: unknown, runId: string): boolean {
+  const made = timeOfId(runId);
+  const recent = made !== undefined && Date.now() - made < 10_000;
+  return err instanceof CliError && err.answer?.status === 404 && recent;
+}
 
 /** The answer's own `message`, if it had one (not the client's words for a body it could not read). */
 export function answeredMessage(err: RunletError): string | undefined {

@@ -17,7 +17,8 @@ const line = (text: string, seq?: number) => ({
 });
 
 /** Each read of the run's state moves it one step; the logs answer for the step it is at. */
-const steps: Array<{ status?: string; lines?: ReturnType<typeof line>[] }> = [
+type Step = { status?: string; lines?: ReturnType<typeof line>[] };
+const life: Step[] = [
   {}, // not in the runs index yet
   { status: "queued" },
   { status: "running", lines: [line("one", 1), line("tw")] },
@@ -26,6 +27,7 @@ const steps: Array<{ status?: string; lines?: ReturnType<typeof line>[] }> = [
   { status: "running", lines: [line("six", 6)] },
   { status: "success", lines: [line("six", 6), line("seven", 7)] },
 ];
+let steps = life;
 let step = -1;
 const afters: string[] = [];
 let server: Server;
@@ -59,7 +61,11 @@ beforeAll(async () => {
 });
 
 afterAll(() => new Promise((resolve) => server.close(resolve)));
-afterEach(() => vi.restoreAllMocks());
+afterEach(() => {
+  vi.restoreAllMocks();
+  step = -1;
+  afters.length = 0;
+});
 
 it("waits for a run just accepted and queued, prints each whole line once, says what was dropped and how it ended", async () => {
   const out = vi.spyOn(console, "log").mockImplementation(() => {});
@@ -81,4 +87,16 @@ it("waits for a run just accepted and queued, prints each whole line once, says 
   ]);
   // Each read asked for the lines past the last one printed.
   expect(afters).toEqual(["0", "0", "1", "2", "6"]);
+});
+
+it("says a run cancelled while queued wrote no lines, and how it ended, without failing", async () => {
+  steps = [{ status: "queued" }, { status: "cancelled" }];
+  const err = vi.spyOn(console, "error").mockImplementation(() => {});
+  const config = { baseUrl, apiUrl: baseUrl, projectId: "prj_1", token: "t" };
+  expect(await followRunLogs(config, runId, { json: false, color: false, pollMs: 1 })).toBe(0);
+  expect(err.mock.calls.map((c) => c[0])).toEqual([
+    `(waiting for ${runId}: it is queued)`,
+    "(no lines: no logs yet)",
+    `(${runId} ended: cancelled)`,
+  ]);
 });

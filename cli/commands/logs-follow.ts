@@ -5,12 +5,11 @@
  * not yet writing, is waited for. After its end one last read prints what it wrote last (its
  * unfinished line ended with it), and a note on stderr says how it ended.
  */
-import { timeOfId } from "../../common/ids.ts";
 import type { RunLogs } from "../../common/protocol/host.ts";
 import { isEnded } from "../../common/protocol/runs.ts";
 import { CliError } from "../command.ts";
 import { type CliConfig, callProject } from "../config.ts";
-import { INDEX_LAG_MS } from "../run-api.ts";
+import { notIndexedYet } from "../run-api.ts";
 import { formatLine } from "./log-lines.ts";
 
 /** How often the log and the run's state are read again. */
@@ -53,13 +52,18 @@ export async function followRunLogs(
     try {
       logs = await callProject<RunLogs>(config, "GET", `${path}/logs?after=${after}`, what);
     } catch (err) {
-      // No logs (yet): a queued run has none, nor a run whose host has not opened them. Any
-      // other refusal, or none of an ended run, is the command's answer.
+      // No logs (yet): a queued run has none, nor a run whose host has not opened them. An ended
+      // run without a line kept (cancelled while queued, failed before it ran) is said so, with
+      // how it ended below; any other refusal is the command's answer.
       const noLogs = err instanceof CliError && err.answer?.status === 404;
-      if (!noLogs || ended || !mayWrite(run)) throw err;
-      const why = run.status === "queued" ? "it is queued" : "it has written nothing yet";
-      if (waiting !== why) console.error(`(waiting for ${runId}: ${why})`);
-      waiting = why;
+      if (noLogs && ended)
+        console.error(`(no lines: ${(err as Error).message.replace(/^.*? failed \(404\): /, "")})`);
+      else if (!noLogs || !mayWrite(run)) throw err;
+      else {
+        const why = run.status === "queued" ? "it is queued" : "it has written nothing yet";
+        if (waiting !== why) console.error(`(waiting for ${runId}: ${why})`);
+        waiting = why;
+      }
     }
     if (logs) {
       if (logs.truncated && after === 0)
@@ -87,17 +91,12 @@ export async function followRunLogs(
 
 const pause = (ms = FOLLOW_POLL_MS) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/**
- * The run as the runs index has it; undefined for a run accepted a moment ago that it does not
- * have yet (the Worker reports runs in batches), which `runlet run --async && runlet logs -f` asks.
- */
+/** The run as the runs index has it; undefined for one it does not have yet (`notIndexedYet`). */
 async function stateOf(config: CliConfig, path: string, what: string, runId: string) {
   try {
     return await callProject<IndexedRun>(config, "GET", path, what);
   } catch (err) {
-    const made = timeOfId(runId);
-    const recent = made !== undefined && Date.now() - made < INDEX_LAG_MS;
-    if (err instanceof CliError && err.answer?.status === 404 && recent) return undefined;
+    if (notIndexedYet(err, runId)) return undefined;
     throw err;
   }
 }
