@@ -73,4 +73,29 @@ describe("LogRing", () => {
       Array.from({ length: 10_000 }, (_, i) => `${i}\n`).join("").length,
     );
   });
+
+  it("drops the rest of a line its oldest bytes cut, counted as dropped, per stream", () => {
+    const ring = new LogRing(20);
+    ring.append("stdout", Buffer.from("first line\nsecond "));
+    ring.append("stderr", Buffer.from("err\n"));
+    ring.append("stdout", Buffer.from("line\nthird\n")); // 33 bytes: 13 go, to "se"
+    // Not "cond line": the cut line's rest goes too (over two pieces), and stderr's stays.
+    expect(ring.text()).toBe("err\nthird\n");
+    expect(ring.size + ring.dropped).toBe(33);
+    expect(ring.dropped).toBe(23);
+    // A stream whose held bytes all go mid-line: its next output still continues that line.
+    ring.append("stdout", Buffer.from("abc"));
+    ring.append("stderr", Buffer.from("x".repeat(20)));
+    ring.append("stdout", Buffer.from("rest\nnext\n"));
+    expect(ring.text()).toBe(`${"x".repeat(10)}next\n`);
+  });
+
+  it("keeps a line whose rest is long, cut, rather than drop much of a stream", () => {
+    const ring = new LogRing(10_000);
+    ring.append("stdout", Buffer.from(`${"a".repeat(9_000)}\n`));
+    ring.append("stdout", Buffer.from("b".repeat(2_000)));
+    expect(ring.text()).toBe(`${"a".repeat(7_999)}\n${"b".repeat(2_000)}`);
+    ring.append("stdout", Buffer.from(`\n${"c".repeat(4_000)}`));
+    expect(ring.text()).toBe(`${"b".repeat(2_000)}\n${"c".repeat(4_000)}`);
+  });
 });

@@ -21,6 +21,10 @@ export class LogRing {
   #first = 0;
   #size = 0;
   #dropped = 0;
+  /** Chunks held per stream. */
+  readonly #held: Record<LogStream, number> = { stdout: 0, stderr: 0 };
+  /** Streams whose oldest bytes held (or next ones) continue a line whose start was dropped. */
+  readonly #midLine = new Set<LogStream>();
 
   /** Decoders of `read`, per stream: they hold the first bytes of a character cut short. */
   readonly #decoders: Partial<Record<LogStream, StringDecoder>> = {};
@@ -32,31 +36,70 @@ export class LogRing {
 
   /**
    * Text as bytes of UTF-8. Past capacity the oldest bytes go, and with them the rest of a
-   * character they cut (up to the next byte that begins one).
+   * character they cut (up to the next byte that begins one), and the rest of a line they cut
+   * (up to its stream's next newline): what is shown begins at the start of a line. A line whose
+   * rest is longer than 4 KiB is kept, cut, rather than lose much of a stream with few newlines.
    */
   append(stream: LogStream, data: Buffer, at: number = Date.now()): void {
     if (data.length === 0) return;
     this.#chunks.push({ stream, at, data });
+    this.#held[stream]++;
     this.#size += data.length;
     while (this.#size > this.capacity) {
       const first = this.#chunks[this.#first];
       if (!first) break;
-      const kept = fromCharStart(first.data, this.#size - this.capacity);
-      this.#size -= first.data.length - kept.length;
-      this.#dropped += first.data.length - kept.length;
-      if (kept.length === 0) this.#first++;
-      else first.data = kept;
+      this.#cut(this.#first, fromCharStart(first.data, this.#size - this.capacity));
     }
-    while (this.#chunks.length - this.#first > this.maxChunks) {
-      const first = this.#chunks[this.#first++] as LogChunk;
-      this.#size -= first.data.length;
-      this.#dropped += first.data.length;
-    }
+    while (this.#chunks.length - this.#first > this.maxChunks) this.#cut(this.#first, EMPTY);
+    for (const cut of this.#midLine) this.#toLineStart(cut);
     // Not `shift()` each time: that moves every chunk held, and a ring of small chunks (a
     // flood of short lines) spent tens of microseconds per line there.
     if (this.#first > 1024 && this.#first * 2 > this.#chunks.length) {
       this.#chunks = this.#chunks.slice(this.#first);
       this.#first = 0;
+    }
+  }
+
+  /** Chunk `i` keeps `kept`, its end: the bytes before go (counted), and an empty chunk too. */
+  #cut(i: number, kept: Buffer): void {
+    const chunk = this.#chunks[i] as LogChunk;
+    const gone = chunk.data.length - kept.length;
+    if (gone === 0) return;
+    if (chunk.data[gone - 1] === NEWLINE) this.#midLine.delete(chunk.stream);
+    else this.#midLine.add(chunk.stream);
+    this.#size -= gone;
+    this.#dropped += gone;
+    if (kept.length > 0) chunk.data = kept;
+    else if (i === this.#first) this.#first++;
+    else this.#chunks.splice(i, 1);
+    if (kept.length === 0) this.#held[chunk.stream]--;
+  }
+
+  /**
+   * The stream's oldest bytes held continue a line dropped: they go, up to its next newline, if
+   * it comes soon (in its first LINE_REST_BYTES, within LINE_REST_CHUNKS pieces held).
+   */
+  #toLineStart(stream: LogStream): void {
+    if (this.#held[stream] === 0) return; // its next output may still continue that line
+    this.#midLine.delete(stream);
+    const before: number[] = []; // the stream's pieces before the one with the newline
+    let bytes = 0;
+    const last = Math.min(this.#chunks.length, this.#first + LINE_REST_CHUNKS);
+    for (let i = this.#first; i < last && bytes < LINE_REST_BYTES; i++) {
+      const { stream: of, data } = this.#chunks[i] as LogChunk;
+      if (of !== stream) continue;
+      const end = data.indexOf(NEWLINE);
+      if (end === -1) {
+        before.push(i);
+        bytes += data.length;
+        continue;
+      }
+      if (bytes + end >= LINE_REST_BYTES) return;
+      // From the last: a piece spliced out moves none before it.
+      this.#cut(i, data.subarray(end + 1));
+      for (const j of before.reverse()) this.#cut(j, EMPTY);
+      this.#midLine.delete(stream);
+      return;
     }
   }
 
@@ -88,18 +131,24 @@ export class LogRing {
   }
 
   chunks(): readonly LogChunk[] {
-    return this.#held().map((c) => ({ ...c }));
+    return this.#heldChunks().map((c) => ({ ...c }));
   }
 
   /** Everything held, both streams interleaved in arrival order. */
   text(): string {
-    return Buffer.concat(this.#held().map((c) => c.data)).toString("utf8");
+    return Buffer.concat(this.#heldChunks().map((c) => c.data)).toString("utf8");
   }
 
-  #held(): LogChunk[] {
+  #heldChunks(): LogChunk[] {
     return this.#chunks.slice(this.#first);
   }
 }
+
+const NEWLINE = 0x0a;
+/** How far past a cut the rest of its line is looked for: a longer one is kept, cut. */
+const LINE_REST_BYTES = 4096;
+const LINE_REST_CHUNKS = 16;
+const EMPTY = Buffer.alloc(0);
 
 /** `data` from `start` on, past what is left there of a character cut (3 bytes at most). */
 function fromCharStart(data: Buffer, start: number): Buffer {
