@@ -1,3 +1,4 @@
+import { exitOf } from "../../common/exit-status.ts";
 import type { AppOutput, RunLogs } from "../../common/protocol/host.ts";
 import { CliError, type Command } from "../command.ts";
 import { callProject, loadConfig } from "../config.ts";
@@ -22,7 +23,9 @@ With --app: everything the app's replicas wrote, as a container's log (a custom 
 a managed app's module load and timers, its runs' lines too), replica by replica, the newest
 first: those running now and the last few that ended (a crash's last words). Each keeps its
 newest 256 KiB, in memory on its runtime host. --json prints the API's answer,
-{replicas: [{host, pid, version, state, startedAt, endedAt, dropped, lines}], unreachable}.`;
+{replicas: [{host, pid, version, state, startedAt, endedAt, exit, dropped, lines}],
+unreachable}; an ended replica's header says how its process ended (exited (code 3), exited
+(signal SIGKILL)), as its exit does: {code, signal}.`;
 
 export const logs: Command = {
   name: "logs",
@@ -85,7 +88,8 @@ export function showAppOutput(app: string, answer: AppOutput, color: boolean): v
   for (const r of answer.replicas) {
     const since = r.endedAt ? `${r.startedAt} to ${r.endedAt}` : `since ${r.startedAt}`;
     const replica = `replica ${r.pid ?? "?"} of v${r.version} on ${r.host}`;
-    console.log(`== ${replica}: ${r.state}, ${since}`);
+    const ended = r.exit ? ` (${exitOf(r.exit)})` : "";
+    console.log(`== ${replica}: ${r.state}${ended}, ${since}`);
     // A note, not a line of output: on stderr, naming the replica it is about.
     if (r.dropped > 0)
       console.error(`(${replica}: ${r.dropped} earlier bytes were dropped: it keeps 256 KiB)`);

@@ -114,6 +114,14 @@ export const replicaOutputSchema = z.object({
       state: z.enum(["running", "stopping", "exited"]),
       startedAt: z.string(),
       endedAt: z.nullable(z.string()),
+      /**
+       * How its process ended, once `exited`: its exit code, or the signal that ended it (null
+       * from a host older than the field).
+       */
+      exit: z._default(
+        z.nullable(z.object({ code: z.nullable(z.number()), signal: z.nullable(z.string()) })),
+        null,
+      ),
       /** Bytes written but no longer kept: a replica keeps its newest 256 KiB. */
       dropped: z.number(),
       lines: runLogsSchema.shape.lines,

@@ -24,6 +24,13 @@ const appOutputSchema = z
         }),
         startedAt: z.string().openapi({ format: "date-time" }),
         endedAt: z.string().nullable().openapi({ format: "date-time" }),
+        exit: z
+          .object({ code: z.number().int().nullable(), signal: z.string().nullable() })
+          .nullable()
+          .openapi({
+            description:
+              "How its process ended, once exited: its exit code, or the signal that ended it (a sandboxed process's own death by a signal shows as code 128 + the signal). Null while it runs.",
+          }),
         dropped: z.number().int().openapi({
           description: "Bytes written but no longer kept: a replica keeps its newest 256 KiB.",
         }),

@@ -75,6 +75,7 @@ export class ReplicaOutputs {
       state: t.endedAt !== undefined ? "exited" : t.workload.accepting ? "running" : "stopping",
       startedAt: new Date(t.startedAt).toISOString(),
       endedAt: t.endedAt === undefined ? null : new Date(t.endedAt).toISOString(),
+      exit: t.endedAt === undefined ? null : (t.workload.exitStatus ?? null),
       dropped: t.workload.logs.dropped,
       lines: linesOf(t.workload.logs.chunks()),
     }));

@@ -1,19 +1,19 @@
 /** A managed replica: one child process running `shim.mjs`, spoken to over typed IPC. */
 
 import type { ChildProcess } from "node:child_process";
+import { exitOf } from "../../common/exit-status.ts";
 import { LOG_RING_BYTES } from "../limits.ts";
 import { type Launcher, launchManaged, loadEnv } from "../runtimes/managed/launch.ts";
 import { LogRing } from "./log-ring.ts";
 import { type InvokeMessage, type LoadMessage, outcomeOf, readChildMessage } from "./messages.ts";
 import { PendingCalls } from "./pending-calls.ts";
-import { ReplicaProcess } from "./replica-process.ts";
+import { type ExitStatus, ReplicaProcess } from "./replica-process.ts";
 import { hostRunLogs, type RunLogStore } from "./run-logs.ts";
 import { RunOutput } from "./run-output.ts";
 import {
   type CallOutcome,
   type CallRequest,
   copyVersion,
-  exitOf,
   type FunctionWorkload,
   readSecrets,
   WorkloadError,
@@ -84,6 +84,10 @@ export class ManagedReplica implements FunctionWorkload {
 
   get exited(): boolean {
     return this.#process.exited;
+  }
+
+  get exitStatus(): ExitStatus | undefined {
+    return this.#process.exited ? this.#process.status : undefined;
   }
 
   get accepting(): boolean {

@@ -9,11 +9,12 @@
  * each of their runs gets the replica's own output that reached the host since the run began
  * (where Node's report of an uncaught exception lands) and a line saying how the process ended.
  */
+
+import { exitOf } from "../../common/exit-status.ts";
 import { LogRing, type LogStream } from "./log-ring.ts";
 import type { LogMessage } from "./messages.ts";
 import type { ExitStatus } from "./replica-process.ts";
 import type { RunLogStore, RunOwner } from "./run-logs.ts";
-import { exitOf } from "./workload.ts";
 
 /** V8's report of a heap that reached its limit. */
 const OUT_OF_MEMORY = /JavaScript heap out of memory|Fatal (?:JavaScript|process) out of memory/;

@@ -1,7 +1,9 @@
 /** For the pool's tests: a replica without a process, and a deployment for it. */
+
 import { configOf } from "../test-support.ts";
 import { LogRing } from "./log-ring.ts";
 import type { PoolTarget } from "./pool.ts";
+import type { ExitStatus } from "./replica-process.ts";
 import type { CallOutcome, FunctionWorkload, WorkloadSpec } from "./workload.ts";
 
 /** Version 1 of app `a` of project `p`, nothing on disk, with `scaling` over one call a replica. */
@@ -25,6 +27,7 @@ export class FakeReplica implements FunctionWorkload {
   readonly pid = nextPid++;
   readonly logs = new LogRing(1024);
   exited = false;
+  exitStatus: ExitStatus | undefined;
   accepting = true;
   #onExit: Array<() => void> = [];
   constructor(
@@ -40,6 +43,7 @@ export class FakeReplica implements FunctionWorkload {
   stop(): Promise<void> {
     if (!this.exited) {
       this.exited = true;
+      this.exitStatus = { code: null, signal: "SIGTERM" };
       this.accepting = false;
       queueMicrotask(() => {
         for (const listener of this.#onExit) listener();

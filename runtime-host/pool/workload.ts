@@ -6,8 +6,9 @@
  * server, reached at an address. Code that needs one kind narrows by `kind`; nothing casts.
  */
 import { cp } from "node:fs/promises";
-import { constants } from "node:os";
+import { exitOf } from "../../common/exit-status.ts";
 import type { LogRing } from "./log-ring.ts";
+import type { ExitStatus } from "./replica-process.ts";
 
 /** What a replica runs: one deployed version of an app, in its folder. */
 export interface WorkloadSpec {
@@ -95,24 +96,6 @@ export type WorkloadFailure =
   /** Its caller gave up (its signal aborted) while it still waited for a slot. */
   | { kind: "withdrawn" };
 
-/**
- * How a process ended, for people: `signal SIGTERM`, `code 3`. A sandboxed process's own death
- * by a signal reaches the host as bwrap's exit code 128 + the signal, which is named too.
- */
-export function exitOf({ code, signal }: { code: number | null; signal: string | null }): string {
-  if (signal) return `signal ${signal}`;
-  if (code === null) return "no exit status";
-  const name = code > 128 ? signalNames.get(code - 128) : undefined;
-  return name ? `code ${code}: 128 + ${name}` : `code ${code}`;
-}
-
-/** Each signal's first name (SIGABRT, not its alias SIGIOT). */
-const signalNames = new Map(
-  Object.entries(constants.signals)
-    .reverse()
-    .map(([name, n]) => [n, name]),
-);
-
 function describe(failure: WorkloadFailure): string {
   switch (failure.kind) {
     case "load-failed":
@@ -155,6 +138,8 @@ export interface Replica {
   readonly pid: number | undefined;
   /** True once the replica's process has ended. */
   readonly exited: boolean;
+  /** How its process ended: its exit code or signal, once `exited`. */
+  readonly exitStatus: ExitStatus | undefined;
   /** False once the replica is ending (stopped, killed or exited): it takes no more calls. */
   readonly accepting: boolean;
   /** The replica's stdout and stderr. */

@@ -81,6 +81,9 @@ describe("replica output", () => {
     ]);
     expect(texts(replicas[1])?.at(-1)).toBe("stderr dying: out of luck");
     expect(replicas[1]?.endedAt).not.toBeNull();
+    // How it ended, which its state alone did not say; none while it runs.
+    expect(replicas[1]?.exit).toEqual({ code: 3, signal: null });
+    expect(replicas[0]?.exit).toBeNull();
 
     // Another project's app of the same name, an app never deployed: nothing; no token: 401.
     expect((await output("q", "talk")).body).toEqual({ replicas: [] });

@@ -6,6 +6,7 @@
  * Python app's failed request showed "no logs of run …" and a CLI command.
  */
 import type { Hono } from "hono";
+import { exitOf } from "../../../common/exit-status.ts";
 import type { AppOutput } from "../../../common/protocol/host.ts";
 import type { DashEnv } from "../api.ts";
 import { Page } from "../layout.tsx";
@@ -18,7 +19,7 @@ function ReplicaOutput({ replica: r }: { replica: Replica }) {
     <section>
       <h2>{`Replica ${r.pid ?? "?"} of version ${r.version}`}</h2>
       <p class="muted">
-        {`${r.state} on ${r.host}, `}
+        {`${r.state}${r.exit ? ` (${exitOf(r.exit)})` : ""} on ${r.host}, `}
         {r.endedAt ? (
           <>
             <Time at={r.startedAt} /> to <Time at={r.endedAt} />

@@ -8,17 +8,18 @@
  * link of its own (`socketPath`, pinned-socket.ts: never a symlink the app put there). Replicas that
  * share the host's network each get a free loopback port instead.
  */
+
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { AppConfig } from "../../../common/app-config.ts";
 import { LOOPBACK } from "../../../common/consts.ts";
+import { exitOf } from "../../../common/exit-status.ts";
 import { LOG_RING_BYTES } from "../../limits.ts";
 import { LogRing } from "../../pool/log-ring.ts";
-import { ReplicaProcess } from "../../pool/replica-process.ts";
+import { type ExitStatus, ReplicaProcess } from "../../pool/replica-process.ts";
 import {
   copyVersion,
-  exitOf,
   type HttpWorkload,
   readSecrets,
   WorkloadError,
@@ -93,6 +94,10 @@ export class CustomReplica implements HttpWorkload {
 
   get exited(): boolean {
     return this.#process.exited;
+  }
+
+  get exitStatus(): ExitStatus | undefined {
+    return this.#process.exited ? this.#process.status : undefined;
   }
 
   get accepting(): boolean {
