@@ -8,7 +8,13 @@ import { jsonBytesOver } from "../common/bytes.ts";
 import type { HostRun } from "../common/protocol/host.ts";
 import type { Deployment } from "./apps.ts";
 import { MAX_INVOKE_BODY_BYTES } from "./limits.ts";
-import { functionWorkload, httpWorkload, type Workload, WorkloadError } from "./pool/workload.ts";
+import {
+  functionWorkload,
+  httpWorkload,
+  noFunction,
+  type Workload,
+  WorkloadError,
+} from "./pool/workload.ts";
 import { msSince } from "./runs/describe.ts";
 import type { AsyncCall } from "./runs/types.ts";
 import { AppAnswerError, sendBuffered } from "./runtimes/custom/buffered.ts";
@@ -48,7 +54,7 @@ export async function runCall(
     case "threw":
       return { status: "failure", runTimeMs, error: { message: outcome.message } };
     case "not-found": {
-      const message = `app '${deployment.app}' has no function '${call.fn}'`;
+      const message = noFunction(deployment.app, call.fn, outcome.exports);
       return { status: "failure", runTimeMs, error: { message } };
     }
   }

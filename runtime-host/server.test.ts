@@ -142,11 +142,29 @@ describe("runtime host", () => {
       status: 404,
       body: { message: "app 'ghost' is not deployed in project 'p'", code: "not_found" },
     });
+    // The functions it does export are named: the caller had to guess them (user testing).
+    const exported = "crash, env, fail, nothing, pid, run, throwCircular, throwObject, throwString";
     expect(await client.invoke("p", "hello", "nope")).toEqual({
       status: 404,
-      body: { message: "app 'hello' has no function 'nope'", code: "not_found" },
+      body: {
+        message: `app 'hello' has no function 'nope' (it exports: ${exported})`,
+        code: "not_found",
+      },
     });
-    expect((await client.invoke("p", "hello", "notAFunction")).status).toBe(404);
+    expect(await client.invoke("p", "hello", "notAFunction")).toMatchObject({
+      status: 404,
+      body: { message: `app 'hello' has no function 'notAFunction' (it exports: ${exported})` },
+    });
+    // A CommonJS module's, and a module's that exports none.
+    const cjs = "module.exports = { handler() {}, resize: () => 1, size: 3 };";
+    await client.deploy("p", "nodefn", 1, { "main.js": cjs });
+    expect((await client.invoke("p", "nodefn", "run")).body.message).toBe(
+      "app 'nodefn' has no function 'run' (it exports: handler, resize)",
+    );
+    await client.deploy("p", "none", 1, { "main.mjs": "export const size = 3;" });
+    expect((await client.invoke("p", "none", "run")).body.message).toBe(
+      "app 'none' has no function 'run' (it exports no function)",
+    );
     const unknownRoute = await fetch(`${host.url}/nowhere`);
     expect(unknownRoute.status).toBe(404);
     expect(await unknownRoute.json()).toEqual({ message: expect.any(String), code: "not_found" });

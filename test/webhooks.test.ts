@@ -417,7 +417,7 @@ describe("async runs and webhooks, end to end", () => {
     expect(missing.status).toBe(202);
     const runId = missing.headers.get("x-request-id") as string;
     const failed = await stateWhen("jobs", runId, (s) => s.status === "failure");
-    expect(failed.error.message).toBe("app 'jobs' has no function 'nope'");
+    expect(failed.error.message).toMatch(/^app 'jobs' has no function 'nope' \(it exports: /);
     const [delivery] = await receiver.waitFor("/nope", 1);
     expect(JSON.parse(delivery?.body ?? "")).toMatchObject({ status: "failure" });
     const unknown = await fetch(runUrl("jobs", "run_00000000000000000000000000"), {

@@ -56,7 +56,7 @@ export interface LoadErrorMessage {
 export type ResultMessage =
   | { type: "result"; id: string; ok: true; value?: unknown }
   | { type: "result"; id: string; ok: false; error: { message: string } }
-  | { type: "result"; id: string; ok: false; notFound: true };
+  | { type: "result"; id: string; ok: false; notFound: true; exports?: string[] };
 
 /**
  * Text the run `runId` wrote to one stream (through `ctx.log`, `console.*`, `process.stdout` or
@@ -118,6 +118,8 @@ export const childMessageSchema: z.ZodType<ChildMessage> = z.union([
     id: z.string(),
     ok: z.literal(false),
     notFound: z.literal(true),
+    /** The names of the functions the module does export. */
+    exports: z.optional(z.array(z.string())),
   }),
 ]);
 
@@ -140,6 +142,6 @@ export function readChildMessage(raw: unknown): ChildMessage | undefined {
 /** How a call ended, from its result message. */
 export function outcomeOf(msg: ResultMessage): CallOutcome {
   if (msg.ok) return { kind: "returned", value: msg.value ?? null };
-  if ("notFound" in msg) return { kind: "not-found" };
+  if ("notFound" in msg) return { kind: "not-found", exports: msg.exports ?? [] };
   return { kind: "threw", message: msg.error.message };
 }

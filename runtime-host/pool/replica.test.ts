@@ -54,7 +54,11 @@ describe("ManagedReplica", () => {
       value: "default",
     });
     expect(await esmInJs.invoke({ ...CALL, fn: "run" }, 5_000)).toMatchObject({ value: "esm" });
-    expect(await cjs.invoke({ ...CALL, fn: "toString" }, 5_000)).toEqual({ kind: "not-found" });
+    // Not an inherited one; the not-found names the functions it does export.
+    expect(await cjs.invoke({ ...CALL, fn: "toString" }, 5_000)).toEqual({
+      kind: "not-found",
+      exports: ["run"],
+    });
   });
 
   it("runs concurrent calls independently, matched by id", async () => {

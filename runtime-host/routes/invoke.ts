@@ -10,6 +10,7 @@ import { parseJsonBody, readBody } from "../http/body.ts";
 import { deploymentOf, functionName, projectAndApp, runIdOf } from "../http/params.ts";
 import { callerGone, sendError, sendJson } from "../http/respond.ts";
 import { MAX_INVOKE_BODY_BYTES } from "../limits.ts";
+import { noFunction } from "../pool/workload.ts";
 
 export async function invokeFunction(
   req: IncomingMessage,
@@ -65,6 +66,6 @@ export async function invokeFunction(
         run_time_ms: runTimeMs,
       } satisfies Invocation);
     case "not-found":
-      return sendError(res, 404, `app '${app}' has no function '${fn}'`);
+      return sendError(res, 404, noFunction(app, fn, outcome.exports));
   }
 }

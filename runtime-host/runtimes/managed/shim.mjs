@@ -152,6 +152,26 @@ function findFunction(mod, name) {
   return undefined;
 }
 
+/**
+ * The names `findFunction` finds, for a call of a name it does not: the caller is told them.
+ * @param {Record<string, unknown>} mod
+ * @returns {string[]}
+ */
+function functionNames(mod) {
+  const fallback = mod.default;
+  const objects =
+    fallback && (typeof fallback === "object" || typeof fallback === "function")
+      ? [mod, /** @type {Record<string, unknown>} */ (fallback)]
+      : [mod];
+  const names = new Set();
+  for (const object of objects) {
+    for (const name of Object.keys(object)) {
+      if (typeof object[name] === "function") names.add(name);
+    }
+  }
+  return [...names];
+}
+
 /** @type {Map<string, AbortController>} */
 const inFlight = new Map();
 let stopping = false;
@@ -181,7 +201,13 @@ async function sendValue(id, value) {
 async function invoke(mod, msg) {
   const fn = findFunction(mod, msg.fn);
   if (!fn) {
-    await send({ type: "result", id: msg.id, ok: false, notFound: true });
+    await send({
+      type: "result",
+      id: msg.id,
+      ok: false,
+      notFound: true,
+      exports: functionNames(mod),
+    });
     return;
   }
   const controller = new AbortController();
