@@ -180,10 +180,14 @@ export interface HttpWorkload extends Replica {
   readonly socketPath: string | undefined;
   /**
    * A request on it broke before any answer (refused, reset): it takes no more requests unless
-   * its server still answers its healthcheck; resolves whether it does.
+   * its server still answers its healthcheck; resolves whether it does, and how its process
+   * ended if it exited by itself.
    */
-  broke(): Promise<boolean>;
+  broke(): Promise<Broken>;
 }
+
+/** What `HttpWorkload.broke` found: its server still serves, or not, its process exited or not. */
+export type Broken = { serves: true } | { serves: false; exited?: ExitStatus };
 
 export type Workload = FunctionWorkload | HttpWorkload;
 

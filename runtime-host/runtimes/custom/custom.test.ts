@@ -137,7 +137,9 @@ describe("custom runtime", () => {
     const crashed = await send("/crash");
     expect(crashed.status).toBe(502);
     expect(crashed.headers.get(HEADER.hostError)).toBe("1");
-    expect((await json(crashed)).message).toMatch(/the app's server failed to answer/);
+    expect((await json(crashed)).message).toMatch(
+      /^the app's process exited \(code 9\) before it answered \(ECONNRESET\); its output \(runlet logs --app web\)/,
+    );
     const after = (await json(await send("/"))).pid as number;
     expect(after).not.toBe(before);
     expect(isGone(before)).toBe(true);

@@ -50,6 +50,9 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(1)
         if self.path == "/boom":
             raise RuntimeError("boom in a handler")
+        if self.path == "/exit":
+            print("giving up", file=sys.stderr, flush=True)
+            os._exit(3)
         self.answer(SERVER_ID)
 
 ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
@@ -116,7 +119,7 @@ describe.skipIf(!hasPython)(`a Python app (stdlib http.server, ${sandbox.kind})`
     const boom = await send("/boom");
     expect(boom.status).toBe(502);
     expect(((await boom.json()) as { message: string }).message).toMatch(
-      /closed the connection without answering \(ECONNRESET\); its output \(runlet logs --app\)/,
+      /closed the connection without answering \(ECONNRESET\); its output \(runlet logs --app py\)/,
     );
     const answered = await slow;
     expect(answered.status).toBe(200);
@@ -124,6 +127,21 @@ describe.skipIf(!hasPython)(`a Python app (stdlib http.server, ${sandbox.kind})`
     expect(await (await send("/")).text()).toBe(id); // not a cold start either
     const [replica] = await output();
     expect(replica?.lines.map((l) => l.text)).toContain("RuntimeError: boom in a handler");
+  });
+
+  it("says the app's process exited, with its code, when it dies mid-request", async () => {
+    const id = await (await send("/")).text();
+    const exited = await send("/exit");
+    expect(exited.status).toBe(502);
+    // Not "the app's server failed to answer (ECONNRESET)", which said neither.
+    expect(((await exited.json()) as { message: string }).message).toBe(
+      "the app's process exited (code 3) before it answered (ECONNRESET); its output (runlet logs --app py) may say why",
+    );
+    expect(await (await send("/")).text()).not.toBe(id); // the next request starts a new one
+    const replicas = await output();
+    expect(replicas.find((r) => r.state === "exited")?.lines.map((l) => l.text)).toContain(
+      "giving up",
+    );
   });
 
   it("gives the server SIGTERM and time to shut down before its replica is killed", async () => {

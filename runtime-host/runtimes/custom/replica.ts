@@ -19,6 +19,7 @@ import { LOG_RING_BYTES } from "../../limits.ts";
 import { LogRing } from "../../pool/log-ring.ts";
 import { type ExitStatus, ReplicaProcess } from "../../pool/replica-process.ts";
 import {
+  type Broken,
   copyVersion,
   type HttpWorkload,
   readSecrets,
@@ -54,6 +55,12 @@ const PROBE_INTERVAL_MS = 5;
  */
 const NOT_SERVED_MS = 1_000;
 const NOT_SERVED = /^it answered (404|405|501)$/;
+
+/**
+ * How long a replica whose server broke a request off may take to exit by itself before it is
+ * killed: a process that died mid-request (os._exit(3)) breaks its connections as it goes.
+ */
+const EXIT_AFTER_BREAK_MS = 1_000;
 
 const RELAY_PATH = fileURLToPath(new URL("./relay.mjs", import.meta.url));
 
@@ -266,14 +273,31 @@ export class CustomReplica implements HttpWorkload {
    * A request on it broke before any answer. Its server may be gone, or may have closed that
    * one connection: Python's http.server does so for a handler that raised, and that cost every
    * other request in flight on the replica, and a cold start. It is stopped unless its
-   * healthcheck still answers 2xx; resolves whether it does.
+   * healthcheck still answers 2xx; a server gone whose process is ending is given a moment to
+   * exit by itself first, as its own exit status says more than our SIGKILL.
    */
-  async broke(): Promise<boolean> {
+  async broke(): Promise<Broken> {
     const path = this.spec.config.custom?.healthcheck ?? "/health";
     const serves =
       !this.#process.exited && (await healthy(`${this.#origin}${path}`, this.#socketPath)) === true;
-    if (!serves) this.#process.abandon();
-    return serves;
+    if (serves) return { serves };
+    const stopping = this.#process.stopping; // the host's own stop: its exit is no news
+    if (!stopping && (await this.#exitWithin(EXIT_AFTER_BREAK_MS)))
+      return { serves, exited: this.#process.status };
+    this.#process.abandon();
+    return { serves };
+  }
+
+  /** Whether the process has exited, or does within `ms`. */
+  #exitWithin(ms: number): Promise<boolean> {
+    if (this.#process.exited) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), ms);
+      this.#process.onExit(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
   }
 }
 
