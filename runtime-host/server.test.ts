@@ -264,7 +264,11 @@ describe("runtime host", () => {
     const first = Number((await client.invoke("p", "hello", "pid")).body.result);
     expect(await client.invoke("p", "hello", "crash")).toEqual({
       status: 502,
-      body: { message: "the function's process exited unexpectedly (code 3)", code: "bad_gateway" },
+      body: {
+        message: "the function's process exited unexpectedly (code 3)",
+        code: "bad_gateway",
+        run_time_ms: expect.any(Number), // it ran: the Worker reports how long to the runs index
+      },
     });
     await waitUntil(() => isGone(first));
     const again = await client.invoke("p", "hello", "pid");

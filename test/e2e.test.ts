@@ -177,6 +177,50 @@ describe("a local Runlet, end to end", () => {
     expect(forged.status).toBe(401);
   });
 
+  it("keeps how long a sync run ran before its process died, in the runs index and its view", async () => {
+    // Both showed run_time_ms null (TIME "-" in runlet runs) though the run had run.
+    const managed = await deployFiles({
+      "runlet.toml": 'name = "dies"\nruntime = "managed"\n',
+      "main.mjs":
+        "export const run = () => new Promise(() => setTimeout(() => process.exit(3), 50));",
+    });
+    expect(managed.status).toBe(201);
+    const custom = await deployFiles({
+      "runlet.toml": [
+        'name = "dies-http"',
+        'runtime = "custom"',
+        "[custom]",
+        'entrypoint = ["node", "server.js"]',
+      ].join("\n"),
+      "server.js": `require("node:http").createServer((req, res) => {
+  if (req.url === "/health") return res.end("ok");
+  setTimeout(() => process.exit(3), 50);
+}).listen(Number(process.env.PORT), "127.0.0.1");`,
+    });
+    expect(custom.status).toBe(201);
+    const died = await run("/dies/run");
+    expect(died.status).toBe(502);
+    const diedHttp = await run("/dies-http/go");
+    expect(diedHttp.status).toBe(502);
+    expect((await json(diedHttp)).message).toMatch(/^the app's process exited \(code 3\)/);
+    for (const [app, res] of [
+      ["dies", died],
+      ["dies-http", diedHttp],
+    ] as const) {
+      const runId = res.headers.get("x-request-id") as string;
+      const viewUrl = `${runlet.local.apiUrl}/v4/${runlet.local.projectId}/${app}/runs/${runId}`;
+      let view: Json = {};
+      for (let i = 0; i < 50 && view.status !== "failure"; i++) {
+        if (i) await new Promise((r) => setTimeout(r, 100)); // reported after the answer
+        view = await json(
+          await fetch(viewUrl, { headers: { authorization: `Bearer ${runlet.local.token}` } }),
+        );
+      }
+      expect(view).toMatchObject({ status: "failure", run_time_ms: expect.any(Number) });
+      expect(view.run_time_ms).toBeGreaterThanOrEqual(50);
+    }
+  });
+
   it("serves a redeploy as the next version at once", async () => {
     const again = await cli(["deploy", "examples/hello", "--json"], runlet.env);
     expect(again.code).toBe(0);

@@ -11,6 +11,8 @@ export class RunApiError extends Error {
   readonly code: ErrorCode;
   /** The runtime host (registry id) the run failed at, once it reached one: for the runs index. */
   host?: string;
+  /** How long the run ran on its host before it failed there (its process died): for the index. */
+  runTimeMs?: number;
   constructor(
     readonly status: ContentfulStatusCode,
     message: string,

@@ -159,11 +159,19 @@ const PASSED_ON: ReadonlySet<ErrorCode> = new Set([
 
 /** The run API error for an error answer (`{message, code}`) of the host itself. */
 export async function hostError(res: Response): Promise<RunApiError> {
-  const body = (await res.json().catch(() => ({}))) as { message?: unknown; code?: unknown };
+  const body = (await res.json().catch(() => ({}))) as {
+    message?: unknown;
+    code?: unknown;
+    run_time_ms?: unknown;
+  };
   const code = isErrorCode(body.code) ? body.code : codeOf(res.status);
   const message =
     typeof body.message === "string" ? body.message : `the runtime host answered ${res.status}`;
-  return new RunApiError(PASSED_ON.has(code) ? ERROR_STATUS[code] : 502, message);
+  const err = new RunApiError(PASSED_ON.has(code) ? ERROR_STATUS[code] : 502, message);
+  // A call that failed once it ran there (its process died, its limit): how long it ran.
+  const ran = body.run_time_ms;
+  if (typeof ran === "number" && Number.isFinite(ran) && ran >= 0) err.runTimeMs = ran;
+  return err;
 }
 
 /**

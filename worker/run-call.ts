@@ -161,7 +161,8 @@ export async function reportingFailure<T>(
         status: "failure",
         createdAt: call.run(fn).createdAt,
         finishedAt: Date.now(),
-        runTimeMs: null,
+        // Known when it failed on its host once it ran (its process died mid-call).
+        runTimeMs: (err instanceof RunApiError ? err.runTimeMs : undefined) ?? null,
         ...(err instanceof Error ? { error: err.message } : {}),
         ...(err instanceof RunApiError && err.host ? { host: err.host } : {}),
       }),

@@ -33,7 +33,9 @@ export function asHttpError(err: unknown): HttpError | undefined {
     // The Worker tries another host for a call this one cannot serve at all, or turned away
     // unstarted as it stops.
     const elsewhere = (failure.kind === "busy" || failure.kind === "closing") && failure.elsewhere;
-    const more = elsewhere ? { elsewhere: true } : {};
+    // How long a call that failed once it ran did run: the Worker reports it to the runs index.
+    const ran = err.runTimeMs === undefined ? {} : { run_time_ms: err.runTimeMs };
+    const more = elsewhere ? { elsewhere: true, ...ran } : ran;
     return new HttpError(WORKLOAD_STATUS[failure.kind], err.message, more);
   }
   return undefined;

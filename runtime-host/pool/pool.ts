@@ -193,8 +193,14 @@ export class ReplicaPool {
       target,
       async (workload) => {
         const started = performance.now();
-        const outcome = await functionWorkload(workload).invoke(call, timeoutMs);
-        return { outcome, runTimeMs: msSince(started) };
+        try {
+          const outcome = await functionWorkload(workload).invoke(call, timeoutMs);
+          return { outcome, runTimeMs: msSince(started) };
+        } catch (err) {
+          const ran = err instanceof WorkloadError && /^(exited|timeout)$/.test(err.failure.kind);
+          if (ran) err.runTimeMs ??= msSince(started);
+          throw err;
+        }
       },
       options,
     );

@@ -137,6 +137,12 @@ function describe(failure: WorkloadFailure): string {
 
 /** A replica could not run a call; the message is safe to show a caller. */
 export class WorkloadError extends Error {
+  /**
+   * How long the call ran on its replica before this failure (its process died, or it ran past
+   * its limit): the runs index shows it, as it does for a call that ended.
+   */
+  runTimeMs: number | undefined;
+
   constructor(readonly failure: WorkloadFailure) {
     super(describe(failure));
     this.name = "WorkloadError";

@@ -74,6 +74,10 @@ function proxy(
   timeoutMs: number,
   gone: AbortSignal,
 ): Promise<Ended> {
+  const sent = performance.now();
+  // A request that failed unanswered ran this long: the Worker reports it to the runs index.
+  const failed = (status: number, message: string, ranMs = msSince(sent)) =>
+    new HttpError(status, message, { run_time_ms: ranMs });
   return new Promise((resolve, reject) => {
     let answered = false;
     let timedOut = false;
@@ -87,7 +91,7 @@ function proxy(
         ? `the app's answer did not end within ${limit}, the synchronous limit: it was cut off there`
         : `the app did not answer within ${limit}`;
       if (answered) res.destroy();
-      else reject(new HttpError(504, error));
+      else reject(failed(504, error));
       resolve({ error });
     }, timeoutMs);
     const upstream = request(
@@ -116,7 +120,8 @@ function proxy(
         resolve(cutOff(err.code ?? err.message));
         return;
       }
-      void unanswered(replica, err).then((message) => reject(new HttpError(502, message)));
+      const ranMs = msSince(sent); // not the healthcheck's time after it
+      void unanswered(replica, err).then((message) => reject(failed(502, message, ranMs)));
     });
     req.pipe(upstream);
     // The caller went away before the whole answer was sent (before its body was read, or while
