@@ -61,9 +61,26 @@ export class ReplicaProcess {
     return this.#status;
   }
 
+  /** How it ended, once it has (for a replica's output); undefined while it runs. */
+  get exitStatus(): ExitStatus | undefined {
+    return this.#exited ? this.#status : undefined;
+  }
+
   onExit(listener: () => void): void {
     if (this.#exited) queueMicrotask(listener);
     else this.#listeners.push(listener);
+  }
+
+  /** Whether the process has exited, or does within `ms`. */
+  exitsWithin(ms: number): Promise<boolean> {
+    if (this.#exited) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), ms);
+      this.onExit(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
   }
 
   /** SIGTERM now, SIGKILL after `graceMs`; resolves once the process has exited. */

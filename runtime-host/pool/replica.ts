@@ -1,4 +1,8 @@
-/** A managed replica: one child process running `shim.mjs`, spoken to over typed IPC. */
+/**
+ * A managed replica: one child process running `shim.mjs`, spoken to over typed IPC.
+ * Over 300 lines: one process's whole life (start, IPC, calls, output, exit) around its private
+ * state.
+ */
 
 import type { ChildProcess } from "node:child_process";
 import { exitOf } from "../../common/exit-status.ts";
@@ -87,7 +91,7 @@ export class ManagedReplica implements FunctionWorkload {
   }
 
   get exitStatus(): ExitStatus | undefined {
-    return this.#process.exited ? this.#process.status : undefined;
+    return this.#process.exitStatus;
   }
 
   get accepting(): boolean {

@@ -8,7 +8,6 @@
  * link of its own (`socketPath`, pinned-socket.ts: never a symlink the app put there). Replicas that
  * share the host's network each get a free loopback port instead.
  */
-
 import { spawn } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -104,7 +103,7 @@ export class CustomReplica implements HttpWorkload {
   }
 
   get exitStatus(): ExitStatus | undefined {
-    return this.#process.exited ? this.#process.status : undefined;
+    return this.#process.exitStatus;
   }
 
   get accepting(): boolean {
@@ -282,22 +281,10 @@ export class CustomReplica implements HttpWorkload {
       !this.#process.exited && (await healthy(`${this.#origin}${path}`, this.#socketPath)) === true;
     if (serves) return { serves };
     const stopping = this.#process.stopping; // the host's own stop: its exit is no news
-    if (!stopping && (await this.#exitWithin(EXIT_AFTER_BREAK_MS)))
+    if (!stopping && (await this.#process.exitsWithin(EXIT_AFTER_BREAK_MS)))
       return { serves, exited: this.#process.status };
     this.#process.abandon();
     return { serves };
-  }
-
-  /** Whether the process has exited, or does within `ms`. */
-  #exitWithin(ms: number): Promise<boolean> {
-    if (this.#process.exited) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(false), ms);
-      this.#process.onExit(() => {
-        clearTimeout(timer);
-        resolve(true);
-      });
-    });
   }
 }
 
