@@ -6,7 +6,7 @@
  * unfinished line ended with it), and a note on stderr says how it ended.
  */
 import type { RunLogs } from "../../common/protocol/host.ts";
-import { isEnded } from "../../common/protocol/runs.ts";
+import { isCustomRequest, isEnded } from "../../common/protocol/runs.ts";
 import { CliError } from "../command.ts";
 import { type CliConfig, callProject } from "../config.ts";
 import { notIndexedYet } from "../run-api.ts";
@@ -58,7 +58,7 @@ export async function followRunLogs(
       const noLogs = err instanceof CliError && err.answer?.status === 404;
       if (noLogs && ended)
         console.error(`(no lines: ${(err as Error).message.replace(/^.*? failed \(404\): /, "")})`);
-      else if (!noLogs || !mayWrite(run)) throw err;
+      else if (!noLogs || isCustomRequest(run.function)) throw err;
       else {
         const why = run.status === "queued" ? "it is queued" : "it has written nothing yet";
         if (waiting !== why) console.error(`(waiting for ${runId}: ${why})`);
@@ -99,9 +99,4 @@ async function stateOf(config: CliConfig, path: string, what: string, runId: str
     if (notIndexedYet(err, runId)) return undefined;
     throw err;
   }
-}
-
-/** A run whose lines may still come: not a custom app's request, whose output is its replica's. */
-function mayWrite(run: IndexedRun): boolean {
-  return !/^[A-Z]+ \//.test(run.function);
 }

@@ -22,6 +22,15 @@ export function isEnded(status: string): status is EndedStatus {
 }
 
 /**
+ * A custom app's request, which the runs index keeps as `{METHOD} {path}` (worker/routes/
+ * app-request.ts) where a managed app's run has its function's name: its output is its
+ * replica's, not a run's log.
+ */
+export function isCustomRequest(fn: string): boolean {
+  return /^[A-Z]+ \//.test(fn);
+}
+
+/**
  * How long a run is kept once it ended: its row in the run store (once its delivery is over
  * too), its entry in the runs index.
  */

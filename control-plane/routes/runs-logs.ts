@@ -1,5 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { RUN_ID } from "../../common/ids.ts";
+import { isCustomRequest } from "../../common/protocol/runs.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
 import type { runs } from "../db/schema.ts";
@@ -58,7 +59,7 @@ function whyNoLogs(run: typeof runs.$inferSelect): string {
     return `it ended (${run.status}) without running on a runtime host`;
   // Where its output is, as for a failure without a run time below: the message alone named no
   // way to it, in the CLI or on the dashboard's run page.
-  if (/^[A-Z]+ \//.test(run.fn))
+  if (isCustomRequest(run.fn))
     return `a custom app's request writes to its replica's output, not to a run's log: it is in \`runlet logs --app ${run.app}\``;
   if (run.status === "failure" && run.runTimeMs === null) {
     // Its app failed to start, was deleted, or its host lost it: the output is the replica's
