@@ -20,6 +20,8 @@ export class CliError extends Error {
   constructor(
     message: string,
     readonly answer?: { status: number; code?: string },
+    /** A refusal's own words, without what the command was doing (`message` has both). */
+    readonly said?: string,
   ) {
     super(message);
   }

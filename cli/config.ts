@@ -120,10 +120,11 @@ export async function readAnswer<T>(res: Response, what: string): Promise<T> {
     const message =
       (body as { message?: string } | undefined)?.message ?? (excerpt || res.statusText);
     const code = (body as { code?: unknown } | undefined)?.code;
-    throw new CliError(`${what} failed (${res.status}): ${message}`, {
-      status: res.status,
-      ...(typeof code === "string" ? { code } : {}),
-    });
+    throw new CliError(
+      `${what} failed (${res.status}): ${message}`,
+      { status: res.status, ...(typeof code === "string" ? { code } : {}) },
+      message,
+    );
   }
   return body as T;
 }

@@ -56,8 +56,7 @@ export async function followRunLogs(
       // run without a line kept (cancelled while queued, failed before it ran) is said so, with
       // how it ended below; any other refusal is the command's answer.
       const noLogs = err instanceof CliError && err.answer?.status === 404;
-      if (noLogs && ended)
-        console.error(`(no lines: ${(err as Error).message.replace(/^.*? failed \(404\): /, "")})`);
+      if (noLogs && ended) console.error(`(no lines: ${err.said ?? err.message})`);
       else if (!noLogs || isCustomRequest(run.function)) throw err;
       else {
         const why = run.status === "queued" ? "it is queued" : "it has written nothing yet";
