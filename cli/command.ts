@@ -104,6 +104,14 @@ function parseError(err: Error): string {
   return unknown ? `unknown option '${unknown[1]}'` : err.message;
 }
 
+/** A duration as the CLI writes one (`30d`, `12h`, `90m`) in milliseconds, else undefined. */
+export function durationMs(text: string): number | undefined {
+  const relative = /^(\d+)([mhd])$/.exec(text);
+  if (!relative) return undefined;
+  const unit = { m: 60_000, h: 3_600_000, d: 86_400_000 }[relative[2] as "m" | "h" | "d"];
+  return Number(relative[1]) * unit;
+}
+
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;

@@ -3,7 +3,7 @@ import { createWriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
 import type { Writable } from "node:stream";
 import { finished } from "node:stream/promises";
-import { CliError, type Command, takesOnly } from "../command.ts";
+import { CliError, type Command, durationMs, takesOnly } from "../command.ts";
 import {
   type CliConfig,
   fetchPages,
@@ -12,7 +12,6 @@ import {
   readAnswer,
   request,
 } from "../config.ts";
-import { durationMs } from "./tokens.ts";
 
 const USAGE = `Usage: runlet audit-log [--from T] [--to T] [--action A] [--actor ID]
                         [--outcome success|failure] [--limit N] [--all] [--json]

@@ -1,8 +1,7 @@
 import type { RunView } from "runlet/client";
-import { CliError, type Command } from "../command.ts";
+import { CliError, type Command, durationMs } from "../command.ts";
 import { loadConfig } from "../config.ts";
 import { appOfRun, cliErrorOf, runApi } from "../run-api.ts";
-import { durationMs } from "./tokens.ts";
 
 /**
  * Reads (GET) or cancels (DELETE) the run through the run API; its app is in the runs index.

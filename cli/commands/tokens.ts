@@ -1,6 +1,6 @@
 import { ENV } from "../../common/consts.ts";
 import { tokenState } from "../../common/token-state.ts";
-import { CliError, type Command, takesOnly } from "../command.ts";
+import { CliError, type Command, durationMs, takesOnly } from "../command.ts";
 import { callProject, loadConfig, printTable } from "../config.ts";
 
 const USAGE = `Usage: runlet tokens create --name NAME --expires WHEN [--role owner|member] [--json]
@@ -30,14 +30,6 @@ interface Account {
   keyRetiredAt?: string | null;
   /** The user who made it: a person leaving leaves theirs (docs/deploy.md). */
   createdBy: string;
-}
-
-/** A duration as the CLI writes one (`30d`, `12h`, `90m`) in milliseconds, else undefined. */
-export function durationMs(text: string): number | undefined {
-  const relative = /^(\d+)([mhd])$/.exec(text);
-  if (!relative) return undefined;
-  const unit = { m: 60_000, h: 3_600_000, d: 86_400_000 }[relative[2] as "m" | "h" | "d"];
-  return Number(relative[1]) * unit;
 }
 
 /** `30d`, `12h`, `90m` from now, or an RFC 3339 time as given. */
