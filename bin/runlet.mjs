@@ -1,20 +1,15 @@
 #!/usr/bin/env node
-// The `runlet` command. TypeScript sources run through tsx's loader; no build step.
-let register;
-try {
-  ({ register } = await import("tsx/esm/api"));
-} catch {
-  console.error(
-    "runlet: its dependencies are not installed: run `npm install` in the Runlet folder first.",
-  );
-  process.exit(1);
-}
-register();
+// The `runlet` command: the CLI's TypeScript compiled into one cached module, or its sources
+// run through tsx where that cannot be had or RUNLET_FROM_SOURCE=1 asks (bin/compiled.mjs).
+import { fileURLToPath } from "node:url";
+import { load } from "./compiled.mjs";
+
 // A reader that goes away (`runlet logs … | head`) ends the output, not the command with a
 // stack trace: a deploy piped into `head` stopped half-way, its progress line unwritable.
 for (const stream of [process.stdout, process.stderr])
   stream.on("error", (err) => {
     if (err.code !== "EPIPE") throw err;
   });
-const { main } = await import("../cli/main.ts");
+
+const { main } = await load(fileURLToPath(new URL("../cli/main.ts", import.meta.url)));
 process.exitCode = await main(process.argv.slice(2));

@@ -81,7 +81,7 @@ export const host: Command = {
     // running on, an orphan holding its port. In a process group of its own, as `runlet start`'s
     // components: the terminal's Ctrl-C reaches this command only, which passes it on once; in
     // the terminal's group the host had it twice, and a second signal ends its grace at once.
-    const child = spawn(process.execPath, ["--import", "tsx", "runtime-host/main.ts"], {
+    const child = spawn(process.execPath, ["bin/run-ts.mjs", "runtime-host/main.ts"], {
       cwd: ROOT,
       env: { ...env, [ENV.supervised]: "1" },
       stdio: ["pipe", "inherit", "inherit"],

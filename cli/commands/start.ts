@@ -121,7 +121,8 @@ Worker; every request it sends out is slower then, and passes wrangler's dev pro
       // between delivery attempts and shorten the health checks of a silent host (testKnobs).
       `CONTROL_PLANE_URL=${url.control}\nRUNTIME_HOST_URL=${url.host}\nWORKER_URL=${url.api}\nINTERNAL_TOKEN=${internalToken}\nRUNLET_WEBHOOK_ALLOW_PRIVATE=1\n${testKnobs()}`,
     );
-    const tsx = ["--import", "tsx"];
+    // Each component's TypeScript compiled as the CLI's is (bin/compiled.mjs).
+    const runTs = join(ROOT, "bin", "run-ts.mjs");
     const echo = values.verbose === true;
     const log = (name: string) => join(paths.logs, `${name}.log`);
     if (!values.json) console.error(`Starting Runlet (state in ${home})…`);
@@ -129,7 +130,7 @@ Worker; every request it sends out is slower then, and passes wrangler's dev pro
     const node =
       (name: string, script: string, extra: string[] = [], more = () => ({})) =>
       () =>
-        startProcess(name, process.execPath, [...tsx, script, ...extra], {
+        startProcess(name, process.execPath, [runTs, script, ...extra], {
           cwd: ROOT,
           env: { ...env, ...more() },
           logFile: log(name),

@@ -1,0 +1,96 @@
+import { spawnSync } from "node:child_process";
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { compiled } from "../bin/compiled.mjs";
+
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+const COMPILED = join(ROOT, "bin", "compiled.mjs");
+
+describe("the compiled CLI (bin/compiled.mjs)", () => {
+  let dir: string;
+  let cache: string;
+  let entry: string;
+  const b = () => join(dir, "sub", "b.ts");
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "runlet-compiled-"));
+    cache = join(dir, "cache");
+    entry = join(dir, "a.ts");
+    await mkdir(join(dir, "sub"));
+    await writeFile(
+      entry,
+      'import { here, word } from "./sub/b.ts";\nexport const value: number = 1;\nexport { here, word };\n',
+    );
+    await writeFile(
+      b(),
+      'export const here: string = import.meta.url;\nexport const word = "first";\nexport function boom(): never {\n  throw new Error("boom");\n}\n',
+    );
+  });
+
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("builds one module of a TypeScript file and what it imports, each file keeping its own import.meta.url", async () => {
+    const url = String(await compiled(entry, cache));
+    expect(url).toMatch(/^file:.*\.mjs$/);
+    const mod = await import(url);
+    expect(mod.value).toBe(1);
+    expect(mod.word).toBe("first");
+    expect(mod.here).toBe(pathToFileURL(b()).href);
+  });
+
+  it("uses that module while nothing changed, and builds again once a file it came from changed", async () => {
+    const url = String(await compiled(entry, cache));
+    const built = (await stat(fileURLToPath(url))).mtimeMs;
+    expect(await compiled(entry, cache)).toBe(url);
+    expect((await stat(fileURLToPath(url))).mtimeMs).toBe(built);
+
+    await writeFile(b(), 'export const here = import.meta.url;\nexport const word = "second";\n');
+    const again = String(await compiled(entry, cache));
+    expect(again).not.toBe(url);
+    expect((await import(again)).word).toBe("second");
+    // The list names the new module; the one before stays a minute for a command loading it.
+    expect((await readdir(cache)).filter((f) => f.endsWith(".mjs"))).toHaveLength(2);
+    expect(await compiled(entry, cache)).toBe(again);
+  });
+
+  it("names the TypeScript file and line in a stack trace", async () => {
+    await writeFile(
+      b(),
+      'export const here = import.meta.url;\nexport const word = "third";\nexport function boom(): never {\n  throw new Error("boom");\n}\n',
+    );
+    await writeFile(entry, 'import { boom } from "./sub/b.ts";\nboom();\n');
+    const thrown = spawnSync(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `const { compiled } = await import(${JSON.stringify(pathToFileURL(COMPILED).href)});
+         const url = await compiled(${JSON.stringify(entry)}, ${JSON.stringify(cache)});
+         process.setSourceMapsEnabled(true);
+         await import(url);`,
+      ],
+      { encoding: "utf8" },
+    );
+    expect(thrown.status).not.toBe(0);
+    expect(thrown.stderr).toContain(`${b()}:4`);
+  });
+
+  it("answers undefined for a file it cannot build, so the caller runs the sources through tsx", async () => {
+    const broken = join(dir, "broken.ts");
+    await writeFile(broken, "export const x = ;\n");
+    expect(await compiled(broken, cache)).toBeUndefined();
+  });
+
+  // A build that failed would only make the CLI slow again, through tsx: say so here.
+  it.each(["cli/main.ts", "control-plane/server.ts", "runtime-host/main.ts", "cli/worker-dev.ts"])(
+    "builds %s",
+    async (file) => {
+      expect(await compiled(join(ROOT, file), cache)).toMatch(/^file:/);
+    },
+  );
+});
