@@ -121,7 +121,10 @@ async function build(entry, cacheDir, name, listPath) {
   const module = `${name}-${createHash("sha256").update(code).digest("hex").slice(0, 12)}.mjs`;
   mkdirSync(cacheDir, { recursive: true });
   writeAtomically(join(cacheDir, module), code);
-  const inputs = Object.keys(result.metafile?.inputs ?? {}).map((input) => {
+  // Beside the files bundled, the two that say how: tsconfig.json (JSX) and package.json (what
+  // `runlet/client` is).
+  const read = [...Object.keys(result.metafile?.inputs ?? {}), "tsconfig.json", "package.json"];
+  const inputs = read.map((input) => {
     const file = join(ROOT, input);
     const { size, mtimeMs } = statSync(file);
     return /** @type {Input} */ ([file, size, mtimeMs]);
