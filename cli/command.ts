@@ -104,11 +104,13 @@ function parseError(err: Error): string {
   return unknown ? `unknown option '${unknown[1]}'` : err.message;
 }
 
-/** A duration as the CLI writes one (`30d`, `12h`, `90m`) in milliseconds, else undefined. */
+/** A duration as the CLI writes one (`30d`, `12h`, `90m`, `45s`) in milliseconds, else undefined. */
 export function durationMs(text: string): number | undefined {
-  const relative = /^(\d+)([mhd])$/.exec(text);
+  const relative = /^(\d+)([smhd])$/.exec(text);
   if (!relative) return undefined;
-  const unit = { m: 60_000, h: 3_600_000, d: 86_400_000 }[relative[2] as "m" | "h" | "d"];
+  const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[
+    relative[2] as "s" | "m" | "h" | "d"
+  ];
   return Number(relative[1]) * unit;
 }
 

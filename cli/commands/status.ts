@@ -30,8 +30,7 @@ async function call(
 
 /** `--timeout`: `90s`, `10m`, `2h`, `1d`. */
 function timeoutMs(text: string): number {
-  const seconds = /^(\d+)s$/.exec(text);
-  const ms = seconds ? Number(seconds[1]) * 1000 : durationMs(text);
+  const ms = durationMs(text);
   if (ms === undefined || ms <= 0)
     throw new CliError(`--timeout must be a duration like 90s, 10m or 2h (got '${text}')`);
   return ms;
