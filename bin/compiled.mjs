@@ -96,26 +96,30 @@ function unchanged(...[file, size, mtimeMs]) {
 async function build(entry, cacheDir, name, listPath) {
   const esbuild = await import("esbuild");
   const began = Date.now();
-  const result = await esbuild.build({
-    entryPoints: [entry],
-    absWorkingDir: ROOT,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    external: EXTERNAL,
-    // Bundled CommonJS packages may call require(); an ES module has none of its own.
-    banner: {
-      js: 'import { createRequire as __runletRequire } from "node:module"; const require = __runletRequire(import.meta.url);',
-    },
-    sourcemap: "inline",
-    sourcesContent: false,
-    metafile: true,
-    write: false,
-    outfile: join(cacheDir, `${name}.mjs`),
-    logLevel: "silent",
-    plugins: [ownUrls],
-  });
+  // esbuild's service process would otherwise live as long as the process that built: a
+  // component under `runlet start` would carry it as a child of its own.
+  const result = await esbuild
+    .build({
+      entryPoints: [entry],
+      absWorkingDir: ROOT,
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      external: EXTERNAL,
+      // Bundled CommonJS packages may call require(); an ES module has none of its own.
+      banner: {
+        js: 'import { createRequire as __runletRequire } from "node:module"; const require = __runletRequire(import.meta.url);',
+      },
+      sourcemap: "inline",
+      sourcesContent: false,
+      metafile: true,
+      write: false,
+      outfile: join(cacheDir, `${name}.mjs`),
+      logLevel: "silent",
+      plugins: [ownUrls],
+    })
+    .finally(() => esbuild.stop());
   const code = result.outputFiles?.[0]?.contents;
   if (!code) return undefined;
   const module = `${name}-${createHash("sha256").update(code).digest("hex").slice(0, 12)}.mjs`;
