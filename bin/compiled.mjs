@@ -1,7 +1,8 @@
 /**
- * The CLI's TypeScript compiled into one module, so a command starts in about 0.2 s instead of
- * 0.6 s on an idle machine (most of it was tsx's loader thread resolving and loading some 160
- * modules one by one, zod's among them; under a busy machine's load it was 1.5 to 3 s).
+ * The TypeScript of the CLI, and of the components `runlet start` runs, compiled into one module
+ * per entry, so a command starts in about 0.2 s instead of 0.6 s on an idle machine (most of it
+ * was tsx's loader thread resolving and loading some 160 modules one by one, zod's among them;
+ * on a busy machine it was 1.5 to 3 s). `npm run bench:cli` measures it.
  *
  * Kept in node_modules/.cache/runlet/ beside a list of every file it came from, with each
  * file's size and modification time, and built again (about 0.3 s) at the first start after any
@@ -71,8 +72,7 @@ export async function compiled(entry, cacheDir = CACHE_DIR) {
   const listPath = join(cacheDir, `${name}.json`);
   try {
     const list = JSON.parse(readFileSync(listPath, "utf8"));
-    if (list.inputs.every((/** @type {Input} */ input) => unchanged(...input)))
-      return pathToFileURL(join(cacheDir, list.module)).href;
+    if (list.inputs.every(unchanged)) return pathToFileURL(join(cacheDir, list.module)).href;
   } catch {
     // No list yet, or one that cannot be read: build.
   }
@@ -87,7 +87,7 @@ export async function compiled(entry, cacheDir = CACHE_DIR) {
  * @typedef {[file: string, size: number, mtimeMs: number]} Input */
 
 /** @param {Input} input */
-function unchanged(...[file, size, mtimeMs]) {
+function unchanged([file, size, mtimeMs]) {
   const now = statSync(file, { throwIfNoEntry: false });
   return now !== undefined && now.size === size && now.mtimeMs === mtimeMs;
 }
