@@ -98,6 +98,33 @@ describe("runlet deploy starts a replica of the version before it goes live", ()
     expect(await run("named")).toMatchObject({ status: 200, body: { result: "v1" } });
   });
 
+  it("refuses a Node app whose module exports no function (each call of it would be a 404), unless unchecked", async () => {
+    expect((await deploy(await app("bare", v1))).code).toBe(0);
+    const dir = await app("bare", {
+      "main.mjs": "console.log('loading v2');\nexport const version = 2;\n",
+    });
+    const refused = await deploy(dir);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      "runlet deploy: deploy failed (422): version 2 of 'bare' was not deployed (version 1 still answers): the app exports no function: its module loaded, but a call runs a function it exports (export function run(input, ctx) {…} in main.mjs, exports.run = … in main.js)\nits last output, on runtime host ",
+    );
+    expect(refused.stderr).toContain("  stdout | loading v2");
+    expect(await run("bare")).toMatchObject({ status: 200, body: { result: "v1" } });
+    expect(await live("bare")).toBe(1);
+    const audited = await cli(["audit-log", "--action", "apps.deploy", "--json"], runlet.env);
+    expect(JSON.parse(audited.stdout).logs[0]).toMatchObject({
+      outcome: "failure",
+      target: { type: "app", id: "bare" },
+      metadata: { status: 422 },
+    });
+    // The user's call: made current unchecked, its calls are the 404 the check spared them.
+    expect((await deploy(dir, "--no-start-check")).code).toBe(0);
+    expect(await run("bare")).toMatchObject({
+      status: 404,
+      body: { message: "app 'bare' has no function 'run' (it exports no function)" },
+    });
+  });
+
   it.skipIf(!hasPython)(
     "refuses a Python app whose import fails, quoting its traceback",
     async () => {

@@ -5,7 +5,7 @@
  * host → child: `load` (a spare process becomes a replica of an app), `invoke` (one call;
  * several may be in flight, told apart by `id`), `cancel` (abort that call's `ctx.signal`).
  * child → host: `spare` once a spare process waits for its app, `ready` once the app's module
- * is imported, or `load-error` (then it exits);
+ * is imported (naming the functions it exports), or `load-error` (then it exits);
  * one `result` per `invoke`; `log` for what calls write while they run (batches of writes: a
  * call's always before its `result`, as IPC keeps the order).
  */
@@ -36,9 +36,13 @@ export interface LoadMessage {
 
 export type HostMessage = LoadMessage | InvokeMessage | CancelMessage;
 
-/** child → host: the app's module is imported; calls may come. */
+/**
+ * child → host: the app's module is imported; calls may come. `exports`: the names of the
+ * functions a call can name (a deploy's trial refuses a module with none).
+ */
 export interface ReadyMessage {
   type: "ready";
+  exports: string[];
 }
 
 /** child → host: a spare process is up and waits for a `load`. */
@@ -93,7 +97,7 @@ export type ChildMessage =
  */
 export const childMessageSchema: z.ZodType<ChildMessage> = z.union([
   z.object({ type: z.literal("spare") }),
-  z.object({ type: z.literal("ready") }),
+  z.object({ type: z.literal("ready"), exports: z.array(z.string()) }),
   z.object({
     type: z.literal("log"),
     entries: z.array(

@@ -50,7 +50,8 @@ export class ManagedReplica implements FunctionWorkload {
   readonly #process = new ReplicaProcess(() => this.#ended());
   #started: Promise<void> | undefined;
   #settleStart: ((error?: WorkloadError) => void) | undefined;
-  #ready = false;
+  /** Once it is ready: the functions its module exports. */
+  #exports: readonly string[] | undefined;
   #loadError: string | undefined;
   /** Set when the host kills the process: it is as good as gone. */
   #killedWith: NodeJS.Signals | undefined;
@@ -80,6 +81,10 @@ export class ManagedReplica implements FunctionWorkload {
   get #runOutput(): RunOutput {
     this.#runOutputOf ??= new RunOutput(this.options.runLogs ?? hostRunLogs, this.logs);
     return this.#runOutputOf;
+  }
+
+  get exports(): readonly string[] | undefined {
+    return this.#exports;
   }
 
   get pid(): number | undefined {
@@ -218,12 +223,12 @@ export class ManagedReplica implements FunctionWorkload {
     } else if (msg.type === "result") {
       this.#runOutput.end(msg.id);
       this.#pending.settle(msg.id, outcomeOf(msg));
-    } else if (this.#ready) {
+    } else if (this.#exports) {
       // Start-up is over; a late `ready` or `load-error` can only come from the app's own code.
     } else if (msg.type === "spare") {
       this.#settleStart?.();
     } else if (msg.type === "ready") {
-      this.#ready = true;
+      this.#exports = msg.exports;
       this.#settleStart?.();
     } else {
       this.#loadError = firstLine(msg.message);
@@ -271,7 +276,7 @@ export class ManagedReplica implements FunctionWorkload {
         new WorkloadError({ kind: "exited", code: null, signal: this.#killedWith ?? null }),
       );
     }
-    if (!this.#ready) return Promise.reject(new Error("invoke() before the replica is ready"));
+    if (!this.#exports) return Promise.reject(new Error("invoke() before the replica is ready"));
     const { id, outcome } = this.#pending.open(timeoutMs, () => this.#kill("SIGKILL", timeoutMs));
     const { fn, payload, runId, signal } = call;
     this.#runOutput.begin(id, runId, { project: this.spec.project, app: this.spec.app });

@@ -24,6 +24,8 @@ let nextPid = 1000;
  */
 export class FakeReplica implements FunctionWorkload {
   readonly kind = "function";
+  /** The functions its module exports, as the shim says once it is ready. */
+  exports: string[] = ["run"];
   readonly pid = nextPid++;
   readonly logs = new LogRing(1024);
   exited = false;

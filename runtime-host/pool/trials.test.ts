@@ -10,12 +10,14 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-function trialsOf(starting?: () => Promise<void>) {
+/** `exports`: the functions each replica's module exports (`run` unless given). */
+function trialsOf(starting?: () => Promise<void>, exports?: string[]) {
   const made: FakeReplica[] = [];
   const expired: string[] = [];
   const trials = new Trials(
     (target) => {
       const replica = new FakeReplica(target as WorkloadSpec, starting);
+      if (exports) replica.exports = exports;
       made.push(replica);
       return replica;
     },
@@ -82,6 +84,17 @@ describe("trials", () => {
       started: false,
       message: "the app failed to start: boom (./main.mjs:1)",
       output: [],
+    });
+    expect(made[0]?.exited).toBe(true);
+    expect(trials.claim(fakeTarget())).toBeUndefined();
+  });
+
+  it("refuses a module that loaded but exports no function, and holds nothing", async () => {
+    const { trials, made } = trialsOf(undefined, []);
+    const answer = await trials.start(fakeTarget());
+    expect(answer).toMatchObject({
+      started: false,
+      message: expect.stringMatching(/^the app exports no function: its module loaded, but /),
     });
     expect(made[0]?.exited).toBe(true);
     expect(trials.claim(fakeTarget())).toBeUndefined();

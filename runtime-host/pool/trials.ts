@@ -2,7 +2,7 @@
  * A deploy's trial (docs/hosts.md, "A deploy starts a replica first"): before the control plane
  * records a version, it asks one host to start a replica of it. The replica starts as any other
  * (a spare, the project's secrets, the start limit); the answer is that it is ready, or how it
- * failed with the last lines it wrote. A replica that started is held for the version's first
+ * failed with the last lines it wrote (a managed module that exports no function fails too). A replica that started is held for the version's first
  * use: once the version is current, the pool's next new replica of it is this one
  * (`claim`), so the deploy's first call does not pay a second cold start. One never claimed
  * stops after the app's `cooldown` (at least `MIN_HOLD_MS`), as an idle replica would, or once
@@ -30,6 +30,10 @@ const QUOTED_LINE_CHARS = 500;
  * its pipes (its exit can be seen before they are read to their end).
  */
 const OUTPUT_SETTLE_MS = 100;
+
+/** Why a managed app whose module loaded but exports no function is refused. */
+const NO_FUNCTION =
+  "the app exports no function: its module loaded, but a call runs a function it exports (export function run(input, ctx) {…} in main.mjs, exports.run = … in main.js)";
 
 interface Held {
   workload: Workload;
@@ -115,6 +119,10 @@ export class Trials {
     const workload = this.create(target);
     try {
       await workload.start();
+      // Every call of a module that exports no function would be a 404: it is refused as one
+      // that cannot start (before, it went live and each call failed "(it exports no function)").
+      if (workload.kind === "function" && workload.exports?.length === 0)
+        throw new Error(NO_FUNCTION);
     } catch (err) {
       await workload.stop();
       this.#asked.delete(key);

@@ -173,6 +173,8 @@ export interface Replica {
 /** A managed-runtime replica: it runs calls of the app's exports. */
 export interface FunctionWorkload extends Replica {
   readonly kind: "function";
+  /** The names of the functions its module exports, once it has started (a call names one). */
+  readonly exports: readonly string[] | undefined;
   /** Runs one call; a failure of the replica (not of the app's code) rejects with `WorkloadError`. */
   invoke(call: CallRequest, timeoutMs: number): Promise<CallOutcome>;
 }

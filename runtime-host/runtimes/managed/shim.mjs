@@ -288,7 +288,7 @@ async function main() {
     else if (msg?.type === "cancel")
       inFlight.get(msg.id)?.abort(new Error("the run was cancelled"));
   });
-  await send({ type: "ready" });
+  await send({ type: "ready", exports: functionNames(mod) });
 }
 
 // Stopping: calls in flight see their signal abort; the process ends once they are done (the
