@@ -32,6 +32,26 @@ describe("fileBundles", () => {
     }
   });
 
+  it("leaves no folder of a new app whose only bundle it forgot (a refused deploy), nor of its project", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "runlet-bundles-"));
+    try {
+      const bundles = fileBundles(dir);
+      const bundle = { version: 1, files: [] } as unknown as DeployRequest;
+      const kept = { project: "prj", app: "kept", version: 1, digest: "ab" };
+      const refused = { project: "prj", app: "refused", version: 1, digest: "cd" };
+      await bundles.put(kept, bundle);
+      await bundles.put(refused, bundle);
+      await bundles.forget(refused);
+      expect(await readdir(join(dir, "prj"))).toEqual(["kept"]);
+      await bundles.remove("prj", "kept");
+      await bundles.put({ ...refused, project: "new" }, bundle);
+      await bundles.forget({ ...refused, project: "new" });
+      expect(await readdir(dir)).toEqual([]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("keeps nothing of a bundle it could not put in place", async () => {
     const dir = await mkdtemp(join(tmpdir(), "runlet-bundles-"));
     try {

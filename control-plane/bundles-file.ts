@@ -1,6 +1,6 @@
 /** The control plane on Node keeps bundles as files: `{dir}/{project}/{app}/v{N}-{digest}.json`. */
 import { randomBytes } from "node:crypto";
-import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { type BundleStore, bundleName, namesUpTo } from "./bundles.ts";
 
@@ -26,6 +26,7 @@ export function fileBundles(dir: string): BundleStore {
     },
     async forget(key) {
       await rm(join(dir, bundleName(key)), { force: true });
+      await removeEmpty(dir, key.project, key.app);
     },
     async forgetUpTo(project, app, version) {
       const folder = join(dir, project, app);
@@ -37,6 +38,22 @@ export function fileBundles(dir: string): BundleStore {
     },
     async remove(project, app) {
       await rm(join(dir, project, app), { recursive: true, force: true });
+      await removeEmpty(dir, project);
     },
   };
+}
+
+/**
+ * Removes the app's folder, then its project's, if nothing is left in them: a refused deploy of a
+ * new app left its empty folder for good (and a project's stayed after its last app went). Any
+ * deploys of the app run one after another, and another app's write makes its own folders again.
+ */
+async function removeEmpty(dir: string, project: string, app?: string): Promise<void> {
+  for (const folder of app ? [join(dir, project, app), join(dir, project)] : [join(dir, project)]) {
+    try {
+      await rmdir(folder);
+    } catch {
+      return; // not empty (or gone already): it stays, and so does its parent
+    }
+  }
 }

@@ -5,6 +5,7 @@
 // answering, and every call failed until the next deploy. Now the deploy is refused with the
 // app's own error, and the version before keeps serving.
 import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -159,6 +160,8 @@ describe("runlet deploy starts a replica of the version before it goes live", ()
     expect(refused.stderr).toContain(
       "  stdout | reading config.yaml\n  stderr | config.yaml: no such file",
     );
+    // Nothing of it stays in the control plane's home (an empty folder of the app did).
+    expect(existsSync(join(home, "bundles", runlet.local.projectId, "quits"))).toBe(false);
   });
 
   it("serves a good version's first call on the replica the deploy started", async () => {
