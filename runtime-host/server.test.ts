@@ -265,7 +265,8 @@ describe("runtime host", () => {
     expect(await client.invoke("p", "hello", "crash")).toEqual({
       status: 502,
       body: {
-        message: "the function's process exited unexpectedly (code 3)",
+        message:
+          "the function's process exited unexpectedly (code 3); its output (runlet logs --app hello) may say why",
         code: "bad_gateway",
         run_time_ms: expect.any(Number), // it ran: the Worker reports how long to the runs index
       },

@@ -240,7 +240,9 @@ export const grow = () => { const a = []; for (;;) a.push(new Array(1e6).fill(1.
     for (const failure of await Promise.all(
       exits.map((r) => failureOf(r.invoke({ ...CALL, fn: "exit" }, 60_000))),
     ))
-      expect(failure.message).toBe("the function's process exited unexpectedly (code 3)");
+      expect(failure.message).toBe(
+        "the function's process exited unexpectedly (code 3); its output (runlet logs --app a) may say why",
+      );
 
     const grows = await replicaOf(app);
     await grows.start();

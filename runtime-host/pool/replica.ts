@@ -246,6 +246,7 @@ export class ManagedReplica implements FunctionWorkload {
       ? new WorkloadError({ kind: "closing" })
       : new WorkloadError({
           kind: "exited",
+          app: this.spec.app,
           code,
           signal,
           stoppedFor: this.#stoppedFor,
@@ -268,13 +269,9 @@ export class ManagedReplica implements FunctionWorkload {
   invoke(call: CallRequest, timeoutMs: number): Promise<CallOutcome> {
     const child = this.#process.child;
     if (this.#process.stopping) return Promise.reject(new WorkloadError({ kind: "closing" }));
-    if (this.#process.exited || !child) {
-      return Promise.reject(new WorkloadError({ kind: "exited", ...this.#process.status }));
-    }
-    if (this.#doomed) {
-      return Promise.reject(
-        new WorkloadError({ kind: "exited", code: null, signal: this.#killedWith ?? null }),
-      );
+    if (this.#process.exited || !child || this.#doomed) {
+      const status = this.#process.exitStatus ?? { code: null, signal: this.#killedWith ?? null };
+      return Promise.reject(new WorkloadError({ kind: "exited", app: this.spec.app, ...status }));
     }
     if (!this.#exports) return Promise.reject(new Error("invoke() before the replica is ready"));
     const { id, outcome } = this.#pending.open(timeoutMs, () => this.#kill("SIGKILL", timeoutMs));

@@ -84,6 +84,8 @@ export type WorkloadFailure =
   | { kind: "load-failed"; detail: string }
   | {
       kind: "exited";
+      /** The app: its replica's output (`runlet logs --app`) may say why it exited. */
+      app: string;
       code: number | null;
       signal: NodeJS.Signals | null;
       /** The host stopped it because another call on it outlived its time limit (seconds). */
@@ -117,7 +119,7 @@ function describe(failure: WorkloadFailure): string {
         return `the function's process was stopped: another call on the same replica ran past its ${failure.stoppedFor} s limit`;
       if (failure.outOfMemory)
         return `the function ran out of memory: its process reached the JavaScript heap's limit and ended (${exitOf(failure)}); see "Limits" in docs/api.md`;
-      return `the function's process exited unexpectedly (${exitOf(failure)})`;
+      return `the function's process exited unexpectedly (${exitOf(failure)}); its output (runlet logs --app ${failure.app}) may say why`;
     case "timeout":
       return `the function did not finish within ${failure.ms / 1000} s; its process was stopped`;
     case "busy":

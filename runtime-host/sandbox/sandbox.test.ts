@@ -186,7 +186,7 @@ describe.skipIf(sandbox.kind !== "bubblewrap")("the bubblewrap sandbox", () => {
       const res = await client.invoke("p", "gamma", "exit3", "null");
       expect([res.status, res.body.message]).toEqual([
         502,
-        "the function's process exited unexpectedly (code 3)",
+        "the function's process exited unexpectedly (code 3); its output (runlet logs --app gamma) may say why",
       ]);
     }
     const res = await client.invoke("p", "gamma", "grow", "null");
