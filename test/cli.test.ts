@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../common/ids.ts";
+import { eventually } from "../runtime-host/test-support.ts";
 import { cli, json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
 
 // The administrative CLI against a real local Runlet: tokens, secrets, the audit log and runs.
@@ -304,6 +305,21 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     const missing = await cli(["run", "no-such-app", "--json"], runlet.env);
     expect(missing.code).toBe(1);
     expect(JSON.parse(missing.stdout)).toMatchObject({ status: 404, code: "not_found" });
+    // An app not deployed: no run was made, so no run id is offered to look up; a function the
+    // app does not export was found out by a run, whose id runlet status finds.
+    const unknownApp = await cli(["run", "no-such-app"], runlet.env);
+    expect(unknownApp.stderr).toMatch(/run failed \(404\): app 'no-such-app' is not deployed/);
+    expect(unknownApp.stderr).not.toContain("run id:");
+    const unknownFn = await cli(["run", "hello", "nofn"], runlet.env);
+    expect(unknownFn.stderr).toMatch(/run failed \(404\): app 'hello' has no function 'nofn'/);
+    const fnRunId = /run id: (run_\w+)/.exec(unknownFn.stderr)?.[1] ?? "";
+    // (The host reports a sync run to the index a moment after its answer.)
+    const fnRun = await eventually(
+      () => cli(["status", fnRunId, "--json"], runlet.env),
+      (status) => status.code === 0,
+      10_000,
+    );
+    expect(JSON.parse(fnRun.stdout)).toMatchObject({ run_id: fnRunId, status: "failure" });
     // A token refused: no run was made, so no run id is offered to look up.
     const forged = `${runlet.local.token.slice(0, -4)}AAAA`;
     const refused = await cli(["run", "hello"], { ...runlet.env, RUNLET_TOKEN: forged });

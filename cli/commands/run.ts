@@ -44,6 +44,22 @@ function textOf(body: unknown): string {
   return typeof body === "string" ? body : JSON.stringify(body);
 }
 
+/**
+ * Whether a run stands behind the answer's id, for `runlet status` to find. The run API refuses
+ * a bad token, input or webhook (400, 401, 403, 413, 415), an unknown project or app (404) and a
+ * path that is no function's (405) before it makes a run: their id is the request's alone. A 404
+ * for a function the app does not export was found out by a run, which the runs index keeps.
+ */
+function madeRun({ status, body }: Outcome, app: string, fn: string): boolean {
+  if (status === 404) {
+    const { message } = (body ?? {}) as { message?: unknown };
+    return (
+      typeof message === "string" && message.startsWith(`app '${app}' has no function '${fn}'`)
+    );
+  }
+  return ![400, 401, 403, 405, 413, 415].includes(status);
+}
+
 export const run: Command = {
   name: "run",
   summary: "call a function of a deployed app through the worker",
@@ -151,9 +167,8 @@ response ({run_id, result, run_time_ms}).
       const whose = outcome.status === 401 ? ` (${tokenSource()})` : "";
       console.error(`runlet run: run failed (${outcome.status}): ${outcome.failure}${whose}`);
     }
-    // A call refused before any run was made (its token, its input) has an id no run has.
-    const madeNoRun = [400, 401, 403, 413, 415].includes(outcome.status);
-    if (!values.json && outcome.runId && !madeNoRun) console.error(`run id: ${outcome.runId}`);
+    if (!values.json && outcome.runId && madeRun(outcome, app, fn))
+      console.error(`run id: ${outcome.runId}`);
     return outcome.failure === undefined ? 0 : 1;
   },
 };
