@@ -71,7 +71,7 @@ describe("runlet deploy starts a replica of the version before it goes live", ()
     expect(refused.code).toBe(1);
     expect(refused.stdout).toBe("");
     expect(refused.stderr).toContain(
-      "Starting a replica of pkg v2 on a runtime host before it goes live…",
+      "Starting a replica of the new version of pkg on a runtime host before it goes live…",
     );
     expect(refused.stderr).toMatch(
       /runlet deploy: deploy failed \(422\): version 2 of 'pkg' was not deployed \(version 1 still answers\): the app failed to start: Cannot find package 'left-pad' imported from /,

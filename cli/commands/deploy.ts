@@ -116,31 +116,6 @@ async function checkCode(
   );
 }
 
-/**
- * The version a deploy of `name` is about to make ("v3"), for the line that says what is being
- * started; "its new version" when the app cannot be read. Another deploy at the same moment may
- * take it first: the answer says which it was.
- */
-async function nextVersion(
-  config: { baseUrl: string; projectId: string; token: string },
-  name: string,
-): Promise<string> {
-  try {
-    const res = await fetch(
-      `${config.baseUrl}/v2/projects/${config.projectId}/apps/${encodeURIComponent(name)}`,
-      {
-        headers: { authorization: `Bearer ${config.token}` },
-        signal: AbortSignal.timeout(5_000),
-      },
-    );
-    if (res.status === 404) return "v1";
-    const { version } = (await res.json()) as { version?: unknown };
-    return typeof version === "number" ? `v${version + 1}` : "its new version";
-  } catch {
-    return "its new version";
-  }
-}
-
 export const deploy: Command = {
   name: "deploy",
   summary: "upload an app folder (runlet.toml + code) and make it the live version",
@@ -156,10 +131,11 @@ node_modules is not checked, nor a custom app run by any other program. A file t
 parse stops the deploy, naming the file and line: nothing is uploaded.
 
 Then the control plane starts a replica of the new version on a runtime host before it makes
-it live ("Starting a replica of hello v3…"): one that fails as it loads (a package not in the
-folder, a name a module does not export, a Python ImportError, an entrypoint that exits at
-once, a healthcheck that never answers 2xx within 30 s) is refused with the app's error and its
-last output, exit code 1, and the version before goes on answering. The replica that started
+it live ("Starting a replica of the new version of hello…"): one that fails as it loads (a
+package not in the folder, a name a module does not export, a Python ImportError, an
+entrypoint that exits at once, a healthcheck that never answers 2xx within 30 s), or a module
+that exports no function, is refused with the app's error and its last output, exit code 1,
+and the version before goes on answering. The replica that started
 takes the new version's first call. With no runtime host up, the deploy is refused (503).
 
   --no-check         upload without the syntax check (this machine's Node or Python is older
@@ -205,7 +181,7 @@ takes the new version's first call. With no runtime host up, the deploy is refus
     const startCheck = !values["no-start-check"];
     if (startCheck && !values.json)
       console.error(
-        `Starting a replica of ${name} ${await nextVersion(config, name)} on a runtime host before it goes live…`,
+        `Starting a replica of the new version of ${name} on a runtime host before it goes live…`,
       );
     const res = await request(
       `${config.baseUrl}/v2/projects/${config.projectId}/apps${startCheck ? "" : "?startCheck=false"}`,
