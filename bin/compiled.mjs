@@ -13,6 +13,7 @@
  */
 import { createHash } from "node:crypto";
 import {
+  existsSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -37,12 +38,19 @@ const EXTERNAL = ["@libsql/client", "wrangler", "esbuild", "tsx", "playwright-co
  * Imports `entry` (a .ts file's path): compiled when it can be, else through tsx. Exits with a
  * message when neither can be had (the dependencies are not installed).
  * @param {string} entry
+ * @param {string} [cacheDir]
  */
-export async function load(entry) {
-  const url = process.env.RUNLET_FROM_SOURCE === "1" ? undefined : await compiled(entry);
+export async function load(entry, cacheDir = CACHE_DIR) {
+  const url = process.env.RUNLET_FROM_SOURCE === "1" ? undefined : await compiled(entry, cacheDir);
   if (url) {
     process.setSourceMapsEnabled(true);
-    return import(url);
+    try {
+      return await import(url);
+    } catch (err) {
+      // Removed by a newer build since its list was read (or a package missing, which tsx will
+      // say again below). Nothing of it ran: a module is linked before any of it runs.
+      if (/** @type {{code?: string}} */ (err).code !== "ERR_MODULE_NOT_FOUND") throw err;
+    }
   }
   let register;
   try {
@@ -72,7 +80,8 @@ export async function compiled(entry, cacheDir = CACHE_DIR) {
   const listPath = join(cacheDir, `${name}.json`);
   try {
     const list = JSON.parse(readFileSync(listPath, "utf8"));
-    if (list.inputs.every(unchanged)) return pathToFileURL(join(cacheDir, list.module)).href;
+    const module = join(cacheDir, list.module);
+    if (list.inputs.every(unchanged) && existsSync(module)) return pathToFileURL(module).href;
   } catch {
     // No list yet, or one that cannot be read: build.
   }

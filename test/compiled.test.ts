@@ -20,6 +20,8 @@ describe("the compiled CLI (bin/compiled.mjs)", () => {
     cache = join(dir, "cache");
     entry = join(dir, "a.ts");
     await mkdir(join(dir, "sub"));
+    // As in the project: .ts files are ES modules (to tsx too).
+    await writeFile(join(dir, "package.json"), '{"type": "module"}\n');
     await writeFile(
       entry,
       'import { here, word } from "./sub/b.ts";\nexport const value: number = 1;\nexport { here, word };\n',
@@ -56,6 +58,33 @@ describe("the compiled CLI (bin/compiled.mjs)", () => {
     // The list names the new module; the one before stays a minute for a command loading it.
     expect((await readdir(cache)).filter((f) => f.endsWith(".mjs"))).toHaveLength(2);
     expect(await compiled(entry, cache)).toBe(again);
+  });
+
+  it("builds again when its module is gone, and runs the sources through tsx when it goes between its list's read and its import", async () => {
+    const url = String(await compiled(entry, cache));
+    await rm(fileURLToPath(url));
+    const rebuilt = String(await compiled(entry, cache));
+    expect((await stat(fileURLToPath(rebuilt))).isFile()).toBe(true);
+    expect((await import(rebuilt)).word).toBe("second");
+
+    // What load() meets when a newer build removed the module just after its list was read
+    // (a module not found as it is linked, before any of it ran): it falls back to tsx.
+    const loaded = spawnSync(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `import * as fs from "node:fs";
+         const { compiled, load } = await import(${JSON.stringify(pathToFileURL(COMPILED).href)});
+         const url = await compiled(${JSON.stringify(entry)}, ${JSON.stringify(cache)});
+         fs.writeFileSync(new URL(url), 'import "./removed-since.mjs";');
+         const mod = await load(${JSON.stringify(entry)}, ${JSON.stringify(cache)});
+         console.log(mod.word);`,
+      ],
+      { encoding: "utf8" },
+    );
+    expect(loaded.stderr).toBe("");
+    expect(loaded.stdout).toBe("second\n");
   });
 
   it("names the TypeScript file and line in a stack trace", async () => {
