@@ -1,6 +1,7 @@
 // Which host a deploy's trial goes to, and what the control plane makes of each answer: the
-// first host up in the app's rendezvous order, the next when one cannot be reached or cannot
-// start a version before it is deployed (an older host), and every reason when none could.
+// first host up in the app's rendezvous order, the next when one cannot be reached, cannot
+// start a version before it is deployed (an older host) or stops mid-answer, and every reason
+// when none could.
 // Each host here is a local server answering as such a host would.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -90,6 +91,28 @@ describe("a deploy's trial", () => {
       message,
       output,
     });
+  });
+
+  it("says a host went away mid-answer when it closes the connection after its 200's head", async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.flushHeaders();
+        setImmediate(() => res.destroy());
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const stopping = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const hosts = inOrder([stopping, await host(200, { started: true, ms: 3 })]);
+    expect(await startOnHost(hosts.slice(0, 1), "token", input)).toEqual({
+      state: "unavailable",
+      reasons: [
+        `${hosts[0]?.id} went away mid-answer (its connection closed after its 200's head, before it said whether the replica started: did it stop?)`,
+      ],
+    });
+    expect(await startOnHost(hosts, "token", input)).toMatchObject({ host: hosts[1]?.id });
   });
 
   it("says of each host why it could not be asked, when none could", async () => {

@@ -83,9 +83,18 @@ async function ask(
     });
     clearTimeout(timer);
     timer = setTimeout(() => abort.abort(), ANSWER_MS);
-    const json: unknown = await res.json().catch(() => undefined);
+    const text = await res.text().catch(() => undefined);
     if (abort.signal.aborted)
       return "did not say within its start limit whether the replica started";
+    // A host that stops mid-trial closes the connection after its 200's head.
+    if (text === undefined)
+      return `went away mid-answer (its connection closed after its ${res.status}'s head, before it said whether the replica started: did it stop?)`;
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      // not JSON: no trial's answer
+    }
     const parsed = res.ok ? trialAnswerSchema.safeParse(json) : undefined;
     if (parsed?.success) return parsed.data;
     // A host older than this control plane has no trial route.
