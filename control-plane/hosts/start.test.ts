@@ -1,7 +1,7 @@
 // Which host a deploy's trial goes to, and what the control plane makes of each answer: the
 // first host up in the app's rendezvous order, the next when one cannot be reached, cannot
-// start a version before it is deployed (an older host) or stops mid-answer, and every reason
-// when none could.
+// start a version before it is deployed (an older host), could not start it for a reason of its
+// own (its sandbox, the secrets, its disk) or stops mid-answer, and every reason when none could.
 // Each host here is a local server answering as such a host would.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -90,6 +90,23 @@ describe("a deploy's trial", () => {
       host: hosts[0]?.id,
       message,
       output,
+    });
+  });
+
+  it("passes over a host that could not start it for a reason of its own, for the next", async () => {
+    const message =
+      "the runtime host could not start a replica of the app: cannot read the project's secrets: the control plane answered 500 for the project's secrets";
+    const faulty = await host(200, { started: false, message, output: [], fault: "host" });
+    const hosts = inOrder([faulty, await host(200, { started: true, ms: 7 })]);
+    expect(await startOnHost(hosts, "token", input)).toEqual({
+      state: "started",
+      host: hosts[1]?.id,
+      ms: 7,
+    });
+    // None that can: no host could start it, and the app is not blamed.
+    expect(await startOnHost(hosts.slice(0, 1), "token", input)).toEqual({
+      state: "unavailable",
+      reasons: [`${hosts[0]?.id}: ${message}`],
     });
   });
 

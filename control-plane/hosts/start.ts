@@ -3,8 +3,9 @@
  * recorded, one runtime host starts a replica of it (`POST {host}/internal/apps/{project}/{app}/trial`,
  * runtime-host/pool/trials.ts). The host asked is the first that is up in the app's rendezvous
  * order: where the Worker's placement sends the app's first calls, and where the deploy warms its
- * `min_replicas`, so the replica that started serves them. One that does not answer is passed
- * over for the next.
+ * `min_replicas`, so the replica that started serves them. One that does not answer, or could
+ * not start it for a reason of its own (its sandbox, the project's secrets, its disk: the
+ * answer's `fault`), is passed over for the next.
  */
 import {
   type DeployRequest,
@@ -21,7 +22,10 @@ export type StartOutcome =
   | { state: "started"; host: string; ms: number }
   /** The app's own failure: it did not start (`message` as its calls would have said it). */
   | { state: "failed"; host: string; message: string; output: OutputLine[] }
-  /** No host could be asked: none is up, or none of those up answered (`reasons`, per host). */
+  /**
+   * No host could start it: none is up, or none of those up answered, or could start it for a
+   * reason of its own (`reasons`, per host).
+   */
   | { state: "unavailable"; reasons: string[] };
 
 /**
@@ -60,6 +64,10 @@ export async function startOnHost(
       continue;
     }
     if (answer.started) return { state: "started", host: host.id, ms: answer.ms };
+    if (answer.fault === "host") {
+      reasons.push(`${host.id}: ${answer.message}`);
+      continue;
+    }
     return { state: "failed", host: host.id, message: answer.message, output: answer.output };
   }
   return { state: "unavailable", reasons };

@@ -4,8 +4,9 @@
  * as it loads, or whose server exits or never gets healthy, was made current all the same, and
  * every call then failed until the next deploy. Now such a deploy is refused, 422 quoting the
  * app's error and its last output, and the version before goes on answering; with no host to
- * start it on, 503 (a deploy nobody checked would go live unseen once a host is back), unless
- * the caller asks for no check (`?startCheck=false`, `runlet deploy --no-start-check`).
+ * start it on (none up, or none that could for a reason of its own: its sandbox, the project's
+ * secrets, its disk), 503 (a deploy nobody checked would go live unseen once a host is back),
+ * unless the caller asks for no check (`?startCheck=false`, `runlet deploy --no-start-check`).
  */
 import { z } from "@hono/zod-openapi";
 import type { DeployRequest, OutputLine } from "../../common/protocol/deploy.ts";
@@ -49,13 +50,14 @@ export async function startFirst(
         (output ? `\nits last output, on runtime host ${outcome.host}:\n${output}` : ""),
     );
   }
+  // A host's own failure to start it (its sandbox, the secrets, its disk) is no fault of the app.
   const why =
     outcome.reasons.length === 0
-      ? "no runtime host is up"
-      : `no runtime host could be asked (${outcome.reasons.join("; ")})`;
+      ? "no runtime host is up to start a replica of it first. Try again once one is (runlet hosts)"
+      : `no runtime host could start a replica of it first (${outcome.reasons.join("; ")}). Try again once one can (runlet hosts)`;
   throw new ApiError(
     "unavailable",
-    `version ${version} of '${app}' was not deployed (${stays}): ${why} to start a replica of it first. Try again once one is (runlet hosts), or deploy without the check (runlet deploy --no-start-check, ?startCheck=false): the version is then made current whether it starts or not`,
+    `version ${version} of '${app}' was not deployed (${stays}): ${why}, or deploy without the check (runlet deploy --no-start-check, ?startCheck=false): the version is then made current whether it starts or not`,
   );
 }
 

@@ -87,7 +87,7 @@ export const deployAppRoute = createRoute({
       409: "Another control plane deployed the same version at the same time; retry.",
       413: "The bundle is larger than 20 MiB.",
       422: "A replica of the version did not start (the app's error and its last output are quoted): nothing was recorded, and the version before still answers.",
-      503: "No runtime host is up to start a replica of the version first: nothing was recorded.",
+      503: "No runtime host is up to start a replica of the version first, or none could for a reason of its own (its sandbox, the project's secrets, its disk; each host's reason is named): nothing was recorded.",
     }),
   },
 });

@@ -15,10 +15,14 @@ import { type ExitStatus, ReplicaProcess } from "./replica-process.ts";
 import { hostRunLogs, type RunLogStore } from "./run-logs.ts";
 import { RunOutput } from "./run-output.ts";
 import {
+  adoptFiles,
+  appFailure,
+  asHostFailure,
   type CallOutcome,
   type CallRequest,
   copyVersion,
   type FunctionWorkload,
+  hostFailure,
   readSecrets,
   WorkloadError,
   type WorkloadSpec,
@@ -52,7 +56,8 @@ export class ManagedReplica implements FunctionWorkload {
   #settleStart: ((error?: WorkloadError) => void) | undefined;
   /** Once it is ready: the functions its module exports. */
   #exports: readonly string[] | undefined;
-  #loadError: string | undefined;
+  /** Why its start failed, once known: its module's error, or the host's (its sandbox). */
+  #loadFailure: WorkloadError | undefined;
   /** Set when the host kills the process: it is as good as gone. */
   #killedWith: NodeJS.Signals | undefined;
   /** Its channel closed: no result can come back, and its exit (or our kill) follows. */
@@ -131,14 +136,16 @@ export class ManagedReplica implements FunctionWorkload {
    * spare's own folder (the app writes there, never into the deployed version) and loads them.
    */
   assign(spec: WorkloadSpec): this {
-    const spare = this.startSpare(); // with the spare's own spec, before it becomes the app's
+    // With the spare's own spec, before it becomes the app's; its failing start (node and the
+    // shim, no app's code yet) is the host's.
+    const spare = this.startSpare().catch(asHostFailure);
     const slot = this.#spec.dir;
     this.#spec = { ...spec, dir: slot };
     this.#started = spare.then(() =>
       this.#startup(async () => {
         const secrets = await readSecrets(spec);
         await copyVersion(spec.dir, slot);
-        await this.#adopt();
+        await adoptFiles(this.#adopt);
         const env = loadEnv(spec, secrets);
         this.#process.child?.send({ type: "load", env } satisfies LoadMessage, (err) => {
           if (err) this.#kill("SIGKILL");
@@ -153,10 +160,7 @@ export class ManagedReplica implements FunctionWorkload {
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#settleStart?.(
-          new WorkloadError({
-            kind: "load-failed",
-            detail: `it did not load within ${this.options.startTimeoutMs / 1000} s`,
-          }),
+          appFailure(`it did not load within ${this.options.startTimeoutMs / 1000} s`),
         );
         this.#kill("SIGKILL");
       }, this.options.startTimeoutMs);
@@ -168,9 +172,7 @@ export class ManagedReplica implements FunctionWorkload {
       };
       const failed = (err: unknown) => {
         this.#settleStart?.(
-          err instanceof WorkloadError
-            ? err
-            : new WorkloadError({ kind: "load-failed", detail: (err as Error).message }),
+          err instanceof WorkloadError ? err : appFailure((err as Error).message),
         );
         this.#kill("SIGKILL");
       };
@@ -194,7 +196,7 @@ export class ManagedReplica implements FunctionWorkload {
       sandboxed = launched.ownProcesses;
       this.#adopt = launched.adopt;
     } catch (err) {
-      this.#loadError = `cannot start its sandbox: ${(err as Error).message}`;
+      this.#loadFailure = hostFailure(`cannot start its sandbox: ${(err as Error).message}`);
       this.#process.exitedWith(null, null);
       return;
     }
@@ -231,8 +233,8 @@ export class ManagedReplica implements FunctionWorkload {
       this.#exports = msg.exports;
       this.#settleStart?.();
     } else {
-      this.#loadError = firstLine(msg.message);
-      this.#settleStart?.(new WorkloadError({ kind: "load-failed", detail: this.#loadError }));
+      this.#loadFailure = appFailure(firstLine(msg.message));
+      this.#settleStart?.(this.#loadFailure);
       this.#kill("SIGKILL");
     }
   }
@@ -255,11 +257,8 @@ export class ManagedReplica implements FunctionWorkload {
     this.#settleStart?.(
       stopping
         ? failure
-        : new WorkloadError({
-            kind: "load-failed",
-            detail:
-              this.#loadError ?? `its process exited during start-up (${exitOf({ code, signal })})`,
-          }),
+        : (this.#loadFailure ??
+            appFailure(`its process exited during start-up (${exitOf({ code, signal })})`)),
     );
     this.#pending.failAll(failure);
     // A grandchild outside the group may hold the process's stdout open: `close` may never come.

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { FakeReplica, fakeTarget } from "./test-support.ts";
 import { MIN_HOLD_MS, Trials } from "./trials.ts";
-import { WorkloadError, type WorkloadSpec } from "./workload.ts";
+import { hostFailure, WorkloadError, type WorkloadSpec } from "./workload.ts";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -84,9 +84,25 @@ describe("trials", () => {
       started: false,
       message: "the app failed to start: boom (./main.mjs:1)",
       output: [],
+      fault: "app",
     });
     expect(made[0]?.exited).toBe(true);
     expect(trials.claim(fakeTarget())).toBeUndefined();
+  });
+
+  it("says a start that failed for a reason of the host's own is the host's fault, not the app's", async () => {
+    const { trials } = trialsOf(() =>
+      Promise.reject(
+        hostFailure("cannot read the project's secrets: the control plane answered 500"),
+      ),
+    );
+    expect(await trials.start(fakeTarget())).toEqual({
+      started: false,
+      message:
+        "the runtime host could not start a replica of the app: cannot read the project's secrets: the control plane answered 500",
+      output: [],
+      fault: "host",
+    });
   });
 
   it("refuses a module that loaded but exports no function, and holds nothing", async () => {

@@ -2,9 +2,10 @@
  * A deploy's trial (docs/hosts.md, "A deploy starts a replica first"): before the control plane
  * records a version, it asks one host to start a replica of it. The replica starts as any other
  * (a spare, the project's secrets, the start limit); the answer is that it is ready, or how it
- * failed with the last lines it wrote (a managed module that exports no function fails too). A replica that started is held for the version's first
- * use: once the version is current, the pool's next new replica of it is this one
- * (`claim`), so the deploy's first call does not pay a second cold start. One never claimed
+ * failed with the last lines it wrote (a managed module that exports no function fails too), and
+ * whether that was the app's fault or the host's own. A replica that started is held for the
+ * version's first use: once the version is current, the pool's next new replica of it is this
+ * one (`claim`), so the deploy's first call does not pay a second cold start. One never claimed
  * stops after the app's `cooldown` (at least `MIN_HOLD_MS`), as an idle replica would, or once
  * no call can take it (`drop`: its app deleted, a later version current); `expired` hears of it
  * (the host drops the version's files unless it was made current meanwhile).
@@ -13,7 +14,7 @@ import type { OutputLine, TrialAnswer } from "../../common/protocol/deploy.ts";
 import { msSince } from "../runs/describe.ts";
 import type { PoolTarget } from "./pool.ts";
 import { linesOf } from "./replica-output.ts";
-import { type Workload, WorkloadError } from "./workload.ts";
+import { isHostFailure, type Workload, WorkloadError } from "./workload.ts";
 
 /**
  * Least time a started replica is held unclaimed: the control plane records the version and
@@ -128,7 +129,15 @@ export class Trials {
       this.#asked.delete(key);
       if (this.#closed) throw new WorkloadError({ kind: "closing" });
       await new Promise((resolve) => setTimeout(resolve, OUTPUT_SETTLE_MS));
-      return { started: false, message: (err as Error).message, output: lastLines(workload) };
+      // The host's own failure (its sandbox, the secrets, the files) is not the app's: the
+      // control plane asks another host, rather than refuse the deploy for the app's fault.
+      const fault = isHostFailure(err) ? "host" : "app";
+      return {
+        started: false,
+        message: (err as Error).message,
+        output: lastLines(workload),
+        fault,
+      };
     }
     const ms = Math.round(msSince(began));
     if (this.#closed) {

@@ -34,11 +34,11 @@ export async function copyVersion(from: string, to: string, failed?: () => void)
   } catch (err) {
     failed?.();
     const code = (err as NodeJS.ErrnoException).code ?? "error";
-    const detail =
+    throw hostFailure(
       code === "ENOENT"
         ? "its version's files are gone from this host (the app was deleted or redeployed meanwhile)"
-        : `its version's files could not be copied for it (${code})`;
-    throw new WorkloadError({ kind: "load-failed", detail });
+        : `its version's files could not be copied for it (${code})`,
+    );
   }
 }
 
@@ -47,7 +47,43 @@ export async function readSecrets(spec: WorkloadSpec): Promise<Record<string, st
   try {
     return (await spec.secrets?.()) ?? {};
   } catch (err) {
-    throw new Error(`cannot read the project's secrets: ${(err as Error).message}`);
+    throw hostFailure(`cannot read the project's secrets: ${(err as Error).message}`);
+  }
+}
+
+/** A replica that could not start for a reason of the app's: its module, its server. */
+export const appFailure = (detail: string) => new WorkloadError({ kind: "load-failed", detail });
+
+/**
+ * A replica that could not start for a reason of the host's own, not of the app's code: its
+ * sandbox, the project's secrets, the version's files. A deploy's trial says so (trials.ts),
+ * and the control plane asks another host rather than blame the app.
+ */
+export const hostFailure = (detail: string) =>
+  new WorkloadError({ kind: "load-failed", detail, host: true });
+
+/** Whether `err` is the host's own failure to start a replica (`hostFailure`). */
+export const isHostFailure = (err: unknown): boolean =>
+  err instanceof WorkloadError && err.failure.kind === "load-failed" && err.failure.host === true;
+
+/**
+ * Rethrows a spare's failure to start (its process or sandbox, before any app's code ran) as
+ * the host's own; any other error as it is.
+ */
+export function asHostFailure(err: unknown): never {
+  const failure = err instanceof WorkloadError ? err.failure : undefined;
+  if (failure?.kind === "load-failed" && !failure.host) throw hostFailure(failure.detail);
+  throw err;
+}
+
+/** Gives the files copied into a replica's folder to its sandbox's user (`Wrapped.adopt`). */
+export async function adoptFiles(adopt: () => Promise<void>): Promise<void> {
+  try {
+    await adopt();
+  } catch (err) {
+    throw hostFailure(
+      `its files could not be given to its sandbox's user (${(err as Error).message})`,
+    );
   }
 }
 
@@ -81,7 +117,8 @@ export function noFunction(app: string, fn: string, exports: readonly string[]):
 }
 
 export type WorkloadFailure =
-  | { kind: "load-failed"; detail: string }
+  /** `host`: the host's own failure (`hostFailure`), not the app's. */
+  | { kind: "load-failed"; detail: string; host?: true }
   | {
       kind: "exited";
       /** The app: its replica's output (`runlet logs --app`) may say why it exited. */
@@ -113,7 +150,9 @@ export type WorkloadFailure =
 function describe(failure: WorkloadFailure): string {
   switch (failure.kind) {
     case "load-failed":
-      return `the app failed to start: ${failure.detail}`;
+      return failure.host
+        ? `the runtime host could not start a replica of the app: ${failure.detail}`
+        : `the app failed to start: ${failure.detail}`;
     case "exited":
       if (failure.stoppedFor !== undefined)
         return `the function's process was stopped: another call on the same replica ran past its ${failure.stoppedFor} s limit`;

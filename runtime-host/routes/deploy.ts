@@ -62,7 +62,15 @@ export async function startTrial(
 ): Promise<void> {
   const { project, app } = projectAndApp(params);
   const { version, config, files, digest } = await versionOf(req, app, trialRequestSchema);
-  const target = await registry.stage({ project, app, version, config, files, digest });
+  // Files it cannot write (a full disk) are the host's failure: the control plane asks another.
+  const target = await registry
+    .stage({ project, app, version, config, files, digest })
+    .catch((err: unknown) => {
+      if (err instanceof HttpError) throw err;
+      const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      console.error(`runtime host: cannot write ${project}/${app} version ${version}: ${err}`);
+      throw new HttpError(500, `the runtime host cannot write the version's files (${why})`);
+    });
   // The head now: the control plane knows this host took the version, and waits for the start
   // (bounded by the start limit here) rather than taking a slow start for a host gone silent.
   res.writeHead(200, {

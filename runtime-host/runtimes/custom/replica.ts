@@ -18,9 +18,11 @@ import { LOG_RING_BYTES } from "../../limits.ts";
 import { LogRing } from "../../pool/log-ring.ts";
 import { type ExitStatus, ReplicaProcess } from "../../pool/replica-process.ts";
 import {
+  adoptFiles,
   type Broken,
   copyVersion,
   type HttpWorkload,
+  hostFailure,
   readSecrets,
   WorkloadError,
   type WorkloadSpec,
@@ -138,7 +140,7 @@ export class CustomReplica implements HttpWorkload {
     this.spec = { ...spec, dir: slot };
     this.#started = this.startSpare()
       .then(() => copyVersion(spec.dir, slot, () => void this.stop())) // its sandbox goes too
-      .then(() => this.#adopt())
+      .then(() => adoptFiles(this.#adopt))
       .then(() => this.#launch());
     return this;
   }
@@ -158,10 +160,7 @@ export class CustomReplica implements HttpWorkload {
       .wrap(command, args, this.spec.dir, { ...options, stdio: ["pipe", "pipe", "pipe"] })
       .catch((err: Error) => {
         this.#process.exitedWith(null, null);
-        throw new WorkloadError({
-          kind: "load-failed",
-          detail: `cannot start its sandbox: ${err.message}`,
-        });
+        throw hostFailure(`cannot start its sandbox: ${err.message}`);
       });
     this.#appDir = appDir;
     this.#adopt = adopt;
@@ -186,10 +185,9 @@ export class CustomReplica implements HttpWorkload {
       child.once("spawn", resolve);
       child.once("error", (err) =>
         reject(
-          new WorkloadError({
-            kind: "load-failed",
-            detail: `cannot start its sandbox: ${(err as NodeJS.ErrnoException).code ?? err.message}`,
-          }),
+          hostFailure(
+            `cannot start its sandbox: ${(err as NodeJS.ErrnoException).code ?? err.message}`,
+          ),
         ),
       );
     });
