@@ -3,8 +3,8 @@
  * the versions no replica needs any more, its `current.json`.
  */
 import { randomBytes } from "node:crypto";
-import { readdir, rename, rm, stat, writeFile } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { readdir, rename, rm, rmdir, stat, writeFile } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { REPLACED_PREFIX, STAGING_PREFIX, versionDirName } from "../common/app-paths.ts";
 import { isValidName } from "./names.ts";
 
@@ -65,4 +65,14 @@ export async function subdirs(dir: string): Promise<string[]> {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw err;
   }
+}
+
+/**
+ * Removes an app's folder, and its project's once that holds no other app: a refused new app,
+ * or the last app deleted, left an empty `apps/{project}/` for good.
+ */
+export async function removeAppDir(dir: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true });
+  // Only if empty: another app of the project being written meanwhile keeps it (ENOTEMPTY).
+  await rmdir(dirname(dir)).catch(() => {});
 }

@@ -61,6 +61,17 @@ describe("AppRegistry", () => {
     expect(reopened.get("prj_1", "ghost")).toBeUndefined();
   });
 
+  it("removes the project's folder with its last app's, and keeps it while another app is in it", async () => {
+    const registry = await AppRegistry.open(home);
+    await registry.deploy(deployOf(1, { "main.js": "exports.v = 1;" }));
+    const other = { app: "other", config: configOf("other") };
+    await registry.deploy({ ...deployOf(1, { "main.js": "exports.v = 1;" }), ...other });
+    expect(await registry.remove("prj_1", "hello")).toBe(true);
+    expect(await readdir(join(home, "host", "apps", "prj_1"))).toEqual(["other"]);
+    expect(await registry.remove("prj_1", "other")).toBe(true);
+    expect(await readdir(join(home, "host", "apps"))).toEqual(["package.json"]);
+  });
+
   it("treats the same version again as a no-op, and replaces it when its files differ", async () => {
     const registry = await AppRegistry.open(home);
     const first = await registry.deploy(deployOf(1, { "main.js": "exports.run = () => 1;" }));
@@ -178,7 +189,8 @@ describe("AppRegistry", () => {
       await registry.unstage(first); // the first one's replica unused: the files stay for `again`
       expect(await readdir(appDir())).toEqual([basename(again.dir)]);
       await registry.unstage(again);
-      expect(existsSync(appDir())).toBe(false);
+      // Nor of its project, which held no other app (an empty one stayed).
+      expect(await readdir(join(home, "host", "apps"))).toEqual(["package.json"]);
       expect(await statusOf(registry.stage({ ...(await stagedOf(v2)), digest: "0" }))).toBe(400);
     });
   });

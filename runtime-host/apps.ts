@@ -19,6 +19,7 @@ import { bundleDigest } from "../common/bundle-digest.ts";
 import {
   exists,
   recoverAppDir,
+  removeAppDir,
   removeVersionsBut,
   subdirs,
   writeJsonAtomic,
@@ -174,10 +175,11 @@ export class AppRegistry {
       const key = stagedKey(project, app, staged.version, staged.digest);
       if (this.#staged.get(key) !== staged) return;
       this.#staged.delete(key);
-      // An app with nothing else here: its folder goes, not only the staged version's.
+      // An app with nothing else here: its folder goes (its project's too if it was the last),
+      // not only the staged version's.
       const alone = !this.get(project, app) && this.#stagedOf(project, app).length === 0;
-      const dir = alone ? appRoot(this.root, project, app) : staged.dir;
-      await rm(dir, { recursive: true, force: true });
+      if (alone) await removeAppDir(appRoot(this.root, project, app));
+      else await rm(staged.dir, { recursive: true, force: true });
     });
   }
 
@@ -202,7 +204,7 @@ export class AppRegistry {
       const staged = new Set(
         this.#stagedOf(project, app).map((key) => basename(this.#staged.get(key)?.dir ?? "")),
       );
-      if (staged.size === 0) await rm(dir, { recursive: true, force: true });
+      if (staged.size === 0) await removeAppDir(dir);
       else
         for (const entry of await readdir(dir))
           if (!staged.has(entry)) await rm(join(dir, entry), { recursive: true, force: true });

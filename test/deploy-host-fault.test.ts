@@ -4,12 +4,13 @@
 // trial "did not start", and the deploy was refused 422 "the app failed to start: cannot read
 // the project's secrets …": its user looked for a bug in an app that had none. Now another host
 // is asked, and with none that can the deploy is 503 naming the host's problem.
+import { existsSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { and, eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { appsRoot } from "../common/app-paths.ts";
 import { rendezvousOrder } from "../common/rendezvous.ts";
 import { secrets } from "../control-plane/db/schema.ts";
@@ -37,8 +38,11 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => controlPlane.once("listening", resolve));
   controlPlaneUrl = `http://127.0.0.1:${(controlPlane.address() as AddressInfo).port}`;
 });
+// Each case has its own hosts: those of the case before are gone (however it ended).
+afterEach(async () => {
+  await Promise.all(hosts.splice(0).map((h) => h.close()));
+});
 afterAll(async () => {
-  await Promise.all(hosts.map((h) => h.close()));
   for (const s of [...servers, controlPlane])
     await new Promise<void>((resolve) => s.close(() => resolve()));
   await f.cleanup();
@@ -125,7 +129,8 @@ describe("a host that cannot start a deploy's replica for a reason of its own", 
     expect(await res.json()).toMatchObject({ version: 1, started: { host: sound.hostId } });
     const called = await hostClient(sound.url, INTERNAL_TOKEN).invoke(f.projectId, app, "run");
     expect(called.body).toMatchObject({ ok: true, result: "v1" });
-    await Promise.all(hosts.splice(0).map((h) => h.close()));
+    // The host that could not start it keeps nothing of it: no app's folder, no project's.
+    expect(existsSync(join(appsRoot(homes[0] as string), f.projectId))).toBe(false);
   });
 
   it("refuses the deploy 503 naming the host's problem, not the app's, when no host can", async () => {
@@ -162,8 +167,6 @@ describe("a host that cannot start a deploy's replica for a reason of its own", 
       metadata: { status: 503, error: message },
     });
     expect((await call()).body).toMatchObject({ ok: true, result: "v1" });
-
-    await Promise.all(hosts.splice(0).map((h) => h.close()));
   });
 
   it("says so when the host cannot write the version's files", async () => {
