@@ -22,7 +22,7 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -176,18 +176,36 @@ function writeAtomically(path, data) {
   renameSync(partial, path);
 }
 
-/** Each of the project's own files keeps its own `import.meta.url`, not the bundle's. */
-/** @type {import("esbuild").Plugin} */
+/**
+ * Whether `path` is a dependency's: in a node_modules folder, Runlet's own (ROOT's) or, for a
+ * Runlet installed as a package (`npm install <git URL>`: ROOT is itself in a node_modules),
+ * one its dependencies were put in beside it.
+ * @param {string} path
+ */
+function isDependency(path) {
+  const own = path.startsWith(ROOT) ? path.slice(ROOT.length) : path;
+  return own.includes(`node_modules${sep}`);
+}
+
+/**
+ * Each of the project's own files keeps its own `import.meta.url` (and `dirname`, `filename`),
+ * not the bundle's.
+ * @type {import("esbuild").Plugin}
+ */
 const ownUrls = {
   name: "own-import-meta-url",
   setup(build) {
     build.onLoad({ filter: /\.([cm]?[jt]s|tsx)$/ }, (args) => {
-      if (args.path.includes("/node_modules/")) return undefined;
+      if (isDependency(args.path)) return undefined;
       const source = readFileSync(args.path, "utf8");
+      const own = {
+        url: pathToFileURL(args.path).href,
+        dirname: dirname(args.path),
+        filename: args.path,
+      };
       return {
-        contents: source.replaceAll(
-          "import.meta.url",
-          JSON.stringify(pathToFileURL(args.path).href),
+        contents: source.replace(/\bimport\.meta\.(url|dirname|filename)\b/g, (_, key) =>
+          JSON.stringify(own[/** @type {keyof typeof own} */ (key)]),
         ),
         loader: args.path.endsWith(".tsx") ? "tsx" : /ts$/.test(args.path) ? "ts" : "js",
       };

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -43,6 +43,46 @@ describe("the compiled CLI (bin/compiled.mjs)", () => {
     expect(mod.value).toBe(1);
     expect(mod.word).toBe("first");
     expect(mod.here).toBe(pathToFileURL(b()).href);
+  });
+
+  it("keeps each file's own import.meta.url, dirname and filename in a Runlet installed as a package, itself in a node_modules folder", async () => {
+    // `npm install <git URL>`: the checkout's files under node_modules/runlet/, its dependencies
+    // beside it. start.ts's ROOT, the migrations, the shim are all found by import.meta.url.
+    const root = join(dir, "installed", "node_modules", "runlet");
+    await mkdir(join(root, "bin"), { recursive: true });
+    await mkdir(join(root, "sub"));
+    await symlink(
+      join(ROOT, "node_modules", "esbuild"),
+      join(dir, "installed", "node_modules", "esbuild"),
+    );
+    await copyFile(COMPILED, join(root, "bin", "compiled.mjs"));
+    await writeFile(join(root, "package.json"), '{"type": "module"}\n');
+    await writeFile(join(root, "tsconfig.json"), "{}\n");
+    await writeFile(join(root, "main.ts"), 'export * from "./sub/where.ts";\n');
+    const where = join(root, "sub", "where.ts");
+    await writeFile(
+      where,
+      "export const url: string = import.meta.url;\nexport const dir: string = import.meta.dirname;\nexport const file: string = import.meta.filename;\n",
+    );
+    const loaded = spawnSync(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `const { compiled } = await import(${JSON.stringify(pathToFileURL(join(root, "bin", "compiled.mjs")).href)});
+         const url = await compiled(${JSON.stringify(join(root, "main.ts"))});
+         if (!url) throw new Error("not compiled");
+         const { url: own, dir, file } = await import(url);
+         console.log(JSON.stringify({ own, dir, file }));`,
+      ],
+      { encoding: "utf8" },
+    );
+    expect(loaded.stderr).toBe("");
+    expect(JSON.parse(loaded.stdout)).toEqual({
+      own: pathToFileURL(where).href,
+      dir: join(root, "sub"),
+      file: where,
+    });
   });
 
   it("uses that module while nothing changed, and builds again once a file it came from changed", async () => {
