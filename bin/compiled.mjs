@@ -13,6 +13,8 @@
  */
 import { createHash } from "node:crypto";
 import {
+  accessSync,
+  constants,
   existsSync,
   mkdirSync,
   readdirSync,
@@ -103,6 +105,10 @@ function unchanged([file, size, mtimeMs]) {
 
 /** @param {string} entry @param {string} cacheDir @param {string} name @param {string} listPath */
 async function build(entry, cacheDir, name, listPath) {
+  // A cache that cannot be written (a read-only install, another user's): no build, whose
+  // 0.3 s would only be thrown away before tsx's own start.
+  mkdirSync(cacheDir, { recursive: true });
+  accessSync(cacheDir, constants.W_OK);
   const esbuild = await import("esbuild");
   const began = Date.now();
   // esbuild's service process would otherwise live as long as the process that built: a
@@ -132,7 +138,6 @@ async function build(entry, cacheDir, name, listPath) {
   const code = result.outputFiles?.[0]?.contents;
   if (!code) return undefined;
   const module = `${name}-${createHash("sha256").update(code).digest("hex").slice(0, 12)}.mjs`;
-  mkdirSync(cacheDir, { recursive: true });
   writeAtomically(join(cacheDir, module), code);
   // Beside the files bundled, the two that say how: tsconfig.json (JSX) and package.json (what
   // `runlet/client` is).

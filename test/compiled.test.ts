@@ -3,7 +3,7 @@ import { copyFile, mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { compiled } from "../bin/compiled.mjs";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -153,6 +153,23 @@ describe("the compiled CLI (bin/compiled.mjs)", () => {
     const broken = join(dir, "broken.ts");
     await writeFile(broken, "export const x = ;\n");
     expect(await compiled(broken, cache)).toBeUndefined();
+  });
+
+  it("does not build where its module could not be kept (a read-only install): tsx at once", async () => {
+    // As root, a read-only folder is still writable: a folder that cannot be made stands in.
+    const file = join(dir, "a-file");
+    await writeFile(file, "");
+    const build = vi.fn();
+    vi.resetModules();
+    vi.doMock("esbuild", () => ({ build, stop: vi.fn() }));
+    try {
+      const fresh: typeof import("../bin/compiled.mjs") = await import("../bin/compiled.mjs");
+      expect(await fresh.compiled(entry, join(file, "cache"))).toBeUndefined();
+      expect(build).not.toHaveBeenCalled();
+    } finally {
+      vi.doUnmock("esbuild");
+      vi.resetModules();
+    }
   });
 
   // A build that failed would only make the CLI slow again, through tsx: say so here.
