@@ -49,9 +49,11 @@ export async function load(entry, cacheDir = CACHE_DIR) {
     try {
       return await import(url);
     } catch (err) {
-      // Removed by a newer build since its list was read (or a package missing, which tsx will
-      // say again below). Nothing of it ran: a module is linked before any of it runs.
-      if (/** @type {{code?: string}} */ (err).code !== "ERR_MODULE_NOT_FOUND") throw err;
+      // Removed by a newer build since its list was read: nothing of it ran. Any other error,
+      // a module it imports as it runs not found among them, is the program's own: run again
+      // through tsx, what ran before the error (a server started) would run twice.
+      const gone = /** @type {{code?: string}} */ (err).code === "ERR_MODULE_NOT_FOUND";
+      if (!gone || existsSync(fileURLToPath(url))) throw err;
     }
   }
   let register;

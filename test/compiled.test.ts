@@ -107,17 +107,22 @@ describe("the compiled CLI (bin/compiled.mjs)", () => {
     expect((await stat(fileURLToPath(rebuilt))).isFile()).toBe(true);
     expect((await import(rebuilt)).word).toBe("second");
 
-    // What load() meets when a newer build removed the module just after its list was read
-    // (a module not found as it is linked, before any of it ran): it falls back to tsx.
+    // What load() meets when a newer build removed the module just after its list was read:
+    // a hook removes it as it is resolved, as a pruning between the two would. tsx runs it.
+    const removing = `import { rmSync } from "node:fs";
+      export async function resolve(specifier, context, next) {
+        if (specifier.startsWith(${JSON.stringify(pathToFileURL(cache).href)}))
+          rmSync(new URL(specifier), { force: true });
+        return next(specifier, context);
+      }`;
     const loaded = spawnSync(
       process.execPath,
       [
         "--input-type=module",
         "-e",
-        `import * as fs from "node:fs";
-         const { compiled, load } = await import(${JSON.stringify(pathToFileURL(COMPILED).href)});
-         const url = await compiled(${JSON.stringify(entry)}, ${JSON.stringify(cache)});
-         fs.writeFileSync(new URL(url), 'import "./removed-since.mjs";');
+        `import { register } from "node:module";
+         register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(removing)}`)});
+         const { load } = await import(${JSON.stringify(pathToFileURL(COMPILED).href)});
          const mod = await load(${JSON.stringify(entry)}, ${JSON.stringify(cache)});
          console.log(mod.word);`,
       ],
@@ -125,6 +130,26 @@ describe("the compiled CLI (bin/compiled.mjs)", () => {
     );
     expect(loaded.stderr).toBe("");
     expect(loaded.stdout).toBe("second\n");
+  });
+
+  it("runs a module once: one that ran and then failed to import a module is not run again through tsx", async () => {
+    const once = join(dir, "once.ts");
+    await writeFile(
+      once,
+      'console.log("ran");\nconst plugin: string = "./sub/not-there.mjs";\nawait import(plugin);\n',
+    );
+    const loaded = spawnSync(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `const { load } = await import(${JSON.stringify(pathToFileURL(COMPILED).href)});
+         await load(${JSON.stringify(once)}, ${JSON.stringify(cache)});`,
+      ],
+      { encoding: "utf8" },
+    );
+    expect(loaded.stderr).toContain("ERR_MODULE_NOT_FOUND");
+    expect(loaded.stdout).toBe("ran\n");
   });
 
   it("names the TypeScript file and line in a stack trace", async () => {
