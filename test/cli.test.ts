@@ -320,6 +320,20 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
       10_000,
     );
     expect(JSON.parse(fnRun.stdout)).toMatchObject({ run_id: fnRunId, status: "failure" });
+    // A status a function returned, even one Runlet's refusals also use, is a run's.
+    const dir = join(home, "statuses");
+    await mkdir(dir);
+    await writeFile(join(dir, "runlet.toml"), 'name = "statuses"\nruntime = "managed"\n');
+    await writeFile(
+      join(dir, "main.mjs"),
+      'export const run = ({ status }) => ({ status_code: status, message: "said so" });\n',
+    );
+    expect((await cli(["deploy", dir], runlet.env)).code).toBe(0);
+    for (const status of [400, 404, 405]) {
+      const own = await cli(["run", "statuses", "--data", JSON.stringify({ status })], runlet.env);
+      expect(own.stderr).toContain(`run failed (${status}): {"run_id":"run_`);
+      expect(own.stderr).toMatch(/run id: run_\w+/);
+    }
     // A token refused: no run was made, so no run id is offered to look up.
     const forged = `${runlet.local.token.slice(0, -4)}AAAA`;
     const refused = await cli(["run", "hello"], { ...runlet.env, RUNLET_TOKEN: forged });

@@ -12,6 +12,8 @@ interface Outcome {
   body: unknown;
   runId?: string;
   failure?: string;
+  /** Runlet's own answer (`{message, code, run_id}`), not the function's result or the app's. */
+  runlets?: boolean;
 }
 
 /**
@@ -48,9 +50,11 @@ function textOf(body: unknown): string {
  * Whether a run stands behind the answer's id, for `runlet status` to find. The run API refuses
  * a bad token, input or webhook (400, 401, 403, 413, 415), an unknown project or app (404) and a
  * path that is no function's (405) before it makes a run: their id is the request's alone. A 404
- * for a function the app does not export was found out by a run, which the runs index keeps.
+ * for a function the app does not export was found out by a run, which the runs index keeps, as
+ * is any status a function returned (`status_code`) or a custom app answered.
  */
-function madeRun({ status, body }: Outcome, app: string, fn: string): boolean {
+function madeRun({ status, body, runlets }: Outcome, app: string, fn: string): boolean {
+  if (!runlets) return true;
   if (status === 404) {
     const { message } = (body ?? {}) as { message?: unknown };
     return (
@@ -151,7 +155,13 @@ response ({run_id, result, run_time_ms}).
         ? `${app} answered as a custom app does, not with a function's result: \`runlet run\` calls managed apps' functions; send a custom app its requests over HTTP (\`runlet deploy\` printed a curl). Its answer: `
         : "";
       const failure = said ?? notAFunction + textOf(err.body).slice(0, 200);
-      outcome = { status: err.status, body: err.body, runId: err.runId, failure };
+      outcome = {
+        status: err.status,
+        body: err.body,
+        runId: err.runId,
+        failure,
+        runlets: !appsOwn,
+      };
     }
     // A refusal (the run API's {message, code}) says its status too, as every --json failure.
     const { body } = outcome;
