@@ -22,6 +22,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { dirname, join, sep } from "node:path";
@@ -149,12 +150,31 @@ async function build(entry, cacheDir, name, listPath) {
     const { size, mtimeMs } = statSync(file);
     return /** @type {Input} */ ([file, size, mtimeMs]);
   });
-  // A file changed while it was being read: this build is used once, not kept for the next.
-  if (inputs.every(([, , mtimeMs]) => mtimeMs < began)) {
+  // A file that may have changed while it was being read (its time within the build, or in the
+  // 2 s before it: some file systems keep whole seconds): this build is used once, not kept for
+  // the next. A time past the build's end is a clock's skew, not a change: kept (else every
+  // command would build again).
+  const ended = Date.now();
+  if (inputs.every(([, , mtimeMs]) => mtimeMs < began - 2000 || mtimeMs > ended)) {
+    replaced(listPath, cacheDir);
     writeAtomically(listPath, JSON.stringify({ module, inputs }));
     prune(cacheDir, name, module);
   }
   return pathToFileURL(join(cacheDir, module)).href;
+}
+
+/**
+ * Marks the module the list named until now as replaced now, for `prune`: a command that read the
+ * list just before may be about to load it.
+ * @param {string} listPath @param {string} cacheDir
+ */
+function replaced(listPath, cacheDir) {
+  try {
+    const now = new Date();
+    utimesSync(join(cacheDir, JSON.parse(readFileSync(listPath, "utf8")).module), now, now);
+  } catch {
+    // No list before, or its module gone already.
+  }
 }
 
 const MINUTE_MS = 60_000;
@@ -162,9 +182,9 @@ const WEEK_MS = 7 * 24 * 60 * MINUTE_MS;
 
 /**
  * Removes what an earlier build left (each module is about 2 MB): the modules built before this
- * one from the same entry, once a minute old (no command that read the list before this build is
- * still about to load one), and anything a week old (built by another Node, or by an earlier
- * version of this file; one still in use is built again once).
+ * one from the same entry, a minute after they were replaced (no command that read the list
+ * before is still about to load one), and anything a week old (built by another Node, or by an
+ * earlier version of this file; one still in use is built again once).
  */
 /** @param {string} cacheDir @param {string} name @param {string} module */
 function prune(cacheDir, name, module) {

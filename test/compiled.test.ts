@@ -1,5 +1,16 @@
 import { spawnSync } from "node:child_process";
-import { copyFile, mkdir, mkdtemp, readdir, rm, stat, symlink, writeFile } from "node:fs/promises";
+import {
+  copyFile,
+  writeFile as fsWriteFile,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  symlink,
+  utimes,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -8,6 +19,16 @@ import { compiled } from "../bin/compiled.mjs";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const COMPILED = join(ROOT, "bin", "compiled.mjs");
+
+/**
+ * Writes a file as if it were written `ago` ms before: a file written in the 2 s before a build
+ * may have changed during it, and that build is not kept.
+ */
+async function writeFile(path: string, text: string, ago = 10_000): Promise<void> {
+  await fsWriteFile(path, text);
+  const then = new Date(Date.now() - ago);
+  await utimes(path, then, then);
+}
 
 describe("the compiled CLI (bin/compiled.mjs)", () => {
   let dir: string;
@@ -98,6 +119,32 @@ describe("the compiled CLI (bin/compiled.mjs)", () => {
     // The list names the new module; the one before stays a minute for a command loading it.
     expect((await readdir(cache)).filter((f) => f.endsWith(".mjs"))).toHaveLength(2);
     expect(await compiled(entry, cache)).toBe(again);
+  });
+
+  it("keeps a build only once its files are 2 s old, and one whose file's time is in the future (a clock's skew)", async () => {
+    const listed = async () =>
+      JSON.parse(
+        await readFile(
+          join(cache, (await readdir(cache)).find((f) => f.endsWith(".json")) ?? ""),
+          "utf8",
+        ),
+      ).module as string;
+    await writeFile(b(), 'export const here = "";\nexport const word = "just now";\n', 0);
+    const fresh = String(await compiled(entry, cache));
+    expect(fresh.endsWith(await listed())).toBe(false);
+    await writeFile(b(), 'export const here = "";\nexport const word = "skewed";\n', -3_600_000);
+    const skewed = String(await compiled(entry, cache));
+    expect(skewed.endsWith(await listed())).toBe(true);
+    expect((await import(skewed)).word).toBe("skewed");
+  });
+
+  it("keeps the module a build replaced for a minute from its replacement, not from its own build", async () => {
+    const old = String(await compiled(entry, cache));
+    const longAgo = new Date(Date.now() - 120_000);
+    await utimes(fileURLToPath(old), longAgo, longAgo);
+    await writeFile(b(), 'export const here = "";\nexport const word = "second";\n');
+    await compiled(entry, cache);
+    expect((await stat(fileURLToPath(old))).isFile()).toBe(true);
   });
 
   it("builds again when its module is gone, and runs the sources through tsx when it goes between its list's read and its import", async () => {
