@@ -54,7 +54,8 @@ within a minute stops them all. The components end by themselves if this command
 State lives in RUNLET_HOME (default ./.runlet).
 Ports: RUNLET_CONTROL_PORT (${DEFAULT_PORT.control}), RUNLET_API_PORT (${DEFAULT_PORT.api}), RUNLET_HOST_PORT (${DEFAULT_PORT.host}).
 RUNLET_HOSTS=N runs N runtime hosts (default 1, at most 16): the first at RUNLET_HOST_PORT, the
-others on free ports with their state in RUNLET_HOME/hosts/N; the Worker places work over all.
+others at the ports after it (a free port where one is taken), their state in RUNLET_HOME/hosts/N;
+the Worker places work over all.
 --verbose copies every component's output to this terminal (it always goes to RUNLET_HOME/logs/,
 each log rotated at RUNLET_LOG_MAX_BYTES, 10 MiB, keeping RUNLET_LOG_KEEP, 3, older files: .1, .2, …)
 and has the worker log a line per request (through wrangler's dev proxy, which costs CPU on each).
@@ -153,17 +154,19 @@ Worker; every request it sends out is slower then, and passes wrangler's dev pro
       // The `wrangler dev` command itself, with its devtools inspector (slower).
       ...(values.inspect ? ["--inspect", "--inspector-port", String(await freePort())] : []),
     ];
-    // Host 1 at RUNLET_HOST_PORT with its state in RUNLET_HOME (as with one host); the others on
-    // free ports, each with a folder of its own (RUNLET_HOME/hosts/N). All join the registry.
+    // Host 1 at RUNLET_HOST_PORT with its state in RUNLET_HOME (as with one host); host N at
+    // RUNLET_HOST_PORT+N-1 (a free port if that one is taken), each with a folder of its own
+    // (RUNLET_HOME/hosts/N). All join the registry; at the same address after a restart, each
+    // keeps its id (on ports the OS picked, every restart added a host to \`runlet hosts\`).
     const hostCount = parsed.data[ENV.hosts];
     const uidBase = Number(process.env[ENV.sandboxUidBase]) || DEFAULT_UID_BASE;
-    const extraHosts = await Promise.all(
-      Array.from({ length: hostCount - 1 }, async (_, i) => ({
-        n: i + 2,
-        port: await freePort(),
-        home: join(home, "hosts", String(i + 2)),
-      })),
-    );
+    const extraHosts: Array<{ n: number; port: number; home: string }> = [];
+    for (let n = 2; n <= hostCount; n++) {
+      const next = ports.host + n - 1;
+      const taken = next > 65_535 || next === ports.control || next === ports.api;
+      const port = !taken && (await portIsFree(next, LOOPBACK)) ? next : await freePort();
+      extraHosts.push({ n, port, home: join(home, "hosts", String(n)) });
+    }
     const wake = async () => {
       const woken = await wakeRuns(url.api, internalToken, paths.wrangler);
       if (woken && !values.json) console.error(`runlet: async runs ${woken}`);
