@@ -88,7 +88,7 @@ it("reads the project from a service account's token when RUNLET_PROJECT is not 
   // A user's token names no project: RUNLET_PROJECT is still needed without local.json.
   const user = { ...ci, RUNLET_TOKEN: tokenOf({ sub: "usr_1" }) };
   await expect(loadConfig(user)).rejects.toThrow(
-    "no Runlet credentials (projectId): RUNLET_TOKEN names no project: it is a user's token, not a service account's. Set RUNLET_PROJECT to the id of the project to work in (prj_…), or use a service account's token, which names its own",
+    "no Runlet credentials (projectId): RUNLET_TOKEN names no project: it is a user's token, not a service account's. Set RUNLET_PROJECT to the id of the project to work in (`runlet projects` lists yours), or use a service account's token, which names its own",
   );
   // Nor does a value that is no token at all: it was told that credentials were missing, and
   // to set the variables it had set.

@@ -38,8 +38,16 @@ function ownLocalJson(path: string): boolean {
   }
 }
 
-/** Credentials from the environment, else from local.json (written by `runlet start` or `runlet init`). */
-export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<CliConfig> {
+/**
+ * Credentials from the environment, else from local.json (written by `runlet start` or `runlet
+ * init`). `anyProject`: a command that works in no one project (`projects`, `hosts`, `keys`, a
+ * user's own token), whose `projectId` may then be "": a user with their token alone in the
+ * environment was refused `runlet projects`, the command that lists the ids they lacked.
+ */
+export async function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  { anyProject = false } = {},
+): Promise<CliConfig> {
   const home = cliHome(env);
   const local = await readLocalJson(home);
   const token = env[ENV.token] || local?.token;
@@ -56,7 +64,7 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
     token,
   };
   const missing = Object.entries(config)
-    .filter(([, v]) => !v)
+    .filter(([k, v]) => !v && !(anyProject && k === "projectId"))
     .map(([k]) => k);
   // The project alone is missing, with a token from the environment that should have named it.
   const fromEnv = env[ENV.token];
@@ -83,7 +91,7 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
       throw new CliError(`${from} is not an http(s) URL: '${value}'`);
     }
   }
-  return config as CliConfig;
+  return { ...config, projectId: config.projectId ?? "" } as CliConfig;
 }
 
 /**
@@ -94,7 +102,7 @@ export async function loadConfig(env: NodeJS.ProcessEnv = process.env): Promise<
 function namesNoProject(token: string): string {
   if (token.split(".").length !== 3)
     return `${ENV.token} is not a Runlet token (a JWT: three parts joined by dots), so it names no project: check what sets it (a CI secret's name, say)`;
-  return `${ENV.token} names no project: it is a user's token, not a service account's. Set ${ENV.project} to the id of the project to work in (prj_…), or use a service account's token, which names its own`;
+  return `${ENV.token} names no project: it is a user's token, not a service account's. Set ${ENV.project} to the id of the project to work in (\`runlet projects\` lists yours), or use a service account's token, which names its own`;
 }
 
 /**

@@ -96,7 +96,7 @@ export const hosts: Command = {
     }[action];
     if (!takes) throw new CliError(`say list, token, tokens or revoke\n\n${USAGE}`);
     takesOnly(`hosts ${action}`, { values, words: rest }, takes, USAGE);
-    const config = await loadConfig();
+    const config = await loadConfig(process.env, { anyProject: true });
     const json = (value: unknown) => console.log(JSON.stringify(value));
     if (action === "list") {
       const { hosts } = await callApi<{ hosts: Host[] }>(

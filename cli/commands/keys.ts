@@ -52,7 +52,7 @@ export const keys: Command = {
     const kid = rest[0] ?? "";
     if (action === "retire" && !kid)
       throw new CliError(`give the kid of the key to retire (runlet keys)\n\n${USAGE}`);
-    const config = await loadConfig();
+    const config = await loadConfig(process.env, { anyProject: true });
     const print = (answer: { keys: Key[] }) => {
       if (values.json) console.log(JSON.stringify(answer));
       else table(answer.keys);
@@ -81,7 +81,10 @@ export const keys: Command = {
           `${before.kid} still verifies the tokens it signed. Once their holders have new ones (runlet users token, runlet tokens create), retire it: runlet keys retire ${before.kid}`,
         );
       // Read again: the control plane renews local.json's token as it changes its keys.
-      if (before && tokenKid((await loadConfig()).token) === before.kid)
+      if (
+        before &&
+        tokenKid((await loadConfig(process.env, { anyProject: true })).token) === before.kid
+      )
         console.error(
           `Your own token (RUNLET_TOKEN, or local.json) was signed with ${before.kid}: get a new one before retiring it.`,
         );

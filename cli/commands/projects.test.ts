@@ -7,12 +7,14 @@ import { runlet as cli, type FirstUser, withFirstUser } from "./test-support.ts"
 let first: FirstUser;
 /** The first user's environment: RUNLET_HOME with the local.json `runlet init` wrote. */
 let env: Record<string, string | undefined>;
+/** The control plane's address. */
+let baseUrl: string;
 /** Runs the CLI with `more` over the environment (the first user's by default). */
 const runlet = (args: string[], more: Record<string, string | undefined> = env) => cli(args, more);
 
 beforeAll(async () => {
   first = await withFirstUser("projects", "first");
-  ({ env } = first);
+  ({ env, baseUrl } = first);
 });
 
 afterAll(() => first?.stop());
@@ -87,6 +89,32 @@ describe("runlet projects", () => {
     expect(elsewhere.code).toBe(0);
     expect(elsewhere.stdout).not.toContain("*");
     expect(elsewhere.stderr).toContain("prj_someone_else");
+  });
+
+  it("lists a user's projects, and makes one, with only their token and the addresses set", async () => {
+    // A user an operator added is handed RUNLET_TOKEN and the addresses, with no local.json:
+    // `runlet projects` was refused for want of RUNLET_PROJECT, the id it would have listed.
+    const made = await runlet(["users", "create", "--name", "Ben", "--expires", "1d", "--json"]);
+    expect(made.code, made.stdout).toBe(0);
+    const ben = {
+      [ENV.home]: `${env[ENV.home]}-ben-has-none`,
+      [ENV.baseUrl]: baseUrl,
+      [ENV.apiUrl]: "http://127.0.0.1:9",
+      [ENV.token]: (JSON.parse(made.stdout) as { token: string }).token,
+      [ENV.project]: undefined,
+    };
+    const listed = await runlet(["projects"], ben);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain(first);
+    expect(listed.stdout).not.toContain("*");
+    expect(listed.stderr).toContain("RUNLET_PROJECT=<its id>");
+    const own = await runlet(["projects", "create", "--name", "ben-own", "--json"], ben);
+    expect(own.code, own.stderr).toBe(0);
+    const again = await runlet(["projects", "--json"], ben);
+    expect((JSON.parse(again.stdout).projects as Listed[]).map((p) => p.id)).toEqual([
+      first,
+      JSON.parse(own.stdout).id,
+    ]);
   });
 
   it("shows its help, and refuses what it does not do", async () => {

@@ -39,7 +39,10 @@ async function list(config: CliConfig, json: boolean): Promise<number> {
     projects.map((p) => projectRow(p, config.projectId)),
     "You are in no project: make one (npx runlet projects create --name N), or ask an owner or an operator to add you.",
   );
-  if (!projects.some((p) => p.id === config.projectId)) {
+  if (!config.projectId) {
+    if (projects.length > 0)
+      console.error("To work in one of them: RUNLET_PROJECT=<its id> npx runlet …");
+  } else if (!projects.some((p) => p.id === config.projectId)) {
     console.error(
       `The CLI works in project ${config.projectId} (RUNLET_PROJECT or local.json), which is not one of yours.`,
     );
@@ -49,7 +52,7 @@ async function list(config: CliConfig, json: boolean): Promise<number> {
 
 async function create(values: Record<string, string | boolean | undefined>): Promise<number> {
   if (!values.name) throw new CliError(`--name is required\n\n${USAGE}`);
-  const config = await loadConfig();
+  const config = await loadConfig(process.env, { anyProject: true });
   const made = await callApi<Project>(config, "POST", "/v2/projects", "creating the project", {
     name: values.name,
     ...(values.plan ? { plan: values.plan } : {}),
@@ -79,6 +82,6 @@ export const projects: Command = {
     if (values.name || values.plan) {
       throw new CliError(`--name and --plan are for create\n\n${USAGE}`);
     }
-    return list(await loadConfig(), values.json === true);
+    return list(await loadConfig(process.env, { anyProject: true }), values.json === true);
   },
 };

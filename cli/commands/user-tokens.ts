@@ -41,7 +41,8 @@ export async function newToken(
 ): Promise<number> {
   if (!values.expires) throw new CliError(`--expires is required\n\n${usage}`);
   const expiresAt = expiryOf(String(values.expires));
-  const config = await loadConfig();
+  // One's own token is no project's; a member's is renewed in a project of theirs.
+  const config = await loadConfig(process.env, { anyProject: !userId });
   const issued = userId
     ? await callProject<Issued>(
         config,
