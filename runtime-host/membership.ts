@@ -22,6 +22,7 @@ import {
 } from "../common/protocol/hosts.ts";
 import { controlPlanePath } from "../common/protocol/paths.ts";
 import type { BundleSource } from "./app-versions.ts";
+import { whyFetchFailed } from "./fetch-failure.ts";
 import { HttpError } from "./http/errors.ts";
 import type { GrantAnswer } from "./pool/grants.ts";
 import { timeoutOr } from "./timeout-signal.ts";
@@ -84,7 +85,7 @@ export class Membership implements BundleSource {
         if (err instanceof Refused) throw err;
         const pause = RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)] as number;
         if (attempt === 0)
-          console.error(`runtime host: cannot register yet (${(err as Error).message}); retrying`);
+          console.error(`runtime host: cannot register yet (${whyFetchFailed(err)}); retrying`);
         await sleep(pause, undefined, { signal: this.#stopped.signal });
       }
     }
@@ -181,7 +182,7 @@ export class Membership implements BundleSource {
           this.opts.refused?.(err.message);
           return; // no more heartbeats: the host stops
         }
-        if (!failures) console.error(`runtime host: heartbeat failed: ${(err as Error).message}`);
+        if (!failures) console.error(`runtime host: heartbeat failed: ${whyFetchFailed(err)}`);
       }
       this.#beatSoon(ms, failures + 1);
     }, pause);

@@ -6,6 +6,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { HostRun } from "../common/protocol/host.ts";
+import { whyFetchFailed } from "./fetch-failure.ts";
 import { timeoutOr } from "./timeout-signal.ts";
 
 /** The pause before each try (a lost callback is also askable). */
@@ -41,6 +42,7 @@ export class RunCallbacks {
   }
 
   async #send(url: string, body: string, runId: string): Promise<boolean> {
+    let why = "";
     for (const delay of RETRY_DELAYS_MS) {
       if (this.#cutOff.signal.aborted) break;
       if (delay) await this.#pause(delay);
@@ -56,11 +58,17 @@ export class RunCallbacks {
         });
         await res.arrayBuffer();
         if (res.ok || (res.status >= 400 && res.status < 500 && res.status !== 429)) return true;
-      } catch {
+        why = `answered ${res.status}`;
+      } catch (err) {
         // Unreachable or timed out: try again.
+        why = whyFetchFailed(err);
       }
     }
-    console.error(`runtime host: could not report async run ${runId} to its callback`);
+    // Where and why: a Worker this host cannot reach (its WORKER_URL, a loopback address seen
+    // from another machine) is the operator's to fix; the watchdog's question is slower.
+    console.error(
+      `runtime host: could not report async run ${runId} to its callback ${new URL(url).origin} (${why || "stopping"}); the Worker's watchdog will ask this host for it instead`,
+    );
     return false;
   }
 
