@@ -498,6 +498,39 @@ describe("dashboard actions", () => {
     );
   });
 
+  it("rate an app's failures over its ended runs, however many newer runs are still queued", async () => {
+    // Round 13: a burst of 500 async runs queued behind 600 ended ones showed "— of the last 0
+    // ended runs (0 failed)": the rate was taken over the newest 100 runs, all queued.
+    const b64 = (text: string) => Buffer.from(text).toString("base64");
+    const files = [
+      { path: "runlet.toml", contentBase64: b64('name = "busy"') },
+      { path: "main.mjs", contentBase64: b64("export const run = () => 1;") },
+    ];
+    const deployed = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
+    expect(deployed.status).toBe(201);
+    const at = Date.now() + 1_000;
+    const report = (status: string, i: number) => ({
+      id: newId("run"),
+      projectId: f.projectId,
+      app: "busy",
+      function: "run",
+      async: true,
+      status,
+      createdAt: at + i,
+      ...(status === "queued" ? {} : { finishedAt: at + i + 1, runTimeMs: 1 }),
+    });
+    const ended = [...Array(10)].map((_, i) => report(i < 2 ? "failure" : "success", i));
+    const queued = [...Array(120)].map((_, i) => report("queued", 100 + i));
+    for (const runs of [ended, queued.slice(0, 60), queued.slice(60)])
+      expect(
+        (await f.call("POST", "/internal/runs", { token: INTERNAL_TOKEN, body: { runs } })).status,
+      ).toBe(200);
+    const html = await (await page("/dashboard/apps/busy", await signIn())).text();
+    expect(html.match(/Failure rate.{0,200}/)?.[0]).toContain(
+      "20 % of the last 10 ended runs (2 failed)",
+    );
+  });
+
   it("offer neither Cancel nor Resend for a run of an earlier app of its name (the run API refuses both), and say why", async () => {
     const b64 = (text: string) => Buffer.from(text).toString("base64");
     const files = [

@@ -40,8 +40,10 @@ interface Replicas {
   hosts: Array<{ id: string; name: string; state: string; replicas: number; busy: number }>;
 }
 
-/** Runs the failure rate is computed over (the newest). */
-const RECENT = 100;
+/** Ended runs the failure rate is computed over (the newest). */
+const RATED = 100;
+/** Runs listed under "Recent runs". */
+const RECENT = 20;
 /**
  * Versions on one page of an app, the newest first; older ones are the next pages. Every one
  * was on it: an app deployed 1,000 times had a page 32,000 px tall, its recent runs at the end.
@@ -94,14 +96,19 @@ export function registerApps(dash: Hono<DashEnv>) {
     const cursor = c.req.query("cursor") || undefined;
     const page = new URLSearchParams({ limit: String(VERSIONS_SHOWN) });
     if (cursor) page.set("nextToken", cursor);
-    const [app, versions, replicas, recent] = await Promise.all([
+    const runsOf = (query: string) => api.project<{ runs: RunItem[] }>("GET", `/runs?${query}`);
+    const [app, versions, replicas, recent, succeeded, failed] = await Promise.all([
       api.project<AppItem>("GET", `/apps/${name}`),
       api.project<{ versions: Version[]; nextPageToken?: string }>(
         "GET",
         `/apps/${name}/versions?${page}`,
       ),
       api.project<Replicas>("GET", `/apps/${name}/replicas`),
-      api.project<{ runs: RunItem[] }>("GET", `/runs?app=${name}&limit=${RECENT}`),
+      runsOf(`app=${name}&limit=${RECENT}`),
+      // The ended runs themselves: the newest runs alone, 100 queued by a burst, gave "— of the
+      // last 0 ended runs" beside hundreds that had ended.
+      runsOf(`app=${name}&status=success&limit=${RATED}`),
+      runsOf(`app=${name}&status=failure&limit=${RATED}`),
     ]);
     if (!app.ok) {
       return c.html(
@@ -114,10 +121,14 @@ export function registerApps(dash: Hono<DashEnv>) {
     const a = app.data;
     // The runs index knows runs by the app's name: those made before this app was (an earlier
     // app of the name, deleted since) are not its runs, nor in its failure rate.
-    const runs = (recent.ok ? recent.data.runs : []).filter(
-      (r) => Date.parse(r.createdAt) >= Date.parse(a.createdAt),
-    );
-    const ended = runs.filter((r) => r.status === "success" || r.status === "failure");
+    const ours = (answer: typeof recent) =>
+      (answer.ok ? answer.data.runs : []).filter(
+        (r) => Date.parse(r.createdAt) >= Date.parse(a.createdAt),
+      );
+    const runs = ours(recent);
+    const ended = [...ours(succeeded), ...ours(failed)]
+      .sort((x, y) => Date.parse(y.createdAt) - Date.parse(x.createdAt))
+      .slice(0, RATED);
     const failures = ended.filter((r) => r.status === "failure").length;
     const rate = ended.length ? `${Math.round((failures / ended.length) * 100)} %` : "—";
     const now = replicas.ok ? replicas.data : undefined;
@@ -196,7 +207,7 @@ export function registerApps(dash: Hono<DashEnv>) {
           label="Recent runs"
           head={["Run", "App", "Function", "Mode", "Status", "Created", "Duration", "Webhook"]}
         >
-          <RunRows runs={runs.slice(0, 20)} filtered={false} />
+          <RunRows runs={runs} filtered={false} />
         </Table>
         <p>
           <a href={`/dashboard/runs?app=${name}`}>All runs of {a.name}</a>
