@@ -582,6 +582,21 @@ describe("starting and stopping", () => {
     }
   });
 
+  it("refuses one port for two components before it starts anything", async () => {
+    const home = await newHome();
+    const ports = await freePorts();
+    try {
+      const result = await cli(["start"], runletEnv(home, { ...ports, api: ports.control }));
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim()).toBe(
+        `runlet start: bad setting: RUNLET_CONTROL_PORT and RUNLET_API_PORT are both ${ports.control}: each component needs a port of its own`,
+      );
+      expect(result.stdout).toBe("");
+    } finally {
+      await removeHome(home);
+    }
+  });
+
   // Every command's --help is checked in-process (cli/main.test.ts); here, through bin/runlet.mjs.
   it("prints --help through the runlet command", async () => {
     for (const command of ["start", "keys"]) {

@@ -1,8 +1,6 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { z } from "zod";
-import { describeZodError } from "../../common/app-config.ts";
 import { DEFAULT_PORT, ENV, LOOPBACK } from "../../common/consts.ts";
 import {
   homePaths,
@@ -16,20 +14,12 @@ import { CliError, type Command, takesOnly } from "../command.ts";
 import { prepareHome } from "../home-setup.ts";
 import { logLimitsFrom, watchLogSize } from "../log-files.ts";
 import { freePort, portIsFree, startProcess } from "../processes.ts";
+import { MAX_HOSTS, startSettingsFrom } from "../start-settings.ts";
 import { Supervisor } from "../supervisor.ts";
 import { wakeRuns } from "../wake.ts";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const READY_TIMEOUT_MS = 90_000;
-/** Runtime hosts `RUNLET_HOSTS` may ask for on one machine. */
-const MAX_HOSTS = 16;
-
-const portsSchema = z.object({
-  [ENV.controlPort]: z.coerce.number().int().min(1).max(65_535).default(DEFAULT_PORT.control),
-  [ENV.apiPort]: z.coerce.number().int().min(1).max(65_535).default(DEFAULT_PORT.api),
-  [ENV.hostPort]: z.coerce.number().int().min(1).max(65_535).default(DEFAULT_PORT.host),
-  [ENV.hosts]: z.coerce.number().int().min(1).max(MAX_HOSTS).default(1),
-});
 
 function requireInstalled() {
   for (const dep of ["wrangler", "tsx", "@libsql/client", "hono"]) {
@@ -53,7 +43,7 @@ restarted (after 250 ms, doubling up to 5 s while it keeps failing); one that ex
 within a minute stops them all. The components end by themselves if this command is killed.
 State lives in RUNLET_HOME (default ./.runlet).
 Ports: RUNLET_CONTROL_PORT (${DEFAULT_PORT.control}), RUNLET_API_PORT (${DEFAULT_PORT.api}), RUNLET_HOST_PORT (${DEFAULT_PORT.host}).
-RUNLET_HOSTS=N runs N runtime hosts (default 1, at most 16): the first at RUNLET_HOST_PORT, the
+RUNLET_HOSTS=N runs N runtime hosts (default 1, at most ${MAX_HOSTS}): the first at RUNLET_HOST_PORT, the
 others at the ports after it (a free port where one is taken), their state in RUNLET_HOME/hosts/N;
 the Worker places work over all.
 --verbose copies every component's output to this terminal (it always goes to RUNLET_HOME/logs/,
@@ -67,13 +57,9 @@ Worker; every request it sends out is slower then, and passes wrangler's dev pro
     // It takes no words: a stray one (a value without its option) was ignored.
     takesOnly("start", { values: {}, words: positionals }, {}, start.usage);
     requireInstalled();
-    const parsed = portsSchema.safeParse(process.env);
-    if (!parsed.success) throw new CliError(`bad setting: ${describeZodError(parsed.error)}`);
-    const ports = {
-      control: parsed.data[ENV.controlPort],
-      api: parsed.data[ENV.apiPort],
-      host: parsed.data[ENV.hostPort],
-    };
+    const settings = startSettingsFrom(process.env);
+    if (typeof settings === "string") throw new CliError(`bad setting: ${settings}`);
+    const { ports } = settings;
     const logLimits = logLimitsFrom(process.env); // RUNLET_HOME/logs: log-files.ts
     if (typeof logLimits === "string") throw new CliError(`bad setting: ${logLimits}`);
     const names = { control: ENV.controlPort, api: ENV.apiPort, host: ENV.hostPort } as const;
@@ -158,7 +144,7 @@ Worker; every request it sends out is slower then, and passes wrangler's dev pro
     // RUNLET_HOST_PORT+N-1 (a free port if that one is taken), each with a folder of its own
     // (RUNLET_HOME/hosts/N). All join the registry; at the same address after a restart, each
     // keeps its id (on ports the OS picked, every restart added a host to \`runlet hosts\`).
-    const hostCount = parsed.data[ENV.hosts];
+    const hostCount = settings.hosts;
     const uidBase = Number(process.env[ENV.sandboxUidBase]) || DEFAULT_UID_BASE;
     const extraHosts: Array<{ n: number; port: number; home: string }> = [];
     for (let n = 2; n <= hostCount; n++) {
