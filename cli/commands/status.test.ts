@@ -40,3 +40,21 @@ it("shows when a run started, after its time in the queue, and a dash until it h
   const queued = { ...view, status: "queued", started_at: null, finished_at: null };
   expect(runLines({ ...queued, run_time_ms: null } as RunView)).toContain("started   -");
 });
+
+it("names the runtime host a run went to, so a run its host lost can be looked into there", () => {
+  const view = {
+    run_id: "run_01",
+    app: "hello",
+    function: "run",
+    async: true,
+    status: "failure",
+    error: { message: "the runtime host lost the run (it restarted or stopped)" },
+    created_at: "2026-11-26T00:00:00.000Z",
+    started_at: "2026-11-26T00:00:01.000Z",
+    finished_at: "2026-11-26T00:01:00.000Z",
+    run_time_ms: null,
+    host: "hst_01m8cmeegm7cpesn1p7geebetb",
+  } as RunView;
+  expect(runLines(view)).toContain("host      hst_01m8cmeegm7cpesn1p7geebetb");
+  expect(runLines({ ...view, host: null }).filter((l) => l.startsWith("host"))).toEqual([]);
+});

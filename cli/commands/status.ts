@@ -47,6 +47,8 @@ export function runLines(state: RunView): string[] {
     // When it left the queue (the API's started_at): without it, a wait could not be told from work.
     `started   ${state.started_at ?? "-"}`,
     `finished  ${state.finished_at ?? "-"}${state.run_time_ms === null ? "" : `  (${state.run_time_ms} ms)`}`,
+    // Where it went: a run "lost" by its host is looked into there (runlet hosts names it).
+    ...(state.host ? [`host      ${state.host}`] : []),
   ];
   const { webhook } = state;
   // Once sent again (runlet redeliver), every delivery is listed, oldest first, numbered.
@@ -61,8 +63,9 @@ export function runLines(state: RunView): string[] {
 
 const STATUS_USAGE = `Usage: runlet status <run_id> [--wait [--timeout 10m]] [--json]
 
-A run's state: queued, running, success, failure or cancelled, its times, its error, and
-its webhook delivery attempts. --json prints the worker's answer.
+A run's state: queued, running, success, failure or cancelled, its times, its error, the
+runtime host it went to (runlet hosts names it), and its webhook delivery attempts. --json
+prints the worker's answer.
 
   --wait      read the run again until it has ended (the pause growing from 0.25 s to 5 s),
               then show it; exits 0 if it ended success, 1 if failure or cancelled, so a
