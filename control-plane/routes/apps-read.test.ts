@@ -37,7 +37,7 @@ async function deploy(toml: string) {
 
 it("shows the live version's scaling, capacity and queue settings", async () => {
   await deploy(
-    'name = "worker"\nqueue_timeout = 600\n[scaling]\nmax_replicas = 3\nreplica_concurrency = 4',
+    'name = "worker"\nqueue_timeout = 600\n[scaling]\nmax_replicas = 3\nreplica_concurrency = 4\ncooldown = 20',
   );
   const res = await f.call("GET", `/v2/projects/${f.projectId}/apps/worker`, {
     token: f.member.token,
@@ -46,7 +46,7 @@ it("shows the live version's scaling, capacity and queue settings", async () => 
   expect(await res.json()).toMatchObject({
     name: "worker",
     version: 1,
-    scaling: { minReplicas: 0, maxReplicas: 3, replicaConcurrency: 4, capacity: 12 },
+    scaling: { minReplicas: 0, maxReplicas: 3, replicaConcurrency: 4, capacity: 12, cooldown: 20 },
     responseGracePeriod: 900,
     queueTimeout: 600,
   });

@@ -25,6 +25,9 @@ export const appSchema = z
       maxReplicas: z.number().int(),
       replicaConcurrency: z.number().int(),
       capacity: z.number().int(),
+      cooldown: z.number().int().openapi({
+        description: "Seconds a replica stays idle before it stops, down to minReplicas.",
+      }),
     }),
     /** Seconds an async run may take (`response_grace_period`), and wait for a replica. */
     responseGracePeriod: z.number().int(),
@@ -49,6 +52,7 @@ function view(row: typeof apps.$inferSelect, config: AppConfig, digest: string |
       maxReplicas: scaling.max_replicas,
       replicaConcurrency: scaling.replica_concurrency,
       capacity: scaling.max_replicas * scaling.replica_concurrency,
+      cooldown: scaling.cooldown,
     },
     responseGracePeriod: config.response_grace_period,
     // Deployed before queue_timeout existed: the default it has now.

@@ -18,6 +18,7 @@ interface AppItem {
     maxReplicas: number;
     replicaConcurrency: number;
     capacity: number;
+    cooldown: number;
   };
   responseGracePeriod: number;
   queueTimeout: number;
@@ -140,6 +141,7 @@ export function registerApps(dash: Hono<DashEnv>) {
             ["Live version", String(a.version)],
             ["Replicas", `${a.scaling.minReplicas} to ${a.scaling.maxReplicas}`],
             ["Calls per replica", String(a.scaling.replicaConcurrency)],
+            ["Cooldown", `${a.scaling.cooldown} s idle before a replica stops`],
             ["Response grace period", `${a.responseGracePeriod} s`],
             ["Queue timeout", `${a.queueTimeout} s`],
             [
