@@ -42,6 +42,13 @@ export interface MembershipOptions {
 /** Pauses between tries to register, growing to the last; after failed heartbeats, to the tick. */
 const RETRY_MS = [250, 500, 1_000, 2_000, 5_000];
 
+/**
+ * How long registration fails before the host says so: under `runlet start` the hosts start
+ * beside the control plane, and every start's log began "cannot register yet (… ECONNREFUSED
+ * …); retrying", an error line an operator learnt to skip.
+ */
+const QUIET_MS = 3_000;
+
 /** How long a heartbeat (or a registration) waits for the control plane's answer. */
 export const POST_TIMEOUT_MS = 5_000;
 
@@ -76,6 +83,8 @@ export class Membership implements BundleSource {
   /** Registers, trying again until the control plane takes it; then heartbeats. */
   async join(registration: Registration): Promise<Registered> {
     this.#registration = registration;
+    const began = Date.now();
+    let said = false;
     for (let attempt = 0; ; attempt++) {
       try {
         const registered = await this.#register();
@@ -84,8 +93,12 @@ export class Membership implements BundleSource {
       } catch (err) {
         if (err instanceof Refused) throw err;
         const pause = RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)] as number;
-        if (attempt === 0)
-          console.error(`runtime host: cannot register yet (${whyFetchFailed(err)}); retrying`);
+        if (!said && Date.now() - began >= QUIET_MS) {
+          said = true;
+          console.error(
+            `runtime host: cannot register with ${this.opts.controlPlaneUrl} for ${Math.round((Date.now() - began) / 1000)} s (${whyFetchFailed(err)}); still trying`,
+          );
+        }
         await sleep(pause, undefined, { signal: this.#stopped.signal });
       }
     }

@@ -1,0 +1,69 @@
+// A host that starts before its control plane (as under `runlet start`) registers once it is up
+// without an error line; one that cannot register for 3 s says so once, naming the address and
+// why (every start's runtime-host.log began "cannot register yet (… ECONNREFUSED …); retrying").
+import { createServer, type Server } from "node:http";
+import { afterEach, expect, it, vi } from "vitest";
+import { freePort } from "../cli/processes.ts";
+import { Membership } from "./membership.ts";
+
+let server: Server | undefined;
+let membership: Membership | undefined;
+
+afterEach(async () => {
+  membership?.stop();
+  vi.restoreAllMocks();
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  server = undefined;
+});
+
+/** A control plane on `port` from `afterMs` on, answering the registration only. */
+function controlPlaneLater(port: number, afterMs: number): void {
+  setTimeout(() => {
+    server = createServer((req, res) => {
+      req.resume();
+      res.setHeader("content-type", "application/json");
+      res.end(
+        JSON.stringify({ hostId: "hst_1", internalToken: "t".repeat(32), heartbeatMs: 60_000 }),
+      );
+    }).listen(port, "127.0.0.1");
+  }, afterMs);
+}
+
+async function join(port: number): Promise<string[]> {
+  const logged: string[] = [];
+  vi.spyOn(console, "error").mockImplementation((line: string) => {
+    logged.push(line);
+  });
+  membership = new Membership({
+    controlPlaneUrl: `http://127.0.0.1:${port}`,
+    hostToken: () => "rlh_test",
+    heartbeat: () => ({ state: "up", busy: 0, queued: 0, apps: [] }),
+    answered: () => {},
+  });
+  const joined = await membership.join({
+    name: "h1",
+    address: "http://127.0.0.1:1",
+    slots: 4,
+    memoryMb: 1024,
+  });
+  expect(joined.hostId).toBe("hst_1");
+  return logged;
+}
+
+it("says nothing of a control plane that comes up a moment after the host", async () => {
+  const port = await freePort();
+  controlPlaneLater(port, 1_000);
+  expect(await join(port)).toEqual([]);
+});
+
+it("says once, after 3 s, where it cannot register and why", async () => {
+  const port = await freePort();
+  controlPlaneLater(port, 6_000);
+  expect(await join(port)).toEqual([
+    expect.stringMatching(
+      new RegExp(
+        `^runtime host: cannot register with http://127\\.0\\.0\\.1:${port} for [34] s \\(fetch failed: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}\\); still trying$`,
+      ),
+    ),
+  ]);
+}, 20_000);
