@@ -96,6 +96,10 @@ Worker; every request it sends out is slower then, and passes wrangler's dev pro
       [ENV.baseUrl]: url.control,
       [ENV.hostUrl]: url.host,
       WRANGLER_SEND_METRICS: "false",
+      // Nor does workerd's runtime fetch a Request.cf sample from workers.cloudflare.com at each
+      // start (the Worker reads no request.cf): offline, worker.log began with a warning and a
+      // stack trace (getaddrinfo ENOTFOUND) at every start of the Worker.
+      CLOUDFLARE_CF_FETCH_ENABLED: "false",
       // One file (a path ending in .log): a folder got a new wrangler-{time}.log at each start
       // of the Worker, its restarts included, and none was ever removed.
       WRANGLER_LOG_PATH: join(paths.logs, "wrangler.log"),
