@@ -34,9 +34,10 @@ export const commonOptions = {
 
 /**
  * An id that begins with a dash (a signing key's `kid` is base64url: one in 64 does) is a word,
- * not a cluster of short options: `keys retire -N0a…` was "unknown option '-N'". Such words (20
- * characters or more, no second dash in front) go after a `--`, in their order; one that is the
- * value of the string option before it (`--idempotency-key -N0a…`) stays where it is.
+ * not a cluster of short options: `keys retire -HkN…` was "unknown option '-H'". Such words (12
+ * characters or more, as a kid's 16 are; no second dash in front) go after a `--`,
+ * in their order; one that is the value of the string option before it
+ * (`--idempotency-key -HkN…`) stays where it is.
  */
 export function dashedIdsAsWords(
   argv: readonly string[],
@@ -51,7 +52,7 @@ export function dashedIdsAsWords(
   const before = end === -1 ? argv : argv.slice(0, end);
   const after = end === -1 ? [] : argv.slice(end + 1);
   const isId = (arg: string, i: number) =>
-    /^-[A-Za-z0-9_][A-Za-z0-9_-]{18,}$/.test(arg) && !takesValue.has(before[i - 1] ?? "");
+    /^-[A-Za-z0-9_][A-Za-z0-9_-]{10,}$/.test(arg) && !takesValue.has(before[i - 1] ?? "");
   const ids = before.filter(isId);
   if (ids.length === 0) return [...argv];
   return [...before.filter((arg, i) => !isId(arg, i)), "--", ...ids, ...after];
