@@ -118,6 +118,7 @@ describe("a deploy's trial on the runtime host", () => {
     expect(trial.status).toBe(200);
     expect(trial.body).toMatchObject({
       started: false,
+      fault: "app",
       message: expect.stringMatching(
         /^the app failed to start: .*Cannot find package 'left-pad' imported from/,
       ),
@@ -140,6 +141,7 @@ describe("a deploy's trial on the runtime host", () => {
     );
     expect(trial.body).toEqual({
       started: false,
+      fault: "app",
       message:
         "the app failed to start: its process exited before it was healthy (code 1): cannot open config.yaml",
       output: [
