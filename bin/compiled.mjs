@@ -1,6 +1,6 @@
 /**
  * The TypeScript of the CLI, and of the components `runlet start` runs, compiled into one module
- * per entry, so a command starts in about 0.2 s instead of 0.6 s on an idle machine (most of it
+ * per entry, so a command starts in about 0.2 s instead of 0.65 s on an idle machine (most of it
  * was tsx's loader thread resolving and loading some 160 modules one by one, zod's among them;
  * on a busy machine it was 1.5 to 3 s). `npm run bench:cli` measures it.
  *
