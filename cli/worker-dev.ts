@@ -8,7 +8,7 @@
  * info`). With `--inspect` this runs the `wrangler dev` command as its child instead (inspector
  * on, and wrangler's proxy).
  *
- *   node --import tsx cli/worker-dev.ts --config wrangler.toml --ip 127.0.0.1 --port 8787
+ *   node bin/run-ts.mjs cli/worker-dev.ts --config wrangler.toml --ip 127.0.0.1 --port 8787
  *     --env-file vars.env --persist-to dir [--log-level warn] [--inspect --inspector-port N]
  *
  * wrangler and workerd are not ours to change, so this process watches over them: `runlet

@@ -1,4 +1,7 @@
-/** Node entry of the control plane: `tsx control-plane/server.ts`. */
+/**
+ * Node entry of the control plane: `node bin/run-ts.mjs control-plane/server.ts` (compiled, as
+ * `runlet start` runs it), or `tsx control-plane/server.ts`.
+ */
 
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";

@@ -1,5 +1,6 @@
 /**
- * Process entry of the runtime host: `node --import tsx runtime-host/main.ts`.
+ * Process entry of the runtime host: `node bin/run-ts.mjs runtime-host/main.ts` (compiled, as
+ * `runlet start` and `runlet host` run it), or `node --import tsx runtime-host/main.ts`.
  *
  * SIGTERM or SIGINT stop it gracefully: new work is refused, what is in flight gets the grace of
  * `shutdownGraceMs` (see server.ts); a second signal stops it at once. Started by `runlet start`
