@@ -14,6 +14,7 @@
  */
 import { createWriteStream, openSync, renameSync, statSync, type WriteStream } from "node:fs";
 import { ENV } from "../common/consts.ts";
+import { wholeNumberSetting } from "./start-settings.ts";
 
 export interface LogLimits {
   /** The size at which a log is rotated. */
@@ -26,16 +27,8 @@ export const DEFAULT_LOG_LIMITS: LogLimits = { maxBytes: 10 * 1024 * 1024, keep:
 
 /** The limits `runlet start` uses: RUNLET_LOG_MAX_BYTES, RUNLET_LOG_KEEP, else the defaults. */
 export function logLimitsFrom(env: NodeJS.ProcessEnv): LogLimits | string {
-  const read = (name: string, least: number, fallback: number): number | string => {
-    const text = env[name];
-    if (text === undefined || text === "") return fallback;
-    const value = Number(text);
-    return Number.isInteger(value) && value >= least
-      ? value
-      : `${name} must be a whole number, at least ${least} (it is '${text}')`;
-  };
-  const maxBytes = read(ENV.logMaxBytes, 1024, DEFAULT_LOG_LIMITS.maxBytes);
-  const keep = read(ENV.logKeep, 1, DEFAULT_LOG_LIMITS.keep);
+  const maxBytes = wholeNumberSetting(env, ENV.logMaxBytes, DEFAULT_LOG_LIMITS.maxBytes, 1024);
+  const keep = wholeNumberSetting(env, ENV.logKeep, DEFAULT_LOG_LIMITS.keep, 1);
   if (typeof maxBytes === "string") return maxBytes;
   if (typeof keep === "string") return keep;
   return { maxBytes, keep };

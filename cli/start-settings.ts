@@ -1,5 +1,25 @@
 import { DEFAULT_PORT, ENV } from "../common/consts.ts";
 
+/**
+ * A whole-number setting of `runlet start` (its ports, its hosts, its logs' limits): its value,
+ * `fallback` when unset or empty, or what is wrong with it in one line.
+ */
+export function wholeNumberSetting(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: number,
+  least: number,
+  most?: number,
+): number | string {
+  const text = env[name];
+  if (text === undefined || text === "") return fallback;
+  const value = Number(text);
+  if (Number.isInteger(value) && value >= least && (most === undefined || value <= most))
+    return value;
+  const range = most === undefined ? `, at least ${least}` : ` from ${least} to ${most}`;
+  return `${name} must be a whole number${range} (it is '${text}')`;
+}
+
 /** Runtime hosts `RUNLET_HOSTS` may ask for on one machine. */
 export const MAX_HOSTS = 16;
 
@@ -17,13 +37,8 @@ export interface StartSettings {
  * that was no number read "must be a number, not a NaN".
  */
 export function startSettingsFrom(env: NodeJS.ProcessEnv): StartSettings | string {
-  const read = (name: string, least: number, most: number, fallback: number) => {
-    const text = env[name];
-    if (text === undefined || text === "") return fallback;
-    const value = Number(text);
-    if (Number.isInteger(value) && value >= least && value <= most) return value;
-    return `${name} must be a whole number from ${least} to ${most} (it is '${text}')`;
-  };
+  const read = (name: string, least: number, most: number, fallback: number) =>
+    wholeNumberSetting(env, name, fallback, least, most);
   const control = read(ENV.controlPort, 1, 65_535, DEFAULT_PORT.control);
   const api = read(ENV.apiPort, 1, 65_535, DEFAULT_PORT.api);
   const host = read(ENV.hostPort, 1, 65_535, DEFAULT_PORT.host);
