@@ -36,26 +36,27 @@ export interface StartSettings {
  * Worker, refused its port, was restarted five times before everything stopped. And a port
  * that was no number read "must be a number, not a NaN".
  */
+/** The setting that names each component's port. */
+export const PORT_SETTINGS = {
+  control: ENV.controlPort,
+  api: ENV.apiPort,
+  host: ENV.hostPort,
+} as const;
+
 export function startSettingsFrom(env: NodeJS.ProcessEnv): StartSettings | string {
-  const read = (name: string, least: number, most: number, fallback: number) =>
-    wholeNumberSetting(env, name, fallback, least, most);
-  const control = read(ENV.controlPort, 1, 65_535, DEFAULT_PORT.control);
-  const api = read(ENV.apiPort, 1, 65_535, DEFAULT_PORT.api);
-  const host = read(ENV.hostPort, 1, 65_535, DEFAULT_PORT.host);
-  const hosts = read(ENV.hosts, 1, MAX_HOSTS, 1);
-  for (const value of [control, api, host, hosts]) if (typeof value === "string") return value;
-  const named: Array<[string, number]> = [
-    [ENV.controlPort, control as number],
-    [ENV.apiPort, api as number],
-    [ENV.hostPort, host as number],
-  ];
-  for (const [i, [name, port]] of named.entries()) {
-    const same = named.slice(i + 1).find(([, other]) => other === port);
-    if (same)
-      return `${name} and ${same[0]} are both ${port}: each component needs a port of its own`;
+  const keys = ["control", "api", "host"] as const;
+  const ports: StartSettings["ports"] = { ...DEFAULT_PORT };
+  for (const key of keys) {
+    const port = wholeNumberSetting(env, PORT_SETTINGS[key], DEFAULT_PORT[key], 1, 65_535);
+    if (typeof port === "string") return port;
+    ports[key] = port;
   }
-  return {
-    ports: { control: control as number, api: api as number, host: host as number },
-    hosts: hosts as number,
-  };
+  const hosts = wholeNumberSetting(env, ENV.hosts, 1, 1, MAX_HOSTS);
+  if (typeof hosts === "string") return hosts;
+  for (const [i, key] of keys.entries()) {
+    const same = keys.slice(i + 1).find((other) => ports[other] === ports[key]);
+    if (same)
+      return `${PORT_SETTINGS[key]} and ${PORT_SETTINGS[same]} are both ${ports[key]}: each component needs a port of its own`;
+  }
+  return { ports, hosts };
 }

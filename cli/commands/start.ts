@@ -14,7 +14,7 @@ import { CliError, type Command, takesOnly } from "../command.ts";
 import { prepareHome } from "../home-setup.ts";
 import { logLimitsFrom, watchLogSize } from "../log-files.ts";
 import { freePort, portIsFree, startProcess } from "../processes.ts";
-import { MAX_HOSTS, startSettingsFrom } from "../start-settings.ts";
+import { MAX_HOSTS, PORT_SETTINGS, startSettingsFrom } from "../start-settings.ts";
 import { Supervisor } from "../supervisor.ts";
 import { wakeRuns } from "../wake.ts";
 
@@ -62,11 +62,10 @@ Worker; every request it sends out is slower then, and passes wrangler's dev pro
     const { ports } = settings;
     const logLimits = logLimitsFrom(process.env); // RUNLET_HOME/logs: log-files.ts
     if (typeof logLimits === "string") throw new CliError(`bad setting: ${logLimits}`);
-    const names = { control: ENV.controlPort, api: ENV.apiPort, host: ENV.hostPort } as const;
     for (const key of ["control", "api", "host"] as const) {
       if (!(await portIsFree(ports[key], LOOPBACK))) {
         throw new CliError(
-          `port ${ports[key]} on ${LOOPBACK} is already in use: stop what holds it, or set ${names[key]} to a free port`,
+          `port ${ports[key]} on ${LOOPBACK} is already in use: stop what holds it, or set ${PORT_SETTINGS[key]} to a free port`,
         );
       }
     }
