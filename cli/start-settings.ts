@@ -1,4 +1,6 @@
-import { DEFAULT_PORT, ENV } from "../common/consts.ts";
+import { isIP } from "node:net";
+import { networkInterfaces } from "node:os";
+import { DEFAULT_PORT, ENV, LOOPBACK } from "../common/consts.ts";
 
 /**
  * A whole-number setting of `runlet start` (its ports, its hosts, its logs' limits): its value,
@@ -27,6 +29,35 @@ export interface StartSettings {
   ports: { control: number; api: number; host: number };
   /** `RUNLET_HOSTS`: runtime hosts to run. */
   hosts: number;
+  /** `RUNLET_LISTEN`: the address of the control plane and the run API (default loopback). */
+  listen: string;
+}
+
+/** This machine's own IPv4 addresses, as its interfaces have them now. */
+function ownAddresses(): Set<string> {
+  const own = new Set<string>();
+  for (const list of Object.values(networkInterfaces()))
+    for (const { address, family } of list ?? []) if (family === "IPv4") own.add(address);
+  return own;
+}
+
+/**
+ * `RUNLET_LISTEN`: one of this machine's IPv4 addresses, which other machines reach it at. A
+ * wildcard (0.0.0.0) is refused: the address is also the one handed to the runtime hosts for
+ * the ends of async runs, and a wildcard names no machine.
+ */
+export function listenSetting(
+  env: NodeJS.ProcessEnv,
+  own: () => Set<string> = ownAddresses,
+): string {
+  const text = env[ENV.listen];
+  if (text === undefined || text === "") return LOOPBACK;
+  const where = `${ENV.listen} must be one of this machine's IPv4 addresses, which other machines reach it at`;
+  if (isIP(text) !== 4) return `${where} (it is '${text}', not an IPv4 address)`;
+  if (text === "0.0.0.0")
+    return `${where} (it is '${text}', which listens everywhere but names no address to call back)`;
+  if (!own().has(text)) return `${where} (it is '${text}', which no interface here has)`;
+  return text;
 }
 
 /**
@@ -58,5 +89,7 @@ export function startSettingsFrom(env: NodeJS.ProcessEnv): StartSettings | strin
     if (same)
       return `${PORT_SETTINGS[key]} and ${PORT_SETTINGS[same]} are both ${ports[key]}: each component needs a port of its own`;
   }
-  return { ports, hosts };
+  const listen = listenSetting(env);
+  if (!isIP(listen)) return listen;
+  return { ports, hosts, listen };
 }

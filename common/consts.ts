@@ -73,6 +73,11 @@ export const ENV = {
   /** A file holding the host token, read at each registration (`runlet start`'s own hosts). */
   hostTokenFile: "RUNLET_HOST_TOKEN_FILE",
   hostSlots: "RUNLET_HOST_SLOTS",
+  /**
+   * `runlet start` and the Node control plane: the address the control plane and the run API
+   * listen on and are known by (default 127.0.0.1), so hosts on other machines can join.
+   */
+  listen: "RUNLET_LISTEN",
   /** `runlet start`: how many runtime hosts it runs (default 1). */
   hosts: "RUNLET_HOSTS",
   /** `runlet start`: the size at which a log in RUNLET_HOME/logs is rotated, and how many kept. */

@@ -34,6 +34,8 @@ const envSchema = z.object({
   [ENV.databaseToken]: z.string().optional(),
   [ENV.trustProxy]: z.enum(["0", "1"], { error: "must be 0 or 1" }).optional(),
   [ENV.bootstrapToken]: z.string().optional(),
+  // The address it listens on (0.0.0.0: all) and is known by (local.json's baseUrl): loopback by default.
+  [ENV.listen]: z.union([z.literal(""), z.ipv4({ error: "must be an IPv4 address" })]).optional(),
 });
 
 async function main() {
@@ -60,7 +62,9 @@ async function main() {
   const keys = await loadOrCreateSigningKey(home);
   const publicKeys = await publicKeysOf(keys);
   const bundles = fileBundles(join(home, "bundles"));
-  const baseUrl = `http://${LOOPBACK}:${port}`;
+  const hostname = env[ENV.listen] || LOOPBACK;
+  // Listening everywhere (0.0.0.0), it is known on this machine at loopback.
+  const baseUrl = `http://${hostname === "0.0.0.0" ? LOOPBACK : hostname}:${port}`;
   const deps: Deps = {
     db,
     keys,
@@ -106,8 +110,8 @@ async function main() {
       `control plane: hosts may now fetch ${kept.join(", ")} (deployed before bundles were kept)`,
     );
 
-  const server = serveControlPlane(app, { port, hostname: LOOPBACK }, (info) => {
-    console.log(`control plane listening on http://${LOOPBACK}:${info.port}`);
+  const server = serveControlPlane(app, { port, hostname }, (info) => {
+    console.log(`control plane listening on http://${hostname}:${info.port}`);
   });
   server.on("error", (err: NodeJS.ErrnoException) => {
     console.error(

@@ -1,11 +1,10 @@
 // A runtime host on "another machine": a network namespace this test makes (`ip netns` + a veth
 // pair, addresses of its choosing), reached over a real interface, not loopback. It joins a
-// local Runlet with a host token from `runlet hosts token`, reaching the control plane through
-// a relay on the veth's near end (the control plane listens on loopback only), and the Worker
-// places calls on it at its veth address. Skipped, saying why, without root and iproute2.
+// local Runlet started with RUNLET_LISTEN at the veth's near end (its control plane and run API
+// listen there), with a host token from `runlet hosts token`; the Worker places calls on it at
+// its veth address, and it reports the ends of async runs to the Worker at the near end.
+// Skipped, saying why, without root and iproute2.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import type { AddressInfo } from "node:net";
-import { createConnection, createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client } from "./apps.ts";
 import {
@@ -40,14 +39,15 @@ describe.skipIf(!hasIp)("a runtime host in another network namespace", () => {
   let runlet: Runlet;
   let home: string;
   let hostHome: string;
-  let relay: Server;
   let host: ChildProcess;
   let hostLog = "";
+  /** An app the Worker placed on the far host, and that host's id. */
+  let farApp = "";
+  let farId = "";
 
   beforeAll(async () => {
     home = await newHome();
     hostHome = await newHome();
-    runlet = await startRunlet(home);
     execFileSync("sh", [
       "-c",
       [
@@ -61,18 +61,8 @@ describe.skipIf(!hasIp)("a runtime host in another network namespace", () => {
         `ip -n ${NS} link set lo up`,
       ].join(" && "),
     ]);
-    // The control plane, as the far side sees it: a relay on the veth's near end.
-    relay = createServer((socket) => {
-      const upstream = createConnection(runlet.ports.control, "127.0.0.1");
-      socket.pipe(upstream).pipe(socket);
-      const end = () => {
-        socket.destroy();
-        upstream.destroy();
-      };
-      socket.on("error", end);
-      upstream.on("error", end);
-    });
-    await new Promise<void>((resolve) => relay.listen(0, NEAR, resolve));
+    // Before the start: RUNLET_LISTEN must be an address of this machine's.
+    runlet = await startRunlet(home, undefined, { RUNLET_LISTEN: NEAR });
     const made = await cli(["hosts", "token", "--name", "far"], runlet.env);
     expect(made.code).toBe(0);
     host = spawn(
@@ -84,7 +74,7 @@ describe.skipIf(!hasIp)("a runtime host in another network namespace", () => {
           ...process.env,
           RUNLET_HOME: hostHome,
           RUNLET_HOST_TOKEN: made.stdout.trim(),
-          RUNLET_BASE_URL: `http://${NEAR}:${(relay.address() as AddressInfo).port}`,
+          RUNLET_BASE_URL: runlet.local.baseUrl,
           RUNLET_HOST_ADDRESS: `http://${FAR}:${HOST_PORT}`,
           RUNLET_HOST_PORT: String(HOST_PORT),
           RUNLET_HOST_NAME: "far",
@@ -112,7 +102,6 @@ describe.skipIf(!hasIp)("a runtime host in another network namespace", () => {
       host.kill("SIGTERM");
       await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
     }
-    relay?.close();
     await runlet?.stop();
     execFileSync("sh", [
       "-c",
@@ -147,5 +136,38 @@ describe.skipIf(!hasIp)("a runtime host in another network namespace", () => {
       servedBy.push(await hostOfRun(runlet, body.run_id));
     }
     expect(servedBy).toContain(far?.id);
+    farApp = `far${servedBy.indexOf(far?.id as string)}`;
+    farId = far?.id as string;
+  });
+
+  it("reports an async run's end to the Worker at RUNLET_LISTEN's address", async () => {
+    const { apiUrl, baseUrl } = runlet.local;
+    expect(apiUrl).toBe(`http://${NEAR}:${runlet.ports.api}`);
+    expect(baseUrl).toBe(`http://${NEAR}:${runlet.ports.control}`);
+    const app = client(runlet);
+    // Longer than the host holds a hand-over's answer (100 ms): its end goes by the callback.
+    await app.deploy({
+      "runlet.toml": `name = "${farApp}"\n`,
+      "main.mjs":
+        "export const run = async () => { await new Promise((r) => setTimeout(r, 600)); return 'slept'; };",
+    });
+    for (let i = 0; i < 6; i++) {
+      const res = await app.submit(farApp, {}, "async=true");
+      const { run_id: runId } = (await json(res)) as { run_id: string };
+      expect(res.status).toBe(202);
+      // Well before the watchdog would ask the host (about 50 s): only the callback ends it so.
+      const view = await app.viewWhen(
+        farApp,
+        runId,
+        (v) => v.status !== "queued" && v.status !== "running",
+        20_000,
+      );
+      expect(view).toMatchObject({ status: "success" });
+      if ((await hostOfRun(runlet, runId)) === farId) {
+        expect(hostLog).not.toContain("could not report");
+        return;
+      }
+    }
+    throw new Error("no async run went to the far host");
   });
 });

@@ -36,7 +36,7 @@ export const start: Command = {
   summary: "start the control plane, runtime host and worker locally",
   usage: `Usage: runlet start [--verbose] [--inspect] [--json]
 
-Starts the three components on loopback, waits until each answers, prints their addresses and
+Starts the three components on loopback (but see RUNLET_LISTEN), waits until each answers, prints their addresses and
 a ready line, and stops them all on Ctrl-C (the runtime host gets up to 10 s for work in flight;
 a second Ctrl-C ends that grace). Once ready, a component that exits by itself is
 restarted (after 250 ms, doubling up to 5 s while it keeps failing); one that exits 5 times
@@ -46,6 +46,9 @@ Ports: RUNLET_CONTROL_PORT (${DEFAULT_PORT.control}), RUNLET_API_PORT (${DEFAULT
 RUNLET_HOSTS=N runs N runtime hosts (default 1, at most ${MAX_HOSTS}): the first at RUNLET_HOST_PORT, the
 others at the ports after it (a free port where one is taken), their state in RUNLET_HOME/hosts/N;
 the Worker places work over all.
+RUNLET_LISTEN=<IPv4 address of this machine> has the control plane and the run API listen there
+instead of 127.0.0.1 (and be known by it), so runtime hosts on other machines can join
+(\`runlet host\`) and report the ends of async runs; the hosts it runs stay on loopback.
 --verbose copies every component's output to this terminal (it always goes to RUNLET_HOME/logs/,
 each log rotated at RUNLET_LOG_MAX_BYTES, 10 MiB, keeping RUNLET_LOG_KEEP, 3, older files: .1, .2, …)
 and has the worker log a line per request (through wrangler's dev proxy, which costs CPU on each).
@@ -59,13 +62,16 @@ Worker; every request it sends out is slower then, and passes wrangler's dev pro
     requireInstalled();
     const settings = startSettingsFrom(process.env);
     if (typeof settings === "string") throw new CliError(`bad setting: ${settings}`);
-    const { ports } = settings;
+    const { ports, listen } = settings;
     const logLimits = logLimitsFrom(process.env); // RUNLET_HOME/logs: log-files.ts
     if (typeof logLimits === "string") throw new CliError(`bad setting: ${logLimits}`);
+    // The control plane and the run API at RUNLET_LISTEN (loopback unless set); the hosts it
+    // runs on loopback, where only this machine's Worker calls them.
+    const addressOf = { control: listen, api: listen, host: LOOPBACK };
     for (const key of ["control", "api", "host"] as const) {
-      if (!(await portIsFree(ports[key], LOOPBACK))) {
+      if (!(await portIsFree(ports[key], addressOf[key]))) {
         throw new CliError(
-          `port ${ports[key]} on ${LOOPBACK} is already in use: stop what holds it, or set ${PORT_SETTINGS[key]} to a free port`,
+          `port ${ports[key]} on ${addressOf[key]} is already in use: stop what holds it, or set ${PORT_SETTINGS[key]} to a free port`,
         );
       }
     }
@@ -78,11 +84,8 @@ Worker; every request it sends out is slower then, and passes wrangler's dev pro
     // token as it starts, which may be after the host has started.
     // A RUNLET_HOST_TOKEN in the shell (for `runlet host` elsewhere) is not theirs: left out.
     const hostToken = () => ({ [ENV.hostTokenFile]: paths.hostToken, [ENV.hostToken]: undefined });
-    const url = {
-      control: `http://${LOOPBACK}:${ports.control}`,
-      api: `http://${LOOPBACK}:${ports.api}`,
-      host: `http://${LOOPBACK}:${ports.host}`,
-    };
+    const at = (key: keyof typeof addressOf) => `http://${addressOf[key]}:${ports[key]}`;
+    const url = { control: at("control"), api: at("api"), host: at("host") };
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       [ENV.home]: home,
@@ -90,6 +93,7 @@ Worker; every request it sends out is slower then, and passes wrangler's dev pro
       // Set in this shell for 'runlet init' elsewhere, it would cost this control plane its local owner.
       [ENV.bootstrapToken]: undefined,
       [ENV.controlPort]: String(ports.control),
+      [ENV.listen]: listen,
       [ENV.hostPort]: String(ports.host),
       [ENV.apiUrl]: url.api,
       [ENV.baseUrl]: url.control,
@@ -131,7 +135,7 @@ Worker; every request it sends out is slower then, and passes wrangler's dev pro
       "--config",
       join(ROOT, "wrangler.toml"),
       "--ip",
-      LOOPBACK,
+      listen,
       "--port",
       String(ports.api),
       "--env-file",
