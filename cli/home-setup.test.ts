@@ -89,4 +89,11 @@ describe("prepareHome", () => {
       execFileSync("umount", [mnt]);
     }
   });
+
+  // Round 13: Node's recursive mkdir never returned there, and runlet start hung with no word.
+  it.skipIf(process.platform !== "linux")("says a home under /proc cannot be made", async () => {
+    await expect(prepareHome("/proc/runlet-home")).rejects.toThrow(
+      "cannot write to RUNLET_HOME /proc/runlet-home: its file system does not let a folder be made there (ENOENT)",
+    );
+  });
 });

@@ -5,9 +5,8 @@
  * from the middle of a start, and nothing half-written left behind (docs/deploy.md, "Backing up
  * and moving a home").
  */
-import { mkdirSync, statfsSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
-import { dirname } from "node:path";
+import { statfsSync } from "node:fs";
+import { makeFolders } from "../common/make-folders.ts";
 import {
   homePaths,
   loadOrCreateHostToken,
@@ -26,22 +25,11 @@ const REASONS: Record<string, string> = {
   EACCES: "permission denied",
   EPERM: "permission denied",
   ENOTDIR: "a part of its path is a file, not a folder",
+  // A level whose parent exists, refused by its file system (procfs, sysfs).
+  ENOENT: "its file system does not let a folder be made there",
 };
 
-/** The error a folder's own `mkdir` gives: Node's recursive one says ENOENT on a read-only mount. */
-function mkdirError(home: string): NodeJS.ErrnoException | undefined {
-  for (let dir = home; dirname(dir) !== dir; dir = dirname(dir)) {
-    try {
-      mkdirSync(dir);
-      return undefined;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT") return err as NodeJS.ErrnoException;
-    }
-  }
-  return undefined;
-}
-
-function unwritable(home: string, err: NodeJS.ErrnoException): CliError {
+export function unwritable(home: string, err: NodeJS.ErrnoException): CliError {
   const reason = REASONS[err.code ?? ""] ?? err.message;
   return new CliError(
     `cannot write to RUNLET_HOME ${home}: ${reason} (${err.code ?? "error"}). Give it a writable folder with room (RUNLET_HOME)`,
@@ -58,10 +46,9 @@ export function freeBytes(home: string): number {
 export async function prepareHome(home: string): Promise<string> {
   const paths = homePaths(home);
   try {
-    await mkdir(paths.logs, { recursive: true, mode: 0o700 });
+    makeFolders(paths.logs);
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    throw unwritable(home, (e.code === "ENOENT" && mkdirError(home)) || e);
+    throw unwritable(home, err as NodeJS.ErrnoException);
   }
   const free = freeBytes(home);
   if (free < MIN_FREE_BYTES)

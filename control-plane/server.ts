@@ -3,12 +3,12 @@
  * `runlet start` runs it), or `tsx control-plane/server.ts`.
  */
 
-import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { getConnInfo } from "@hono/node-server/conninfo";
 import { z } from "zod";
 import { describeZodError } from "../common/app-config.ts";
 import { DEFAULT_PORT, ENV, LOOPBACK } from "../common/consts.ts";
+import { makeFolders } from "../common/make-folders.ts";
 import { watchSupervisor } from "../common/parent-watch.ts";
 import { createControlPlane } from "./app.ts";
 import { unusableBootstrapToken } from "./auth/bootstrap-token.ts";
@@ -52,7 +52,12 @@ async function main() {
     process.exit(1);
   }
   const home = runletHome();
-  await mkdir(home, { recursive: true, mode: 0o700 });
+  try {
+    makeFolders(home);
+  } catch (err) {
+    console.error(`control plane: cannot make RUNLET_HOME ${home}: ${(err as Error).message}`);
+    process.exit(1);
+  }
   const port = env[ENV.controlPort];
   const trustProxy = env[ENV.trustProxy] === "1";
   const { db, close } = await openLibsql(

@@ -1,9 +1,10 @@
 import { spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
 import { ENV } from "../../common/consts.ts";
+import { makeFolders } from "../../common/make-folders.ts";
 import { runletHome } from "../../control-plane/home.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
 import { claimHome } from "../home-lock.ts";
+import { unwritable } from "../home-setup.ts";
 import { ROOT } from "./start.ts";
 
 const USAGE = `Usage: runlet host --control-plane URL [--address URL] [--listen IP] [--port N]
@@ -52,7 +53,11 @@ export const host: Command = {
       );
     // Its own home, held while it runs: a second host there would clear this one's spares.
     const home = runletHome();
-    mkdirSync(home, { recursive: true, mode: 0o700 });
+    try {
+      makeFolders(home);
+    } catch (err) {
+      throw unwritable(home, err as NodeJS.ErrnoException);
+    }
     claimHome(home);
     const address = values.address;
     // A mistyped --address was a TypeError's stack trace.
