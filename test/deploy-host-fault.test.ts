@@ -133,6 +133,27 @@ describe("a host that cannot start a deploy's replica for a reason of its own", 
     expect(existsSync(join(appsRoot(homes[0] as string), f.projectId))).toBe(false);
   });
 
+  it("answers a call it cannot start a replica for 502 elsewhere, so the Worker tries the next host", async () => {
+    // The Worker sent such a call to no other host: its caller had the host's 502 while another
+    // host could have served it (worker/placement.test.ts: the Worker's side).
+    const [broken, sound] = [await joinedHost(await linkFailingSecrets()), await joinedHost()];
+    const deployed = await deploying("either", "export const run = () => 'served';");
+    expect(deployed.status).toBe(201);
+    const answer = await hostClient(broken.url, INTERNAL_TOKEN).invoke(
+      f.projectId,
+      "either",
+      "run",
+    );
+    expect(answer.status).toBe(502);
+    expect(answer.body).toMatchObject({
+      message:
+        "the runtime host could not start a replica of the app: cannot read the project's secrets: the control plane answered 502 for the project's secrets",
+      elsewhere: true,
+    });
+    const served = await hostClient(sound.url, INTERNAL_TOKEN).invoke(f.projectId, "either", "run");
+    expect(served.body).toMatchObject({ ok: true, result: "served" });
+  });
+
   it("refuses the deploy 503 naming the host's problem, not the app's, when no host can", async () => {
     const host = await joinedHost();
     const call = () => hostClient(host.url, INTERNAL_TOKEN).invoke(f.projectId, "kept", "run");

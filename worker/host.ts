@@ -69,9 +69,10 @@ export async function invokeOnHost(
     } finally {
       wait.end();
     }
-    // A host that cannot start a replica of the app (its replicas run on others), or that is
-    // stopping and turned the call away unstarted: the next.
-    const notHere = res.status === 429 || res.status === 503;
+    // A host that cannot start a replica of the app (its replicas run on others; 502: its own
+    // failure to start one, as its sandbox), or that is stopping and turned the call away
+    // unstarted: the next.
+    const notHere = res.status === 429 || res.status === 502 || res.status === 503;
     if (notHere && i < hosts.length - 1 && (await servedElsewhere(res))) {
       done();
       res = undefined;
@@ -135,7 +136,7 @@ function at(host: Target, err: RunApiError): RunApiError {
   return err;
 }
 
-/** Whether a host's 429 or 503 says another host may take the call (runtime-host/http/errors.ts). */
+/** Whether a host's 429, 502 or 503 says another host may take the call (runtime-host/http/errors.ts). */
 async function servedElsewhere(res: Response): Promise<boolean> {
   const body = (await res
     .clone()
@@ -266,7 +267,7 @@ export async function forwardToHost(
     } finally {
       wait.end();
     }
-    const notHere = res.headers.get(HEADER.hostError) && (res.status === 429 || res.status === 503);
+    const notHere = res.headers.get(HEADER.hostError) && [429, 502, 503].includes(res.status);
     if (notHere && i < hosts.length - 1 && (await servedElsewhere(res))) {
       res = undefined;
       continue;

@@ -167,6 +167,8 @@ describe("placement", () => {
   it.each([
     [429, "cannot start a replica of the app", "too_many_requests"],
     [503, "is stopping and turned the waiting call away", "unavailable"],
+    // Its sandbox, the project's secrets or the version's files: the app's code never ran.
+    [502, "could not start a replica for its own reasons", "bad_gateway"],
   ])(
     "sends a call to the next host when one answers %i elsewhere (it %s)",
     async (status, _, code) => {
@@ -196,6 +198,26 @@ describe("placement", () => {
       });
     },
   );
+
+  it("does not send a call on after a 502 of the app's own (its replica failed to start)", async () => {
+    registry([host("a"), host("b")]);
+    const [x] = (await order("svc")) as [string, string];
+    fetchMock
+      .get(`http://${x}.test`)
+      .intercept({ path: "/internal/invoke/prj/svc/run", method: "POST" })
+      .reply(502, { message: "the app failed to start: boom", code: "bad_gateway" });
+    // Nothing is set up for the other host: a call sent there would fail as unmocked.
+    const target = { project: "prj", app: "svc", fn: "run", runId: "run_y", concurrency: 1 };
+    const call = invokeOnHost(
+      workerEnv,
+      target,
+      new TextEncoder().encode("{}").buffer as ArrayBuffer,
+    );
+    await expect(call).rejects.toMatchObject({
+      status: 502,
+      message: "the app failed to start: boom",
+    });
+  });
 
   it.each([
     ["GET", undefined],

@@ -30,9 +30,12 @@ export function asHttpError(err: unknown): HttpError | undefined {
   if (err instanceof HttpError) return err;
   if (err instanceof WorkloadError) {
     const { failure } = err;
-    // The Worker tries another host for a call this one cannot serve at all, or turned away
-    // unstarted as it stops.
-    const elsewhere = (failure.kind === "busy" || failure.kind === "closing") && failure.elsewhere;
+    // The Worker tries another host for a call this one cannot serve at all, turned away
+    // unstarted as it stops, or could not start a replica for its own reasons (its sandbox,
+    // the project's secrets, the version's files): the app's code never ran.
+    const elsewhere =
+      ((failure.kind === "busy" || failure.kind === "closing") && failure.elsewhere) ||
+      (failure.kind === "load-failed" && failure.host === true);
     // How long a call that failed once it ran did run: the Worker reports it to the runs index.
     const ran = err.runTimeMs === undefined ? {} : { run_time_ms: err.runTimeMs };
     const more = elsewhere ? { elsewhere: true, ...ran } : ran;
