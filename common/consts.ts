@@ -73,6 +73,8 @@ export const ENV = {
   /** A file holding the host token, read at each registration (`runlet start`'s own hosts). */
   hostTokenFile: "RUNLET_HOST_TOKEN_FILE",
   hostSlots: "RUNLET_HOST_SLOTS",
+  /** The memory a host counts as its own (default: the machine's); its default slots follow. */
+  hostMemoryMb: "RUNLET_HOST_MEMORY_MB",
   /**
    * `runlet start` and the Node control plane: the address the control plane and the run API
    * listen on and are known by (default 127.0.0.1), so hosts on other machines can join.

@@ -19,8 +19,10 @@ import { listenAddressOf } from "./listen-address.ts";
 import { detectSandbox, sandboxSettingsOf, sandboxSettingsSchema } from "./sandbox/sandbox.ts";
 import { startHost } from "./server.ts";
 
+/** The machine's memory, which a host takes as its own unless told its share. */
+const MACHINE_MB = Math.floor(totalmem() / 2 ** 20);
 /** Replicas a host runs at once by default: one per 256 MiB of its memory, at most 256. */
-const DEFAULT_SLOTS = Math.max(1, Math.min(256, Math.floor(totalmem() / 2 ** 28)));
+const slotsFor = (memoryMb: number) => Math.max(1, Math.min(256, Math.floor(memoryMb / 256)));
 
 const envSchema = z
   .object({
@@ -36,7 +38,9 @@ const envSchema = z
       .url({ protocol: /^https?$/, error: "must be this host's http(s) URL" })
       .optional(),
     [ENV.hostListen]: z.union([z.ipv4(), z.ipv6()], { error: "must be an IP address" }).optional(),
-    [ENV.hostSlots]: z.coerce.number().int().min(1).max(100_000).default(DEFAULT_SLOTS),
+    [ENV.hostSlots]: z.coerce.number().int().min(1).max(100_000).optional(),
+    // Its share of the machine's memory where hosts share one (runlet start's RUNLET_HOSTS).
+    [ENV.hostMemoryMb]: z.coerce.number().int().min(1).max(MACHINE_MB).default(MACHINE_MB),
     ...sandboxSettingsSchema,
   })
   .refine((env) => env[ENV.internalToken] || env[ENV.hostToken] || env[ENV.hostTokenFile], {
@@ -82,8 +86,8 @@ async function main(): Promise<void> {
             refused: (reason: string) => onRefused(reason),
             name: env[ENV.hostName],
             address,
-            slots: env[ENV.hostSlots],
-            memoryMb: Math.floor(totalmem() / 2 ** 20),
+            slots: env[ENV.hostSlots] ?? slotsFor(env[ENV.hostMemoryMb]),
+            memoryMb: env[ENV.hostMemoryMb],
           }
         : undefined,
   });

@@ -5,6 +5,7 @@
 // brings the dead one back under the same id.
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
+import { totalmem } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../cli/processes.ts";
@@ -24,7 +25,14 @@ import {
 } from "./harness.ts";
 import { rawConnect, requestHead } from "./raw-http.ts";
 
-type Host = { id: string; name: string; address: string; state: string };
+type Host = {
+  id: string;
+  name: string;
+  address: string;
+  state: string;
+  slots: number;
+  memoryMb: number;
+};
 
 describe("three runtime hosts", () => {
   let runlet: Runlet;
@@ -151,6 +159,14 @@ createServer((req, res) => {
     const listed = await hosts();
     expect(listed.map((h) => h.name).sort()).toEqual(["local-1", "local-2", "local-3"]);
     expect(listed.every((h) => h.state === "up")).toBe(true);
+    // One machine's memory shared by its three hosts, and its slots (one per 256 MiB) with it:
+    // each claimed all of it, three times the replicas the machine holds.
+    const shareMb = Math.floor(totalmem() / 2 ** 20 / 3);
+    for (const h of listed)
+      expect(h).toMatchObject({
+        memoryMb: shareMb,
+        slots: Math.max(1, Math.min(256, Math.floor(shareMb / 256))),
+      });
 
     const app = client(runlet);
     await app.deploy(sleeper(['name = "spread"']));

@@ -25,6 +25,8 @@ gets up to 10 s). See docs/hosts.md.
   --name            how the host is listed (default: this machine's name)
   --slots           replicas it runs at once (default: one per 256 MiB of memory, at most 256)
 
+Its memory is the machine's unless RUNLET_HOST_MEMORY_MB says its share (machines it shares).
+
 State (app versions, spare replicas) lives under RUNLET_HOME (default .runlet), which one
 runlet start or runlet host holds at a time: beside a runlet start in the same folder, give
 this host a home of its own (RUNLET_HOME=/var/lib/runlet-host npx runlet host ...).`;

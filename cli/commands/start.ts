@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { totalmem } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_PORT, ENV, LOOPBACK } from "../../common/consts.ts";
@@ -44,8 +45,8 @@ within a minute stops them all. The components end by themselves if this command
 State lives in RUNLET_HOME (default ./.runlet).
 Ports: RUNLET_CONTROL_PORT (${DEFAULT_PORT.control}), RUNLET_API_PORT (${DEFAULT_PORT.api}), RUNLET_HOST_PORT (${DEFAULT_PORT.host}).
 RUNLET_HOSTS=N runs N runtime hosts (default 1, at most ${MAX_HOSTS}): the first at RUNLET_HOST_PORT, the
-others at the ports after it (a free port where one is taken), their state in RUNLET_HOME/hosts/N;
-the Worker places work over all.
+others at the ports after it (a free port where one is taken), their state in RUNLET_HOME/hosts/N,
+each with 1/N of the machine's memory and replica slots; the Worker places work over all.
 RUNLET_LISTEN=<IPv4 address of this machine> has the control plane and the run API listen there
 instead of 127.0.0.1 (and be known by it), so runtime hosts on other machines can join
 (\`runlet host\`) and report the ends of async runs; the hosts it runs stay on loopback.
@@ -152,6 +153,12 @@ Worker; every request it sends out is slower then, and passes wrangler's dev pro
     // (RUNLET_HOME/hosts/N). All join the registry; at the same address after a restart, each
     // keeps its id (on ports the OS picked, every restart added a host to \`runlet hosts\`).
     const hostCount = settings.hosts;
+    // Hosts on one machine share its memory, and so its slots (one per 256 MiB): each claimed
+    // all of it, and N hosts took N times the replicas the machine holds.
+    const share =
+      hostCount > 1 && !process.env[ENV.hostMemoryMb]
+        ? { [ENV.hostMemoryMb]: String(Math.floor(totalmem() / 2 ** 20 / hostCount)) }
+        : {};
     const uidBase = Number(process.env[ENV.sandboxUidBase]) || DEFAULT_UID_BASE;
     const extraHosts: Array<{ n: number; port: number; home: string }> = [];
     for (let n = 2; n <= hostCount; n++) {
@@ -172,6 +179,7 @@ Worker; every request it sends out is slower then, and passes wrangler's dev pro
           healthUrl: `${url.host}/healthz`,
           start: node("runtime-host", "runtime-host/main.ts", [], () => ({
             ...hostToken(),
+            ...share,
             [ENV.hostName]: "local-1",
           })),
           // Its own grace for work in flight (10 s), then its replicas' stop.
@@ -187,6 +195,7 @@ Worker; every request it sends out is slower then, and passes wrangler's dev pro
           healthUrl: `http://${LOOPBACK}:${port}/healthz`,
           start: node(`runtime-host-${n}`, "runtime-host/main.ts", [], () => ({
             ...hostToken(),
+            ...share,
             [ENV.hostName]: `local-${n}`,
             [ENV.home]: hostHome,
             // Replica users of its own: hosts on one machine never share a uid.
