@@ -93,3 +93,22 @@ export function startSettingsFrom(env: NodeJS.ProcessEnv): StartSettings | strin
   if (!isIP(listen)) return listen;
   return { ports, hosts, listen };
 }
+
+/**
+ * The tests' knobs, as Worker variables: the pauses between webhook attempts
+ * (`RUNLET_WEBHOOK_RETRY_DELAYS_MS`, "1000,20000"), between health checks of a host that
+ * holds a call (`RUNLET_HOST_PROBE_MS`), and how long the run API keeps the control plane's
+ * word on a token (`RUNLET_AUTH_CACHE_MS`, 10 s unset).
+ */
+export function testKnobs(): string {
+  const delays = process.env.RUNLET_WEBHOOK_RETRY_DELAYS_MS;
+  const ms = (knob: string, name: string) => {
+    const value = process.env[knob];
+    return value && /^\d+$/.test(value) ? `${name}=${value}\n` : "";
+  };
+  return (
+    (delays && /^\d+(,\d+)*$/.test(delays) ? `WEBHOOK_RETRY_DELAYS_MS=${delays}\n` : "") +
+    ms("RUNLET_HOST_PROBE_MS", "HOST_PROBE_MS") +
+    ms("RUNLET_AUTH_CACHE_MS", "AUTH_CACHE_MS")
+  );
+}

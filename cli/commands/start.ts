@@ -15,7 +15,7 @@ import { CliError, type Command, takesOnly } from "../command.ts";
 import { prepareHome } from "../home-setup.ts";
 import { logLimitsFrom, watchLogSize } from "../log-files.ts";
 import { freePort, portIsFree, startProcess } from "../processes.ts";
-import { MAX_HOSTS, PORT_SETTINGS, startSettingsFrom } from "../start-settings.ts";
+import { MAX_HOSTS, PORT_SETTINGS, startSettingsFrom, testKnobs } from "../start-settings.ts";
 import { Supervisor } from "../supervisor.ts";
 import { wakeRuns } from "../wake.ts";
 
@@ -286,22 +286,3 @@ Worker; every request it sends out is slower then, and passes wrangler's dev pro
     return code;
   },
 };
-
-/**
- * The tests' knobs, as Worker variables: the pauses between webhook attempts
- * (`RUNLET_WEBHOOK_RETRY_DELAYS_MS`, "1000,20000"), between health checks of a host that
- * holds a call (`RUNLET_HOST_PROBE_MS`), and how long the run API keeps the control plane's
- * word on a token (`RUNLET_AUTH_CACHE_MS`, 10 s unset).
- */
-function testKnobs(): string {
-  const delays = process.env.RUNLET_WEBHOOK_RETRY_DELAYS_MS;
-  const ms = (knob: string, name: string) => {
-    const value = process.env[knob];
-    return value && /^\d+$/.test(value) ? `${name}=${value}\n` : "";
-  };
-  return (
-    (delays && /^\d+(,\d+)*$/.test(delays) ? `WEBHOOK_RETRY_DELAYS_MS=${delays}\n` : "") +
-    ms("RUNLET_HOST_PROBE_MS", "HOST_PROBE_MS") +
-    ms("RUNLET_AUTH_CACHE_MS", "AUTH_CACHE_MS")
-  );
-}
