@@ -1,4 +1,4 @@
-// `runlet projects [list|create]` against a real Node control plane: its first user made by
+// `runlet projects [list|create|update]` against a real Node control plane: its first user made by
 // `runlet init` (credentials in local.json), the projects they make, and a service account.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ENV } from "../../common/consts.ts";
@@ -117,15 +117,48 @@ describe("runlet projects", () => {
     ]);
   });
 
+  it("renames a project and changes its plan, the one the CLI works in by default", async () => {
+    // Round 13: a project could be renamed over the API only.
+    const renamed = await runlet(["projects", "update", staging, "--name", "staging-eu", "--json"]);
+    expect(renamed.code, renamed.stderr).toBe(0);
+    expect(JSON.parse(renamed.stdout)).toMatchObject({
+      id: staging,
+      name: "staging-eu",
+      plan: "pro",
+    });
+    const here = await runlet(["projects", "update", "--plan", "enterprise"], {
+      ...env,
+      [ENV.project]: staging,
+    });
+    expect(here.code, here.stderr).toBe(0);
+    expect(here.stdout.trim()).toBe(`Project ${staging} is now staging-eu (enterprise).`);
+    const listed = JSON.parse((await runlet(["projects", "--json"])).stdout).projects as Listed[];
+    expect(listed.find((p) => p.id === staging)).toMatchObject({
+      name: "staging-eu",
+      plan: "enterprise",
+    });
+    const audit = await runlet(["audit-log", "--action", "projects.update", "--json"], {
+      ...env,
+      [ENV.project]: staging,
+    });
+    expect(audit.code, audit.stderr).toBe(0);
+    expect(audit.stdout).toContain('"from":"staging","to":"staging-eu"');
+    const nothing = await runlet(["projects", "update", staging]);
+    expect(nothing.code).toBe(1);
+    expect(nothing.stderr).toContain("give --name, --plan or both");
+  });
+
   it("shows its help, and refuses what it does not do", async () => {
     const help = await runlet(["projects", "--help"]);
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: runlet projects \[list\]/);
     const wrong = await runlet(["projects", "remove", "--json"]);
     expect(wrong.code).toBe(1);
-    expect(JSON.parse(wrong.stdout)).toEqual({ message: "say list or create (not 'remove')" });
+    expect(JSON.parse(wrong.stdout)).toEqual({
+      message: "say list, create or update (not 'remove')",
+    });
     const stray = await runlet(["projects", "list", "--name", "x"]);
     expect(stray.code).toBe(1);
-    expect(stray.stderr).toContain("--name and --plan are for create");
+    expect(stray.stderr).toContain("--name and --plan are for create and update");
   });
 });

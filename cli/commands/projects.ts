@@ -5,12 +5,15 @@ import { type CliConfig, callApi, loadConfig, printTable } from "../config.ts";
 
 const USAGE = `Usage: runlet projects [list] [--json]
        runlet projects create --name NAME [--plan hobby|pro|enterprise] [--json]
+       runlet projects update [ID] [--name NAME] [--plan hobby|pro|enterprise] [--json]
 
   list     (also with no subcommand) the projects you are in: id, name, plan, your role, when
            it was made, oldest first; * marks the one the CLI works in. With a service
            account's token, its one project. --json: {projects: [...]}, each with current
   create   a new project, owned by the user whose token the CLI has (a service account cannot
            make one). Audited as projects.create in it
+  update   renames a project or changes its plan (ID: the one the CLI works in by default);
+           owners only. Audited as projects.update in it, with what changed
 
 The other commands work in the project of RUNLET_PROJECT, else the one a service account's
 token names, else local.json's: set RUNLET_PROJECT to another one's id to work there.`;
@@ -65,22 +68,44 @@ async function create(values: Record<string, string | boolean | undefined>): Pro
   return 0;
 }
 
+async function update(
+  id: string | undefined,
+  values: Record<string, string | boolean | undefined>,
+): Promise<number> {
+  if (!values.name && !values.plan) throw new CliError(`give --name, --plan or both\n\n${USAGE}`);
+  const config = await loadConfig(process.env, { anyProject: true });
+  const projectId = id ?? config.projectId;
+  if (!projectId)
+    throw new CliError(`which project? give its id (npx runlet projects lists them)\n\n${USAGE}`);
+  const changes = {
+    ...(values.name ? { name: values.name } : {}),
+    ...(values.plan ? { plan: values.plan } : {}),
+  };
+  const path = `/v2/projects/${encodeURIComponent(projectId)}`;
+  const now = await callApi<Project>(config, "PATCH", path, "updating the project", changes);
+  if (values.json) console.log(JSON.stringify(now));
+  else console.log(`Project ${now.id} is now ${now.name} (${now.plan}).`);
+  return 0;
+}
+
 export const projects: Command = {
   name: "projects",
-  summary: "list your projects, or create one (you own it)",
+  summary: "list your projects, create one (you own it), or rename one",
   usage: USAGE,
   options: { name: { type: "string" }, plan: { type: "string" } },
   async run({ values, positionals }) {
     const [action = "list", ...extra] = positionals;
-    if (action !== "list" && action !== "create") {
-      throw new CliError(`say list or create (not '${action}')\n\n${USAGE}`);
+    if (action !== "list" && action !== "create" && action !== "update") {
+      throw new CliError(`say list, create or update (not '${action}')\n\n${USAGE}`);
     }
-    if (extra.length > 0) {
-      throw new CliError(`unexpected '${extra.join(" ")}'\n\n${USAGE}`);
+    const words = action === "update" ? extra.slice(1) : extra;
+    if (words.length > 0) {
+      throw new CliError(`unexpected '${words.join(" ")}'\n\n${USAGE}`);
     }
     if (action === "create") return create(values);
+    if (action === "update") return update(extra[0], values);
     if (values.name || values.plan) {
-      throw new CliError(`--name and --plan are for create\n\n${USAGE}`);
+      throw new CliError(`--name and --plan are for create and update\n\n${USAGE}`);
     }
     return list(await loadConfig(process.env, { anyProject: true }), values.json === true);
   },
