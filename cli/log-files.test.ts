@@ -1,6 +1,7 @@
 /**
  * The logs of `runlet start` rotate by size (log-files.ts), with a limit of a few KiB here: no
  * line lost or cut, at most `keep` old files, a real child process writing as fast as it can.
+ * Each line begins with when it came (ISO 8601, UTC), once however many pieces it came in.
  */
 import { appendFileSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -23,8 +24,21 @@ function filesOf(name: string): string[] {
     .sort((a, b) => Number(b.split(".").pop()) - Number(a.split(".").pop()));
   return [...rotated, `${name}.log`];
 }
-const linesOf = (name: string) =>
-  filesOf(name).flatMap((f) => readFileSync(join(dir, f), "utf8").split("\n").filter(Boolean));
+/** A line's time stamp: `2026-11-26T21:04:05.123Z `. */
+const STAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z /;
+const STAMP_LENGTH = "2026-11-26T21:04:05.123Z ".length;
+/** The lines of `name`'s files, oldest first, each checked for its stamp and shown without it. */
+const linesOf = (name: string, stamped = true) =>
+  filesOf(name).flatMap((f) =>
+    readFileSync(join(dir, f), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => {
+        if (!stamped) return l;
+        expect(l).toMatch(STAMP);
+        return l.slice(STAMP_LENGTH);
+      }),
+  );
 const line = (i: number) => `line ${String(i).padStart(5, "0")} ${"x".repeat(40)}`;
 
 it("rotates a log it writes once it would pass its size, keeping every line whole and in order", async () => {
@@ -41,7 +55,46 @@ it("rotates a log it writes once it would pass its size, keeping every line whol
   for (const f of files) {
     const content = readFileSync(join(dir, f), "utf8");
     expect(content.endsWith("\n")).toBe(true); // no line cut in two
-    expect(content.length).toBeLessThanOrEqual(limits.maxBytes + line(0).length); // a line begun
+    // A file passes its size only by a line it had begun.
+    expect(content.length).toBeLessThanOrEqual(limits.maxBytes + STAMP_LENGTH + line(0).length);
+  }
+});
+
+it("begins each line with its time in UTC: once for a line that came in pieces, each of many in one chunk, never two streams on one line", async () => {
+  const path = join(dir, "runtime-host.log");
+  appendFileSync(path, "an earlier writer's last line, never ended");
+  const log = new LogFile(path);
+  const before = Date.now();
+  log.write("listening on 127.0.0.1:8790\nready");
+  log.write(" in 35 ms\n");
+  log.write("a\n\nb\n");
+  // A stream's line left unended is not continued by another's.
+  log.write("progress: 10%", "stdout");
+  log.write("warning: slow disk\n", "stderr");
+  log.write(", 20%\n", "stdout");
+  log.write("half of a line");
+  log.writeLine("runlet: the runtime host is back (restart 1)");
+  await log.end();
+  const lines = readFileSync(path, "utf8").split("\n");
+  expect(lines.shift()).toBe("an earlier writer's last line, never ended");
+  expect(lines.pop()).toBe(""); // the file ends with a newline
+  expect(lines.map((l) => l.slice(STAMP_LENGTH))).toEqual([
+    "listening on 127.0.0.1:8790",
+    "ready in 35 ms",
+    "a",
+    "",
+    "b",
+    "progress: 10%",
+    "warning: slow disk",
+    ", 20%",
+    "half of a line",
+    "runlet: the runtime host is back (restart 1)",
+  ]);
+  for (const l of lines) {
+    expect(l).toMatch(STAMP);
+    const time = Date.parse(l.slice(0, STAMP_LENGTH - 1));
+    expect(time).toBeGreaterThanOrEqual(before);
+    expect(time).toBeLessThanOrEqual(Date.now());
   }
 });
 
@@ -85,7 +138,7 @@ it("rotates a log another program appends to by name (wrangler's), once over the
   expect(rotateIfOver(path, limits)).toBe(true);
   appendFileSync(path, `${line(30)}\n`);
   expect(filesOf("wrangler")).toEqual(["wrangler.log.1", "wrangler.log"]);
-  expect(linesOf("wrangler")).toEqual(Array.from({ length: 31 }, (_, i) => line(i)));
+  expect(linesOf("wrangler", false)).toEqual(Array.from({ length: 31 }, (_, i) => line(i)));
 });
 
 it("takes its limits from RUNLET_LOG_MAX_BYTES and RUNLET_LOG_KEEP, and says which is wrong", () => {

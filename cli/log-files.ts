@@ -11,8 +11,20 @@
  *   of such a line (or by a line longer than `maxBytes`, which has a file to itself).
  * - Nothing waits on the disk: writes are buffered by the stream, the renames are a few
  *   `rename(2)` calls, and the components write to pipes this process reads as before.
+ * - Each line begins with when it came, in UTC (`2026-11-26T21:04:05.123Z `, as
+ *   `docker logs --timestamps` and journald give it): the time its first byte reached this
+ *   process. A line that comes in pieces (a pipe's chunk ends anywhere) has one stamp; a chunk
+ *   of many lines stamps each.
  */
-import { createWriteStream, openSync, renameSync, statSync, type WriteStream } from "node:fs";
+import {
+  closeSync,
+  createWriteStream,
+  openSync,
+  readSync,
+  renameSync,
+  statSync,
+  type WriteStream,
+} from "node:fs";
 import { ENV } from "../common/consts.ts";
 import { wholeNumberSetting } from "./start-settings.ts";
 
@@ -74,6 +86,42 @@ const sizeOf = (path: string) => {
   }
 };
 
+/** Whether the file at `path` (of `size` bytes) ends in a line not ended (a writer that died). */
+function endsMidLine(path: string, size: number): boolean {
+  if (size === 0) return false;
+  try {
+    const fd = openSync(path, "r");
+    try {
+      const last = Buffer.alloc(1);
+      readSync(fd, last, 0, 1, size - 1);
+      return last[0] !== 10;
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+}
+
+const NEWLINE = Buffer.from("\n");
+
+/** `data` with the time now before each line that begins in it (`midLine`: its first does not). */
+export function stamped(data: Buffer, midLine: boolean, now = new Date()): Buffer {
+  const stamp = Buffer.from(`${now.toISOString()} `);
+  const parts: Buffer[] = [];
+  let start = 0;
+  let lineStart = !midLine;
+  while (start < data.length) {
+    if (lineStart) parts.push(stamp);
+    const newline = data.indexOf(10, start);
+    const end = newline === -1 ? data.length : newline + 1;
+    parts.push(data.subarray(start, end));
+    start = end;
+    lineStart = newline !== -1;
+  }
+  return Buffer.concat(parts);
+}
+
 /** A log file this process writes, appended to and rotated by size. */
 export class LogFile {
   #stream: WriteStream;
@@ -82,12 +130,17 @@ export class LogFile {
   #unwritable = false;
   /** Whether the file ends in a line not yet ended (a chunk of a pipe ends anywhere). */
   #midLine = false;
+  /** The stream whose line the file ends in, while `#midLine` (see `write`). */
+  #lineOf = "";
+  /** The file ended in a line an earlier writer left unended: what comes now begins another. */
+  #brokenLine = false;
 
   constructor(
     readonly path: string,
     private readonly limits: LogLimits = DEFAULT_LOG_LIMITS,
   ) {
     this.#size = sizeOf(path);
+    this.#brokenLine = endsMidLine(path, this.#size);
     this.#stream = this.#open();
   }
 
@@ -122,9 +175,29 @@ export class LogFile {
     console.error(`runlet: cannot write ${this.path} (${err.message}); its output is dropped`);
   }
 
-  write(chunk: Buffer | string): void {
+  /**
+   * Output as it comes (a line may arrive in pieces), each line stamped with its time. `from`
+   * names the stream it came from (stdout, stderr): another stream's line left unended is ended
+   * first, so the two do not share a line (the rest of it comes as a line of its own).
+   */
+  write(chunk: Buffer | string, from = ""): void {
     if (this.#ended || this.#unwritable) return;
-    let data = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+    const data = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
+    if (data.length === 0) return;
+    const cut = this.#midLine && this.#lineOf !== from;
+    const lines = stamped(data, this.#midLine && !cut);
+    this.#write(cut ? Buffer.concat([NEWLINE, lines]) : lines);
+    this.#lineOf = from;
+  }
+
+  /** A whole line of this process's own (the supervisor's), on a line of its own. */
+  writeLine(text: string): void {
+    this.write(`${text}\n`, "runlet");
+  }
+
+  #write(stampedData: Buffer): void {
+    let data = this.#brokenLine ? Buffer.concat([NEWLINE, stampedData]) : stampedData;
+    this.#brokenLine = false;
     while (this.#size + data.length > this.limits.maxBytes) {
       // The whole lines that fit; or, in a line the file ends in, that line's end.
       const room = this.limits.maxBytes - this.#size;

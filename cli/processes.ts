@@ -49,8 +49,8 @@ export function startProcess(
   // The child's watch pipe: kept open, never written to (see above).
   child.stdin?.on("error", () => {});
   const lines: string[] = [];
-  const take = (chunk: Buffer) => {
-    log.write(chunk);
+  const take = (from: "stdout" | "stderr") => (chunk: Buffer) => {
+    log.write(chunk, from);
     for (const line of chunk.toString("utf8").split("\n")) {
       if (!line.trim()) continue;
       lines.push(line);
@@ -58,8 +58,8 @@ export function startProcess(
       if (opts.echo) process.stderr.write(`[${name}] ${line}\n`);
     }
   };
-  child.stdout?.on("data", take);
-  child.stderr?.on("data", take);
+  child.stdout?.on("data", take("stdout"));
+  child.stderr?.on("data", take("stderr"));
   const exited = new Promise<string>((resolve) => {
     child.once("exit", (code, signal) => resolve(signal ? `signal ${signal}` : `code ${code}`));
     child.once("error", (err) => {

@@ -200,11 +200,10 @@ export class Supervisor {
   /** To the terminal, the component's log and the supervisor's; resolves once in both files. */
   async #say(component: Component, line: string): Promise<void> {
     console.error(line);
-    const stamped = `${new Date().toISOString()} ${line}\n`;
     const { log } = component.proc;
     this.#log ??= new LogFile(this.logOf("supervisor"), this.opts.logLimits ?? DEFAULT_LOG_LIMITS);
-    log.write(stamped);
-    this.#log.write(stamped);
+    log.writeLine(line); // each file stamps it with the time (log-files.ts)
+    this.#log.writeLine(line);
     await Promise.all([log.flush(), this.#log.flush()]);
   }
 }

@@ -95,6 +95,15 @@ describe("a local Runlet, end to end", () => {
     }
   });
 
+  it("begins each line of a component's log with its time (ISO 8601, UTC)", async () => {
+    for (const name of ["control-plane.log", "worker.log", "runtime-host.log"]) {
+      const lines = (await readFile(join(home, "logs", name), "utf8")).split("\n").slice(0, -1);
+      expect(lines.length, `${name} has lines`).toBeGreaterThan(0);
+      for (const line of lines)
+        expect(line, `a line of ${name}`).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z /);
+    }
+  });
+
   it("deploys examples/hello with the CLI and runs it through the worker", async () => {
     const deployed = await cli(["deploy", "examples/hello"], runlet.env);
     expect(deployed.stderr).toContain("Packing hello");
