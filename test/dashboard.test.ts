@@ -1,8 +1,9 @@
 // The dashboard in a real browser (Debian's Chromium, playwright-core) against a whole local
 // Runlet: sign-in through the CLI's one-time link, runs (async marked, new ones appearing without
 // a reload), a run's logs and webhook attempts, a failed webhook sent again from its run page,
-// API keys shown once and revoked, the audit log by URL and its CSV export, CSRF, pages without a
-// session, script errors and axe on every page.
+// an app's async queue on its page and on the Apps list, API keys shown once and revoked, the
+// audit log by URL and its CSV export, CSRF, pages without a session, script errors and axe on
+// every page.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -24,6 +25,18 @@ const TALKER = {
 export async function slow() {
   await new Promise((resolve) => setTimeout(resolve, 6000));
   return { slept: true };
+}`,
+};
+
+/** Runs that hold their replica `ms`, or until cancelled; one replica. */
+const QUEUER = {
+  "runlet.toml": 'name = "queuer"\nruntime = "managed"\n[scaling]\nmax_replicas = 1',
+  "main.mjs": `export async function run(input, ctx) {
+  await new Promise((resolve) => {
+    const timer = setTimeout(resolve, input?.ms ?? 0);
+    ctx.signal.addEventListener("abort", () => { clearTimeout(timer); resolve(); });
+  });
+  return { held: input?.ms ?? 0 };
 }`,
 };
 
@@ -438,6 +451,36 @@ createServer((req, res) => {
     expect(new URL(page.url()).pathname).toBe("/dashboard/apps/broken-http/output");
     await visit("/dashboard/apps/no-such-app/output");
     await expect(page.textContent("main")).resolves.toContain("app 'no-such-app' is not deployed");
+  });
+
+  it("shows an app's async queue (the run store's) apart from the calls waiting at its host", async () => {
+    const api = client(runlet);
+    await api.deploy(QUEUER);
+    const submit = async (ms: number) => {
+      const res = await api.submit("queuer", { ms }, "async=true");
+      expect(res.status).toBe(202);
+      return (await json(res)).run_id as string;
+    };
+    const held = await submit(120_000);
+    await api.viewWhen("queuer", held, (v) => v.status === "running");
+    for (let i = 0; i < 12; i++) await submit(0);
+    // The runs index hears of each run within about 200 ms: the page is read again until then.
+    const asyncRuns = page.locator("dl.facts div", { hasText: "Async runs" }).locator("dd");
+    await visit("/dashboard/apps/queuer");
+    for (let tries = 0; tries < 50; tries++) {
+      if ((await asyncRuns.textContent())?.startsWith("12 queued, 1 running")) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await page.reload();
+    }
+    await expect(asyncRuns.textContent()).resolves.toBe("12 queued, 1 running (the queued runs)");
+    const replicas = page.locator("dl.facts div", { hasText: "Replicas now" }).locator("dd");
+    await expect(replicas.textContent()).resolves.toMatch(/busy; \d+ calls? waiting at the host$/);
+    await asyncRuns.getByRole("link", { name: "the queued runs" }).click();
+    expect(new URL(page.url()).search).toBe("?app=queuer&status=queued");
+    await visit("/dashboard/apps");
+    const row = page.locator("tr", { has: page.getByRole("link", { name: "queuer" }) });
+    await expect(row.textContent()).resolves.toContain("12 queued, 1 running");
+    expect((await api.cancel("queuer", held)).status).toBe(200); // the queue runs now
   });
 
   it("passes axe on every page, light and dark, and no page logged a script error", async () => {

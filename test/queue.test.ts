@@ -43,6 +43,17 @@ describe("async runs are a durable queue", () => {
     await api.deploy(sleeper([...managed("sync"), ...scaling(1)], 1));
     await api.deploy(sleeper([...managed("lineup"), ...scaling(1)]));
     await api.deploy(sleeper([...managed("expiry"), "queue_timeout = 2", ...scaling(1)]));
+    // Runs that wait `ms`, or until cancelled (ctx.signal), which frees the replica at once.
+    await api.deploy({
+      "runlet.toml": [...managed("backlog"), ...scaling(1), ""].join("\n"),
+      "main.mjs": `export async function run(input, ctx) {
+  await new Promise((resolve) => {
+    const timer = setTimeout(resolve, input?.ms ?? 0);
+    ctx.signal.addEventListener("abort", () => { clearTimeout(timer); resolve(); });
+  });
+  return { ok: true };
+}`,
+    });
   });
 
   afterAll(async () => {
@@ -156,6 +167,50 @@ describe("async runs are a durable queue", () => {
     }
     expect(entry).toMatchObject({ status: "cancelled", async: true });
   }, 60_000);
+
+  it("counts the app's queue where a user looks (the API, runlet apps), apart from the host's waiting calls", async () => {
+    const { baseUrl, projectId, token } = runlet.local;
+    const queueNow = async () => {
+      const res = await fetch(`${baseUrl}/v2/projects/${projectId}/apps/backlog/replicas`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(res.status).toBe(200);
+      return json(res);
+    };
+    /** The answer once `done` holds: the runs index hears of each change within about 200 ms. */
+    const queueWhen = async (done: (runs: Json) => boolean) => {
+      let now = await queueNow();
+      for (const until = Date.now() + 20_000; !done(now.runs) && Date.now() < until; ) {
+        await sleep(100);
+        now = await queueNow();
+      }
+      return now;
+    };
+    const COUNT = 40;
+    const first = await submitAsync("backlog", { ms: 120_000 }, "/backlog/first");
+    await api.viewWhen("backlog", first, (v) => v.status === "running");
+    await inPool(COUNT, 10, () => submitAsync("backlog", {}, "/backlog/rest"));
+
+    const now = await queueWhen((runs) => runs.queued >= COUNT);
+    expect(now.runs).toEqual({ queued: COUNT, running: 1 });
+    // The host holds only the few runs each shard hands over: its waiting calls are not the queue.
+    expect(now.queued).toBeLessThan(COUNT);
+    const listed = JSON.parse((await cli(["apps", "--json"], runlet.env)).stdout);
+    expect(listed.apps.find((a: Json) => a.name === "backlog").runs).toEqual({
+      queued: COUNT,
+      running: 1,
+    });
+    const printed = await cli(["apps"], runlet.env);
+    expect(printed.stdout).toMatch(new RegExp(`^backlog .* ${COUNT} queued, 1 running `, "m"));
+
+    // Once the long run is cancelled the queue runs, and the count goes down to none.
+    expect((await api.cancel("backlog", first)).status).toBe(200);
+    await receiver.waitFor("/backlog/rest", COUNT, 60_000);
+    expect((await queueWhen((runs) => runs.queued + runs.running === 0)).runs).toEqual({
+      queued: 0,
+      running: 0,
+    });
+  }, 120_000);
 
   it("fails a run that waited longer than queue_timeout: 'expired in the queue', delivered, never run", async () => {
     const first = await submitAsync("expiry", { ms: 6_000 }, "/expiry/1");

@@ -1,11 +1,13 @@
-import type { AppView } from "../../control-plane/routes/apps-read.ts";
+import type { ListedApp } from "../../control-plane/routes/apps-read.ts";
 import { CliError, type Command } from "../command.ts";
 import { callProject, loadConfig } from "../config.ts";
 
 const USAGE = `Usage: runlet apps [--json]
        runlet apps delete <name> [--json]
 
-  (none)   the project's apps: name, live version, runtime, last deploy
+  (none)   the project's apps: name, live version, runtime, async runs queued and running
+           (the run store's queue: every accepted run not started yet), last deploy; --json
+           prints the API's answer, each app with runs: {queued, running}
   delete   stops the app's replicas and deletes it with its deployments (audited); calls of it
            are 404 within 10 s (the run API keeps what it learnt of an app for 10 s; a run
            accepted meanwhile fails), and a later deploy of the same name starts at version 1`;
@@ -26,16 +28,18 @@ export const apps: Command = {
       return 0;
     }
     if (sub !== undefined) throw new CliError(`unknown subcommand '${sub}'\n\n${USAGE}`);
-    const body = await callProject<{ apps: AppView[] }>(config, "GET", "/apps", "listing apps");
+    const body = await callProject<{ apps: ListedApp[] }>(config, "GET", "/apps", "listing apps");
     if (values.json) {
       console.log(JSON.stringify(body));
     } else if (body.apps.length === 0) {
       console.error("No apps yet: npx runlet deploy examples/hello");
     } else {
-      for (const a of body.apps)
+      for (const a of body.apps) {
+        const runs = `${a.runs.queued} queued, ${a.runs.running} running`;
         console.log(
-          `${a.name.padEnd(24)} v${String(a.version).padEnd(5)} ${a.runtime.padEnd(8)} ${a.updatedAt}`,
+          `${a.name.padEnd(24)} v${String(a.version).padEnd(5)} ${a.runtime.padEnd(8)} ${runs.padEnd(24)} ${a.updatedAt}`,
         );
+      }
     }
     return 0;
   },

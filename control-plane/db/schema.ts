@@ -2,6 +2,8 @@
  * The control plane's tables (SQLite dialect: libSQL under Node, D1 under Workers).
  * Timestamps are Unix milliseconds. Migrations: `npm run db:generate` writes them to ./migrations.
  */
+
+import { sql } from "drizzle-orm";
 import {
   customType,
   index,
@@ -196,6 +198,11 @@ export const runs = sqliteTable(
   (t) => [
     index("runs_project_time").on(t.projectId, t.createdAt, t.id),
     index("runs_project_app_time").on(t.projectId, t.app, t.createdAt, t.id),
+    // The async runs not ended yet, and only those: an app's queue is counted from it
+    // (runs/unfinished.ts) without reading the app's other runs.
+    index("runs_unfinished")
+      .on(t.projectId, t.app, t.status, t.createdAt)
+      .where(sql`async = 1 and status in ('queued', 'running')`),
   ],
 );
 

@@ -8,9 +8,9 @@ export async function appOr404(
   db: Database,
   projectId: string,
   appName: string,
-): Promise<{ id: string; runtime: string }> {
+): Promise<{ id: string; runtime: string; createdAt: number }> {
   const [found] = await db
-    .select({ id: apps.id, runtime: apps.runtime })
+    .select({ id: apps.id, runtime: apps.runtime, createdAt: apps.createdAt })
     .from(apps)
     .where(and(eq(apps.projectId, projectId), eq(apps.name, appName)));
   if (!found)

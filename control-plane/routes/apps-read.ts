@@ -8,6 +8,7 @@ import { apps, deployments } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
 import { optionalPage, optionalPageQuery, pageFields } from "../optional-page.ts";
+import { NO_RUNS, unfinishedRunsByApp } from "../runs/unfinished.ts";
 
 export const appSchema = z
   .object({
@@ -38,6 +39,21 @@ export const appSchema = z
   .openapi("App");
 
 export type AppView = z.infer<typeof appSchema>;
+
+/** An app's async queue now (runs/unfinished.ts): on the list of apps and on its replicas. */
+export const unfinishedRunsSchema = z
+  .object({
+    queued: z.number().int(),
+    running: z.number().int(),
+  })
+  .openapi("AppRuns", {
+    description:
+      "The app's async runs accepted and not started (queued), and started and not ended (running), counted over the runs index: each change is counted within about 200 ms.",
+  });
+
+const listedAppSchema = appSchema.extend({ runs: unfinishedRunsSchema }).openapi("ListedApp");
+
+export type ListedApp = z.infer<typeof listedAppSchema>;
 
 function view(row: typeof apps.$inferSelect, config: AppConfig, digest: string | null): AppView {
   const { scaling } = config;
@@ -80,7 +96,8 @@ export const listAppsRoute = createRoute({
   method: "get",
   path: "/v2/projects/{projectId}/apps",
   operationId: "listApps",
-  summary: "The project's apps and their live versions (members and owners).",
+  summary:
+    "The project's apps, their live versions and their async runs queued and running (members and owners).",
   security: bearerAuth,
   middleware: [access({ role: "member" })] as const,
   request: { params: projectIdParam, query: optionalPageQuery("apps") },
@@ -90,7 +107,7 @@ export const listAppsRoute = createRoute({
         "The apps by name: every one without `limit` and `nextToken` (hasMore false), else a page.",
       content: {
         "application/json": {
-          schema: z.object({ apps: z.array(appSchema), ...pageFields }),
+          schema: z.object({ apps: z.array(listedAppSchema), ...pageFields }),
         },
       },
     },
@@ -130,7 +147,11 @@ export function registerReadApps(app: OpenAPIHono<AppEnv>) {
         ),
       position: (r) => ({ timestamp: r.app.createdAt, id: r.app.name }),
     });
-    const listed = rows.map((r) => view(r.app, r.config as AppConfig, r.digest));
+    const queues = await unfinishedRunsByApp(c.var.deps.db, projectId);
+    const listed = rows.map((r) => ({
+      ...view(r.app, r.config as AppConfig, r.digest),
+      runs: queues.get(r.app.name) ?? NO_RUNS,
+    }));
     return c.json({ apps: listed, ...paging }, 200);
   });
 

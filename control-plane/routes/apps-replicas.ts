@@ -1,15 +1,20 @@
 /**
  * `GET /v2/projects/{projectId}/apps/{appName}/replicas`: the app's replicas now (starting,
- * idle, busy) and the calls waiting for one, as the runtime host sees them. A host that cannot
- * be reached is said so (`host: "unreachable"`), not an error: a page must still show the app.
- * Not on `GET …/apps/{appName}`: the Worker reads that one on its hot path.
+ * idle, busy) and the calls waiting for one, as the runtime host sees them; and its async queue,
+ * `runs: {queued, running}`, from the run store (over the runs index: runs/unfinished.ts). The
+ * host's `queued` is its calls waiting for a slot (sync calls, and the few async runs each shard
+ * has handed over); `runs.queued` is every accepted async run not started, however many. A host
+ * that cannot be reached is said so (`host: "unreachable"`), not an error: a page must still
+ * show the app. Not on `GET …/apps/{appName}`: the Worker reads that one on its hot path.
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
 import { listHosts } from "../hosts/registry.ts";
 import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
+import { unfinishedRunsOf } from "../runs/unfinished.ts";
 import { appOr404 } from "./app-lookup.ts";
+import { unfinishedRunsSchema } from "./apps-read.ts";
 
 const replicasSchema = z
   .object({
@@ -18,7 +23,11 @@ const replicasSchema = z
       idle: z.number().int(),
       busy: z.number().int(),
     }),
-    queued: z.number().int(),
+    queued: z.number().int().openapi({
+      description:
+        "Calls waiting at the runtime hosts for a replica slot: sync calls, and the async runs handed over to them (a few per shard). Not the async queue: see runs.",
+    }),
+    runs: unfinishedRunsSchema,
     host: z.enum(["reachable", "unreachable"]),
     hosts: z
       .array(
@@ -42,7 +51,7 @@ export const getAppReplicasRoute = createRoute({
   path: "/v2/projects/{projectId}/apps/{appName}/replicas",
   operationId: "getAppReplicas",
   summary:
-    "The app's replicas now and its waiting calls, from the runtime host (members and owners).",
+    "The app's replicas now and its waiting calls, from the runtime host, and its async runs queued and running (members and owners).",
   security: bearerAuth,
   middleware: [access({ role: "member" })] as const,
   request: { params: projectIdParam.extend({ appName: z.string().max(64) }) },
@@ -60,8 +69,11 @@ export function registerGetAppReplicas(app: OpenAPIHono<AppEnv>) {
     const { db, hosts } = c.var.deps;
     const { projectId } = c.var.access;
     const { appName } = c.req.valid("param");
-    await appOr404(db, projectId, appName);
-    const counts = await hosts.replicas({ project: projectId, app: appName });
+    const found = await appOr404(db, projectId, appName);
+    const [counts, runs] = await Promise.all([
+      hosts.replicas({ project: projectId, app: appName }),
+      unfinishedRunsOf(db, projectId, { name: appName, createdAt: found.createdAt }),
+    ]);
     const runningIt = (await listHosts(db)).flatMap((h) => {
       const mine = h.apps.find((a) => a.project === projectId && a.app === appName);
       return mine
@@ -73,6 +85,7 @@ export function registerGetAppReplicas(app: OpenAPIHono<AppEnv>) {
       {
         replicas: { starting, idle, busy },
         queued,
+        runs,
         host: counts ? "reachable" : "unreachable",
         hosts: runningIt,
       } as const,

@@ -75,6 +75,7 @@ it("shows the replicas the host counts, and says when the host cannot be reached
   expect(await seen.json()).toEqual({
     replicas: { starting: 1, idle: 2, busy: 3 },
     queued: 4,
+    runs: { queued: 0, running: 0 }, // the async queue, the run store's: none here
     host: "reachable",
     hosts: [{ id: hostId, name: "rack-1", state: "up", replicas: 2, busy: 1 }],
   });

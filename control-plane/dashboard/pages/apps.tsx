@@ -1,7 +1,8 @@
 /**
- * `/dashboard/apps` and `/dashboard/apps/{name}`: the apps, and one app's versions, runtime,
- * scaling, replicas now (from the runtime host), recent runs and their failure rate, and a link
- * to what its replicas wrote (app-output.tsx).
+ * `/dashboard/apps` and `/dashboard/apps/{name}`: the apps with their async runs queued and
+ * running, and one app's versions, runtime, scaling, replicas now (from the runtime host), its
+ * async queue (from the run store: not the host's waiting calls), recent runs and their failure
+ * rate, and a link to what its replicas wrote (app-output.tsx).
  */
 import type { Hono } from "hono";
 import type { DashEnv } from "../api.ts";
@@ -26,6 +27,12 @@ interface AppItem {
   updatedAt: string;
 }
 
+/** An app's async runs now (docs/api.md, "Async runs: the queue"). */
+interface QueueNow {
+  queued: number;
+  running: number;
+}
+
 interface Version {
   version: number;
   deployedBy: { id: string; name?: string | null };
@@ -37,8 +44,18 @@ interface Version {
 interface Replicas {
   replicas: { starting: number; idle: number; busy: number };
   queued: number;
+  runs: QueueNow;
   host: string;
   hosts: Array<{ id: string; name: string; state: string; replicas: number; busy: number }>;
+}
+
+/**
+ * "480 queued, 2 running": the run store's count, which the host's waiting calls are not (the
+ * host holds only the few runs each shard hands over at a time).
+ */
+function queueText(runs: QueueNow | undefined): string {
+  if (!runs) return "—";
+  return `${runs.queued.toLocaleString("en")} queued, ${runs.running.toLocaleString("en")} running`;
 }
 
 /** Ended runs the failure rate is computed over (the newest). */
@@ -53,16 +70,27 @@ export const VERSIONS_SHOWN = 20;
 
 export function registerApps(dash: Hono<DashEnv>) {
   dash.get("/apps", async (c) => {
-    const listed = await c.var.api.project<{ apps: AppItem[] }>("GET", "/apps");
+    const listed = await c.var.api.project<{ apps: Array<AppItem & { runs: QueueNow }> }>(
+      "GET",
+      "/apps",
+    );
     return c.html(
       <Page title="Apps" section="/dashboard/apps" session={c.var.session}>
         {listed.ok ? (
           <Table
             label="Apps"
-            head={["Name", "Runtime", "Version", "Replicas (min–max)", "Capacity", "Updated"]}
+            head={[
+              "Name",
+              "Runtime",
+              "Version",
+              "Replicas (min–max)",
+              "Capacity",
+              "Async runs",
+              "Updated",
+            ]}
           >
             {listed.data.apps.length === 0 ? (
-              <EmptyRow span={6}>
+              <EmptyRow span={7}>
                 {/* The CLI deploys to local.json's project unless told: this one, by name. */}
                 No app yet:{" "}
                 <code>{`RUNLET_PROJECT=${c.var.session.projectId} npx runlet deploy examples/hello`}</code>
@@ -77,6 +105,7 @@ export function registerApps(dash: Hono<DashEnv>) {
                   <td class="num">{a.version}</td>
                   <td class="num">{`${a.scaling.minReplicas}–${a.scaling.maxReplicas}`}</td>
                   <td class="num">{a.scaling.capacity}</td>
+                  <td class="num">{queueText(a.runs)}</td>
                   <td>
                     <Time at={a.updatedAt} />
                   </td>
@@ -145,10 +174,28 @@ export function registerApps(dash: Hono<DashEnv>) {
             ["Response grace period", `${a.responseGracePeriod} s`],
             ["Queue timeout", `${a.queueTimeout} s`],
             [
+              "Async runs",
+              now ? (
+                <>
+                  {queueText(now.runs)}
+                  {now.runs.queued > 0 ? (
+                    <>
+                      {" "}
+                      (<a href={`/dashboard/runs?app=${name}&status=queued`}>the queued runs</a>)
+                    </>
+                  ) : null}
+                </>
+              ) : replicas.ok ? (
+                "—"
+              ) : (
+                replicas.message
+              ),
+            ],
+            [
               "Replicas now",
               now
                 ? now.host === "reachable"
-                  ? `${now.replicas.starting} starting, ${now.replicas.idle} idle, ${now.replicas.busy} busy; ${now.queued} waiting`
+                  ? `${now.replicas.starting} starting, ${now.replicas.idle} idle, ${now.replicas.busy} busy; ${now.queued} ${now.queued === 1 ? "call" : "calls"} waiting at the host`
                   : "the runtime host is not reachable"
                 : replicas.ok
                   ? "—"

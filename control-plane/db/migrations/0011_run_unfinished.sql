@@ -1,0 +1,1 @@
+CREATE INDEX `runs_unfinished` ON `runs` (`project_id`,`app`,`status`,`created_at`) WHERE async = 1 and status in ('queued', 'running');
