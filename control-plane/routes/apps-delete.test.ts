@@ -4,7 +4,7 @@ import { and, eq } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { auditLog } from "../db/schema.ts";
 import type { RuntimeHosts } from "../host-client.ts";
-import { memoryBundles, noRuntimeHosts } from "../testing/fixture.ts";
+import { bundleFiles, memoryBundles, noRuntimeHosts } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
 const removed: string[] = [];
@@ -30,13 +30,10 @@ beforeAll(async () => {
 afterAll(() => f.cleanup());
 
 const bundle = (name: string) => ({
-  files: [
-    ["runlet.toml", `name = "${name}"`],
-    ["main.mjs", "export const run = () => 1;"],
-  ].map(([path, text]) => ({
-    path,
-    contentBase64: Buffer.from(text as string).toString("base64"),
-  })),
+  files: bundleFiles({
+    "runlet.toml": `name = "${name}"`,
+    "main.mjs": "export const run = () => 1;",
+  }),
 });
 
 async function deploy(name: string) {

@@ -1,6 +1,7 @@
 // GET …/apps in pages (`limit`, `nextToken`, by name) for a client that wants them, and every app
 // in one answer without them, as before: what `runlet apps` and the dashboard's Apps page read.
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { bundleFiles } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 import { dashboardCookie } from "../testing/owner-rows.ts";
 
@@ -12,13 +13,10 @@ const BY_NAME = [...NAMES].sort();
 beforeAll(async () => {
   f = await libsqlFixture();
   for (const name of NAMES) {
-    const files = [
-      ["runlet.toml", `name = "${name}"\n`],
-      ["main.mjs", "export const run = () => 1;"],
-    ].map(([path, text]) => ({
-      path,
-      contentBase64: Buffer.from(text as string).toString("base64"),
-    }));
+    const files = bundleFiles({
+      "runlet.toml": `name = "${name}"\n`,
+      "main.mjs": "export const run = () => 1;",
+    });
     const res = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
     expect(res.status).toBe(201);
   }

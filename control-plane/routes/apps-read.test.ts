@@ -3,7 +3,7 @@
 // wake-up of its run store after a restart.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { RuntimeHosts } from "../host-client.ts";
-import { INTERNAL_TOKEN, noRuntimeHosts } from "../testing/fixture.ts";
+import { bundleFiles, INTERNAL_TOKEN, noRuntimeHosts } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
 const host: RuntimeHosts = {
@@ -24,13 +24,7 @@ beforeAll(async () => {
 afterAll(() => f.cleanup());
 
 async function deploy(toml: string) {
-  const files = [
-    ["runlet.toml", toml],
-    ["main.mjs", "export const run = () => 1;"],
-  ].map(([path, text]) => ({
-    path,
-    contentBase64: Buffer.from(text as string).toString("base64"),
-  }));
+  const files = bundleFiles({ "runlet.toml": toml, "main.mjs": "export const run = () => 1;" });
   const res = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
   expect(res.status).toBe(201);
 }
@@ -62,13 +56,10 @@ it("shows the live version's scaling, capacity and queue settings", async () => 
 });
 
 it("refuses a queue_timeout out of bounds with 400 naming it", async () => {
-  const files = [
-    ["runlet.toml", 'name = "late"\nqueue_timeout = 9999999'],
-    ["main.mjs", "export const run = () => 1;"],
-  ].map(([path, text]) => ({
-    path,
-    contentBase64: Buffer.from(text as string).toString("base64"),
-  }));
+  const files = bundleFiles({
+    "runlet.toml": 'name = "late"\nqueue_timeout = 9999999',
+    "main.mjs": "export const run = () => 1;",
+  });
   const res = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
   expect(res.status).toBe(400);
   expect(((await res.json()) as { message: string }).message).toContain("queue_timeout");

@@ -1,6 +1,7 @@
 // An app deployed many times: GET …/versions in pages (`limit`, `nextToken`), and the dashboard's
 // app page showing the newest versions with a next page, not every version it ever had.
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { bundleFiles } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 import { dashboardCookie } from "../testing/owner-rows.ts";
 
@@ -10,13 +11,10 @@ const DEPLOYS = 25;
 beforeAll(async () => {
   f = await libsqlFixture();
   for (let i = 0; i < DEPLOYS; i++) {
-    const files = [
-      ["runlet.toml", 'name = "busy"\n'],
-      ["main.mjs", `export const run = () => ${i};`],
-    ].map(([path, text]) => ({
-      path,
-      contentBase64: Buffer.from(text as string).toString("base64"),
-    }));
+    const files = bundleFiles({
+      "runlet.toml": 'name = "busy"\n',
+      "main.mjs": `export const run = () => ${i};`,
+    });
     const res = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
     expect(res.status).toBe(201);
   }

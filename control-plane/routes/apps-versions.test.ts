@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import type { ReplicaCounts, RuntimeHosts } from "../host-client.ts";
 import { recordHeartbeat } from "../hosts/heartbeat.ts";
 import { createHostToken, registerHost } from "../hosts/registry.ts";
-import { noRuntimeHosts } from "../testing/fixture.ts";
+import { bundleFiles, noRuntimeHosts } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
 let hostAnswer: ReplicaCounts | undefined;
@@ -25,13 +25,7 @@ beforeAll(async () => {
 afterAll(() => f.cleanup());
 
 async function deploy(token: string, body: string) {
-  const files = [
-    ["runlet.toml", 'name = "svc"\n'],
-    ["main.mjs", body],
-  ].map(([path, text]) => ({
-    path,
-    contentBase64: Buffer.from(text as string).toString("base64"),
-  }));
+  const files = bundleFiles({ "runlet.toml": 'name = "svc"\n', "main.mjs": body });
   const res = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { token, body: { files } });
   expect(res.status).toBe(201);
 }

@@ -7,7 +7,13 @@
 import { beforeAll, expect, it } from "vitest";
 import { newId } from "../../common/ids.ts";
 import type { Database } from "../db/index.ts";
-import { createFixture, type Fixture, INTERNAL_TOKEN, noRuntimeHosts } from "./fixture.ts";
+import {
+  bundleFiles,
+  createFixture,
+  type Fixture,
+  INTERNAL_TOKEN,
+  noRuntimeHosts,
+} from "./fixture.ts";
 
 export function appQueueCases(open: () => Promise<Database>) {
   let f: Fixture;
@@ -26,13 +32,10 @@ export function appQueueCases(open: () => Promise<Database>) {
   });
 
   async function deploy(name: string): Promise<number> {
-    const files = [
-      ["runlet.toml", `name = "${name}"\n[scaling]\nmax_replicas = 2`],
-      ["main.mjs", "export const run = () => 1;"],
-    ].map(([path, text]) => ({
-      path,
-      contentBase64: Buffer.from(text as string).toString("base64"),
-    }));
+    const files = bundleFiles({
+      "runlet.toml": `name = "${name}"\n[scaling]\nmax_replicas = 2`,
+      "main.mjs": "export const run = () => 1;",
+    });
     const res = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
     expect(res.status).toBe(201);
     const app = await f.call("GET", `/v2/projects/${f.projectId}/apps/${name}`);

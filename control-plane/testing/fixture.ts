@@ -159,3 +159,11 @@ export async function createFixture(
     },
   };
 }
+
+/** A deploy's files as the API takes them (`{files}`' items), from `{path: text}`. */
+export function bundleFiles(files: Record<string, string>) {
+  return Object.entries(files).map(([path, text]) => ({
+    path,
+    contentBase64: Buffer.from(text).toString("base64"),
+  }));
+}
