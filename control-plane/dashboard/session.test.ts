@@ -529,6 +529,10 @@ describe("dashboard actions", () => {
     expect(html.match(/Failure rate.{0,200}/)?.[0]).toContain(
       "20 % of the last 10 ended runs (2 failed)",
     );
+    // And how long they took, over the same ended runs (run-times.test.ts has the arithmetic).
+    expect(html.match(/Run time.{0,200}/)?.[0]).toContain(
+      "median 1 ms, 95 % within 1 ms, longest 1 ms (of the last 10 ended runs)",
+    );
   });
 
   it("offer neither Cancel nor Resend for a run of an earlier app of its name (the run API refuses both), and say why", async () => {

@@ -2,11 +2,12 @@
  * `/dashboard/apps` and `/dashboard/apps/{name}`: the apps with their async runs queued and
  * running, and one app's versions, runtime, scaling, replicas now (from the runtime host), its
  * async queue (from the run store: not the host's waiting calls), recent runs and their failure
- * rate, and a link to what its replicas wrote (app-output.tsx).
+ * rate and run times (run-times.ts), and a link to what its replicas wrote (app-output.tsx).
  */
 import type { Hono } from "hono";
 import type { DashEnv } from "../api.ts";
 import { Page } from "../layout.tsx";
+import { runTimeRows } from "../run-times.ts";
 import { Definition, EmptyRow, Notice, Pager, Table, Time } from "../ui.tsx";
 import { type RunItem, RunRows } from "./runs.tsx";
 
@@ -213,6 +214,7 @@ export function registerApps(dash: Hono<DashEnv>) {
                 : "none now",
             ],
             ["Failure rate", `${rate} of the last ${ended.length} ended runs (${failures} failed)`],
+            ...runTimeRows(ended),
           ]}
         />
         <p>
