@@ -202,6 +202,21 @@ describe("async runs are a durable queue", () => {
     });
     const printed = await cli(["apps"], runlet.env);
     expect(printed.stdout).toMatch(new RegExp(`^backlog .* ${COUNT} queued, 1 running `, "m"));
+    // One app, as its dashboard page has it (a replica busy with the long run, on local-1).
+    const shown = await cli(["apps", "show", "backlog"], runlet.env);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(new RegExp(`^  async runs +${COUNT} queued, 1 running$`, "m"));
+    expect(shown.stdout).toMatch(
+      /^ {2}replicas now +0 starting, 0 idle, 1 busy; \d+ calls? waiting at the hosts$/m,
+    );
+    expect(shown.stdout).toMatch(/^ {2}on hosts +local-1 \(1, 1 busy, up\)$/m);
+    const shownJson = JSON.parse(
+      (await cli(["apps", "show", "backlog", "--json"], runlet.env)).stdout,
+    );
+    expect(shownJson).toMatchObject({
+      app: { name: "backlog", scaling: { maxReplicas: 1 } },
+      replicas: { runs: { queued: COUNT, running: 1 }, replicas: { busy: 1 } },
+    });
 
     // Once the long run is cancelled the queue runs, and the count goes down to none.
     expect((await api.cancel("backlog", first)).status).toBe(200);

@@ -1,20 +1,67 @@
-import type { ListedApp } from "../../control-plane/routes/apps-read.ts";
+import type { AppView, ListedApp } from "../../control-plane/routes/apps-read.ts";
+import type { AppReplicas } from "../../control-plane/routes/apps-replicas.ts";
 import { CliError, type Command } from "../command.ts";
-import { callProject, loadConfig } from "../config.ts";
+import { type CliConfig, callProject, loadConfig } from "../config.ts";
 
 const USAGE = `Usage: runlet apps [--json]
+       runlet apps show <name> [--json]
        runlet apps delete <name> [--json]
 
   (none)   the project's apps: name, live version, runtime, async runs queued and running
            (the run store's queue: every accepted run not started yet), last deploy; --json
            prints the API's answer, each app with runs: {queued, running}
+  show     one app: its live version, scaling and limits, its async runs queued and running,
+           its replicas now and the hosts they are on; --json prints {app, replicas}, the
+           API's two answers
   delete   stops the app's replicas and deletes it with its deployments (audited); calls of it
            are 404 within 10 s (the run API keeps what it learnt of an app for 10 s; a run
            accepted meanwhile fails), and a later deploy of the same name starts at version 1`;
 
+/** `runlet apps show <name>`: the app and its replicas now, as the dashboard's app page has them. */
+async function show(config: CliConfig, name: string, json: boolean): Promise<number> {
+  const path = `/apps/${encodeURIComponent(name)}`;
+  const [app, replicas] = await Promise.all([
+    callProject<AppView>(config, "GET", path, "reading the app"),
+    callProject<AppReplicas>(config, "GET", `${path}/replicas`, "reading its replicas"),
+  ]);
+  if (json) {
+    console.log(JSON.stringify({ app, replicas }));
+    return 0;
+  }
+  const { scaling: s } = app;
+  const now = replicas.replicas;
+  const rows: Array<[string, string]> = [
+    ["version", `${app.version} (${app.runtime}), deployed ${app.updatedAt}`],
+    [
+      "scaling",
+      `${s.minReplicas} to ${s.maxReplicas} replicas, ${s.replicaConcurrency} ${s.replicaConcurrency === 1 ? "call" : "calls"} each (capacity ${s.capacity}), cooldown ${s.cooldown} s`,
+    ],
+    [
+      "limits",
+      `response_grace_period ${app.responseGracePeriod} s, queue_timeout ${app.queueTimeout} s`,
+    ],
+    ["async runs", `${replicas.runs.queued} queued, ${replicas.runs.running} running`],
+    [
+      "replicas now",
+      replicas.host === "reachable"
+        ? `${now.starting} starting, ${now.idle} idle, ${now.busy} busy; ${replicas.queued} ${replicas.queued === 1 ? "call" : "calls"} waiting at the hosts`
+        : "the runtime host is not reachable",
+    ],
+    [
+      "on hosts",
+      replicas.hosts
+        .map((h) => `${h.name} (${h.replicas}, ${h.busy} busy, ${h.state})`)
+        .join("; ") || "none now",
+    ],
+  ];
+  console.log(app.name);
+  for (const [label, text] of rows) console.log(`  ${label.padEnd(13)} ${text}`);
+  return 0;
+}
+
 export const apps: Command = {
   name: "apps",
-  summary: "list the project's apps, or delete one",
+  summary: "list the project's apps, show one, or delete one",
   usage: USAGE,
   options: {},
   async run({ values, positionals }) {
@@ -26,6 +73,10 @@ export const apps: Command = {
       await callProject(config, "DELETE", `/apps/${encodeURIComponent(name)}`, "deleting the app");
       console.log(values.json ? JSON.stringify({ name, deleted: true }) : `Deleted ${name}.`);
       return 0;
+    }
+    if (sub === "show") {
+      if (!name || extra.length > 0) throw new CliError(`apps show takes one app name\n\n${USAGE}`);
+      return show(config, name, values.json === true);
     }
     if (sub !== undefined) throw new CliError(`unknown subcommand '${sub}'\n\n${USAGE}`);
     const body = await callProject<{ apps: ListedApp[] }>(config, "GET", "/apps", "listing apps");

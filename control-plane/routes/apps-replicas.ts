@@ -46,6 +46,8 @@ const replicasSchema = z
   })
   .openapi("AppReplicas");
 
+export type AppReplicas = z.infer<typeof replicasSchema>;
+
 export const getAppReplicasRoute = createRoute({
   method: "get",
   path: "/v2/projects/{projectId}/apps/{appName}/replicas",
