@@ -227,6 +227,38 @@ describe("async runs are a durable queue", () => {
     });
   }, 120_000);
 
+  it("cancels every queued run of an app at once (runlet cancel --app --queued), leaving the running one", async () => {
+    // A burst sent by mistake: before, each of its runs had to be cancelled by its id.
+    const first = await submitAsync("backlog", { ms: 120_000 }, "/purge/first");
+    await api.viewWhen("backlog", first, (v) => v.status === "running");
+    const queued = await inPool(30, 10, () => submitAsync("backlog", {}, "/purge/rest"));
+    // The runs index hears of each within about 200 ms: the command reads the queue there.
+    const listed = async () =>
+      (await api.index("backlog")).filter((r) => r.status === "queued").map((r) => r.id);
+    for (const until = Date.now() + 20_000; (await listed()).length < 30 && Date.now() < until; )
+      await sleep(100);
+
+    const done = await cli(["cancel", "--app", "backlog", "--queued", "--json"], runlet.env);
+    expect(done.code, done.stderr).toBe(0);
+    const result = JSON.parse(done.stdout);
+    expect([...result.cancelled].sort()).toEqual([...queued].sort());
+    expect(result.skipped).toEqual([]);
+    for (const id of queued)
+      expect(await api.view("backlog", id)).toMatchObject({
+        status: "cancelled",
+        started_at: null,
+      });
+    expect(await api.view("backlog", first)).toMatchObject({ status: "running" });
+    const again = await cli(["cancel", "--app", "backlog", "--queued"], runlet.env);
+    // (The index may list a cancelled run as queued for a moment more: read again, it is skipped.)
+    expect(again.stdout).toMatch(/^Cancelled 0 queued runs of backlog\./);
+    const half = await cli(["cancel", "--app", "backlog"], runlet.env);
+    expect(half.code).toBe(1);
+    expect(half.stderr).toContain("give a run id, or --app NAME with --queued");
+    expect((await api.cancel("backlog", first)).status).toBe(200);
+    expect(receiver.received("/purge/rest")).toHaveLength(0);
+  }, 120_000);
+
   it("fails a run that waited longer than queue_timeout: 'expired in the queue', delivered, never run", async () => {
     const first = await submitAsync("expiry", { ms: 6_000 }, "/expiry/1");
     const submitted = Date.now();

@@ -2,6 +2,7 @@ import type { RunView } from "runlet/client";
 import { CliError, type Command, durationMs } from "../command.ts";
 import { loadConfig } from "../config.ts";
 import { appOfRun, cliErrorOf, runApi } from "../run-api.ts";
+import { cancelQueued } from "./cancel-queued.ts";
 
 /**
  * Reads (GET) or cancels (DELETE) the run through the run API; its app is in the runs index.
@@ -97,17 +98,39 @@ export const status: Command = {
 };
 
 const CANCEL_USAGE = `Usage: runlet cancel <run_id> [--json]
+       runlet cancel --app NAME --queued [--json]
 
 Cancels a queued or running async run: it ends cancelled (a queued one never starts, a
 running one's ctx.signal aborts) and no webhook is delivered. A run that has ended cannot be
-cancelled.`;
+cancelled.
+
+--app NAME --queued cancels every run of the app still waiting in its queue (a burst sent by
+mistake), with progress on stderr: each is read again first, and one that has started by then
+is left to run. Runs accepted while it works may be left queued: run it again. --json prints
+{app, cancelled: [run ids], skipped: [run ids]}.`;
 
 export const cancel: Command = {
   name: "cancel",
-  summary: "cancel a queued or running async run",
+  summary: "cancel a queued or running async run, or all of an app's queued runs",
   usage: CANCEL_USAGE,
-  options: {},
+  options: { app: { type: "string" }, queued: { type: "boolean" } },
   async run({ values, positionals }) {
+    if (values.app !== undefined || values.queued) {
+      if (typeof values.app !== "string" || !values.queued || positionals.length > 0)
+        throw new CliError(`give a run id, or --app NAME with --queued\n\n${CANCEL_USAGE}`);
+      const app = values.app;
+      const done = await cancelQueued(await loadConfig(), app, (n, of) =>
+        console.error(`cancelling ${app}'s queued runs: ${n} of ${of}…`),
+      );
+      if (values.json) console.log(JSON.stringify(done));
+      else {
+        const left = done.skipped.length;
+        console.log(
+          `Cancelled ${done.cancelled.length} queued ${done.cancelled.length === 1 ? "run" : "runs"} of ${app}.${left ? ` ${left} had started or ended meanwhile and were left alone.` : ""}`,
+        );
+      }
+      return 0;
+    }
     const [runId, ...extra] = positionals;
     const state = await call("DELETE", runId, extra, CANCEL_USAGE);
     if (values.json) console.log(JSON.stringify(state));

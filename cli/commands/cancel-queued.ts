@@ -1,0 +1,74 @@
+/**
+ * `runlet cancel --app NAME --queued`: cancels every async run of the app still waiting in its
+ * queue, as `runlet cancel` would one by one (a user who submitted a burst by mistake: RunPod's
+ * purge-queue). The queued runs are read from the runs index first, then each is read again and
+ * cancelled only if it is still queued: one that started meanwhile is left to run.
+ */
+import type { RunView } from "runlet/client";
+import { type CliConfig, callProject } from "../config.ts";
+import { cliErrorOf, runApi } from "../run-api.ts";
+
+/** The most runs an app may have queued (docs/api.md): the list stops there. */
+const MOST = 100_000;
+/** Cancels sent at once. */
+const AT_ONCE = 8;
+
+export interface QueueCancelled {
+  app: string;
+  /** The runs cancelled, and those left alone because they had started or ended meanwhile. */
+  cancelled: string[];
+  skipped: string[];
+}
+
+async function queuedRuns(config: CliConfig, app: string): Promise<string[]> {
+  const ids: string[] = [];
+  let next: string | undefined;
+  do {
+    const query = new URLSearchParams({ app, status: "queued", limit: "200" });
+    if (next) query.set("nextToken", next);
+    const page = await callProject<{
+      runs: Array<{ id: string; async: boolean }>;
+      nextPageToken?: string;
+    }>(config, "GET", `/runs?${query}`, "listing the app's queued runs");
+    ids.push(...page.runs.filter((r) => r.async).map((r) => r.id));
+    next = page.nextPageToken;
+  } while (next && ids.length < MOST);
+  return ids;
+}
+
+/** Cancels the app's queued runs; `progress` hears how far it is (once a second at most). */
+export async function cancelQueued(
+  config: CliConfig,
+  app: string,
+  progress: (done: number, of: number) => void,
+): Promise<QueueCancelled> {
+  const ids = await queuedRuns(config, app);
+  const api = runApi(config);
+  const result: QueueCancelled = { app, cancelled: [], skipped: [] };
+  let next = 0;
+  let told = Date.now();
+  const one = async (id: string) => {
+    try {
+      const now: RunView = await api.status(app, id);
+      if (now.status !== "queued") return result.skipped.push(id);
+      await api.cancel(app, id);
+      result.cancelled.push(id);
+    } catch (err) {
+      // Ended (409) between the read and the cancel: left alone. Anything else stops the work.
+      const status = (err as { status?: number }).status;
+      if (status === 409) return result.skipped.push(id);
+      throw cliErrorOf(err, "cancel", config);
+    }
+  };
+  const worker = async () => {
+    while (next < ids.length) {
+      await one(ids[next++] as string);
+      if (Date.now() - told >= 1_000) {
+        told = Date.now();
+        progress(result.cancelled.length + result.skipped.length, ids.length);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(AT_ONCE, ids.length) }, worker));
+  return result;
+}
