@@ -3,9 +3,10 @@
  * `runlet start` and `runlet host` run it), or `node --import tsx runtime-host/main.ts`.
  *
  * SIGTERM or SIGINT stop it gracefully: new work is refused, what is in flight gets the grace of
- * `shutdownGraceMs` (see server.ts); a second signal stops it at once. Started by `runlet start`
- * or `runlet host`, it also stops — at once, as nothing would take its reports — when that
- * command is gone.
+ * `shutdownGraceMs` (see server.ts), and a host in a registry then says it left (`stopped`); a
+ * second signal ends the grace at once. Started by `runlet start` or `runlet host`, it also
+ * stops — at once, as nothing would take its reports, and without a word to the registry, which
+ * lists it `down` as a host that crashed — when that command is gone.
  */
 import { readFileSync } from "node:fs";
 import { hostname, totalmem } from "node:os";

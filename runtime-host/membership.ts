@@ -3,7 +3,8 @@
  * host token — and learns the internal token the Worker calls it with — then sends a heartbeat
  * every few seconds with its load and the apps it has warm, and stops the apps the control
  * plane says are gone. A heartbeat answered 404 (the control plane forgot it) registers again;
- * an unreachable control plane is tried again, the host serving meanwhile.
+ * an unreachable control plane is tried again, the host serving meanwhile. A host that stopped
+ * gracefully says it leaves, after its last heartbeat: the registry shows it `stopped`.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { type DeployRequest, deployRequestSchema } from "../common/protocol/deploy.ts";
@@ -73,6 +74,8 @@ export class Membership implements BundleSource {
   #grantsAsked = new Set<Promise<unknown>>();
   #beatDue: Promise<void> | undefined;
   readonly #stopped = new AbortController();
+  /** It said, or is saying, it leaves: no heartbeat goes after that. */
+  #leaving = false;
 
   constructor(private readonly opts: MembershipOptions) {}
 
@@ -106,6 +109,7 @@ export class Membership implements BundleSource {
 
   /** Sends a heartbeat now, after the one being sent (a state change: draining). */
   beatNow(): Promise<void> {
+    if (this.#leaving) return Promise.resolve();
     return this.#beat().catch(() => {});
   }
 
@@ -165,6 +169,27 @@ export class Membership implements BundleSource {
     this.#stopped.abort();
   }
 
+  /**
+   * The host stopped gracefully (its work ended, its replicas stopped): no more heartbeats, and
+   * once the one being sent is answered, `POST …/{id}/leave`: the registry shows it `stopped`,
+   * not `down` after 15 s of silence, and frees its places of `max_replicas` at once (a control
+   * plane not told, unreachable or older, lists it `down` as before). Then as `stop()`.
+   */
+  async leave(): Promise<void> {
+    this.#leaving = true;
+    clearTimeout(this.#timer);
+    await this.#beating.catch(() => {});
+    try {
+      if (this.#hostId && !this.#stopped.signal.aborted)
+        await (await this.#post(`${controlPlanePath.hosts}/${this.#hostId}/leave`)).body?.cancel();
+    } catch (err) {
+      console.error(
+        `runtime host: could not tell the control plane it left: ${whyFetchFailed(err)}`,
+      );
+    }
+    this.stop();
+  }
+
   async #register(): Promise<Registered> {
     const res = await this.#post(controlPlanePath.hosts, this.#registration);
     const body = await res.json().catch(() => undefined);
@@ -183,7 +208,7 @@ export class Membership implements BundleSource {
    * Now at 2, 7.25 and 12.75 s: down only past a stall of about 10.75 s.
    */
   #beatSoon(ms: number, failures = 0): void {
-    if (this.#stopped.signal.aborted) return;
+    if (this.#stopped.signal.aborted || this.#leaving) return;
     const pause = heartbeatPause(ms, failures);
     this.#timer = setTimeout(async () => {
       try {
@@ -249,14 +274,14 @@ export class Membership implements BundleSource {
     }
   }
 
-  #post(path: string, body: unknown): Promise<Response> {
+  #post(path: string, body?: unknown): Promise<Response> {
     return fetch(this.opts.controlPlaneUrl + path, {
       method: "POST",
       headers: {
         authorization: `Bearer ${this.opts.hostToken()}`,
-        "content-type": "application/json",
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
       },
-      body: JSON.stringify(body),
+      body: body === undefined ? undefined : JSON.stringify(body),
       signal: timeoutOr(POST_TIMEOUT_MS, this.#stopped.signal),
     });
   }

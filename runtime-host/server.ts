@@ -41,6 +41,8 @@ export interface RunningHost {
    * to end (otherwise none). Async runs still running then end `failure` ("the runtime host
    * stopped"), sent to their callbacks (within CALLBACKS_MS); then every replica stops (SIGTERM,
    * then SIGKILL), and the server. A `close()` during a graceful one ends its grace at once.
+   * A graceful stop ends by telling the registry the host left (`stopped`, its places free); one
+   * that is not (its supervisor gone) leaves it to go `down`, as a host that crashed.
    */
   close(opts?: { graceful?: boolean }): Promise<void>;
 }
@@ -245,8 +247,11 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     hurry.signal.addEventListener("abort", () => resolve(), { once: true }),
   );
 
-  /** What is in flight gets `graceMs` to end; then the runs still running are failed. */
-  async function stop(graceMs: number): Promise<void> {
+  /**
+   * What is in flight gets `graceMs` to end; then the runs still running are failed. `leave`:
+   * once all is stopped, the registry is told the host left.
+   */
+  async function stop(graceMs: number, leave: boolean): Promise<void> {
     intake.close();
     runs.stopTaking();
     pool.turnAway(); // sync calls waiting for a slot: to another host, not after the grace
@@ -258,7 +263,8 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     await shutDown(server, allReplicas, sandbox);
     await reports.close();
     await draining;
-    membership?.stop();
+    if (leave) await membership?.leave();
+    else membership?.stop();
   }
 
   let closing: Promise<void> | undefined;
@@ -267,7 +273,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     hostId: membership?.hostId,
     close({ graceful = false } = {}) {
       if (!graceful) hurry.abort();
-      closing ??= stop(graceful ? limits.shutdownGraceMs : 0);
+      closing ??= stop(graceful ? limits.shutdownGraceMs : 0, graceful);
       return closing;
     },
   };

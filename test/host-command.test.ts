@@ -5,12 +5,18 @@
 // on it failed with EADDRINUSE, and the registry still listed a host no one could stop by Ctrl-C.
 // Ctrl-C in its terminal (SIGINT to the command's process group) gives work in flight its grace:
 // before, the host had that SIGINT from the terminal and a second one from the command, which
-// ended the grace at once, and a run in flight failed.
+// ended the grace at once, and a run in flight failed. So stopped, the host tells the registry it
+// left: `runlet hosts` shows it `stopped`, holding no replica, where before it read `down` after
+// 15 s of silence as a host that crashed (and held its places of max_replicas until then). One
+// killed outright does not: it goes `down`.
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { freePort, portIsFree } from "../cli/processes.ts";
+import { DOWN_AFTER_MS } from "../common/protocol/hosts.ts";
+import { hosts, users } from "../control-plane/db/schema.ts";
 import { httpRuntimeHosts } from "../control-plane/host-client.ts";
 import { createHostToken, liveHosts } from "../control-plane/hosts/registry.ts";
 import { serveControlPlane } from "../control-plane/listen.ts";
@@ -37,6 +43,7 @@ beforeAll(async () => {
     bundles: memoryBundles(),
     hosts: httpRuntimeHosts(() => liveHosts(f.db), INTERNAL_TOKEN),
   });
+  await f.db.update(users).set({ operator: true }).where(eq(users.id, f.owner.id));
   server = serveControlPlane(f.app, { port: 0, hostname: "127.0.0.1" });
   await new Promise<void>((resolve) => server.once("listening", resolve));
   controlPlaneUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -103,6 +110,13 @@ it("a runlet host killed with SIGKILL takes its runtime host with it, and the po
   );
   expect(isAlive(pid), out.log).toBe(false);
   expect(await portIsFree(port, "127.0.0.1")).toBe(true);
+  // It did not stop gracefully: to the registry it is a host gone silent, down once 15 s pass.
+  const id = (await registered("rack-9"))?.id as string;
+  await f.db
+    .update(hosts)
+    .set({ seenAt: Date.now() - DOWN_AFTER_MS - 1_000 })
+    .where(eq(hosts.id, id));
+  expect(await registered("rack-9")).toMatchObject({ state: "down" });
 });
 
 it("Ctrl-C in its terminal lets a run in flight finish within the grace, then the host ends", async () => {
@@ -121,8 +135,30 @@ it("Ctrl-C in its terminal lets a run in flight finish within the grace, then th
     30_000,
   );
 
+  // Its heartbeat holds the replica's place of max_replicas.
+  await eventually(
+    () => registered("rack-7"),
+    (h) => h?.state === "up" && h.apps.length === 1,
+    30_000,
+  );
+
   const exited = new Promise<number | null>((resolve) => command.once("exit", resolve));
   process.kill(-(command.pid as number), "SIGINT"); // what the terminal sends on Ctrl-C
   expect(await call, out.log).toMatchObject({ status: 200, body: { ok: true, result: "done" } });
   expect(await exited, out.log).toBe(0);
+  // It said it left: stopped, not down, holding no replica, and no place the Worker sends work.
+  expect(await registered("rack-7"), out.log).toMatchObject({ state: "stopped", apps: [] });
+  expect(await liveHosts(f.db)).not.toContainEqual(
+    expect.objectContaining({ address: `http://127.0.0.1:${port}` }),
+  );
 });
+
+/** The host `runlet host --name name` registered, as the operator's listing has it. */
+async function registered(name: string) {
+  const res = await f.call("GET", "/v2/hosts");
+  expect(res.status).toBe(200);
+  const { hosts: all } = (await res.json()) as {
+    hosts: Array<{ id: string; name: string; state: string; apps: unknown[] }>;
+  };
+  return all.find((h) => h.name === name);
+}

@@ -1,13 +1,18 @@
 // A runtime host joining a control plane's registry (docs/hosts.md), both real and on loopback
 // sockets: it registers with its host token and learns the internal token, heartbeats the apps
-// it has warm, stops an app the control plane no longer has, says it is draining as it stops,
+// it has warm, stops an app the control plane no longer has, says it left once it stopped,
 // and is refused with a clear error once its token is revoked.
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rendezvousOrder } from "../common/rendezvous.ts";
 import { httpRuntimeHosts } from "../control-plane/host-client.ts";
-import { createHostToken, liveHosts, revokeHostToken } from "../control-plane/hosts/registry.ts";
+import {
+  createHostToken,
+  listHosts,
+  liveHosts,
+  revokeHostToken,
+} from "../control-plane/hosts/registry.ts";
 import { serveControlPlane } from "../control-plane/listen.ts";
 import { INTERNAL_TOKEN, memoryBundles } from "../control-plane/testing/fixture.ts";
 import { libsqlFixture } from "../control-plane/testing/libsql.ts";
@@ -73,7 +78,7 @@ async function listed(hostId: string | undefined): Promise<Listed | undefined> {
 }
 
 describe("a runtime host that joins the registry", () => {
-  it("registers, takes the internal token it was given, heartbeats its warm apps and drains as it stops", async () => {
+  it("registers, takes the internal token it was given, heartbeats its warm apps and leaves as it stops", async () => {
     const { token } = await createHostToken(f.db, { name: "test", createdBy: f.owner.id });
     const host = await joinedHost(token);
     try {
@@ -96,13 +101,13 @@ describe("a runtime host that joins the registry", () => {
       );
       expect(warm?.state).toBe("up");
     } finally {
-      const closing = host.close({ graceful: true });
-      await eventually(
-        () => listed(host.hostId),
-        (h) => h?.state === "draining",
-      );
-      await closing;
+      await host.close({ graceful: true });
     }
+    // Stopped gracefully, it said it left: `stopped` (not `down`, as a host that crashed), with no
+    // replica; to the Worker, down at once.
+    const all = await listHosts(f.db);
+    expect(all.find((h) => h.id === host.hostId)).toMatchObject({ state: "stopped", apps: [] });
+    expect(await listed(host.hostId)).toMatchObject({ state: "down", apps: [] });
   });
 
   it("never serves, and stops, an app the control plane does not have (deleted while the host was away)", async () => {

@@ -48,3 +48,16 @@ it("names a host's busiest apps and counts the rest: 150 apps warm made one line
   const [, , , , , , shown] = hostRow({ ...host, apps });
   expect(shown).toBe("app-029×3 app-000×1 app-001×1 app-002×1 app-003×1 app-004×1 +144 more");
 });
+
+it("shows a stopped host as stopped, since when, running nothing: it is not one that crashed", () => {
+  const now = Date.parse("2026-11-26T10:03:00.000Z");
+  expect(hostRow({ ...host, state: "stopped", apps: [] }, now)).toEqual([
+    "hst_1",
+    "rack-2",
+    "http://10.0.0.2:8790",
+    "stopped 3 min ago",
+    "—",
+    "—",
+    "—",
+  ]);
+});

@@ -9,10 +9,11 @@ const USAGE = `Usage: runlet hosts [list] [--json]
 The runtime hosts of this Runlet, and the tokens new hosts join with (operators only; the
 local owner is one). See docs/hosts.md.
 
-  list     every host that registered: its state (up, draining, or down after 15 s without a
-           heartbeat), address, load and the apps it runs, the most replicas first and at
-           most 6 of them (--json: all; a down host: since when it is silent, and the apps of
-           its last heartbeat)
+  list     every host that registered: its state (up; draining; stopped: it stopped
+           gracefully and said so; down: no heartbeat for 15 s, it crashed or cannot reach
+           the control plane), address, load and the apps it runs, the most replicas first
+           and at most 6 of them (--json: all; a down host: since when it is silent, and the
+           apps of its last heartbeat; a stopped one: since when)
   token    a new host token, printed once: give it to 'runlet host' on another machine as
            RUNLET_HOST_TOKEN (only its hash is kept)
   tokens   the host tokens, never the tokens themselves
@@ -50,9 +51,12 @@ function appsOf(apps: Host["apps"]): string {
 /**
  * A host's line in `runlet hosts`. A down host's load and apps are what its last heartbeat said,
  * not what runs there now: its state says how long it has been silent, its apps are "last: …".
+ * A stopped host runs nothing: its state says since when.
  */
 export function hostRow(h: Host, now = Date.now()): string[] {
   const apps = appsOf(h.apps);
+  if (h.state === "stopped")
+    return [h.id, h.name, h.address, `stopped ${since(h.seenAt, now)} ago`, "—", "—", "—"];
   if (h.state === "down")
     return [
       h.id,

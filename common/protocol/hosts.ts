@@ -5,9 +5,15 @@
  */
 import * as z from "zod/mini";
 
-/** What a host says of itself; a host silent for `DOWN_AFTER_MS` is `down`. */
+/** What a host says of itself in its heartbeats; a host silent for `DOWN_AFTER_MS` is `down`. */
 export const HOST_STATES = ["up", "draining"] as const;
-export type HostState = (typeof HOST_STATES)[number] | "down";
+/**
+ * What the registry keeps of a host: what it last said, or `stopped` once it said it left (a
+ * graceful stop: `POST /internal/hosts/{id}/leave`, its work ended and its replicas stopped).
+ */
+export const REGISTRY_STATES = [...HOST_STATES, "stopped"] as const;
+/** A host's state as the operator sees it (`GET /v2/hosts`). */
+export type HostState = (typeof REGISTRY_STATES)[number] | "down";
 
 /** A host token names itself: `rlh_` and 43 characters (only its hash is kept). */
 export const HOST_TOKEN_PREFIX = "rlh_";
@@ -123,7 +129,11 @@ export type ReplicaRequest = z.infer<typeof replicaRequestSchema>;
 export const replicaAnswerSchema = z.object({ granted: z.boolean(), replicas: count() });
 export type ReplicaAnswer = z.infer<typeof replicaAnswerSchema>;
 
-/** A host as the Worker places work on it: `GET {control plane}/internal/hosts`. */
+/**
+ * A host as the Worker places work on it: `GET {control plane}/internal/hosts`. A host that
+ * stopped is `down` here: to the Worker both mean no work and no run there any more (and a Worker
+ * older than `stopped` reads the list all the same).
+ */
 export const placementHostSchema = z.object({
   id: z.string(),
   address: z.string(),

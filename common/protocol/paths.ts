@@ -56,7 +56,8 @@ export const controlPlanePath = {
   apps: "/internal/apps",
   /**
    * POST with a host token: register (`Registration`); `/{hostId}/heartbeat` (`Heartbeat`),
-   * `/{hostId}/replicas` (`ReplicaRequest`). GET with the internal token: `Placement`.
+   * `/{hostId}/replicas` (`ReplicaRequest`), `/{hostId}/leave` (no body: it stopped
+   * gracefully). GET with the internal token: `Placement`.
    */
   hosts: "/internal/hosts",
   /** GET with a host token: the app's current version (`CurrentVersion`). */

@@ -3,7 +3,7 @@
  * hash), the hosts that registered, and what each last said it runs. Re-exported by schema.ts.
  */
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { HOST_STATES } from "../../common/protocol/hosts.ts";
+import { REGISTRY_STATES } from "../../common/protocol/hosts.ts";
 
 /** A host token (`runlet hosts token`): its SHA-256 (hex), never the token. */
 export const hostTokens = sqliteTable("host_tokens", {
@@ -28,8 +28,11 @@ export const hosts = sqliteTable(
     /** Replicas it runs at once, and its memory for them. */
     slots: integer("slots").notNull(),
     memoryMb: integer("memory_mb").notNull(),
-    /** What it last said: `up`, or `draining` once it stops. */
-    state: text("state", { enum: HOST_STATES }).notNull(),
+    /**
+     * What it last said: `up`, or `draining` once it stops; `stopped` once it said it left (its
+     * work ended, its replicas stopped: docs/hosts.md).
+     */
+    state: text("state", { enum: REGISTRY_STATES }).notNull(),
     registeredAt: integer("registered_at").notNull(),
     /** Its last heartbeat (or registration). */
     seenAt: integer("seen_at").notNull(),

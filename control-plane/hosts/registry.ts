@@ -124,7 +124,7 @@ export async function registerHost(
 /** The host `id`, if `tokenId` (the token it presented) is the one it registered with. */
 export async function hostOf(db: Database, id: string, tokenId: string) {
   const [row] = await db
-    .select({ id: hosts.id })
+    .select({ id: hosts.id, state: hosts.state })
     .from(hosts)
     .where(and(eq(hosts.id, id), eq(hosts.tokenId, tokenId)));
   return row;
@@ -214,8 +214,11 @@ export async function grantReplica(
   return { granted: granted.length > 0, replicas: Number(now?.replicas ?? 0) };
 }
 
-/** Every host with its state now (`down`: silent for `DOWN_AFTER_MS`) and what it runs. */
-export async function listHosts(db: Database): Promise<Array<PlacementHost & HostFacts>> {
+/**
+ * Every host with its state now (`down`: silent for `DOWN_AFTER_MS`; `stopped`: it said it left,
+ * and stays so however long it is silent) and what it runs.
+ */
+export async function listHosts(db: Database): Promise<RegisteredHost[]> {
   const now = Date.now();
   const [rows, running] = await Promise.all([
     db.select().from(hosts).orderBy(hosts.registeredAt),
@@ -225,7 +228,9 @@ export async function listHosts(db: Database): Promise<Array<PlacementHost & Hos
     id: h.id,
     name: h.name,
     address: h.address,
-    state: (now - h.seenAt > DOWN_AFTER_MS ? "down" : h.state) as HostState,
+    state: (h.state !== "stopped" && now - h.seenAt > DOWN_AFTER_MS
+      ? "down"
+      : h.state) as HostState,
     slots: h.slots,
     memoryMb: h.memoryMb,
     busy: h.busy,
@@ -244,6 +249,9 @@ export async function listHosts(db: Database): Promise<Array<PlacementHost & Hos
   }));
 }
 
+/** A host as the registry lists it to an operator (the Worker's view: `PlacementHost`). */
+export type RegisteredHost = Omit<PlacementHost, "state"> & { state: HostState } & HostFacts;
+
 interface HostFacts {
   name: string;
   memoryMb: number;
@@ -259,10 +267,10 @@ export interface LiveHost {
   state: "up" | "draining";
 }
 
-/** The hosts that are not down. */
+/** The hosts that are neither down nor stopped. */
 export async function liveHosts(db: Database): Promise<LiveHost[]> {
   return (await listHosts(db)).flatMap(({ id, address, state }) =>
-    state === "down" ? [] : [{ id, address, state }],
+    state === "up" || state === "draining" ? [{ id, address, state }] : [],
   );
 }
 

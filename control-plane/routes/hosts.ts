@@ -19,8 +19,11 @@ const hostSchema = z
     id: z.string(),
     name: z.string(),
     address: z.string().openapi({ format: "uri" }),
-    state: z.enum(["up", "draining", "down"]).openapi({
-      description: `up; draining (stopping: takes no new work); down (no heartbeat for 15 s).`,
+    state: z.enum(["up", "draining", "stopped", "down"]).openapi({
+      description:
+        "up; draining (stopping: takes no new work); stopped (it stopped gracefully and said so: " +
+        "its work ended, it holds no replica); down (no heartbeat for 15 s: it crashed, froze or " +
+        "cannot reach the control plane).",
     }),
     slots: z.number().int().openapi({ description: "Replicas it runs at once." }),
     memoryMb: z.number().int(),

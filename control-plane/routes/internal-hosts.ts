@@ -2,6 +2,7 @@
  * The runtime hosts' side of the registry (docs/hosts.md), with a host token:
  * `POST /internal/hosts` registers one, `POST /internal/hosts/{hostId}/heartbeat` keeps it
  * alive, `POST /internal/hosts/{hostId}/replicas` asks for one more replica of an app,
+ * `POST /internal/hosts/{hostId}/leave` says it stopped gracefully,
  * `GET /internal/bundles/{project}/{app}/{version}` fetches a version's bundle. And the
  * Worker's, with the internal token: `GET /internal/hosts`, where it places work.
  */
@@ -24,6 +25,7 @@ import type { AppEnv } from "../context.ts";
 import { secrets } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { recordHeartbeat } from "../hosts/heartbeat.ts";
+import { leaveHost } from "../hosts/leaving.ts";
 import {
   currentVersion,
   grantReplica,
@@ -47,11 +49,17 @@ const hostToken = createMiddleware<HostEnv>(async (c, next) => {
   await next();
 });
 
-/** The path's host, registered with the token presented (404: register again). */
-async function pathHost(c: Context<HostEnv>): Promise<string> {
+/**
+ * The path's host, registered with the token presented (404: register again). One that left is
+ * 404 too, but to `leave` again: a host that runs registers anew, and a late heartbeat of one
+ * that stopped does not make it `up` again with replicas it no longer has.
+ */
+async function pathHost(c: Context<HostEnv>, left: "left too" | "not left" = "not left") {
   const id = c.req.param("hostId") ?? "";
   const host = await hostOf(c.var.deps.db, id, c.var.hostTokenId);
   if (!host) throw new ApiError("not_found", `no host '${id}' registered with this token`);
+  if (host.state === "stopped" && left === "not left")
+    throw new ApiError("not_found", `host '${id}' left the registry: register again`);
   return host.id;
 }
 
@@ -74,6 +82,13 @@ export function registerInternalHosts(app: OpenAPIHono<AppEnv>) {
     const id = await pathHost(c);
     const req = await jsonBody(c, replicaRequestSchema);
     return c.json(await grantReplica(c.var.deps.db, id, req), 200);
+  });
+
+  // A graceful stop's end: work ended, replicas stopped. Its places are free at once, and the
+  // Worker sends it nothing (docs/hosts.md, "A host that stops, a host removed").
+  app.post("/internal/hosts/:hostId/leave", hostToken, async (c) => {
+    await leaveHost(c.var.deps.db, await pathHost(c, "left too"));
+    return c.body(null, 204);
   });
 
   app.get("/internal/bundles/:project/:app", hostToken, async (c) => {
@@ -120,7 +135,7 @@ export function registerInternalHosts(app: OpenAPIHono<AppEnv>) {
       hosts: all.map(({ id, address, state, slots, busy, queued, apps }) => ({
         id,
         address,
-        state,
+        state: state === "stopped" ? "down" : state,
         slots,
         busy,
         queued,
