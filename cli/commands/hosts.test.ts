@@ -1,5 +1,17 @@
-import { expect, it } from "vitest";
+import { mkdtemp, rm } from "node:fs/promises";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { eq } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DOWN_AFTER_MS } from "../../common/protocol/hosts.ts";
+import { hosts, users } from "../../control-plane/db/schema.ts";
+import { createHostToken, hostTokenId, registerHost } from "../../control-plane/hosts/registry.ts";
+import { serveControlPlane } from "../../control-plane/listen.ts";
+import { libsqlFixture } from "../../control-plane/testing/libsql.ts";
 import { type Host, hostRow } from "./hosts.ts";
+import { runlet } from "./test-support.ts";
 
 const host: Host = {
   id: "hst_1",
@@ -60,4 +72,69 @@ it("shows a stopped host as stopped, since when, running nothing: it is not one 
     "—",
     "—",
   ]);
+});
+
+describe("runlet hosts remove", () => {
+  let f: Awaited<ReturnType<typeof libsqlFixture>>;
+  let server: Server;
+  let env: Record<string, string>;
+  let home: string;
+
+  beforeAll(async () => {
+    f = await libsqlFixture();
+    await f.db.update(users).set({ operator: true }).where(eq(users.id, f.owner.id));
+    server = serveControlPlane(f.app, { port: 0, hostname: "127.0.0.1" });
+    await new Promise<void>((resolve) => server.once("listening", resolve));
+    home = await mkdtemp(join(tmpdir(), "runlet-hosts-"));
+    env = {
+      RUNLET_HOME: home,
+      RUNLET_BASE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      RUNLET_API_URL: "http://127.0.0.1:9",
+      RUNLET_TOKEN: f.owner.token,
+    };
+  });
+  afterAll(async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await f.cleanup();
+    await rm(home, { recursive: true, force: true });
+  });
+
+  const joined = async (address: string) => {
+    const { token } = await createHostToken(f.db, { name: address, createdBy: f.owner.id });
+    const tokenId = (await hostTokenId(f.db, token)) as string;
+    return registerHost(f.db, tokenId, { name: address, address, slots: 2, memoryMb: 512 });
+  };
+
+  it("takes a down host out of the list (--json says so); an unknown id is an error", async () => {
+    const id = await joined("http://10.7.0.1:8790");
+    await f.db
+      .update(hosts)
+      .set({ seenAt: Date.now() - DOWN_AFTER_MS - 1_000 })
+      .where(eq(hosts.id, id));
+    const removed = await runlet(["hosts", "remove", id, "--json"], env);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(JSON.parse(removed.stdout)).toEqual({ id, removed: true });
+    const listed = await runlet(["hosts", "--json"], env);
+    expect(JSON.parse(listed.stdout).hosts.map((h: { id: string }) => h.id)).not.toContain(id);
+    const again = await runlet(["hosts", "remove", id], env);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain(`no host '${id}'`);
+  });
+
+  it("refuses a host that is up, saying to stop it first, and keeps it", async () => {
+    const id = await joined("http://10.7.0.2:8790");
+    const refused = await runlet(["hosts", "remove", id], env);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain("stop it first");
+    const listed = await runlet(["hosts"], env);
+    expect(listed.stdout).toMatch(new RegExp(`${id}.*\\bup\\b`));
+  });
+
+  it("says how in --help, and asks for the id", async () => {
+    const help = await runlet(["hosts", "--help"], env);
+    expect(help.stdout + help.stderr).toContain("runlet hosts remove <host-id>");
+    const bare = await runlet(["hosts", "remove"], env);
+    expect(bare.code).not.toBe(0);
+    expect(bare.stderr).toContain("give the id of the host to remove");
+  });
 });

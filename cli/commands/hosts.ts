@@ -2,6 +2,7 @@ import { CliError, type Command, takesOnly } from "../command.ts";
 import { callApi, loadConfig, printTable } from "../config.ts";
 
 const USAGE = `Usage: runlet hosts [list] [--json]
+       runlet hosts remove <host-id> [--json]
        runlet hosts token --name NAME [--json]
        runlet hosts tokens [--json]
        runlet hosts revoke <host-token-id> [--force] [--json]
@@ -14,6 +15,9 @@ local owner is one). See docs/hosts.md.
            the control plane), address, load and the apps it runs, the most replicas first
            and at most 6 of them (--json: all; a down host: since when it is silent, and the
            apps of its last heartbeat; a stopped one: since when)
+  remove   takes a host that is down or stopped out of the list (one decommissioned); one
+           still up or draining is refused: stop it first. If it comes back, it joins as a
+           new host: revoke its token to keep it out
   token    a new host token, printed once: give it to 'runlet host' on another machine as
            RUNLET_HOST_TOKEN (only its hash is kept)
   tokens   the host tokens, never the tokens themselves
@@ -87,18 +91,19 @@ interface HostToken {
 
 export const hosts: Command = {
   name: "hosts",
-  summary: "list the runtime hosts; make and revoke the tokens hosts join with",
+  summary: "list and remove the runtime hosts; make and revoke the tokens hosts join with",
   usage: USAGE,
   options: { name: { type: "string" }, force: { type: "boolean" } },
   async run({ values, positionals }) {
     const [action = "list", ...rest] = positionals;
     const takes = {
       list: {},
+      remove: { words: 1 },
       token: { options: ["name"] },
       tokens: {},
       revoke: { options: ["force"], words: 1 },
     }[action];
-    if (!takes) throw new CliError(`say list, token, tokens or revoke\n\n${USAGE}`);
+    if (!takes) throw new CliError(`say list, remove, token, tokens or revoke\n\n${USAGE}`);
     takesOnly(`hosts ${action}`, { values, words: rest }, takes, USAGE);
     const config = await loadConfig(process.env, { anyProject: true });
     const json = (value: unknown) => console.log(JSON.stringify(value));
@@ -116,6 +121,14 @@ export const hosts: Command = {
           hosts.map((h) => hostRow(h)),
           "No runtime host has registered yet.",
         );
+      return 0;
+    }
+    if (action === "remove") {
+      const [id] = rest;
+      if (!id) throw new CliError(`give the id of the host to remove (runlet hosts)\n\n${USAGE}`);
+      await callApi(config, "DELETE", `/v2/hosts/${encodeURIComponent(id)}`, "removing the host");
+      if (values.json) json({ id, removed: true });
+      else console.log(`Removed ${id} from the hosts; if it comes back, it joins as a new host.`);
       return 0;
     }
     if (action === "token") {
@@ -174,6 +187,6 @@ export const hosts: Command = {
       else console.log(`Revoked ${id}: hosts that joined with it are refused, and stop.`);
       return 0;
     }
-    throw new CliError(`say list, token, tokens or revoke\n\n${USAGE}`);
+    throw new CliError(`say list, remove, token, tokens or revoke\n\n${USAGE}`);
   },
 };

@@ -1,7 +1,9 @@
-// Hosts leaving the registry (docs/hosts.md, "A host that stops"): a host that
-// stopped gracefully says so and is `stopped`, not `down` as one that crashed, the Worker sends it
-// nothing, and its places of an app's max_replicas are free at once. Before, a host stopped with
-// Ctrl-C read `down` as a crashed one, and held its places until 15 s of silence.
+// Hosts leaving the registry (docs/hosts.md, "A host that stops, a host removed"): a host that
+// stopped gracefully says so and is `stopped`, not `down` as one that crashed, and the Worker sends
+// it nothing; an operator removes a host that is down or stopped (`DELETE /v2/hosts/{id}`), not one
+// still heard from. Either way its places of an app's max_replicas are free at once. Before, a host
+// stopped with Ctrl-C read `down` as a crashed one, held its places until 15 s of silence, and a
+// decommissioned host stayed in `runlet hosts` as `down` for good.
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DOWN_AFTER_MS } from "../../common/protocol/hosts.ts";
@@ -120,5 +122,73 @@ describe("a host that stops gracefully", () => {
       expect(await res.json()).toHaveProperty("message");
     }
     expect((await listed(id))?.state).toBe("up");
+  });
+});
+
+describe("DELETE /v2/hosts/{id}", () => {
+  it("removes a down host with what it held: it leaves the list, its places are free", async () => {
+    const gone = await register("http://10.8.1.1:8790");
+    const other = await register("http://10.8.1.2:8790");
+    expect(await ask(gone, "removed")).toBe(true);
+    await silence(gone);
+    expect((await f.call("DELETE", `/v2/hosts/${gone}`)).status).toBe(204);
+    expect(await listed(gone)).toBeUndefined();
+    expect(await placed(gone)).toBeUndefined();
+    expect(await ask(other, "removed")).toBe(true);
+    // Gone: a second removal, and an id never known, are 404.
+    for (const id of [gone, "hst_never"]) {
+      const res = await f.call("DELETE", `/v2/hosts/${id}`);
+      expect(res.status).toBe(404);
+      expect(await res.json()).toMatchObject({ code: "not_found" });
+    }
+  });
+
+  it("removes a stopped host at once", async () => {
+    const id = await register("http://10.8.1.3:8790");
+    expect((await leave(id)).status).toBe(204);
+    expect((await f.call("DELETE", `/v2/hosts/${id}`)).status).toBe(204);
+    expect(await listed(id)).toBeUndefined();
+  });
+
+  it("refuses a host still heard from (409, saying to stop it first), and changes nothing", async () => {
+    const up = await register("http://10.8.1.4:8790");
+    expect(await ask(up, "held")).toBe(true);
+    const res = await f.call("DELETE", `/v2/hosts/${up}`);
+    expect(res.status).toBe(409);
+    const { message } = (await res.json()) as { message: string };
+    expect(message).toContain(`host '${up}' is up`);
+    expect(message).toContain("stop it first");
+    const draining = await register("http://10.8.1.5:8790");
+    await f.call("POST", `/internal/hosts/${draining}/heartbeat`, {
+      token,
+      body: { state: "draining", busy: 1, queued: 0, apps: [] },
+    });
+    const refused = await f.call("DELETE", `/v2/hosts/${draining}`);
+    expect(refused.status).toBe(409);
+    expect(((await refused.json()) as { message: string }).message).toContain("is draining");
+    expect(await listed(up)).toMatchObject({ state: "up" });
+    expect(await listed(draining)).toMatchObject({ state: "draining" });
+    expect(await ask(await register("http://10.8.1.6:8790"), "held")).toBe(false); // up's still
+  });
+
+  it("a removed host that comes back registers as a new host", async () => {
+    const old = await register("http://10.8.1.7:8790");
+    await silence(old);
+    expect((await f.call("DELETE", `/v2/hosts/${old}`)).status).toBe(204);
+    expect((await beat(old)).status).toBe(404); // so it registers again
+    const again = await register("http://10.8.1.7:8790");
+    expect(again).not.toBe(old);
+    expect(await listed(again)).toMatchObject({ state: "up" });
+  });
+
+  it("is an operator's: anyone else is 403, and nothing is removed", async () => {
+    const id = await register("http://10.8.1.8:8790");
+    await silence(id);
+    for (const t of [f.member.token, f.outsider.token]) {
+      const res = await f.call("DELETE", `/v2/hosts/${id}`, { token: t });
+      expect(res.status).toBe(403);
+    }
+    expect((await f.call("DELETE", `/v2/hosts/${id}`, { token: null })).status).toBe(401);
+    expect(await listed(id)).toMatchObject({ state: "down" });
   });
 });

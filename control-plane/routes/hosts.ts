@@ -1,12 +1,13 @@
 /**
- * The installation's runtime hosts, for its operators (docs/hosts.md): `GET /v2/hosts`, and the
- * host tokens hosts join with — `POST /v2/hosts/tokens` (shown once), `GET /v2/hosts/tokens`,
+ * The installation's runtime hosts, for its operators (docs/hosts.md): `GET /v2/hosts`,
+ * `DELETE /v2/hosts/{hostId}` (one that is down or stopped), and the host tokens hosts join with — `POST /v2/hosts/tokens` (shown once), `GET /v2/hosts/tokens`,
  * `DELETE /v2/hosts/tokens/{tokenId}`. Not in a project's audit log: no project owns a host.
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { operatorOnly } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
 import { ApiError } from "../errors.ts";
+import { type Removal, removeHost } from "../hosts/leaving.ts";
 import { createHostToken, listHosts, listHostTokens, revokeHostToken } from "../hosts/registry.ts";
 import { bearerAuth, errorResponses, smallBody } from "../openapi.ts";
 import { displayName } from "./projects.ts";
@@ -71,6 +72,35 @@ const listHostsRoute = createRoute({
       content: { "application/json": { schema: z.object({ hosts: z.array(hostSchema) }) } },
     },
     ...operatorErrors(),
+  },
+});
+
+const { 404: noSuchHost, 409: stillHeard } = errorResponses({
+  404: "No such host.",
+  409: "The host is up or draining: stop it first.",
+});
+
+const removeHostRoute = createRoute({
+  method: "delete",
+  path: "/v2/hosts/{hostId}",
+  operationId: "removeHost",
+  summary: "Removes a host that is down or stopped from the registry (operators).",
+  description:
+    "A host that is up or draining is refused (409): stop it first. What it held of each app's " +
+    "max_replicas is free at once. If it comes back with a valid token, it registers as a new " +
+    "host (a new id); revoke its token to keep it out.",
+  security: bearerAuth,
+  middleware: [operatorOnly] as const,
+  request: {
+    params: z.object({
+      hostId: z.string().openapi({ param: { name: "hostId", in: "path" }, example: "hst_…" }),
+    }),
+  },
+  responses: {
+    204: { description: "Removed." },
+    ...operatorErrors(),
+    404: noSuchHost,
+    409: stillHeard as NonNullable<typeof stillHeard>,
   },
 });
 
@@ -145,6 +175,14 @@ export function registerHosts(app: OpenAPIHono<AppEnv>) {
     return c.json({ hosts }, 200);
   });
 
+  app.openapi(removeHostRoute, async (c) => {
+    const { hostId } = c.req.valid("param");
+    const removal = await removeHost(c.var.deps.db, hostId);
+    if (!removal) throw new ApiError("not_found", `no host '${hostId}' in the registry`);
+    if (!removal.removed) throw new ApiError("conflict", stillThere(hostId, removal));
+    return c.body(null, 204);
+  });
+
   app.openapi(createTokenRoute, async (c) => {
     const { name } = c.req.valid("json");
     const made = await createHostToken(c.var.deps.db, { name, createdBy: c.var.principal.id });
@@ -176,4 +214,13 @@ export function registerHosts(app: OpenAPIHono<AppEnv>) {
       throw new ApiError("not_found", `no host token '${tokenId}' that is not revoked`);
     return c.body(null, 204);
   });
+}
+
+/** Why a host that is still heard from is not removed, and what to do first. */
+function stillThere(id: string, { state, seenAt }: Extract<Removal, { removed: false }>): string {
+  const ago = Math.max(0, Math.round((Date.now() - seenAt) / 1000));
+  const heard = `its last heartbeat ${ago} s ago`;
+  return state === "draining"
+    ? `host '${id}' is draining (${heard}): it is stopping; remove it once it is stopped or down`
+    : `host '${id}' is up (${heard}): stop it first (Ctrl-C on its 'runlet host', or revoke its token with 'runlet hosts revoke'), then remove it once it is stopped or down`;
 }
