@@ -15,6 +15,7 @@ import { registerExportAuditLog } from "./routes/audit-log-export.ts";
 import { registerListAuditLogs } from "./routes/audit-log-list.ts";
 import { registerDashboardLinks } from "./routes/dashboard-links.ts";
 import { registerHosts } from "./routes/hosts.ts";
+import { registerHostsDrain } from "./routes/hosts-drain.ts";
 import { registerInit } from "./routes/init.ts";
 import { registerInternalApps } from "./routes/internal-apps.ts";
 import { registerInternalHosts } from "./routes/internal-hosts.ts";
@@ -93,6 +94,7 @@ export function createControlPlane(deps: Deps): ControlPlaneApp {
   registerInternalApps(app);
   registerInternalHosts(app);
   registerHosts(app);
+  registerHostsDrain(app);
   registerKeys(app);
   registerDashboardLinks(app);
   registerDashboard(app, (path, init) => app.request(path, init));

@@ -7,6 +7,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DOWN_AFTER_MS } from "../../common/protocol/hosts.ts";
 import { hosts, users } from "../../control-plane/db/schema.ts";
+import { leaveHost } from "../../control-plane/hosts/leaving.ts";
 import { createHostToken, hostTokenId, registerHost } from "../../control-plane/hosts/registry.ts";
 import { serveControlPlane } from "../../control-plane/listen.ts";
 import { libsqlFixture } from "../../control-plane/testing/libsql.ts";
@@ -74,7 +75,7 @@ it("shows a stopped host as stopped, since when, running nothing: it is not one 
   ]);
 });
 
-describe("runlet hosts remove", () => {
+describe("runlet hosts drain, resume and remove", () => {
   let f: Awaited<ReturnType<typeof libsqlFixture>>;
   let server: Server;
   let env: Record<string, string>;
@@ -130,9 +131,25 @@ describe("runlet hosts remove", () => {
     expect(listed.stdout).toMatch(new RegExp(`${id}.*\\bup\\b`));
   });
 
+  it("drains a host and resumes it (the list says drained, then up); a stopped one is refused", async () => {
+    const id = await joined("http://10.7.0.3:8790");
+    const drained = await runlet(["hosts", "drain", id, "--json"], env);
+    expect(drained.code, drained.stderr).toBe(0);
+    expect(JSON.parse(drained.stdout)).toEqual({ id, drained: true });
+    expect((await runlet(["hosts"], env)).stdout).toMatch(new RegExp(`${id}.*\\bdrained\\b`));
+    const resumed = await runlet(["hosts", "resume", id], env);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain(`Resumed ${id}`);
+    expect((await runlet(["hosts"], env)).stdout).toMatch(new RegExp(`${id}.*\\bup\\b`));
+    await leaveHost(f.db, id);
+    const refused = await runlet(["hosts", "drain", id], env);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain(`host '${id}' is stopped`);
+  });
+
   it("says how in --help, and asks for the id", async () => {
     const help = await runlet(["hosts", "--help"], env);
-    expect(help.stdout + help.stderr).toContain("runlet hosts remove <host-id>");
+    expect(help.stdout + help.stderr).toContain("runlet hosts drain|resume|remove <host-id>");
     const bare = await runlet(["hosts", "remove"], env);
     expect(bare.code).not.toBe(0);
     expect(bare.stderr).toContain("give the id of the host to remove");

@@ -2,7 +2,7 @@ import { CliError, type Command, takesOnly } from "../command.ts";
 import { callApi, loadConfig, printTable } from "../config.ts";
 
 const USAGE = `Usage: runlet hosts [list] [--json]
-       runlet hosts remove <host-id> [--json]
+       runlet hosts drain|resume|remove <host-id> [--json]
        runlet hosts token --name NAME [--json]
        runlet hosts tokens [--json]
        runlet hosts revoke <host-token-id> [--force] [--json]
@@ -10,13 +10,18 @@ const USAGE = `Usage: runlet hosts [list] [--json]
 The runtime hosts of this Runlet, and the tokens new hosts join with (operators only; the
 local owner is one). See docs/hosts.md.
 
-  list     every host that registered: its state (up; draining; stopped: it stopped
-           gracefully and said so; down: no heartbeat for 15 s, it crashed or cannot reach
-           the control plane), address, load and the apps it runs, the most replicas first
-           and at most 6 of them (--json: all; a down host: since when it is silent, and the
-           apps of its last heartbeat; a stopped one: since when)
+  list     every host that registered: its state (up; draining: it is stopping; drained:
+           by an operator; stopped: it stopped gracefully and said so; down: no heartbeat
+           for 15 s, it crashed or cannot reach the control plane), address, load and the
+           apps it runs, the most replicas first and at most 6 of them (--json: all; a down
+           host: since when it is silent, and the apps of its last heartbeat; a stopped one:
+           since when)
+  drain    the host takes no new work, and its replicas stop as their calls end (their
+           places go to the other hosts); it stays drained until 'resume', or until it
+           starts again
+  resume   a drained host takes work again
   remove   takes a host that is down or stopped out of the list (one decommissioned); one
-           still up or draining is refused: stop it first. If it comes back, it joins as a
+           still up, draining or drained is refused: stop it first. If it comes back, it joins as a
            new host: revoke its token to keep it out
   token    a new host token, printed once: give it to 'runlet host' on another machine as
            RUNLET_HOST_TOKEN (only its hash is kept)
@@ -91,19 +96,22 @@ interface HostToken {
 
 export const hosts: Command = {
   name: "hosts",
-  summary: "list and remove the runtime hosts; make and revoke the tokens hosts join with",
+  summary: "list, drain and remove the runtime hosts; make and revoke the tokens hosts join with",
   usage: USAGE,
   options: { name: { type: "string" }, force: { type: "boolean" } },
   async run({ values, positionals }) {
     const [action = "list", ...rest] = positionals;
     const takes = {
       list: {},
+      drain: { words: 1 },
+      resume: { words: 1 },
       remove: { words: 1 },
       token: { options: ["name"] },
       tokens: {},
       revoke: { options: ["force"], words: 1 },
     }[action];
-    if (!takes) throw new CliError(`say list, remove, token, tokens or revoke\n\n${USAGE}`);
+    if (!takes)
+      throw new CliError(`say list, drain, resume, remove, token, tokens or revoke\n\n${USAGE}`);
     takesOnly(`hosts ${action}`, { values, words: rest }, takes, USAGE);
     const config = await loadConfig(process.env, { anyProject: true });
     const json = (value: unknown) => console.log(JSON.stringify(value));
@@ -121,6 +129,23 @@ export const hosts: Command = {
           hosts.map((h) => hostRow(h)),
           "No runtime host has registered yet.",
         );
+      return 0;
+    }
+    if (action === "drain" || action === "resume") {
+      const [id] = rest;
+      if (!id)
+        throw new CliError(`give the id of the host to ${action} (runlet hosts)\n\n${USAGE}`);
+      const path = `/v2/hosts/${encodeURIComponent(id)}/${action}`;
+      await callApi(
+        config,
+        "POST",
+        path,
+        `${action === "drain" ? "draining" : "resuming"} the host`,
+      );
+      if (values.json) json({ id, [action === "drain" ? "drained" : "resumed"]: true });
+      else if (action === "drain")
+        console.log(`Drained ${id}: no new work goes there; its replicas stop as their calls end.`);
+      else console.log(`Resumed ${id}: it takes work again.`);
       return 0;
     }
     if (action === "remove") {
@@ -187,6 +212,6 @@ export const hosts: Command = {
       else console.log(`Revoked ${id}: hosts that joined with it are refused, and stop.`);
       return 0;
     }
-    throw new CliError(`say list, remove, token, tokens or revoke\n\n${USAGE}`);
+    throw new CliError(`say list, drain, resume, remove, token, tokens or revoke\n\n${USAGE}`);
   },
 };

@@ -8,10 +8,11 @@ import * as z from "zod/mini";
 /** What a host says of itself in its heartbeats; a host silent for `DOWN_AFTER_MS` is `down`. */
 export const HOST_STATES = ["up", "draining"] as const;
 /**
- * What the registry keeps of a host: what it last said, or `stopped` once it said it left (a
- * graceful stop: `POST /internal/hosts/{id}/leave`, its work ended and its replicas stopped).
+ * What the registry keeps of a host: what it last said; `drained` once an operator drained it (no
+ * new work, its replicas retired, until resumed or it registers again); `stopped` once it said it
+ * left (a graceful stop: `POST /internal/hosts/{id}/leave`, its work ended, its replicas stopped).
  */
-export const REGISTRY_STATES = [...HOST_STATES, "stopped"] as const;
+export const REGISTRY_STATES = [...HOST_STATES, "drained", "stopped"] as const;
 /** A host's state as the operator sees it (`GET /v2/hosts`). */
 export type HostState = (typeof REGISTRY_STATES)[number] | "down";
 

@@ -29,8 +29,9 @@ export const hosts = sqliteTable(
     slots: integer("slots").notNull(),
     memoryMb: integer("memory_mb").notNull(),
     /**
-     * What it last said: `up`, or `draining` once it stops; `stopped` once it said it left (its
-     * work ended, its replicas stopped: docs/hosts.md).
+     * What it last said: `up`, or `draining` once it stops; `drained` while an operator has it
+     * drained (its heartbeats do not change that); `stopped` once it said it left (its work
+     * ended, its replicas stopped: docs/hosts.md).
      */
     state: text("state", { enum: REGISTRY_STATES }).notNull(),
     registeredAt: integer("registered_at").notNull(),

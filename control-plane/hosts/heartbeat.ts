@@ -9,6 +9,7 @@
  * maximum. Then the host up since later gives way: each host may keep the app's maximum less the
  * replicas on the hosts up since before it (a host back from down is up since its return). While
  * the app runs no more than its maximum over all hosts, that is never fewer than a host has.
+ * A host an operator drained keeps none: it retires its replicas as their calls end.
  */
 import { and, eq, gt, inArray, sql } from "drizzle-orm";
 import type { AppConfig } from "../../common/app-config.ts";
@@ -41,28 +42,32 @@ export async function recordHeartbeat(
     ready: a.ready,
     busy: a.busy,
   }));
-  await db.batch([
+  const [mine] = (await db.batch([
     db
       .update(hosts)
       .set({
-        state: beat.state,
+        // An operator's drain stands whatever the host says (it says `up`).
+        state: sql`CASE WHEN ${hosts.state} = 'drained' THEN 'drained' ELSE ${beat.state} END`,
         seenAt: now,
         busy: beat.busy,
         queued: beat.queued,
         // Back from down: up since now. (The right-hand sides read the row before the update.)
         upSince: sql`CASE WHEN ${hosts.seenAt} > ${now - DOWN_AFTER_MS} THEN ${hosts.upSince} ELSE ${now} END`,
       })
-      .where(eq(hosts.id, id)),
+      .where(eq(hosts.id, id))
+      .returning({ state: hosts.state }),
     db.delete(hostApps).where(eq(hostApps.hostId, id)),
     ...rows.map((r) => db.insert(hostApps).values(r)),
-  ]);
-  return answerTo(db, id, beat.apps);
+  ])) as Array<Array<{ state: string }>>;
+  return answerTo(db, id, beat.apps, mine?.[0]?.state === "drained");
 }
 
+/** `drained`: an operator drained the host, which keeps no replica (it retires them all). */
 async function answerTo(
   db: Database,
   id: string,
   running: Heartbeat["apps"],
+  drained: boolean,
 ): Promise<HeartbeatAnswer> {
   if (running.length === 0) return { gone: [], current: [] };
   const projects = [...new Set(running.map((a) => a.project))];
@@ -82,9 +87,11 @@ async function answerTo(
     const { config, ...current } = found;
     const max = (config as Partial<AppConfig> | null)?.scaling?.max_replicas;
     answer.current.push(
-      typeof max === "number"
-        ? { ...current, keep: Math.max(0, max - (ahead.get(key) ?? 0)) }
-        : current,
+      drained
+        ? { ...current, keep: 0 }
+        : typeof max === "number"
+          ? { ...current, keep: Math.max(0, max - (ahead.get(key) ?? 0)) }
+          : current,
     );
   }
   return answer;

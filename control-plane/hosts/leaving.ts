@@ -27,12 +27,12 @@ export async function leaveHost(db: Database, id: string): Promise<void> {
 /** Why host `id` cannot be removed now, or that it was removed, or that there is no such host. */
 export type Removal =
   | { removed: true }
-  | { removed: false; state: "up" | "draining"; seenAt: number }
+  | { removed: false; state: "up" | "draining" | "drained"; seenAt: number }
   | undefined;
 
 /**
  * Removes host `id` from the registry if it is down or stopped, with what it ran. A host that is
- * up or draining (heard from within `DOWN_AFTER_MS`) stays: removed, it would register again at
+ * up, draining or drained (heard from within `DOWN_AFTER_MS`) stays: removed, it would register again at
  * its next heartbeat. The check and the delete are one batch, so a host heard from in between
  * stays too. Undefined: no such host.
  */
@@ -52,9 +52,5 @@ export async function removeHost(db: Database, id: string): Promise<Removal> {
     .from(hosts)
     .where(eq(hosts.id, id));
   if (!row) return undefined;
-  return {
-    removed: false,
-    state: row.state === "draining" ? "draining" : "up",
-    seenAt: row.seenAt,
-  };
+  return { removed: false, state: row.state === "stopped" ? "up" : row.state, seenAt: row.seenAt };
 }

@@ -179,8 +179,9 @@ export function liveVersions(db: Database, where: SQL | undefined) {
 
 /**
  * May host `id` start one more replica of the app? Yes while the app's replicas on every host
- * not down — this one's own included — are fewer than `maxReplicas`; the grant is counted at
- * once (one statement: two hosts asking at the same moment cannot both take the last one).
+ * not down — this one's own included — are fewer than `maxReplicas`, unless an operator drained
+ * it; the grant is counted at once (one statement: two hosts asking at the same moment cannot
+ * both take the last one).
  */
 export async function grantReplica(
   db: Database,
@@ -207,6 +208,7 @@ export async function grantReplica(
     INSERT INTO host_apps (host_id, project_id, app, version, replicas, ready, busy)
     SELECT ${id}, ${req.project}, ${req.app}, ${req.version}, 1, 0, 0
     WHERE ${replicasNow} < ${req.maxReplicas}
+      AND NOT EXISTS (SELECT 1 FROM hosts WHERE id = ${id} AND state = 'drained')
     ON CONFLICT (host_id, project_id, app)
       DO UPDATE SET replicas = replicas + 1, version = excluded.version
     RETURNING replicas`);
@@ -267,10 +269,12 @@ export interface LiveHost {
   state: "up" | "draining";
 }
 
-/** The hosts that are neither down nor stopped. */
+/** The hosts that are neither down nor stopped (one an operator drained is draining). */
 export async function liveHosts(db: Database): Promise<LiveHost[]> {
   return (await listHosts(db)).flatMap(({ id, address, state }) =>
-    state === "up" || state === "draining" ? [{ id, address, state }] : [],
+    state === "up" || state === "draining" || state === "drained"
+      ? [{ id, address, state: state === "drained" ? "draining" : state }]
+      : [],
   );
 }
 

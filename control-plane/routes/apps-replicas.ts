@@ -34,7 +34,7 @@ const replicasSchema = z
         z.object({
           id: z.string(),
           name: z.string(),
-          state: z.enum(["up", "draining", "stopped", "down"]),
+          state: z.enum(["up", "draining", "drained", "stopped", "down"]),
           replicas: z.number().int(),
           busy: z.number().int(),
         }),

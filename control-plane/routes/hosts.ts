@@ -20,9 +20,10 @@ const hostSchema = z
     id: z.string(),
     name: z.string(),
     address: z.string().openapi({ format: "uri" }),
-    state: z.enum(["up", "draining", "stopped", "down"]).openapi({
+    state: z.enum(["up", "draining", "drained", "stopped", "down"]).openapi({
       description:
-        "up; draining (stopping: takes no new work); stopped (it stopped gracefully and said so: " +
+        "up; draining (stopping: takes no new work); drained (an operator drained it: no new " +
+        "work, its replicas retire as their calls end); stopped (it stopped gracefully and said so: " +
         "its work ended, it holds no replica); down (no heartbeat for 15 s: it crashed, froze or " +
         "cannot reach the control plane).",
     }),
@@ -222,5 +223,5 @@ function stillThere(id: string, { state, seenAt }: Extract<Removal, { removed: f
   const heard = `its last heartbeat ${ago} s ago`;
   return state === "draining"
     ? `host '${id}' is draining (${heard}): it is stopping; remove it once it is stopped or down`
-    : `host '${id}' is up (${heard}): stop it first (Ctrl-C on its 'runlet host', or revoke its token with 'runlet hosts revoke'), then remove it once it is stopped or down`;
+    : `host '${id}' is ${state} (${heard}): stop it first (Ctrl-C on its 'runlet host', or revoke its token with 'runlet hosts revoke'), then remove it once it is stopped or down`;
 }

@@ -135,7 +135,7 @@ export function registerInternalHosts(app: OpenAPIHono<AppEnv>) {
       hosts: all.map(({ id, address, state, slots, busy, queued, apps }) => ({
         id,
         address,
-        state: state === "stopped" ? "down" : state,
+        state: state === "stopped" ? "down" : state === "drained" ? "draining" : state,
         slots,
         busy,
         queued,

@@ -1,0 +1,41 @@
+/**
+ * An operator's drain of a host (docs/hosts.md, "Draining a host"): the Worker sends it no new
+ * work, the control plane starts no deploy's trial there and grants it no replica, and each
+ * heartbeat's answer tells it to keep none, so it retires its replicas as their calls end. Its
+ * heartbeats do not undo it; a resume does, and so does its registering again (a restart).
+ */
+import { and, eq, ne } from "drizzle-orm";
+import type { HostState } from "../../common/protocol/hosts.ts";
+import type { Database } from "../db/index.ts";
+import { hosts } from "../db/schema.ts";
+import { listHosts } from "./registry.ts";
+
+/** What a drain or a resume found: done, or the host's state that refused it; undefined: no host. */
+export type DrainAnswer = { done: true } | { done: false; state: HostState } | undefined;
+
+/** Drains host `id` unless it is stopped (it runs nothing, and registers `up` when it starts). */
+export async function drainHost(db: Database, id: string): Promise<DrainAnswer> {
+  const drained = await db
+    .update(hosts)
+    .set({ state: "drained" })
+    .where(and(eq(hosts.id, id), ne(hosts.state, "stopped")))
+    .returning({ id: hosts.id });
+  return drained.length > 0 ? { done: true } : refusal(db, id);
+}
+
+/** Ends the drain of host `id`: it takes work again (a host that is `up` already: done too). */
+export async function resumeHost(db: Database, id: string): Promise<DrainAnswer> {
+  const resumed = await db
+    .update(hosts)
+    .set({ state: "up" })
+    .where(and(eq(hosts.id, id), eq(hosts.state, "drained")))
+    .returning({ id: hosts.id });
+  if (resumed.length > 0) return { done: true };
+  const answer = await refusal(db, id);
+  return answer && !answer.done && answer.state === "up" ? { done: true } : answer;
+}
+
+async function refusal(db: Database, id: string): Promise<DrainAnswer> {
+  const host = (await listHosts(db)).find((h) => h.id === id);
+  return host && { done: false, state: host.state };
+}
