@@ -43,6 +43,7 @@ export async function invokeOnHost(
 ): Promise<Invocation & { host: Target }> {
   const { project, app, fn, runId, concurrency, capacity } = target;
   const hosts = (await hostsFor(env, project, app, concurrency, capacity)).slice(0, MAX_TRIES);
+  if (hosts.length === 0) throw new RunApiError(503, NO_HOST);
   let res: Response | undefined;
   for (const [i, host] of hosts.entries()) {
     const done = inFlight(host.url, project, app);
@@ -104,6 +105,10 @@ const SILENT =
  * call may have run: a caller told "not reachable" of a call the host ran to its end would read
  * it as "nothing ran" and send it again, and it would run twice.
  */
+/** No host takes work: the registry has each down, stopping or drained (and no fallback is set). */
+const NO_HOST =
+  "no runtime host is up to take the call (each is down, stopping or drained by an operator); try again shortly";
+
 const CUT_OFF =
   "the runtime host could not be reached, or the connection to it broke before it answered; the call may have run there";
 
@@ -223,6 +228,7 @@ export async function forwardToHost(
   headers.set(HEADER.runId, runId);
   const bodiless = request.method === "GET" || request.method === "HEAD";
   const placed = await hostsFor(env, project, app, target.concurrency, target.capacity);
+  if (placed.length === 0) throw new RunApiError(503, NO_HOST);
   // A host that cannot start a replica of the app (429 elsewhere: nothing ran) sends it to the
   // next, as a function call goes: a body that small is read here first, to be sent again.
   let body: ArrayBuffer | ReadableStream | null = bodiless ? null : (buffered ?? request.body);

@@ -105,6 +105,24 @@ describe("placement", () => {
     expect(await hostsFor(workerEnv, "prj", "svc")).toEqual([{ id: null, url: HOST }]);
   });
 
+  it("does not fall back to RUNTIME_HOST_URL where the registry has that host draining (or drained)", async () => {
+    registry([host("lone", { address: HOST, state: "draining" })]);
+    expect(await hostsFor(workerEnv, "prj", "svc")).toEqual([]);
+    // The call is refused at once, saying why: it used to wait on the drained host, then 429.
+    const call = invokeOnHost(
+      workerEnv,
+      { project: "prj", app: "svc", fn: "run", runId: "run_1", concurrency: 1 },
+      new ArrayBuffer(2),
+    );
+    await expect(call).rejects.toMatchObject({
+      status: 503,
+      message: expect.stringContaining("no runtime host is up"),
+    });
+    forgetPlacement();
+    registry([host("lone", { address: HOST, state: "down" })]);
+    expect(await hostsFor(workerEnv, "prj", "svc")).toEqual([{ id: null, url: HOST }]);
+  });
+
   it("says a host is alive, gone, or — the registry unreadable — that it cannot tell", async () => {
     registry([host("a"), host("b", { state: "down" })]);
     expect(await isHostAlive(workerEnv, "a")).toBe(true);

@@ -6,8 +6,8 @@
  * shortest wait per replica; within each, each app prefers its own order (rendezvous hashing:
  * its calls keep going where its replicas and caches are) as long as that host is not much
  * busier than the others; then the least loaded. A host a call could not reach is passed over by this isolate for a few seconds. With
- * no host registered (or the registry not readable, nothing known yet) the Worker's
- * RUNTIME_HOST_URL is the one host, if set.
+ * no host up (or the registry not readable, nothing known yet) the Worker's RUNTIME_HOST_URL is
+ * the one host, if set, unless the registry has that host draining (stopping, or drained).
  */
 import { type PlacementHost, placementSchema } from "../common/protocol/hosts.ts";
 import { controlPlanePath } from "../common/protocol/paths.ts";
@@ -130,7 +130,11 @@ export async function hostsFor(
     // Every registered host suspect: try them anyway rather than fail without trying.
     const all = (known?.hosts ?? []).filter((h) => h.state === "up");
     if (all.length > 0) return rank(all, target);
-    return env.RUNTIME_HOST_URL ? [{ id: null, url: env.RUNTIME_HOST_URL }] : [];
+    // Not the configured host where the registry has it taking no work: stopping, or drained by
+    // an operator (`runlet start`'s lone host, drained, got the calls all the same).
+    const fallback = env.RUNTIME_HOST_URL;
+    const refusing = known?.hosts.some((h) => h.address === fallback && h.state === "draining");
+    return fallback && !refusing ? [{ id: null, url: fallback }] : [];
   }
   return rank(up, target);
 }
