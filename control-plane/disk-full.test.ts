@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hold, writeHeld } from "./audit/backlog.ts";
 import { auditRow } from "./audit/record.ts";
 import { isDiskFull, isLocked } from "./errors.ts";
+import { fillDatabase } from "./testing/full-disk.ts";
 import { libsqlFixture } from "./testing/libsql.ts";
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
@@ -30,20 +31,7 @@ const putSecret = (value: string) =>
 describe("a full disk", () => {
   it("is a 507 with nothing changed, and its failure reaches the audit log once there is room", async () => {
     const { db } = f.deps;
-    await db.run(sql`CREATE TABLE filler (x TEXT)`);
-    const [{ page_count: pages }] = (await db.all(sql`PRAGMA page_count`)) as [
-      { page_count: number },
-    ];
-    await db.run(sql.raw(`PRAGMA max_page_count = ${pages}`));
-    // Fill what is left of the file's pages, so no write fits.
-    for (let size = 4096; size >= 16; size /= 2) {
-      for (let i = 0; i < 1_000; i++) {
-        const full = await db
-          .run(sql`INSERT INTO filler VALUES (${"x".repeat(size)})`)
-          .then(() => false, isDiskFull);
-        if (full) break;
-      }
-    }
+    const makeRoom = await fillDatabase(db);
 
     // A secret too large for what is left; each refusal's own entry fits for a while, then not.
     const REFUSED = 100;
@@ -59,7 +47,7 @@ describe("a full disk", () => {
       (await auditOf()).filter((e) => e.outcome === "failure" && e.metadata.status === 507);
     expect((await failures()).length).toBeLessThan(REFUSED); // some were held in memory
 
-    await db.run(sql.raw("PRAGMA max_page_count = 1073741823"));
+    await makeRoom();
     // Two requests at once both find entries held: each is written once.
     const other = f.call("PUT", `/v2/projects/${f.projectId}/secrets/OTHER`, {
       body: { value: "x" },

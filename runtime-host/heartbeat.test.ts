@@ -6,7 +6,7 @@
 // (`DELETE /internal/apps/…`, held up past its 30 s on a slow host) is the same news: it names
 // the app deleted, and a later app of the name stays.
 import { readFile } from "node:fs/promises";
-import { afterEach, beforeEach, expect, it } from "vitest";
+import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { HEADER } from "../common/consts.ts";
 import { newId } from "../common/ids.ts";
 import { hostPath } from "../common/protocol/paths.ts";
@@ -101,5 +101,24 @@ it("keeps, at a stop naming the deleted app's id, a later app of the name it hea
     expect((await client.invoke("p", "a", "run")).status).toBe(404);
   } finally {
     await host.close();
+  }
+});
+
+it("logs once that the control plane is degraded (its disk full), and once that it is no longer", async () => {
+  const made = await versionsOfApp(home, FIRST);
+  pool = made.pool;
+  const host = heartbeatSides(made.versions, pool, { open: true });
+  const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+  try {
+    const degraded = "the control plane's disk is full: this heartbeat is kept in its memory";
+    for (let i = 0; i < 3; i++) host.answered({ gone: [], current: [], degraded });
+    host.answered({ gone: [], current: [] });
+    host.answered({ gone: [], current: [] });
+    expect(logged.mock.calls.map((c) => String(c[0]))).toEqual([
+      `runtime host: the control plane is degraded: ${degraded}`,
+      "runtime host: the control plane writes heartbeats again",
+    ]);
+  } finally {
+    logged.mockRestore();
   }
 });

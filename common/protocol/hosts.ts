@@ -105,6 +105,11 @@ export const heartbeatAnswerSchema = z.object({
       keep: z.optional(count()),
     }),
   ),
+  /**
+   * Set while the control plane cannot write heartbeats (its disk is full): it says so, and
+   * keeps this one in its memory, so the host stays up in the registry (docs/hosts.md).
+   */
+  degraded: z.optional(z.string()),
 });
 export type HeartbeatAnswer = z.infer<typeof heartbeatAnswerSchema>;
 

@@ -11,7 +11,7 @@
  * the app runs no more than its maximum over all hosts, that is never fewer than a host has.
  * A host an operator drained keeps none: it retires its replicas as their calls end.
  */
-import { and, eq, gt, inArray, sql } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import type { AppConfig } from "../../common/app-config.ts";
 import {
   DOWN_AFTER_MS,
@@ -21,6 +21,8 @@ import {
 import { inParts } from "../db/in-parts.ts";
 import type { Database } from "../db/index.ts";
 import { apps, hostApps, hosts } from "../db/schema.ts";
+import { isDiskFull } from "../errors.ts";
+import { beatWritten, DEGRADED, heldBeats, holdBeat } from "./held-beats.ts";
 import { liveVersions } from "./registry.ts";
 
 /**
@@ -42,24 +44,42 @@ export async function recordHeartbeat(
     ready: a.ready,
     busy: a.busy,
   }));
-  const [mine] = (await db.batch([
-    db
-      .update(hosts)
-      .set({
-        // An operator's drain stands whatever the host says (it says `up`).
-        state: sql`CASE WHEN ${hosts.state} = 'drained' THEN 'drained' ELSE ${beat.state} END`,
-        seenAt: now,
-        busy: beat.busy,
-        queued: beat.queued,
-        // Back from down: up since now. (The right-hand sides read the row before the update.)
-        upSince: sql`CASE WHEN ${hosts.seenAt} > ${now - DOWN_AFTER_MS} THEN ${hosts.upSince} ELSE ${now} END`,
-      })
-      .where(eq(hosts.id, id))
-      .returning({ state: hosts.state }),
-    db.delete(hostApps).where(eq(hostApps.hostId, id)),
-    ...rows.map((r) => db.insert(hostApps).values(r)),
-  ])) as Array<Array<{ state: string }>>;
-  return answerTo(db, id, beat.apps, mine?.[0]?.state === "drained");
+  let mine: Array<Array<{ state: string }>>;
+  try {
+    mine = (await db.batch([
+      db
+        .update(hosts)
+        .set({
+          // An operator's drain stands whatever the host says (it says `up`).
+          state: sql`CASE WHEN ${hosts.state} = 'drained' THEN 'drained' ELSE ${beat.state} END`,
+          seenAt: now,
+          busy: beat.busy,
+          queued: beat.queued,
+          // Back from down: up since now. (The right-hand sides read the row before the update.)
+          upSince: sql`CASE WHEN ${hosts.seenAt} > ${now - DOWN_AFTER_MS} THEN ${hosts.upSince} ELSE ${now} END`,
+        })
+        .where(eq(hosts.id, id))
+        .returning({ state: hosts.state }),
+      db.delete(hostApps).where(eq(hostApps.hostId, id)),
+      ...rows.map((r) => db.insert(hostApps).values(r)),
+    ])) as Array<Array<{ state: string }>>;
+  } catch (err) {
+    if (!isDiskFull(err)) throw err;
+    const [row] = await db
+      .select({ seenAt: hosts.seenAt, upSince: hosts.upSince, state: hosts.state })
+      .from(hosts)
+      .where(eq(hosts.id, id));
+    const last = heldBeats(db).get(id) ?? row ?? { seenAt: 0, upSince: now };
+    const upSince = last.seenAt > now - DOWN_AFTER_MS ? last.upSince : now;
+    // An operator's drain stands here too (the row keeps it: nothing could be written).
+    const drained = row?.state === "drained";
+    const { busy, queued } = beat;
+    const state = drained ? "drained" : beat.state;
+    holdBeat(db, id, { state, seenAt: now, upSince, busy, queued, apps: rows }, err);
+    return { ...(await answerTo(db, id, beat.apps, drained)), degraded: DEGRADED };
+  }
+  beatWritten(db, id);
+  return answerTo(db, id, beat.apps, mine?.[0]?.[0]?.state === "drained");
 }
 
 /** `drained`: an operator drained the host, which keeps no replica (it retires them all). */
@@ -107,19 +127,31 @@ async function replicasAhead(
   projects: string[],
 ): Promise<Map<string, number>> {
   const alive = Date.now() - DOWN_AFTER_MS;
-  const rows = await inParts(projects, (part) =>
+  const stored = await inParts(projects, (part) =>
     db
       .select({
         hostId: hostApps.hostId,
         project: hostApps.projectId,
         app: hostApps.app,
         replicas: hostApps.replicas,
+        seenAt: hosts.seenAt,
         upSince: hosts.upSince,
       })
       .from(hostApps)
       .innerJoin(hosts, eq(hosts.id, hostApps.hostId))
-      .where(and(inArray(hostApps.projectId, part), gt(hosts.seenAt, alive))),
+      .where(inArray(hostApps.projectId, part)),
   );
+  // A host's held heartbeat (a full disk) stands for its row and what it runs.
+  const held = heldBeats(db);
+  const wanted = new Set(projects);
+  const rows = [
+    ...stored.filter((r) => !held.has(r.hostId)),
+    ...[...held.values()].flatMap((b) =>
+      b.apps
+        .filter((a) => wanted.has(a.projectId))
+        .map((a) => ({ ...a, project: a.projectId, seenAt: b.seenAt, upSince: b.upSince })),
+    ),
+  ].filter((r) => r.seenAt > alive);
   const mine = rows.find((r) => r.hostId === id)?.upSince ?? Number.POSITIVE_INFINITY;
   const ahead = new Map<string, number>();
   for (const r of rows) {

@@ -18,6 +18,7 @@ import {
 import { newSecret, secretHash } from "../../common/same-secret.ts";
 import type { Database } from "../db/index.ts";
 import { apps, deployments, hostApps, hosts, hostTokens } from "../db/schema.ts";
+import { heldBeats } from "./held-beats.ts";
 
 /** A new host token: shown once, only its hash kept. */
 export async function createHostToken(
@@ -226,29 +227,32 @@ export async function listHosts(db: Database): Promise<RegisteredHost[]> {
     db.select().from(hosts).orderBy(hosts.registeredAt),
     db.select().from(hostApps),
   ]);
-  return rows.map((h) => ({
-    id: h.id,
-    name: h.name,
-    address: h.address,
-    state: (h.state !== "stopped" && now - h.seenAt > DOWN_AFTER_MS
-      ? "down"
-      : h.state) as HostState,
-    slots: h.slots,
-    memoryMb: h.memoryMb,
-    busy: h.busy,
-    queued: h.queued,
-    registeredAt: h.registeredAt,
-    seenAt: h.seenAt,
-    apps: running
-      .filter((a) => a.hostId === h.id)
-      .map((a) => ({
+  const held = heldBeats(db); // a full disk: a host's last heartbeat, not written
+  return rows.map((row) => {
+    const beat = held.get(row.id);
+    const h = beat ? { ...row, ...beat } : row;
+    return {
+      id: h.id,
+      name: h.name,
+      address: h.address,
+      state: (h.state !== "stopped" && now - h.seenAt > DOWN_AFTER_MS
+        ? "down"
+        : h.state) as HostState,
+      slots: h.slots,
+      memoryMb: h.memoryMb,
+      busy: h.busy,
+      queued: h.queued,
+      registeredAt: h.registeredAt,
+      seenAt: h.seenAt,
+      apps: (beat?.apps ?? running.filter((a) => a.hostId === h.id)).map((a) => ({
         project: a.projectId,
         app: a.app,
         replicas: a.replicas,
         ready: a.ready,
         busy: a.busy,
       })),
-  }));
+    };
+  });
 }
 
 /** A host as the registry lists it to an operator (the Worker's view: `PlacementHost`). */
