@@ -51,6 +51,9 @@ export default defineConfig({
               isolatedStorage: false,
               wrangler: { configPath: "./wrangler.toml" },
               miniflare: {
+                // `experimental` for workerd's storage test hook, setMaxPageCountForTest: a shard
+                // whose storage is full for real (worker/routes/full-store.test.ts).
+                compatibilityFlags: ["nodejs_compat", "experimental"],
                 bindings: {
                   CONTROL_PLANE_URL: "http://control.test",
                   RUNTIME_HOST_URL: "http://host.test",

@@ -50,7 +50,13 @@ const RUN_CALL_REFUSED = {
   429: error(
     "Sync: no replica slot within 30 s, or 10,000 calls already waiting; async: the app's queue is full.",
   ),
+  503: error(
+    "Async: the run store could not record the run, so it was not accepted (or, when the store did not answer, may not have been: the message says which); submit it again.",
+  ),
   504: error("The call exceeded the synchronous limit."),
+  507: error(
+    "Async: the run store is full (its disk, locally), so the run was not accepted; free space, then submit it again.",
+  ),
 };
 
 const ACCEPTED = answer(

@@ -12,6 +12,7 @@ import { type WorkerEnv, workerOrigin } from "./env.ts";
 import { RunApiError } from "./errors.ts";
 import { keyOfHeader, replayed } from "./idempotency.ts";
 import type { Target } from "./placement.ts";
+import { notRecorded } from "./runs/not-recorded.ts";
 import { shardFor } from "./runs/shards.ts";
 import type { AppRequest, IdempotencyKey, NewRun, Outcome, WebhookRequest } from "./runs/types.ts";
 import { reportRun } from "./runs-index.ts";
@@ -88,8 +89,9 @@ export async function cappedBody(c: Context<WorkerEnv>): Promise<ArrayBuffer> {
 }
 
 /**
- * Queues the run in its shard, durable before the 202; a full queue refuses it (429). A key
- * seen before answers with its first run instead.
+ * Queues the run in its shard, durable before the 202; a full queue refuses it (429), and a
+ * shard that cannot record it answers why (507/503, runs/not-recorded.ts). A key seen before
+ * answers with its first run instead.
  */
 export async function accept(
   c: Context<WorkerEnv>,
@@ -108,7 +110,11 @@ export async function accept(
   const shard = shardFor(c.env, call.project, call.app, call.runId);
   const run = { ...call.run(fn), appId: c.var.app.id };
   const origin = workerOrigin(c.env);
-  const seen = await shard.accept(run, limits, origin, body, call.webhook, request, key);
+  const seen = await shard
+    .accept(run, limits, origin, body, call.webhook, request, key)
+    .catch((err: unknown) => {
+      throw notRecorded(err, call.runId);
+    });
   if (seen) return replayed(c, seen);
   return c.json({ run_id: call.runId }, 202);
 }
