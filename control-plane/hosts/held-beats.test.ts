@@ -82,7 +82,9 @@ describe("a full disk under the control plane", () => {
       expect(await states("/internal/hosts", INTERNAL_TOKEN)).toEqual(expected);
       expect(await states("/v2/hosts")).toEqual(expected);
       const said = (re: RegExp) => logged.mock.calls.filter((c) => re.test(String(c[0]))).length;
-      expect(said(/the disk is full .*host heartbeats are kept in memory/)).toBe(1);
+      expect(said(/the disk is full .*host heartbeats and replica grants are kept in memory/)).toBe(
+        1,
+      );
 
       await makeRoom();
       const res = await beat(token, beating, 120);

@@ -7,7 +7,7 @@
  * again: once each, not per heartbeat. A control plane that restarts forgets what it held; the
  * hosts' next heartbeats (every 2 s) are held again.
  */
-import type { HostState } from "../../common/protocol/hosts.ts";
+import { DOWN_AFTER_MS, type HostState } from "../../common/protocol/hosts.ts";
 import type { Database } from "../db/index.ts";
 import type { hostApps } from "../db/schema.ts";
 
@@ -41,18 +41,27 @@ export function holdBeat(db: Database, id: string, beat: HeldBeat, err: unknown)
     let cause = err;
     while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
     console.error(
-      `[control-plane] the disk is full (${cause instanceof Error ? cause.message : cause}): host heartbeats are kept in memory until the database takes them again; free space where the control plane keeps its data (RUNLET_HOME locally)`,
+      `[control-plane] the disk is full (${cause instanceof Error ? cause.message : cause}): host heartbeats and replica grants are kept in memory until the database takes them again; free space where the control plane keeps its data (RUNLET_HOME locally)`,
     );
   }
   beats.set(id, beat);
 }
 
-/** Host `id`'s heartbeat was written: its held one, if any, is dropped. */
+/**
+ * Host `id`'s heartbeat was written: its held one, if any, is dropped, and those of hosts down
+ * since (they will not be written: a host that comes back registers or beats again).
+ */
 export function beatWritten(db: Database, id: string): void {
-  held.get(db)?.delete(id);
+  const beats = held.get(db);
+  beats?.delete(id);
+  const down = Date.now() - DOWN_AFTER_MS;
+  for (const [other, beat] of beats ?? []) if (beat.seenAt <= down) beats?.delete(other);
   if (!holding.delete(db)) return;
   console.error("[control-plane] host heartbeats are written to the database again");
 }
+
+/** Whether heartbeats are being held: from the first held until one is written again. */
+export const holdingBeats = (db: Database): boolean => holding.has(db);
 
 /** The held heartbeats, by host id. */
 export function heldBeats(db: Database): ReadonlyMap<string, HeldBeat> {

@@ -18,7 +18,9 @@ import {
 import { newSecret, secretHash } from "../../common/same-secret.ts";
 import type { Database } from "../db/index.ts";
 import { apps, deployments, hostApps, hosts, hostTokens } from "../db/schema.ts";
-import { heldBeats } from "./held-beats.ts";
+import { isDiskFull } from "../errors.ts";
+import { heldBeats, holdingBeats } from "./held-beats.ts";
+import { grantHeld } from "./held-grants.ts";
 
 /** A new host token: shown once, only its hash kept. */
 export async function createHostToken(
@@ -182,13 +184,25 @@ export function liveVersions(db: Database, where: SQL | undefined) {
  * May host `id` start one more replica of the app? Yes while the app's replicas on every host
  * not down — this one's own included — are fewer than `maxReplicas`, unless an operator drained
  * it; the grant is counted at once (one statement: two hosts asking at the same moment cannot
- * both take the last one).
+ * both take the last one). On a full disk, or while heartbeats are held in memory, counted and
+ * kept in memory (held-grants.ts).
  */
 export async function grantReplica(
   db: Database,
   id: string,
   req: ReplicaRequest,
 ): Promise<ReplicaAnswer> {
+  // Heartbeats held in memory (a full disk): the registry's truth is partly there.
+  if (holdingBeats(db)) return grantHeld(db, id, req);
+  try {
+    return await grantWritten(db, id, req);
+  } catch (err) {
+    if (!isDiskFull(err)) throw err;
+    return grantHeld(db, id, req, err);
+  }
+}
+
+async function grantWritten(db: Database, id: string, req: ReplicaRequest) {
   const alive = Date.now() - DOWN_AFTER_MS;
   // The host knows its own replicas better than its last heartbeat did.
   if (req.have !== undefined)
