@@ -3,11 +3,52 @@ import { defineConfig } from "vitest/config";
 import { generateSigningKey } from "./common/jwt.ts";
 
 /**
- * Three projects: `workers` runs inside workerd (the Worker and its Durable Object, through
- * @cloudflare/vitest-pool-workers); `control-plane-d1` runs the control plane's shared test
+ * Four projects: `workers` runs inside workerd (the Worker and its Durable Object, through
+ * @cloudflare/vitest-pool-workers), `workers-full-store` one file of it under an extra flag;
+ * `control-plane-d1` runs the control plane's shared test
  * cases inside workerd on a D1 database built from the same migrations; `node` runs the control
  * plane on libSQL, the runtime host and the end-to-end tests that start all three components.
  */
+/**
+ * The Worker's tests inside workerd (its Durable Objects through @cloudflare/vitest-pool-workers),
+ * under wrangler.toml's compatibility flags plus `flags`.
+ */
+function workersProject(name: string, include: string[], exclude: string[], flags: string[] = []) {
+  return defineWorkersProject({
+    test: {
+      name,
+      include,
+      exclude: ["**/node_modules/**", ...exclude],
+      // A guard against a hang, not a speed check: with another file running beside it, a
+      // test of several seconds' pauses went past vitest's 5 s default.
+      testTimeout: 30_000,
+      poolOptions: {
+        workers: {
+          singleWorker: true,
+          // Run objects keep working after a test's last call (deliveries, alarms): a
+          // per-test storage snapshot cannot be taken then. Each test uses its own run ids.
+          isolatedStorage: false,
+          wrangler: { configPath: "./wrangler.toml" },
+          miniflare: {
+            ...(flags.length > 0 ? { compatibilityFlags: ["nodejs_compat", ...flags] } : {}),
+            bindings: {
+              CONTROL_PLANE_URL: "http://control.test",
+              RUNTIME_HOST_URL: "http://host.test",
+              WORKER_URL: "https://worker.test",
+              INTERNAL_TOKEN: "internal-token-for-tests",
+              // Short pauses and timeouts, so the whole retry table runs in seconds.
+              WEBHOOK_RETRY_DELAYS_MS: "30,30",
+              WEBHOOK_TIMEOUT_MS: "300",
+              HOST_ANSWER_MS: "1000",
+              CONTROL_PLANE_PATIENCE_MS: "1000",
+            },
+          },
+        },
+      },
+    },
+  });
+}
+
 export default defineConfig({
   test: {
     // Two files at once on two cores: most of a real stack's test is waiting on its processes.
@@ -36,40 +77,16 @@ export default defineConfig({
           pool: "forks",
         },
       },
-      defineWorkersProject({
-        test: {
-          name: "workers",
-          include: ["worker/**/*.test.ts"],
-          // A guard against a hang, not a speed check: with another file running beside it, a
-          // test of several seconds' pauses went past vitest's 5 s default.
-          testTimeout: 30_000,
-          poolOptions: {
-            workers: {
-              singleWorker: true,
-              // Run objects keep working after a test's last call (deliveries, alarms): a
-              // per-test storage snapshot cannot be taken then. Each test uses its own run ids.
-              isolatedStorage: false,
-              wrangler: { configPath: "./wrangler.toml" },
-              miniflare: {
-                // `experimental` for workerd's storage test hook, setMaxPageCountForTest: a shard
-                // whose storage is full for real (worker/routes/full-store.test.ts).
-                compatibilityFlags: ["nodejs_compat", "experimental"],
-                bindings: {
-                  CONTROL_PLANE_URL: "http://control.test",
-                  RUNTIME_HOST_URL: "http://host.test",
-                  WORKER_URL: "https://worker.test",
-                  INTERNAL_TOKEN: "internal-token-for-tests",
-                  // Short pauses and timeouts, so the whole retry table runs in seconds.
-                  WEBHOOK_RETRY_DELAYS_MS: "30,30",
-                  WEBHOOK_TIMEOUT_MS: "300",
-                  HOST_ANSWER_MS: "1000",
-                  CONTROL_PLANE_PATIENCE_MS: "1000",
-                },
-              },
-            },
-          },
-        },
-      }),
+      workersProject("workers", ["worker/**/*.test.ts"], ["worker/routes/full-store.test.ts"]),
+      // A shard whose storage is full for real needs workerd's test hook setMaxPageCountForTest,
+      // which only the `experimental` flag gives: that file alone runs with it, so every other
+      // test runs under the flags the Worker is deployed with.
+      workersProject(
+        "workers-full-store",
+        ["worker/routes/full-store.test.ts"],
+        [],
+        ["experimental"],
+      ),
       defineWorkersProject(async () => ({
         test: {
           name: "control-plane-d1",
