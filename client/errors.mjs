@@ -35,7 +35,7 @@ export class RunletError extends Error {
   /**
    * @param {string} message
    * @param {{ status: number, code: RunletErrorCode, runId?: string, runTimeMs?: number,
-   *   body?: unknown, cause?: unknown }} fields
+   *   body?: unknown, replayed?: boolean, cause?: unknown }} fields
    */
   constructor(message, fields) {
     super(message, fields.cause === undefined ? undefined : { cause: fields.cause });
@@ -46,6 +46,7 @@ export class RunletError extends Error {
     this.runId = fields.runId;
     this.runTimeMs = fields.runTimeMs;
     this.body = fields.body;
+    this.replayed = fields.replayed ?? false;
   }
 }
 
@@ -85,7 +86,9 @@ export async function readBody(res) {
  * @param {string | undefined} runId
  */
 export function refusal(res, { json, body }, runId) {
-  const fields = { status: res.status, body, runId: body?.run_id ?? runId };
+  // An Idempotency-Key's first answer given again: a function that threw, or a 502 or 504 kept.
+  const replayed = res.headers.get("idempotent-replayed") === "true";
+  const fields = { status: res.status, body, runId: body?.run_id ?? runId, replayed };
   const threw = json && body?.error && typeof body.error.message === "string" && !body.code;
   if (threw) {
     return new RunletError(body.error.message, {

@@ -253,6 +253,11 @@ export class RunletError extends Error {
   readonly runTimeMs: number | undefined;
   /** The answer's body: parsed JSON, or its text when it is not JSON; undefined without one. */
   readonly body: unknown;
+  /**
+   * The answer is an `Idempotency-Key`'s first one given again (`Idempotent-Replayed: true`):
+   * a function that threw, or a 502 or 504 kept for the key; nothing ran for this call.
+   */
+  readonly replayed: boolean;
   constructor(
     message: string,
     fields: {
@@ -261,6 +266,7 @@ export class RunletError extends Error {
       runId?: string;
       runTimeMs?: number;
       body?: unknown;
+      replayed?: boolean;
       cause?: unknown;
     },
   );

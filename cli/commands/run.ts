@@ -14,6 +14,20 @@ interface Outcome {
   failure?: string;
   /** Runlet's own answer (`{message, code, run_id}`), not the function's result or the app's. */
   runlets?: boolean;
+  /** The first answer of its Idempotency-Key, given again: nothing ran for this call. */
+  replayed?: boolean;
+}
+
+/**
+ * What a replayed answer is, said on stderr: without it, the first call's answer (its result,
+ * its failure, its run id) read as this call's, and a retry of a failed run with the same key
+ * seemed to fail again at once, for 24 h.
+ */
+function replayNote(runId: string | undefined, async: boolean): string {
+  const run = runId ?? "the first run";
+  return async
+    ? `Replayed: this Idempotency-Key was first sent with the same call, so this is that run, ${run}, not a new one (runlet status ${run}); a new key makes a new run.`
+    : `Replayed: the answer of ${run}, from the first call with this Idempotency-Key; nothing ran again (a new key runs it again).`;
 }
 
 /**
@@ -127,20 +141,19 @@ response ({run_id, result, run_time_ms}).
     try {
       const ran = await runApi(config).run(app, fn, input, options);
       if (!("result" in ran)) {
-        if (values.json) console.log(JSON.stringify({ run_id: ran.runId }));
-        else {
-          console.log(ran.runId);
+        console.log(values.json ? JSON.stringify({ run_id: ran.runId }) : ran.runId);
+        if (ran.replayed) console.error(replayNote(ran.runId, true));
+        else if (!values.json)
           console.error(
             `running in the background: runlet status ${ran.runId} (its lines as it writes them: runlet logs -f ${ran.runId})`,
           );
-        }
         return 0;
       }
       const body = { run_id: ran.runId, result: ran.result, run_time_ms: ran.runTimeMs };
       const ok = ran.status >= 200 && ran.status < 300;
       // A result with its own status_code outside 2xx: the CLI says the run failed.
       const failure = ok ? undefined : textOf(body).slice(0, 200);
-      outcome = { status: ran.status, body, runId: ran.runId, failure };
+      outcome = { status: ran.status, body, runId: ran.runId, failure, replayed: ran.replayed };
     } catch (err) {
       if (!(err instanceof RunletError)) throw err;
       if (err.code === "network_error") throw unreachable("run", config);
@@ -161,6 +174,7 @@ response ({run_id, result, run_time_ms}).
         runId: err.runId,
         failure,
         runlets: !appsOwn,
+        replayed: err.replayed,
       };
     }
     // A refusal (the run API's {message, code}) says its status too, as every --json failure.
@@ -177,7 +191,8 @@ response ({run_id, result, run_time_ms}).
       const whose = outcome.status === 401 ? ` (${tokenSource()})` : "";
       console.error(`runlet run: run failed (${outcome.status}): ${outcome.failure}${whose}`);
     }
-    if (!values.json && outcome.runId && madeRun(outcome, app, fn))
+    if (outcome.replayed) console.error(replayNote(outcome.runId, false));
+    else if (!values.json && outcome.runId && madeRun(outcome, app, fn))
       console.error(`run id: ${outcome.runId}`);
     return outcome.failure === undefined ? 0 : 1;
   },

@@ -1,0 +1,84 @@
+// runlet run against a stand-in run API: what it says of an answer an Idempotency-Key replayed.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, afterEach, beforeAll, beforeEach, expect, it, vi } from "vitest";
+import { main } from "../main.ts";
+
+const FIRST = "run_01m8cw5v4g64a9c9brt5eearq2";
+const NEW = "run_01m8cw5v4g64a9c9brt5eearq3";
+
+/** Answers each key's first run again, as the run API does; a call without a key runs anew. */
+let server: Server;
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const key = req.headers["idempotency-key"];
+    const replayed = key === undefined ? {} : { "idempotent-replayed": "true" };
+    const runId = key === undefined ? NEW : FIRST;
+    const headers = { "content-type": "application/json", "x-request-id": runId, ...replayed };
+    if (req.url?.includes("async=true"))
+      return res.writeHead(202, headers).end(JSON.stringify({ run_id: runId }));
+    if (key === "threw")
+      return res
+        .writeHead(500, headers)
+        .end(JSON.stringify({ run_id: runId, error: { message: "CUDA OOM" }, run_time_ms: 3 }));
+    res.writeHead(200, headers).end(JSON.stringify({ run_id: runId, result: 42, run_time_ms: 1 }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+});
+afterAll(() => server.close());
+
+let out: ReturnType<typeof vi.spyOn>;
+let err: ReturnType<typeof vi.spyOn>;
+beforeEach(() => {
+  out = vi.spyOn(console, "log").mockImplementation(() => {});
+  err = vi.spyOn(console, "error").mockImplementation(() => {});
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  vi.stubEnv("RUNLET_BASE_URL", url);
+  vi.stubEnv("RUNLET_API_URL", url);
+  vi.stubEnv("RUNLET_PROJECT", "prj_1");
+  vi.stubEnv("RUNLET_TOKEN", "t");
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+  vi.unstubAllEnvs();
+});
+
+const printed = (spy: ReturnType<typeof vi.spyOn>) => spy.mock.calls.map((c) => String(c[0]));
+
+it("says that a sync answer was replayed for its Idempotency-Key, not run again", async () => {
+  expect(await main(["run", "hello", "--idempotency-key", "ok"])).toBe(0);
+  expect(printed(out)).toEqual(["42"]);
+  expect(printed(err)).toEqual([
+    `Replayed: the answer of ${FIRST}, from the first call with this Idempotency-Key; nothing ran again (a new key runs it again).`,
+  ]);
+  // --json keeps the run API's answer on stdout; the note is on stderr all the same.
+  out.mockClear();
+  err.mockClear();
+  expect(await main(["run", "hello", "--idempotency-key", "ok", "--json"])).toBe(0);
+  expect(printed(out)).toEqual([JSON.stringify({ run_id: FIRST, result: 42, run_time_ms: 1 })]);
+  expect(printed(err)).toEqual([expect.stringMatching(/^Replayed: the answer of run_/)]);
+});
+
+it("says that a failure is the first call's, replayed, so that a retry with the same key is not taken for a new failure", async () => {
+  expect(await main(["run", "hello", "--idempotency-key", "threw"])).toBe(1);
+  expect(printed(err)).toEqual([
+    "runlet run: run failed (500): CUDA OOM",
+    `Replayed: the answer of ${FIRST}, from the first call with this Idempotency-Key; nothing ran again (a new key runs it again).`,
+  ]);
+});
+
+it("says that an async call's run is the key's first run, not a new one in the background", async () => {
+  expect(await main(["run", "hello", "--async", "--idempotency-key", "ok"])).toBe(0);
+  expect(printed(out)).toEqual([FIRST]);
+  expect(printed(err)).toEqual([
+    `Replayed: this Idempotency-Key was first sent with the same call, so this is that run, ${FIRST}, not a new one (runlet status ${FIRST}); a new key makes a new run.`,
+  ]);
+});
+
+it("says nothing of a replay for a call that was not one", async () => {
+  expect(await main(["run", "hello"])).toBe(0);
+  expect(printed(err)).toEqual([`run id: ${NEW}`]);
+  err.mockClear();
+  expect(await main(["run", "hello", "--async"])).toBe(0);
+  expect(printed(err)).toEqual([expect.stringMatching(/^running in the background: /)]);
+});
