@@ -11,6 +11,11 @@ const refusal = (toml: string) => {
 it.each([
   // Zod's own words were 'Invalid option: expected one of "managed"|"custom"'.
   ['runtime = "manged"', 'runtime: must be "managed" or "custom"'],
+  // A language for a runtime said only the line above, not which one a Python app is.
+  [
+    'runtime = "python"',
+    'runtime: must be "managed" or "custom", not "python": a Python app, or any HTTP server of your own, is "custom", with a [custom] entrypoint such as ["python3", "server.py"]',
+  ],
   // 'Too big: expected number to be <=43200', 'Too small: expected number to be >=1'.
   ["response_grace_period = 100000", "response_grace_period: must be at most 43200"],
   ["[scaling]\nmax_replicas = 0", "scaling.max_replicas: must be at least 1"],

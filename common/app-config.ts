@@ -19,7 +19,16 @@ const appName = z
 export const appConfigSchema = z
   .strictObject({
     name: appName,
-    runtime: z.enum(["managed", "custom"]).default("managed"),
+    runtime: z
+      .enum(["managed", "custom"], {
+        // `runtime = "python"` (a runtime named by its language, as elsewhere) said only which
+        // two there are, not which one a Python app is.
+        error: (issue) =>
+          typeof issue.input === "string" && !isNearRuntime(issue.input)
+            ? `must be "managed" or "custom", not ${JSON.stringify(issue.input)}: a Python app, or any HTTP server of your own, is "custom", with a [custom] entrypoint such as ["python3", "server.py"]`
+            : undefined,
+      })
+      .default("managed"),
     response_grace_period: z.number().int().min(1).max(MAX_GRACE_PERIOD_S).default(900),
     queue_timeout: z
       .number()
@@ -187,6 +196,11 @@ export function meantField(table: string, key: string): string | undefined {
     .map((field) => ({ field, d: editDistance(field, key.toLowerCase()) }))
     .sort((a, b) => a.d - b.d)[0];
   return near && near.d <= Math.max(1, Math.floor(near.field.length / 4)) ? near.field : undefined;
+}
+
+/** A mistyped runtime (`manged`): its message names the two, no more. */
+function isNearRuntime(value: string): boolean {
+  return ["managed", "custom"].some((r) => editDistance(r, value.toLowerCase()) <= 2);
 }
 
 function editDistance(a: string, b: string): number {

@@ -90,7 +90,7 @@ describe("runlet deploy checks the syntax first", () => {
     expect(forced.code, forced.stderr).toBe(0);
     expect(await liveVersion("typo")).toBe(2);
     const help = await runlet(["deploy", "--help"]);
-    expect(help.stdout).toMatch(/^ {2}--no-check {9}upload without the syntax check/m);
+    expect(help.stdout).toMatch(/^ {2}--no-check {9}upload without those checks/m);
   });
 
   it("checks the other .js/.cjs files but not node_modules, and not what only a run shows", async () => {

@@ -105,3 +105,28 @@ it("says when the folder given is not there, or is a file, rather than that it l
     await rm(root, { recursive: true, force: true });
   }
 });
+
+it("refuses a runlet.toml the control plane would refuse, before packing or sending anything", async () => {
+  const root = await realpath(await mkdtemp(join(tmpdir(), "runlet-deploy-config-")));
+  try {
+    // No control plane, no credentials: the check comes before either is needed. It said
+    // "Packing…", "Starting a replica of the new version of bad…", then the control plane's 400.
+    const env = { RUNLET_HOME: join(root, "none") };
+    await writeFile(join(root, "server.py"), "print('hi')\n");
+    await writeFile(join(root, "runlet.toml"), 'name = "bad"\nruntime = "python"\n');
+    const python = await runlet(["deploy", root], env);
+    expect([python.code, python.stdout, python.stderr]).toEqual([
+      1,
+      "",
+      'runlet deploy: runlet.toml: runtime: must be "managed" or "custom", not "python": a Python app, or any HTTP server of your own, is "custom", with a [custom] entrypoint such as ["python3", "server.py"]: nothing was uploaded. Fix it, or deploy with --no-check.',
+    ]);
+    await writeFile(join(root, "runlet.toml"), 'name = "bad"\ntimeout = 600\n');
+    const timeout = await runlet(["deploy", root, "--json"], env);
+    expect(JSON.parse(timeout.stdout)).toEqual({
+      message:
+        "runlet.toml: unknown field 'timeout' (did you mean response_grace_period (seconds an async run may take)?): nothing was uploaded. Fix it, or deploy with --no-check.",
+    });
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+});

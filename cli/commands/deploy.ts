@@ -1,7 +1,12 @@
 import { readdir, readFile, readlink, realpath, stat } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import { parse as parseToml } from "smol-toml";
-import { type BundleFile, describeTomlError } from "../../common/app-config.ts";
+import {
+  appConfigSchema,
+  type BundleFile,
+  describeConfigError,
+  describeTomlError,
+} from "../../common/app-config.ts";
 import { ENV } from "../../common/consts.ts";
 import { homePaths } from "../../control-plane/home.ts";
 import type { DeployedApp } from "../../control-plane/routes/apps-deploy.ts";
@@ -124,11 +129,12 @@ export const deploy: Command = {
 Packs the folder (default: the current one), uploads it through the management API and
 switches the app to the new version. The folder needs a runlet.toml.
 
-Before uploading, it checks that the code parses, with this machine's interpreter: a managed
-app's (or a custom app run by node) .mjs, .js and .cjs files with node --check, a custom app
-run by python3 its .py files with python3 -m py_compile (when python3 is on PATH);
-node_modules is not checked, nor a custom app run by any other program. A file that does not
-parse stops the deploy, naming the file and line: nothing is uploaded.
+Before uploading, it checks runlet.toml as the control plane would, and that the code parses,
+with this machine's interpreter: a managed app's (or a custom app run by node) .mjs, .js and
+.cjs files with node --check, a custom app run by python3 its .py files with python3 -m
+py_compile (when python3 is on PATH); node_modules is not checked, nor a custom app run by any
+other program. A runlet.toml refused, or a file that does not parse, stops the deploy, saying
+why (the field; the file and line): nothing is uploaded.
 
 Then the control plane starts a replica of the new version on a runtime host before it makes
 it live ("Starting a replica of the new version of hello…"): one that fails as it loads (a
@@ -138,8 +144,9 @@ that exports no function, is refused with the app's error and its last output, e
 and the version before goes on answering. The replica that started
 takes the new version's first call. With no runtime host up, the deploy is refused (503).
 
-  --no-check         upload without the syntax check (this machine's Node or Python is older
-                     than the runtime host's and refuses syntax the host takes, say)
+  --no-check         upload without those checks (this machine's Node or Python is older
+                     than the runtime host's and refuses syntax the host takes, say; the control
+                     plane still checks runlet.toml)
   --no-start-check   make the version live without starting a replica of it first: even if it
                      cannot start (its calls then fail until the next deploy), or no runtime
                      host is up`,
@@ -164,6 +171,13 @@ takes the new version's first call. With no runtime host up, the deploy is refus
     } catch (err) {
       throw new CliError(`runlet.toml is not valid TOML: ${describeTomlError(err)}`);
     }
+    // The control plane's own check, before anything is packed or sent: a runlet.toml it refuses
+    // was packed, uploaded and refused after "Starting a replica of the new version…".
+    const checked = values["no-check"] ? undefined : appConfigSchema.safeParse(parsed);
+    if (checked?.success === false)
+      throw new CliError(
+        `runlet.toml: ${describeConfigError(checked.error)}: nothing was uploaded. Fix it, or deploy with --no-check.`,
+      );
     const name = String(parsed.name ?? "?");
     const config = await loadConfig();
     const started = performance.now();
