@@ -11,6 +11,7 @@ Project secrets, encrypted at rest (project owners only; every read and write is
 
   set   stores VALUE under NAME. Leave VALUE out (or give -) to read it from standard input,
         which keeps it out of your shell history:  printf %s "$DB_URL" | npx runlet secrets set DB_URL
+        Replicas started from now on have it; running ones keep their environment (redeploy)
   get   prints the value alone, for  $(npx runlet secrets get DB_URL);  --json prints {name, value}
   delete  removes it: replicas started from now on do not have it (running ones keep it until
           they stop; redeploy the apps to be sure)
@@ -18,6 +19,10 @@ Project secrets, encrypted at rest (project owners only; every read and write is
         --json prints {secrets: [{name, createdAt, updatedAt, updatedBy, updatedByName}]}
 
 NAME: letters, digits and underscores, not starting with a digit.`;
+
+/** Why an app called right after a change does not see it: a replica's environment is fixed. */
+const runningNote = (name: string, stale: string) =>
+  `Replicas running now ${stale} (an environment is set as a replica starts): ${name} as it is now reaches the replicas started from here on. To have it at once, deploy the apps again (runlet deploy), which starts new ones; an idle replica also stops after its app's cooldown.`;
 
 /** The value piped in: one trailing newline is the terminal's, not the value's. */
 async function readValue(): Promise<string> {
@@ -75,12 +80,16 @@ export const secrets: Command = {
       await callProject(config, "PUT", path, `setting ${name}`, { value });
       if (values.json) console.log(JSON.stringify({ name, stored: true }));
       else console.log(`Stored ${name}.`);
+      // An app called at once, on its warm replica, still read the old value (or none) and
+      // nothing said why.
+      if (!values.json) console.error(runningNote(name, "have the value before, or none"));
       return 0;
     }
     if (action === "delete") {
       await callProject(config, "DELETE", path, `deleting ${name}`);
       if (values.json) console.log(JSON.stringify({ name, deleted: true }));
       else console.log(`Deleted ${name}.`);
+      if (!values.json) console.error(runningNote(name, "still have it"));
       return 0;
     }
     const secret = await callProject<{ name: string; value: string }>(
