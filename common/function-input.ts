@@ -4,7 +4,14 @@
  * nothing: the Worker bundles it.
  */
 
-const NOT_JSON = "request body is not valid JSON";
+/**
+ * What a caller can do instead, said after either refusal: a file sent as the body itself
+ * (`curl -F file=@x`, `--data-binary @image.png`), as to Replicate or Modal's web endpoints, was
+ * refused with "request body is not valid JSON" alone, naming neither way to send it.
+ */
+const INSTEAD =
+  "a managed function's input is a JSON body: send a file in it as a base64 string, or deploy a custom app, which gets the body's bytes as they are";
+const NOT_JSON = `request body is not valid JSON: ${INSTEAD}`;
 
 /**
  * The deepest nesting of arrays and objects an input may have. The host hands the input to its
@@ -24,7 +31,7 @@ export function functionInputOf(body: Uint8Array | ArrayBuffer): FunctionInput {
   try {
     text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(body);
   } catch {
-    return { ok: false, message: "request body is not valid UTF-8" };
+    return { ok: false, message: `request body is not valid UTF-8: ${INSTEAD}` };
   }
   return functionInput(text);
 }

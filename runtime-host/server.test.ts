@@ -15,6 +15,10 @@ import {
   waitUntil,
 } from "./test-support.ts";
 
+/** How a body refused as a function's input goes on: what to send instead. */
+const INSTEAD =
+  "a managed function's input is a JSON body: send a file in it as a base64 string, or deploy a custom app, which gets the body's bytes as they are";
+
 const HELLO = {
   "main.mjs": `
 export function run(input, ctx) {
@@ -188,12 +192,12 @@ describe("runtime host", () => {
     await client.deploy("p", "hello", 1, HELLO);
     expect(await client.invoke("p", "hello", "run", "{nope")).toEqual({
       status: 400,
-      body: { message: "request body is not valid JSON", code: "bad_request" },
+      body: { message: `request body is not valid JSON: ${INSTEAD}`, code: "bad_request" },
     });
     // "café" in Latin-1: not UTF-8, which JSON is (it had run with "caf\ufffd").
     expect(await client.invoke("p", "hello", "run", Buffer.from('"caf\xe9"', "latin1"))).toEqual({
       status: 400,
-      body: { message: "request body is not valid UTF-8", code: "bad_request" },
+      body: { message: `request body is not valid UTF-8: ${INSTEAD}`, code: "bad_request" },
     });
     // Too deep to hand to a replica (its serializer recursed and the replica died with it).
     const pid = (await client.invoke("p", "hello", "pid")).body.result;

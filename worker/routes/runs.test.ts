@@ -18,6 +18,10 @@ import {
   sign,
 } from "./test-support.ts";
 
+/** How a body refused as a function's input goes on: what to send instead. */
+const INSTEAD =
+  "a managed function's input is a JSON body: send a file in it as a base64 string, or deploy a custom app, which gets the body's bytes as they are";
+
 beforeAll(setUpUpstreams);
 afterEach(expectUpstreamsUsed);
 
@@ -379,11 +383,11 @@ describe("run API: async runs, run state and webhooks", () => {
     // A function's input is JSON: an async call's body is checked before it is accepted.
     const notJson = await call(`/v4/${PROJECT}/hello/run?async=true`, { headers, body: "{bad" });
     expect(notJson.res.status).toBe(400);
-    expect(notJson.body).toMatchObject({ message: "request body is not valid JSON" });
+    expect(notJson.body).toMatchObject({ message: `request body is not valid JSON: ${INSTEAD}` });
     const latin1 = new Uint8Array([0x22, 0x63, 0x61, 0x66, 0xe9, 0x22]); // "café", not UTF-8
     const notUtf8 = await call(`/v4/${PROJECT}/hello/run?async=true`, { headers, body: latin1 });
     expect(notUtf8.res.status).toBe(400);
-    expect(notUtf8.body).toMatchObject({ message: "request body is not valid UTF-8" });
+    expect(notUtf8.body).toMatchObject({ message: `request body is not valid UTF-8: ${INSTEAD}` });
     const deep = `${"[".repeat(1_001)}${"]".repeat(1_001)}`;
     const tooDeep = await call(`/v4/${PROJECT}/hello/run?async=true`, { headers, body: deep });
     expect(tooDeep.res.status).toBe(400);
