@@ -181,6 +181,17 @@ describe("custom runtime", () => {
     expect((await json(await send("/"))).message).toMatch(/\(last, it answered 503\)/);
   });
 
+  it("says that a server still loading when the start limit came must listen first, not that PORT is wrong", async () => {
+    // A model loaded before the server listens: it read "does it listen on PORT (…)?".
+    const loading = `console.log("loading model..."); setTimeout(() => {}, 60_000);`;
+    await hostClient(host.url).deploy("p", "web", 1, { "server.js": loading }, CONFIG);
+    const res = await send("/");
+    expect(res.status).toBe(502);
+    expect((await json(res)).message).toMatch(
+      /^the app failed to start: nothing listened on PORT \(\d+\) within 5 s, the start limit, while its process ran \(its last output: "loading model\.\.\."\): a server that loads a model or data first must listen within 5 s: listen at once and load in a background thread, with requests waiting for it \(docs\/api\.md, "Slow starts"\), or it listens on another port than PORT/,
+    );
+  });
+
   it("says at once that its healthcheck path is not served, rather than after the start timeout", async () => {
     // A server with routes of its own and no /health: 404 (as Python's http.server answers).
     const noHealth = `require("node:http").createServer((q, s) => { s.statusCode = q.url === "/" ? 200 : 404; s.end(); })

@@ -31,6 +31,7 @@ import { NO_SANDBOX, SANDBOX_RUN_DIR, type Sandbox } from "../../sandbox/sandbox
 import { FALLBACK_PATH } from "../managed/launch.ts";
 import { customEnv, freePort, launchScript } from "./launch.ts";
 import { accepts, healthy, pinSocket, unpinSocket } from "./pinned-socket.ts";
+import { lastWordsOf, neverHealthyDetail } from "./start-failure.ts";
 
 export interface CustomSpec extends WorkloadSpec {
   config: Pick<AppConfig, "custom">;
@@ -249,13 +250,11 @@ export class CustomReplica implements HttpWorkload {
       }
       if (Date.now() > deadline) {
         this.#process.signal("SIGKILL");
-        // Nothing answering at all is most often a server on another port than PORT.
-        const hint = last.startsWith("it answered")
-          ? last
-          : `${last}: does it listen on PORT (${port})?`;
+        const limitMs = this.options.startTimeoutMs;
+        const output = this.logs.text();
         throw new WorkloadError({
           kind: "load-failed",
-          detail: `${path} did not answer 2xx within ${this.options.startTimeoutMs / 1000} s (last, ${hint})`,
+          detail: neverHealthyDetail({ path, port, limitMs, listening, last, output }),
         });
       }
       await new Promise((r) => setTimeout(r, listening ? PROBE_INTERVAL_MS : CONNECT_INTERVAL_MS));
@@ -284,17 +283,4 @@ export class CustomReplica implements HttpWorkload {
     this.#process.abandon();
     return { serves };
   }
-}
-
-/**
- * What to quote of a process that died starting: its first line naming an error (Node prints
- * the error, then its stack, then its own version: "Node.js v20.20.2", which was quoted), else
- * its last line.
- */
-function lastWordsOf(output: string): string | undefined {
-  const lines = output
-    .split("\n")
-    .map((l) => l.trim())
-    .filter((l) => l !== "" && !/^Node\.js v\d/.test(l));
-  return lines.find((l) => /^(\w*Error|Uncaught)\b|^\w+Error:/.test(l)) ?? lines.at(-1);
 }
