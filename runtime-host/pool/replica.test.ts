@@ -212,7 +212,9 @@ export const forge = () => {
       { ...OPTIONS, startTimeoutMs: 300 },
     );
     const failure = await failureOf(replica.start());
-    expect(failure.message).toBe("the app failed to start: it did not load within 0.3 s");
+    expect(failure.message).toBe(
+      'the app failed to start: it did not load within 0.3 s, the start limit: a module that loads a model or data as it is imported must load within it; load it on the first call instead, kept in a module-level promise (docs/api.md, "Slow starts")',
+    );
     await waitUntil(() => replica.exited);
   });
 

@@ -160,7 +160,10 @@ export class ManagedReplica implements FunctionWorkload {
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#settleStart?.(
-          appFailure(`it did not load within ${this.options.startTimeoutMs / 1000} s`),
+          // A model loaded as main.mjs is imported: it said the limit alone, not the way out.
+          appFailure(
+            `it did not load within ${this.options.startTimeoutMs / 1000} s, the start limit: a module that loads a model or data as it is imported must load within it; load it on the first call instead, kept in a module-level promise (docs/api.md, "Slow starts")`,
+          ),
         );
         this.#kill("SIGKILL");
       }, this.options.startTimeoutMs);
