@@ -376,7 +376,9 @@ describe("a local Runlet, end to end", () => {
     // `runlet run` of a custom app: its answer is not a function's, and the CLI says why.
     const ranCustom = await cli(["run", "web", "items"], runlet.env);
     expect(ranCustom.code).toBe(1);
-    expect(ranCustom.stderr).toContain("web answered as a custom app does");
+    expect(ranCustom.stderr).toContain(
+      "web is a custom app: its server answered POST /items itself",
+    );
     const unknown = await cli(["logs", "--app", "nope"], runlet.env);
     expect([unknown.code, unknown.stderr]).toEqual([
       1,

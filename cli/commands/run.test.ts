@@ -17,6 +17,11 @@ beforeAll(async () => {
     const headers = { "content-type": "application/json", "x-request-id": runId, ...replayed };
     if (req.url?.includes("async=true"))
       return res.writeHead(202, headers).end(JSON.stringify({ run_id: runId }));
+    // A custom app's server answers its own paths, without Runlet's run_id in the body.
+    if (req.url?.includes("/web/"))
+      return res
+        .writeHead(req.url.includes("/echo") ? 200 : 404, { "x-request-id": NEW })
+        .end(req.url.includes("/echo") ? '{"echo":{}}' : '{"message":"not found"}');
     if (key === "threw")
       return res
         .writeHead(500, headers)
@@ -81,4 +86,17 @@ it("says nothing of a replay for a call that was not one", async () => {
   err.mockClear();
   expect(await main(["run", "hello", "--async"])).toBe(0);
   expect(printed(err)).toEqual([expect.stringMatching(/^running in the background: /)]);
+});
+
+it("says a custom app's own answer is the app's, without 'run failed (200)' for one that succeeded", async () => {
+  expect(await main(["run", "web", "echo"])).toBe(1);
+  expect(printed(err)).toEqual([
+    "runlet run: web is a custom app: its server answered POST /echo itself (200), not with a function's result: `runlet run` calls managed apps' functions; send a custom app its requests over HTTP (`runlet deploy` printed a curl). Its answer: {\"echo\":{}}",
+    `run id: ${NEW}`,
+  ]);
+  err.mockClear();
+  expect(await main(["run", "web"])).toBe(1);
+  expect(printed(err)[0]).toMatch(
+    /^runlet run: web is a custom app: its server answered POST \/run itself \(404\), not with a function's result: .*Its answer: \{"message":"not found"\}$/,
+  );
 });

@@ -164,8 +164,10 @@ response ({run_id, result, run_time_ms}).
       const appsOwn = err.status < 500 && typeof ownId !== "string";
       const said =
         err.code === "function_error" ? err.message : appsOwn ? undefined : answeredMessage(err);
+      // Said without "run failed (200)", which it still began with for an answer that had
+      // succeeded: the status is the app's, and what failed is calling it as a function.
       const notAFunction = appsOwn
-        ? `${app} answered as a custom app does, not with a function's result: \`runlet run\` calls managed apps' functions; send a custom app its requests over HTTP (\`runlet deploy\` printed a curl). Its answer: `
+        ? `${app} is a custom app: its server answered POST /${fn} itself (${err.status}), not with a function's result: \`runlet run\` calls managed apps' functions; send a custom app its requests over HTTP (\`runlet deploy\` printed a curl). Its answer: `
         : "";
       const failure = said ?? notAFunction + textOf(err.body).slice(0, 200);
       outcome = {
@@ -189,7 +191,8 @@ response ({run_id, result, run_time_ms}).
     // A failure is said on stderr with --json too: the job's log shows why it stopped.
     if (outcome.failure !== undefined) {
       const whose = outcome.status === 401 ? ` (${tokenSource()})` : "";
-      console.error(`runlet run: run failed (${outcome.status}): ${outcome.failure}${whose}`);
+      const what = outcome.runlets === false ? "" : `run failed (${outcome.status}): `;
+      console.error(`runlet run: ${what}${outcome.failure}${whose}`);
     }
     if (outcome.replayed) console.error(replayNote(outcome.runId, false));
     else if (!values.json && outcome.runId && madeRun(outcome, app, fn))
