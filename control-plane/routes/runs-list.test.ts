@@ -241,7 +241,12 @@ describe("GET /v2/projects/{id}/runs/{run_id}", () => {
       runTimeMs: 7,
     });
     const other = await f.addProject();
-    expect((await f.call("GET", `/v2/projects/${other}/runs/${id}`)).status).toBe(404);
+    const theirs = await f.call("GET", `/v2/projects/${other}/runs/${id}`);
+    expect(theirs.status).toBe(404);
+    // Also the answer for a sync run still running, which the index has not been told of yet.
+    expect(((await theirs.json()) as { message: string }).message).toBe(
+      `run '${id}' not found in project '${other}' (a sync run is listed once it has answered, not while it runs)`,
+    );
     expect((await f.call("GET", `/v2/projects/${f.projectId}/runs/not-a-run`)).status).toBe(400);
   });
 });

@@ -131,7 +131,12 @@ export function registerGetRun(app: OpenAPIHono<AppEnv>) {
     const { projectId } = c.var.access;
     const { runId } = c.req.valid("param");
     const row = await findRun(c.var.deps.db, projectId, runId);
-    if (!row) throw new ApiError("not_found", `run '${runId}' not found in project '${projectId}'`);
+    // The run a 409 of an Idempotency-Key names, still running, read as a run that never was.
+    if (!row)
+      throw new ApiError(
+        "not_found",
+        `run '${runId}' not found in project '${projectId}' (a sync run is listed once it has answered, not while it runs)`,
+      );
     return c.json(runView(row), 200);
   });
 }

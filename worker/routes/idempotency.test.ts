@@ -288,7 +288,9 @@ describe("Idempotency-Key: sync runs", () => {
     await sleep(100);
     const during = await call(path, { headers: headers("sync-slow") });
     expect(during.res.status).toBe(409);
-    expect(during.body.message).toMatch(/has not answered yet/);
+    expect(during.body.message).toMatch(
+      /^the run of this Idempotency-Key \(run_\w{26}\) has not answered yet: try again once it has \(a sync run can be read by its id once it has answered, not before\)$/,
+    );
     const done = await first;
     expect(done.res.status).toBe(200);
     const after = await call(path, { headers: headers("sync-slow") });

@@ -30,7 +30,7 @@ async function lookUp(c: RunContext) {
   const found = (await shard?.view(runId)) ?? null;
   const notFound = new RunApiError(
     404,
-    `no run '${runId}' of app '${app}' in project '${project}'`,
+    `no run '${runId}' of app '${app}' in project '${project}' (a sync run without a webhook is found once it has answered, not while it runs)`,
   );
   if (found && (found.app !== app || found.project !== project)) throw notFound;
   return { shard, found, notFound };

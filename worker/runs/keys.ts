@@ -188,5 +188,6 @@ function tooLarge(runId: string): string {
 }
 
 function stillRunning(runId: string): string {
-  return `the run of this Idempotency-Key (${runId}) has not answered yet: try again once it has`;
+  // Its id led to `runlet status`, whose 404 ("not found") read as a run that never was.
+  return `the run of this Idempotency-Key (${runId}) has not answered yet: try again once it has (a sync run can be read by its id once it has answered, not before)`;
 }
