@@ -188,7 +188,7 @@ describe("custom runtime", () => {
     const res = await send("/");
     expect(res.status).toBe(502);
     expect((await json(res)).message).toMatch(
-      /^the app failed to start: nothing listened on PORT \(\d+\) within 5 s, the start limit, while its process ran \(its last output: "loading model\.\.\."\): a server that loads a model or data first must listen within 5 s: listen at once and load in a background thread, with requests waiting for it \(docs\/api\.md, "Slow starts"\), or it listens on another port than PORT/,
+      /^the app failed to start: nothing answered \/health on PORT \(\d+\) within 5 s, the start limit, while its process ran \(its last output: "loading model\.\.\."\): a server that loads a model or data first must answer within 5 s: listen at once and load in a background thread, with requests waiting for it \(docs\/api\.md, "Slow starts"\), or it listens on another port than PORT/,
     );
   });
 

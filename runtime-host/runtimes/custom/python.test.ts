@@ -159,3 +159,44 @@ describe.skipIf(!hasPython)(`a Python app (stdlib http.server, ${sandbox.kind})`
     expect(stopped?.lines.map((l) => l.text)).toContain("stopped cleanly");
   });
 });
+
+// An ML team's server: it loads its model before it listens. Under bubblewrap the host reaches
+// the app through the sandbox's relay, which takes connections before the app listens, so the
+// start failed as "does it listen on PORT?" there even once plain processes said otherwise.
+const LOADING = `
+import os, time
+from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
+print("loading model...", flush=True)
+time.sleep(60)
+ThreadingHTTPServer(("127.0.0.1", int(os.environ["PORT"])), BaseHTTPRequestHandler).serve_forever()
+`;
+
+describe.skipIf(!hasPython)(`a Python app that loads before it listens (${sandbox.kind})`, () => {
+  let home: string;
+  let host: RunningHost;
+
+  beforeAll(async () => {
+    home = await newHome();
+    host = await startTestHost(home, { sandbox, limits: { startTimeoutMs: 3_000 } });
+  });
+
+  afterAll(async () => {
+    await host.close();
+    await removeHome(home);
+  });
+
+  it("says that it must answer within the start limit and how, not that PORT may be wrong", async () => {
+    const loading = configOf("loading", {
+      runtime: "custom",
+      custom: { entrypoint: ["python3", "server.py"] },
+    });
+    await hostClient(host.url).deploy("p", "loading", 1, { "server.py": LOADING }, loading);
+    const res = await fetch(`${host.url}/internal/http/p/loading/`, {
+      headers: { authorization: `Bearer ${TOKEN}`, [HEADER.runId]: "run_loading" },
+    });
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as { message: string }).message).toMatch(
+      /^the app failed to start: nothing answered \/health on PORT \(\d+\) within 3 s, the start limit, while its process ran \(its last output: "loading model\.\.\."\): .*listen at once and load in a background thread/,
+    );
+  });
+});

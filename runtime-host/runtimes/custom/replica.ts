@@ -254,7 +254,7 @@ export class CustomReplica implements HttpWorkload {
         const output = this.logs.text();
         throw new WorkloadError({
           kind: "load-failed",
-          detail: neverHealthyDetail({ path, port, limitMs, listening, last, output }),
+          detail: neverHealthyDetail({ path, port, limitMs, last, output }),
         });
       }
       await new Promise((r) => setTimeout(r, listening ? PROBE_INTERVAL_MS : CONNECT_INTERVAL_MS));

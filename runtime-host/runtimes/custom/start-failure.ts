@@ -20,8 +20,6 @@ export interface NeverHealthy {
   path: string;
   port: number;
   limitMs: number;
-  /** Whether anything took connections on `port`. */
-  listening: boolean;
   /** The last probe's outcome: "no answer", "it answered 503", ... */
   last: string;
   /** What the process wrote so far. */
@@ -29,17 +27,19 @@ export interface NeverHealthy {
 }
 
 /**
- * Why a replica still running was not healthy in time. A server that wrote something and
- * never listened is most often one loading a model or data before it listens (a Python app's
+ * Why a replica still running was not healthy in time. A server that wrote something and never
+ * answered is most often one loading a model or data before it listens (a Python app's
  * `print("loading model...")` then 35 s of loading): that read "does it listen on PORT?", as if
- * it had the port wrong, and said neither the limit's part in it nor what to do.
+ * it had the port wrong, and said neither the limit's part in it nor what to do. Whether the
+ * port took connections does not tell them apart: under bubblewrap the host connects to the
+ * sandbox's relay, which takes them before the app listens.
  */
 export function neverHealthyDetail(start: NeverHealthy): string {
   const { path, port, last } = start;
   const limit = `${start.limitMs / 1000} s`;
   const said = lastWordsOf(start.output);
-  if (!start.listening && said !== undefined)
-    return `nothing listened on PORT (${port}) within ${limit}, the start limit, while its process ran (its last output: ${JSON.stringify(said.slice(0, 200))}): a server that loads a model or data first must listen within ${limit}: listen at once and load in a background thread, with requests waiting for it (docs/api.md, "Slow starts"), or it listens on another port than PORT`;
+  if (last === "no answer" && said !== undefined)
+    return `nothing answered ${path} on PORT (${port}) within ${limit}, the start limit, while its process ran (its last output: ${JSON.stringify(said.slice(0, 200))}): a server that loads a model or data first must answer within ${limit}: listen at once and load in a background thread, with requests waiting for it (docs/api.md, "Slow starts"), or it listens on another port than PORT`;
   // Nothing answering at all, nothing said: most often a server on another port than PORT.
   const hint = last.startsWith("it answered") ? last : `${last}: does it listen on PORT (${port})?`;
   return `${path} did not answer 2xx within ${limit} (last, ${hint})`;
