@@ -1,3 +1,4 @@
+import { type HostView, hostView } from "../../common/host-view.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
 import { callApi, loadConfig, printTable } from "../config.ts";
 
@@ -30,61 +31,12 @@ local owner is one). See docs/hosts.md.
            the token named 'local' (this machine's own hosts, of 'runlet start') only with
            --force`;
 
-export interface Host {
-  id: string;
-  name: string;
-  address: string;
-  state: string;
-  slots: number;
-  busy: number;
-  queued: number;
-  seenAt: string;
-  apps: Array<{ project: string; app: string; replicas: number }>;
-}
+export type { HostView as Host } from "../../common/host-view.ts";
 
-/** Apps `runlet hosts` names per host; the rest are counted (`--json` has them all). */
-export const APPS_SHOWN = 6;
-
-/**
- * A host's apps, those with the most replicas first: a host with 150 apps warm was one line of
- * some 1,900 characters, every app in the order of its heartbeat.
- */
-function appsOf(apps: Host["apps"]): string {
-  if (apps.length === 0) return "—";
-  const sorted = apps.toSorted((x, y) => y.replicas - x.replicas || x.app.localeCompare(y.app));
-  const shown = sorted.slice(0, APPS_SHOWN).map((a) => `${a.app}×${a.replicas}`);
-  const rest = sorted.length - shown.length;
-  return rest > 0 ? `${shown.join(" ")} +${rest} more` : shown.join(" ");
-}
-
-/**
- * A host's line in `runlet hosts`. A down host's load and apps are what its last heartbeat said,
- * not what runs there now: its state says how long it has been silent, its apps are "last: …".
- * A stopped host runs nothing: its state says since when.
- */
-export function hostRow(h: Host, now = Date.now()): string[] {
-  const apps = appsOf(h.apps);
-  if (h.state === "stopped")
-    return [h.id, h.name, h.address, `stopped ${since(h.seenAt, now)} ago`, "—", "—", "—"];
-  if (h.state === "down")
-    return [
-      h.id,
-      h.name,
-      h.address,
-      `down, silent ${since(h.seenAt, now)}`,
-      "—",
-      "—",
-      `last: ${apps}`,
-    ];
-  return [h.id, h.name, h.address, h.state, `${h.busy}/${h.slots}`, String(h.queued), apps];
-}
-
-/** How long ago `iso` was, roughly: "40 s", "3 min", "2 h", "5 d". */
-function since(iso: string, now: number): string {
-  const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
-  if (s < 120) return `${s} s`;
-  if (s < 7200) return `${Math.round(s / 60)} min`;
-  return s < 172_800 ? `${Math.round(s / 3600)} h` : `${Math.round(s / 86_400)} d`;
+/** A host's line in `runlet hosts` (what a down or a stopped host shows: common/host-view.ts). */
+export function hostRow(h: HostView, now = Date.now()): string[] {
+  const { state, busy, queued, apps } = hostView(h, now);
+  return [h.id, h.name, h.address, state, busy, queued, apps];
 }
 
 interface HostToken {
@@ -116,7 +68,7 @@ export const hosts: Command = {
     const config = await loadConfig(process.env, { anyProject: true });
     const json = (value: unknown) => console.log(JSON.stringify(value));
     if (action === "list") {
-      const { hosts } = await callApi<{ hosts: Host[] }>(
+      const { hosts } = await callApi<{ hosts: HostView[] }>(
         config,
         "GET",
         "/v2/hosts",

@@ -2,9 +2,10 @@ import { eq } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import type { AuditAction, AuditTarget } from "../audit/actions.ts";
 import type { AppEnv, Ctx } from "../context.ts";
+import type { Database } from "../db/index.ts";
 import { users } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
-import { authenticate, type Role, roleIn } from "./tokens.ts";
+import { authenticate, type Principal, type Role, roleIn } from "./tokens.ts";
 
 export interface AccessRule {
   /** The least role the route needs: `member` lets owners in too. */
@@ -65,17 +66,17 @@ export const signedIn = createMiddleware<AppEnv>(async (c, next) => {
   await next();
 });
 
-/** Whether the caller runs this Runlet (docs/hosts.md). A service account never does. */
-async function isOperator(c: Ctx): Promise<boolean> {
-  const principal = c.var.principal;
+/** Whether `principal` runs this Runlet (docs/hosts.md). A service account never does. */
+export async function isOperator(db: Database, principal: Principal): Promise<boolean> {
   if (principal.type !== "user") return false;
-  const { db } = c.var.deps;
   const [user] = await db
     .select({ operator: users.operator })
     .from(users)
     .where(eq(users.id, principal.id));
   return user?.operator === true;
 }
+
+const callerIsOperator = (c: Ctx) => isOperator(c.var.deps.db, c.var.principal);
 
 /**
  * Route middleware for the installation's own routes (`/v2/hosts…`, `/v2/keys…`): a signed-in
@@ -86,7 +87,7 @@ export const operatorOnlyTo = (what: string) =>
   createMiddleware<AppEnv>(async (c, next) => {
     const { db, publicKeys } = c.var.deps;
     c.set("principal", await authenticate(db, publicKeys, c.req.header("authorization")));
-    if (!(await isOperator(c))) {
+    if (!(await callerIsOperator(c))) {
       throw new ApiError("forbidden", `only an operator of this Runlet may ${what}`);
     }
     await next();
@@ -100,7 +101,7 @@ export const operatorOnly = operatorOnlyTo("see or admit its hosts");
  */
 export function operatorFor(what: string) {
   return createMiddleware<AppEnv>(async (c, next) => {
-    if (!(await isOperator(c))) {
+    if (!(await callerIsOperator(c))) {
       throw new ApiError("forbidden", `only an operator of this Runlet may ${what}`);
     }
     await next();

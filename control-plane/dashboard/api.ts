@@ -26,6 +26,8 @@ export type InProcess = (path: string, init: RequestInit) => Response | Promise<
 export interface Api {
   /** A call to `/v2/projects/{current project}{path}`. */
   project<T>(method: string, path: string, body?: unknown): Promise<Answer<T>>;
+  /** A call to `/v2{path}` outside any project: this Runlet's own routes (`/v2/hosts`). */
+  installation<T>(method: string, path: string): Promise<Answer<T>>;
   /** A GET of `/v2/projects/{current project}{path}`, its answer as it is (to stream through). */
   raw(path: string): Promise<Response>;
   /** A call to the run API (`{api_url}{path}`), with `extra` headers (never logged). */
@@ -45,6 +47,9 @@ export function apiFor(c: DashCtx, session: Session, inProcess: InProcess): Api 
         init.body = JSON.stringify(body);
       }
       return answer(await inProcess(`/v2/projects/${session.projectId}${path}`, init));
+    },
+    async installation(method, path) {
+      return answer(await inProcess(`/v2${path}`, { method, headers: { ...headers } }));
     },
     async raw(path) {
       return inProcess(`/v2/projects/${session.projectId}${path}`, { headers });

@@ -53,10 +53,11 @@ tbody tr:last-child td { border-bottom: 0; }
 td.wrap { white-space: normal; word-break: break-word; min-width: 240px; max-width: 480px; }
 td.clip { max-width: 220px; overflow: hidden; text-overflow: ellipsis; }
 .status { font-weight: 600; }
-.status-success, .status-delivered, .status-active { color: var(--ok); }
-.status-failure, .status-failed, .status-revoked, .status-expired, .status-keyretired { color: var(--bad); }
-.status-running, .status-pending, .status-queued { color: var(--warn); }
-.status-cancelled { color: var(--muted); }
+.status-success, .status-delivered, .status-active, .status-up { color: var(--ok); }
+.status-failure, .status-failed, .status-revoked, .status-expired, .status-keyretired,
+.status-down { color: var(--bad); }
+.status-running, .status-pending, .status-queued, .status-draining, .status-drained { color: var(--warn); }
+.status-cancelled, .status-stopped { color: var(--muted); }
 .badge { display: inline-block; padding: 0 6px; border-radius: 4px; font-size: 12px; font-weight: 600;
   border: 1px solid var(--line); }
 .badge-async { background: var(--accent); color: var(--accent-fg); border-color: var(--accent); }

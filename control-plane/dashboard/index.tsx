@@ -17,6 +17,7 @@ import { registerApiKeys } from "./pages/api-keys.tsx";
 import { registerAppOutput } from "./pages/app-output.tsx";
 import { registerApps } from "./pages/apps.tsx";
 import { registerAuditLog } from "./pages/audit-log.tsx";
+import { registerHosts } from "./pages/hosts.tsx";
 import { registerRun } from "./pages/run.tsx";
 import { registerRuns } from "./pages/runs.tsx";
 import { registerSecrets } from "./pages/secrets.tsx";
@@ -96,6 +97,7 @@ export function registerDashboard(app: Hono<AppEnv>, inProcess: InProcess) {
   registerApiKeys(dash);
   registerAuditLog(dash);
   registerSecrets(dash);
+  registerHosts(dash);
   // Last, so only what no page took (a sub-app's notFound is not used once it is mounted).
   dash.all("*", (c) =>
     c.req.path === "/dashboard/"

@@ -8,6 +8,8 @@ export const SECTIONS = [
   { path: "/dashboard/api-keys", label: "API keys" },
   { path: "/dashboard/audit-log", label: "Audit log" },
   { path: "/dashboard/secrets", label: "Secrets" },
+  // This Runlet's runtime hosts: only its operators see them (docs/hosts.md).
+  { path: "/dashboard/hosts", label: "Hosts", operators: true },
 ] as const;
 
 function Document({ title, children }: { title: string; children: Child }) {
@@ -52,7 +54,7 @@ export function Page({
           Runlet
         </a>
         <nav aria-label="Sections">
-          {SECTIONS.map((s) => (
+          {SECTIONS.filter((s) => session.operator || !("operators" in s)).map((s) => (
             <a href={s.path} aria-current={s.path === section ? "page" : undefined}>
               {s.label}
             </a>

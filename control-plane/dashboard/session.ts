@@ -13,6 +13,7 @@ import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { PublicKeys } from "../../common/jwt.ts";
 import { newSecret, secretHash } from "../../common/same-secret.ts";
+import { isOperator } from "../auth/access.ts";
 import type { SigningKeys } from "../auth/signing.ts";
 import { authenticate, type Principal, prepareToken } from "../auth/tokens.ts";
 import type { Database } from "../db/index.ts";
@@ -43,6 +44,8 @@ export interface Session {
   projectId: string;
   /** Every project the principal may open, by name. */
   projects: Array<{ id: string; name: string }>;
+  /** An operator of this Runlet: the navigation offers the hosts page (docs/hosts.md). */
+  operator: boolean;
 }
 
 /** A one-time sign-in link for `principal` into `projectId`, made from the token it used. */
@@ -229,7 +232,8 @@ export async function sessionOrWhyNot(
   if (open.length === 0) return "no-project";
   const wanted = getCookie(c, PROJECT_COOKIE);
   const current = open.find((p) => p.id === wanted) ?? (open[0] as { id: string; name: string });
-  return { principal, token, projectId: current.id, projects: open };
+  const operator = await isOperator(db, principal);
+  return { principal, token, projectId: current.id, projects: open, operator };
 }
 
 /** Ends the session: its token is revoked, so a copy of the cookie is worth nothing. */
