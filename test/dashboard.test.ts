@@ -2,8 +2,8 @@
 // Runlet: sign-in through the CLI's one-time link, runs (async marked, new ones appearing without
 // a reload), a run's logs and webhook attempts, a failed webhook sent again from its run page,
 // an app's async queue on its page and on the Apps list, API keys shown once and revoked, the
-// audit log by URL and its CSV export, CSRF, pages without a session, script errors and axe on
-// every page.
+// audit log by URL and its CSV export, the hosts page an operator reaches from the navigation,
+// CSRF, pages without a session, script errors and axe on every page.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -481,6 +481,33 @@ createServer((req, res) => {
     const row = page.locator("tr", { has: page.getByRole("link", { name: "queuer" }) });
     await expect(row.textContent()).resolves.toContain("12 queued, 1 running");
     expect((await api.cancel("queuer", held)).status).toBe(200); // the queue runs now
+  });
+
+  it("shows an operator (the local owner) this Runlet's host from the navigation, and asks before draining it", async () => {
+    const hosts = async () =>
+      (
+        await json(
+          await fetch(`${base()}/v2/hosts`, {
+            headers: { authorization: `Bearer ${runlet.local.token}` },
+          }),
+        )
+      ).hosts as Array<{ id: string; address: string; state: string }>;
+    const [host] = await hosts();
+    await visit("/dashboard/runs");
+    await page
+      .getByRole("navigation", { name: "Sections" })
+      .getByRole("link", { name: "Hosts" })
+      .click();
+    await checkWithAxe(page);
+    const row = page.locator("tr", { hasText: host?.id as string });
+    await expect(row.locator(".status").textContent()).resolves.toBe("up");
+    await expect(row.textContent()).resolves.toContain(host?.address);
+    await row.getByRole("link", { name: /^Drain / }).click();
+    await checkWithAxe(page);
+    await expect(page.locator("h1").textContent()).resolves.toBe("Drain a host");
+    await page.getByRole("link", { name: "Keep it as it is" }).click();
+    expect(new URL(page.url()).pathname).toBe("/dashboard/hosts");
+    expect((await hosts()).find((h) => h.id === host?.id)?.state).toBe("up");
   });
 
   it("passes axe on every page, light and dark, and no page logged a script error", async () => {
