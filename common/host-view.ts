@@ -52,7 +52,7 @@ export function hostView(
       state: `down, silent ${since(h.seenAt, now)}`,
       busy: "—",
       queued: "—",
-      apps: `last: ${apps}`,
+      apps: h.apps.length > 0 ? `last: ${apps}` : "—",
     };
   return { state: h.state, busy: `${h.busy}/${h.slots}`, queued: String(h.queued), apps };
 }

@@ -50,6 +50,8 @@ it("shows a down host's silence and its last apps as the past, not as running no
     "—",
     "last: hello×2",
   ]);
+  // One whose last heartbeat named no app: nothing, not "last: —".
+  expect(hostRow({ ...host, state: "down", apps: [] }, now)[6]).toBe("—");
 });
 
 it("names a host's busiest apps and counts the rest: 150 apps warm made one line of 1,900 characters", () => {

@@ -52,6 +52,8 @@ th { font-weight: 600; background: var(--panel); color: var(--muted); font-size:
 tbody tr:last-child td { border-bottom: 0; }
 td.wrap { white-space: normal; word-break: break-word; min-width: 240px; max-width: 480px; }
 td.clip { max-width: 220px; overflow: hidden; text-overflow: ellipsis; }
+td.apps { white-space: normal; min-width: 140px; max-width: 320px; }
+td .button + .button { margin-left: 6px; }
 .status { font-weight: 600; }
 .status-success, .status-delivered, .status-active, .status-up { color: var(--ok); }
 .status-failure, .status-failed, .status-revoked, .status-expired, .status-keyretired,

@@ -27,7 +27,7 @@ const REFRESH_MS = 3_000;
 
 /** `4096 MiB` as `4 GiB`: what the host said it has (`RUNLET_HOST_MEMORY_MB`, or the machine's). */
 function memory(mb: number): string {
-  return mb >= 1024 && mb % 1024 === 0 ? `${mb / 1024} GiB` : `${mb} MiB`;
+  return mb < 1024 ? `${mb} MiB` : `${(mb / 1024).toFixed(1).replace(/\.0$/, "")} GiB`;
 }
 
 function HostRow({ h, now }: { h: Host; now: number }) {
@@ -35,23 +35,26 @@ function HostRow({ h, now }: { h: Host; now: number }) {
   // "down, silent 3 min": the API's word coloured, what `runlet hosts` adds after it.
   const detail = shown.state.slice(h.state.length);
   const offered = (Object.keys(ACTIONS) as ActionName[]).filter((a) => ACTIONS[a].offered(h.state));
+  // Name and id, state and when last heard, each in one cell: the table fits a laptop's width.
   return (
     <tr>
-      <td>{h.name}</td>
-      <td class="mono">{h.id}</td>
+      <td>
+        {h.name}
+        <div class="hint mono">{h.id}</div>
+      </td>
       <td class="mono">{h.address}</td>
       <td>
         <Status value={h.state} />
         {detail ? <span class="muted">{detail}</span> : null}
-      </td>
-      <td>
-        <Time at={h.seenAt} />
+        <div class="hint">
+          heard <Time at={h.seenAt} />
+        </div>
       </td>
       <td class="num">{h.slots}</td>
       <td class="num">{memory(h.memoryMb)}</td>
       <td class="num">{shown.busy}</td>
       <td class="num">{shown.queued}</td>
-      <td class="wrap">{shown.apps}</td>
+      <td class="apps">{shown.apps}</td>
       <td>
         {offered.map((a) => (
           <a
@@ -67,19 +70,7 @@ function HostRow({ h, now }: { h: Host; now: number }) {
   );
 }
 
-const HEAD = [
-  "Name",
-  "ID",
-  "Address",
-  "State",
-  "Last heard",
-  "Slots",
-  "Memory",
-  "Busy",
-  "Queued",
-  "Apps",
-  "",
-];
+const HEAD = ["Name", "Address", "State", "Slots", "Memory", "Busy", "Queued", "Apps", ""];
 
 async function listPage(c: DashCtx) {
   const flash = takeFlash<Flash>(c, PATH);
