@@ -43,7 +43,7 @@ export async function invokeOnHost(
 ): Promise<Invocation & { host: Target }> {
   const { project, app, fn, runId, concurrency, capacity } = target;
   const hosts = (await hostsFor(env, project, app, concurrency, capacity)).slice(0, MAX_TRIES);
-  if (hosts.length === 0) throw new RunApiError(503, NO_HOST);
+  if (hosts.length === 0) throw new RunApiError(502, NO_HOST);
   let res: Response | undefined;
   for (const [i, host] of hosts.entries()) {
     const done = inFlight(host.url, project, app);
@@ -100,15 +100,19 @@ const SILENT =
   "the runtime host stopped answering while it held the call (its health check went unanswered); the call may have run there";
 
 /**
+ * No host takes work: the registry has each down, stopping or drained (and no fallback is set).
+ * A 502, as every failure to reach a host is: the run API's statuses are DESIGN.md's closed list
+ * (400, 401, 403, 404, 413, 429, 502, 504), which has no 503 (a host's own 503 is a 502 too).
+ */
+const NO_HOST =
+  "no runtime host is up to take the call (each is down, stopping or drained by an operator); try again shortly";
+
+/**
  * The connection to the host failed before its answer: refused, or cut while the host held the
  * call (a link that broke, a host that died). fetch does not say which, so the caller is told the
  * call may have run: a caller told "not reachable" of a call the host ran to its end would read
  * it as "nothing ran" and send it again, and it would run twice.
  */
-/** No host takes work: the registry has each down, stopping or drained (and no fallback is set). */
-const NO_HOST =
-  "no runtime host is up to take the call (each is down, stopping or drained by an operator); try again shortly";
-
 const CUT_OFF =
   "the runtime host could not be reached, or the connection to it broke before it answered; the call may have run there";
 
@@ -228,7 +232,7 @@ export async function forwardToHost(
   headers.set(HEADER.runId, runId);
   const bodiless = request.method === "GET" || request.method === "HEAD";
   const placed = await hostsFor(env, project, app, target.concurrency, target.capacity);
-  if (placed.length === 0) throw new RunApiError(503, NO_HOST);
+  if (placed.length === 0) throw new RunApiError(502, NO_HOST);
   // A host that cannot start a replica of the app (429 elsewhere: nothing ran) sends it to the
   // next, as a function call goes: a body that small is read here first, to be sent again.
   let body: ArrayBuffer | ReadableStream | null = bodiless ? null : (buffered ?? request.body);

@@ -114,8 +114,18 @@ describe("placement", () => {
       { project: "prj", app: "svc", fn: "run", runId: "run_1", concurrency: 1 },
       new ArrayBuffer(2),
     );
+    // A 502, in DESIGN.md's closed list of the run API's statuses (which has no 503).
     await expect(call).rejects.toMatchObject({
-      status: 503,
+      status: 502,
+      message: expect.stringContaining("no runtime host is up"),
+    });
+    const request = forwardToHost(
+      workerEnv,
+      { project: "prj", app: "svc", pathAndQuery: "/", runId: "run_2", concurrency: 1 },
+      new Request("http://app.test/"),
+    );
+    await expect(request).rejects.toMatchObject({
+      status: 502,
       message: expect.stringContaining("no runtime host is up"),
     });
     forgetPlacement();
