@@ -2,7 +2,9 @@
  * `runlet cancel --app NAME --queued`: cancels every async run of the app still waiting in its
  * queue, as `runlet cancel` would one by one (a user who submitted a burst by mistake: RunPod's
  * purge-queue). The queued runs are read from the runs index first, then each is read again and
- * cancelled only if it is still queued: one that started meanwhile is left to run.
+ * cancelled only if it is still queued: one that started meanwhile is left to run. The read and
+ * the cancel are two requests (a DELETE has no "only if queued"): a run that starts between
+ * them is cancelled running.
  */
 import type { RunView } from "runlet/client";
 import { type CliConfig, callProject } from "../config.ts";

@@ -106,7 +106,8 @@ cancelled.
 
 --app NAME --queued cancels every run of the app still waiting in its queue (a burst sent by
 mistake), with progress on stderr: each is read again first, and one that has started by then
-is left to run. Runs accepted while it works may be left queued: run it again. --json prints
+is left to run (one that starts between that read and its cancel is cancelled running). Runs
+accepted while it works may be left queued: run it again. --json prints
 {app, cancelled: [run ids], skipped: [run ids]}.`;
 
 export const cancel: Command = {
