@@ -57,6 +57,14 @@ afterAll(async () => {
   await removeHome(home);
 });
 
+/** The host as the operator's listing has it. */
+async function registry() {
+  const { hosts } = (await (await f.call("GET", "/v2/hosts")).json()) as {
+    hosts: Array<{ id: string; state: string; apps: Array<{ replicas: number }> }>;
+  };
+  return hosts.find((h) => h.id === host.hostId);
+}
+
 it("finishes its call in flight and stops its replicas, min_replicas too (their places free); resumed, takes work again", async () => {
   const main =
     "export const run = async ({ ms }) => { await new Promise((r) => setTimeout(r, ms)); return 'done'; };";
@@ -79,12 +87,6 @@ it("finishes its call in flight and stops its replicas, min_replicas too (their 
   expect(await call).toMatchObject({ status: 200, body: { ok: true, result: "done" } });
   // Both stop, the busy one after its call; a heartbeat then says it runs none.
   await eventually(replicas, (n) => n === 0, 15_000);
-  const registry = async () => {
-    const { hosts } = (await (await f.call("GET", "/v2/hosts")).json()) as {
-      hosts: Array<{ id: string; state: string; apps: Array<{ replicas: number }> }>;
-    };
-    return hosts.find((h) => h.id === host.hostId);
-  };
   const drained = await eventually(
     registry,
     (h) => h?.apps.every((a) => a.replicas === 0) ?? false,
@@ -98,4 +100,22 @@ it("finishes its call in flight and stops its replicas, min_replicas too (their 
     body: { ok: true, result: "done" },
   });
   expect((await registry())?.state).toBe("up");
+});
+
+// A graceful stop says `draining` at once (no new work goes there while its calls finish), then
+// that it left. test/hosts.test.ts checked the first until the host began to leave; nothing did
+// since.
+it("says it is draining as it begins a graceful stop, while a call is in flight; then that it left", async () => {
+  const client = hostClient(host.url, INTERNAL_TOKEN);
+  const call = client.invoke(f.projectId, "held", "run", JSON.stringify({ ms: 1_500 }));
+  await eventually(
+    () => client.metrics(),
+    (apps) => apps.some((a) => a.app === "held" && a.replicas.some((r) => r.active > 0)),
+  );
+  const closing = host.close({ graceful: true });
+  const stopping = await eventually(registry, (h) => h?.state !== "up", 10_000);
+  expect(stopping?.state).toBe("draining");
+  expect(await call).toMatchObject({ status: 200, body: { ok: true, result: "done" } });
+  await closing;
+  expect(await registry()).toMatchObject({ state: "stopped", apps: [] });
 });
