@@ -23,6 +23,8 @@ export interface QueueCancelled {
 }
 
 async function queuedRuns(config: CliConfig, app: string): Promise<string[]> {
+  // An app that is not deployed has no queue: its name mistyped read "Cancelled 0 queued runs".
+  await callProject(config, "GET", `/apps/${encodeURIComponent(app)}`, "reading the app");
   const ids: string[] = [];
   let next: string | undefined;
   do {
