@@ -4,8 +4,8 @@
  * heartbeat's answer tells it to keep none, so it retires its replicas as their calls end. Its
  * heartbeats do not undo it; a resume does, and so does its registering again (a restart).
  */
-import { and, eq, ne } from "drizzle-orm";
-import type { HostState } from "../../common/protocol/hosts.ts";
+import { and, eq, gt, ne } from "drizzle-orm";
+import { DOWN_AFTER_MS, type HostState } from "../../common/protocol/hosts.ts";
 import type { Database } from "../db/index.ts";
 import { hosts } from "../db/schema.ts";
 import { listHosts } from "./registry.ts";
@@ -23,12 +23,21 @@ export async function drainHost(db: Database, id: string): Promise<DrainAnswer> 
   return drained.length > 0 ? { done: true } : refusal(db, id);
 }
 
-/** Ends the drain of host `id`: it takes work again (a host that is `up` already: done too). */
+/**
+ * Ends the drain of host `id`: it takes work again (a host that is `up` already: done too). Not
+ * one that is down (silent for `DOWN_AFTER_MS`): it is listed `down`, and refused as such.
+ */
 export async function resumeHost(db: Database, id: string): Promise<DrainAnswer> {
   const resumed = await db
     .update(hosts)
     .set({ state: "up" })
-    .where(and(eq(hosts.id, id), eq(hosts.state, "drained")))
+    .where(
+      and(
+        eq(hosts.id, id),
+        eq(hosts.state, "drained"),
+        gt(hosts.seenAt, Date.now() - DOWN_AFTER_MS),
+      ),
+    )
     .returning({ id: hosts.id });
   if (resumed.length > 0) return { done: true };
   const answer = await refusal(db, id);

@@ -5,7 +5,8 @@
 // off a host short of stopping it.
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { users } from "../db/schema.ts";
+import { DOWN_AFTER_MS } from "../../common/protocol/hosts.ts";
+import { hosts, users } from "../db/schema.ts";
 import { liveHosts } from "../hosts/registry.ts";
 import { INTERNAL_TOKEN } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
@@ -127,6 +128,19 @@ describe("a drained host", () => {
       expect(await unknown.json()).toMatchObject({ code: "not_found" });
     }
     expect((await states(id)).operator).toBe("stopped");
+  });
+
+  it("does not resume a drained host that is down (409, as the docs say); it stays drained", async () => {
+    // Before, the resume was 204 and the row said `up`, while the listing said `down`.
+    const id = await register("http://10.6.2.2:8790");
+    expect((await act("drain", id)).status).toBe(204);
+    const silent = Date.now() - DOWN_AFTER_MS - 1_000;
+    await f.db.update(hosts).set({ seenAt: silent }).where(eq(hosts.id, id));
+    const res = await act("resume", id);
+    expect(res.status).toBe(409);
+    expect(((await res.json()) as { message: string }).message).toContain(`'${id}' is down`);
+    const [row] = await f.db.select({ state: hosts.state }).from(hosts).where(eq(hosts.id, id));
+    expect(row?.state).toBe("drained");
   });
 
   it("is an operator's doing: anyone else is refused, and nothing changes", async () => {
