@@ -170,4 +170,19 @@ describe.skipIf(!hasIp)("a runtime host in another network namespace", () => {
     }
     throw new Error("no async run went to the far host");
   });
+
+  it("refuses webhooks to loopback and private addresses, the run API being on a network now", async () => {
+    // Before, runlet start allowed them whatever RUNLET_LISTEN said: any token holder on the
+    // network could have the Worker POST to this machine's loopback services.
+    const app = client(runlet);
+    for (const target of ["http://127.0.0.1:9/hook", `http://${NEAR}:9/hook`]) {
+      const res = await app.submit(
+        farApp,
+        {},
+        `async=true&webhookEndpoint=${encodeURIComponent(target)}`,
+      );
+      expect(res.status).toBe(400);
+      expect((await json(res)).message).toContain("private, loopback or link-local target");
+    }
+  });
 });

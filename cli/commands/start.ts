@@ -49,7 +49,8 @@ others at the ports after it (a free port where one is taken), their state in RU
 each with 1/N of the machine's memory and replica slots; the Worker places work over all.
 RUNLET_LISTEN=<IPv4 address of this machine> has the control plane and the run API listen there
 instead of 127.0.0.1 (and be known by it), so runtime hosts on other machines can join
-(\`runlet host\`) and report the ends of async runs; the hosts it runs stay on loopback.
+(\`runlet host\`) and report the ends of async runs; the hosts it runs stay on loopback. Webhooks
+to private and loopback addresses are then refused unless RUNLET_WEBHOOK_ALLOW_PRIVATE=1.
 --verbose copies every component's output to this terminal (it always goes to RUNLET_HOME/logs/,
 each log rotated at RUNLET_LOG_MAX_BYTES, 10 MiB, keeping RUNLET_LOG_KEEP, 3, older files: .1, .2, …)
 and has the worker log a line per request (through wrangler's dev proxy, which costs CPU on each).
@@ -110,11 +111,16 @@ Worker; every request it sends out is slower then, and passes wrangler's dev pro
     };
     // Worker variables go through an env file (0600), so the internal token is not on a command line.
     const workerEnvFile = join(home, "worker.env");
+    // Webhooks to private and loopback addresses: on loopback only (a receiver on this machine).
+    // Where RUNLET_LISTEN opens the run API to a network, any token holder there could have the
+    // Worker POST to this machine's loopback services (docs/deploy.md: leave it unset when exposed),
+    // unless RUNLET_WEBHOOK_ALLOW_PRIVATE=1 asks for it.
+    const allowPrivate = listen === LOOPBACK || process.env[ENV.webhookAllowPrivate] === "1";
     await writePrivateFile(
       workerEnvFile,
       // Locally, webhooks may go to a receiver on this machine. Tests may stretch the pauses
       // between delivery attempts and shorten the health checks of a silent host (testKnobs).
-      `CONTROL_PLANE_URL=${url.control}\nRUNTIME_HOST_URL=${url.host}\nWORKER_URL=${url.api}\nINTERNAL_TOKEN=${internalToken}\nRUNLET_WEBHOOK_ALLOW_PRIVATE=1\n${testKnobs()}`,
+      `CONTROL_PLANE_URL=${url.control}\nRUNTIME_HOST_URL=${url.host}\nWORKER_URL=${url.api}\nINTERNAL_TOKEN=${internalToken}\nRUNLET_WEBHOOK_ALLOW_PRIVATE=${allowPrivate ? 1 : 0}\n${testKnobs()}`,
     );
     // Each component's TypeScript compiled as the CLI's is (bin/compiled.mjs).
     const runTs = join(ROOT, "bin", "run-ts.mjs");
