@@ -1,6 +1,7 @@
 /**
  * The installation's runtime hosts, for its operators (docs/hosts.md): `GET /v2/hosts`,
- * `DELETE /v2/hosts/{hostId}` (one that is down or stopped), and the host tokens hosts join with — `POST /v2/hosts/tokens` (shown once), `GET /v2/hosts/tokens`,
+ * `DELETE /v2/hosts/{hostId}` (one that is down or stopped), and the host tokens hosts join
+ * with — `POST /v2/hosts/tokens` (shown once), `GET /v2/hosts/tokens`,
  * `DELETE /v2/hosts/tokens/{tokenId}`. Not in a project's audit log: no project owns a host.
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
@@ -78,7 +79,7 @@ const listHostsRoute = createRoute({
 
 const { 404: noSuchHost, 409: stillHeard } = errorResponses({
   404: "No such host.",
-  409: "The host is up or draining: stop it first.",
+  409: "The host is up, draining or drained (heard from within 15 s): stop it first.",
 });
 
 const removeHostRoute = createRoute({
@@ -87,7 +88,7 @@ const removeHostRoute = createRoute({
   operationId: "removeHost",
   summary: "Removes a host that is down or stopped from the registry (operators).",
   description:
-    "A host that is up or draining is refused (409): stop it first. What it held of each app's " +
+    "A host that is up, draining or drained is refused (409): stop it first. What it held of each app's " +
     "max_replicas is free at once. If it comes back with a valid token, it registers as a new " +
     "host (a new id); revoke its token to keep it out.",
   security: bearerAuth,
