@@ -3,16 +3,15 @@
  * `POST /v2/hosts/{hostId}/drain`, `POST /v2/hosts/{hostId}/resume`. Not in a project's audit
  * log: no project owns a host.
  */
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import { operatorOnly } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { type DrainAnswer, drainHost, resumeHost } from "../hosts/drain.ts";
 import { bearerAuth, errorResponses } from "../openapi.ts";
+import { hostIdParams, noSuchHost, operatorErrors } from "./hosts.ts";
 
-const { 401: unauthorized, 403: forbidden } = errorResponses();
-const { 404: noSuchHost, 409: refused } = errorResponses({
-  404: "No such host.",
+const { 409: refused } = errorResponses({
   409: "The host is in no state to be drained or resumed (its state is named).",
 });
 
@@ -25,15 +24,10 @@ const hostRoute = (verb: "drain" | "resume", summary: string, description: strin
     description,
     security: bearerAuth,
     middleware: [operatorOnly] as const,
-    request: {
-      params: z.object({
-        hostId: z.string().openapi({ param: { name: "hostId", in: "path" }, example: "hst_…" }),
-      }),
-    },
+    request: { params: hostIdParams },
     responses: {
       204: { description: "Done (also when it was so already)." },
-      401: unauthorized,
-      403: { ...forbidden, description: "Not an operator." },
+      ...operatorErrors(),
       404: noSuchHost,
       409: refused as NonNullable<typeof refused>,
     },

@@ -56,7 +56,8 @@ const hostTokenSchema = z
   })
   .openapi("HostToken");
 
-const operatorErrors = () => {
+/** The 400, 401 and 403 of an operator's route (403: not an operator). */
+export const operatorErrors = () => {
   const { 400: bad, 401: unauthorized, 403: forbidden } = errorResponses();
   return { 400: bad, 401: unauthorized, 403: { ...forbidden, description: "Not an operator." } };
 };
@@ -77,9 +78,16 @@ const listHostsRoute = createRoute({
   },
 });
 
-const { 404: noSuchHost, 409: stillHeard } = errorResponses({
-  404: "No such host.",
+const { 409: stillHeard } = errorResponses({
   409: "The host is up, draining or drained (heard from within 15 s): stop it first.",
+});
+
+/** The 404 of a route about one host. */
+export const { 404: noSuchHost } = errorResponses({ 404: "No such host." });
+
+/** The path of a route about one host: `{hostId}`. */
+export const hostIdParams = z.object({
+  hostId: z.string().openapi({ param: { name: "hostId", in: "path" }, example: "hst_…" }),
 });
 
 const removeHostRoute = createRoute({
@@ -93,11 +101,7 @@ const removeHostRoute = createRoute({
     "host (a new id); revoke its token to keep it out.",
   security: bearerAuth,
   middleware: [operatorOnly] as const,
-  request: {
-    params: z.object({
-      hostId: z.string().openapi({ param: { name: "hostId", in: "path" }, example: "hst_…" }),
-    }),
-  },
+  request: { params: hostIdParams },
   responses: {
     204: { description: "Removed." },
     ...operatorErrors(),
