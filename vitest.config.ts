@@ -3,12 +3,16 @@ import { defineConfig } from "vitest/config";
 import { generateSigningKey } from "./common/jwt.ts";
 
 /**
- * Four projects: `workers` runs inside workerd (the Worker and its Durable Object, through
+ * Five projects: `workers` runs inside workerd (the Worker and its Durable Object, through
  * @cloudflare/vitest-pool-workers), `workers-full-store` one file of it under an extra flag;
  * `control-plane-d1` runs the control plane's shared test
  * cases inside workerd on a D1 database built from the same migrations; `node` runs the control
- * plane on libSQL, the runtime host and the end-to-end tests that start all three components.
+ * plane on libSQL, the runtime host and the end-to-end tests that start all three components,
+ * and `node-source-edits` one of those, alone, after all the others.
  */
+/** The test that edits the Worker's source under a running stack (see its project). */
+const SOURCE_EDITS = "test/supervisor.test.ts";
+
 /**
  * The Worker's tests inside workerd (its Durable Objects through @cloudflare/vitest-pool-workers),
  * under wrangler.toml's compatibility flags plus `flags`.
@@ -70,11 +74,25 @@ export default defineConfig({
             "test/**/*.test.ts",
             "webhooks/**/*.test.ts",
           ],
-          // Those run inside workerd, in the control-plane-d1 project.
-          exclude: ["**/node_modules/**", "**/*.d1.test.ts"],
+          // Those run inside workerd, in the control-plane-d1 project; the last, alone, after all.
+          exclude: ["**/node_modules/**", "**/*.d1.test.ts", SOURCE_EDITS],
           testTimeout: 60_000,
           hookTimeout: 120_000,
           pool: "forks",
+        },
+      },
+      {
+        // It saves the Worker's source under a running stack (the reload must keep the worker):
+        // every stack of this checkout reloads then, and a call in flight on another file's
+        // stack was cut ("other side closed", twice in CI). So it runs alone, after the others.
+        test: {
+          name: "node-source-edits",
+          environment: "node",
+          include: [SOURCE_EDITS],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          pool: "forks",
+          sequence: { groupOrder: 1 },
         },
       },
       workersProject("workers", ["worker/**/*.test.ts"], ["worker/routes/full-store.test.ts"]),
