@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DOWN_AFTER_MS } from "../../common/protocol/hosts.ts";
 import { hosts, users } from "../db/schema.ts";
 import { liveHosts } from "../hosts/registry.ts";
-import { INTERNAL_TOKEN } from "../testing/fixture.ts";
+import { bundleFiles, INTERNAL_TOKEN, registerHost } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
@@ -19,26 +19,16 @@ beforeAll(async () => {
   await f.db.update(users).set({ operator: true }).where(eq(users.id, f.owner.id));
   const res = await f.call("POST", "/v2/hosts/tokens", { body: { name: "racks" } });
   token = ((await res.json()) as { token: string }).token;
-  const files = [
-    ["runlet.toml", 'name = "wide"\n[scaling]\nmax_replicas = 2\n'],
-    ["main.mjs", "export const run = () => 1;"],
-  ].map(([path, text]) => ({
-    path,
-    contentBase64: Buffer.from(text as string).toString("base64"),
-  }));
+  const files = bundleFiles({
+    "runlet.toml": 'name = "wide"\n[scaling]\nmax_replicas = 2\n',
+    "main.mjs": "export const run = () => 1;",
+  });
   const deployed = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
   expect(deployed.status).toBe(201);
 });
 afterAll(() => f.cleanup());
 
-async function register(address: string): Promise<string> {
-  const res = await f.call("POST", "/internal/hosts", {
-    token,
-    body: { name: address, address, slots: 8, memoryMb: 4096 },
-  });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { hostId: string }).hostId;
-}
+const register = (address: string) => registerHost(f, token, address);
 
 /** A heartbeat saying the host is up with `replicas` of "wide": how many it may keep. */
 async function keep(hostId: string, replicas: number): Promise<number | undefined> {

@@ -8,7 +8,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DOWN_AFTER_MS } from "../../common/protocol/hosts.ts";
 import { hosts, users } from "../db/schema.ts";
-import { INTERNAL_TOKEN } from "../testing/fixture.ts";
+import { INTERNAL_TOKEN, registerHost } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
@@ -22,14 +22,7 @@ beforeAll(async () => {
 });
 afterAll(() => f.cleanup());
 
-async function register(address: string): Promise<string> {
-  const res = await f.call("POST", "/internal/hosts", {
-    token,
-    body: { name: address, address, slots: 8, memoryMb: 4096 },
-  });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { hostId: string }).hostId;
-}
+const register = (address: string) => registerHost(f, token, address);
 
 const beat = (hostId: string, replicas = 0) =>
   f.call("POST", `/internal/hosts/${hostId}/heartbeat`, {

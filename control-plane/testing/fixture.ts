@@ -167,3 +167,13 @@ export function bundleFiles(files: Record<string, string>) {
     contentBase64: Buffer.from(text).toString("base64"),
   }));
 }
+
+/** Registers a runtime host at `address` with the host token `token`: its registry id. */
+export async function registerHost(f: Fixture, token: string, address: string): Promise<string> {
+  const res = await f.call("POST", "/internal/hosts", {
+    token,
+    body: { name: address, address, slots: 8, memoryMb: 4096 },
+  });
+  if (res.status !== 200) throw new Error(`register: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { hostId: string }).hostId;
+}
