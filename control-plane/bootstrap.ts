@@ -12,7 +12,7 @@ import {
   readLocalJson,
   writePrivateFile,
 } from "./home.ts";
-import { adoptHostToken, createHostToken } from "./hosts/registry.ts";
+import { adoptHostToken, createHostToken } from "./hosts/tokens.ts";
 
 export const LOCAL_OWNER_NAME = "local owner";
 const TOKEN_LIFETIME_MS = 365 * 24 * 3600 * 1000;

@@ -10,7 +10,8 @@ import { newId } from "../common/ids.ts";
 import type { Database } from "./db/index.ts";
 import * as schema from "./db/schema.ts";
 import { recordHeartbeat } from "./hosts/heartbeat.ts";
-import { createHostToken, registerHost } from "./hosts/registry.ts";
+import { registerHost } from "./hosts/registry.ts";
+import { createHostToken } from "./hosts/tokens.ts";
 import { createFixture, type Fixture, INTERNAL_TOKEN } from "./testing/fixture.ts";
 import { strictD1 } from "./testing/strict-d1.ts";
 

@@ -14,7 +14,7 @@ import { AppRegistry } from "../runtime-host/apps.ts";
 import type { RunningHost } from "../runtime-host/server.ts";
 import { hostClient, newHome, removeHome, startTestHost } from "../runtime-host/test-support.ts";
 import { apps, deployments } from "./db/schema.ts";
-import { createHostToken } from "./hosts/registry.ts";
+import { createHostToken } from "./hosts/tokens.ts";
 import { serveControlPlane } from "./listen.ts";
 import { keepOldBundles } from "./old-bundles.ts";
 import { INTERNAL_TOKEN, memoryBundles } from "./testing/fixture.ts";

@@ -7,12 +7,8 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rendezvousOrder } from "../common/rendezvous.ts";
 import { httpRuntimeHosts } from "../control-plane/host-client.ts";
-import {
-  createHostToken,
-  listHosts,
-  liveHosts,
-  revokeHostToken,
-} from "../control-plane/hosts/registry.ts";
+import { listHosts, liveHosts } from "../control-plane/hosts/registry.ts";
+import { createHostToken, revokeHostToken } from "../control-plane/hosts/tokens.ts";
 import { serveControlPlane } from "../control-plane/listen.ts";
 import { INTERNAL_TOKEN, memoryBundles } from "../control-plane/testing/fixture.ts";
 import { libsqlFixture } from "../control-plane/testing/libsql.ts";

@@ -8,7 +8,8 @@ import { DOWN_AFTER_MS } from "../../common/protocol/hosts.ts";
 import { hosts, users } from "../db/schema.ts";
 import { recordHeartbeat } from "../hosts/heartbeat.ts";
 import { leaveHost } from "../hosts/leaving.ts";
-import { createHostToken, hostTokenId, registerHost } from "../hosts/registry.ts";
+import { registerHost } from "../hosts/registry.ts";
+import { createHostToken, hostTokenId } from "../hosts/tokens.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 import { cookiesOf } from "../testing/owner-rows.ts";
 

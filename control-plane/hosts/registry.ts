@@ -1,97 +1,25 @@
 /**
- * The registry of runtime hosts (docs/hosts.md): host tokens, registrations, the replicas each
- * host was granted, and the hosts as the Worker and the operator see them (heartbeats are in
- * heartbeat.ts). The same code on libSQL and D1: every change is one statement or one batch.
+ * The registry of runtime hosts (docs/hosts.md): registrations, the replicas each host was
+ * granted, and the hosts as the Worker and the operator see them (host tokens are in tokens.ts,
+ * heartbeats in heartbeat.ts). The same code on libSQL and D1: every change is one statement or
+ * one batch.
  */
-import { and, eq, inArray, isNull, lte, type SQL, sql } from "drizzle-orm";
+import { and, eq, inArray, lte, type SQL, sql } from "drizzle-orm";
 import { newId } from "../../common/ids.ts";
 import {
   type CurrentVersion,
   DOWN_AFTER_MS,
-  HOST_TOKEN_PREFIX,
   type HostState,
   type PlacementHost,
   type Registration,
   type ReplicaAnswer,
   type ReplicaRequest,
 } from "../../common/protocol/hosts.ts";
-import { newSecret, secretHash } from "../../common/same-secret.ts";
 import type { Database } from "../db/index.ts";
-import { apps, deployments, hostApps, hosts, hostTokens } from "../db/schema.ts";
+import { apps, deployments, hostApps, hosts } from "../db/schema.ts";
 import { isDiskFull } from "../errors.ts";
 import { heldBeats, holdingBeats } from "./held-beats.ts";
 import { grantHeld } from "./held-grants.ts";
-
-/** A new host token: shown once, only its hash kept. */
-export async function createHostToken(
-  db: Database,
-  input: { name: string; createdBy: string },
-): Promise<{ id: string; name: string; token: string; createdAt: number }> {
-  const token = newSecret(HOST_TOKEN_PREFIX);
-  const row = { id: newId("htk"), name: input.name, createdAt: Date.now() };
-  await db.insert(hostTokens).values({
-    ...row,
-    tokenHash: await secretHash(token),
-    createdBy: input.createdBy,
-  });
-  return { ...row, token };
-}
-
-/** The id of the unrevoked host token `token` is, if any. */
-export async function hostTokenId(db: Database, token: string): Promise<string | undefined> {
-  if (!token.startsWith(HOST_TOKEN_PREFIX)) return undefined;
-  const [row] = await db
-    .select({ id: hostTokens.id })
-    .from(hostTokens)
-    .where(and(eq(hostTokens.tokenHash, await secretHash(token)), isNull(hostTokens.revokedAt)));
-  return row?.id;
-}
-
-/**
- * Takes a token made elsewhere (the local supervisor's, RUNLET_HOME/host-token) unless its hash
- * is known already; true if it is valid now (false: it was revoked).
- */
-export async function adoptHostToken(
-  db: Database,
-  token: string,
-  input: { name: string; createdBy: string },
-): Promise<boolean> {
-  if (!token.startsWith(HOST_TOKEN_PREFIX)) return false;
-  await db
-    .insert(hostTokens)
-    .values({
-      id: newId("htk"),
-      name: input.name,
-      tokenHash: await secretHash(token),
-      createdBy: input.createdBy,
-      createdAt: Date.now(),
-    })
-    .onConflictDoNothing({ target: hostTokens.tokenHash });
-  return (await hostTokenId(db, token)) !== undefined;
-}
-
-/** Revokes a host token; its hosts are refused from their next heartbeat. False if unknown. */
-export async function revokeHostToken(db: Database, id: string): Promise<boolean> {
-  const revoked = await db
-    .update(hostTokens)
-    .set({ revokedAt: Date.now() })
-    .where(and(eq(hostTokens.id, id), isNull(hostTokens.revokedAt)))
-    .returning({ id: hostTokens.id });
-  return revoked.length > 0;
-}
-
-export async function listHostTokens(db: Database) {
-  return db
-    .select({
-      id: hostTokens.id,
-      name: hostTokens.name,
-      createdBy: hostTokens.createdBy,
-      createdAt: hostTokens.createdAt,
-      revokedAt: hostTokens.revokedAt,
-    })
-    .from(hostTokens)
-    .orderBy(hostTokens.createdAt);
-}
 
 /**
  * A host registers (again): by its address, it keeps its id. What it ran before is forgotten:

@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { ReplicaCounts, RuntimeHosts } from "../host-client.ts";
 import { recordHeartbeat } from "../hosts/heartbeat.ts";
-import { createHostToken, registerHost } from "../hosts/registry.ts";
+import { registerHost } from "../hosts/registry.ts";
+import { createHostToken } from "../hosts/tokens.ts";
 import { bundleFiles, noRuntimeHosts } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 

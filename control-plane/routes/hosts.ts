@@ -9,7 +9,8 @@ import { operatorOnly } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { type Removal, removeHost } from "../hosts/leaving.ts";
-import { createHostToken, listHosts, listHostTokens, revokeHostToken } from "../hosts/registry.ts";
+import { listHosts } from "../hosts/registry.ts";
+import { createHostToken, listHostTokens, revokeHostToken } from "../hosts/tokens.ts";
 import { bearerAuth, errorResponses, smallBody } from "../openapi.ts";
 import { displayName } from "./projects.ts";
 

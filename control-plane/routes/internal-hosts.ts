@@ -30,11 +30,11 @@ import {
   currentVersion,
   grantReplica,
   hostOf,
-  hostTokenId,
   listHosts,
   recordedDigest,
   registerHost,
 } from "../hosts/registry.ts";
+import { hostTokenId } from "../hosts/tokens.ts";
 import { openSecret } from "../secrets.ts";
 import { jsonBody } from "../validate.ts";
 
