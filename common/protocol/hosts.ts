@@ -158,5 +158,14 @@ export const placementHostSchema = z.object({
   ),
 });
 export type PlacementHost = z.infer<typeof placementHostSchema>;
+
+/**
+ * A host's state as the Worker and the control plane's own calls take it: a host an operator
+ * drained takes no new work, as one stopping (`draining`); one that stopped runs nothing, as one
+ * down.
+ */
+export function placementState(state: HostState): PlacementHost["state"] {
+  return state === "drained" ? "draining" : state === "stopped" ? "down" : state;
+}
 export const placementSchema = z.object({ hosts: z.array(placementHostSchema) });
 export type Placement = z.infer<typeof placementSchema>;

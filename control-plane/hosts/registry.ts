@@ -11,6 +11,7 @@ import {
   DOWN_AFTER_MS,
   type HostState,
   type PlacementHost,
+  placementState,
   type Registration,
   type ReplicaAnswer,
   type ReplicaRequest,
@@ -217,11 +218,10 @@ export interface LiveHost {
 
 /** The hosts that are neither down nor stopped (one an operator drained is draining). */
 export async function liveHosts(db: Database): Promise<LiveHost[]> {
-  return (await listHosts(db)).flatMap(({ id, address, state }) =>
-    state === "up" || state === "draining" || state === "drained"
-      ? [{ id, address, state: state === "drained" ? "draining" : state }]
-      : [],
-  );
+  return (await listHosts(db)).flatMap(({ id, address, state }) => {
+    const placed = placementState(state);
+    return placed === "down" ? [] : [{ id, address, state: placed }];
+  });
 }
 
 export const FORGET_DOWN_MS = 10 * 60_000; // then a silent host is forgotten (docs/hosts.md)

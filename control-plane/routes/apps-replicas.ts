@@ -8,6 +8,7 @@
  * show the app. Not on `GET …/apps/{appName}`: the Worker reads that one on its hot path.
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { REGISTRY_STATES } from "../../common/protocol/hosts.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
 import { listHosts } from "../hosts/registry.ts";
@@ -34,7 +35,7 @@ const replicasSchema = z
         z.object({
           id: z.string(),
           name: z.string(),
-          state: z.enum(["up", "draining", "drained", "stopped", "down"]),
+          state: z.enum([...REGISTRY_STATES, "down"]),
           replicas: z.number().int(),
           busy: z.number().int(),
         }),

@@ -5,6 +5,7 @@
  * `DELETE /v2/hosts/tokens/{tokenId}`. Not in a project's audit log: no project owns a host.
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { REGISTRY_STATES } from "../../common/protocol/hosts.ts";
 import { operatorOnly } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
 import { ApiError } from "../errors.ts";
@@ -22,7 +23,7 @@ const hostSchema = z
     id: z.string(),
     name: z.string(),
     address: z.string().openapi({ format: "uri" }),
-    state: z.enum(["up", "draining", "drained", "stopped", "down"]).openapi({
+    state: z.enum([...REGISTRY_STATES, "down"]).openapi({
       description:
         "up; draining (stopping: takes no new work); drained (an operator drained it: no new " +
         "work, its replicas retire as their calls end); stopped (it stopped gracefully and said so: " +

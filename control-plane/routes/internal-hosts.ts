@@ -16,6 +16,7 @@ import {
   heartbeatSchema,
   type Placement,
   type ProjectSecrets,
+  placementState,
   type Registered,
   registrationSchema,
   replicaRequestSchema,
@@ -135,7 +136,7 @@ export function registerInternalHosts(app: OpenAPIHono<AppEnv>) {
       hosts: all.map(({ id, address, state, slots, busy, queued, apps }) => ({
         id,
         address,
-        state: state === "stopped" ? "down" : state === "drained" ? "draining" : state,
+        state: placementState(state),
         slots,
         busy,
         queued,
