@@ -101,8 +101,8 @@ const SILENT =
 
 /**
  * No host takes work: the registry has each down, stopping or drained (and no fallback is set).
- * A 502, as every failure to reach a host is: the run API's statuses are DESIGN.md's closed list
- * (400, 401, 403, 404, 413, 429, 502, 504), which has no 503 (a host's own 503 is a 502 too).
+ * A 502, as every failure to reach a host is (a host's own 503 is a 502 too): DESIGN.md's run
+ * API answers a host's failures 502, and lists no 503 for them.
  */
 const NO_HOST =
   "no runtime host is up to take the call (each is down, stopping or drained by an operator); try again shortly";

@@ -73,7 +73,7 @@ export const ACTIONS: Record<ActionName, Action> = {
         {h.state === "up" && others === 0 ? (
           <Notice kind="warn">
             It is the only host up: until another is up or this one is resumed, calls are answered
-            503 and async runs wait in their queue.
+            502 ("no runtime host is up") and async runs wait in their queue.
           </Notice>
         ) : null}
       </>
