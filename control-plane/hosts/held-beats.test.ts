@@ -8,7 +8,7 @@ import { eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DOWN_AFTER_MS } from "../../common/protocol/hosts.ts";
 import { hosts, users } from "../db/schema.ts";
-import { INTERNAL_TOKEN } from "../testing/fixture.ts";
+import { INTERNAL_TOKEN, registerHost } from "../testing/fixture.ts";
 import { fillDatabase } from "../testing/full-disk.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
@@ -19,14 +19,7 @@ beforeAll(async () => {
 });
 afterAll(() => f.cleanup());
 
-async function register(token: string, address: string): Promise<string> {
-  const res = await f.call("POST", "/internal/hosts", {
-    token,
-    body: { name: address, address, slots: 8, memoryMb: 4096 },
-  });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { hostId: string }).hostId;
-}
+const register = (token: string, address: string) => registerHost(f, token, address);
 
 /** A heartbeat of a host that runs `n` apps (each of more apps needs more room to write). */
 const beat = (token: string, hostId: string, n: number) =>

@@ -7,7 +7,7 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { hostApps, users } from "../db/schema.ts";
 import { isDiskFull } from "../errors.ts";
-import { INTERNAL_TOKEN } from "../testing/fixture.ts";
+import { INTERNAL_TOKEN, registerHost } from "../testing/fixture.ts";
 import { fillDatabase } from "../testing/full-disk.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
@@ -18,14 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => f.cleanup());
 
-async function register(token: string, address: string): Promise<string> {
-  const res = await f.call("POST", "/internal/hosts", {
-    token,
-    body: { name: address, address, slots: 8, memoryMb: 4096 },
-  });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { hostId: string }).hostId;
-}
+const register = (token: string, address: string) => registerHost(f, token, address);
 
 describe("replica grants on a full disk", () => {
   it("still hold an app's max_replicas over all hosts, and the last place goes to one host", async () => {
