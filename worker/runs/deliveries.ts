@@ -40,7 +40,7 @@ export async function deliverDue(
   const timeoutMs = Number(env.WEBHOOK_TIMEOUT_MS) || ATTEMPT_TIMEOUT_MS;
   for (;;) {
     const row = store.get(id);
-    const delivery = store.delivery(id);
+    const delivery = store.hooks.pending(id);
     if (row?.hook_state !== "pending" || !delivery) return;
     const attempts = attemptsOf(row);
     const due = nextAttemptAt(attempts, delays);
@@ -90,7 +90,7 @@ export async function deliverDue(
       indexed: 0, // the runs index hears how the delivery ended
       due_at: (row.finished_at ?? Date.now()) + RETAIN_MS,
     });
-    store.closeDelivery(id, sealed);
+    store.hooks.close(id, sealed);
     return;
   }
 }

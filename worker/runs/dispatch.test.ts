@@ -14,9 +14,11 @@ describe("open hand-overs", () => {
       AbortSignal,
       AbortSignal,
     ];
-    dispatch.sentTo("a1", "http://a");
-    dispatch.sentTo("a2", "http://a");
-    dispatch.sentTo("b1", "http://b");
+    const a = { id: "host-a", url: "http://a" };
+    dispatch.sentTo("a1", a);
+    dispatch.sentTo("a2", a);
+    dispatch.sentTo("b1", { id: "host-b", url: "http://b" });
+    expect(dispatch.hostOf("a2")).toEqual(a);
     // c1 has no host yet (placement under way): no host to ask about it.
     const now = Date.now();
     expect(dispatch.hostsWaitedOn(now).sort()).toEqual(["http://a", "http://b"]);

@@ -3,6 +3,7 @@
  * once, and the pause after a host that was busy or unreachable. In memory only: hand-overs
  * open in an instance end with it, and their runs are still queued in the store.
  */
+import type { Target } from "../placement.ts";
 import { SHARDS } from "./limits.ts";
 import type { RunStore } from "./store.ts";
 
@@ -23,7 +24,7 @@ export class Dispatch {
    * Hand-overs waiting for the host's answer: since when, and to which host once chosen.
    * Aborting one withdraws its run.
    */
-  readonly #open = new Map<string, { withdraw: AbortController; since: number; host?: string }>();
+  readonly #open = new Map<string, { withdraw: AbortController; since: number; host?: Target }>();
   #pausedUntil = 0;
   #pauseMs = 0;
 
@@ -47,22 +48,28 @@ export class Dispatch {
     return withdraw.signal;
   }
 
-  /** The open hand-over of `id` went to the host at `url`. */
-  sentTo(id: string, url: string): void {
+  /** The open hand-over of `id` went to `host`. */
+  sentTo(id: string, host: Target): void {
     const open = this.#open.get(id);
-    if (open) open.host = url;
+    if (open) open.host = host;
+  }
+
+  /** The host an open hand-over of `id` went to (its row says so once the host answered). */
+  hostOf(id: string): Target | undefined {
+    return this.#open.get(id)?.host;
   }
 
   /** The hosts holding a hand-over that began at `before` or earlier. */
   hostsWaitedOn(before: number): string[] {
     const hosts = new Set<string>();
-    for (const { since, host } of this.#open.values()) if (host && since <= before) hosts.add(host);
+    for (const { since, host } of this.#open.values())
+      if (host && since <= before) hosts.add(host.url);
     return [...hosts];
   }
 
   /** Calls off every open hand-over to the host at `url` (it does not answer). */
   withdrawFrom(url: string): void {
-    for (const open of this.#open.values()) if (open.host === url) open.withdraw.abort();
+    for (const open of this.#open.values()) if (open.host?.url === url) open.withdraw.abort();
   }
 
   end(id: string): void {

@@ -13,7 +13,6 @@ import type { Env } from "../env.ts";
 import { hostError } from "../host.ts";
 import { hostsFor, suspect, type Target } from "../placement.ts";
 import type { QueuedRun, ShardInfo } from "./rows.ts";
-import type { RunStore } from "./store.ts";
 import type { AppRequest } from "./types.ts";
 
 /**
@@ -119,22 +118,20 @@ export async function handOver(
 
 /**
  * Hands a queued run to the best host for its app (placement.ts: the app's free slots on each,
- * `concurrency` calls a replica), noting on its row first where it went (a cancel or the
- * watchdog asks that host) and telling `sentTo`; no host up: later.
+ * `concurrency` calls a replica), telling `sentTo` where it went first (a cancel meanwhile asks
+ * that host; the row notes it with the host's answer); no host up: later.
  */
 export async function handOverToBest(
   env: Env,
-  store: RunStore,
   info: ShardInfo,
   run: QueuedRun,
   signal: AbortSignal,
-  sentTo: (url: string) => void,
+  sentTo: (host: Target) => void,
   concurrency: number,
 ): Promise<HandOver> {
   const [host] = await hostsFor(env, info.project, info.app, concurrency, info.capacity);
   if (!host) return { kind: "later", message: "no runtime host is up" };
-  store.update(run.id, { host_id: host.id, host_url: host.url });
-  sentTo(host.url);
+  sentTo(host);
   const callbackUrl = info.origin + workerPath.runEnd(info.project, info.app, run.id);
   const target = {
     id: run.id,

@@ -7,7 +7,7 @@ import type { HostRunState } from "../../common/protocol/host.ts";
 import { isEnded } from "../../common/protocol/runs.ts";
 import type { Env } from "../env.ts";
 import { hostAnswers } from "../host-probe.ts";
-import { inFlight, suspect } from "../placement.ts";
+import { inFlight, suspect, type Target } from "../placement.ts";
 import { ShardAlarm } from "./alarm.ts";
 import { deliverDue } from "./deliveries.ts";
 import { Dispatch } from "./dispatch.ts";
@@ -109,17 +109,22 @@ export class RunMoves {
     // The run counts as a call of the app on its host (placement.ts) from its hand-over to its
     // end: a burst spreads by free slots before the hosts' heartbeats say so.
     let release: (() => void) | undefined;
+    let host: Target | undefined;
     try {
-      const sentTo = (url: string) => {
-        this.dispatch.sentTo(id, url);
-        release = inFlight(url, info.project, info.app);
+      const sentTo = (to: Target) => {
+        host = to;
+        this.dispatch.sentTo(id, to);
+        release = inFlight(to.url, info.project, info.app);
       };
-      const { env, store, replicaConcurrency } = this;
-      answer = await handOverToBest(env, store, info, run, withdrawn, sentTo, replicaConcurrency);
+      const { env, replicaConcurrency } = this;
+      answer = await handOverToBest(env, info, run, withdrawn, sentTo, replicaConcurrency);
     } finally {
       this.dispatch.end(id);
     }
     const row = this.store.get(id);
+    // Where the run went is written with what its host said of it: one commit, not two.
+    if (host && row && answer.kind !== "later" && answer.kind !== "withdrawn")
+      this.store.update(id, { host_id: host.id, host_url: host.url });
     // Counted until its end, unless it has ended here already (cancelled, expired): no end comes
     // through `end` again to stop counting it.
     const running =
@@ -189,7 +194,8 @@ export class RunMoves {
     const message = `expired in the queue: no replica was free within the app's queue_timeout (${waited} s)`;
     this.end(row, failed(message), true);
     // Withdrawn from the host, unless it started it this instant: then it is stopped.
-    if (this.dispatch.withdraw(row.id)) void cancelOnHost(this.env, this.hostOf(row.id), row.id);
+    const host = this.hostOf(row.id);
+    if (this.dispatch.withdraw(row.id)) void cancelOnHost(this.env, host.url, row.id);
   }
 
   /** The watchdog's question to the host about a running run (see watchdog.ts). */
@@ -244,9 +250,17 @@ export class RunMoves {
     this.#alarm.set(times, this.queued > 0);
   }
 
-  /** The host a run was handed to (the configured one for a run of before many hosts). */
-  hostOf(runId: string): string {
-    return this.store.get(runId)?.host_url ?? this.env.RUNTIME_HOST_URL;
+  /**
+   * The host a run is being handed to or was handed to (the configured one for a run of before
+   * many hosts).
+   */
+  hostOf(runId: string): Target {
+    const handing = this.dispatch.hostOf(runId);
+    if (handing) return handing;
+    const row = this.store.get(runId);
+    return row?.host_url
+      ? { id: row.host_id, url: row.host_url }
+      : { id: null, url: this.env.RUNTIME_HOST_URL };
   }
 
   remember(info: ShardInfo): void {

@@ -39,7 +39,7 @@ export async function reopenDelivery(
     return refusal(409, `run '${runId}' has not ended: its webhook is sent once it ends`);
   if (row.hook_state === null)
     return refusal(409, `run '${runId}' had no webhook: there is no delivery to send again`);
-  const sealed = store.sealedDelivery(runId);
+  const sealed = store.hooks.sealed(runId);
   const first = sealed && (await unseal(env, runId, sealed));
   // Read again: another redelivery may have begun while the seal was opened.
   const now = store.get(runId);
@@ -61,7 +61,7 @@ export async function reopenDelivery(
     attempts: attemptsOf(now),
   });
   const hook = hookOf({ url: to.url ?? first.url, ...(to.secret ? { secret: to.secret } : {}) });
-  store.openDelivery(runId, { url: hook.url, secret: hook.secret ?? null, body: first.body });
+  store.hooks.reopen(runId, { url: hook.url, secret: hook.secret ?? null, body: first.body });
   store.update(runId, {
     hook_history: JSON.stringify(history),
     hook_target: hook.target,

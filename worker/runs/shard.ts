@@ -179,12 +179,15 @@ export class RunShard extends DurableObject<Env> {
     if (isEnded(row.status)) return refusal(409, `run '${runId}' has already ended: ${row.status}`);
     this.#runs.end(row, { status: "cancelled" }, false);
     // A queued run's open hand-over is withdrawn; the host may have started it this instant.
+    const host = this.#runs.hostOf(runId);
     const handedOver = this.#runs.dispatch.withdraw(runId);
     if (row.status === "running" || handedOver) {
-      const onHost = await cancelOnHost(this.env, this.#runs.hostOf(runId), runId);
-      // Started at that instant, before its hand-over's answer: its view says it ran.
-      if (row.started_at === null && onHost?.startedAt)
-        this.#store.update(runId, { started_at: onHost.startedAt }, true);
+      const onHost = await cancelOnHost(this.env, host.url, runId);
+      // Started at that instant, before its hand-over's answer: its view says it ran, and where.
+      if (row.started_at === null && onHost?.startedAt) {
+        const where = { host_id: host.id, host_url: host.url };
+        this.#store.update(runId, { started_at: onHost.startedAt, ...where }, true);
+      }
     }
     return runView(this.#store.get(runId) as RunRow);
   }

@@ -8,6 +8,7 @@
  * Every call here is synchronous: a read-modify-write in one call cannot interleave with another.
  */
 import { RUN_RETENTION_MS, type RunStatus } from "../../common/protocol/runs.ts";
+import { HookRows } from "./hook-rows.ts";
 import { inParts, type RunParts } from "./parts.ts";
 import {
   ADDED_COLUMNS,
@@ -27,6 +28,11 @@ import type { AppLimits, AppRequest } from "./types.ts";
 export const RETAIN_MS = RUN_RETENTION_MS;
 
 export class RunStore {
+  /** The webhook delivery's columns. */
+  readonly hooks: HookRows;
+  /** `nextDue` as last read and lowered since (undefined: to be read; null: no row is due). */
+  #soonest: number | null | undefined;
+
   constructor(
     private readonly sql: SqlStorage,
     /** The values too large for their column (parts.ts). */
@@ -42,6 +48,7 @@ export class RunStore {
     for (const [column, type] of Object.entries(ADDED_COLUMNS))
       if (!have.has(column)) sql.exec(`ALTER TABLE runs ADD COLUMN ${column} ${type}`);
     sql.exec(INDEXES);
+    this.hooks = new HookRows(sql, parts);
   }
 
   info(): ShardInfo | undefined {
@@ -117,6 +124,7 @@ export class RunStore {
       run.appId ?? null,
     );
     if (inParts(payload)) this.parts.put(run.id, "payload", new Uint8Array(payload));
+    this.#dueAt(expiresAt);
   }
 
   /** A sync run that answered its caller and has a webhook: recorded as it ended. */
@@ -174,6 +182,7 @@ export class RunStore {
 
   /** Rows whose `due_at` has come, soonest first. */
   due(now: number, limit: number): RunRow[] {
+    this.#soonest = undefined; // the alarm moves these rows: `nextDue` reads again
     return this.sql
       .exec<RunRow>(
         `SELECT ${COLUMNS} FROM runs WHERE due_at IS NOT NULL AND due_at <= ? ORDER BY due_at LIMIT ?`,
@@ -183,17 +192,30 @@ export class RunStore {
       .toArray();
   }
 
-  /** The soonest `due_at` of any row. */
+  /**
+   * The soonest `due_at` of any row, or sooner: read once, then lowered by every `due_at`
+   * written, and read again after the alarm took its rows (`due`). A time too soon costs an
+   * alarm that finds nothing due; it spares a query on every move of a run.
+   */
   nextDue(): number | undefined {
-    const { at } = this.sql
-      .exec<{ at: number | null }>("SELECT min(due_at) AS at FROM runs WHERE due_at IS NOT NULL")
-      .one();
-    return at ?? undefined;
+    if (this.#soonest === undefined) {
+      const { at } = this.sql
+        .exec<{ at: number | null }>("SELECT min(due_at) AS at FROM runs WHERE due_at IS NOT NULL")
+        .one();
+      this.#soonest = at;
+    }
+    return this.#soonest ?? undefined;
+  }
+
+  #dueAt(at: number | null | undefined): void {
+    if (at === null || at === undefined || this.#soonest === undefined) return;
+    this.#soonest = this.#soonest === null ? at : Math.min(this.#soonest, at);
   }
 
   /** Every running run is due now (after a restart: ask the host about each at once). */
   checkRunningNow(now: number): void {
     this.sql.exec("UPDATE runs SET due_at = ? WHERE status = 'running' AND async = 1", now);
+    this.#dueAt(now);
   }
 
   /** Writes the row's changed columns (and `payload`/`request` dropped once the run left the queue). */
@@ -208,64 +230,7 @@ export class RunStore {
       ...names.map((n) => changes[n] as SqlStorageValue),
       id,
     );
-  }
-
-  /** What a delivery attempt needs: the target with its query, the secret and the body. */
-  delivery(id: string): { url: string; secret: string | null; body: string } | undefined {
-    const row = this.sql
-      .exec<{ url: string; secret: string | null; body: string | null }>(
-        `SELECT hook_url AS url, hook_secret AS secret, hook_body AS body FROM runs
-         WHERE id = ? AND hook_state = 'pending'`,
-        id,
-      )
-      .toArray()[0];
-    const parted = row && row.body === null ? this.parts.get(id, "body") : undefined;
-    const body = row?.body ?? (parted && new TextDecoder().decode(parted));
-    return row && body !== undefined ? { ...row, body } : undefined;
-  }
-
-  setDeliveryBody(id: string, body: string): void {
-    const bytes = new TextEncoder().encode(body);
-    if (inParts(bytes)) this.parts.put(id, "body", bytes);
-    this.sql.exec("UPDATE runs SET hook_body = ? WHERE id = ?", inParts(bytes) ? null : body, id);
-  }
-
-  /**
-   * The delivery is over (or never to be): the secret, the body and the target go now; the first
-   * delivery's target and body stay sealed (seal.ts), for redeliveries.
-   */
-  closeDelivery(id: string, sealed: ArrayBuffer | null = null): void {
-    this.parts.drop(id, "body");
-    const parted = sealed !== null && inParts(sealed);
-    this.sql.exec(
-      `UPDATE runs SET hook_url = NULL, hook_secret = NULL, hook_body = NULL,
-         hook_sealed = coalesce(?, hook_sealed) WHERE id = ?`,
-      parted ? null : sealed,
-      id,
-    );
-    if (parted) this.parts.put(id, "sealed", new Uint8Array(sealed));
-  }
-
-  /** The sealed target and body of the run's first delivery. */
-  sealedDelivery(id: string): ArrayBuffer | undefined {
-    const sealed = this.sql
-      .exec<{ sealed: ArrayBuffer | null }>(
-        "SELECT hook_sealed AS sealed FROM runs WHERE id = ?",
-        id,
-      )
-      .toArray()[0]?.sealed;
-    return sealed ?? this.parts.get(id, "sealed");
-  }
-
-  /** A new delivery of an ended run: what its attempts need, due now. */
-  openDelivery(id: string, delivery: { url: string; secret: string | null; body: string }): void {
-    this.sql.exec(
-      "UPDATE runs SET hook_url = ?, hook_secret = ? WHERE id = ?",
-      delivery.url,
-      delivery.secret,
-      id,
-    );
-    this.setDeliveryBody(id, delivery.body);
+    this.#dueAt(changes.due_at);
   }
 
   /** Runs whose state the runs index has not confirmed, in the order they changed. */
@@ -284,15 +249,14 @@ export class RunStore {
   markIndexed(
     sent: ReadonlyArray<Pick<IndexRow, "id" | "status" | "hook_state" | "hook_attempts">>,
   ) {
-    for (const { id, status, hook_state, hook_attempts } of sent)
-      this.sql.exec(
-        `UPDATE runs SET indexed = 1
-         WHERE id = ? AND status = ? AND hook_state IS ? AND hook_attempts IS ?`,
-        id,
-        status,
-        hook_state,
-        hook_attempts,
-      );
+    // One statement for the batch (one per row cost a statement per run and report).
+    const rows = sent.map((r) => [r.id, r.status, r.hook_state, r.hook_attempts]);
+    this.sql.exec(
+      `UPDATE runs SET indexed = 1 FROM json_each(?) AS s
+       WHERE runs.id = s.value ->> 0 AND runs.status = s.value ->> 1
+         AND runs.hook_state IS s.value ->> 2 AND runs.hook_attempts IS s.value ->> 3`,
+      JSON.stringify(rows),
+    );
   }
 
   remove(id: string): void {

@@ -57,14 +57,14 @@ export function markEnded(
   if (row.hook_state === "pending" && deliver && outcome.status !== "cancelled") {
     const body = deliveryBody(row.id, outcome, new Date(finishedAt).toISOString());
     store.update(row.id, { ...ended, due_at: Date.now() }, true);
-    store.setDeliveryBody(row.id, body);
+    store.hooks.setBody(row.id, body);
     return true;
   }
   // Nothing sent: the run was cancelled (no delivery is made), or its delivery is given up.
   const dropped = outcome.status === "cancelled" ? ("cancelled" as const) : ("failed" as const);
   const hook = row.hook_state === "pending" ? { hook_state: dropped } : {};
   store.update(row.id, { ...ended, ...hook, due_at: finishedAt + RETAIN_MS }, true);
-  if (row.hook_state !== null) store.closeDelivery(row.id);
+  if (row.hook_state !== null) store.hooks.close(row.id);
   return false;
 }
 
