@@ -259,7 +259,7 @@ export class AsyncRuns {
   }
 
   /** Why the run, still queued, left the queue without starting; undefined if it did not. */
-  #leftQueue({ run }: Submitted, err: unknown): WorkloadError | undefined {
+  #leftQueue({ run, waiter }: Submitted, err: unknown): WorkloadError | undefined {
     if (!(err instanceof WorkloadError) || run.status !== "queued") return undefined;
     if (this.#refusing) return new WorkloadError({ kind: "closing" });
     switch (err.failure.kind) {
@@ -268,6 +268,11 @@ export class AsyncRuns {
       case "removed":
       case "closing":
         return err;
+      case "load-failed":
+        // The host could not start a replica for a reason of its own (its sandbox, the
+        // project's secrets, the version's files): a submitter still waiting hears so (502
+        // elsewhere) and hands the run to another host. Otherwise it ends, failed.
+        return err.failure.host === true && waiter ? err : undefined;
       default:
         return undefined; // its replica failed to start: the run ends, failed
     }

@@ -12,6 +12,8 @@ import { join } from "node:path";
 import { and, eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { appsRoot } from "../common/app-paths.ts";
+import { HEADER } from "../common/consts.ts";
+import { hostPath } from "../common/protocol/paths.ts";
 import { rendezvousOrder } from "../common/rendezvous.ts";
 import { secrets } from "../control-plane/db/schema.ts";
 import { httpRuntimeHosts } from "../control-plane/host-client.ts";
@@ -134,7 +136,7 @@ describe("a host that cannot start a deploy's replica for a reason of its own", 
     expect(existsSync(join(appsRoot(homes[0] as string), f.projectId))).toBe(false);
   });
 
-  it("answers a call it cannot start a replica for 502 elsewhere, so the Worker tries the next host", async () => {
+  it("answers a call or a run it cannot start a replica for 502 elsewhere, so the Worker tries the next host", async () => {
     // The Worker sent such a call to no other host: its caller had the host's 502 while another
     // host could have served it (worker/placement.test.ts: the Worker's side).
     const [broken, sound] = [await joinedHost(await linkFailingSecrets()), await joinedHost()];
@@ -153,6 +155,25 @@ describe("a host that cannot start a deploy's replica for a reason of its own", 
     });
     const served = await hostClient(sound.url, INTERNAL_TOKEN).invoke(f.projectId, "either", "run");
     expect(served.body).toMatchObject({ ok: true, result: "served" });
+
+    // An async run's hand-over too: it ended failed there, where another host could run it.
+    const auth = { authorization: `Bearer ${INTERNAL_TOKEN}` };
+    const handedOver = await fetch(broken.url + hostPath.async(f.projectId, "either", "run"), {
+      method: "POST",
+      headers: {
+        ...auth,
+        "content-type": "application/json",
+        [HEADER.runId]: "run_elsewhere",
+        [HEADER.callbackUrl]: "http://127.0.0.1:9/unused",
+        [HEADER.waitMs]: "100",
+      },
+      body: "{}",
+    });
+    expect(handedOver.status).toBe(502);
+    expect(await handedOver.json()).toMatchObject({ elsewhere: true });
+    // It keeps nothing of the run: the Worker's shard still holds it, queued.
+    const asked = await fetch(broken.url + hostPath.run("run_elsewhere"), { headers: auth });
+    expect(asked.status).toBe(404);
   });
 
   it("refuses the deploy 503 naming the host's problem, not the app's, when no host can", async () => {

@@ -25,6 +25,8 @@ export class Dispatch {
    * Aborting one withdraws its run.
    */
   readonly #open = new Map<string, { withdraw: AbortController; since: number; host?: Target }>();
+  /** Queued runs some hosts could not start a replica for (elsewhere): those hosts, and why. */
+  readonly #passedOver = new Map<string, { urls: Set<string>; message: string }>();
   #pausedUntil = 0;
   #pauseMs = 0;
 
@@ -74,6 +76,23 @@ export class Dispatch {
 
   end(id: string): void {
     this.#open.delete(id);
+  }
+
+  /** The host at `url` could not start a replica for `id` (`message`): the next goes elsewhere. */
+  passOver(id: string, url: string, message: string): void {
+    const known = this.#passedOver.get(id);
+    if (known) Object.assign(known, { message }).urls.add(url);
+    else this.#passedOver.set(id, { urls: new Set([url]), message });
+  }
+
+  /** The hosts passed over for `id`, if any. */
+  passedOver(id: string): { urls: ReadonlySet<string>; message: string } | undefined {
+    return this.#passedOver.get(id);
+  }
+
+  /** `id` left the queue: the hosts passed over for it are of no more use. */
+  left(id: string): void {
+    this.#passedOver.delete(id);
   }
 
   /** Calls off the open hand-over of `id`, if any; true if there was one. */

@@ -30,6 +30,11 @@ export type HandOver =
   | { kind: "known"; run: HostRunState }
   /** Busy (429), stopping or unreachable: the run stays queued and is handed over later. */
   | { kind: "later"; message: string }
+  /**
+   * 502 elsewhere: the host could not start a replica for a reason of its own (its sandbox, the
+   * project's secrets, the version's files); nothing ran. The run stays queued for another host.
+   */
+  | { kind: "elsewhere"; message: string }
   /** The host will not run it (the app is gone, the request is refused): the run fails. */
   | { kind: "refused"; message: string }
   /** The shard called it off (cancelled, expired): the host forgets a run not yet started. */
@@ -106,6 +111,14 @@ export async function handOver(
     );
     if (known.success) return { kind: "known", run: known.data.run };
   }
+  if (status === 502) {
+    const body = (await answer
+      .clone()
+      .json()
+      .catch(() => ({}))) as { elsewhere?: unknown };
+    if (body.elsewhere === true)
+      return { kind: "elsewhere", message: (await hostError(answer)).message };
+  }
   const { message } = await hostError(answer);
   if (status === 401 || status === 403) {
     // Our own internal token is wrong: a misconfiguration to fix, not the run's fault.
@@ -119,7 +132,9 @@ export async function handOver(
 /**
  * Hands a queued run to the best host for its app (placement.ts: the app's free slots on each,
  * `concurrency` calls a replica), telling `sentTo` where it went first (a cancel meanwhile asks
- * that host; the row notes it with the host's answer); no host up: later.
+ * that host; the row notes it with the host's answer); no host up: later. `passedOver`: the
+ * hosts that could not start a replica for it (elsewhere), and why the last could not; with
+ * every host up among them the run is refused with that reason.
  */
 export async function handOverToBest(
   env: Env,
@@ -128,8 +143,11 @@ export async function handOverToBest(
   signal: AbortSignal,
   sentTo: (host: Target) => void,
   concurrency: number,
+  passedOver?: { urls: ReadonlySet<string>; message: string },
 ): Promise<HandOver> {
-  const [host] = await hostsFor(env, info.project, info.app, concurrency, info.capacity);
+  const hosts = await hostsFor(env, info.project, info.app, concurrency, info.capacity);
+  const host = hosts.find((h) => !passedOver?.urls.has(h.url));
+  if (!host && passedOver) return { kind: "refused", message: passedOver.message };
   if (!host) return { kind: "later", message: "no runtime host is up" };
   sentTo(host);
   const callbackUrl = info.origin + workerPath.runEnd(info.project, info.app, run.id);

@@ -117,13 +117,23 @@ export class RunMoves {
         release = inFlight(to.url, info.project, info.app);
       };
       const { env, replicaConcurrency } = this;
-      answer = await handOverToBest(env, info, run, withdrawn, sentTo, replicaConcurrency);
+      const passedOver = this.dispatch.passedOver(id);
+      answer = await handOverToBest(
+        env,
+        info,
+        run,
+        withdrawn,
+        sentTo,
+        replicaConcurrency,
+        passedOver,
+      );
     } finally {
       this.dispatch.end(id);
     }
     const row = this.store.get(id);
     // Where the run went is written with what its host said of it: one commit, not two.
-    if (host && row && answer.kind !== "later" && answer.kind !== "withdrawn")
+    const went = answer.kind !== "later" && answer.kind !== "withdrawn";
+    if (host && row && went && answer.kind !== "elsewhere")
       this.store.update(id, { host_id: host.id, host_url: host.url });
     // Counted until its end, unless it has ended here already (cancelled, expired): no end comes
     // through `end` again to stop counting it.
@@ -134,6 +144,9 @@ export class RunMoves {
     if (row && answer.kind !== "withdrawn") {
       if (answer.kind === "later") {
         this.dispatch.pause();
+      } else if (answer.kind === "elsewhere") {
+        this.dispatch.answered();
+        if (host) this.dispatch.passOver(id, host.url, answer.message);
       } else {
         this.dispatch.answered();
         if (answer.kind !== "refused") this.hostSays(row, answer.run);
@@ -155,6 +168,7 @@ export class RunMoves {
         this.store.update(row.id, { host_misses: 0 });
       } else {
         this.queued--;
+        this.dispatch.left(row.id);
         markStarted(this.store, row, hostRun, Date.now() + this.#watchdogMs());
       }
     } else if (hostRun.status === "cancelled") {
@@ -223,6 +237,7 @@ export class RunMoves {
     byHost?: HostRunState,
   ): void {
     if (row.status === "queued") this.queued--;
+    this.dispatch.left(row.id);
     this.#calls.get(row.id)?.();
     this.#calls.delete(row.id);
     if (markEnded(this.store, row, outcome, deliver, byHost)) void this.deliver(row.id);

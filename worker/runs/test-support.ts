@@ -285,15 +285,22 @@ export class FakeHost {
   order = () => this.handOvers.map((h) => h.runId);
 }
 
-/** The host's hand-over routes for `app` (managed and custom); `answer` decides each one. */
-export function fakeHost(app: string, answer: (h: HandOver) => HostReply = () => started()) {
+/**
+ * The host's hand-over routes for `app` (managed and custom); `answer` decides each one. `at`:
+ * the host's origin (the configured host's by default).
+ */
+export function fakeHost(
+  app: string,
+  answer: (h: HandOver) => HostReply = () => started(),
+  at = HOST,
+) {
   const host = new FakeHost();
   const prefixes = [
     `/internal/async/${PROJECT}/${app}/`,
     `/internal/async-http/${PROJECT}/${app}/`,
   ];
   fetchMock
-    .get(HOST)
+    .get(at)
     .intercept({ path: (p) => prefixes.some((x) => p.startsWith(x)), method: () => true })
     .reply((opts) => {
       const headers = new Headers(opts.headers as HeadersInit);
