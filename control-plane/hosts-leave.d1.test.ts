@@ -82,7 +82,7 @@ it("removes a down host (204, then 404) and refuses an up one (409)", async () =
   expect(await state(up)).toBe("up");
 });
 
-it("a drained host stays drained through its heartbeats, told to keep none", async () => {
+it("a drained host stays drained through its heartbeats and a new registration, told to keep none", async () => {
   const id = await register("http://d1-e.test:8790");
   expect((await f.call("POST", `/v2/hosts/${id}/drain`)).status).toBe(204);
   const res = await f.call("POST", `/internal/hosts/${id}/heartbeat`, {
@@ -101,6 +101,9 @@ it("a drained host stays drained through its heartbeats, told to keep none", asy
     await f.call("GET", "/internal/hosts", { token: INTERNAL_TOKEN })
   ).json()) as { hosts: Array<{ id: string; state: string }> };
   expect(placed.hosts.find((h) => h.id === id)?.state).toBe("draining");
+  // Registering again (a crash and a restart) does not undo it.
+  expect(await register("http://d1-e.test:8790")).toBe(id);
+  expect(await state(id)).toBe("drained");
   expect((await f.call("POST", `/v2/hosts/${id}/resume`)).status).toBe(204);
   expect(await state(id)).toBe("up");
 });

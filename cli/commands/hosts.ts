@@ -18,8 +18,8 @@ local owner is one). See docs/hosts.md.
            host: since when it is silent, and the apps of its last heartbeat; a stopped one:
            since when)
   drain    the host takes no new work, and its replicas stop as their calls end (their
-           places go to the other hosts); it stays drained until 'resume', or until it
-           starts again
+           places go to the other hosts); it stays drained until 'resume' (a crash and a
+           restart included), or until it stops gracefully and starts again
   resume   a drained host takes work again
   remove   takes a host that is down or stopped out of the list (one decommissioned); one
            still up, draining or drained is refused: stop it first. If it comes back, it joins as a

@@ -2,7 +2,8 @@
  * An operator's drain of a host (docs/hosts.md, "Draining a host"): the Worker sends it no new
  * work, the control plane starts no deploy's trial there and grants it no replica, and each
  * heartbeat's answer tells it to keep none, so it retires its replicas as their calls end. Its
- * heartbeats do not undo it; a resume does, and so does its registering again (a restart).
+ * heartbeats and its registering again (a crash, a restart) do not undo it; a resume does, and so
+ * does its graceful stop (`stopped`: it registers `up` when it starts again).
  */
 import { and, eq, gt, ne } from "drizzle-orm";
 import { DOWN_AFTER_MS, type HostState } from "../../common/protocol/hosts.ts";

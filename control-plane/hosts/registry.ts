@@ -24,7 +24,8 @@ import { grantHeld } from "./held-grants.ts";
 
 /**
  * A host registers (again): by its address, it keeps its id. What it ran before is forgotten:
- * a host that registers has just started, with no replica.
+ * a host that registers has just started, with no replica. One an operator drained stays
+ * drained (a crash and a restart do not undo a drain; its graceful stop, `stopped`, does).
  */
 export async function registerHost(
   db: Database,
@@ -46,7 +47,15 @@ export async function registerHost(
   const [row] = await db
     .insert(hosts)
     .values({ id: newId("hst"), address: reg.address, ...fields })
-    .onConflictDoUpdate({ target: hosts.address, set: { ...fields, busy: 0, queued: 0 } })
+    .onConflictDoUpdate({
+      target: hosts.address,
+      set: {
+        ...fields,
+        state: sql`CASE WHEN ${hosts.state} = 'drained' THEN 'drained' ELSE 'up' END`,
+        busy: 0,
+        queued: 0,
+      },
+    })
     .returning({ id: hosts.id });
   const id = (row as { id: string }).id;
   await db.delete(hostApps).where(eq(hostApps.hostId, id));

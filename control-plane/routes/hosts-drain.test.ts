@@ -1,7 +1,8 @@
 // An operator drains a host (docs/hosts.md, "Draining a host"): the Worker's list has it
 // draining (no new work), its heartbeats do not undo that, each answer tells it to keep no
 // replica of its apps and no new one is granted it, so its places of max_replicas go to the other
-// hosts; a resume (or its registering again) ends it. Before, an operator had no way to take work
+// hosts; a resume ends it, and so does its graceful stop (it registers `up` when it starts
+// again); a crash and a restart do not. Before, an operator had no way to take work
 // off a host short of stopping it.
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -95,15 +96,33 @@ describe("a drained host", () => {
     expect(await ask(b, 1)).toBe(true);
   });
 
-  it("takes work again once resumed, and once it registers again (a restart)", async () => {
+  it("takes work again once resumed, or once it stopped gracefully and registers again", async () => {
     const id = await register("http://10.6.1.1:8790");
     expect((await act("drain", id)).status).toBe(204);
     expect((await act("resume", id)).status).toBe(204);
     expect(await states(id)).toEqual({ operator: "up", worker: "up", controlPlane: "up" });
     expect((await act("resume", id)).status).toBe(204); // up already: nothing to do
     expect((await act("drain", id)).status).toBe(204);
+    const left = await f.call("POST", `/internal/hosts/${id}/leave`, { token });
+    expect(left.status).toBe(204);
     expect(await register("http://10.6.1.1:8790")).toBe(id);
     expect((await states(id)).operator).toBe("up");
+  });
+
+  it("stays drained when it registers again without having stopped (a crash, a restart)", async () => {
+    // Before, a drained host that crashed and came back took work at once: an operator who
+    // drained a failing host had it back in the rotation at its next crash.
+    const id = await register("http://10.6.1.2:8790");
+    expect((await act("drain", id)).status).toBe(204);
+    expect(await register("http://10.6.1.2:8790")).toBe(id);
+    expect(await states(id)).toEqual({
+      operator: "drained",
+      worker: "draining",
+      controlPlane: "draining",
+    });
+    expect(await ask(id, 0)).toBe(false); // no replica granted
+    expect((await act("resume", id)).status).toBe(204);
+    expect((await states(id)).worker).toBe("up");
   });
 
   it("cannot be a stopped host (409), nor an unknown one (404); a resume of a host not drained is 409", async () => {

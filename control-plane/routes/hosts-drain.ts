@@ -38,8 +38,9 @@ const drainRoute = hostRoute(
   "Drains a host: no new work; its replicas retire as their calls end (operators).",
   "The Worker sends it no new call or run, no deploy starts its trial there, and it keeps no " +
     "replica: idle ones stop at once, busy ones once their calls end, and their places of " +
-    "max_replicas go to the other hosts. It stays drained until resumed or until it registers " +
-    "again (a restart). A stopped host is refused (409).",
+    "max_replicas go to the other hosts. It stays drained until resumed, a crash and a restart " +
+    "included, or until it stops gracefully (it is up when it starts again). A stopped host is " +
+    "refused (409).",
 );
 const resumeRoute = hostRoute(
   "resume",
