@@ -31,6 +31,14 @@ export async function appOfRun(config: CliConfig, runId: string): Promise<string
 }
 
 /**
+ * The exit code of a command that waited for a run to end (`status --wait`, `logs --follow`): 0
+ * if it ended `success`, 1 if `failure` or `cancelled`, so a script can wait on it.
+ */
+export function endedExitCode(status: string): number {
+  return status === "success" ? 0 : 1;
+}
+
+/**
  * A 404 for a run accepted a moment ago: the Worker reports runs to the runs index in batches,
  * so `runlet run --async` then at once `runlet status` may ask before it has the run. Such a run
  * is waited for, 10 s from its id's time.

@@ -515,7 +515,7 @@ export async function run(input, ctx) {
     expect(cancelled.code).toBe(1); // waited on, a run that did not succeed
     expect(cancelled.stdout).toMatch(/^status\s+cancelled$/m);
     const followed = await following;
-    expect(followed.code).toBe(0);
+    expect(followed.code).toBe(1); // as status --wait exits: the run it followed was cancelled
     const lines = followed.stdout
       .trimEnd()
       .split("\n")

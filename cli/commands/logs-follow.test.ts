@@ -89,14 +89,27 @@ it("waits for a run just accepted and queued, prints each whole line once, says 
   expect(afters).toEqual(["0", "0", "1", "2", "6"]);
 });
 
-it("says a run cancelled while queued wrote no lines, and how it ended, without failing", async () => {
+it("says a run cancelled while queued wrote no lines, and how it ended, in its exit code too", async () => {
   steps = [{ status: "queued" }, { status: "cancelled" }];
   const err = vi.spyOn(console, "error").mockImplementation(() => {});
   const config = { baseUrl, apiUrl: baseUrl, projectId: "prj_1", token: "t" };
-  expect(await followRunLogs(config, runId, { json: false, color: false, pollMs: 1 })).toBe(0);
+  // 1, as `status --wait` exits for a run that did not succeed (it was 0 whatever the end).
+  expect(await followRunLogs(config, runId, { json: false, color: false, pollMs: 1 })).toBe(1);
   expect(err.mock.calls.map((c) => c[0])).toEqual([
     `(waiting for ${runId}: it is queued)`,
     "(no lines: no logs yet)",
     `(${runId} ended: cancelled)`,
   ]);
+});
+
+it("exits 1 once the run it followed failed, after printing what it wrote", async () => {
+  steps = [
+    { status: "running", lines: [line("one", 1)] },
+    { status: "failure", lines: [line("one", 1), line("boom", 2)] },
+  ];
+  const out = vi.spyOn(console, "log").mockImplementation(() => {});
+  vi.spyOn(console, "error").mockImplementation(() => {});
+  const config = { baseUrl, apiUrl: baseUrl, projectId: "prj_1", token: "t" };
+  expect(await followRunLogs(config, runId, { json: true, color: false, pollMs: 1 })).toBe(1);
+  expect(out.mock.calls.map((c) => JSON.parse(String(c[0])).text)).toEqual(["one", "boom"]);
 });

@@ -3,13 +3,14 @@
  * management API once a second for the whole lines past the last one printed (`?after=`, by
  * their `seq`), and the runs index for the run's state; a run still queued, or started but
  * not yet writing, is waited for. After its end one last read prints what it wrote last (its
- * unfinished line ended with it), and a note on stderr says how it ended.
+ * unfinished line ended with it), a note on stderr says how it ended, and so does the exit code,
+ * as `runlet status --wait`'s: 0 for success, 1 for failure or cancelled.
  */
 import type { RunLogs } from "../../common/protocol/host.ts";
 import { isCustomRequest, isEnded } from "../../common/protocol/runs.ts";
 import { CliError } from "../command.ts";
 import { type CliConfig, callProject } from "../config.ts";
-import { notIndexedYet } from "../run-api.ts";
+import { endedExitCode, notIndexedYet } from "../run-api.ts";
 import { formatLine } from "./log-lines.ts";
 
 /** How often the log and the run's state are read again. */
@@ -82,7 +83,8 @@ export async function followRunLogs(
     if (ended) {
       const error = run.error ? `: ${run.error.message}` : "";
       console.error(`(${runId} ended: ${run.status}${error})`);
-      return 0;
+      // How it ended is the exit code, as for `status --wait`: `logs -f "$id" && next-step`.
+      return endedExitCode(run.status);
     }
     await pause(options.pollMs);
   }

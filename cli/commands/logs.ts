@@ -13,8 +13,11 @@ each: time, stream (stdout or stderr; stderr lines in red on a terminal) and tex
 prints the API's answer, {runId, lines: [{time, stream, text, seq}], truncated}.
 
 --follow (-f): the run's lines as it writes them, read again every second until it ends (a
-queued run is waited for); then a note on stderr says how it ended. With --json, one line of
-output per line of the run: {time, stream, text, seq}. Ctrl-C stops following, not the run.
+queued run is waited for); then a note on stderr says how it ended, and so does the exit code,
+as with runlet status --wait: 0 if it ended success, 1 if failure or cancelled, so a script can
+follow a background run and go on only if it succeeded: runlet logs "$id" -f && next-step.
+With --json, one line of output per line of the run: {time, stream, text, seq}. Ctrl-C stops
+following, not the run.
 
 Run ids are in the output of \`runlet run\` and \`runlet runs\`. The runtime host keeps the newest
 64 KiB of each of its latest runs, in memory; custom-runtime apps' output is not split by run.

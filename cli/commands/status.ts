@@ -1,7 +1,7 @@
 import type { RunView } from "runlet/client";
 import { CliError, type Command, durationMs } from "../command.ts";
 import { loadConfig } from "../config.ts";
-import { appOfRun, cliErrorOf, runApi } from "../run-api.ts";
+import { appOfRun, cliErrorOf, endedExitCode, runApi } from "../run-api.ts";
 import { cancelQueued } from "./cancel-queued.ts";
 
 /**
@@ -93,7 +93,7 @@ export const status: Command = {
     if (values.json) console.log(JSON.stringify(state));
     else console.log(runLines(state).join("\n"));
     // Waited on: how it ended is the exit code.
-    return waitMs === undefined || state.status === "success" ? 0 : 1;
+    return waitMs === undefined ? 0 : endedExitCode(state.status);
   },
 };
 
