@@ -1,6 +1,11 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { expect, it } from "vitest";
+import { ENV } from "../../common/consts.ts";
+import { newId } from "../../common/ids.ts";
 import type { RunView } from "../../common/protocol/run-view.ts";
 import { runLines } from "./status.ts";
+import { runlet } from "./test-support.ts";
 
 it("shows how a custom app answered its run", () => {
   const view = {
@@ -58,3 +63,52 @@ it("names the runtime host a run went to, so a run its host lost can be looked i
   expect(runLines(view)).toContain("host      hst_01m8cmeegm7cpesn1p7geebetb");
   expect(runLines({ ...view, host: null }).filter((l) => l.startsWith("host"))).toEqual([]);
 });
+
+it("takes the run's app with --app, as redeliver does: the run API is asked, not the runs index", async () => {
+  const runId = newId("run");
+  const asked: string[] = [];
+  const server = createServer((req, res) => {
+    asked.push(`${req.method} ${req.url}`);
+    const ours = req.url === `/v4/prj_1/hello/runs/${runId}`;
+    res.writeHead(ours ? 200 : 404, { "content-type": "application/json" });
+    res.end(JSON.stringify(ours ? { ...ended, run_id: runId } : { message: "not here" }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const env = {
+    [ENV.baseUrl]: url,
+    [ENV.apiUrl]: url,
+    [ENV.project]: "prj_1",
+    [ENV.token]: "t",
+  };
+  try {
+    // It was "unknown option '--app'".
+    const shown = await runlet(["status", runId, "--app", "hello", "--json"], env);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ run_id: runId, status: "failure" });
+    // Waited on, it exits as without --app: 1 for a run that failed.
+    const waited = await runlet(["status", runId, "--app", "hello", "--wait"], env);
+    expect(waited.code).toBe(1);
+    expect(waited.stdout).toMatch(/^status\s+failure: boom$/m);
+    expect(asked).toEqual([
+      `GET /v4/prj_1/hello/runs/${runId}`,
+      `GET /v4/prj_1/hello/runs/${runId}`,
+    ]);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+const ended = {
+  project: "prj_1",
+  app: "hello",
+  function: "run",
+  async: true,
+  status: "failure",
+  error: { message: "boom" },
+  created_at: "2026-11-26T00:00:00.000Z",
+  started_at: "2026-11-26T00:00:01.000Z",
+  finished_at: "2026-11-26T00:00:02.000Z",
+  run_time_ms: 1000,
+  host: null,
+};

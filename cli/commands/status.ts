@@ -5,8 +5,8 @@ import { appOfRun, cliErrorOf, endedExitCode, runApi } from "../run-api.ts";
 import { cancelQueued } from "./cancel-queued.ts";
 
 /**
- * Reads (GET) or cancels (DELETE) the run through the run API; its app is in the runs index.
- * `waitMs`: reads it until it has ended, that long at most.
+ * Reads (GET) or cancels (DELETE) the run through the run API; its app is `appName` when given,
+ * else looked up in the runs index. `waitMs`: reads it until it has ended, that long at most.
  */
 async function call(
   method: "GET" | "DELETE",
@@ -14,10 +14,11 @@ async function call(
   extra: string[],
   usage: string,
   waitMs?: number,
+  appName?: string,
 ) {
   if (!runId || extra.length > 0) throw new CliError(`give one run id\n\n${usage}`);
   const config = await loadConfig();
-  const app = await appOfRun(config, runId);
+  const app = appName ?? (await appOfRun(config, runId));
   const api = runApi(config);
   try {
     if (method === "DELETE") return await api.cancel(app, runId);
@@ -62,11 +63,14 @@ export function runLines(state: RunView): string[] {
   return lines;
 }
 
-const STATUS_USAGE = `Usage: runlet status <run_id> [--wait [--timeout 10m]] [--json]
+const STATUS_USAGE = `Usage: runlet status <run_id> [--app APP] [--wait [--timeout 10m]] [--json]
 
 A run's state: queued, running, success, failure or cancelled, its times, its error, the
 runtime host it went to (runlet hosts names it), and its webhook delivery attempts. --json
 prints the worker's answer.
+
+  --app       the run's app, as with runlet redeliver (default: looked up in the runs index
+              by the run id); a run of another app is not found
 
   --wait      read the run again until it has ended (the pause growing from 0.25 s to 5 s),
               then show it; exits 0 if it ended success, 1 if failure or cancelled, so a
@@ -78,7 +82,7 @@ export const status: Command = {
   name: "status",
   summary: "show a run's state and its webhook deliveries",
   usage: STATUS_USAGE,
-  options: { wait: { type: "boolean" }, timeout: { type: "string" } },
+  options: { app: { type: "string" }, wait: { type: "boolean" }, timeout: { type: "string" } },
   async run({ values, positionals }) {
     const [runId, ...extra] = positionals;
     if (typeof values.timeout === "string" && values.wait !== true)
@@ -89,7 +93,8 @@ export const status: Command = {
           ? timeoutMs(values.timeout)
           : 10 * 60_000
         : undefined;
-    const state = await call("GET", runId, extra, STATUS_USAGE, waitMs);
+    const app = typeof values.app === "string" ? values.app : undefined;
+    const state = await call("GET", runId, extra, STATUS_USAGE, waitMs, app);
     if (values.json) console.log(JSON.stringify(state));
     else console.log(runLines(state).join("\n"));
     // Waited on: how it ended is the exit code.
