@@ -1,13 +1,14 @@
 import type { z } from "zod";
 import type { runSchema } from "../../control-plane/routes/runs-list.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
-import { fetchPages, loadConfig, printTable } from "../config.ts";
+import { type CliConfig, callProject, fetchPages, loadConfig, printTable } from "../config.ts";
 
 const USAGE = `Usage: runlet runs [--app A] [--status S] [--async | --sync] [--webhook STATE] [--limit N] [--all] [--json]
 
 The project's runs, sync and async, newest first.
 
-  --app       only this app's runs
+  --app       only this app's runs (an app deleted since included, while its runs are kept);
+              a name that is neither an app of the project nor has runs kept is an error
   --status    queued, running, success, failure or cancelled
   --async     only background runs (--sync: only synchronous ones)
   --webhook   only runs whose webhook delivery is pending, delivered or failed
@@ -16,6 +17,33 @@ The project's runs, sync and async, newest first.
 
 /** A run as the runs API lists it. */
 type Run = z.infer<typeof runSchema>;
+
+/**
+ * `--app` that matched no run: fine for an app of the project ("No runs match"), and for one
+ * deleted since whose runs the index still keeps (the filters left them out); any other name is
+ * a mistake (a typo said "No runs match" and exited 0), said as `apps show` says it: a 404.
+ * `narrowed`: filters beside the app were given, so the index is asked for any run of it.
+ */
+async function mustBeKnownApp(config: CliConfig, app: string, narrowed: boolean): Promise<void> {
+  const name = encodeURIComponent(app);
+  try {
+    await callProject(config, "GET", `/apps/${name}`, "reading the app");
+    return;
+  } catch (err) {
+    if (!(err instanceof CliError) || err.answer?.status !== 404) throw err;
+    if (narrowed) {
+      const any = await callProject<{ runs: unknown[] }>(
+        config,
+        "GET",
+        `/runs?app=${name}&limit=1`,
+        "listing runs",
+      );
+      if (any.runs.length > 0) return;
+    }
+    const said = `${err.said ?? `app '${app}' is not deployed`}, and no run of it is kept`;
+    throw new CliError(`${said} (runlet apps lists the project's apps)`, err.answer, said);
+  }
+}
 
 export const runs: Command = {
   name: "runs",
@@ -48,6 +76,10 @@ export const runs: Command = {
       all,
       what: "listing runs",
     });
+    if (items.length === 0 && typeof values.app === "string") {
+      const narrowed = ["status", "webhook", "async", "sync"].some((k) => values[k] !== undefined);
+      await mustBeKnownApp(config, values.app, narrowed);
+    }
     if (values.json) {
       console.log(JSON.stringify(all ? { runs: items } : last));
     } else {

@@ -1,10 +1,11 @@
 // The CLI as a CI job drives it, against a real Node control plane: data alone on stdout (notes
 // and progress on stderr, no terminal codes), and a refused token said in one line with where
 // it came from.
-import { readFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ENV } from "../../common/consts.ts";
+import { newId } from "../../common/ids.ts";
 import { runlet as cli, type FirstUser, withFirstUser } from "./test-support.ts";
 
 let first: FirstUser;
@@ -144,5 +145,56 @@ describe("the CLI in a script", () => {
         ),
       );
     }
+  });
+
+  it("says an --app of runs that names no app and no kept run is not found; an app's empty list stays a note", async () => {
+    const dir = join(first.dir, "quiet");
+    await mkdir(dir);
+    await writeFile(join(dir, "runlet.toml"), 'name = "quiet"\n');
+    await writeFile(join(dir, "main.mjs"), "export const run = () => 1;\n");
+    expect((await runlet(["deploy", dir, "--no-start-check"])).code).toBe(0);
+    const none = await runlet(["runs", "--app", "quiet"]);
+    expect([none.code, none.stdout, none.stderr]).toEqual([0, "", "No runs match."]);
+
+    // A mistyped name said "No runs match." and exited 0.
+    const { projectId } = JSON.parse(
+      await readFile(join(first.env[ENV.home] as string, "local.json"), "utf8"),
+    );
+    const typo = await runlet(["runs", "--app", "quite"]);
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toBe(
+      `runlet runs: app 'quite' is not deployed in project '${projectId}', and no run of it is kept (runlet apps lists the project's apps)`,
+    );
+    const json = await runlet(["runs", "--app", "quite", "--status", "failure", "--json"]);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ status: 404, code: "not_found" });
+
+    // Deleted, its runs are still listed by its name, and an empty filter of them is a note.
+    const run = {
+      id: newId("run"),
+      projectId,
+      app: "quiet",
+      function: "run",
+      async: false,
+      status: "success",
+      createdAt: Date.now(),
+      finishedAt: Date.now(),
+      runTimeMs: 1,
+    };
+    const reported = await fetch(`${first.baseUrl}/internal/runs`, {
+      method: "POST",
+      headers: {
+        authorization: "Bearer internal-token-for-the-scripting-test-0123456789",
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({ runs: [run] }),
+    });
+    expect(reported.status).toBe(200);
+    expect((await runlet(["apps", "delete", "quiet"])).code).toBe(0);
+    const kept = await runlet(["runs", "--app", "quiet", "--json"]);
+    expect(kept.code, kept.stderr).toBe(0);
+    expect(JSON.parse(kept.stdout).runs).toMatchObject([{ id: run.id, app: "quiet" }]);
+    const filtered = await runlet(["runs", "--app", "quiet", "--status", "failure"]);
+    expect([filtered.code, filtered.stderr]).toEqual([0, "No runs match."]);
   });
 });
