@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { editDistance } from "./closest.ts";
 
 /** Upper bound of `response_grace_period`: the spec's 12-hour maximum async run. */
 export const MAX_GRACE_PERIOD_S = 12 * 60 * 60;
@@ -201,21 +202,6 @@ export function meantField(table: string, key: string): string | undefined {
 /** A mistyped runtime (`manged`): its message names the two, no more. */
 function isNearRuntime(value: string): boolean {
   return ["managed", "custom"].some((r) => editDistance(r, value.toLowerCase()) <= 2);
-}
-
-function editDistance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++)
-      next[j] = Math.min(
-        (row[j] ?? 0) + 1,
-        (next[j - 1] ?? 0) + 1,
-        (row[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    row = next;
-  }
-  return row[b.length] ?? 0;
 }
 
 /** A runlet.toml that does not fit its schema, in one line: an unknown field says what it meant. */

@@ -9,7 +9,7 @@ The project's runs, sync and async, newest first.
 
   --app       only this app's runs (an app deleted since included, while its runs are kept);
               a name that is neither an app of the project nor has runs kept is an error
-  --status    queued, running, success, failure or cancelled
+  --status    queued, running, success, failure or cancelled (not failed: that is --webhook's)
   --async     only background runs (--sync: only synchronous ones)
   --webhook   only runs whose webhook delivery is pending, delivered or failed
   --limit     runs per page, 1 to 200 (default 50)

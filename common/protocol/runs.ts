@@ -14,6 +14,33 @@ import { RUN_ID } from "../ids.ts";
 export const RUN_STATUSES = ["queued", "running", "success", "failure", "cancelled"] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
+/**
+ * The statuses other platforms name otherwise (Replicate's `succeeded`/`failed`/`canceled`,
+ * RunPod's `COMPLETED`/`IN_QUEUE`/`IN_PROGRESS`, Modal's...), by the status meant: a filter that
+ * names one is refused with ours suggested (common/closest.ts).
+ */
+export const RUN_STATUS_ALIASES: Readonly<Record<string, RunStatus>> = {
+  pending: "queued",
+  waiting: "queued",
+  in_queue: "queued",
+  starting: "queued",
+  started: "running",
+  processing: "running",
+  in_progress: "running",
+  succeeded: "success",
+  successful: "success",
+  completed: "success",
+  done: "success",
+  ok: "success",
+  failed: "failure",
+  error: "failure",
+  errored: "failure",
+  timed_out: "failure",
+  timeout: "failure",
+  canceled: "cancelled",
+  aborted: "cancelled",
+};
+
 export const ENDED_STATUSES = ["success", "failure", "cancelled"] as const;
 export type EndedStatus = (typeof ENDED_STATUSES)[number];
 

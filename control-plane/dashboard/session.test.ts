@@ -463,6 +463,11 @@ describe("dashboard actions", () => {
     expect(runs).toContain("No runs yet.");
     const filtered = await (await page("/dashboard/runs?status=failure", inEmpty)).text();
     expect(filtered).toContain("No runs match.");
+    // A status the page does not know is said with the one it likely meant.
+    const meant = await (await page("/dashboard/runs?status=failed", inEmpty)).text();
+    expect(meant).toContain(
+      "status &#39;failed&#39; is not one of queued, running, success, failure, cancelled (did you mean &#39;failure&#39;?)",
+    );
   });
 
   it("count on an app's page the runs of the app deployed now, not those of an earlier app of its name", async () => {

@@ -208,6 +208,25 @@ describe("GET /v2/projects/{id}/runs", () => {
     expect(oddRuns[0]).toMatchObject({ function: "run", runTimeMs: 1.25 });
   });
 
+  it("names the statuses a bad one is not, and the one it likely meant", async () => {
+    const message = async (q: string) => {
+      const res = await f.call("GET", `/v2/projects/${f.projectId}/runs?${q}`);
+      expect(res.status, q).toBe(400);
+      return ((await res.json()) as { message: string }).message;
+    };
+    const statuses = "must be one of queued, running, success, failure, cancelled";
+    // It named the values alone: `failed` (Replicate's word, and a webhook state) left a guess.
+    expect(await message("status=failed")).toBe(`status: ${statuses} (did you mean 'failure'?)`);
+    expect(await message("status=Canceled")).toBe(
+      `status: ${statuses} (did you mean 'cancelled'?)`,
+    );
+    expect(await message("status=runing")).toBe(`status: ${statuses} (did you mean 'running'?)`);
+    expect(await message("status=bogus")).toBe(`status: ${statuses}`);
+    expect(await message("webhook=failure")).toBe(
+      "webhook: must be one of pending, delivered, failed, cancelled (did you mean 'failed'?)",
+    );
+  });
+
   it("answers 400 for bad filters, 403 to outsiders, 401 without a token", async () => {
     for (const q of ["status=done", "async=yes", "limit=0", "limit=1.5", "colour=red"]) {
       const res = await f.call("GET", `/v2/projects/${f.projectId}/runs?${q}`);

@@ -1,5 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { RUN_STATUSES, WEBHOOK_STATES } from "../../common/protocol/runs.ts";
+import { didYouMean } from "../../common/closest.ts";
+import { RUN_STATUS_ALIASES, RUN_STATUSES, WEBHOOK_STATES } from "../../common/protocol/runs.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
 import { ApiError } from "../errors.ts";
@@ -14,12 +15,18 @@ import { nextPageFields, readPageToken } from "../page-token.ts";
 import { findRun, listRuns, runView } from "../runs/index.ts";
 import { runLogsParams } from "./runs-logs.ts";
 
+/** `must be one of …`, and the one meant when it is plain (`failed`: "did you mean 'failure'?"). */
+const oneOf =
+  (values: readonly string[], aliases?: Readonly<Record<string, string>>) =>
+  (issue: { input?: unknown }) =>
+    `must be one of ${values.join(", ")}${didYouMean(issue.input, values, aliases)}`;
+
 export const runsQuery = z.strictObject({
   app: z.string().min(1).max(64).optional(),
-  status: z.enum(RUN_STATUSES, { error: `must be one of ${RUN_STATUSES.join(", ")}` }).optional(),
+  status: z.enum(RUN_STATUSES, { error: oneOf(RUN_STATUSES, RUN_STATUS_ALIASES) }).optional(),
   async: z.enum(["true", "false"], { error: "must be true or false" }).optional(),
   webhook: z
-    .enum(WEBHOOK_STATES, { error: `must be one of ${WEBHOOK_STATES.join(", ")}` })
+    .enum(WEBHOOK_STATES, { error: oneOf(WEBHOOK_STATES, { canceled: "cancelled" }) })
     .optional()
     .openapi({ description: "Only runs whose (latest) webhook delivery is in this state." }),
   limit: pageSizeParam,

@@ -5,8 +5,9 @@
  */
 import type { Hono } from "hono";
 import type { z } from "zod";
+import { didYouMean } from "../../../common/closest.ts";
 import { RUN_ID } from "../../../common/ids.ts";
-import { RUN_STATUSES } from "../../../common/protocol/runs.ts";
+import { RUN_STATUS_ALIASES, RUN_STATUSES } from "../../../common/protocol/runs.ts";
 import type { runSchema } from "../../routes/runs-list.ts";
 import type { DashEnv } from "../api.ts";
 import { Page } from "../layout.tsx";
@@ -82,7 +83,7 @@ export function registerRuns(dash: Hono<DashEnv>) {
     // A filter the page does not know (an edited address) is said, not silently dropped.
     const unknown = [
       q.status && !filters.status
-        ? `status '${q.status}' is not one of ${RUN_STATUSES.join(", ")}`
+        ? `status '${q.status}' is not one of ${RUN_STATUSES.join(", ")}${didYouMean(q.status, RUN_STATUSES, RUN_STATUS_ALIASES)}`
         : undefined,
       q.mode && !filters.mode ? `mode '${q.mode}' is not async or sync` : undefined,
     ].filter((problem) => problem !== undefined);
