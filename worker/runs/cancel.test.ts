@@ -7,6 +7,7 @@
 import { env, fetchMock } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../common/ids.ts";
+import type { RunView } from "../../common/protocol/run-view.ts";
 import {
   APP_ID,
   accept,
@@ -16,6 +17,7 @@ import {
   Gate,
   HOOKS,
   HOST,
+  lastReportOf,
   newApp,
   newRun,
   receiver,
@@ -76,7 +78,13 @@ describe("cancel", () => {
     await sleep(20);
     const shard = shardOfRun(run);
     const view = await shard.cancel(run.runId, APP_ID);
-    expect(view).toMatchObject({ run_id: run.runId, status: "cancelled", started_at: null });
+    // It never ran: no run time.
+    expect(view).toMatchObject({
+      run_id: run.runId,
+      status: "cancelled",
+      started_at: null,
+      run_time_ms: null,
+    });
     expect(view).toHaveProperty("finished_at", expect.any(String));
     // The pauses (250 ms, then 500 ms) pass: it is not handed over again.
     await sleep(900);
@@ -116,28 +124,46 @@ describe("cancel", () => {
     const held = new Gate();
     const host = fakeHost(app, () => ({ ...started(), hold: held }));
     const run = newRun(app);
-    const startedAt = Date.now();
-    hostCancels(run, { status: "cancelled", startedAt, finishedAt: startedAt + 5 });
+    const startedAt = Date.now() - 1000;
+    hostCancels(run, { status: "cancelled", startedAt, finishedAt: Date.now() });
     await accept(run);
     await until("the host holds its hand-over", () => host.count(run) === 1);
-    const view = await shardOfRun(run).cancel(run.runId, APP_ID);
+    const view = (await shardOfRun(run).cancel(run.runId, APP_ID)) as RunView;
     // It said started_at null though the function had begun (and seen its signal abort).
     expect(view).toMatchObject({
       status: "cancelled",
       started_at: new Date(startedAt).toISOString(),
     });
+    // And it ran from then until the cancel (it said null).
+    expect(view.run_time_ms).toBe(Date.parse(view.finished_at as string) - startedAt);
     held.open();
   });
 
-  it("a running run: stopped on the host; its later report does not move it", async () => {
+  it("a running run: stopped on the host, with how long it ran; its later report does not move it", async () => {
     const app = newApp();
-    fakeHost(app);
+    // Started 1.5 s before the host's answer said so: its run time is at least that.
+    const startedAt = Date.now() - 1500;
+    fakeHost(app, () => ({
+      status: 202,
+      body: { status: "running", startedAt, deadlineAt: Date.now() + 900_000 },
+    }));
     const run = newRun(app);
-    const deletes = hostCancels(run);
+    const deletes = hostCancels(run, { status: "cancelled", startedAt, finishedAt: Date.now() });
     await accept(run);
     await statusIs(run, "running");
     const shard = shardOfRun(run);
-    expect(await shard.cancel(run.runId, APP_ID)).toMatchObject({ status: "cancelled" });
+    const view = (await shard.cancel(run.runId, APP_ID)) as RunView;
+    expect(view).toMatchObject({
+      status: "cancelled",
+      started_at: new Date(startedAt).toISOString(),
+    });
+    // It ran from its start until it was cancelled: run_time_ms was null.
+    const ranFor = Date.parse(view.finished_at as string) - startedAt;
+    expect(ranFor).toBeGreaterThanOrEqual(1500);
+    expect(view.run_time_ms).toBe(ranFor);
+    expect(
+      await lastReportOf(run, "its cancel reported", (r) => r.status === "cancelled"),
+    ).toMatchObject({ runTimeMs: ranFor });
     expect(deletes()).toBe(1);
     expect(await shard.report(run.runId, { status: "success", result: 1 })).toEqual({
       status: "cancelled",

@@ -31,7 +31,7 @@ import { type Redelivery, reopenDelivery } from "./redelivery.ts";
 import { refusal } from "./refusal.ts";
 import type { RunRow } from "./rows.ts";
 import { RunStore } from "./store.ts";
-import { hookOf } from "./transitions.ts";
+import { cancelledRunTime, hookOf } from "./transitions.ts";
 import type {
   AppLimits,
   AppRequest,
@@ -183,10 +183,13 @@ export class RunShard extends DurableObject<Env> {
     const handedOver = this.#runs.dispatch.withdraw(runId);
     if (row.status === "running" || handedOver) {
       const onHost = await cancelOnHost(this.env, host.url, runId);
-      // Started at that instant, before its hand-over's answer: its view says it ran, and where.
+      // Started at that instant, before its hand-over's answer: its view says it ran, where,
+      // and for how long (until the cancel ended it here).
       if (row.started_at === null && onHost?.startedAt) {
         const where = { host_id: host.id, host_url: host.url };
-        this.#store.update(runId, { started_at: onHost.startedAt, ...where }, true);
+        const finishedAt = this.#store.get(runId)?.finished_at ?? Date.now();
+        const run_time_ms = cancelledRunTime(onHost.startedAt, finishedAt);
+        this.#store.update(runId, { started_at: onHost.startedAt, run_time_ms, ...where }, true);
       }
     }
     return runView(this.#store.get(runId) as RunRow);

@@ -26,10 +26,18 @@ export function markStarted(store: RunStore, row: RunRow, hostRun: HostRunState,
 }
 
 /**
+ * How long a cancelled run ran: from its start to its cancel (`finishedAt`); null for one
+ * cancelled before it started, which never ran.
+ */
+export function cancelledRunTime(startedAt: number | null | undefined, finishedAt: number) {
+  return startedAt == null ? null : Math.max(0, finishedAt - startedAt);
+}
+
+/**
  * Ends the run with `outcome`. With `deliver` and a webhook, the delivery body is stored and
  * the delivery is due now (true is returned: start it); otherwise the webhook (if any) is
  * dropped with its secret and the row is kept until `RETAIN_MS` after the end. `byHost`: the
- * host's report that ended it.
+ * host's report that ended it. A run cancelled once started ran until then: its `run_time_ms`.
  */
 export function markEnded(
   store: RunStore,
@@ -39,6 +47,11 @@ export function markEnded(
   byHost?: HostRunState,
 ): boolean {
   const finishedAt = byHost?.finishedAt ?? Date.now();
+  const startedAt = row.started_at ?? byHost?.startedAt;
+  const ranFor =
+    outcome.status === "cancelled"
+      ? (byHost?.runTimeMs ?? cancelledRunTime(startedAt, finishedAt))
+      : outcome.run_time_ms;
   const ended: RowChanges = {
     status: outcome.status,
     finished_at: finishedAt,
@@ -46,9 +59,7 @@ export function markEnded(
     // An async run's end, and a webhook's state, go to the runs index from the shard.
     indexed: row.async === 1 || row.hook_state !== null ? 0 : 1,
     ...(row.started_at === null && byHost?.startedAt ? { started_at: byHost.startedAt } : {}),
-    ...("run_time_ms" in outcome && outcome.run_time_ms !== null
-      ? { run_time_ms: outcome.run_time_ms }
-      : {}),
+    ...(ranFor !== null ? { run_time_ms: ranFor } : {}),
     ...(outcome.status === "failure" ? { error: outcome.error.message } : {}),
     ...("status_code" in outcome && outcome.status_code !== undefined
       ? { status_code: outcome.status_code }
