@@ -514,6 +514,11 @@ export async function run(input, ctx) {
     const cancelled = await cli(["status", runId, "--wait"], runlet.env);
     expect(cancelled.code).toBe(1); // waited on, a run that did not succeed
     expect(cancelled.stdout).toMatch(/^status\s+cancelled$/m);
+    // Read with its app given (no runs index): it ran past the function's 1.5 s pause until the
+    // cancel, and says so (run_time_ms was null for a cancelled run).
+    const viewed = await cli(["status", runId, "--app", "ticker", "--json"], runlet.env);
+    expect(viewed.code, viewed.stderr).toBe(0);
+    expect(JSON.parse(viewed.stdout).run_time_ms).toBeGreaterThanOrEqual(1500);
     const followed = await following;
     expect(followed.code).toBe(1); // as status --wait exits: the run it followed was cancelled
     const lines = followed.stdout
