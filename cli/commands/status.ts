@@ -71,7 +71,6 @@ prints the worker's answer.
 
   --app       the run's app, as with runlet redeliver (default: looked up in the runs index
               by the run id); a run of another app is not found
-
   --wait      read the run again until it has ended (the pause growing from 0.25 s to 5 s),
               then show it; exits 0 if it ended success, 1 if failure or cancelled, so a
               script can wait on a background run: runlet status "$id" --wait && next-step
