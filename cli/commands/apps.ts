@@ -17,6 +17,17 @@ const USAGE = `Usage: runlet apps [--json]
            are 404 within 10 s (the run API keeps what it learnt of an app for 10 s; a run
            accepted meanwhile fails), and a later deploy of the same name starts at version 1`;
 
+/**
+ * An app's async runs queued and running. A control plane older than this CLI does not say them
+ * (`runs` came on 2026-11-26): `unknown`, where the command failed with a TypeError.
+ */
+function runsOf(
+  runs: { queued: number; running: number } | undefined,
+  unknown = "not said by this control plane (older than this CLI)",
+): string {
+  return runs ? `${runs.queued} queued, ${runs.running} running` : unknown;
+}
+
 /** `runlet apps show <name>`: the app and its replicas now, as the dashboard's app page has them. */
 async function show(config: CliConfig, name: string, json: boolean): Promise<number> {
   const path = `/apps/${encodeURIComponent(name)}`;
@@ -40,7 +51,7 @@ async function show(config: CliConfig, name: string, json: boolean): Promise<num
       "limits",
       `response_grace_period ${app.responseGracePeriod} s, queue_timeout ${app.queueTimeout} s`,
     ],
-    ["async runs", `${replicas.runs.queued} queued, ${replicas.runs.running} running`],
+    ["async runs", runsOf(replicas.runs)],
     [
       "replicas now",
       replicas.host === "reachable"
@@ -86,7 +97,7 @@ export const apps: Command = {
       console.error("No apps yet: npx runlet deploy examples/hello");
     } else {
       for (const a of body.apps) {
-        const runs = `${a.runs.queued} queued, ${a.runs.running} running`;
+        const runs = runsOf(a.runs, "? queued");
         console.log(
           `${a.name.padEnd(24)} v${String(a.version).padEnd(5)} ${a.runtime.padEnd(8)} ${runs.padEnd(24)} ${a.updatedAt}`,
         );
