@@ -7,6 +7,7 @@
  * them is cancelled running.
  */
 import type { RunView } from "runlet/client";
+import { CliError } from "../command.ts";
 import { type CliConfig, callProject } from "../config.ts";
 import { cliErrorOf, runApi } from "../run-api.ts";
 
@@ -51,6 +52,7 @@ export async function cancelQueued(
   const result: QueueCancelled = { app, cancelled: [], skipped: [] };
   let next = 0;
   let told = Date.now();
+  let failure: unknown;
   const one = async (id: string) => {
     try {
       const now: RunView = await api.status(app, id);
@@ -61,11 +63,11 @@ export async function cancelQueued(
       // Ended (409) between the read and the cancel: left alone. Anything else stops the work.
       const status = (err as { status?: number }).status;
       if (status === 409) return result.skipped.push(id);
-      throw cliErrorOf(err, "cancel", config);
+      failure ??= err;
     }
   };
   const worker = async () => {
-    while (next < ids.length) {
+    while (next < ids.length && failure === undefined) {
       await one(ids[next++] as string);
       if (Date.now() - told >= 1_000) {
         told = Date.now();
@@ -74,5 +76,18 @@ export async function cancelQueued(
     }
   };
   await Promise.all(Array.from({ length: Math.min(AT_ONCE, ids.length) }, worker));
+  if (failure !== undefined)
+    throw stoppedPartWay(cliErrorOf(failure, "cancel", config), result, ids);
   return result;
+}
+
+/**
+ * The error that stopped the work, with how far it got: it said only the error, and a user who
+ * had 10,000 runs queued could not tell whether any was cancelled.
+ */
+function stoppedPartWay(err: unknown, done: QueueCancelled, ids: string[]): unknown {
+  if (!(err instanceof CliError)) return err;
+  const { cancelled, skipped } = done;
+  const part = `stopped after cancelling ${cancelled.length} of the ${ids.length} queued runs (${skipped.length} had started or ended): run it again to cancel the rest`;
+  return new CliError(`${err.message}; ${part}`, err.answer, err.said);
 }
