@@ -11,7 +11,8 @@ The project's runs, sync and async, newest first.
               a name that is neither an app of the project nor has runs kept is an error
   --status    queued, running, success, failure or cancelled (not failed: that is --webhook's)
   --async     only background runs (--sync: only synchronous ones)
-  --webhook   only runs whose webhook delivery is pending, delivered or failed
+  --webhook   only runs whose webhook delivery is pending, delivered, failed or cancelled (a
+              run cancelled before its delivery)
   --limit     runs per page, 1 to 200 (default 50)
   --all       follow the pages to the end`;
 

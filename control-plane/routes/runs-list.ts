@@ -60,7 +60,7 @@ export const runSchema = z
       .nullable()
       .openapi({
         description:
-          "The run's webhook delivery (runs called with webhookEndpoint): pending, delivered or failed, and the attempts made.",
+          "The run's webhook delivery (runs called with webhookEndpoint): pending, delivered, failed or cancelled, and the attempts made.",
       }),
   })
   .openapi("Run");
