@@ -194,11 +194,13 @@ export class RunStore {
 
   /**
    * The soonest `due_at` of any row, or sooner: read once, then lowered by every `due_at`
-   * written, and read again after the alarm took its rows (`due`). A time too soon costs an
-   * alarm that finds nothing due; it spares a query on every move of a run.
+   * written, and read again after the alarm took its rows (`due`) and once it has passed (a row
+   * due now, such as a delivery's attempt, may have moved on since: an alarm set in the past
+   * fires at once, and finds nothing). A time too soon costs an alarm that finds nothing due; it
+   * spares a query on every move of a run.
    */
   nextDue(): number | undefined {
-    if (this.#soonest === undefined) {
+    if (this.#soonest === undefined || (this.#soonest !== null && this.#soonest <= Date.now())) {
       const { at } = this.sql
         .exec<{ at: number | null }>("SELECT min(due_at) AS at FROM runs WHERE due_at IS NOT NULL")
         .one();
