@@ -30,7 +30,8 @@ describe("runlet/client against a real Runlet", () => {
     [runlet, receiver] = await Promise.all([startRunlet(home), startReceiver()]);
     const { apiUrl, projectId, token } = runlet.local;
     api = createClient({ apiUrl, project: projectId, token });
-    expect((await cli(["deploy", "examples/hello"], runlet.env)).code).toBe(0);
+    const deployed = await cli(["deploy", "examples/hello"], runlet.env);
+    expect(deployed.code, deployed.stderr).toBe(0);
     // One replica, one call at a time: a second async run waits in the queue behind the first.
     await appsOf(runlet).deploy(
       sleeper(['name = "napper"', 'runtime = "managed"', "[scaling]", "max_replicas = 1"], 50),
