@@ -48,9 +48,18 @@ function watch(page: Page, errors: string[]): void {
   });
 }
 
-/** axe's findings of impact serious or critical on the page as it is now. */
+/**
+ * axe's findings of impact serious or critical on the page as it is now. Run in the page itself
+ * (legacy mode: the dashboard's pages have no frames, whose partial runs the default mode
+ * gathers in a blank page it opens for each check), and with the details of passes and
+ * inapplicable rules cut to one node each (resultTypes): every violation comes as before,
+ * about 0.9 s a check less on a page.
+ */
 export async function seriousViolations(page: Page): Promise<string[]> {
-  const { violations } = await new AxeBuilder({ page }).analyze();
+  const { violations } = await new AxeBuilder({ page })
+    .setLegacyMode()
+    .options({ resultTypes: ["violations"] })
+    .analyze();
   return violations
     .filter((v) => v.impact === "serious" || v.impact === "critical")
     .map((v) => `${page.url()}: ${v.id} (${v.impact}): ${v.nodes.map((n) => n.target).join(" ")}`);
