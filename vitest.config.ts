@@ -11,7 +11,7 @@ import { generateSigningKey } from "./common/jwt.ts";
  * and `node-source-edits` one of those, alone, after all the others.
  */
 /** The test that edits the Worker's source under a running stack (see its project). */
-const SOURCE_EDITS = "test/supervisor.test.ts";
+const SOURCE_EDITS = "test/supervisor-source-edits.test.ts";
 
 /**
  * The Worker's tests inside workerd (its Durable Objects through @cloudflare/vitest-pool-workers),

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,7 +9,6 @@ import {
   portsFree,
   processesOf,
   processTree,
-  ROOT,
   type Runlet,
   removeHome,
   startRunlet,
@@ -19,7 +18,8 @@ import { type Component, kill9, pidOf, serving, until, workerdPids } from "./sup
 // Issue 12: `runlet start` heals. A component that dies (SIGKILL) is restarted and the stack
 // serves again; killing `runlet start` itself leaves no component behind, and the next start on
 // the same home works; a component that keeps dying stops everything, naming its log, and what
-// its replicas had mounted goes with it.
+// its replicas had mounted goes with it. The case that saves the Worker's source under a running
+// stack is in supervisor-source-edits.test.ts, which runs alone.
 
 /** The mount points under `dir`, from this process's mount table. */
 function mountsUnder(dir: string): string[] {
@@ -99,30 +99,6 @@ describe("runlet start supervises its components", () => {
       "wrangler.log",
     ]);
   }, 240_000);
-
-  it("keeps the worker when its code changes under it (wrangler reloads it on a new workerd)", async () => {
-    const file = join(ROOT, "worker", "index.ts");
-    const source = readFileSync(file, "utf8");
-    const restarts = () => stack.output().split("the worker exited unexpectedly").length;
-    const before = restarts();
-    const worker = pidOf(stack, "worker");
-    const workerd = workerdPids(stack);
-    try {
-      // A save, a git pull: the worker was killed as if its workerd had died, and restarted.
-      writeFileSync(file, `${source}\n// saved while runlet start runs\n`);
-      await until(
-        "the Worker reloaded on a new workerd",
-        () => workerdPids(stack).some((pid) => !workerd.includes(pid)) || undefined,
-        30_000,
-      );
-    } finally {
-      writeFileSync(file, source);
-    }
-    await sleep(3_000); // the watch looks every second; the file put back reloads it again
-    await serving(stack, "echo", 30_000);
-    expect(restarts()).toBe(before);
-    expect(pidOf(stack, "worker")).toBe(worker);
-  }, 90_000);
 
   it("leaves no component behind when runlet start itself is killed, and starts again", async () => {
     const supervisor = stack.process.pid as number;
