@@ -30,8 +30,6 @@ export const RETAIN_MS = RUN_RETENTION_MS;
 export class RunStore {
   /** The webhook delivery's columns. */
   readonly hooks: HookRows;
-  /** `nextDue` as last read and lowered since (undefined: to be read; null: no row is due). */
-  #soonest: number | null | undefined;
 
   constructor(
     private readonly sql: SqlStorage,
@@ -124,7 +122,6 @@ export class RunStore {
       run.appId ?? null,
     );
     if (inParts(payload)) this.parts.put(run.id, "payload", new Uint8Array(payload));
-    this.#dueAt(expiresAt);
   }
 
   /** A sync run that answered its caller and has a webhook: recorded as it ended. */
@@ -182,7 +179,6 @@ export class RunStore {
 
   /** Rows whose `due_at` has come, soonest first. */
   due(now: number, limit: number): RunRow[] {
-    this.#soonest = undefined; // the alarm moves these rows: `nextDue` reads again
     return this.sql
       .exec<RunRow>(
         `SELECT ${COLUMNS} FROM runs WHERE due_at IS NOT NULL AND due_at <= ? ORDER BY due_at LIMIT ?`,
@@ -192,32 +188,17 @@ export class RunStore {
       .toArray();
   }
 
-  /**
-   * The soonest `due_at` of any row, or sooner: read once, then lowered by every `due_at`
-   * written, and read again after the alarm took its rows (`due`) and once it has passed (a row
-   * due now, such as a delivery's attempt, may have moved on since: an alarm set in the past
-   * fires at once, and finds nothing). A time too soon costs an alarm that finds nothing due; it
-   * spares a query on every move of a run.
-   */
+  /** The soonest `due_at` of any row. */
   nextDue(): number | undefined {
-    if (this.#soonest === undefined || (this.#soonest !== null && this.#soonest <= Date.now())) {
-      const { at } = this.sql
-        .exec<{ at: number | null }>("SELECT min(due_at) AS at FROM runs WHERE due_at IS NOT NULL")
-        .one();
-      this.#soonest = at;
-    }
-    return this.#soonest ?? undefined;
-  }
-
-  #dueAt(at: number | null | undefined): void {
-    if (at === null || at === undefined || this.#soonest === undefined) return;
-    this.#soonest = this.#soonest === null ? at : Math.min(this.#soonest, at);
+    const { at } = this.sql
+      .exec<{ at: number | null }>("SELECT min(due_at) AS at FROM runs WHERE due_at IS NOT NULL")
+      .one();
+    return at ?? undefined;
   }
 
   /** Every running run is due now (after a restart: ask the host about each at once). */
   checkRunningNow(now: number): void {
     this.sql.exec("UPDATE runs SET due_at = ? WHERE status = 'running' AND async = 1", now);
-    this.#dueAt(now);
   }
 
   /** Writes the row's changed columns (and `payload`/`request` dropped once the run left the queue). */
@@ -232,7 +213,6 @@ export class RunStore {
       ...names.map((n) => changes[n] as SqlStorageValue),
       id,
     );
-    this.#dueAt(changes.due_at);
   }
 
   /** Runs whose state the runs index has not confirmed, in the order they changed. */
