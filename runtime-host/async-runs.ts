@@ -268,10 +268,8 @@ export class AsyncRuns {
       case "removed":
       case "closing":
         return err;
-      case "load-failed":
-        // The host could not start a replica for a reason of its own (its sandbox, the
-        // project's secrets, the version's files): a submitter still waiting hears so (502
-        // elsewhere) and hands the run to another host. Otherwise it ends, failed.
+      case "load-failed": // the host's own fault (sandbox, secrets, files): a waiting
+        // submitter hears 502 elsewhere and hands the run on; otherwise it ends, failed.
         return err.failure.host === true && waiter ? err : undefined;
       default:
         return undefined; // its replica failed to start: the run ends, failed
