@@ -131,10 +131,10 @@ export class RunMoves {
       this.dispatch.end(id);
     }
     const row = this.store.get(id);
-    // Where the run went is written with what its host said of it: one commit, not two.
-    const went = answer.kind !== "later" && answer.kind !== "withdrawn";
-    if (host && row && went && answer.kind !== "elsewhere")
-      this.store.update(id, { host_id: host.id, host_url: host.url });
+    // Where the run went is written with what its host said of it (it took the run, or refused
+    // it for good): one commit, not two.
+    const decided = ["started", "ended", "known", "refused"].includes(answer.kind);
+    if (host && row && decided) this.store.update(id, { host_id: host.id, host_url: host.url });
     // Counted until its end, unless it has ended here already (cancelled, expired): no end comes
     // through `end` again to stop counting it.
     const running =
