@@ -9,7 +9,7 @@ import { beforeAll, expect, it } from "vitest";
 import { DOWN_AFTER_MS } from "../common/protocol/hosts.ts";
 import type { Database } from "./db/index.ts";
 import * as schema from "./db/schema.ts";
-import { createFixture, type Fixture, INTERNAL_TOKEN } from "./testing/fixture.ts";
+import { createFixture, type Fixture, INTERNAL_TOKEN, registerHost } from "./testing/fixture.ts";
 import { strictD1 } from "./testing/strict-d1.ts";
 
 let db: Database;
@@ -31,13 +31,7 @@ beforeAll(async () => {
   ).toBe(201);
 });
 
-async function register(address: string): Promise<string> {
-  const res = await f.call("POST", "/internal/hosts", {
-    token,
-    body: { name: address, address, slots: 4, memoryMb: 1024 },
-  });
-  return ((await res.json()) as { hostId: string }).hostId;
-}
+const register = (address: string) => registerHost(f, token, address);
 
 const ask = async (hostId: string) => {
   const res = await f.call("POST", `/internal/hosts/${hostId}/replicas`, {
