@@ -9,7 +9,7 @@ import * as z from "zod/mini";
 export const HOST_STATES = ["up", "draining"] as const;
 /**
  * What the registry keeps of a host: what it last said; `drained` once an operator drained it (no
- * new work, its replicas retired, until resumed or it registers again); `stopped` once it said it
+ * new work, its replicas retired, until resumed or it stops gracefully); `stopped` once it said it
  * left (a graceful stop: `POST /internal/hosts/{id}/leave`, its work ended, its replicas stopped).
  */
 export const REGISTRY_STATES = [...HOST_STATES, "drained", "stopped"] as const;

@@ -67,8 +67,8 @@ export const ACTIONS: Record<ActionName, Action> = {
         <p>
           Drain <strong>{h.name}</strong> (<code>{h.id}</code>)? The Worker sends it no new call or
           async run, and its replicas stop as their calls end; their places of{" "}
-          <code>max_replicas</code> go to the other hosts. It stays drained until it is resumed, or
-          until it starts again.
+          <code>max_replicas</code> go to the other hosts. It stays drained until it is resumed (a
+          crash and a restart included), or until it stops gracefully and starts again.
         </p>
         {h.state === "up" && others === 0 ? (
           <Notice kind="warn">
