@@ -208,8 +208,8 @@ export class RunMoves {
     const message = `expired in the queue: no replica was free within the app's queue_timeout (${waited} s)`;
     this.end(row, failed(message), true);
     // Withdrawn from the host, unless it started it this instant: then it is stopped.
-    const host = this.hostOf(row.id);
-    if (this.dispatch.withdraw(row.id)) void cancelOnHost(this.env, host.url, row.id);
+    if (this.dispatch.withdraw(row.id))
+      void cancelOnHost(this.env, this.hostOf(row.id).url, row.id);
   }
 
   /** The watchdog's question to the host about a running run (see watchdog.ts). */
