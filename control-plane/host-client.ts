@@ -58,7 +58,7 @@ export interface RuntimeHosts {
   /** What a run of `project` wrote, from the host that keeps it; undefined if none does. */
   runLogs(input: { project: string; runId: string; after?: number }): Promise<RunLogs | undefined>;
   /** The app's replicas now over all hosts; undefined if no host could be asked. */
-  replicas(input: { project: string; app: string }): Promise<ReplicaCounts | undefined>;
+  replicas(input: { project: string; app: string }): Promise<ReplicasNow | undefined>;
   /** Everything the app's replicas wrote, on every host that answers; the newest first. */
   output(input: { project: string; app: string }): Promise<AppOutput>;
 }
@@ -69,6 +69,11 @@ export interface ReplicaCounts {
   busy: number;
   /** Calls waiting for a slot. */
   queued: number;
+}
+
+/** The counts, and each host that answered with its part: replicas, and calls they are busy with. */
+export interface ReplicasNow extends ReplicaCounts {
+  byHost: Map<string, { replicas: number; busy: number }>;
 }
 
 /** `live`: the hosts to ask now (the registry's that are not down). */
@@ -181,28 +186,30 @@ export function httpRuntimeHosts(
     },
     async replicas({ project, app }) {
       const counts = { starting: 0, idle: 0, busy: 0, queued: 0 };
+      const byHost: ReplicasNow["byHost"] = new Map();
       // Every host at once: asked in turn, each host on a stalled link cost its 2 s.
       const answers = await Promise.all(
-        (await addresses()).map(async (base) => {
-          const res = await send(base, "GET", hostPath.metrics, 2_000);
+        (await live()).map(async ({ id, address }) => {
+          const res = await send(address, "GET", hostPath.metrics, 2_000);
           const parsed = hostMetricsSchema.safeParse(await res?.json().catch(() => undefined));
-          return res?.ok && parsed.success ? parsed.data : undefined;
+          return { id, metrics: res?.ok && parsed.success ? parsed.data : undefined };
         }),
       );
-      let asked = 0;
-      for (const metrics of answers) {
+      for (const { id, metrics } of answers) {
         if (!metrics) continue;
-        asked++;
         const found = metrics.apps.find((a) => a.project === project && a.app === app);
+        const mine = { replicas: (found?.replicas.length ?? 0) + (found?.reserved ?? 0), busy: 0 };
+        byHost.set(id, mine);
         if (!found) continue;
         counts.queued += found.queued;
         for (const r of found.replicas) {
+          mine.busy += r.active;
           if (!r.ready) counts.starting++;
           else if (r.active === 0) counts.idle++;
           else counts.busy++;
         }
       }
-      return asked > 0 ? counts : undefined;
+      return byHost.size > 0 ? { ...counts, byHost } : undefined;
     },
     async output({ project, app }) {
       const answers = await Promise.all(

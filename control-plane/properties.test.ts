@@ -46,7 +46,7 @@ beforeAll(async () => {
       announce: async () => {},
       remove: async () => {},
       runLogs: async () => undefined,
-      replicas: async () => ({ starting: 0, idle: 1, busy: 0, queued: 0 }),
+      replicas: async () => ({ starting: 0, idle: 1, busy: 0, queued: 0, byHost: new Map() }),
       output: async () => ({ replicas: [], unreachable: 0 }),
     },
   });

@@ -42,7 +42,7 @@ const replicasSchema = z
       )
       .openapi({
         description:
-          "The hosts that run its replicas, as their last heartbeats said (docs/hosts.md).",
+          "The hosts that run its replicas: as each said when asked now, or as its last heartbeat said if it did not answer (docs/hosts.md).",
       }),
   })
   .openapi("AppReplicas");
@@ -77,9 +77,13 @@ export function registerGetAppReplicas(app: OpenAPIHono<AppEnv>) {
       hosts.replicas({ project: projectId, app: appName }),
       unfinishedRunsOf(db, projectId, { name: appName, createdAt: found.createdAt }),
     ]);
+    // A host that answered now says its part; the others, as their last heartbeats did (one
+    // 2 s old could say a replica was idle while the line above counted it busy).
     const runningIt = (await listHosts(db)).flatMap((h) => {
-      const mine = h.apps.find((a) => a.project === projectId && a.app === appName);
-      return mine
+      const mine =
+        counts?.byHost.get(h.id) ??
+        h.apps.find((a) => a.project === projectId && a.app === appName);
+      return mine?.replicas
         ? [{ id: h.id, name: h.name, state: h.state, replicas: mine.replicas, busy: mine.busy }]
         : [];
     });

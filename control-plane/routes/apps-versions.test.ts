@@ -1,14 +1,14 @@
 // GET /v2/projects/{id}/apps/{name}/versions and …/replicas: what the dashboard shows of an app
 // beyond its live version — every version and who deployed it, and its replicas now.
 import { afterAll, beforeAll, expect, it } from "vitest";
-import type { ReplicaCounts, RuntimeHosts } from "../host-client.ts";
+import type { ReplicasNow, RuntimeHosts } from "../host-client.ts";
 import { recordHeartbeat } from "../hosts/heartbeat.ts";
 import { registerHost } from "../hosts/registry.ts";
 import { createHostToken } from "../hosts/tokens.ts";
 import { bundleFiles, noRuntimeHosts } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
-let hostAnswer: ReplicaCounts | undefined;
+let hostAnswer: ReplicasNow | undefined;
 const host: RuntimeHosts = {
   start: noRuntimeHosts.start,
   announce: () => Promise.resolve(),
@@ -49,31 +49,55 @@ it("lists every version newest first, with who deployed it by name", async () =>
   expect(versions[0]?.runtime).toBe("managed");
 });
 
-it("shows the replicas the host counts, and says when the host cannot be reached", async () => {
+it("shows the replicas the hosts count, each host's as it answers now, and says when no host can be reached", async () => {
   const path = `/v2/projects/${f.projectId}/apps/svc/replicas`;
-  hostAnswer = { starting: 1, idle: 2, busy: 3, queued: 4 };
-  // A registered host whose heartbeat says it runs two replicas of svc, one busy.
   const { id: tokenId } = await createHostToken(f.db, { name: "t", createdBy: f.owner.id });
-  const hostId = await registerHost(f.db, tokenId, {
-    name: "rack-1",
-    address: "http://10.9.9.1:8790",
-    slots: 8,
-    memoryMb: 1024,
-  });
-  await recordHeartbeat(f.db, hostId, {
-    state: "up",
-    busy: 1,
-    queued: 0,
-    apps: [{ project: f.projectId, app: "svc", version: 2, replicas: 2, ready: 2, busy: 1 }],
-  });
-  const seen = await f.call("GET", path, { token: f.member.token });
-  expect(await seen.json()).toEqual({
+  const beat = async (name: string, replicas: number, busy: number) => {
+    const id = await registerHost(f.db, tokenId, {
+      name,
+      address: `http://10.9.9.${name.slice(-1)}:8790`,
+      slots: 8,
+      memoryMb: 1024,
+    });
+    await recordHeartbeat(f.db, id, {
+      state: "up",
+      busy,
+      queued: 0,
+      apps: [{ project: f.projectId, app: "svc", version: 2, replicas, ready: replicas, busy }],
+    });
+    return id;
+  };
+  // Each heartbeat is up to 2 s old. rack-1's said its replica was idle; asked now, it is busy.
+  // rack-2 does not answer: its heartbeat is all there is. rack-3's replica stopped since.
+  const [rack1, rack2, rack3] = [
+    await beat("rack-1", 1, 0),
+    await beat("rack-2", 2, 1),
+    await beat("rack-3", 1, 0),
+  ];
+  hostAnswer = {
+    starting: 1,
+    idle: 2,
+    busy: 3,
+    queued: 4,
+    byHost: new Map([
+      [rack1, { replicas: 1, busy: 1 }],
+      [rack3, { replicas: 0, busy: 0 }],
+    ]),
+  };
+  const seen = (await (await f.call("GET", path, { token: f.member.token })).json()) as {
+    hosts: unknown[];
+  };
+  expect(seen).toEqual({
     replicas: { starting: 1, idle: 2, busy: 3 },
     queued: 4,
     runs: { queued: 0, running: 0 }, // the async queue, the run store's: none here
     host: "reachable",
-    hosts: [{ id: hostId, name: "rack-1", state: "up", replicas: 2, busy: 1 }],
+    hosts: expect.arrayContaining([
+      { id: rack1, name: "rack-1", state: "up", replicas: 1, busy: 1 },
+      { id: rack2, name: "rack-2", state: "up", replicas: 2, busy: 1 },
+    ]),
   });
+  expect(seen.hosts).toHaveLength(2); // not rack-3
   hostAnswer = undefined;
   const unreachable = await f.call("GET", path, { token: f.member.token });
   expect(unreachable.status).toBe(200);

@@ -25,7 +25,8 @@ export function appQueueCases(open: () => Promise<Database>) {
         remove: () => Promise.resolve(),
         runLogs: () => Promise.resolve(undefined),
         // The host has 3 calls waiting: not the async queue, which is the run store's.
-        replicas: () => Promise.resolve({ starting: 0, idle: 0, busy: 2, queued: 3 }),
+        replicas: () =>
+          Promise.resolve({ starting: 0, idle: 0, busy: 2, queued: 3, byHost: new Map() }),
         output: async () => ({ replicas: [], unreachable: 0 }),
       },
     });
