@@ -283,12 +283,14 @@ describe("runlet/client", () => {
     answers = [
       { status: 200, body: view("running") },
       { status: 200, body: view("cancelled") },
+      { status: 200, body: view("cancelled") },
       { status: 202, body: view("success") },
       { status: 409, body: { message: "a delivery is under way", code: "conflict", run_id: RUN } },
     ];
     const api = client();
     expect((await api.status("a b", RUN)).status).toBe("running");
     expect((await api.cancel("a b", RUN)).status).toBe("cancelled");
+    expect((await api.cancel("a b", RUN, { onlyIfQueued: true })).status).toBe("cancelled");
     expect(
       (await api.redeliver("a b", RUN, { webhook: "https://example.com/h", secret: "s2" })).status,
     ).toBe("success");
@@ -300,11 +302,12 @@ describe("runlet/client", () => {
     expect(seen.map((s) => `${s.method} ${s.url}`)).toEqual([
       `GET /v4/prj_1/a%20b/runs/${RUN}`,
       `DELETE /v4/prj_1/a%20b/runs/${RUN}`,
+      `DELETE /v4/prj_1/a%20b/runs/${RUN}?onlyIfQueued=true`,
       `POST /v4/prj_1/a%20b/runs/${RUN}/deliveries?webhookEndpoint=${encodeURIComponent("https://example.com/h")}`,
       `POST /v4/prj_1/a%20b/runs/${RUN}/deliveries`,
     ]);
-    expect(seen[2]?.headers["x-webhook-secret"]).toBe("s2");
-    expect(seen[3]?.headers["x-webhook-secret"]).toBeUndefined();
+    expect(seen[3]?.headers["x-webhook-secret"]).toBe("s2");
+    expect(seen[4]?.headers["x-webhook-secret"]).toBeUndefined();
   });
 
   it("needs no app for a run it started; a run id it does not know, without its app, is a TypeError", async () => {

@@ -140,6 +140,11 @@ export interface AcceptedRun {
   replayed: boolean;
 }
 
+export interface CancelOptions extends RequestOptions {
+  /** `?onlyIfQueued=true`: cancel the run only while it is queued; one that has started runs on. */
+  onlyIfQueued?: boolean;
+}
+
 export interface RedeliverOptions extends RequestOptions {
   /** Deliver to this URL instead of the run's own webhook. */
   webhook?: string;
@@ -186,9 +191,12 @@ export interface RunletClient {
    */
   status(app: string, runId: string, options?: RequestOptions): Promise<RunView>;
   status(runId: string, options?: RequestOptions): Promise<RunView>;
-  /** Cancels a queued or running async run; answers it `cancelled`. An ended run is a 409. */
-  cancel(app: string, runId: string, options?: RequestOptions): Promise<RunView>;
-  cancel(runId: string, options?: RequestOptions): Promise<RunView>;
+  /**
+   * Cancels a queued or running async run; answers it `cancelled`. An ended run is a 409, and so
+   * is one that has started when `onlyIfQueued` is set.
+   */
+  cancel(app: string, runId: string, options?: CancelOptions): Promise<RunView>;
+  cancel(runId: string, options?: CancelOptions): Promise<RunView>;
   /**
    * Delivers an ended run's outcome to its webhook again (or to `webhook`), the same body and
    * `X-Request-Id` as the first delivery; answers the run with its new delivery under way. A 409

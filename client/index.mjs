@@ -235,7 +235,8 @@ export function createClient(options) {
     /** @param {unknown[]} args */
     cancel(...args) {
       const { app, runId, opts } = runOf(args);
-      return runState("DELETE", app, runId, { signal: opts.signal });
+      const suffix = opts.onlyIfQueued ? "?onlyIfQueued=true" : "";
+      return runState("DELETE", app, runId, { suffix, signal: opts.signal });
     },
     /** @param {unknown[]} args */
     redeliver(...args) {

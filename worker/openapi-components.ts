@@ -154,6 +154,11 @@ export const components = {
       type: "string",
       enum: ["true", "false"],
     }),
+    onlyIfQueued: query(
+      "onlyIfQueued",
+      "`true`: cancel the run only while it is queued; one that has started is a 409 and runs on.",
+      { type: "string", enum: ["true", "false"] },
+    ),
     webhookEndpoint: query(
       "webhookEndpoint",
       "POST the run's outcome to this URL (`http(s)`, URL-encoded) once it has ended.",

@@ -199,13 +199,17 @@ export const openApiDocument = {
       delete: {
         operationId: "cancelRun",
         summary: "Cancel a queued or running async run",
-        description: "It ends `cancelled` at once and no webhook is delivered.",
+        description:
+          "It ends `cancelled` at once and no webhook is delivered. With `?onlyIfQueued=true` a run that has started is left to run (409): what `runlet cancel --app NAME --queued` sends.",
         tags: ["runs"],
         security: [{ bearerAuth: [] }],
+        parameters: [ref("parameters", "onlyIfQueued")],
         responses: {
           200: answer("The run, cancelled.", ref("schemas", "Run")),
           ...REFUSED,
-          409: error("The run has ended, or is a sync run."),
+          409: error(
+            "The run has ended, or is a sync run; or it has started and `onlyIfQueued=true` was sent.",
+          ),
         },
       },
     },

@@ -48,7 +48,7 @@ export function runCallOf(c: Context<WorkerEnv>): RunCall {
   const runId = c.var.runId as string;
   const project = c.req.param("project") as string;
   const app = c.req.param("app") as string;
-  const isAsync = asyncFlag(onlyOnce(c, "async"));
+  const isAsync = flagOf(c, "async");
   const webhook = webhookOf(c);
   if (Number(c.req.header("content-length") ?? 0) > MAX_RUN_BODY_BYTES)
     throw new RunApiError(413, TOO_LARGE);
@@ -199,11 +199,15 @@ function onlyOnce(c: Context<WorkerEnv>, name: string): string | undefined {
   return given?.[0];
 }
 
-/** `?async=`: `true` runs in the background, `false` (or no parameter) answers with the result. */
-function asyncFlag(raw: string | undefined): boolean {
+/**
+ * A `true`/`false` query parameter, false when absent: `?async=` (`true` runs in the background)
+ * and a cancel's `?onlyIfQueued=`.
+ */
+export function flagOf(c: Context<WorkerEnv>, name: string): boolean {
+  const raw = onlyOnce(c, name);
   if (raw === undefined || raw === "false") return false;
   if (raw === "true") return true;
-  throw new RunApiError(400, `async must be 'true' or 'false', got '${raw.slice(0, 40)}'`);
+  throw new RunApiError(400, `${name} must be 'true' or 'false', got '${raw.slice(0, 40)}'`);
 }
 
 /** `?webhookEndpoint=` and the `X-Webhook-Secret` that signs its deliveries. */

@@ -1,12 +1,11 @@
 /**
  * `runlet cancel --app NAME --queued`: cancels every async run of the app still waiting in its
  * queue, as `runlet cancel` would one by one (a user who submitted a burst by mistake: RunPod's
- * purge-queue). The queued runs are read from the runs index first, then each is read again and
- * cancelled only if it is still queued: one that started meanwhile is left to run. The read and
- * the cancel are two requests (a DELETE has no "only if queued"): a run that starts between
- * them is cancelled running.
+ * purge-queue). The queued runs are read from the runs index first, then each is cancelled with
+ * `?onlyIfQueued=true`: one that started or ended meanwhile is refused (409) and left alone. (It
+ * read each run first and cancelled it if still queued: one that started between the two requests
+ * was cancelled running.)
  */
-import type { RunView } from "runlet/client";
 import { CliError } from "../command.ts";
 import { type CliConfig, callProject } from "../config.ts";
 import { cliErrorOf, runApi } from "../run-api.ts";
@@ -55,12 +54,10 @@ export async function cancelQueued(
   let failure: unknown;
   const one = async (id: string) => {
     try {
-      const now: RunView = await api.status(app, id);
-      if (now.status !== "queued") return result.skipped.push(id);
-      await api.cancel(app, id);
+      await api.cancel(app, id, { onlyIfQueued: true });
       result.cancelled.push(id);
     } catch (err) {
-      // Ended (409) between the read and the cancel: left alone. Anything else stops the work.
+      // Started or ended (409) since the list was read: left alone. Anything else stops the work.
       const status = (err as { status?: number }).status;
       if (status === 409) return result.skipped.push(id);
       failure ??= err;

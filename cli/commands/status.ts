@@ -109,9 +109,9 @@ running one's ctx.signal aborts) and no webhook is delivered. A run that has end
 cancelled.
 
 --app NAME --queued cancels every run of the app still waiting in its queue (a burst sent by
-mistake), with progress on stderr: each is read again first, and one that has started by then
-is left to run (one that starts between that read and its cancel is cancelled running). Runs
-accepted while it works may be left queued: run it again. --json prints
+mistake), with progress on stderr: each is cancelled only if still queued (onlyIfQueued), so
+one that has started or ended by then is left alone. Runs accepted while it works may be left
+queued: run it again. --json prints
 {app, cancelled: [run ids], skipped: [run ids]}.`;
 
 export const cancel: Command = {

@@ -1,7 +1,7 @@
 /**
  * `GET /v4/{project}/{app}/runs/{run_id}`: any run's state — from its shard of the run store
  * when it has a row there (async runs and runs with a webhook), else from the runs index.
- * `DELETE` cancels a queued or running async run; `POST …/deliveries` sends an ended run's
+ * `DELETE` cancels a queued or running async run (`?onlyIfQueued=true`: only a queued one); `POST …/deliveries` sends an ended run's
  * webhook again. The caller and the app are checked by the `caller` middleware, as for a run
  * call; a run of a deleted app can still be read (not cancelled nor sent again).
  */
@@ -11,7 +11,7 @@ import { isEnded } from "../../common/protocol/runs.ts";
 import { controlPlaneFetch } from "../control-plane.ts";
 import type { Env, WorkerEnv } from "../env.ts";
 import { RunApiError } from "../errors.ts";
-import { webhookOf, webhookSecretOf } from "../run-call.ts";
+import { flagOf, webhookOf, webhookSecretOf } from "../run-call.ts";
 import { viewOrThrow } from "../runs/refusal.ts";
 import { existingShardFor } from "../runs/shards.ts";
 import { readCapped } from "../streams.ts";
@@ -47,13 +47,14 @@ export async function viewRun(c: RunContext) {
 
 export async function cancelRun(c: RunContext) {
   const { runId } = c.req.param();
+  const onlyIfQueued = flagOf(c, "onlyIfQueued");
   // An async run no longer in its shard ended more than the retention period ago.
   const { shard, notFound } = await shardHolding(c, (indexed) =>
     indexed.async
       ? (notHeld(runId, indexed.status) ?? `run '${runId}' has already ended: ${indexed.status}`)
       : "only async runs can be cancelled",
   );
-  const cancelled = await shard.cancel(runId, c.var.app.id);
+  const cancelled = await shard.cancel(runId, c.var.app.id, onlyIfQueued);
   if (!cancelled) throw notFound;
   return c.json(viewOrThrow(cancelled), 200);
 }

@@ -110,6 +110,15 @@ describe("run API: async runs, run state and webhooks", () => {
     expect((await SELF.fetch(runUrl(runId, "other"), { headers })).status).toBe(404);
     const cancel = await SELF.fetch(runUrl(runId), { method: "DELETE", headers });
     expect(cancel.status).toBe(409);
+    // A cancel's onlyIfQueued is true or false; anything else is refused before the run is looked at.
+    const unclear = await SELF.fetch(`${runUrl(runId)}?onlyIfQueued=yes`, {
+      method: "DELETE",
+      headers,
+    });
+    expect(unclear.status).toBe(400);
+    expect(await unclear.json()).toMatchObject({
+      message: "onlyIfQueued must be 'true' or 'false', got 'yes'",
+    });
   });
 
   it("takes the host's callback only with the internal token; an unknown run is 404, a body not JSON 400", async () => {

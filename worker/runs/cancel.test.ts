@@ -1,7 +1,8 @@
 /**
  * Cancelling a run (`RunShard.cancel`, what `DELETE /v4/…/runs/{id}` calls): a queued run is
  * cancelled at once and never handed over afterwards; one the host holds or runs is stopped on
- * the host too; an ended run, a sync run or an unknown id is refused. A cancelled run is
+ * the host too; an ended run, a sync run or an unknown id is refused, and with `onlyIfQueued` a
+ * running one. A cancelled run is
  * reported to the runs index by its shard and delivers nothing.
  */
 import { env, fetchMock } from "cloudflare:test";
@@ -170,6 +171,36 @@ describe("cancel", () => {
     });
     expect(await viewOf(run)).toMatchObject({ status: "cancelled" });
     expect(await endsReported(run)).toEqual(["cancelled"]);
+  });
+
+  it("onlyIfQueued (runlet cancel --app --queued): a running run is 409 and runs on, untouched on its host; a queued one is cancelled", async () => {
+    const app = newApp();
+    fakeHost(app, () => ({
+      status: 202,
+      body: { status: "running", startedAt: Date.now(), deadlineAt: Date.now() + 900_000 },
+    }));
+    const running = newRun(app);
+    const deletes = hostCancels(running);
+    await accept(running);
+    await statusIs(running, "running");
+    const shard = shardOfRun(running);
+    expect(await shard.cancel(running.runId, APP_ID, true)).toEqual({
+      refused: {
+        status: 409,
+        message: `run '${running.runId}' has started (running): onlyIfQueued=true cancels only a queued run`,
+      },
+    });
+    expect(deletes()).toBe(0);
+    expect(await viewOf(running)).toMatchObject({ status: "running" });
+
+    const other = newApp();
+    fakeHost(other, () => busy);
+    const queued = newRun(other);
+    await accept(queued);
+    expect(await shardOfRun(queued).cancel(queued.runId, APP_ID, true)).toMatchObject({
+      status: "cancelled",
+      started_at: null,
+    });
   });
 
   it("an ended run is 409; so is a sync run; an unknown id is null", async () => {

@@ -169,14 +169,26 @@ export class RunShard extends DurableObject<Env> {
     return row ? runView(row) : null;
   }
 
-  /** Cancels a queued or running async run of the app `appId`; 409 once it has ended. */
-  async cancel(runId: string, appId: string): Promise<RunView | Refusal | null> {
+  /**
+   * Cancels a queued or running async run of the app `appId`; 409 once it has ended, and for a
+   * running one when `onlyIfQueued` (one its host starts this instant is cancelled as it starts).
+   */
+  async cancel(
+    runId: string,
+    appId: string,
+    onlyIfQueued = false,
+  ): Promise<RunView | Refusal | null> {
     const row = this.#store.get(runId);
     if (!row) return null;
     const other = this.#ofEarlierApp(row, appId, "cancelled");
     if (other) return other;
     if (!row.async) return refusal(409, "only async runs can be cancelled");
     if (isEnded(row.status)) return refusal(409, `run '${runId}' has already ended: ${row.status}`);
+    if (onlyIfQueued && row.status !== "queued")
+      return refusal(
+        409,
+        `run '${runId}' has started (${row.status}): onlyIfQueued=true cancels only a queued run`,
+      );
     this.#runs.end(row, { status: "cancelled" }, false);
     // A queued run's open hand-over is withdrawn; the host may have started it this instant.
     const host = this.#runs.hostOf(runId);
