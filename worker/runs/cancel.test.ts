@@ -35,10 +35,13 @@ import type { NewRun } from "./types.ts";
 
 beforeAll(startFakes);
 
-/** The host's `DELETE /internal/runs/{id}` for `run`, answered `state`; says how many it received. */
-function hostCancels(run: NewRun, state: object = {}): () => number {
+/**
+ * The host's `DELETE /internal/runs/{id}` for `run`, answered `state` (after `delayMs`); says how
+ * many it received.
+ */
+function hostCancels(run: NewRun, state: object = {}, delayMs = 0): () => number {
   let count = 0;
-  fetchMock
+  const answer = fetchMock
     .get(HOST)
     .intercept({
       path: `/internal/runs/${run.runId}`,
@@ -48,8 +51,8 @@ function hostCancels(run: NewRun, state: object = {}): () => number {
     .reply(() => {
       count++;
       return { statusCode: 200, data: JSON.stringify(state) };
-    })
-    .persist();
+    });
+  (delayMs > 0 ? answer.delay(delayMs) : answer).persist();
   return () => count;
 }
 
@@ -137,6 +140,24 @@ describe("cancel", () => {
     });
     // And it ran from then until the cancel (it said null).
     expect(view.run_time_ms).toBe(Date.parse(view.finished_at as string) - startedAt);
+    held.open();
+  });
+
+  it("…and the runs index hears when it began and how long it ran, though the host answered the cancel after the index had the cancel", async () => {
+    const app = newApp();
+    const held = new Gate();
+    const host = fakeHost(app, () => ({ ...started(), hold: held }));
+    const run = newRun(app);
+    const startedAt = Date.now() - 1000;
+    // Past the 200 ms a shard gathers reports for: the index confirms "cancelled" first.
+    hostCancels(run, { status: "cancelled", startedAt, finishedAt: Date.now() }, 600);
+    await accept(run);
+    await until("the host holds its hand-over", () => host.count(run) === 1);
+    const view = (await shardOfRun(run).cancel(run.runId, APP_ID)) as RunView;
+    // It kept the run time of its first report (null): the index lists it with none.
+    expect(
+      await lastReportOf(run, "its run time reported", (r) => r.runTimeMs !== null),
+    ).toMatchObject({ status: "cancelled", runTimeMs: view.run_time_ms });
     held.open();
   });
 

@@ -201,7 +201,9 @@ export class RunShard extends DurableObject<Env> {
         const where = { host_id: host.id, host_url: host.url };
         const finishedAt = this.#store.get(runId)?.finished_at ?? Date.now();
         const run_time_ms = cancelledRunTime(onHost.startedAt, finishedAt);
-        this.#store.update(runId, { started_at: onHost.startedAt, run_time_ms, ...where }, true);
+        const changes = { started_at: onHost.startedAt, run_time_ms, ...where, indexed: 0 };
+        this.#store.update(runId, changes, true);
+        this.#runs.index.soon(); // its end may have reached the index without them
       }
     }
     return runView(this.#store.get(runId) as RunRow);

@@ -229,14 +229,18 @@ export class RunStore {
 
   /** The index has these rows in these states (a row that moved on since is sent again). */
   markIndexed(
-    sent: ReadonlyArray<Pick<IndexRow, "id" | "status" | "hook_state" | "hook_attempts">>,
+    sent: ReadonlyArray<
+      Pick<IndexRow, "id" | "status" | "hook_state" | "hook_attempts" | "run_time_ms">
+    >,
   ) {
-    // One statement for the batch (one per row cost a statement per run and report).
-    const rows = sent.map((r) => [r.id, r.status, r.hook_state, r.hook_attempts]);
+    // One statement for the batch (one per row cost a statement per run and report). A run
+    // time learnt after its end was sent (a cancel the host answers late) is sent again.
+    const rows = sent.map((r) => [r.id, r.status, r.hook_state, r.hook_attempts, r.run_time_ms]);
     this.sql.exec(
       `UPDATE runs SET indexed = 1 FROM json_each(?) AS s
        WHERE runs.id = s.value ->> 0 AND runs.status = s.value ->> 1
-         AND runs.hook_state IS s.value ->> 2 AND runs.hook_attempts IS s.value ->> 3`,
+         AND runs.hook_state IS s.value ->> 2 AND runs.hook_attempts IS s.value ->> 3
+         AND runs.run_time_ms IS s.value ->> 4`,
       JSON.stringify(rows),
     );
   }
