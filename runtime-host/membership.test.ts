@@ -5,7 +5,7 @@
 // records when each request arrives and when its answer leaves.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterEach, expect, it } from "vitest";
+import { afterEach, expect, it, vi } from "vitest";
 import { Membership } from "./membership.ts";
 
 const GRANT_MS = 300;
@@ -39,6 +39,8 @@ async function controlPlane(granting = { status: 200, body: {} as unknown }): Pr
       } else if (req.url?.endsWith("/heartbeat")) {
         events.push("heartbeat arrived");
         answer("heartbeat", { gone: [], current: [] });
+      } else if (req.url?.endsWith("/leave")) {
+        answer("leave", { message: "host 'hst_1' is not registered" }, 0, 404);
       } else if (req.url?.endsWith("/replicas")) {
         events.push("grant arrived");
         answer("grant", granting.body, GRANT_MS, granting.status);
@@ -114,4 +116,17 @@ it("says what the control plane answered when it was not a grant", async () => {
     granted: false,
     unasked: "its answer (200) was not a grant's",
   });
+});
+
+it("says in its log when the control plane refused its leaving, rather than nothing", async () => {
+  const m = await joined();
+  const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+  try {
+    await m.leave();
+    expect(logged.mock.calls.map((c) => String(c[0]))).toEqual([
+      "runtime host: could not tell the control plane it left (it will list this host down, not stopped): it answered 404: host 'hst_1' is not registered",
+    ]);
+  } finally {
+    logged.mockRestore();
+  }
 });

@@ -179,13 +179,20 @@ export class Membership implements BundleSource {
     this.#leaving = true;
     clearTimeout(this.#timer);
     await this.#beating.catch(() => {});
+    const unsaid =
+      "runtime host: could not tell the control plane it left (it will list this host down, not stopped)";
     try {
-      if (this.#hostId && !this.#stopped.signal.aborted)
-        await (await this.#post(`${controlPlanePath.hosts}/${this.#hostId}/leave`)).body?.cancel();
+      if (this.#hostId && !this.#stopped.signal.aborted) {
+        const res = await this.#post(`${controlPlanePath.hosts}/${this.#hostId}/leave`);
+        // A refusal was as silent as an answer: the host looked stopped to whoever read its log.
+        const said = (await res.json().catch(() => undefined)) as { message?: unknown } | undefined;
+        if (!res.ok)
+          console.error(
+            `${unsaid}: it answered ${res.status}${typeof said?.message === "string" ? `: ${said.message}` : ""}`,
+          );
+      }
     } catch (err) {
-      console.error(
-        `runtime host: could not tell the control plane it left: ${whyFetchFailed(err)}`,
-      );
+      console.error(`${unsaid}: ${whyFetchFailed(err)}`);
     }
     this.stop();
   }
