@@ -13,6 +13,8 @@ export class RunApiError extends Error {
   host?: string;
   /** How long the run ran on its host before it failed there (its process died): for the index. */
   runTimeMs?: number;
+  /** The host refused the call's input before anything ran: no run for the index. */
+  beforeRun?: boolean;
   constructor(
     readonly status: ContentfulStatusCode,
     message: string,

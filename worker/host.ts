@@ -178,6 +178,8 @@ export async function hostError(res: Response): Promise<RunApiError> {
   const message =
     typeof body.message === "string" ? body.message : `the runtime host answered ${res.status}`;
   const err = new RunApiError(PASSED_ON.has(code) ? ERROR_STATUS[code] : 502, message);
+  // Its input refused (not JSON, too deep, too large): the host checks it before a run.
+  if (code === "bad_request" || code === "payload_too_large") err.beforeRun = true;
   // A call that failed once it ran there (its process died, its limit): how long it ran.
   const ran = body.run_time_ms;
   if (typeof ran === "number" && Number.isFinite(ran) && ran >= 0) err.runTimeMs = ran;

@@ -158,6 +158,10 @@ export async function reportingFailure<T>(
   try {
     return await work();
   } catch (err) {
+    // The host refused the input before the function ran (no JSON, too deep, too large): no
+    // run, as the Worker's refusal of an async call's input makes none, and as `runlet run`
+    // says (no run id). It was listed in `runlet runs` as a failed run.
+    if (err instanceof RunApiError && err.beforeRun) throw err;
     c.executionCtx.waitUntil(
       reportRun(c.env, call.runId, {
         projectId: call.project,

@@ -153,6 +153,17 @@ describe("run API: synchronous runs", () => {
     });
     expect(reported(ok.body.run_id as string)).toBe(false);
 
+    // Refused by the host before the function ran (its input is no JSON): not a run either, as
+    // an async call's input refused by the Worker is not (it was listed as a failed run).
+    hostAnswers(400, { message: "request body is not valid JSON: …" });
+    const badInput = await call(`/v4/${PROJECT}/hello/run`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}` },
+      body: "{bad",
+    });
+    expect(badInput.res.status).toBe(400);
+    expect(await reportOf(badInput.body.run_id as string)).toBeUndefined();
+
     // Refused before reaching the host: not a run.
     const refused = await call(`/v4/${PROJECT}/hello/run`);
     expect(refused.res.status).toBe(401);
