@@ -266,6 +266,11 @@ describe("the dashboard, in a browser", () => {
     expect(await page.content()).not.toContain(token);
 
     const row = page.locator("tr", { hasText: "ci-browser" });
+    // Who made it, by name: the API's createdByName for the signed-in user.
+    const listed = await json(await api("/service-accounts"));
+    const made = listed.serviceAccounts.find((a: { name: string }) => a.name === "ci-browser");
+    expect(made.createdByName).toEqual(expect.any(String));
+    await expect(row.textContent()).resolves.toContain(`by ${made.createdByName}`);
     await row.getByRole("link", { name: /Revoke/ }).click();
     violations.push(...(await seriousViolations(page)));
     await page.getByRole("button", { name: "Revoke" }).click();

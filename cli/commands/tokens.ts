@@ -30,6 +30,8 @@ interface Account {
   keyRetiredAt?: string | null;
   /** The user who made it: a person leaving leaves theirs (docs/deploy.md). */
   createdBy: string;
+  /** Their name (a control plane before 2026-11-27 does not say it). */
+  createdByName?: string | null;
 }
 
 /** `30d`, `12h`, `90m` from now, or an RFC 3339 time as given. */
@@ -112,7 +114,7 @@ export const tokens: Command = {
             a.role,
             a.expiresAt,
             tokenState(a),
-            a.createdBy,
+            a.createdByName ?? a.createdBy,
           ]),
           "No service accounts yet: npx runlet tokens create --name ci --expires 30d",
         );

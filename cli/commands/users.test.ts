@@ -206,7 +206,12 @@ it("tokens list says who made each service account, after they were removed", as
   const table = await runlet(["tokens", "list"]);
   expect(table.code, table.stderr).toBe(0);
   expect(table.stdout).toMatch(/^ID\s+NAME\s+ROLE\s+EXPIRES\s+STATUS\s+CREATED BY/);
-  expect(table.stdout).toMatch(new RegExp(`leavers-ci\\s+member.*active\\s+${id}`));
+  // By name (it said the id alone); --json has both.
+  expect(table.stdout).toMatch(/leavers-ci\s+member.*active\s+Leaver$/m);
+  const listed = JSON.parse((await runlet(["tokens", "list", "--json"])).stdout);
+  expect(listed.serviceAccounts).toContainEqual(
+    expect.objectContaining({ name: "leavers-ci", createdBy: id, createdByName: "Leaver" }),
+  );
 });
 
 it("prints --help, and names the actions when given another", async () => {

@@ -4,11 +4,11 @@
  * (an app deployed at each commit has thousands: the dashboard's page showed 1,001 rows).
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, desc, eq, inArray, lt } from "drizzle-orm";
+import { and, desc, eq, lt } from "drizzle-orm";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
-import { inParts } from "../db/in-parts.ts";
-import { deployments, serviceAccounts, users } from "../db/schema.ts";
+import { principalNames } from "../db/principal-names.ts";
+import { deployments } from "../db/schema.ts";
 import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
 import { optionalPage, optionalPageQuery, pageFields } from "../optional-page.ts";
 import { appOr404 } from "./app-lookup.ts";
@@ -72,20 +72,10 @@ export function registerListAppVersions(app: OpenAPIHono<AppEnv>) {
           .limit(limit),
       position: (r) => ({ timestamp: r.createdAt, id: r.version }),
     });
-    const ids = [...new Set(rows.map((r) => r.deployedBy))];
-    const names = new Map<string, string>();
-    if (ids.length > 0) {
-      const people = await inParts(ids, (part) =>
-        db.select({ id: users.id, name: users.name }).from(users).where(inArray(users.id, part)),
-      );
-      const accounts = await inParts(ids, (part) =>
-        db
-          .select({ id: serviceAccounts.id, name: serviceAccounts.name })
-          .from(serviceAccounts)
-          .where(inArray(serviceAccounts.id, part)),
-      );
-      for (const { id, name } of [...people, ...accounts]) names.set(id, name);
-    }
+    const names = await principalNames(
+      db,
+      rows.map((r) => r.deployedBy),
+    );
     const versions = rows.map((r) => ({
       version: r.version,
       runtime: ((r.config as { runtime?: string }).runtime ?? found.runtime) as

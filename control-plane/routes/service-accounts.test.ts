@@ -55,6 +55,21 @@ describe("service accounts", () => {
         role: "owner",
         revokedAt: null,
         createdBy: f.owner.id,
+        createdByName: f.owner.name,
+      }),
+    );
+    // One made with an owner account's token names that account.
+    const made = await f.call("POST", accountsPath(), {
+      token: String(created.token),
+      body: { name: "nightly", expiresAt: new Date(Date.now() + 86_400_000).toISOString() },
+    });
+    expect(made.status).toBe(201);
+    const again = await body(await f.call("GET", accountsPath()));
+    expect(again.serviceAccounts).toContainEqual(
+      expect.objectContaining({
+        name: "nightly",
+        createdBy: created.id,
+        createdByName: "deployer",
       }),
     );
     const [row] = await f.db

@@ -10,6 +10,7 @@ import { access } from "../auth/access.ts";
 import { keyRetiredAt, type SigningKeys } from "../auth/signing.ts";
 import { prepareToken } from "../auth/tokens.ts";
 import type { AppEnv } from "../context.ts";
+import { principalNames } from "../db/principal-names.ts";
 import { serviceAccounts, tokens } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { bearerAuth, errorResponses, projectIdParam, smallBody } from "../openapi.ts";
@@ -34,6 +35,10 @@ export const serviceAccountSchema = z
     expiresAt: z.string().openapi({ format: "date-time" }),
     revokedAt: z.string().nullable().openapi({ format: "date-time" }),
     createdBy: z.string(),
+    createdByName: z.string().nullable().openapi({
+      description:
+        "The name of the user (or service account) that made it; null once that one is deleted.",
+    }),
     keyRetiredAt: z.string().nullable().openapi({
       format: "date-time",
       description:
@@ -51,6 +56,7 @@ function view(
   row: typeof serviceAccounts.$inferSelect,
   token: { createdAt: number; lastUsedAt: number | null },
   keys: SigningKeys,
+  names: Map<string, string>,
 ): z.infer<typeof serviceAccountSchema> {
   const { lastUsedAt } = token;
   const iso = (ms: number) => new Date(ms).toISOString();
@@ -62,6 +68,7 @@ function view(
     expiresAt: iso(row.expiresAt),
     revokedAt: row.revokedAt === null ? null : iso(row.revokedAt),
     createdBy: row.createdBy,
+    createdByName: names.get(row.createdBy) ?? null,
     keyRetiredAt: keyRetiredAt(keys, token.createdAt),
     lastUsedAt: lastUsedAt === null ? null : iso(lastUsedAt),
   };
@@ -222,7 +229,11 @@ export function registerServiceAccounts(app: OpenAPIHono<AppEnv>) {
           .limit(limit),
       position: (r) => ({ timestamp: r.account.createdAt, id: r.account.id }),
     });
-    const listed = rows.map((r) => view(r.account, r.token, c.var.deps.keys));
+    const names = await principalNames(
+      c.var.deps.db,
+      rows.map((r) => r.account.createdBy),
+    );
+    const listed = rows.map((r) => view(r.account, r.token, c.var.deps.keys, names));
     return c.json({ serviceAccounts: listed, ...paging }, 200);
   });
 

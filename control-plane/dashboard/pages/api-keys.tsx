@@ -34,6 +34,9 @@ interface Account {
   /** Its token's signing key was retired: the token is refused, though not revoked. */
   keyRetiredAt?: string | null;
   lastUsedAt?: string | null;
+  /** Who made it: a user's or another account's id, and its name while it exists. */
+  createdBy: string;
+  createdByName: string | null;
 }
 
 type Flash =
@@ -142,6 +145,9 @@ async function listPage(c: DashCtx) {
                   </td>
                   <td>
                     <Time at={a.createdAt} />
+                    <div class="hint" title={a.createdBy}>
+                      by {a.createdByName ?? a.createdBy}
+                    </div>
                   </td>
                   <td>
                     <Time at={a.expiresAt} />
