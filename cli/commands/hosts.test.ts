@@ -150,6 +150,16 @@ describe("runlet hosts drain, resume and remove", () => {
     expect(refused.stderr).toContain(`host '${id}' is stopped`);
   });
 
+  it("prints a new host token alone on stdout, and on stderr the command a new machine joins with", async () => {
+    const made = await runlet(["hosts", "token", "--name", "rack-9"], env);
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stdout).toMatch(/^rlh_\S+$/);
+    expect(made.stderr).toContain(
+      `On the new machine: RUNLET_HOST_TOKEN=<token> npx runlet host --control-plane ${env.RUNLET_BASE_URL} --address http://<its address>:8790`,
+    );
+    expect(made.stderr).not.toContain(made.stdout);
+  });
+
   it("says how in --help, and asks for the id", async () => {
     const help = await runlet(["hosts", "--help"], env);
     expect(help.stdout + help.stderr).toContain("runlet hosts drain|resume|remove <host-id>");

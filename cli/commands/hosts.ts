@@ -1,3 +1,4 @@
+import { hostJoinCommand } from "../../common/host-join.ts";
 import { type HostView, hostView } from "../../common/host-view.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
 import { callApi, loadConfig, printTable } from "../config.ts";
@@ -123,9 +124,7 @@ export const hosts: Command = {
       }
       console.error(`Created host token ${made.name} (${made.id}). It is shown only this once:`);
       console.log(made.token);
-      console.error(
-        `On the new machine: RUNLET_HOST_TOKEN=<token> npx runlet host --control-plane ${config.baseUrl} --address http://<its address>:8790`,
-      );
+      console.error(`On the new machine: ${hostJoinCommand(config.baseUrl)}`);
       return 0;
     }
     if (action === "tokens") {
