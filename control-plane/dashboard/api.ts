@@ -27,7 +27,7 @@ export interface Api {
   /** A call to `/v2/projects/{current project}{path}`. */
   project<T>(method: string, path: string, body?: unknown): Promise<Answer<T>>;
   /** A call to `/v2{path}` outside any project: this Runlet's own routes (`/v2/hosts`). */
-  installation<T>(method: string, path: string): Promise<Answer<T>>;
+  installation<T>(method: string, path: string, body?: unknown): Promise<Answer<T>>;
   /** A GET of `/v2/projects/{current project}{path}`, its answer as it is (to stream through). */
   raw(path: string): Promise<Response>;
   /** A call to the run API (`{api_url}{path}`), with `extra` headers (never logged). */
@@ -39,17 +39,20 @@ export function apiFor(c: DashCtx, session: Session, inProcess: InProcess): Api 
     ...viaHeaders(c.var.deps.clientIp?.(c), c.req.header("user-agent")),
     authorization: `Bearer ${session.token}`,
   };
+  const call = async (method: string, path: string, body: unknown) => {
+    const init: RequestInit = { method, headers: { ...headers } };
+    if (body !== undefined) {
+      init.headers = { ...headers, "content-type": "application/json" };
+      init.body = JSON.stringify(body);
+    }
+    return inProcess(path, init);
+  };
   return {
     async project(method, path, body) {
-      const init: RequestInit = { method, headers: { ...headers } };
-      if (body !== undefined) {
-        init.headers = { ...headers, "content-type": "application/json" };
-        init.body = JSON.stringify(body);
-      }
-      return answer(await inProcess(`/v2/projects/${session.projectId}${path}`, init));
+      return answer(await call(method, `/v2/projects/${session.projectId}${path}`, body));
     },
-    async installation(method, path) {
-      return answer(await inProcess(`/v2${path}`, { method, headers: { ...headers } }));
+    async installation(method, path, body) {
+      return answer(await call(method, `/v2${path}`, body));
     },
     async raw(path) {
       return inProcess(`/v2/projects/${session.projectId}${path}`, { headers });

@@ -97,8 +97,11 @@ form.inline label { color: var(--muted); }
 pre.logs { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 10px;
   overflow: auto; max-height: 480px; font-size: 12.5px; white-space: pre-wrap; word-break: break-word; }
 .secret-once { border: 2px solid var(--warn); border-radius: 8px; padding: 12px; margin: 0 0 16px; }
-.secret-once code { display: block; word-break: break-all; white-space: pre-wrap; margin: 8px 0; }
+.secret-once > code { display: block; word-break: break-all; white-space: pre-wrap; margin: 8px 0; }
 .actions { display: flex; gap: 8px; flex-wrap: wrap; margin: 0 0 16px; }
+.tabs { display: flex; gap: 4px; margin: 0 0 12px; border-bottom: 1px solid var(--line); }
+.tabs a { padding: 4px 10px; text-decoration: none; color: var(--fg); border-bottom: 2px solid transparent; }
+.tabs a[aria-current="page"] { border-bottom-color: var(--accent); font-weight: 600; }
 `;
 
 export const SCRIPT = `"use strict";
@@ -169,6 +172,11 @@ export const SCRIPT = `"use strict";
         .then(function () { busy = false; });
     }, every);
   });
+  // A page that shows a secret once, as the answer to its form's POST: a reload asks for the
+  // page again (GET) rather than sending the form again.
+  if (document.querySelector("[data-shown-once]") && history.replaceState) {
+    history.replaceState(null, "", location.href);
+  }
   localTimes(document);
 })();
 `;

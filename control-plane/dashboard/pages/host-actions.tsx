@@ -29,11 +29,19 @@ export type Flash =
 /** The hosts as the API lists them, or its refusal (403 to anyone not an operator). */
 export const listHosts = (c: DashCtx) => c.var.api.installation<{ hosts: Host[] }>("GET", "/hosts");
 
-/** The API's refusal of the list, in the page's words. */
-export function Refused({ status, message }: { status: number; message: string }) {
+/** The API's refusal of the list, in the page's words; `what` the page is about. */
+export function Refused({
+  status,
+  message,
+  what = "Hosts",
+}: {
+  status: number;
+  message: string;
+  what?: string;
+}) {
   return (
     <Notice kind="error">
-      {status === 403 ? `Hosts are for this Runlet's operators: ${message}.` : message}
+      {status === 403 ? `${what} are for this Runlet's operators: ${message}.` : message}
     </Notice>
   );
 }

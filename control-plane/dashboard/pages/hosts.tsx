@@ -3,7 +3,8 @@
  * state as `GET /v2/hosts` says it and when it was last heard from, its slots and memory, its
  * load and its apps as `runlet hosts` shows them (a down host's are its last heartbeat's);
  * Drain, Resume and Remove, each behind a confirmation page of its own (host-actions.tsx). Anyone
- * else gets the API's refusal (403), and the navigation offers them no link here.
+ * else gets the API's refusal (403), and the navigation offers them no link here. Beside it, the
+ * join tokens new hosts register with (host-tokens.tsx).
  */
 import type { Hono } from "hono";
 import { hostView } from "../../../common/host-view.ts";
@@ -21,6 +22,8 @@ import {
   Refused,
   registerHostActions,
 } from "./host-actions.tsx";
+import { HostTabs } from "./host-tabs.tsx";
+import { registerHostTokens } from "./host-tokens.tsx";
 
 /** The list follows the hosts' heartbeats (every 2 s): a drained host's load as it falls. */
 const REFRESH_MS = 3_000;
@@ -86,6 +89,7 @@ async function listPage(c: DashCtx) {
       ) : null}
       {listed.ok ? (
         <>
+          <HostTabs current={PATH} />
           <p class="muted">
             Every runtime host that registered with this Runlet, as its last heartbeat said. A down
             host's load and apps are those of its last heartbeat; a stopped one runs nothing. The
@@ -110,4 +114,5 @@ async function listPage(c: DashCtx) {
 export function registerHosts(dash: Hono<DashEnv>) {
   dash.get(PATH.replace("/dashboard", ""), listPage);
   registerHostActions(dash);
+  registerHostTokens(dash);
 }

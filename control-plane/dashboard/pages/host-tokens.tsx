@@ -1,0 +1,219 @@
+/**
+ * `/dashboard/hosts/tokens`: the join tokens new runtime hosts register with (docs/hosts.md), for
+ * this Runlet's operators, as `runlet hosts tokens` lists them: name, id, who made each, when,
+ * and whether it is revoked. Create one by name (`POST /v2/hosts/tokens`); revoke one behind a
+ * confirmation (host-token-revoke.tsx). Anyone else gets the API's refusal (403), and no link.
+ *
+ * A new token is shown once, with the command a new machine joins with, on the answer to the
+ * form's POST itself: it is never in an address, a redirect, a cookie or a log line, and the
+ * page is `no-store` (as every page). The form carries when it was made, so sending it again
+ * (a reload of that answer) makes no second token: the list says the first was shown already.
+ */
+import type { Hono } from "hono";
+import { hostJoinCommand } from "../../../common/host-join.ts";
+import { publicOrigin } from "../../behind-proxy.ts";
+import type { DashCtx, DashEnv } from "../api.ts";
+import { setFlash, takeFlash } from "../flash.ts";
+import { Page } from "../layout.tsx";
+import { EmptyRow, Field, Notice, Status, Table, Time } from "../ui.tsx";
+import { PATH, Refused } from "./host-actions.tsx";
+import { HostTabs, TOKENS_PATH } from "./host-tabs.tsx";
+import {
+  type HostToken,
+  listTokens,
+  RevokeLink,
+  registerHostTokenRevoke,
+  type TokenFlash,
+} from "./host-token-revoke.tsx";
+import type { ProjectUser } from "./project-users.tsx";
+
+/** A token just made: the API's answer, the only time it holds the token. */
+type Made = HostToken & { token: string };
+
+/** Who made each token, by name where the page knows it cheaply: the reader, their project's users. */
+async function creatorNames(c: DashCtx): Promise<Map<string, string>> {
+  const { principal } = c.var.session;
+  const names = new Map([[principal.id, `${principal.name} (you)`]]);
+  // Owners only: for anyone else the ids stay as they are.
+  const people = await c.var.api.project<{ users: ProjectUser[] }>("GET", "/users?limit=200");
+  if (people.ok) for (const u of people.data.users) if (!names.has(u.id)) names.set(u.id, u.name);
+  return names;
+}
+
+function ShownOnce({ made, command }: { made: Made; command: string }) {
+  return (
+    <section class="secret-once" aria-labelledby="token-title" data-shown-once="">
+      <h2 id="token-title">{`Join token ${made.name}`}</h2>
+      <p>
+        <strong>Copy it now: it is shown this once.</strong> Runlet keeps only its hash, and shows
+        it to nobody again, not on a reload of this page either. Lost, revoke it and make another.
+      </p>
+      <code id="new-token">{made.token}</code>
+      <button type="button" data-copy="new-token" aria-label="Copy the token">
+        Copy
+      </button>
+      <h3>On the new machine</h3>
+      <p>
+        In a checkout of Runlet (<code>npm install</code>), with the address the Worker reaches the
+        machine at in place of <code>&lt;its address&gt;</code> (docs/hosts.md, "Running a host on
+        another machine"):
+      </p>
+      <code id="join-command">{command}</code>
+      <button type="button" data-copy="join-command" aria-label="Copy the command">
+        Copy
+      </button>
+    </section>
+  );
+}
+
+function Said({ flash }: { flash: TokenFlash | undefined }) {
+  if (flash?.kind === "revoked")
+    return (
+      <Notice kind="info">{`${flash.name} is revoked: hosts that joined with it are refused at their next heartbeat, and stop.`}</Notice>
+    );
+  if (flash?.kind === "refused")
+    return (
+      <Notice kind="error">
+        {flash.action === "create"
+          ? `No join token was made: ${flash.message}.`
+          : `${flash.name} was not revoked: ${flash.message}.`}
+      </Notice>
+    );
+  if (flash?.kind === "sent-again")
+    return (
+      <Notice kind="warn">
+        This form was sent already: it made <strong>{flash.name}</strong> (<code>{flash.id}</code>)
+        at <Time at={flash.createdAt} />, whose token was shown then. A token is never shown twice:
+        if it was not kept, revoke it and make another.
+      </Notice>
+    );
+  return null;
+}
+
+function TokenRow({ t, by }: { t: HostToken; by: string | undefined }) {
+  return (
+    <tr>
+      <td>
+        {t.name}
+        <div class="hint mono">{t.id}</div>
+      </td>
+      <td>{by ?? <span class="mono">{t.createdBy}</span>}</td>
+      <td>
+        <Time at={t.createdAt} />
+      </td>
+      <td>
+        {t.revokedAt ? (
+          <>
+            <Status value="revoked" /> at <Time at={t.revokedAt} />
+          </>
+        ) : (
+          <Status value="active" />
+        )}
+      </td>
+      <td>{t.revokedAt ? null : <RevokeLink token={t} />}</td>
+    </tr>
+  );
+}
+
+const HEAD = ["Name", "Created by", "Created", "State", ""];
+
+/** The list; `made`: the token the POST being answered made, shown above it this once. */
+async function listPage(c: DashCtx, made?: Made) {
+  const flash = made ? undefined : takeFlash<TokenFlash>(c, TOKENS_PATH);
+  const [listed, names] = await Promise.all([listTokens(c), creatorNames(c)]);
+  const typed = flash?.kind === "refused" && flash.action === "create" ? flash.name : undefined;
+  const origin = publicOrigin(c, c.var.deps.trustProxy === true);
+  return c.html(
+    <Page title="Join tokens" section={PATH} session={c.var.session}>
+      {listed.ok ? <HostTabs current={TOKENS_PATH} /> : null}
+      <Said flash={flash} />
+      {made ? <ShownOnce made={made} command={hostJoinCommand(origin, made.token)} /> : null}
+      {listed.ok ? (
+        <>
+          <p class="muted">
+            A runtime host on another machine joins this Runlet with a join token (
+            <code>RUNLET_HOST_TOKEN</code>); revoking it stops the hosts that joined with it. Only a
+            hash of each is kept. The same as <code>runlet hosts token</code> and{" "}
+            <code>runlet hosts tokens</code>.
+          </p>
+          <h2>New join token</h2>
+          <form method="post" action={TOKENS_PATH} class="filters">
+            <Field
+              label="Name"
+              name="name"
+              required
+              maxlength={64}
+              value={typed}
+              hint="e.g. rack-2: the machine or the group it is for"
+            />
+            <input type="hidden" name="since" value={String(Date.now())} />
+            <button type="submit">Create</button>
+          </form>
+          <h2>Join tokens</h2>
+          <Table label="Join tokens" head={HEAD}>
+            {listed.data.tokens.length === 0 ? (
+              <EmptyRow span={HEAD.length}>
+                No join token yet. Make one above, then run the command it shows on the machine that
+                is to join.
+              </EmptyRow>
+            ) : (
+              // The newest first: a token just made heads the list, below where it is shown.
+              [...listed.data.tokens]
+                .reverse()
+                .map((t) => <TokenRow t={t} by={names.get(t.createdBy)} />)
+            )}
+          </Table>
+        </>
+      ) : (
+        <Refused status={listed.status} message={listed.message} what="Join tokens" />
+      )}
+    </Page>,
+    listed.ok || listed.status !== 403 ? 200 : 403,
+  );
+}
+
+/**
+ * The token this very form made already, if it is sent again (a reload of the page that showed
+ * it): one of the same name, by the same user, made since the form was.
+ */
+async function madeBefore(c: DashCtx, name: string, since: number) {
+  if (!Number.isFinite(since) || since <= 0) return undefined;
+  const listed = await listTokens(c);
+  if (!listed.ok) return undefined;
+  const me = c.var.session.principal.id;
+  return listed.data.tokens.find(
+    (t) => t.name === name.trim() && t.createdBy === me && Date.parse(t.createdAt) >= since,
+  );
+}
+
+export function registerHostTokens(dash: Hono<DashEnv>) {
+  const route = TOKENS_PATH.replace("/dashboard", "");
+  dash.get(route, (c) => listPage(c));
+
+  dash.post(route, async (c) => {
+    const form = await c.req.parseBody();
+    const name = typeof form.name === "string" ? form.name : "";
+    const again = await madeBefore(c, name, Number(form.since));
+    if (again) {
+      const { id, createdAt } = again;
+      setFlash(c, TOKENS_PATH, { kind: "sent-again", name: again.name, id, createdAt });
+      return c.redirect(TOKENS_PATH, 303);
+    }
+    // As typed: the API trims it and says what it refuses, in its words.
+    const created = await c.var.api.installation<Made>("POST", "/hosts/tokens", { name });
+    if (!created.ok) {
+      const refused: TokenFlash = {
+        kind: "refused",
+        action: "create",
+        name,
+        message: created.message,
+      };
+      setFlash(c, TOKENS_PATH, refused);
+      return c.redirect(TOKENS_PATH, 303);
+    }
+    // Shown on this answer, not after a redirect: the token rides in no cookie or address.
+    return listPage(c, created.data);
+  });
+
+  registerHostTokenRevoke(dash);
+}
