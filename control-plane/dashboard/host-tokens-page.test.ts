@@ -5,7 +5,7 @@
 // join tokens were made and revoked with `runlet hosts token|revoke` only.)
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hostTokens, users } from "../db/schema.ts";
+import { hosts, hostTokens, users } from "../db/schema.ts";
 import { createHostToken } from "../hosts/tokens.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 import { cookiesOf } from "../testing/owner-rows.ts";
@@ -158,6 +158,19 @@ describe("the join-tokens page", () => {
     );
     const unknown = await page(`${TOKENS}/htk_never/revoke`, cookie);
     expect(unknown.status).toBe(404);
+  });
+
+  it("is where removing a host sends an operator to keep it out", async () => {
+    const { token } = await createHostToken(f.db, { name: "rack-gone", createdBy: f.owner.id });
+    const { hostId } = (await (await register(token, "http://10.8.0.10:8790")).json()) as {
+      hostId: string;
+    };
+    await f.db
+      .update(hosts)
+      .set({ seenAt: Date.now() - 600_000 })
+      .where(eq(hosts.id, hostId));
+    const ask = await (await page(`/dashboard/hosts/${hostId}/remove`, await operator())).text();
+    expect(ask).toContain(`revoke its token (<a href="${TOKENS}">Join tokens</a>, or <code>`);
   });
 
   it("warns that revoking 'local' stops the hosts of 'runlet start'", async () => {

@@ -114,7 +114,8 @@ export const ACTIONS: Record<ActionName, Action> = {
         Remove <strong>{h.name}</strong> (<code>{h.id}</code>) from the list? What it held of each
         app's <code>max_replicas</code> is free at once, and an async run handed to it fails. If it
         comes back, it joins as a new host with a new id: to keep it out, revoke its token (
-        <code>runlet hosts revoke</code>). This cannot be undone.
+        <a href={`${PATH}/tokens`}>Join tokens</a>, or <code>runlet hosts revoke</code>). This
+        cannot be undone.
       </p>
     ),
     done: (name) => `${name} is removed from the list. If it comes back, it joins as a new host.`,
