@@ -179,12 +179,12 @@ describe("the join-tokens page", () => {
     expect(form).toContain("runlet start</code> runs beside this control plane: revoking it stops");
   });
 
-  it("names who made a token where the page knows them, else gives their id", async () => {
+  it("names who made each token (the API's createdByName), and gives the id of one deleted since", async () => {
     const byMember = await createHostToken(f.db, { name: "by-mel", createdBy: f.member.id });
-    const byOther = await createHostToken(f.db, { name: "by-otto", createdBy: f.outsider.id });
+    const byGone = await createHostToken(f.db, { name: "by-gone", createdBy: "usr_gone" });
     const html = await (await page(TOKENS, await operator())).text();
     expect(rowOf(html, byMember.id)).toContain("<td>Mel Member</td>");
-    expect(rowOf(html, byOther.id)).toContain(`<span class="mono">${f.outsider.id}</span>`);
+    expect(rowOf(html, byGone.id)).toContain('<span class="mono">usr_gone</span>');
   });
 
   it("is not offered to a member who is not an operator, and refuses them with the API's 403", async () => {

@@ -8,6 +8,7 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { REGISTRY_STATES } from "../../common/protocol/hosts.ts";
 import { operatorOnly } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
+import { principalNames } from "../db/principal-names.ts";
 import { ApiError } from "../errors.ts";
 import { type Removal, removeHost } from "../hosts/leaving.ts";
 import { listHosts } from "../hosts/registry.ts";
@@ -53,6 +54,9 @@ const hostTokenSchema = z
     id: z.string(),
     name: z.string(),
     createdBy: z.string(),
+    createdByName: z.string().nullable().openapi({
+      description: "The name of the user who made it; null once that user is deleted.",
+    }),
     createdAt: time(),
     revokedAt: time().nullable(),
   })
@@ -200,6 +204,7 @@ export function registerHosts(app: OpenAPIHono<AppEnv>) {
         name: made.name,
         token: made.token,
         createdBy: c.var.principal.id,
+        createdByName: c.var.principal.name,
         createdAt: iso(made.createdAt),
         revokedAt: null,
       },
@@ -208,8 +213,14 @@ export function registerHosts(app: OpenAPIHono<AppEnv>) {
   });
 
   app.openapi(listTokensRoute, async (c) => {
-    const tokens = (await listHostTokens(c.var.deps.db)).map((t) => ({
+    const listed = await listHostTokens(c.var.deps.db);
+    const names = await principalNames(
+      c.var.deps.db,
+      listed.map((t) => t.createdBy),
+    );
+    const tokens = listed.map((t) => ({
       ...t,
+      createdByName: names.get(t.createdBy) ?? null,
       createdAt: iso(t.createdAt),
       revokedAt: t.revokedAt === null ? null : iso(t.revokedAt),
     }));

@@ -16,8 +16,9 @@ import { TOKENS_PATH } from "./host-tabs.tsx";
 export interface HostToken {
   id: string;
   name: string;
-  /** The id of the user who made it. */
+  /** The id of the user who made it, and their name (null once deleted). */
   createdBy: string;
+  createdByName: string | null;
   createdAt: string;
   revokedAt: string | null;
 }

@@ -25,20 +25,9 @@ import {
   registerHostTokenRevoke,
   type TokenFlash,
 } from "./host-token-revoke.tsx";
-import type { ProjectUser } from "./project-users.tsx";
 
 /** A token just made: the API's answer, the only time it holds the token. */
 type Made = HostToken & { token: string };
-
-/** Who made each token, by name where the page knows it cheaply: the reader, their project's users. */
-async function creatorNames(c: DashCtx): Promise<Map<string, string>> {
-  const { principal } = c.var.session;
-  const names = new Map([[principal.id, `${principal.name} (you)`]]);
-  // Owners only: for anyone else the ids stay as they are.
-  const people = await c.var.api.project<{ users: ProjectUser[] }>("GET", "/users?limit=200");
-  if (people.ok) for (const u of people.data.users) if (!names.has(u.id)) names.set(u.id, u.name);
-  return names;
-}
 
 function ShownOnce({ made, command }: { made: Made; command: string }) {
   return (
@@ -90,7 +79,11 @@ function Said({ flash }: { flash: TokenFlash | undefined }) {
   return null;
 }
 
-function TokenRow({ t, by }: { t: HostToken; by: string | undefined }) {
+function TokenRow({ t, me }: { t: HostToken; me: string }) {
+  const by =
+    t.createdByName === null
+      ? undefined
+      : `${t.createdByName}${t.createdBy === me ? " (you)" : ""}`;
   return (
     <tr>
       <td>
@@ -120,7 +113,7 @@ const HEAD = ["Name", "Created by", "Created", "State", ""];
 /** The list; `made`: the token the POST being answered made, shown above it this once. */
 async function listPage(c: DashCtx, made?: Made) {
   const flash = made ? undefined : takeFlash<TokenFlash>(c, TOKENS_PATH);
-  const [listed, names] = await Promise.all([listTokens(c), creatorNames(c)]);
+  const listed = await listTokens(c);
   const typed = flash?.kind === "refused" && flash.action === "create" ? flash.name : undefined;
   const origin = publicOrigin(c, c.var.deps.trustProxy === true);
   return c.html(
@@ -160,7 +153,7 @@ async function listPage(c: DashCtx, made?: Made) {
               // The newest first: a token just made heads the list, below where it is shown.
               [...listed.data.tokens]
                 .reverse()
-                .map((t) => <TokenRow t={t} by={names.get(t.createdBy)} />)
+                .map((t) => <TokenRow t={t} me={c.var.session.principal.id} />)
             )}
           </Table>
         </>
