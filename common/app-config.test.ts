@@ -21,6 +21,10 @@ it.each([
   ["[scaling]\nmax_replicas = 0", "scaling.max_replicas: must be at least 1"],
   // 'Invalid input: expected number, received string', '… expected int, received number'.
   ['queue_timeout = "60"', "queue_timeout: must be a number, not a string"],
+  ["start_timeout = 1801", "start_timeout: must be at most 1800"],
+  ["start_timeout = 0", "start_timeout: must be at least 1"],
+  ['start_timeout = "120"', "start_timeout: must be a number, not a string"],
+  ["start_timeout = 2.5", "start_timeout: must be a whole number"],
   ["[scaling]\ncooldown = 1.5", "scaling.cooldown: must be a whole number"],
   ["scaling = 3", "scaling: must be an object, not a number"],
   // 'Invalid string: must start with "/"', 'Too small: expected string to have >=1 characters'.
@@ -68,5 +72,31 @@ describe("an unknown field of runlet.toml", () => {
     expect(said({ colour: "blue" })).toBe("unknown field 'colour'");
     // Any other problem reads as describeZodError says it.
     expect(said({ runtime: "manged" })).toBe('runtime: must be "managed" or "custom"');
+  });
+});
+
+describe("start_timeout", () => {
+  const parsed = (toml: string) => appConfigSchema.parse(parse(`name = "app"\n${toml}`));
+
+  it("takes whole seconds from 1 to 1800, and is left out unless set (the host's 30 s)", () => {
+    expect(parsed("start_timeout = 1").start_timeout).toBe(1);
+    expect(parsed("start_timeout = 1800").start_timeout).toBe(1800);
+    expect(parsed("").start_timeout).toBeUndefined();
+  });
+
+  it("is suggested for a near name, and for a table's field put at the top", () => {
+    const said = (raw: Record<string, unknown>) => {
+      const result = appConfigSchema.safeParse({ name: "a", ...raw });
+      return result.success ? "taken" : describeConfigError(result.error);
+    };
+    expect(said({ start_timout: 60 })).toBe(
+      "unknown field 'start_timout' (did you mean start_timeout?)",
+    );
+    expect(said({ scaling: { start_timeout: 60 } })).toBe(
+      "scaling: unknown field 'start_timeout' (did you mean start_timeout, at the top (before any [table])?)",
+    );
+    expect(said({ startup_timeout: 60 })).toBe(
+      "unknown field 'startup_timeout' (did you mean start_timeout (seconds a replica may take to be ready)?)",
+    );
   });
 });

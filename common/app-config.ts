@@ -9,6 +9,18 @@ export const DEFAULT_QUEUE_TIMEOUT_S = 24 * 60 * 60;
 /** Upper bound of `queue_timeout`: a run's record is kept 7 days, so it cannot wait longer. */
 export const MAX_QUEUE_TIMEOUT_S = 7 * 24 * 60 * 60;
 
+/**
+ * How long a replica may take to be ready by default (`start_timeout`): its module imported, or
+ * its server answering its healthcheck. A config without the field has this limit: the runtime
+ * host's own (`startTimeoutMs`), as before the field existed.
+ */
+export const DEFAULT_START_TIMEOUT_S = 30;
+/**
+ * Upper bound of `start_timeout`: 30 minutes, as long as a large model's load. A sync call that
+ * finds the app cold waits for its start (docs/api.md, "Slow starts"), so it is bounded.
+ */
+export const MAX_START_TIMEOUT_S = 30 * 60;
+
 const appName = z
   .string()
   .regex(
@@ -37,6 +49,10 @@ export const appConfigSchema = z
       .min(1)
       .max(MAX_QUEUE_TIMEOUT_S)
       .default(DEFAULT_QUEUE_TIMEOUT_S),
+    // No default written into the config: a version that leaves it out reaches runtime hosts
+    // older than the field as it did before (their schema refuses a field it does not know),
+    // and has their limit, DEFAULT_START_TIMEOUT_S.
+    start_timeout: z.number().int().min(1).max(MAX_START_TIMEOUT_S).optional(),
     scaling: z
       .strictObject({
         min_replicas: z.number().int().min(0).max(64).default(0),
@@ -166,6 +182,7 @@ export function describeZodError(error: z.core.$ZodError): string {
  */
 const FIELD_HINTS: Record<string, string> = {
   timeout: "response_grace_period (seconds an async run may take)",
+  startup_timeout: "start_timeout (seconds a replica may take to be ready)",
   max_duration: "response_grace_period (seconds an async run may take)",
   concurrency: "[scaling] replica_concurrency",
   max_concurrency: "[scaling] replica_concurrency",
@@ -180,7 +197,15 @@ const FIELD_HINTS: Record<string, string> = {
 
 /** The fields of runlet.toml, by the table they go in (`""`: the top). */
 const FIELDS: Record<string, string[]> = {
-  "": ["name", "runtime", "response_grace_period", "queue_timeout", "scaling", "custom"],
+  "": [
+    "name",
+    "runtime",
+    "response_grace_period",
+    "queue_timeout",
+    "start_timeout",
+    "scaling",
+    "custom",
+  ],
   scaling: ["min_replicas", "max_replicas", "replica_concurrency", "cooldown"],
   custom: ["entrypoint", "port", "healthcheck"],
 };
