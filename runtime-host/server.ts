@@ -135,17 +135,19 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
         have,
       });
     });
-  // In a registry, a replica's environment holds its project's secrets, read as it starts.
-  const withSecrets = <T extends { project: string }>(target: T) => ({
+  // In a registry, a replica's environment holds its project's secrets, read as it starts. Its
+  // start is bounded by its app's start_timeout (the host's limit without one).
+  const specOf = (target: PoolTarget) => ({
     ...target,
     secrets: async () => (await membership?.secrets(target.project)) ?? {},
+    startTimeout: target.config.start_timeout,
   });
   const outputs = new ReplicaOutputs(limits.endedOutputs);
   const replicaOf = (target: PoolTarget) =>
     outputs.track(
       target.config.runtime === "custom"
-        ? spares.custom.replicaFor(withSecrets(target))
-        : spares.managed.replicaFor(withSecrets(target)),
+        ? spares.custom.replicaFor(specOf(target))
+        : spares.managed.replicaFor(specOf(target)),
     );
   // A deploy's trial replica, once its version is current, is the pool's first new one of it.
   const trials = new Trials(replicaOf, (target) => {

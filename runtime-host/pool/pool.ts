@@ -44,7 +44,10 @@ import {
 export interface PoolTarget extends WorkloadSpec {
   /** Changes whenever the files behind `version` do (a re-deploy of the same version). */
   digest: string;
-  config: Pick<AppConfig, "scaling" | "runtime" | "custom" | "response_grace_period">;
+  config: Pick<
+    AppConfig,
+    "scaling" | "runtime" | "custom" | "response_grace_period" | "start_timeout"
+  >;
   /** When the host's registry took it (ISO): orders deployments where numbers do not. */
   deployedAt?: string;
 }

@@ -20,12 +20,17 @@ describe("ManagedReplica", () => {
     await removeHome(dir);
   });
 
-  async function replicaOf(files: Record<string, string>, options = OPTIONS) {
+  /** `startTimeout`: the app's `start_timeout` (seconds); the options' limit without it. */
+  async function replicaOf(
+    files: Record<string, string>,
+    options = OPTIONS,
+    startTimeout?: number,
+  ) {
     const appDir = join(dir, `app-${replicas.length}`);
     await mkdir(appDir);
     for (const [path, text] of Object.entries(files)) await writeFile(join(appDir, path), text);
     const replica = new ManagedReplica(
-      { project: "p", app: "a", version: 1, dir: appDir },
+      { project: "p", app: "a", version: 1, dir: appDir, startTimeout },
       options,
     );
     replicas.push(replica);
@@ -213,9 +218,25 @@ export const forge = () => {
     );
     const failure = await failureOf(replica.start());
     expect(failure.message).toBe(
-      'the app failed to start: it did not load within 0.3 s, the start limit: a module that loads a model or data as it is imported must load within it; load it on the first call instead, kept in a module-level promise (docs/api.md, "Slow starts")',
+      'the app failed to start: it did not load within 0.3 s, the app\'s start_timeout (runlet.toml): a module that loads a model or data as it is imported must load within it: raise start_timeout (at most 1800 s), or load it on the first call instead, kept in a module-level promise (docs/api.md, "Slow starts")',
     );
     await waitUntil(() => replica.exited);
+  });
+
+  it("gives a module its app's start_timeout to load, not the host's limit", async () => {
+    // Loads for about 2 s as it is imported, as a module that loads a model does.
+    const slow = {
+      "main.mjs":
+        "await new Promise((r) => setTimeout(r, 2_000));\nexport const run = () => 'loaded';",
+    };
+    const short = await replicaOf(slow, OPTIONS, 1);
+    const failure = await failureOf(short.start());
+    expect(failure.message).toMatch(
+      /^the app failed to start: it did not load within 1 s, the app's start_timeout \(runlet\.toml\): .*raise start_timeout/,
+    );
+    const long = await replicaOf(slow, { ...OPTIONS, startTimeoutMs: 300 }, 5);
+    await long.start();
+    expect(await long.invoke({ ...CALL, fn: "run" }, 5_000)).toMatchObject({ value: "loaded" });
   });
 
   it("fails calls at once when the app closes its channel to the host", async () => {

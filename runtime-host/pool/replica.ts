@@ -5,6 +5,7 @@
  */
 
 import type { ChildProcess } from "node:child_process";
+import { MAX_START_TIMEOUT_S } from "../../common/app-config.ts";
 import { exitOf } from "../../common/exit-status.ts";
 import { LOG_RING_BYTES } from "../limits.ts";
 import { type Launcher, launchManaged, loadEnv } from "../runtimes/managed/launch.ts";
@@ -24,11 +25,14 @@ import {
   type FunctionWorkload,
   hostFailure,
   readSecrets,
+  startLimitMs,
+  startLimitWords,
   WorkloadError,
   type WorkloadSpec,
 } from "./workload.ts";
 
 export interface ReplicaOptions {
+  /** The start limit of a spare, and of an app whose spec has no `startTimeout`. */
   startTimeoutMs: number;
   stopGraceMs: number;
   /** How the process is started (the host's sandboxed launcher; plain processes by default). */
@@ -157,16 +161,18 @@ export class ManagedReplica implements FunctionWorkload {
 
   /** Runs `begin`, then waits for the process's `spare` or `ready` (or its failure). */
   #startup(begin: () => void | Promise<void>): Promise<void> {
+    // The app's own limit once the spec is the app's (a spare's is the host's).
+    const limitMs = startLimitMs(this.#spec, this.options.startTimeoutMs);
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#settleStart?.(
           // A model loaded as main.mjs is imported: it said the limit alone, not the way out.
           appFailure(
-            `it did not load within ${this.options.startTimeoutMs / 1000} s, the start limit: a module that loads a model or data as it is imported must load within it; load it on the first call instead, kept in a module-level promise (docs/api.md, "Slow starts")`,
+            `it did not load within ${startLimitWords(limitMs)}: a module that loads a model or data as it is imported must load within it: raise start_timeout (at most ${MAX_START_TIMEOUT_S} s), or load it on the first call instead, kept in a module-level promise (docs/api.md, "Slow starts")`,
           ),
         );
         this.#kill("SIGKILL");
-      }, this.options.startTimeoutMs);
+      }, limitMs);
       this.#settleStart = (error) => {
         this.#settleStart = undefined;
         clearTimeout(timer);

@@ -21,7 +21,20 @@ export interface WorkloadSpec {
   env?: Record<string, string>;
   /** Its project's secrets, read as the replica starts (in a registry), added to `env`. */
   secrets?: () => Promise<Record<string, string>>;
+  /**
+   * The app's `start_timeout` (seconds): the longest its replica may take to be ready. Without
+   * it (a spare, a config without the field), the host's `startTimeoutMs`.
+   */
+  startTimeout?: number;
 }
+
+/** The longest a replica of `spec` may take to start (ms): its app's, else the host's limit. */
+export const startLimitMs = (spec: WorkloadSpec, hostLimitMs: number): number =>
+  spec.startTimeout === undefined ? hostLimitMs : spec.startTimeout * 1000;
+
+/** A start limit as an error says it: `30 s, the app's start_timeout (runlet.toml)`. */
+export const startLimitWords = (limitMs: number): string =>
+  `${limitMs / 1000} s, the app's start_timeout (runlet.toml)`;
 
 /**
  * Copies a version's files into a replica's own folder (`failed` runs if that fails). Its error

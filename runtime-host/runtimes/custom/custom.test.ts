@@ -173,7 +173,7 @@ describe("custom runtime", () => {
     const res = await send("/");
     expect(res.status).toBe(502);
     expect((await json(res)).message).toMatch(
-      /\/health did not answer 2xx within 5 s \(last, no answer: does it listen on PORT \(\d+\)\?\)/,
+      /\/health did not answer 2xx within 5 s, the app's start_timeout \(runlet\.toml\) \(last, no answer: does it listen on PORT \(\d+\)\?\)/,
     );
     const unwell = `require("node:http").createServer((q, s) => { s.statusCode = 503; s.end(); })
   .listen(Number(process.env.PORT), "127.0.0.1");`;
@@ -188,8 +188,28 @@ describe("custom runtime", () => {
     const res = await send("/");
     expect(res.status).toBe(502);
     expect((await json(res)).message).toMatch(
-      /^the app failed to start: nothing answered \/health on PORT \(\d+\) within 5 s, the start limit, while its process ran \(its last output: "loading model\.\.\."\): a server that loads a model or data first must answer within 5 s: listen at once and load in a background thread, with requests waiting for it \(docs\/api\.md, "Slow starts"\), or it listens on another port than PORT/,
+      /^the app failed to start: nothing answered \/health on PORT \(\d+\) within 5 s, the app's start_timeout \(runlet\.toml\), while its process ran \(its last output: "loading model\.\.\."\): a server that loads a model or data first must answer within 5 s: raise start_timeout \(at most 1800 s\), or listen at once and load in a background thread, with requests waiting for it \(docs\/api\.md, "Slow starts"\); or it listens on another port than PORT/,
     );
+  });
+
+  it("gives a server its app's start_timeout to get healthy, not the host's limit", async () => {
+    await host.close();
+    host = await startTestHost(home, { limits: { startTimeoutMs: 1_000 } });
+    // Listens about 2 s after it starts, as a server that loads a model first does.
+    const slow = `console.log("loading model...");
+setTimeout(() => require("node:http").createServer((q, s) => s.end("loaded"))
+  .listen(Number(process.env.PORT), "127.0.0.1"), 2_000);`;
+    const withLimit = (start_timeout: number) => configOf("web", { ...CONFIG, start_timeout });
+    const client = hostClient(host.url);
+    await client.deploy("p", "web", 1, { "server.js": slow }, withLimit(1));
+    const refused = await send("/");
+    expect(refused.status).toBe(502);
+    expect((await json(refused)).message).toMatch(
+      /^the app failed to start: nothing answered \/health on PORT \(\d+\) within 1 s, the app's start_timeout \(runlet\.toml\), while its process ran/,
+    );
+    await client.deploy("p", "web", 2, { "server.js": slow }, withLimit(5));
+    const res = await send("/");
+    expect([res.status, await res.text()]).toEqual([200, "loaded"]);
   });
 
   it("says at once that its healthcheck path is not served, rather than after the start timeout", async () => {

@@ -196,7 +196,7 @@ describe.skipIf(!hasPython)(`a Python app that loads before it listens (${sandbo
     });
     expect(res.status).toBe(502);
     expect(((await res.json()) as { message: string }).message).toMatch(
-      /^the app failed to start: nothing answered \/health on PORT \(\d+\) within 3 s, the start limit, while its process ran \(its last output: "loading model\.\.\."\): .*listen at once and load in a background thread/,
+      /^the app failed to start: nothing answered \/health on PORT \(\d+\) within 3 s, the app's start_timeout \(runlet\.toml\), while its process ran \(its last output: "loading model\.\.\."\): .*listen at once and load in a background thread/,
     );
   });
 });

@@ -24,6 +24,7 @@ import {
   type HttpWorkload,
   hostFailure,
   readSecrets,
+  startLimitMs,
   WorkloadError,
   type WorkloadSpec,
 } from "../../pool/workload.ts";
@@ -38,6 +39,7 @@ export interface CustomSpec extends WorkloadSpec {
 }
 
 export interface CustomReplicaOptions {
+  /** The start limit of an app whose spec has no `startTimeout`. */
   startTimeoutMs: number;
   stopGraceMs: number;
   /** Where the app's server runs (default: a plain process). */
@@ -222,7 +224,8 @@ export class CustomReplica implements HttpWorkload {
 
   /** Probes the healthcheck until it answers 2xx; fails if the process ends or time runs out. */
   async #waitUntilHealthy(path: string, port: number): Promise<void> {
-    const deadline = Date.now() + this.options.startTimeoutMs;
+    const limitMs = startLimitMs(this.spec, this.options.startTimeoutMs);
+    const deadline = Date.now() + limitMs;
     let listening = false;
     let last = "no answer";
     let notServedSince: number | undefined;
@@ -250,7 +253,6 @@ export class CustomReplica implements HttpWorkload {
       }
       if (Date.now() > deadline) {
         this.#process.signal("SIGKILL");
-        const limitMs = this.options.startTimeoutMs;
         const output = this.logs.text();
         throw new WorkloadError({
           kind: "load-failed",

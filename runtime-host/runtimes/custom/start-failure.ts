@@ -1,6 +1,8 @@
 /**
  * How a custom replica's failed start reads: the words of its 502 (and of a deploy's refusal).
  */
+import { MAX_START_TIMEOUT_S } from "../../../common/app-config.ts";
+import { startLimitWords } from "../../pool/workload.ts";
 
 /**
  * What to quote of a process that died starting: its first line naming an error (Node prints
@@ -39,8 +41,8 @@ export function neverHealthyDetail(start: NeverHealthy): string {
   const limit = `${start.limitMs / 1000} s`;
   const said = lastWordsOf(start.output);
   if (last === "no answer" && said !== undefined)
-    return `nothing answered ${path} on PORT (${port}) within ${limit}, the start limit, while its process ran (its last output: ${JSON.stringify(said.slice(0, 200))}): a server that loads a model or data first must answer within ${limit}: listen at once and load in a background thread, with requests waiting for it (docs/api.md, "Slow starts"), or it listens on another port than PORT`;
+    return `nothing answered ${path} on PORT (${port}) within ${startLimitWords(start.limitMs)}, while its process ran (its last output: ${JSON.stringify(said.slice(0, 200))}): a server that loads a model or data first must answer within ${limit}: raise start_timeout (at most ${MAX_START_TIMEOUT_S} s), or listen at once and load in a background thread, with requests waiting for it (docs/api.md, "Slow starts"); or it listens on another port than PORT`;
   // Nothing answering at all, nothing said: most often a server on another port than PORT.
   const hint = last.startsWith("it answered") ? last : `${last}: does it listen on PORT (${port})?`;
-  return `${path} did not answer 2xx within ${limit} (last, ${hint})`;
+  return `${path} did not answer 2xx within ${startLimitWords(start.limitMs)} (last, ${hint})`;
 }
