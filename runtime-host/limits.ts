@@ -39,8 +39,16 @@ export interface HostLimits {
    * killed (a stuck function would otherwise hold it forever). Longer work belongs in async runs.
    */
   callTimeoutMs: number;
-  /** Longest a replica may take to import the app's module before the call fails with 502. */
+  /**
+   * Longest a replica may take to be ready (its module imported, its server healthy) before the
+   * call fails with 502, unless its app's `start_timeout` says otherwise; a spare's start too.
+   */
   startTimeoutMs: number;
+  /**
+   * Between two spaces a deploy's trial writes before its answer while the replica starts: a
+   * client's wait for the next bytes (Node's fetch: 300 s) must not end a start of 30 minutes.
+   */
+  trialKeepAliveMs: number;
   /** Time between SIGTERM and SIGKILL when a replica is stopped. */
   stopGraceMs: number;
   /**
@@ -73,6 +81,7 @@ export interface HostLimits {
 export const DEFAULT_LIMITS: HostLimits = {
   callTimeoutMs: 5 * 60_000,
   startTimeoutMs: 30_000,
+  trialKeepAliveMs: 30_000,
   stopGraceMs: 2_000,
   queueWaitMs: 30_000,
   maxWaiting: 10_000,

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { appConfigSchema } from "../../common/app-config.ts";
 import { rendezvousOrder } from "../../common/rendezvous.ts";
 import type { LiveHost } from "./registry.ts";
-import { startOnHost } from "./start.ts";
+import { answerMs, startOnHost } from "./start.ts";
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -146,5 +146,13 @@ describe("a deploy's trial", () => {
       ],
     });
     expect(await startOnHost([], "token", input)).toEqual({ state: "unavailable", reasons: [] });
+  });
+});
+
+describe("the wait for a trial's answer", () => {
+  it("grows with the app's start_timeout: the host's start limit and a minute for the rest", () => {
+    expect(answerMs({})).toBe(90_000); // the default 30 s start, as before the field
+    expect(answerMs({ start_timeout: 120 })).toBe(180_000);
+    expect(answerMs({ start_timeout: 1800 })).toBe(1_860_000);
   });
 });

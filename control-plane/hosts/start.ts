@@ -7,6 +7,7 @@
  * not start it for a reason of its own (its sandbox, the project's secrets, its disk: the
  * answer's `fault`), is passed over for the next.
  */
+import { type AppConfig, DEFAULT_START_TIMEOUT_S } from "../../common/app-config.ts";
 import {
   type DeployRequest,
   type OutputLine,
@@ -34,10 +35,16 @@ export type StartOutcome =
  */
 const HEAD_MS = 60_000;
 /**
- * How long the rest of the answer may take: the host bounds the start itself (its limit, 30 s),
- * after a spare and the project's secrets; this only ends the wait for a host gone silent.
+ * How long the rest of the answer may take beyond the app's `start_timeout`: the host bounds the
+ * start itself (by that limit), after a spare and the project's secrets; this only ends the wait
+ * for a host gone silent. At a fixed 90 s, a start of 120 s was cut here though the host allowed it.
+ * (The head comes before the start, so `HEAD_MS` does not grow with it.)
  */
-const ANSWER_MS = 90_000;
+const ANSWER_MARGIN_MS = 60_000;
+
+/** How long the answer may take after its head, for a version whose config is `config`. */
+export const answerMs = (config: Pick<AppConfig, "start_timeout">) =>
+  (config.start_timeout ?? DEFAULT_START_TIMEOUT_S) * 1000 + ANSWER_MARGIN_MS;
 
 /** Asks the hosts that are up, in the app's order, until one starts the version or says why not. */
 export async function startOnHost(
@@ -58,7 +65,8 @@ export async function startOnHost(
   const body = JSON.stringify(request);
   const reasons: string[] = [];
   for (const host of up) {
-    const answer = await ask(host, hostPath.trial(project, app), body, internalToken);
+    const path = hostPath.trial(project, app);
+    const answer = await ask(host, path, body, internalToken, answerMs(bundle.config));
     if (typeof answer === "string") {
       reasons.push(`${host.id} ${answer}`);
       continue;
@@ -79,6 +87,7 @@ async function ask(
   path: string,
   body: string,
   internalToken: string,
+  answerWithinMs: number,
 ): Promise<TrialAnswer | string> {
   const abort = new AbortController();
   let timer = setTimeout(() => abort.abort(), HEAD_MS);
@@ -90,7 +99,7 @@ async function ask(
       signal: abort.signal,
     });
     clearTimeout(timer);
-    timer = setTimeout(() => abort.abort(), ANSWER_MS);
+    timer = setTimeout(() => abort.abort(), answerWithinMs);
     const text = await res.text().catch(() => undefined);
     if (abort.signal.aborted)
       return "did not say within its start limit whether the replica started";

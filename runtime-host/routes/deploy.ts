@@ -58,7 +58,7 @@ export async function startTrial(
   req: IncomingMessage,
   res: ServerResponse,
   params: readonly string[],
-  { registry, trials }: HostContext,
+  { registry, trials, limits }: HostContext,
 ): Promise<void> {
   const { project, app } = projectAndApp(params);
   const { version, config, files, digest } = await versionOf(req, app, trialRequestSchema);
@@ -78,12 +78,20 @@ export async function startTrial(
     "cache-control": "no-store",
   });
   res.flushHeaders();
-  const answer: TrialAnswer = await trials.start(target).catch(async (err: unknown) => {
-    await registry.unstage(target);
-    throw err;
-  });
-  if (!answer.started) await registry.unstage(target);
-  res.end(JSON.stringify(answer));
+  // A space now and then while the replica starts (JSON before its value may hold them): a
+  // client's wait for the next bytes of an answer (Node's fetch: 300 s) must not end a start
+  // that the app's start_timeout allows to take up to 30 minutes.
+  const alive = setInterval(() => res.write(" "), limits.trialKeepAliveMs);
+  try {
+    const answer: TrialAnswer = await trials.start(target).catch(async (err: unknown) => {
+      await registry.unstage(target);
+      throw err;
+    });
+    if (!answer.started) await registry.unstage(target);
+    res.end(JSON.stringify(answer));
+  } finally {
+    clearInterval(alive);
+  }
 }
 
 export async function setCurrentVersion(

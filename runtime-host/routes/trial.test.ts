@@ -7,9 +7,11 @@ import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { appsRoot } from "../../common/app-paths.ts";
+import { digestOfBundle } from "../../common/bundle-digest.ts";
 import type { ReplicaOutput } from "../../common/protocol/host.ts";
 import type { RunningHost } from "../server.ts";
 import {
+  bundle,
   configOf,
   eventually,
   hostClient,
@@ -64,6 +66,31 @@ describe("a deploy's trial on the runtime host", () => {
     expect((await client.deploy("p", "a", 2, answering("v2"))).status).toBe(200);
     const first = await client.invoke("p", "a", "run");
     expect(first.body).toMatchObject({ result: { what: "v2", pid: started?.pid } });
+  });
+
+  it("keeps its answer going while a slow start runs, within the app's start_timeout", async () => {
+    await host.close();
+    host = await startTestHost(home, { limits: { startTimeoutMs: 500, trialKeepAliveMs: 200 } });
+    // Loads for about 1.5 s, past the host's limit here: its own start_timeout allows it.
+    const slow = {
+      "main.mjs": "await new Promise((r) => setTimeout(r, 1_500));\nexport const run = () => 1;",
+    };
+    const files = bundle(slow);
+    const res = await fetch(`${host.url}/internal/apps/p/a/trial`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        version: 1,
+        config: configOf("a", { start_timeout: 5 }),
+        files,
+        digest: await digestOfBundle(files),
+      }),
+    });
+    const text = await res.text();
+    // Spaces while it started (a client's wait for the next bytes never runs out), then the
+    // answer, which reads as JSON all the same.
+    expect(text).toMatch(/^ +\{/);
+    expect(JSON.parse(text)).toMatchObject({ started: true });
   });
 
   it("stops the replica a trial holds when its app is deleted, and its files go", async () => {
