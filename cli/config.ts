@@ -141,7 +141,13 @@ export async function readAnswer<T>(res: Response, what: string): Promise<T> {
 const PATIENCE_NOTE_MS = 3_000;
 const PATIENCE_EVERY_MS = 10_000;
 
-export async function request(url: string, init: RequestInit, what: string): Promise<Response> {
+/** `send`: how the request goes (`patientFetch` for one whose answer may take minutes). */
+export async function request(
+  url: string,
+  init: RequestInit,
+  what: string,
+  send: (url: string, init: RequestInit) => Promise<Response> = fetch,
+): Promise<Response> {
   // A silent wait reads as a hang: a deploy or a delete waits for every runtime host that
   // answers, up to 30 s for one that does not (docs/hosts.md).
   const started = Date.now();
@@ -154,7 +160,7 @@ export async function request(url: string, init: RequestInit, what: string): Pro
     timer = setTimeout(again, PATIENCE_EVERY_MS);
   }, PATIENCE_NOTE_MS);
   try {
-    return await fetch(url, init);
+    return await send(url, init);
   } catch {
     throw new CliError(
       `${what} failed: cannot reach ${new URL(url).origin} — is Runlet running (\`npm start\`)?`,

@@ -12,6 +12,7 @@ import { homePaths } from "../../control-plane/home.ts";
 import type { DeployedApp } from "../../control-plane/routes/apps-deploy.ts";
 import { CliError, type Command, formatBytes } from "../command.ts";
 import { cliHome, loadConfig, readAnswer, request } from "../config.ts";
+import { patientFetch } from "../patient-fetch.ts";
 import { checkSyntax, describeProblems, filesToCheck, languageOf } from "./syntax-check.ts";
 
 const SKIP = new Set([".git", ".runlet", ".wrangler", ".DS_Store"]);
@@ -139,7 +140,8 @@ why (the field; the file and line): nothing is uploaded.
 Then the control plane starts a replica of the new version on a runtime host before it makes
 it live ("Starting a replica of the new version of hello…"): one that fails as it loads (a
 package not in the folder, a name a module does not export, a Python ImportError, an
-entrypoint that exits at once, a healthcheck that never answers 2xx within 30 s), or a module
+entrypoint that exits at once, a healthcheck that never answers 2xx within the app's
+start_timeout, 30 s unless runlet.toml sets it, up to 1800), or a module
 that exports no function, is refused with the app's error and its last output, exit code 1,
 and the version before goes on answering. The replica that started
 takes the new version's first call. With no runtime host up, the deploy is refused (503).
@@ -193,9 +195,11 @@ takes the new version's first call. With no runtime host up, the deploy is refus
     const note = packagesNote(files.map((f) => f.path));
     if (note) console.error(note);
     const startCheck = !values["no-start-check"];
+    // A start_timeout of minutes is a wait of minutes: said up front, then every 10 s (request).
+    const limit = typeof parsed.start_timeout === "number" ? parsed.start_timeout : undefined;
     if (startCheck && !values.json)
       console.error(
-        `Starting a replica of the new version of ${name} on a runtime host before it goes live…`,
+        `Starting a replica of the new version of ${name} on a runtime host before it goes live${limit === undefined ? "" : ` (start_timeout ${limit} s)`}…`,
       );
     const res = await request(
       `${config.baseUrl}/v2/projects/${config.projectId}/apps${startCheck ? "" : "?startCheck=false"}`,
@@ -205,6 +209,7 @@ takes the new version's first call. With no runtime host up, the deploy is refus
         body: JSON.stringify({ files }),
       },
       "deploy",
+      patientFetch, // its answer comes once the replica started: up to start_timeout, 30 min
     );
     const app = await readAnswer<DeployedApp>(res, "deploy");
     if (values.json) {
