@@ -1,3 +1,4 @@
+import { DEFAULT_START_TIMEOUT_S } from "../../common/app-config.ts";
 import type { AppView, ListedApp } from "../../control-plane/routes/apps-read.ts";
 import type { AppReplicas } from "../../control-plane/routes/apps-replicas.ts";
 import { CliError, type Command } from "../command.ts";
@@ -49,7 +50,7 @@ async function show(config: CliConfig, name: string, json: boolean): Promise<num
     ],
     [
       "limits",
-      `response_grace_period ${app.responseGracePeriod} s, queue_timeout ${app.queueTimeout} s`,
+      `response_grace_period ${app.responseGracePeriod} s, queue_timeout ${app.queueTimeout} s, start_timeout ${app.startTimeout ?? DEFAULT_START_TIMEOUT_S} s`,
     ],
     ["async runs", runsOf(replicas.runs)],
     [

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import type { RuntimeHosts } from "../host-client.ts";
 import { bundleFiles, INTERNAL_TOKEN, noRuntimeHosts } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
+import { dashboardCookie } from "../testing/owner-rows.ts";
 
 const host: RuntimeHosts = {
   start: noRuntimeHosts.start,
@@ -31,7 +32,7 @@ async function deploy(toml: string) {
 
 it("shows the live version's scaling, capacity and queue settings", async () => {
   await deploy(
-    'name = "worker"\nqueue_timeout = 600\n[scaling]\nmax_replicas = 3\nreplica_concurrency = 4\ncooldown = 20',
+    'name = "worker"\nqueue_timeout = 600\nstart_timeout = 120\n[scaling]\nmax_replicas = 3\nreplica_concurrency = 4\ncooldown = 20',
   );
   const res = await f.call("GET", `/v2/projects/${f.projectId}/apps/worker`, {
     token: f.member.token,
@@ -43,7 +44,14 @@ it("shows the live version's scaling, capacity and queue settings", async () => 
     scaling: { minReplicas: 0, maxReplicas: 3, replicaConcurrency: 4, capacity: 12, cooldown: 20 },
     responseGracePeriod: 900,
     queueTimeout: 600,
+    startTimeout: 120,
   });
+  // The dashboard's app page shows it beside the other limits.
+  const cookie = await dashboardCookie(f, f.projectId);
+  const page = await (
+    await f.app.request("/dashboard/apps/worker", { headers: { cookie } })
+  ).text();
+  expect(page).toMatch(/Start timeout<\/dt>\s*<dd>120 s/);
 
   await deploy('name = "worker"\n[scaling]\nmax_replicas = 1');
   const list = await f.call("GET", `/v2/projects/${f.projectId}/apps`);
@@ -52,6 +60,7 @@ it("shows the live version's scaling, capacity and queue settings", async () => 
     version: 2,
     scaling: { capacity: 1 },
     queueTimeout: 86_400, // the default: 24 h
+    startTimeout: 30, // the default, left out of the config
   });
 });
 
@@ -63,6 +72,29 @@ it("refuses a queue_timeout out of bounds with 400 naming it", async () => {
   const res = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
   expect(res.status).toBe(400);
   expect(((await res.json()) as { message: string }).message).toContain("queue_timeout");
+});
+
+it("refuses a start_timeout out of bounds or not a whole number with 400 naming it and its bound", async () => {
+  const refused = async (line: string) => {
+    const files = bundleFiles({
+      "runlet.toml": `name = "slow"\n${line}`,
+      "main.mjs": "export const run = () => 1;",
+    });
+    const res = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
+    return [res.status, ((await res.json()) as { message: string }).message];
+  };
+  expect(await refused("start_timeout = 3600")).toEqual([
+    400,
+    "runlet.toml: start_timeout: must be at most 1800",
+  ]);
+  expect(await refused("start_timeout = 0")).toEqual([
+    400,
+    "runlet.toml: start_timeout: must be at least 1",
+  ]);
+  expect(await refused('start_timeout = "2m"')).toEqual([
+    400,
+    "runlet.toml: start_timeout: must be a number, not a string",
+  ]);
 });
 
 it("lists every app of every project on /internal/apps, for the internal token only", async () => {

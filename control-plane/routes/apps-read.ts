@@ -1,6 +1,10 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, asc, eq, gt, type SQL } from "drizzle-orm";
-import { type AppConfig, DEFAULT_QUEUE_TIMEOUT_S } from "../../common/app-config.ts";
+import {
+  type AppConfig,
+  DEFAULT_QUEUE_TIMEOUT_S,
+  DEFAULT_START_TIMEOUT_S,
+} from "../../common/app-config.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
 import type { Database } from "../db/index.ts";
@@ -33,6 +37,10 @@ export const appSchema = z
     /** Seconds an async run may take (`response_grace_period`), and wait for a replica. */
     responseGracePeriod: z.number().int(),
     queueTimeout: z.number().int(),
+    startTimeout: z.number().int().openapi({
+      description:
+        "Seconds a replica may take to be ready (`start_timeout`; 30 unless runlet.toml sets it). A sync call that finds no replica of the app ready waits for the start, then up to 30 s for a slot.",
+    }),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
@@ -73,6 +81,8 @@ function view(row: typeof apps.$inferSelect, config: AppConfig, digest: string |
     responseGracePeriod: config.response_grace_period,
     // Deployed before queue_timeout existed: the default it has now.
     queueTimeout: config.queue_timeout ?? DEFAULT_QUEUE_TIMEOUT_S,
+    // Unset (or deployed before start_timeout existed): the runtime host's own limit.
+    startTimeout: config.start_timeout ?? DEFAULT_START_TIMEOUT_S,
     createdAt: new Date(row.createdAt).toISOString(),
     updatedAt: new Date(row.updatedAt).toISOString(),
   };

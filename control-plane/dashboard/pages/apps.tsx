@@ -5,6 +5,7 @@
  * rate and run times (run-times.ts), and a link to what its replicas wrote (app-output.tsx).
  */
 import type { Hono } from "hono";
+import { DEFAULT_START_TIMEOUT_S } from "../../../common/app-config.ts";
 import type { DashEnv } from "../api.ts";
 import { Page } from "../layout.tsx";
 import { runTimeRows } from "../run-times.ts";
@@ -24,6 +25,8 @@ interface AppItem {
   };
   responseGracePeriod: number;
   queueTimeout: number;
+  /** Absent from an older control plane's answer: the default, 30 s. */
+  startTimeout?: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -174,6 +177,7 @@ export function registerApps(dash: Hono<DashEnv>) {
             ["Cooldown", `${a.scaling.cooldown} s idle before a replica stops`],
             ["Response grace period", `${a.responseGracePeriod} s`],
             ["Queue timeout", `${a.queueTimeout} s`],
+            ["Start timeout", `${a.startTimeout ?? DEFAULT_START_TIMEOUT_S} s`],
             [
               "Async runs",
               now ? (
