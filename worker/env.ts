@@ -61,6 +61,8 @@ export interface ResolvedApp {
   scaling: { capacity: number; replicaConcurrency: number };
   /** Seconds an async run may wait in the app's queue. */
   queueTimeout: number;
+  /** Seconds a replica of it may take to start (`start_timeout`); absent from older control planes. */
+  startTimeout?: number;
 }
 
 export type WorkerEnv = {

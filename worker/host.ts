@@ -18,12 +18,22 @@ const MAX_TRIES = 3;
 const RESENT_BODY_BYTES = 1024 * 1024;
 
 /**
- * The longest a host takes to answer a call: its wait for a replica slot (30 s), a replica's
- * start (30 s) and the call's own limit (5 min), with a margin. A host silent past it is wedged:
- * the caller hears 504 instead of waiting for ever (`HOST_ANSWER_MS` shortens it in tests).
+ * An app's `start_timeout` when the control plane does not say it (older than the field): as
+ * `DEFAULT_START_TIMEOUT_S` of common/app-config.ts, which is not imported, as it would bring
+ * the whole config schema (zod) into the Worker's bundle.
  */
-const HOST_ANSWER_MS = (30 + 30 + 300 + 30) * 1000;
-const hostAnswerMs = (env: Env) => Number(env.HOST_ANSWER_MS) || HOST_ANSWER_MS;
+const DEFAULT_START_S = 30;
+
+/**
+ * The longest a host takes to answer a call of an app whose replicas may take `startTimeout`
+ * seconds to start: its wait for a replica slot (30 s, counted from the app's first replica
+ * ready: up to `startTimeout` more while it starts), the start of the replica it gets
+ * (`startTimeout`) and the call's own limit (5 min), with a margin. A host silent past it is
+ * wedged: the caller hears 504 instead of waiting for ever (`HOST_ANSWER_MS` sets it in tests).
+ * At a fixed 390 s, a call of an app whose start takes 10 minutes was cut while the host started it.
+ */
+export const hostAnswerMs = (env: Env, startTimeout = DEFAULT_START_S) =>
+  Number(env.HOST_ANSWER_MS) || (30 + 2 * startTimeout + 300 + 30) * 1000;
 
 /**
  * Calls `fn` of an app on the best of its hosts (placement.ts), the next one if a host says it
@@ -38,6 +48,8 @@ export async function invokeOnHost(
     runId: string;
     concurrency: number;
     capacity?: number;
+    /** The app's `start_timeout` (seconds): how long the host may take before it answers. */
+    startTimeout?: number;
   },
   body: ArrayBuffer,
 ): Promise<Invocation & { host: Target }> {
@@ -47,7 +59,7 @@ export async function invokeOnHost(
   let res: Response | undefined;
   for (const [i, host] of hosts.entries()) {
     const done = inFlight(host.url, project, app);
-    const wait = waitFor(env, host);
+    const wait = waitFor(env, host, target.startTimeout);
     try {
       res = await fetch(host.url + hostPath.invoke(project, app, fn), {
         method: "POST",
@@ -120,10 +132,10 @@ const CUT_OFF =
  * The wait for a host's answer (to its head): aborted past `HOST_ANSWER_MS`, or once the host
  * no longer answers its health checks (host-probe.ts). `end` once the answer came.
  */
-function waitFor(env: Env, host: Target) {
+function waitFor(env: Env, host: Target, startTimeout?: number) {
   const abort = new AbortController();
   let silent = false;
-  const timer = setTimeout(() => abort.abort(), hostAnswerMs(env));
+  const timer = setTimeout(() => abort.abort(), hostAnswerMs(env, startTimeout));
   const stopProbing = probeWhileWaiting(env, host.url, () => {
     silent = true;
     abort.abort();
@@ -223,6 +235,8 @@ export async function forwardToHost(
     runId: string;
     concurrency: number;
     capacity?: number;
+    /** The app's `start_timeout` (seconds): how long the host may take before its answer's head. */
+    startTimeout?: number;
   },
   request: Request,
   /** The body read already (a key's, or one without a Content-Length): sent with its length. */
@@ -259,7 +273,7 @@ export async function forwardToHost(
   for (const [i, host] of hosts.entries()) {
     reached = host;
     // Bounded until the answer's head, as a function call is (the body may stream for longer).
-    const wait = waitFor(env, host);
+    const wait = waitFor(env, host, target.startTimeout);
     try {
       res = await fetch(host.url + hostPath.http(project, app, pathAndQuery), {
         method: request.method,

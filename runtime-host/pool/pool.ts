@@ -9,9 +9,12 @@
  *   arrival). Sync calls and async runs thus take turns in the order they arrived, and the async
  *   runs among them start oldest first, whatever order they reached the host in;
  * - a waiter waits at most its `waitMs` (by default `queueWaitMs`, 30 s; async runs as long as it
- *   takes), then it is refused as busy (429); one whose `signal` aborts leaves the queue at once
- *   (`withdrawn`) and takes no slot. An app's queue holds at most `maxWaiting` waiters: one more
- *   is refused as busy at once;
+ *   takes), then it is refused as busy (429). A sync call that queues while none of the app's
+ *   replicas here is ready (a cold app, a slow start) waits for the first to be ready, then its
+ *   `waitMs` from there: at most the app's `start_timeout` and `waitMs` in all (counted from its
+ *   arrival, a start of 120 s had every call queued behind it refused). A waiter whose `signal`
+ *   aborts leaves the queue at once (`withdrawn`) and takes no slot. An app's queue holds at
+ *   most `maxWaiting` waiters: one more is refused as busy at once;
  * - a replica idle for `cooldown` seconds is stopped, down to `min_replicas` (0: scale to zero),
  *   and `min_replicas` are started on deploy and at host start, and replaced when they crash;
  * - with `slots`, a new replica on a host that runs that many first stops the replica idle the
@@ -24,7 +27,7 @@
  * queue and its timers, and every method below keeps all of them; split in two, each half would
  * have to keep the other's invariants (the wait queue and the replica kinds are apart already).
  */
-import type { AppConfig } from "../../common/app-config.ts";
+import { type AppConfig, DEFAULT_START_TIMEOUT_S } from "../../common/app-config.ts";
 import type { HostMetrics } from "../../common/protocol/host.ts";
 import { appKey } from "../names.ts";
 import { msSince } from "../runs/describe.ts";
@@ -58,6 +61,8 @@ export type ReplicaFactory = (target: PoolTarget) => Workload;
 export interface PoolOptions {
   /** Longest a call waits in an app's queue for a free slot, unless it says otherwise. */
   queueWaitMs: number;
+  /** The start limit of an app without `start_timeout` (`DEFAULT_START_TIMEOUT_S` unless given). */
+  startTimeoutMs?: number;
   /** Most waiters an app's queue holds; one more is refused as busy at once. */
   maxWaiting: number;
   /** With a registry: a grant before each new replica, so `max_replicas` holds over all hosts. */
@@ -355,11 +360,29 @@ export class ReplicaPool {
       throw this.#busy(app, `and its queue is full (${app.queue.length} calls waiting)`);
     }
     const waitMs = options.waitMs ?? this.options.queueWaitMs;
-    const waiting = app.queue.wait({ ...options, waitMs }, () =>
-      this.#busy(app, `and the call waited ${waitMs / 1000} s for a slot`),
+    // A sync call behind replicas that all still start waits for them first (pool rules above).
+    const startMs = this.#startLimitMs(app);
+    const cold =
+      options.waitMs === undefined && ![...app.replicas].some((r) => usable(r) && r.isReady);
+    const startingMs = cold ? startMs + waitMs : undefined;
+    const waiting = app.queue.wait({ ...options, waitMs, startingMs }, (starting) =>
+      this.#busy(
+        app,
+        starting
+          ? `and the call waited ${(startingMs ?? 0) / 1000} s for a slot, no replica of it ready meanwhile (its start_timeout, ${startMs / 1000} s, then ${waitMs / 1000} s)`
+          : `and the call waited ${waitMs / 1000} s for a slot`,
+      ),
     );
     this.#pump(app); // slots the queue has not been given yet (a redeploy raised max_replicas)
     return waiting;
+  }
+
+  /** How long a replica of the app may take to start (ms): its `start_timeout`, else the host's. */
+  #startLimitMs(app: AppReplicas): number {
+    const own = app.target.config.start_timeout;
+    return own === undefined
+      ? (this.options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_S * 1000)
+      : own * 1000;
   }
 
   #busy(app: AppReplicas, detail: string, elsewhere?: true, unasked?: string): WorkloadError {
@@ -523,6 +546,7 @@ export class ReplicaPool {
     replica.ready.then(
       () => {
         replica.isReady = true;
+        if (!replica.retired) app.queue.ready(); // the calls waiting for a start: 30 s from now
       },
       () => {}, // the calls given to it see the error; its exit removes it
     );

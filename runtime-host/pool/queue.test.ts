@@ -39,9 +39,15 @@ afterEach(async () => {
 function poolOf(
   scaling: Record<string, number>,
   limits: { queueWaitMs?: number; maxWaiting?: number } = {},
+  config: Record<string, unknown> = {},
 ) {
   pool = new ReplicaPool(
-    (target) => new ManagedReplica(target, { startTimeoutMs: 10_000, stopGraceMs: 500 }),
+    // Its start bounded by the app's start_timeout, as the host's replicas are (server.ts).
+    (target) =>
+      new ManagedReplica(
+        { ...target, startTimeout: target.config.start_timeout },
+        { startTimeoutMs: 10_000, stopGraceMs: 500 },
+      ),
     { queueWaitMs: 10_000, maxWaiting: 100, ...limits },
   );
   const target: PoolTarget = {
@@ -50,7 +56,7 @@ function poolOf(
     version: 1,
     dir: home,
     digest: "1",
-    config: configOf("a", { scaling: { cooldown: 60, ...scaling } }),
+    config: configOf("a", { ...config, scaling: { cooldown: 60, ...scaling } }),
   };
   const run = (id: string, ms: number, options: UseOptions = {}) =>
     (pool as ReplicaPool)
@@ -158,4 +164,38 @@ it("never runs more calls at once than max_replicas × replica_concurrency", asy
   expect(new Set(results).size).toBe(40);
   expect(await mostAtOnce()).toBe(4);
   expect(pool.stats()[0]?.replicas).toHaveLength(2);
+});
+
+it("lets a sync call queued behind a slow start wait for it, then its wait from the first replica ready", async () => {
+  // The module loads for about 1.5 s, within its start_timeout; the queue wait is 0.3 s.
+  await writeFile(
+    join(home, "main.mjs"),
+    `await new Promise((r) => setTimeout(r, 1_500));\n${APP}`,
+  );
+  const { run } = poolOf(
+    { max_replicas: 1, replica_concurrency: 1 },
+    { queueWaitMs: 300 },
+    { start_timeout: 5 },
+  );
+  const first = run("first", 10); // starts the replica
+  const behind = run("behind", 1_000); // queued while it starts: counted from the start, 429
+  expect(await Promise.all([first, behind])).toEqual(["first", "behind"]);
+  // The replica is ready now: a call queued behind a busy one waits 0.3 s, as before.
+  const busy = run("busy", 1_000);
+  const refused = await failureOf(run("refused", 10));
+  expect(refused.message).toMatch(/waited 0.3 s for a slot/);
+  expect(await busy).toBe("busy");
+});
+
+it("tells a call queued behind a start that fails the app's start error, not that it is busy", async () => {
+  await writeFile(join(home, "main.mjs"), "await new Promise(() => setInterval(() => {}, 1000));");
+  const { run } = poolOf(
+    { max_replicas: 1, replica_concurrency: 1 },
+    { queueWaitMs: 300 },
+    { start_timeout: 1 },
+  );
+  const first = failureOf(run("first", 10));
+  const behind = failureOf(run("behind", 10)); // its own replica starts once the first's failed
+  for (const failure of await Promise.all([first, behind]))
+    expect(failure.message).toMatch(/did not load within 1 s, the app's start_timeout/);
 });

@@ -2,7 +2,9 @@
  * One app's calls waiting for a replica slot, in the order they arrived, and whose turn a freed
  * slot is: the waiter that arrived first — unless that waiter is an async run, whose slot then
  * goes to the waiting async run with the smallest `order` (equal orders: the first to arrive).
- * A waiter leaves early when its wait is over or its signal aborts (`withdrawn`).
+ * A waiter leaves early when its wait is over or its signal aborts (`withdrawn`). One that came
+ * while none of the app's replicas was ready (`startingMs`) waits for the first to be ready
+ * (`ready()`), then its `waitMs` from there.
  */
 import { WorkloadError } from "./workload.ts";
 
@@ -12,6 +14,11 @@ export interface WaitOptions {
   signal?: AbortSignal;
   /** Longest the call waits for a slot (ms); `Infinity`: no limit. */
   waitMs: number;
+  /**
+   * Given while none of the app's replicas is ready yet (they start): the longest the call waits
+   * (ms) unless one gets ready first; once one does (`ready()`), its `waitMs` counts from then.
+   */
+  startingMs?: number;
   /**
    * Marks the call an async run, and its place among the waiting async runs (its creation
    * time): the smallest goes first.
@@ -25,6 +32,8 @@ export interface Waiter<Slot> {
   readonly order: number | undefined;
   grant(slot: Slot): void;
   fail(error: WorkloadError): void;
+  /** Set while it waits for the app's first ready replica (`startingMs`): starts its `waitMs`. */
+  untilReady?: () => void;
 }
 
 /** Longest delay `setTimeout` takes; a longer wait gets no timer (it would fire at once). */
@@ -37,8 +46,14 @@ export class WaitQueue<Slot> {
     return this.#waiters.length;
   }
 
-  /** Resolves with the slot granted to the call; rejects with `timedOut()` or `withdrawn`. */
-  wait({ signal, waitMs, order }: WaitOptions, timedOut: () => WorkloadError): Promise<Slot> {
+  /**
+   * Resolves with the slot granted to the call; rejects with `timedOut(starting)` (`starting`: it
+   * waited its `startingMs`, no replica ready meanwhile) or `withdrawn`.
+   */
+  wait(
+    { signal, waitMs, startingMs, order }: WaitOptions,
+    timedOut: (starting: boolean) => WorkloadError,
+  ): Promise<Slot> {
     return new Promise<Slot>((resolve, reject) => {
       const leave = (error: WorkloadError) => {
         const at = this.#waiters.indexOf(waiter);
@@ -46,8 +61,12 @@ export class WaitQueue<Slot> {
         waiter.fail(error);
       };
       const withdraw = () => leave(new WorkloadError({ kind: "withdrawn" }));
-      const timer =
-        waitMs <= MAX_TIMER_MS ? setTimeout(() => leave(timedOut()), waitMs) : undefined;
+      let timer: NodeJS.Timeout | undefined;
+      const arm = (ms: number, starting: boolean) => {
+        clearTimeout(timer);
+        timer = ms <= MAX_TIMER_MS ? setTimeout(() => leave(timedOut(starting)), ms) : undefined;
+      };
+      arm(startingMs ?? waitMs, startingMs !== undefined);
       const done = () => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", withdraw);
@@ -62,6 +81,13 @@ export class WaitQueue<Slot> {
           done();
           reject(error);
         },
+        untilReady:
+          startingMs === undefined
+            ? undefined
+            : () => {
+                waiter.untilReady = undefined;
+                arm(waitMs, false);
+              },
       };
       signal?.addEventListener("abort", withdraw, { once: true });
       this.#waiters.push(waiter);
@@ -82,6 +108,11 @@ export class WaitQueue<Slot> {
       }
     }
     return waiters.splice(at, 1)[0];
+  }
+
+  /** A replica of the app is ready: the waiters that waited for one get their `waitMs` from now. */
+  ready(): void {
+    for (const waiter of this.#waiters) waiter.untilReady?.();
   }
 
   /** Fails every waiter with `error`. */

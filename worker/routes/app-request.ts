@@ -82,7 +82,8 @@ async function forward(
 ) {
   const { project, app, runId } = call;
   const { replicaConcurrency: concurrency, capacity } = c.var.app.scaling;
-  const target = { project, app, pathAndQuery, runId, concurrency, capacity };
+  const { startTimeout } = c.var.app;
+  const target = { project, app, pathAndQuery, runId, concurrency, capacity, startTimeout };
   const { answer, host } = await reportingFailure(c, call, fn, () =>
     forwardToHost(c.env, target, c.req.raw, buffered),
   );

@@ -61,7 +61,8 @@ export async function callFunction(c: FunctionContext) {
 async function runNow(c: FunctionContext, call: RunCall, fn: string, body: ArrayBuffer) {
   const { project, app, runId } = call;
   const { replicaConcurrency: concurrency, capacity } = c.var.app.scaling;
-  const target = { project, app, fn, runId, concurrency, capacity };
+  const { startTimeout } = c.var.app;
+  const target = { project, app, fn, runId, concurrency, capacity, startTimeout };
   const outcome = await reportingFailure(c, call, fn, () => invokeOnHost(c.env, target, body));
   deliver(
     c,
