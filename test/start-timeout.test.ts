@@ -1,0 +1,71 @@
+// An app's start_timeout on a whole local Runlet (`runlet start`) through the CLI: a module that
+// loads for about 3 s as it is imported (as one that loads a model does) could never be deployed
+// under the host's fixed 30 s had it needed 35; now its runlet.toml says how long it may take.
+// Too short a limit refuses the deploy naming it; a long enough one deploys and answers.
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cli, type Json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
+
+const SLOW = {
+  "main.mjs":
+    "await new Promise((r) => setTimeout(r, 3_000)); // loading a model\nexport const run = () => 'loaded';\n",
+};
+
+describe("start_timeout in runlet.toml", () => {
+  let runlet: Runlet;
+  let home: string;
+  let apps: string;
+
+  beforeAll(async () => {
+    home = await newHome();
+    apps = await mkdtemp(join(tmpdir(), "runlet-start-timeout-apps-"));
+    runlet = await startRunlet(home);
+  });
+
+  afterAll(async () => {
+    await runlet?.stop();
+    await removeHome(home);
+    if (apps) await rm(apps, { recursive: true, force: true });
+  });
+
+  /** The folder of app `slow` with `toml` after its name; its path. */
+  async function slow(toml: string): Promise<string> {
+    const dir = join(apps, "slow");
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, "runlet.toml"), `name = "slow"\n${toml}\n`);
+    await writeFile(join(dir, "main.mjs"), SLOW["main.mjs"]);
+    return dir;
+  }
+  const deploy = async (toml: string) => cli(["deploy", await slow(toml)], runlet.env);
+
+  it("refuses out of bounds before uploading, a start past it naming it, and deploys within it", async () => {
+    const far = await deploy("start_timeout = 4000");
+    expect(far.code).toBe(1);
+    expect(far.stderr).toContain(
+      "runlet.toml: start_timeout: must be at most 1800: nothing was uploaded",
+    );
+
+    const short = await deploy("start_timeout = 1");
+    expect(short.code).toBe(1);
+    expect(short.stderr).toContain(
+      "Starting a replica of the new version of slow on a runtime host before it goes live (start_timeout 1 s)…",
+    );
+    expect(short.stderr).toMatch(
+      /deploy failed \(422\): version 1 of 'slow' was not deployed \(the app was not created\): the app failed to start: it did not load within 1 s, the app's start_timeout \(runlet\.toml\): .*raise start_timeout/,
+    );
+
+    const enough = await deploy("start_timeout = 10");
+    expect(enough.code, enough.stderr).toBe(0);
+    const { apiUrl, projectId, token } = runlet.local;
+    const res = await fetch(`${apiUrl}/v4/${projectId}/slow/run`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: "{}",
+    });
+    expect([res.status, ((await res.json()) as Json).result]).toEqual([200, "loaded"]);
+    const shown = await cli(["apps", "show", "slow"], runlet.env);
+    expect(shown.stdout).toMatch(/limits\s+.*, start_timeout 10 s/);
+  });
+});
