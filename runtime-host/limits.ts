@@ -1,5 +1,7 @@
 /** Every limit of the runtime host in one place; tests shorten the timing ones via `HostLimits`. */
 
+import { DEFAULT_START_TIMEOUT_S } from "../common/app-config.ts";
+
 const MiB = 1024 * 1024;
 
 /** Largest app bundle, counted after base64 decoding (the control plane's limit too). */
@@ -80,7 +82,7 @@ export interface HostLimits {
 
 export const DEFAULT_LIMITS: HostLimits = {
   callTimeoutMs: 5 * 60_000,
-  startTimeoutMs: 30_000,
+  startTimeoutMs: DEFAULT_START_TIMEOUT_S * 1000, // an app's start_timeout unless it sets one
   trialKeepAliveMs: 30_000,
   stopGraceMs: 2_000,
   queueWaitMs: 30_000,
