@@ -10,6 +10,8 @@ import { concatBytes, sha256Hex } from "../common/bytes.ts";
 import { HEADER } from "../common/consts.ts";
 import type { WorkerEnv } from "./env.ts";
 import { RunApiError, renderError } from "./errors.ts";
+import { longestHostAnswerMs } from "./host.ts";
+import { SYNC_LEASE_MS } from "./runs/keys.ts";
 import { viewOrThrow } from "./runs/refusal.ts";
 import { newRunIdIn, shardFor } from "./runs/shards.ts";
 import type { IdempotencyKey, KeptAnswer, KeyClaim } from "./runs/types.ts";
@@ -79,7 +81,9 @@ export async function keyOfCall(
   const fingerprint = await sha256Hex(concatBytes([head, new Uint8Array(body)]));
   call.runId = newRunIdIn(Number.parseInt(hash.slice(0, 8), 16));
   c.set("runId", call.runId);
-  return { hash, fingerprint, ttlMs: KEY_TTL_MS };
+  // Held while the call may last: a start of up to 30 min comes before it (worker/host.ts).
+  const leaseMs = Math.max(SYNC_LEASE_MS, longestHostAnswerMs(c.var.app.startTimeout) + 60_000);
+  return { hash, fingerprint, ttlMs: KEY_TTL_MS, leaseMs };
 }
 
 /** The answer of a key seen before: its first run's, marked replayed. */

@@ -26,8 +26,9 @@ CREATE INDEX IF NOT EXISTS idempotency_keys_expiry ON idempotency_keys (expires_
 
 /**
  * How long a sync run's key stays leased without its answer: longer than a sync call can last
- * (the host's 5-minute limit on a call and its 30 s wait for a slot, runtime-host/limits.ts). A
- * Worker stopped mid-call, or a caller gone whose request was cancelled, frees it after that.
+ * (the host's 5-minute limit on a call and its 30 s wait for a slot, runtime-host/limits.ts),
+ * unless the app's `start_timeout` makes it longer (the key's `leaseMs`). A Worker stopped
+ * mid-call, or a caller gone whose request was cancelled, frees it after that.
  */
 export const SYNC_LEASE_MS = 10 * 60_000;
 
@@ -91,7 +92,7 @@ export class IdempotencyKeys {
       runId,
       Number(isAsync),
       now + key.ttlMs,
-      isAsync ? null : now + SYNC_LEASE_MS,
+      isAsync ? null : now + (key.leaseMs ?? SYNC_LEASE_MS),
     );
     this.#soonest = Math.min(this.#soonest ?? Number.POSITIVE_INFINITY, now + key.ttlMs);
   }

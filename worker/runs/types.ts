@@ -76,6 +76,8 @@ export interface IdempotencyKey {
   fingerprint: string;
   /** How long the key is remembered. */
   ttlMs: number;
+  /** How long a sync run holds it without an answer (SYNC_LEASE_MS unless the app starts slowly). */
+  leaseMs?: number;
 }
 
 /** A sync run's answer as its key keeps it; `body` null: it was too large to keep. */
