@@ -93,7 +93,8 @@ function rowOf(r: RunReport & { id: string }) {
 const FROM_JSON = sql.raw(COLUMNS.map((_, i) => `json_extract(value, '$[${i}]')`).join(", "));
 
 /**
- * Inserts runs or moves them to their reported state, unless they already ended. The rows go
+ * Inserts runs or moves them to their reported state, unless they already ended (an end may
+ * still gain the run time it lacked). The rows go
  * as one JSON text, read by `json_each`: the statement's text is the same for any number of
  * rows. Built by Drizzle as a multi-row `VALUES` of 6 rows each, building and preparing the
  * statements was half the runs index's CPU; with the JSON text a report in a batch of 100 costs
@@ -114,6 +115,9 @@ export function recordRuns(
     sql`not (${runs.status} = 'running' and excluded.status = 'queued')`,
   );
   const ended = sql.raw(`excluded.status in (${ENDED_STATUSES.map((s) => `'${s}'`).join(", ")})`);
+  // The same end again with the run time it lacked: a run started the instant it was cancelled,
+  // whose host's answer to the cancel came after the index had the cancel.
+  const timed = sql`(${runs.status} = excluded.status and ${runs.runTimeMs} is null and excluded.run_time_ms is not null)`;
   const statements = [];
   for (let at = 0; at < reports.length; at += ROWS_PER_STATEMENT) {
     const rows = JSON.stringify(reports.slice(at, at + ROWS_PER_STATEMENT).map(rowOf));
@@ -132,7 +136,7 @@ export function recordRuns(
             error: sql`excluded.error`,
             statusCode: sql`coalesce(excluded.status_code, ${runs.statusCode})`,
           },
-          where: decides ? or(ended, moves) : moves,
+          where: decides ? or(ended, moves) : or(moves, timed),
         }),
     );
   }

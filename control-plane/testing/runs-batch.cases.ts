@@ -71,6 +71,18 @@ export function runsBatchCases(open: () => Promise<Database>) {
       expect(await viewOf(twice)).toMatchObject({ status: "running" });
     });
 
+    it("takes an ended run's run time when it comes after its end (a cancel its host answered late), and only then", async () => {
+      const id = newId("run");
+      await post([report(id, "cancelled", { host: "hst_a" })]);
+      expect(await viewOf(id)).toMatchObject({ status: "cancelled", runTimeMs: null });
+      await post([report(id, "cancelled", { runTimeMs: 812, host: "hst_b" })]);
+      expect(await viewOf(id)).toMatchObject({ status: "cancelled", runTimeMs: 812 });
+      // Once it has one, and for another end: the first word stays.
+      await post([report(id, "cancelled", { runTimeMs: 5 })]);
+      await post([report(id, "success")]);
+      expect(await viewOf(id)).toMatchObject({ status: "cancelled", runTimeMs: 812 });
+    });
+
     it("writes a webhook's end after the run's, and a late pending never replaces it", async () => {
       const id = newId("run");
       await post([report(id, "success")]);
