@@ -40,7 +40,7 @@ async function controlPlane(granting = { status: 200, body: {} as unknown }): Pr
         events.push("heartbeat arrived");
         answer("heartbeat", { gone: [], current: [] });
       } else if (req.url?.endsWith("/leave")) {
-        answer("leave", { message: "host 'hst_1' is not registered" }, 0, 404);
+        answer("leave", { message: "no host 'hst_1' registered with this token" }, 0, 404);
       } else if (req.url?.endsWith("/replicas")) {
         events.push("grant arrived");
         answer("grant", granting.body, GRANT_MS, granting.status);
@@ -124,7 +124,7 @@ it("says in its log when the control plane refused its leaving, rather than noth
   try {
     await m.leave();
     expect(logged.mock.calls.map((c) => String(c[0]))).toEqual([
-      "runtime host: could not tell the control plane it left (it will list this host down, not stopped): it answered 404: host 'hst_1' is not registered",
+      "runtime host: could not tell the control plane it left: it answered 404: no host 'hst_1' registered with this token",
     ]);
   } finally {
     logged.mockRestore();

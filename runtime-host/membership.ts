@@ -179,8 +179,7 @@ export class Membership implements BundleSource {
     this.#leaving = true;
     clearTimeout(this.#timer);
     await this.#beating.catch(() => {});
-    const unsaid =
-      "runtime host: could not tell the control plane it left (it will list this host down, not stopped)";
+    const unsaid = "runtime host: could not tell the control plane it left";
     try {
       if (this.#hostId && !this.#stopped.signal.aborted) {
         const res = await this.#post(`${controlPlanePath.hosts}/${this.#hostId}/leave`);

@@ -565,10 +565,17 @@ export async function run(input, ctx) {
     expect(token).toMatch(/^rlh_/);
     const tokens = await cli(["hosts", "tokens", "--json"], runlet.env);
     expect(tokens.stdout).not.toContain(token);
-    expect(JSON.parse(tokens.stdout).tokens.map((t: { name: string }) => t.name)).toEqual([
-      "local",
-      "rack 2",
-    ]);
+    const tokenList = JSON.parse(tokens.stdout).tokens as Array<{
+      name: string;
+      createdByName: string;
+    }>;
+    expect(tokenList.map((t) => t.name)).toEqual(["local", "rack 2"]);
+    // Who made it, by name (the API's createdByName), where an operator reads the list.
+    const byName = tokenList[1]?.createdByName as string;
+    expect(byName).toEqual(expect.any(String));
+    const tokensTable = await cli(["hosts", "tokens"], runlet.env);
+    expect(tokensTable.stdout).toMatch(/^ID\s+NAME\s+CREATED\s+STATUS\s+CREATED BY/);
+    expect(tokensTable.stdout).toMatch(new RegExp(`rack 2\\s+\\S+\\s+active\\s+${byName}$`, "m"));
     // A member of the project who is not an operator is told why not.
     const created = await cli(["tokens", "create", "--name", "sa", "--expires", "1d"], runlet.env);
     const refused = await cli(["hosts"], { ...runlet.env, RUNLET_TOKEN: created.stdout.trim() });

@@ -114,16 +114,11 @@ describe("the join-tokens page, in a browser", () => {
     // made the reload a GET (without it, the form is sent again and refused: the in-process test).
     await page.reload();
     expect(await page.locator("#new-token").count()).toBe(0);
-    expect(await page.locator("main").textContent()).not.toContain("This form was sent already");
+    expect(await page.locator("main").textContent()).not.toContain("No second token was made");
     expect(await page.content()).not.toContain(token);
     await expect(page.locator("tr", { hasText: "rack-b" }).textContent()).resolves.toContain(
       "active",
     );
-    expect((await listed()).length).toBe(1);
-    // Nor does going back to it: the answer was not kept (no-store).
-    await page.goto(`${base}/dashboard/hosts`);
-    await page.goBack().catch(() => null);
-    expect(await page.content()).not.toContain(token);
     expect((await listed()).length).toBe(1);
   });
 

@@ -27,7 +27,7 @@ local owner is one). See docs/hosts.md.
            new host: revoke its token to keep it out
   token    a new host token, printed once: give it to 'runlet host' on another machine as
            RUNLET_HOST_TOKEN (only its hash is kept)
-  tokens   the host tokens, never the tokens themselves
+  tokens   the host tokens (who made each, by name), never the tokens themselves
   revoke   stops a host token: its hosts are refused at their next heartbeat, and stop;
            the token named 'local' (this machine's own hosts, of 'runlet start') only with
            --force`;
@@ -43,6 +43,9 @@ export function hostRow(h: HostView, now = Date.now()): string[] {
 interface HostToken {
   id: string;
   name: string;
+  createdBy: string;
+  /** A control plane before 2026-11-27 does not say it. */
+  createdByName?: string | null;
   createdAt: string;
   revokedAt: string | null;
 }
@@ -137,8 +140,14 @@ export const hosts: Command = {
       if (values.json) json({ tokens });
       else
         printTable(
-          ["ID", "NAME", "CREATED", "STATUS"],
-          tokens.map((t) => [t.id, t.name, t.createdAt, t.revokedAt ? "revoked" : "active"]),
+          ["ID", "NAME", "CREATED", "STATUS", "CREATED BY"],
+          tokens.map((t) => [
+            t.id,
+            t.name,
+            t.createdAt,
+            t.revokedAt ? "revoked" : "active",
+            t.createdByName ?? t.createdBy,
+          ]),
           "No host tokens yet: npx runlet hosts token --name N",
         );
       return 0;

@@ -15,7 +15,7 @@ Service-account tokens for scripts and CI (project owners only).
                        secrets and read the audit log)
            The token is printed once: store it in a secret manager, never in source control.
   list     the project's service accounts, whether each is active, expired, revoked or
-           refused since its signing key was retired (key retired), and the user who made it
+           refused since its signing key was retired (key retired), and who made it (by name)
   revoke   stops the account's token: at once on the management API, within 10 s on the
            run API (which keeps what the control plane said of a token for 10 s)`;
 

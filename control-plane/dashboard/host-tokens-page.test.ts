@@ -98,7 +98,7 @@ describe("the join-tokens page", () => {
     expect(again).not.toContain(token);
     // The same form sent again (a reload of the answer): no second token, and it says why.
     const twice = await landing(await post(TOKENS, cookie, sent), cookie);
-    expect(twice).toContain("This form was sent already: it made <strong>rack-7</strong>");
+    expect(twice).toContain("No second token was made: you made <strong>rack-7</strong>");
     expect(twice).not.toContain(token);
     expect(await tokensNamed("rack-7")).toHaveLength(1);
     // A new form may make another of the same name.

@@ -71,9 +71,10 @@ function Said({ flash }: { flash: TokenFlash | undefined }) {
   if (flash?.kind === "sent-again")
     return (
       <Notice kind="warn">
-        This form was sent already: it made <strong>{flash.name}</strong> (<code>{flash.id}</code>)
-        at <Time at={flash.createdAt} />, whose token was shown then. A token is never shown twice:
-        if it was not kept, revoke it and make another.
+        No second token was made: you made <strong>{flash.name}</strong> (<code>{flash.id}</code>)
+        at <Time at={flash.createdAt} />, since this form was shown (sent again, as a reload of the
+        page that showed its token does). A token is never shown twice: if it was not kept, revoke
+        it and make another.
       </Notice>
     );
   return null;
@@ -175,7 +176,7 @@ async function madeBefore(c: DashCtx, name: string, since: number) {
   if (!listed.ok) return undefined;
   const me = c.var.session.principal.id;
   return listed.data.tokens.find(
-    (t) => t.name === name.trim() && t.createdBy === me && Date.parse(t.createdAt) >= since,
+    (t) => t.name === name.trim() && t.createdBy === me && Date.parse(t.createdAt) > since,
   );
 }
 
