@@ -80,3 +80,49 @@ it("asks every host for an app's replicas at once, not each after the last one's
   expect(open).toHaveLength(2);
   expect(bothOpen).toBe(true);
 });
+
+it("counts an app's replicas over the hosts that answer, and says each host's part", async () => {
+  // One host runs two replicas of x (one busy with 3 calls) and has one more granted; another
+  // runs none of x; a third does not answer.
+  const metrics = (apps: unknown[]) =>
+    serve((_req, res) => {
+      res.setHeader("content-type", "application/json");
+      res.end(JSON.stringify({ apps, spares: { managed: [], custom: [] } }));
+    });
+  const busy = await metrics([
+    {
+      project: "prj_1",
+      app: "x",
+      version: 1,
+      queued: 4,
+      reserved: 1,
+      replicas: [
+        { pid: 10, ready: true, active: 3 },
+        { pid: 11, ready: true, active: 0 },
+      ],
+    },
+  ]);
+  const other = await metrics([
+    {
+      project: "prj_1",
+      app: "y",
+      version: 1,
+      queued: 0,
+      replicas: [{ pid: 12, ready: false, active: 0 }],
+    },
+  ]);
+  const hosts = httpRuntimeHosts(
+    async () => [
+      { id: "hst_busy", address: busy, state: "up" },
+      { id: "hst_other", address: other, state: "up" },
+      { id: "hst_gone", address: "http://127.0.0.1:1", state: "up" },
+    ],
+    "t",
+  );
+  const now = await hosts.replicas({ project: "prj_1", app: "x" });
+  expect(now).toMatchObject({ starting: 0, idle: 1, busy: 1, queued: 4 });
+  expect(Object.fromEntries(now?.byHost ?? [])).toEqual({
+    hst_busy: { replicas: 3, busy: 3 },
+    hst_other: { replicas: 0, busy: 0 },
+  });
+});

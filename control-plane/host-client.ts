@@ -8,6 +8,7 @@ import { HEADER } from "../common/consts.ts";
 import type { DeployRequest } from "../common/protocol/deploy.ts";
 import {
   type AppOutput,
+  appLoad,
   hostMetricsSchema,
   type RunLogs,
   replicaOutputSchema,
@@ -198,12 +199,10 @@ export function httpRuntimeHosts(
       for (const { id, metrics } of answers) {
         if (!metrics) continue;
         const found = metrics.apps.find((a) => a.project === project && a.app === app);
-        const mine = { replicas: (found?.replicas.length ?? 0) + (found?.reserved ?? 0), busy: 0 };
-        byHost.set(id, mine);
+        byHost.set(id, found ? appLoad(found) : { replicas: 0, busy: 0 });
         if (!found) continue;
         counts.queued += found.queued;
         for (const r of found.replicas) {
-          mine.busy += r.active;
           if (!r.ready) counts.starting++;
           else if (r.active === 0) counts.idle++;
           else counts.busy++;

@@ -1,21 +1,21 @@
 /** What a host's heartbeat says of it (docs/hosts.md), from its pool's counts. */
-import type { HostMetrics } from "../common/protocol/host.ts";
+import { appLoad, type HostMetrics } from "../common/protocol/host.ts";
 import type { Heartbeat } from "../common/protocol/hosts.ts";
 
 export function heartbeatOf(apps: HostMetrics["apps"], open: boolean): Heartbeat {
   let busy = 0;
   let queued = 0;
   const warm = apps.map((a) => {
-    const appBusy = a.replicas.reduce((n, r) => n + r.active, 0);
-    busy += appBusy;
+    const load = appLoad(a);
+    busy += load.busy;
     queued += a.queued;
     return {
       project: a.project,
       app: a.app,
       version: a.version,
-      replicas: a.replicas.length + (a.reserved ?? 0),
+      replicas: load.replicas,
       ready: a.replicas.filter((r) => r.ready).length,
-      busy: appBusy,
+      busy: load.busy,
     };
   });
   return {

@@ -3,7 +3,7 @@
 // of its own to start), the 30 s wait for a slot and the call's 5 minutes.
 import { env } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { hostAnswerMs } from "./host.ts";
+import { hostAnswerMs } from "./host-answer.ts";
 
 it("grows with the app's start_timeout, 30 s when the control plane does not say it", () => {
   const real = { ...env, HOST_ANSWER_MS: undefined };

@@ -5,6 +5,7 @@ import { hostPath } from "../common/protocol/paths.ts";
 import { watchedBody } from "./caller-body.ts";
 import type { Env } from "./env.ts";
 import { RunApiError } from "./errors.ts";
+import { hostAnswerMs } from "./host-answer.ts";
 import { probeWhileWaiting } from "./host-probe.ts";
 import { hostsFor, inFlight, suspect, type Target } from "./placement.ts";
 
@@ -16,26 +17,6 @@ const MAX_TRIES = 3;
  * are several hosts, so it can go to the next host; a larger one streams to the first only.
  */
 const RESENT_BODY_BYTES = 1024 * 1024;
-
-/**
- * An app's `start_timeout` when the control plane does not say it (older than the field): as
- * `DEFAULT_START_TIMEOUT_S` of common/app-config.ts, which is not imported, as it would bring
- * the whole config schema (zod) into the Worker's bundle.
- */
-const DEFAULT_START_S = 30;
-
-/**
- * The longest a host takes to answer a call of an app whose replicas may take `startTimeout`
- * seconds to start: its wait for a replica slot (30 s, counted from the app's first replica
- * ready: up to `startTimeout` more while it starts), the start of the replica it gets
- * (`startTimeout`) and the call's own limit (5 min), with a margin. A host silent past it is
- * wedged: the caller hears 504 instead of waiting for ever (`HOST_ANSWER_MS` sets it in tests).
- * At a fixed 390 s, a call of an app whose start takes 10 minutes was cut while the host started it.
- */
-export const longestHostAnswerMs = (startTimeout = DEFAULT_START_S) =>
-  (30 + 2 * startTimeout + 300 + 30) * 1000;
-export const hostAnswerMs = (env: Env, startTimeout?: number) =>
-  Number(env.HOST_ANSWER_MS) || longestHostAnswerMs(startTimeout);
 
 /**
  * Calls `fn` of an app on the best of its hosts (placement.ts), the next one if a host says it

@@ -10,7 +10,7 @@ import { concatBytes, sha256Hex } from "../common/bytes.ts";
 import { HEADER } from "../common/consts.ts";
 import type { WorkerEnv } from "./env.ts";
 import { RunApiError, renderError } from "./errors.ts";
-import { longestHostAnswerMs } from "./host.ts";
+import { longestHostAnswerMs } from "./host-answer.ts";
 import { SYNC_LEASE_MS } from "./runs/keys.ts";
 import { viewOrThrow } from "./runs/refusal.ts";
 import { newRunIdIn, shardFor } from "./runs/shards.ts";

@@ -83,6 +83,17 @@ export const hostMetricsSchema = z.object({
 });
 export type HostMetrics = z.infer<typeof hostMetricsSchema>;
 
+/**
+ * One app's part of a host, as its heartbeat says it and `GET …/apps/{app}/replicas` shows it:
+ * its replicas (those granted and not started yet included) and the calls they are busy with.
+ */
+export function appLoad(app: HostMetrics["apps"][number]): { replicas: number; busy: number } {
+  return {
+    replicas: app.replicas.length + (app.reserved ?? 0),
+    busy: app.replicas.reduce((n, r) => n + r.active, 0),
+  };
+}
+
 export const runLogsSchema = z.object({
   runId: z.string(),
   lines: z.array(
