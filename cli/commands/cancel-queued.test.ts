@@ -24,72 +24,84 @@ it("refuses an app that is not deployed (a mistyped name), rather than cancel no
   expect(done.stderr).toContain("app 'helo' is not deployed");
 });
 
+/**
+ * A fake control plane and run API on loopback (the race cannot be timed in a real one): the
+ * app `burst` with `ids` queued in the runs index, each DELETE answered by `cancel`. Runs
+ * `runlet cancel --app burst --queued` (with `args`) against it.
+ */
+async function cancelAgainst(
+  ids: string[],
+  cancel: (id: string, url: URL) => [number, unknown],
+  args: string[] = [],
+) {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "", "http://x");
+    const reply = (status: number, body: unknown) =>
+      res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+    if (url.pathname === "/v2/projects/prj_1/apps/burst") return reply(200, { name: "burst" });
+    if (url.pathname === "/v2/projects/prj_1/runs")
+      return reply(200, { runs: ids.map((id) => ({ id, async: true })) });
+    if (req.method !== "DELETE") return reply(405, { message: `${req.method} was not expected` });
+    return reply(...cancel(url.pathname.split("/").at(-1) as string, url));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const env = {
+      [ENV.baseUrl]: base,
+      [ENV.apiUrl]: base,
+      [ENV.project]: "prj_1",
+      [ENV.token]: "t",
+    };
+    return await runlet(["cancel", "--app", "burst", "--queued", ...args], env);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+const cancelled = (id: string): [number, unknown] => [
+  200,
+  { run_id: id, app: "burst", status: "cancelled" },
+];
+
 it("leaves alone a run that started after the list was read: its cancel says onlyIfQueued", async () => {
   // The index listed four runs as queued; two have started since. A plain DELETE cancels them.
   const ids = ["run_q1", "run_s1", "run_q2", "run_s2"];
   const requests: string[] = [];
-  const server = createServer((req, res) => {
-    const url = req.url ?? "";
-    const reply = (status: number, body: unknown) =>
-      res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
-    if (url === "/v2/projects/prj_1/apps/burst") return reply(200, { name: "burst" });
-    if (url.startsWith("/v2/projects/prj_1/runs?"))
-      return reply(200, { runs: ids.map((id) => ({ id, async: true })) });
-    requests.push(`${req.method} ${url}`);
-    const { pathname, searchParams } = new URL(url, "http://x");
-    const id = pathname.split("/").at(-1) as string;
-    if (id.startsWith("run_s") && searchParams.get("onlyIfQueued") === "true")
-      return reply(409, { message: `run '${id}' has started (running)` });
-    return reply(200, { run_id: id, app: "burst", status: "cancelled" });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  try {
-    const env = { [ENV.baseUrl]: url, [ENV.apiUrl]: url, [ENV.project]: "prj_1", [ENV.token]: "t" };
-    const done = await runlet(["cancel", "--app", "burst", "--queued", "--json"], env);
-    expect(done.code, done.stderr).toBe(0);
-    const result = JSON.parse(done.stdout);
-    expect([...result.cancelled].sort()).toEqual(["run_q1", "run_q2"]);
-    expect([...result.skipped].sort()).toEqual(["run_s1", "run_s2"]);
-    // One request per run, each a cancel only if still queued.
-    expect(requests.sort()).toEqual(
-      ids.sort().map((id) => `DELETE /v4/prj_1/burst/runs/${id}?onlyIfQueued=true`),
-    );
-  } finally {
-    await new Promise((resolve) => server.close(resolve));
-  }
+  const done = await cancelAgainst(
+    ids,
+    (id, url) => {
+      requests.push(`DELETE ${url.pathname}${url.search}`);
+      return id.startsWith("run_s") && url.searchParams.get("onlyIfQueued") === "true"
+        ? [409, { message: `run '${id}' has started (running)` }]
+        : cancelled(id);
+    },
+    ["--json"],
+  );
+  expect(done.code, done.stderr).toBe(0);
+  const result = JSON.parse(done.stdout);
+  expect([...result.cancelled].sort()).toEqual(["run_q1", "run_q2"]);
+  expect([...result.skipped].sort()).toEqual(["run_s1", "run_s2"]);
+  // One request per run, each a cancel only if still queued.
+  expect(requests.sort()).toEqual(
+    ids.sort().map((id) => `DELETE /v4/prj_1/burst/runs/${id}?onlyIfQueued=true`),
+  );
 });
 
 it("says how far it got when a cancel fails part way, rather than only the error", async () => {
   // Ten runs queued; the run API answers the fourth cancel 503: the work stops there.
   const ids = Array.from({ length: 10 }, (_, i) => `run_${String(i).padStart(2, "0")}`);
   let deletes = 0;
-  let cancelled = 0;
-  const server = createServer((req, res) => {
-    const url = req.url ?? "";
-    const reply = (status: number, body: unknown) =>
-      res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
-    if (url === "/v2/projects/prj_1/apps/burst") return reply(200, { name: "burst" });
-    if (url.startsWith("/v2/projects/prj_1/runs?"))
-      return reply(200, { runs: ids.map((id) => ({ id, async: true })) });
-    const id = url.split("/").at(-1) as string;
-    if (req.method === "GET") return reply(200, { run_id: id, app: "burst", status: "queued" });
-    if (++deletes === 4) return reply(503, { message: "the run store is not answering" });
-    cancelled++;
-    return reply(200, { run_id: id, app: "burst", status: "cancelled" });
+  let done = 0;
+  const run = await cancelAgainst(ids, (id) => {
+    if (++deletes === 4) return [503, { message: "the run store is not answering" }];
+    done++;
+    return cancelled(id);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  try {
-    const env = { [ENV.baseUrl]: url, [ENV.apiUrl]: url, [ENV.project]: "prj_1", [ENV.token]: "t" };
-    const done = await runlet(["cancel", "--app", "burst", "--queued"], env);
-    expect(done.code).toBe(1);
-    expect(done.stderr).toContain("the run store is not answering");
-    expect(done.stderr).toContain(
-      `stopped after cancelling ${cancelled} of the 10 queued runs (0 had started or ended): run it again to cancel the rest`,
-    );
-    expect(cancelled).toBeLessThan(10);
-  } finally {
-    await new Promise((resolve) => server.close(resolve));
-  }
+  expect(run.code).toBe(1);
+  expect(run.stderr).toContain("the run store is not answering");
+  expect(run.stderr).toContain(
+    `stopped after cancelling ${done} of the 10 queued runs (0 had started or ended): run it again to cancel the rest`,
+  );
+  expect(done).toBeLessThan(10);
 });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hosts, hostTokens, users } from "../db/schema.ts";
 import { createHostToken } from "../hosts/tokens.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
-import { cookiesOf } from "../testing/owner-rows.ts";
+import { cookiesOf, dashboardCookie } from "../testing/owner-rows.ts";
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
 
@@ -20,11 +20,7 @@ afterAll(() => f.cleanup());
 
 const TOKENS = "/dashboard/hosts/tokens";
 
-async function signIn(token: string, projectId: string): Promise<string> {
-  const link = await f.call("POST", `/v2/projects/${projectId}/dashboard-links`, { token });
-  const url = new URL(((await link.json()) as { url: string }).url);
-  return cookiesOf(await f.app.request(url.pathname + url.search));
-}
+const signIn = (token: string, projectId: string) => dashboardCookie(f, projectId, token);
 const operator = () => signIn(f.owner.token, f.projectId);
 
 const page = (path: string, cookie: string) => f.app.request(path, { headers: { cookie } });

@@ -11,7 +11,7 @@ import { leaveHost } from "../hosts/leaving.ts";
 import { registerHost } from "../hosts/registry.ts";
 import { createHostToken, hostTokenId } from "../hosts/tokens.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
-import { cookiesOf } from "../testing/owner-rows.ts";
+import { cookiesOf, dashboardCookie } from "../testing/owner-rows.ts";
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
 let tokenId: string;
@@ -33,11 +33,7 @@ const silence = (id: string) =>
     .set({ seenAt: Date.now() - DOWN_AFTER_MS - 180_000 })
     .where(eq(hosts.id, id));
 
-async function signIn(token: string, projectId: string): Promise<string> {
-  const link = await f.call("POST", `/v2/projects/${projectId}/dashboard-links`, { token });
-  const url = new URL(((await link.json()) as { url: string }).url);
-  return cookiesOf(await f.app.request(url.pathname + url.search));
-}
+const signIn = (token: string, projectId: string) => dashboardCookie(f, projectId, token);
 const operator = () => signIn(f.owner.token, f.projectId);
 
 const page = (path: string, cookie: string) => f.app.request(path, { headers: { cookie } });

@@ -57,12 +57,20 @@ export const cookiesOf = (res: Response) =>
     .filter((c) => !c?.endsWith("="))
     .join("; ");
 
-/** The Cookie header of a dashboard session in the project, signed in with a one-time link. */
+/**
+ * The Cookie header of a dashboard session in the project, signed in with a one-time link made
+ * with `token` (the fixture's owner's unless given).
+ */
 export async function dashboardCookie(
   f: Pick<Fixture, "app" | "call">,
   projectId: string,
+  token?: string,
 ): Promise<string> {
-  const link = await f.call("POST", `/v2/projects/${projectId}/dashboard-links`);
+  const link = await f.call(
+    "POST",
+    `/v2/projects/${projectId}/dashboard-links`,
+    token === undefined ? {} : { token },
+  );
   const url = new URL(((await link.json()) as { url: string }).url);
   return cookiesOf(await f.app.request(url.pathname + url.search));
 }
