@@ -93,7 +93,7 @@ function rowOf(r: RunReport & { id: string }) {
 const FROM_JSON = sql.raw(COLUMNS.map((_, i) => `json_extract(value, '$[${i}]')`).join(", "));
 
 /**
- * Inserts runs or moves them to their reported state, unless they already ended (an end may
+ * Inserts runs or moves them to their reported state, unless they already ended (a cancel may
  * still gain the run time it lacked). The rows go
  * as one JSON text, read by `json_each`: the statement's text is the same for any number of
  * rows. Built by Drizzle as a multi-row `VALUES` of 6 rows each, building and preparing the
@@ -115,9 +115,10 @@ export function recordRuns(
     sql`not (${runs.status} = 'running' and excluded.status = 'queued')`,
   );
   const ended = sql.raw(`excluded.status in (${ENDED_STATUSES.map((s) => `'${s}'`).join(", ")})`);
-  // The same end again with the run time it lacked: a run started the instant it was cancelled,
-  // whose host's answer to the cancel came after the index had the cancel.
-  const timed = sql`(${runs.status} = excluded.status and ${runs.runTimeMs} is null and excluded.run_time_ms is not null)`;
+  // A cancel again with the run time it lacked: a run started the instant it was cancelled,
+  // whose host's answer to the cancel came after the index had the cancel. Only a cancel: a
+  // failure's second report (the host's, after the Worker's) would replace its error too.
+  const timed = sql`(${runs.status} = 'cancelled' and excluded.status = 'cancelled' and ${runs.runTimeMs} is null and excluded.run_time_ms is not null)`;
   const statements = [];
   for (let at = 0; at < reports.length; at += ROWS_PER_STATEMENT) {
     const rows = JSON.stringify(reports.slice(at, at + ROWS_PER_STATEMENT).map(rowOf));

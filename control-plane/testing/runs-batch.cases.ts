@@ -81,6 +81,15 @@ export function runsBatchCases(open: () => Promise<Database>) {
       await post([report(id, "cancelled", { runTimeMs: 5 })]);
       await post([report(id, "success")]);
       expect(await viewOf(id)).toMatchObject({ status: "cancelled", runTimeMs: 812 });
+      // A failure's second report (the host's after the Worker's: a caller's upload broke off)
+      // keeps the first's error, run time or not.
+      const failed = newId("run");
+      await post([report(failed, "failure", { error: "the caller's upload broke off" })]);
+      await post([report(failed, "failure", { error: "the caller went away", runTimeMs: 9 })]);
+      expect(await viewOf(failed)).toMatchObject({
+        error: { message: "the caller's upload broke off" },
+        runTimeMs: null,
+      });
     });
 
     it("writes a webhook's end after the run's, and a late pending never replaces it", async () => {
