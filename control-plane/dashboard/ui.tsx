@@ -236,3 +236,32 @@ export function LogLines({
     </pre>
   );
 }
+
+/**
+ * A secret shown this once (a new token): `title`, what to do with it (`children`), the secret
+ * and its copy button, then `after` (how to use it). `data-shown-once`: a reload of a POST's
+ * answer that shows it asks for the page again (assets.ts) rather than sending the form again.
+ */
+export function SecretOnce({
+  title,
+  secret,
+  children,
+  after,
+}: {
+  title: string;
+  secret: string;
+  children: Child;
+  after?: Child;
+}) {
+  return (
+    <section class="secret-once" aria-labelledby="token-title" data-shown-once="">
+      <h2 id="token-title">{title}</h2>
+      {children}
+      <code id="new-token">{secret}</code>
+      <button type="button" data-copy="new-token" aria-label="Copy the token">
+        Copy
+      </button>
+      {after}
+    </section>
+  );
+}

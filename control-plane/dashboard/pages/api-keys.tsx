@@ -15,6 +15,7 @@ import {
   Notice,
   Pager,
   pageQuery,
+  SecretOnce,
   Status,
   Table,
   Time,
@@ -51,17 +52,12 @@ function inDays(days: number): string {
 
 function TokenOnce({ name, token }: { name: string; token: string }) {
   return (
-    <section class="secret-once" aria-labelledby="token-title">
-      <h2 id="token-title">{`Token of ${name}`}</h2>
+    <SecretOnce title={`Token of ${name}`} secret={token}>
       <p>
         <strong>Copy it now: it is shown this once.</strong> Store it in a secret manager; Runlet
         keeps only its id and can show it again to nobody.
       </p>
-      <code id="new-token">{token}</code>
-      <button type="button" data-copy="new-token">
-        Copy
-      </button>
-    </section>
+    </SecretOnce>
   );
 }
 

@@ -12,8 +12,7 @@ import type { Answer, DashCtx, DashEnv } from "../api.ts";
 import { setFlash } from "../flash.ts";
 import { Page } from "../layout.tsx";
 import { Notice } from "../ui.tsx";
-
-export const PATH = "/dashboard/hosts";
+import { PATH, TOKENS_PATH } from "./host-tabs.tsx";
 
 export interface Host extends HostView {
   memoryMb: number;
@@ -114,8 +113,8 @@ export const ACTIONS: Record<ActionName, Action> = {
         Remove <strong>{h.name}</strong> (<code>{h.id}</code>) from the list? What it held of each
         app's <code>max_replicas</code> is free at once, and an async run handed to it fails. If it
         comes back, it joins as a new host with a new id: to keep it out, revoke its token (
-        <a href={`${PATH}/tokens`}>Join tokens</a>, or <code>runlet hosts revoke</code>). This
-        cannot be undone.
+        <a href={TOKENS_PATH}>Join tokens</a>, or <code>runlet hosts revoke</code>). This cannot be
+        undone.
       </p>
     ),
     done: (name) => `${name} is removed from the list. If it comes back, it joins as a new host.`,

@@ -2,8 +2,7 @@
  * The two pages of this Runlet's hosts, for its operators (docs/hosts.md): the hosts, and the
  * join tokens new hosts register with. Each heads the other's link, so either is one click away.
  */
-import { PATH } from "./host-actions.tsx";
-
+export const PATH = "/dashboard/hosts";
 export const TOKENS_PATH = `${PATH}/tokens`;
 
 const TABS = [

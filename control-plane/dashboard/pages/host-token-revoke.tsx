@@ -9,8 +9,8 @@ import type { DashCtx, DashEnv } from "../api.ts";
 import { setFlash } from "../flash.ts";
 import { Page } from "../layout.tsx";
 import { Notice, Time } from "../ui.tsx";
-import { PATH, Refused } from "./host-actions.tsx";
-import { TOKENS_PATH } from "./host-tabs.tsx";
+import { Refused } from "./host-actions.tsx";
+import { PATH, TOKENS_PATH } from "./host-tabs.tsx";
 
 /** A join token as `GET /v2/hosts/tokens` lists it: never the token itself. */
 export interface HostToken {

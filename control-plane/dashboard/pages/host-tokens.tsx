@@ -15,9 +15,9 @@ import { publicOrigin } from "../../behind-proxy.ts";
 import type { DashCtx, DashEnv } from "../api.ts";
 import { setFlash, takeFlash } from "../flash.ts";
 import { Page } from "../layout.tsx";
-import { EmptyRow, Field, Notice, Status, Table, Time } from "../ui.tsx";
-import { PATH, Refused } from "./host-actions.tsx";
-import { HostTabs, TOKENS_PATH } from "./host-tabs.tsx";
+import { EmptyRow, Field, Notice, SecretOnce, Status, Table, Time } from "../ui.tsx";
+import { Refused } from "./host-actions.tsx";
+import { HostTabs, PATH, TOKENS_PATH } from "./host-tabs.tsx";
 import {
   type HostToken,
   listTokens,
@@ -30,17 +30,8 @@ import {
 type Made = HostToken & { token: string };
 
 function ShownOnce({ made, command }: { made: Made; command: string }) {
-  return (
-    <section class="secret-once" aria-labelledby="token-title" data-shown-once="">
-      <h2 id="token-title">{`Join token ${made.name}`}</h2>
-      <p>
-        <strong>Copy it now: it is shown this once.</strong> Runlet keeps only its hash, and shows
-        it to nobody again, not on a reload of this page either. Lost, revoke it and make another.
-      </p>
-      <code id="new-token">{made.token}</code>
-      <button type="button" data-copy="new-token" aria-label="Copy the token">
-        Copy
-      </button>
+  const join = (
+    <>
       <h3>On the new machine</h3>
       <p>
         In a checkout of Runlet (<code>npm install</code>), with the address the Worker reaches the
@@ -51,7 +42,15 @@ function ShownOnce({ made, command }: { made: Made; command: string }) {
       <button type="button" data-copy="join-command" aria-label="Copy the command">
         Copy
       </button>
-    </section>
+    </>
+  );
+  return (
+    <SecretOnce title={`Join token ${made.name}`} secret={made.token} after={join}>
+      <p>
+        <strong>Copy it now: it is shown this once.</strong> Runlet keeps only its hash, and shows
+        it to nobody again, not on a reload of this page either. Lost, revoke it and make another.
+      </p>
+    </SecretOnce>
   );
 }
 

@@ -18,11 +18,10 @@ import {
   type Flash,
   type Host,
   listHosts,
-  PATH,
   Refused,
   registerHostActions,
 } from "./host-actions.tsx";
-import { HostTabs } from "./host-tabs.tsx";
+import { HostTabs, PATH } from "./host-tabs.tsx";
 import { registerHostTokens } from "./host-tokens.tsx";
 
 /** The list follows the hosts' heartbeats (every 2 s): a drained host's load as it falls. */
