@@ -75,3 +75,35 @@ it("revokes a service account from page 2 of both lists and comes back to the sa
   expect(names(back)).toEqual(names(listed));
   expect(names(back)).toContain("sa-00");
 });
+
+it("creates a service account from page 2: its token on the answer itself, above the same pages, in no cookie", async () => {
+  const second = nextPage(await page("/dashboard/api-keys"), "Pages of service accounts");
+  const listed = await page(second);
+  const action = address(listed, /<form method="post" action="(\/dashboard\/api-keys[^"]*)"/);
+  expect(action).toBe(second);
+  const res = await f.app.request(action, {
+    method: "POST",
+    headers: {
+      cookie,
+      origin: "http://localhost",
+      "content-type": "application/x-www-form-urlencoded",
+    },
+    body: new URLSearchParams({
+      name: "ci-new",
+      expires: new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10),
+      role: "member",
+    }).toString(),
+  });
+  // Shown on this answer (it was a redirect, the token in a flash cookie until the next page).
+  expect(res.status).toBe(200);
+  const html = await res.text();
+  const token = html.match(/<code id="new-token">([^<]+)<\/code>/)?.[1] ?? "";
+  expect(token).toMatch(/^ey/);
+  expect(res.headers.get("set-cookie") ?? "").not.toContain(token.slice(0, 40));
+  expect(html).toContain("data-shown-once");
+  // The rows of the page it was made from, as before.
+  const names = (page: string) => page.match(/sa-\d\d/g);
+  expect(names(html)).toEqual(names(listed));
+  // Read again, the page shows no token.
+  expect(await page(second)).not.toContain(token);
+});

@@ -1,7 +1,8 @@
 /**
  * `/dashboard/api-keys`: the project's service accounts, and its users (read-only), 50 of each a
- * page. Create one with a name, an expiry date and a role; its token is shown once (with a copy
- * button and a warning), never again; revoke one behind a confirmation. Through the management API, so owners only, and audited
+ * page. Create one with a name, an expiry date and a role; its token is shown once, on the
+ * answer to the form (with a copy button and a warning; in no cookie or address), never again;
+ * revoke one behind a confirmation. Through the management API, so owners only, and audited
  * as there (`source: "dashboard"` in the entry's metadata).
  */
 import type { Hono } from "hono";
@@ -41,7 +42,6 @@ interface Account {
 }
 
 type Flash =
-  | { kind: "created"; name: string; token: string }
   | { kind: "error"; message: string; name?: string; expires?: string; role?: string }
   | { kind: "revoked"; name: string };
 
@@ -71,8 +71,9 @@ const placeOf = (c: DashCtx) => ({
   users: c.req.query("users") || undefined,
 });
 
-async function listPage(c: DashCtx) {
-  const flash = takeFlash<Flash>(c, PATH);
+/** The lists; `made`: the account the POST being answered made, its token shown this once. */
+async function listPage(c: DashCtx, made?: { name: string; token: string }) {
+  const flash = made ? undefined : takeFlash<Flash>(c, PATH);
   const place = placeOf(c);
   const { cursor, users: usersCursor } = place;
   const [listed, people] = await Promise.all([
@@ -88,7 +89,7 @@ async function listPage(c: DashCtx) {
   const failed = flash?.kind === "error" ? flash : undefined;
   return c.html(
     <Page title="API keys" section={PATH} session={c.var.session}>
-      {flash?.kind === "created" ? <TokenOnce name={flash.name} token={flash.token} /> : null}
+      {made ? <TokenOnce name={made.name} token={made.token} /> : null}
       {flash?.kind === "revoked" ? (
         <Notice kind="info">{`${flash.name} is revoked: its token no longer works.`}</Notice>
       ) : null}
@@ -199,7 +200,7 @@ async function listPage(c: DashCtx) {
 }
 
 export function registerApiKeys(dash: Hono<DashEnv>) {
-  dash.get(PATH.replace("/dashboard", ""), listPage);
+  dash.get(PATH.replace("/dashboard", ""), (c) => listPage(c));
 
   dash.post(PATH.replace("/dashboard", ""), async (c) => {
     const form = await c.req.parseBody();
@@ -211,14 +212,10 @@ export function registerApiKeys(dash: Hono<DashEnv>) {
       "/service-accounts",
       { name, expiresAt, role },
     );
-    setFlash(
-      c,
-      PATH,
-      created.ok
-        ? { kind: "created", name: created.data.name, token: created.data.token }
-        : { kind: "error", message: created.message, name, expires, role },
-    );
-    // Back to the pages the lists were on: the token is shown above them.
+    // The token is shown on this answer, above the pages the lists were on: it rides in no
+    // cookie (a flash cookie had held it up to 60 s, in the browser's cookie store) or address.
+    if (created.ok) return listPage(c, created.data);
+    setFlash(c, PATH, { kind: "error", message: created.message, name, expires, role });
     return c.redirect(withQuery(PATH, placeOf(c)), 303);
   });
 
