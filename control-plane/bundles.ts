@@ -39,6 +39,24 @@ export interface BundleStore {
  */
 export const KEPT_BUNDLES = 10;
 
+/**
+ * Whether `version`'s bundle is kept while `live` is the app's version: among the newest
+ * KEPT_BUNDLES (each deploy past the tenth forgets the older ones: apps-deploy-version.ts).
+ */
+export const isKept = (version: number, live: number) => version > live - KEPT_BUNDLES;
+
+/**
+ * A recorded version's bundle as JSON text, or undefined: under its digest, or under its number
+ * alone when it was kept before digests named bundles.
+ */
+export async function keptBundle(
+  store: BundleStore,
+  key: BundleKey,
+  digest: string | null,
+): Promise<string | undefined> {
+  return (digest ? await store.get({ ...key, digest }) : undefined) ?? store.get(key);
+}
+
 /** Where a version's bundle is kept, below the store's root. */
 export const bundleName = ({ project, app, version, digest }: BundleKey) =>
   `${project}/${app}/v${version}${digest ? `-${digest}` : ""}.json`;

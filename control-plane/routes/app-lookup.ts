@@ -8,9 +8,14 @@ export async function appOr404(
   db: Database,
   projectId: string,
   appName: string,
-): Promise<{ id: string; runtime: string; createdAt: number }> {
+): Promise<{ id: string; runtime: string; createdAt: number; currentVersion: number }> {
   const [found] = await db
-    .select({ id: apps.id, runtime: apps.runtime, createdAt: apps.createdAt })
+    .select({
+      id: apps.id,
+      runtime: apps.runtime,
+      createdAt: apps.createdAt,
+      currentVersion: apps.currentVersion,
+    })
     .from(apps)
     .where(and(eq(apps.projectId, projectId), eq(apps.name, appName)));
   if (!found)

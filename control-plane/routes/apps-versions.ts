@@ -1,11 +1,12 @@
 /**
  * `GET /v2/projects/{projectId}/apps/{appName}/versions`: an app's deployed versions, newest
- * first, with who deployed them (members and owners). Every one, or with `limit` a page of them
+ * first, with who deployed them and whether their files are kept (members and owners). Every one, or with `limit` a page of them
  * (an app deployed at each commit has thousands: the dashboard's page showed 1,001 rows).
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt } from "drizzle-orm";
 import { access } from "../auth/access.ts";
+import { isKept } from "../bundles.ts";
 import type { AppEnv } from "../context.ts";
 import { principalNames } from "../db/principal-names.ts";
 import { deployments } from "../db/schema.ts";
@@ -21,6 +22,10 @@ const versionSchema = z
     createdAt: z.string().openapi({ format: "date-time" }),
     files: z.number().int(),
     bytes: z.number().int(),
+    kept: z.boolean().openapi({
+      description:
+        "Whether its files are kept (an app's 10 newest versions' are): one that is can be deployed again, a rollback (…/versions/{version}/redeploy), unless it is the live one.",
+    }),
   })
   .openapi("AppVersion");
 
@@ -85,6 +90,7 @@ export function registerListAppVersions(app: OpenAPIHono<AppEnv>) {
       createdAt: new Date(r.createdAt).toISOString(),
       files: r.files,
       bytes: r.bytes,
+      kept: isKept(r.version, found.currentVersion),
     }));
     return c.json({ versions, ...paging }, 200);
   });
