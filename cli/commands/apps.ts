@@ -1,12 +1,14 @@
 import { DEFAULT_START_TIMEOUT_S } from "../../common/app-config.ts";
 import type { AppView, ListedApp } from "../../control-plane/routes/apps-read.ts";
 import type { AppReplicas } from "../../control-plane/routes/apps-replicas.ts";
-import { CliError, type Command } from "../command.ts";
+import { CliError, type Command, takesOnly } from "../command.ts";
 import { type CliConfig, callProject, loadConfig } from "../config.ts";
+import { rollback } from "./apps-rollback.ts";
 
 const USAGE = `Usage: runlet apps [--json]
        runlet apps show <name> [--json]
        runlet apps delete <name> [--json]
+       runlet apps rollback <name> [--to N] [--no-start-check] [--json]
 
   (none)   the project's apps: name, live version, runtime, async runs queued and running
            (the run store's queue: every accepted run not started yet), last deploy; --json
@@ -16,7 +18,15 @@ const USAGE = `Usage: runlet apps [--json]
            API's two answers
   delete   stops the app's replicas and deletes it with its deployments (audited); calls of it
            are 404 within 10 s (the run API keeps what it learnt of an app for 10 s; a run
-           accepted meanwhile fails), and a later deploy of the same name starts at version 1`;
+           accepted meanwhile fails), and a later deploy of the same name starts at version 1
+  rollback makes an earlier version's code live again, as a new version: version N's files
+           and runlet.toml, as they were, deployed as the next version (v3's as v6), the way
+           runlet deploy goes: a replica of it starts on a runtime host first, and one that
+           fails to is refused (exit 1), the live version answering on. Audited as a deploy.
+           Only the 10 newest versions keep their files: for an older one, deploy its folder.
+           --to N            the version to roll back to (default: the one before the live one)
+           --no-start-check  make it live without starting a replica of it first
+           --json            prints the API's answer (the new version) with rolledBackFrom: N`;
 
 /**
  * An app's async runs queued and running. A control plane older than this CLI does not say them
@@ -73,12 +83,23 @@ async function show(config: CliConfig, name: string, json: boolean): Promise<num
 
 export const apps: Command = {
   name: "apps",
-  summary: "list the project's apps, show one, or delete one",
+  summary: "list the project's apps, show one, delete one, or roll one back",
   usage: USAGE,
-  options: {},
+  options: { to: { type: "string" }, "no-start-check": { type: "boolean" } },
   async run({ values, positionals }) {
-    const config = await loadConfig();
     const [sub, name, ...extra] = positionals;
+    if (sub === "rollback") {
+      if (!name || extra.length > 0)
+        throw new CliError(`apps rollback takes one app name\n\n${USAGE}`);
+      return rollback(await loadConfig(), name, {
+        to: values.to as string | undefined,
+        json: values.json === true,
+        startCheck: !values["no-start-check"],
+      });
+    }
+    // --to and --no-start-check are rollback's.
+    takesOnly(sub ? `apps ${sub}` : "apps", { values, words: [] }, {}, USAGE);
+    const config = await loadConfig();
     if (sub === "delete") {
       if (!name || extra.length > 0)
         throw new CliError(`apps delete takes one app name\n\n${USAGE}`);

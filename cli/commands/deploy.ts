@@ -9,10 +9,9 @@ import {
 } from "../../common/app-config.ts";
 import { ENV } from "../../common/consts.ts";
 import { homePaths } from "../../control-plane/home.ts";
-import type { DeployedApp } from "../../control-plane/routes/apps-deploy.ts";
 import { CliError, type Command, formatBytes } from "../command.ts";
-import { cliHome, loadConfig, readAnswer, request } from "../config.ts";
-import { patientFetch } from "../patient-fetch.ts";
+import { cliHome, loadConfig } from "../config.ts";
+import { sendDeploy, startedNote } from "./deploy-request.ts";
 import { checkSyntax, describeProblems, filesToCheck, languageOf } from "./syntax-check.ts";
 
 const SKIP = new Set([".git", ".runlet", ".wrangler", ".DS_Store"]);
@@ -201,27 +200,13 @@ takes the new version's first call. With no runtime host up, the deploy is refus
       console.error(
         `Starting a replica of the new version of ${name} on a runtime host before it goes live${limit === undefined ? "" : ` (start_timeout ${limit} s)`}…`,
       );
-    const res = await request(
-      `${config.baseUrl}/v2/projects/${config.projectId}/apps${startCheck ? "" : "?startCheck=false"}`,
-      {
-        method: "POST",
-        headers: { authorization: `Bearer ${config.token}`, "content-type": "application/json" },
-        body: JSON.stringify({ files }),
-      },
-      "deploy",
-      patientFetch, // its answer comes once the replica started: up to start_timeout, 30 min
-    );
-    const app = await readAnswer<DeployedApp>(res, "deploy");
+    const app = await sendDeploy(config, "/apps", { body: { files }, startCheck, what: "deploy" });
     if (values.json) {
       console.log(JSON.stringify(app));
     } else {
       const ms = Math.round(performance.now() - started);
       console.log(`Deployed ${app.name} v${app.version} (${app.runtime} runtime) in ${ms} ms`);
-      console.error(
-        app.started
-          ? `Its replica started in ${app.started.ms} ms (runtime host ${app.started.host}) and takes its first call.`
-          : `Not started first (--no-start-check): if v${app.version} cannot start, its calls fail until the next deploy.`,
-      );
+      console.error(startedNote(app));
       const base = `${config.apiUrl}/v4/${config.projectId}/${app.name}`;
       if (app.runtime === "custom") {
         // Its own paths and methods: `runlet run` calls functions of managed apps. The token is

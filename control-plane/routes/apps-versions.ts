@@ -1,7 +1,8 @@
 /**
  * `GET /v2/projects/{projectId}/apps/{appName}/versions`: an app's deployed versions, newest
- * first, with who deployed them and whether their files are kept (members and owners). Every one, or with `limit` a page of them
- * (an app deployed at each commit has thousands: the dashboard's page showed 1,001 rows).
+ * first, with who deployed them and whether their files are kept, so that one can be deployed
+ * again (apps-redeploy.ts) (members and owners). Every one, or with `limit` a page of them (an
+ * app deployed at each commit has thousands: the dashboard's page showed 1,001 rows).
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt } from "drizzle-orm";

@@ -1,0 +1,63 @@
+/**
+ * `runlet apps rollback <name> [--to N]`: makes an earlier version's code live again in one step,
+ * as a new version (`POST …/apps/{name}/versions/{N}/redeploy`, docs/api.md): the version before
+ * the live one unless `--to` says which. It waits as `runlet deploy` does, for a replica of it
+ * to start on a runtime host, and says where it started.
+ */
+import { CliError } from "../command.ts";
+import { type CliConfig, callProject } from "../config.ts";
+import { sendDeploy, startedNote } from "./deploy-request.ts";
+
+/** The version `--to` names: a whole number from 1. */
+function versionOf(to: string): number {
+  if (!/^[1-9][0-9]{0,8}$/.test(to))
+    throw new CliError(`--to takes a version number (1, 2, …), not '${to}'`);
+  return Number(to);
+}
+
+/** The version before the live one: the second newest. */
+async function previous(config: CliConfig, name: string): Promise<number> {
+  const { versions } = await callProject<{ versions: Array<{ version: number }> }>(
+    config,
+    "GET",
+    `/apps/${encodeURIComponent(name)}/versions?limit=2`,
+    "reading its versions",
+  );
+  const [live, before] = versions;
+  if (!before)
+    throw new CliError(
+      `${name} has one version only (v${live?.version ?? 1}): there is no earlier one to roll back to`,
+    );
+  return before.version;
+}
+
+export async function rollback(
+  config: CliConfig,
+  name: string,
+  opts: { to?: string; json: boolean; startCheck: boolean },
+): Promise<number> {
+  const to = opts.to === undefined ? await previous(config, name) : versionOf(opts.to);
+  const started = performance.now();
+  if (!opts.json) {
+    console.error(`Rolling ${name} back to version ${to}'s code (project ${config.projectId})…`);
+    if (opts.startCheck)
+      console.error(
+        `Starting a replica of it on a runtime host before it goes live, as a deploy does…`,
+      );
+  }
+  const app = await sendDeploy(
+    config,
+    `/apps/${encodeURIComponent(name)}/versions/${to}/redeploy`,
+    { startCheck: opts.startCheck, what: "rollback" },
+  );
+  if (opts.json) {
+    console.log(JSON.stringify({ ...app, rolledBackFrom: to }));
+    return 0;
+  }
+  const ms = Math.round(performance.now() - started);
+  console.log(
+    `Rolled ${app.name} back to version ${to}'s code as version ${app.version} (${app.runtime} runtime) in ${ms} ms`,
+  );
+  console.error(startedNote(app));
+  return 0;
+}

@@ -1,0 +1,71 @@
+// `runlet apps rollback` on a whole local Runlet (`runlet start`): a bad deploy undone in one
+// step. Before it, the only way back to an earlier version's code was to find its folder and
+// deploy it again by hand.
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { cli, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
+
+let runlet: Runlet;
+let home: string;
+let dir: string;
+
+beforeAll(async () => {
+  home = await newHome();
+  dir = await mkdtemp(join(tmpdir(), "runlet-rollback-app-"));
+  runlet = await startRunlet(home);
+});
+
+afterAll(async () => {
+  await runlet?.stop();
+  await removeHome(home);
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+/** Deploys the app `hello` answering `answer`. */
+async function deploy(answer: string) {
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, "runlet.toml"), 'name = "hello"\n');
+  await writeFile(join(dir, "main.mjs"), `export const run = () => ${JSON.stringify(answer)};\n`);
+  const deployed = await cli(["deploy", dir], runlet.env);
+  expect(deployed.code, deployed.stderr).toBe(0);
+}
+
+/** A sync call of the app: its result. */
+async function call(): Promise<unknown> {
+  const { apiUrl, projectId, token } = runlet.local;
+  const res = await fetch(`${apiUrl}/v4/${projectId}/hello/run`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: "{}",
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { result: unknown }).result;
+}
+
+it("rolls an app back to the version before the live one, as a new version that answers as the old one did", async () => {
+  await deploy("one");
+  await deploy("two");
+  expect(await call()).toBe("two");
+
+  const rolled = await cli(["apps", "rollback", "hello"], runlet.env);
+  expect(rolled.code, rolled.stderr).toBe(0);
+  expect(rolled.stdout).toMatch(
+    /^Rolled hello back to version 1's code as version 3 \(managed runtime\) in \d+ ms\n$/,
+  );
+  expect(rolled.stderr).toContain("Rolling hello back to version 1's code");
+  expect(rolled.stderr).toMatch(/Its replica started in \d+ ms \(runtime host hst_/);
+  expect(await call()).toBe("one");
+
+  const shown = await cli(["apps", "show", "hello"], runlet.env);
+  expect(shown.stdout).toMatch(/^ {2}version {7}3 \(managed\), deployed /m);
+
+  // The live version is refused in the API's words, and nothing changes.
+  const again = await cli(["apps", "rollback", "hello", "--to", "3", "--json"], runlet.env);
+  expect(again.code).toBe(1);
+  expect(JSON.parse(again.stdout)).toMatchObject({
+    status: 409,
+    message: "rollback failed (409): version 3 of 'hello' is already live: nothing was deployed",
+  });
+});
