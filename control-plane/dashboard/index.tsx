@@ -15,6 +15,7 @@ import { SCRIPT, STYLESHEET } from "./assets.ts";
 import { BarePage } from "./layout.tsx";
 import { registerApiKeys } from "./pages/api-keys.tsx";
 import { registerAppOutput } from "./pages/app-output.tsx";
+import { registerAppRollback } from "./pages/app-rollback.tsx";
 import { registerApps } from "./pages/apps.tsx";
 import { registerAuditLog } from "./pages/audit-log.tsx";
 import { registerHosts } from "./pages/hosts.tsx";
@@ -94,6 +95,7 @@ export function registerDashboard(app: Hono<AppEnv>, inProcess: InProcess) {
   registerRun(dash);
   registerApps(dash);
   registerAppOutput(dash);
+  registerAppRollback(dash);
   registerApiKeys(dash);
   registerAuditLog(dash);
   registerSecrets(dash);

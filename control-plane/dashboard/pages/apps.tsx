@@ -2,7 +2,8 @@
  * `/dashboard/apps` and `/dashboard/apps/{name}`: the apps with their async runs queued and
  * running, and one app's versions, runtime, scaling, replicas now (from the runtime host), its
  * async queue (from the run store: not the host's waiting calls), recent runs and their failure
- * rate and run times (run-times.ts), and a link to what its replicas wrote (app-output.tsx).
+ * rate and run times (run-times.ts), and a link to what its replicas wrote (app-output.tsx);
+ * beside each earlier version whose files are kept, "Roll back to this version" (app-rollback.tsx).
  */
 import type { Hono } from "hono";
 import { DEFAULT_START_TIMEOUT_S } from "../../../common/app-config.ts";
@@ -10,6 +11,7 @@ import type { DashEnv } from "../api.ts";
 import { Page } from "../layout.tsx";
 import { runTimeRows } from "../run-times.ts";
 import { Definition, EmptyRow, Notice, Pager, Table, Time } from "../ui.tsx";
+import { RollbackCell, RollbackNotice } from "./app-rollback.tsx";
 import { type RunItem, RunRows } from "./runs.tsx";
 
 interface AppItem {
@@ -43,6 +45,8 @@ interface Version {
   createdAt: string;
   files: number;
   bytes: number;
+  /** Its files are kept (the 10 newest): it can be rolled back to. Absent from older answers. */
+  kept?: boolean;
 }
 
 interface Replicas {
@@ -168,6 +172,7 @@ export function registerApps(dash: Hono<DashEnv>) {
     const now = replicas.ok ? replicas.data : undefined;
     return c.html(
       <Page title={`App ${a.name}`} section="/dashboard/apps" session={session}>
+        <RollbackNotice c={c} name={a.name} />
         <Definition
           items={[
             ["Runtime", a.runtime],
@@ -232,7 +237,7 @@ export function registerApps(dash: Hono<DashEnv>) {
         <h2>Versions</h2>
         {versions.ok ? (
           <>
-            <Table label="Versions" head={["Version", "Deployed", "By", "Files", "Size"]}>
+            <Table label="Versions" head={["Version", "Deployed", "By", "Files", "Size", ""]}>
               {versions.data.versions.map((v) => (
                 <tr>
                   <td class="num">{v.version}</td>
@@ -242,6 +247,7 @@ export function registerApps(dash: Hono<DashEnv>) {
                   <td title={v.deployedBy.id}>{v.deployedBy.name ?? v.deployedBy.id}</td>
                   <td class="num">{v.files}</td>
                   <td class="num">{`${(v.bytes / 1024).toFixed(1)} KiB`}</td>
+                  <RollbackCell name={a.name} version={v} live={a.version} />
                 </tr>
               ))}
             </Table>

@@ -1,0 +1,138 @@
+/**
+ * "Roll back to this version" on an app's page (`/dashboard/apps/{name}`): offered beside each
+ * earlier version whose files are kept (the versions list's `kept`), asked on a confirmation page
+ * of its own (`/dashboard/apps/{name}/versions/{N}/rollback`), whose form calls the API
+ * (`POST …/apps/{name}/versions/{N}/redeploy`, docs/api.md "Rolling back an app") and goes back
+ * to the app's page (Post/Redirect/Get), which says what was done, or the API's refusal in its
+ * own words.
+ */
+import type { Context, Hono } from "hono";
+import type { DashEnv } from "../api.ts";
+import { setFlash, takeFlash } from "../flash.ts";
+import { Page } from "../layout.tsx";
+import { Notice } from "../ui.tsx";
+
+type Flash =
+  | { kind: "done"; from: number; version: number; started: boolean }
+  | { kind: "error"; from: number; message: string };
+
+/** The app's page, where a rollback's outcome is said. */
+const appPage = (name: string) => `/dashboard/apps/${encodeURIComponent(name)}`;
+const rollbackPath = (name: string, version: number) =>
+  `${appPage(name)}/versions/${version}/rollback`;
+
+/** Whether the API takes a rollback to `v` while `live` is the app's version. */
+const offered = (v: { version: number; kept?: boolean }, live: number) =>
+  v.kept === true && v.version !== live;
+
+/** The versions table's cell of `v`: its action, where the API would take it. */
+export function RollbackCell({
+  name,
+  version,
+  live,
+}: {
+  name: string;
+  version: { version: number; kept?: boolean };
+  live: number;
+}) {
+  return (
+    <td>
+      {offered(version, live) ? (
+        <a
+          href={rollbackPath(name, version.version)}
+          aria-label={`Roll back to version ${version.version}`}
+        >
+          Roll back to this version
+        </a>
+      ) : version.version === live ? (
+        <span class="muted">live</span>
+      ) : null}
+    </td>
+  );
+}
+
+/** What the last rollback from this page did, once, above the app's page. */
+export function RollbackNotice({ c, name }: { c: Context; name: string }) {
+  const flash = takeFlash<Flash>(c, appPage(name));
+  if (!flash) return null;
+  if (flash.kind === "error")
+    return (
+      <Notice kind="error">{`Not rolled back to version ${flash.from}: ${flash.message}`}</Notice>
+    );
+  return (
+    <Notice kind="info">
+      {`Rolled ${name} back to version ${flash.from}'s code as version ${flash.version}: new calls get it${flash.started ? ", and a replica of it started first" : ""}.`}
+    </Notice>
+  );
+}
+
+const ROUTE = "/apps/:name/versions/:version{[1-9][0-9]{0,8}}/rollback";
+
+export function registerAppRollback(dash: Hono<DashEnv>) {
+  dash.get(ROUTE, async (c) => {
+    const name = c.req.param("name");
+    const from = Number(c.req.param("version"));
+    const path = `/apps/${encodeURIComponent(name)}`;
+    // Only the 10 newest versions keep their files: one of them, or none at all.
+    const [app, versions] = await Promise.all([
+      c.var.api.project<{ version: number }>("GET", path),
+      c.var.api.project<{ versions: Array<{ version: number; kept?: boolean }> }>(
+        "GET",
+        `${path}/versions?limit=10`,
+      ),
+    ]);
+    const refused = !app.ok ? app : !versions.ok ? versions : undefined;
+    const live = app.ok ? app.data.version : 0;
+    const version = versions.ok
+      ? versions.data.versions.find((v) => v.version === from)
+      : undefined;
+    const title = "Roll back an app";
+    return c.html(
+      <Page title={title} section="/dashboard/apps" session={c.var.session}>
+        {refused ? (
+          <Notice kind="error">{refused.message}</Notice>
+        ) : from === live ? (
+          <Notice kind="info">{`Version ${from} of ${name} is the live one already.`}</Notice>
+        ) : !version || !offered(version, live) ? (
+          <Notice kind="info">
+            {`Version ${from} of ${name} cannot be rolled back to: ${from > live ? "it has no such version" : "only the 10 newest versions keep their files. Deploy its folder as it was at that version instead (runlet deploy)"}.`}
+          </Notice>
+        ) : (
+          <form method="post" action={rollbackPath(name, from)} class="stack">
+            <p>
+              Roll <strong>{name}</strong> back to version {from}'s code? Its files and runlet.toml,
+              as they were, are deployed as version {live + 1}: a replica of it starts on a runtime
+              host first, as for a deploy, and new calls then get it. Version {live} stays in the
+              list, and can be rolled back to in turn.
+            </p>
+            <button type="submit">Roll back to version {from}</button>
+            <a href={appPage(name)}>Keep version {live} live</a>
+          </form>
+        )}
+      </Page>,
+      refused ? (refused.status === 404 ? 404 : refused.status === 403 ? 403 : 200) : 200,
+    );
+  });
+
+  dash.post(ROUTE, async (c) => {
+    const name = c.req.param("name");
+    const from = Number(c.req.param("version"));
+    const answer = await c.var.api.project<{ version: number; started: unknown }>(
+      "POST",
+      `/apps/${encodeURIComponent(name)}/versions/${from}/redeploy`,
+    );
+    setFlash(
+      c,
+      appPage(name),
+      answer.ok
+        ? ({
+            kind: "done",
+            from,
+            version: answer.data.version,
+            started: answer.data.started !== null,
+          } satisfies Flash)
+        : ({ kind: "error", from, message: answer.message } satisfies Flash),
+    );
+    return c.redirect(appPage(name), 303);
+  });
+}
