@@ -24,7 +24,8 @@ const USAGE = `Usage: runlet apps [--json]
            runlet deploy goes: a replica of it starts on a runtime host first, and one that
            fails to is refused (exit 1), the live version answering on. Audited as a deploy.
            Only the 10 newest versions keep their files: for an older one, deploy its folder.
-           --to N            the version to roll back to (default: the one before the live one)
+           --to N            the version to roll back to (default: the one before the live
+                             one; after a rollback, that is the version rolled back from)
            --no-start-check  make it live without starting a replica of it first
            --json            prints the API's answer (the new version) with rolledBackFrom: N`;
 
