@@ -31,12 +31,14 @@ const QUOTED_CHARS = 2_000;
 
 /**
  * Starts a replica of `version` on a host: how it started, or the refusal (thrown) that says
- * why it could not. `live`: the app's version now, which stays (none for a new app).
+ * why it could not. `live`: the app's version now, which stays (none for a new app). `command`:
+ * the CLI's command that deploys it without the check, which a 503 names.
  */
 export async function startFirst(
   c: Ctx,
   input: { project: string; app: string; version: number; digest: string; bundle: DeployRequest },
   live: number | undefined,
+  command = "runlet deploy --no-start-check",
 ): Promise<NonNullable<Started>> {
   const { app, version } = input;
   const outcome = await c.var.deps.hosts.start(input);
@@ -57,7 +59,7 @@ export async function startFirst(
       : `no runtime host could start a replica of it first (${outcome.reasons.join("; ")}). Try again once one can (runlet hosts)`;
   throw new ApiError(
     "unavailable",
-    `version ${version} of '${app}' was not deployed (${stays}): ${why}, or deploy without the check (runlet deploy --no-start-check, ?startCheck=false): the version is then made current whether it starts or not`,
+    `version ${version} of '${app}' was not deployed (${stays}): ${why}, or deploy without the check (${command}, ?startCheck=false): the version is then made current whether it starts or not`,
   );
 }
 

@@ -92,6 +92,8 @@ export interface BundleToDeploy {
   startCheck: boolean;
   /** Beside the deploy's own details in its audit entry: `{rolledBackFrom: 3}`. */
   details?: Record<string, unknown>;
+  /** The CLI's command that deploys it without the start check (a 503 names it). */
+  uncheckedBy?: string;
 }
 
 /** Deploys `input` as the app's next version (in the app's queue of deploys): what was deployed. */
@@ -126,6 +128,7 @@ export async function deployVersion(c: Ctx, input: BundleToDeploy): Promise<Depl
         c,
         { project: projectId, app: config.name, version, digest, bundle },
         existing?.currentVersion,
+        input.uncheckedBy,
       ).catch(async (err: unknown) => {
         await forget();
         throw err;

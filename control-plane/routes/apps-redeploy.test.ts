@@ -11,11 +11,13 @@ import { libsqlFixture } from "../testing/libsql.ts";
 /** The versions the hosts were asked to start, and those that fail to. */
 const trials: Array<{ app: string; version: number; digest: string }> = [];
 const failing = new Set<string>();
+let unavailable = false;
 const announced: Array<{ app: string; version: number; digest: string | null }> = [];
 const hosts: RuntimeHosts = {
   ...noRuntimeHosts,
   async start({ app, digest, bundle }) {
     trials.push({ app, version: bundle.version, digest });
+    if (unavailable) return { state: "unavailable", reasons: [] };
     if (failing.has(digest))
       return {
         state: "failed",
@@ -164,6 +166,22 @@ describe("what it refuses", () => {
       12, 11, 10, 9, 8, 7, 6, 5, 4, 3,
     ]);
     expect((await redeploy("old", 3)).status).toBe(201);
+  });
+
+  it("no runtime host to start it on: 503 naming the rollback's own command without the check", async () => {
+    await deploy("hostless", "one");
+    await deploy("hostless", "two");
+    unavailable = true;
+    try {
+      const res = await redeploy("hostless", 1);
+      expect(res.status).toBe(503);
+      expect(await message(res)).toBe(
+        "version 3 of 'hostless' was not deployed (version 2 still answers): no runtime host is up to start a replica of it first. Try again once one is (runlet hosts), or deploy without the check (runlet apps rollback hostless --to 1 --no-start-check, ?startCheck=false): the version is then made current whether it starts or not",
+      );
+    } finally {
+      unavailable = false;
+    }
+    expect((await live("hostless")).version).toBe(2);
   });
 
   it("an outsider: 403", async () => {

@@ -112,6 +112,7 @@ export function registerRedeployVersion(app: OpenAPIHono<AppEnv>, deploysByApp: 
         digest: await digestOfBundle(files),
         startCheck: startCheck !== "false",
         details: { rolledBackFrom: from },
+        uncheckedBy: `runlet apps rollback ${appName} --to ${from} --no-start-check`,
       });
     });
     return c.json(body, 201);
