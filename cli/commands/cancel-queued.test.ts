@@ -59,9 +59,9 @@ async function cancelAgainst(
   }
 }
 
-const cancelled = (id: string): [number, unknown] => [
+const cancelled = (id: string, startedAt: string | null = null): [number, unknown] => [
   200,
-  { run_id: id, app: "burst", status: "cancelled" },
+  { run_id: id, app: "burst", status: "cancelled", started_at: startedAt },
 ];
 
 it("leaves alone a run that started after the list was read: its cancel says onlyIfQueued", async () => {
@@ -104,4 +104,21 @@ it("says how far it got when a cancel fails part way, rather than only the error
     `stopped after cancelling ${done} of the 10 queued runs (0 had started or ended): run it again to cancel the rest`,
   );
   expect(done).toBeLessThan(10);
+});
+
+it("says which runs had begun as they were cancelled, rather than count them as queued ones", async () => {
+  // run_b's host started it the instant of its cancel (or a run API older than the CLI
+  // ignored onlyIfQueued): it was cancelled running, which the user meant to avoid.
+  const run = await cancelAgainst(["run_a", "run_b"], (id) =>
+    cancelled(id, id === "run_b" ? "2026-11-27T04:00:00.000Z" : null),
+  );
+  expect(run.code, run.stderr).toBe(0);
+  expect(run.stdout).toContain("Cancelled 2 queued runs of burst.");
+  expect(run.stderr).toContain("1 of them had started as they were cancelled (run_b)");
+  const json = await cancelAgainst(
+    ["run_a", "run_b"],
+    (id) => cancelled(id, id === "run_b" ? "2026-11-27T04:00:00.000Z" : null),
+    ["--json"],
+  );
+  expect(JSON.parse(json.stdout)).toMatchObject({ started: ["run_b"] });
 });

@@ -20,6 +20,11 @@ export interface QueueCancelled {
   /** The runs cancelled, and those left alone because they had started or ended meanwhile. */
   cancelled: string[];
   skipped: string[];
+  /**
+   * Of `cancelled`, those that had begun all the same: their host started them in the instant
+   * of the cancel (docs/api.md), or the run API, older than this CLI, ignored `onlyIfQueued`.
+   */
+  started: string[];
 }
 
 async function queuedRuns(config: CliConfig, app: string): Promise<string[]> {
@@ -48,14 +53,15 @@ export async function cancelQueued(
 ): Promise<QueueCancelled> {
   const ids = await queuedRuns(config, app);
   const api = runApi(config);
-  const result: QueueCancelled = { app, cancelled: [], skipped: [] };
+  const result: QueueCancelled = { app, cancelled: [], skipped: [], started: [] };
   let next = 0;
   let told = Date.now();
   let failure: unknown;
   const one = async (id: string) => {
     try {
-      await api.cancel(app, id, { onlyIfQueued: true });
+      const view = await api.cancel(app, id, { onlyIfQueued: true });
       result.cancelled.push(id);
+      if (view.started_at !== null) result.started.push(id);
     } catch (err) {
       // Started or ended (409) since the list was read: left alone. Anything else stops the work.
       const status = (err as { status?: number }).status;

@@ -112,7 +112,8 @@ cancelled.
 mistake), with progress on stderr: each is cancelled only if still queued (onlyIfQueued), so
 one that has started or ended by then is left alone. Runs accepted while it works may be left
 queued: run it again. --json prints
-{app, cancelled: [run ids], skipped: [run ids]}.`;
+{app, cancelled: [run ids], skipped: [run ids], started: [run ids]} (started: cancelled, but
+begun that instant).`;
 
 export const cancel: Command = {
   name: "cancel",
@@ -133,6 +134,11 @@ export const cancel: Command = {
         console.log(
           `Cancelled ${done.cancelled.length} queued ${done.cancelled.length === 1 ? "run" : "runs"} of ${app}.${left ? ` ${left} had started or ended meanwhile and were left alone.` : ""}`,
         );
+        // Said, not silent: a run the user meant to leave running was stopped.
+        if (done.started.length > 0)
+          console.error(
+            `${done.started.length} of them had started as they were cancelled (${done.started.join(", ")}): their host began them that instant, or the run API is older than this CLI and cancels running runs too.`,
+          );
       }
       return 0;
     }
