@@ -6,10 +6,9 @@
 // app's own error, and the version before keeps serving.
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AppFolders, appFolders } from "./app-folders.ts";
 import { cli, type Json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
 
 const hasPython = spawnSync("python3", ["--version"]).status === 0;
@@ -17,33 +16,22 @@ const hasPython = spawnSync("python3", ["--version"]).status === 0;
 describe("runlet deploy starts a replica of the version before it goes live", () => {
   let runlet: Runlet;
   let home: string;
-  let apps: string;
+  let apps: AppFolders;
 
   beforeAll(async () => {
     home = await newHome();
-    apps = await mkdtemp(join(tmpdir(), "runlet-deploy-start-apps-"));
+    apps = await appFolders("deploy-start");
     runlet = await startRunlet(home);
   });
 
   afterAll(async () => {
     await runlet?.stop();
     await removeHome(home);
-    if (apps) await rm(apps, { recursive: true, force: true });
+    await apps?.remove();
   });
 
-  /** Writes the app folder `name` (its runlet.toml names it `name`); its path. */
-  async function app(name: string, files: Record<string, string>, toml = ""): Promise<string> {
-    const dir = join(apps, name);
-    await rm(dir, { recursive: true, force: true });
-    for (const [path, text] of Object.entries({
-      "runlet.toml": `name = "${name}"\n${toml}`,
-      ...files,
-    })) {
-      await mkdir(join(dir, path, ".."), { recursive: true });
-      await writeFile(join(dir, path), text);
-    }
-    return dir;
-  }
+  const app = (name: string, files: Record<string, string>, toml = "") =>
+    apps.write(name, files, toml);
   const deploy = (dir: string, ...flags: string[]) => cli(["deploy", dir, ...flags], runlet.env);
   /** A call of the app's `run` through the run API: its status and body. */
   const run = async (name: string) => {

@@ -1,34 +1,30 @@
-// `runlet apps rollback` on a whole local Runlet (`runlet start`): a bad deploy undone in one
-// step. Before it, the only way back to an earlier version's code was to find its folder and
-// deploy it again by hand.
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { type AppFolders, appFolders } from "./app-folders.ts";
 import { cli, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
 
 let runlet: Runlet;
 let home: string;
-let dir: string;
+let apps: AppFolders;
 
 beforeAll(async () => {
   home = await newHome();
-  dir = await mkdtemp(join(tmpdir(), "runlet-rollback-app-"));
+  apps = await appFolders("rollback");
   runlet = await startRunlet(home);
 });
 
 afterAll(async () => {
   await runlet?.stop();
   await removeHome(home);
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await apps?.remove();
 });
 
 /** Deploys the app `hello` answering `answer`. */
 async function deploy(answer: string) {
-  await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, "runlet.toml"), 'name = "hello"\n');
-  await writeFile(join(dir, "main.mjs"), `export const run = () => ${JSON.stringify(answer)};\n`);
-  const deployed = await cli(["deploy", dir], runlet.env);
+  const main = `export const run = () => ${JSON.stringify(answer)};\n`;
+  const deployed = await cli(
+    ["deploy", await apps.write("hello", { "main.mjs": main })],
+    runlet.env,
+  );
   expect(deployed.code, deployed.stderr).toBe(0);
 }
 

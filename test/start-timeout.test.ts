@@ -1,11 +1,5 @@
-// An app's start_timeout on a whole local Runlet (`runlet start`) through the CLI: a module that
-// loads for about 3 s as it is imported (as one that loads a model does) could never be deployed
-// under the host's fixed 30 s had it needed 35; now its runlet.toml says how long it may take.
-// Too short a limit refuses the deploy naming it; a long enough one deploys and answers.
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type AppFolders, appFolders } from "./app-folders.ts";
 import { cli, type Json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
 
 const SLOW = {
@@ -16,29 +10,23 @@ const SLOW = {
 describe("start_timeout in runlet.toml", () => {
   let runlet: Runlet;
   let home: string;
-  let apps: string;
+  let apps: AppFolders;
 
   beforeAll(async () => {
     home = await newHome();
-    apps = await mkdtemp(join(tmpdir(), "runlet-start-timeout-apps-"));
+    apps = await appFolders("start-timeout");
     runlet = await startRunlet(home);
   });
 
   afterAll(async () => {
     await runlet?.stop();
     await removeHome(home);
-    if (apps) await rm(apps, { recursive: true, force: true });
+    await apps?.remove();
   });
 
-  /** The folder of app `slow` with `toml` after its name; its path. */
-  async function slow(toml: string): Promise<string> {
-    const dir = join(apps, "slow");
-    await mkdir(dir, { recursive: true });
-    await writeFile(join(dir, "runlet.toml"), `name = "slow"\n${toml}\n`);
-    await writeFile(join(dir, "main.mjs"), SLOW["main.mjs"]);
-    return dir;
-  }
-  const deploy = async (toml: string) => cli(["deploy", await slow(toml)], runlet.env);
+  /** Deploys the app `slow` with `toml` after its name. */
+  const deploy = async (toml: string) =>
+    cli(["deploy", await apps.write("slow", SLOW, `${toml}\n`)], runlet.env);
 
   it("refuses out of bounds before uploading, a start past it naming it, and deploys within it", async () => {
     const far = await deploy("start_timeout = 4000");
