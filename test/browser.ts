@@ -8,6 +8,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import AxeBuilder from "@axe-core/playwright";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterEach } from "vitest";
 import { ROOT } from "./harness.ts";
 
 export const CHROMIUM = "/usr/bin/chromium";
@@ -70,4 +71,13 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   const dir = join(ROOT, "test-results");
   await mkdir(dir, { recursive: true });
   await page.screenshot({ path: join(dir, `dashboard-${name}.png`), fullPage: true });
+}
+
+/** After each failed test of the file, a screenshot of `page()` named for the test. */
+export function screenshotOnFailure(page: () => Page | undefined): void {
+  afterEach(async (context) => {
+    const open = page();
+    if (context.task.result?.state === "fail" && open)
+      await screenshot(open, context.task.name.replace(/\W+/g, "-").slice(0, 60));
+  });
 }

@@ -7,11 +7,11 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { eq } from "drizzle-orm";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { users } from "../control-plane/db/schema.ts";
 import { serveControlPlane } from "../control-plane/listen.ts";
 import { libsqlFixture } from "../control-plane/testing/libsql.ts";
-import { launchChromium, newContext, screenshot, seriousViolations } from "./browser.ts";
+import { launchChromium, newContext, screenshotOnFailure, seriousViolations } from "./browser.ts";
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
 let server: Server;
@@ -65,11 +65,7 @@ beforeAll(async () => {
   operator = page.context();
 }, 60_000);
 
-afterEach(async (context) => {
-  if (context.task.result?.state === "fail" && page) {
-    await screenshot(page, context.task.name.replace(/\W+/g, "-").slice(0, 60));
-  }
-});
+screenshotOnFailure(() => page);
 
 afterAll(async () => {
   await browser?.close();

@@ -7,12 +7,12 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId, timeOfId } from "../common/ids.ts";
 import { loadOrCreateInternalToken } from "../control-plane/home.ts";
 import { verifyWebhook } from "../webhooks/index.mjs";
 import { client } from "./apps.ts";
-import { launchChromium, newContext, screenshot, seriousViolations } from "./browser.ts";
+import { launchChromium, newContext, screenshotOnFailure, seriousViolations } from "./browser.ts";
 import { cli, json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
 import { type Receiver, startReceiver } from "./receiver.ts";
 
@@ -88,11 +88,7 @@ beforeAll(async () => {
   page = await owner.newPage();
 }, 150_000);
 
-afterEach(async (context) => {
-  if (context.task.result?.state === "fail" && page) {
-    await screenshot(page, context.task.name.replace(/\W+/g, "-").slice(0, 60));
-  }
-});
+screenshotOnFailure(() => page);
 
 afterAll(async () => {
   await browser?.close();
