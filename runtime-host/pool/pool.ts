@@ -37,6 +37,7 @@ import {
   type CallOutcome,
   type CallRequest,
   functionWorkload,
+  startLimitMs,
   type Workload,
   WorkloadError,
   type WorkloadFailure,
@@ -361,7 +362,8 @@ export class ReplicaPool {
     }
     const waitMs = options.waitMs ?? this.options.queueWaitMs;
     // A sync call behind replicas that all still start waits for them first (pool rules above).
-    const startMs = this.#startLimitMs(app);
+    const hostLimitMs = this.options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_S * 1000;
+    const startMs = startLimitMs(app.target.config.start_timeout, hostLimitMs);
     const cold =
       options.waitMs === undefined && ![...app.replicas].some((r) => usable(r) && r.isReady);
     const startingMs = cold ? startMs + waitMs : undefined;
@@ -375,14 +377,6 @@ export class ReplicaPool {
     );
     this.#pump(app); // slots the queue has not been given yet (a redeploy raised max_replicas)
     return waiting;
-  }
-
-  /** How long a replica of the app may take to start (ms): its `start_timeout`, else the host's. */
-  #startLimitMs(app: AppReplicas): number {
-    const own = app.target.config.start_timeout;
-    return own === undefined
-      ? (this.options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_S * 1000)
-      : own * 1000;
   }
 
   #busy(app: AppReplicas, detail: string, elsewhere?: true, unasked?: string): WorkloadError {

@@ -162,7 +162,7 @@ export class ManagedReplica implements FunctionWorkload {
   /** Runs `begin`, then waits for the process's `spare` or `ready` (or its failure). */
   #startup(begin: () => void | Promise<void>): Promise<void> {
     // The app's own limit once the spec is the app's (a spare's is the host's).
-    const limitMs = startLimitMs(this.#spec, this.options.startTimeoutMs);
+    const limitMs = startLimitMs(this.#spec.startTimeout, this.options.startTimeoutMs);
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#settleStart?.(

@@ -28,9 +28,12 @@ export interface WorkloadSpec {
   startTimeout?: number;
 }
 
-/** The longest a replica of `spec` may take to start (ms): its app's, else the host's limit. */
-export const startLimitMs = (spec: WorkloadSpec, hostLimitMs: number): number =>
-  spec.startTimeout === undefined ? hostLimitMs : spec.startTimeout * 1000;
+/**
+ * The longest a replica may take to start (ms): its app's `startTimeout` (seconds), else the
+ * host's limit.
+ */
+export const startLimitMs = (startTimeout: number | undefined, hostLimitMs: number): number =>
+  startTimeout === undefined ? hostLimitMs : startTimeout * 1000;
 
 /** A start limit as an error says it: `30 s, the app's start_timeout (runlet.toml)`. */
 export const startLimitWords = (limitMs: number): string =>

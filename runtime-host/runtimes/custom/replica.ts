@@ -224,7 +224,7 @@ export class CustomReplica implements HttpWorkload {
 
   /** Probes the healthcheck until it answers 2xx; fails if the process ends or time runs out. */
   async #waitUntilHealthy(path: string, port: number): Promise<void> {
-    const limitMs = startLimitMs(this.spec, this.options.startTimeoutMs);
+    const limitMs = startLimitMs(this.spec.startTimeout, this.options.startTimeoutMs);
     const deadline = Date.now() + limitMs;
     let listening = false;
     let last = "no answer";
