@@ -1,25 +1,12 @@
 import { z } from "zod";
+import {
+  DEFAULT_QUEUE_TIMEOUT_S,
+  DEFAULT_START_TIMEOUT_S,
+  MAX_GRACE_PERIOD_S,
+  MAX_QUEUE_TIMEOUT_S,
+  MAX_START_TIMEOUT_S,
+} from "./app-limits.ts";
 import { editDistance } from "./closest.ts";
-
-/** Upper bound of `response_grace_period`: the spec's 12-hour maximum async run. */
-export const MAX_GRACE_PERIOD_S = 12 * 60 * 60;
-
-/** How long an accepted async run may wait for a replica by default (`queue_timeout`): 24 h. */
-export const DEFAULT_QUEUE_TIMEOUT_S = 24 * 60 * 60;
-/** Upper bound of `queue_timeout`: a run's record is kept 7 days, so it cannot wait longer. */
-export const MAX_QUEUE_TIMEOUT_S = 7 * 24 * 60 * 60;
-
-/**
- * How long a replica may take to be ready by default (`start_timeout`): its module imported, or
- * its server answering its healthcheck. A config without the field has this limit: the runtime
- * host's own (`startTimeoutMs`), as before the field existed.
- */
-export const DEFAULT_START_TIMEOUT_S = 30;
-/**
- * Upper bound of `start_timeout`: 30 minutes, as long as a large model's load. A sync call that
- * finds the app cold waits for its start (docs/api.md, "Slow starts"), so it is bounded.
- */
-export const MAX_START_TIMEOUT_S = 30 * 60;
 
 const appName = z
   .string()

@@ -1,6 +1,6 @@
 /** Every limit of the runtime host in one place; tests shorten the timing ones via `HostLimits`. */
 
-import { DEFAULT_START_TIMEOUT_S } from "../common/app-config.ts";
+import { DEFAULT_START_TIMEOUT_S } from "../common/app-limits.ts";
 
 const MiB = 1024 * 1024;
 

@@ -1,4 +1,4 @@
-import { DEFAULT_START_TIMEOUT_S } from "../../common/app-config.ts";
+import { DEFAULT_START_TIMEOUT_S } from "../../common/app-limits.ts";
 import type { AppView, ListedApp } from "../../control-plane/routes/apps-read.ts";
 import type { AppReplicas } from "../../control-plane/routes/apps-replicas.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";

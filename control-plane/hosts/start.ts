@@ -7,7 +7,8 @@
  * not start it for a reason of its own (its sandbox, the project's secrets, its disk: the
  * answer's `fault`), is passed over for the next.
  */
-import { type AppConfig, DEFAULT_START_TIMEOUT_S } from "../../common/app-config.ts";
+import type { AppConfig } from "../../common/app-config.ts";
+import { DEFAULT_START_TIMEOUT_S } from "../../common/app-limits.ts";
 import {
   type DeployRequest,
   type OutputLine,

@@ -1,10 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, asc, eq, gt, type SQL } from "drizzle-orm";
-import {
-  type AppConfig,
-  DEFAULT_QUEUE_TIMEOUT_S,
-  DEFAULT_START_TIMEOUT_S,
-} from "../../common/app-config.ts";
+import type { AppConfig } from "../../common/app-config.ts";
+import { DEFAULT_QUEUE_TIMEOUT_S, DEFAULT_START_TIMEOUT_S } from "../../common/app-limits.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
 import type { Database } from "../db/index.ts";

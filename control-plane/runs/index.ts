@@ -17,7 +17,7 @@ import {
   type SQL,
   sql,
 } from "drizzle-orm";
-import { MAX_GRACE_PERIOD_S, MAX_QUEUE_TIMEOUT_S } from "../../common/app-config.ts";
+import { MAX_GRACE_PERIOD_S, MAX_QUEUE_TIMEOUT_S } from "../../common/app-limits.ts";
 import { idsFrom } from "../../common/ids.ts";
 import {
   ENDED_STATUSES,

@@ -27,7 +27,8 @@
  * queue and its timers, and every method below keeps all of them; split in two, each half would
  * have to keep the other's invariants (the wait queue and the replica kinds are apart already).
  */
-import { type AppConfig, DEFAULT_START_TIMEOUT_S } from "../../common/app-config.ts";
+import type { AppConfig } from "../../common/app-config.ts";
+import { DEFAULT_START_TIMEOUT_S } from "../../common/app-limits.ts";
 import type { HostMetrics } from "../../common/protocol/host.ts";
 import { appKey } from "../names.ts";
 import { msSince } from "../runs/describe.ts";

@@ -5,7 +5,7 @@
  */
 
 import type { ChildProcess } from "node:child_process";
-import { MAX_START_TIMEOUT_S } from "../../common/app-config.ts";
+import { MAX_START_TIMEOUT_S } from "../../common/app-limits.ts";
 import { exitOf } from "../../common/exit-status.ts";
 import { LOG_RING_BYTES } from "../limits.ts";
 import { type Launcher, launchManaged, loadEnv } from "../runtimes/managed/launch.ts";

@@ -6,7 +6,7 @@
  * beside each earlier version whose files are kept, "Roll back to this version" (app-rollback.tsx).
  */
 import type { Hono } from "hono";
-import { DEFAULT_START_TIMEOUT_S } from "../../../common/app-config.ts";
+import { DEFAULT_START_TIMEOUT_S } from "../../../common/app-limits.ts";
 import type { DashEnv } from "../api.ts";
 import { Page } from "../layout.tsx";
 import { runTimeRows } from "../run-times.ts";

@@ -1,7 +1,7 @@
 /**
  * How a custom replica's failed start reads: the words of its 502 (and of a deploy's refusal).
  */
-import { MAX_START_TIMEOUT_S } from "../../../common/app-config.ts";
+import { MAX_START_TIMEOUT_S } from "../../../common/app-limits.ts";
 import { startLimitWords } from "../../pool/workload.ts";
 
 /**
