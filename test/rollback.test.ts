@@ -1,10 +1,14 @@
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type AppFolders, appFolders } from "./app-folders.ts";
+import { launchChromium, newContext, screenshotOnFailure } from "./browser.ts";
 import { cli, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
 
 let runlet: Runlet;
 let home: string;
 let apps: AppFolders;
+let browser: Browser | undefined;
+let page: Page | undefined;
 
 beforeAll(async () => {
   home = await newHome();
@@ -12,7 +16,10 @@ beforeAll(async () => {
   runlet = await startRunlet(home);
 });
 
+screenshotOnFailure(() => page);
+
 afterAll(async () => {
+  await browser?.close();
   await runlet?.stop();
   await removeHome(home);
   await apps?.remove();
@@ -64,4 +71,28 @@ it("rolls an app back to the version before the live one, as a new version that 
     status: 409,
     message: "rollback failed (409): version 3 of 'hello' is already live: nothing was deployed",
   });
+});
+
+it("rolls back from the dashboard in a browser: the app page's link, its confirmation, then the app page saying what was done", async () => {
+  // After the case above: version 3 (version 1's code) is live, answering "one".
+  await deploy("four");
+  expect(await call()).toBe("four");
+  const errors: string[] = [];
+  browser = await launchChromium();
+  page = await (await newContext(browser, errors)).newPage();
+  const link = await cli(["dashboard", "--json"], runlet.env);
+  expect(link.code, link.stderr).toBe(0);
+  await page.goto((JSON.parse(link.stdout) as { url: string }).url);
+
+  await page.goto(`${runlet.local.baseUrl}/dashboard/apps/hello`);
+  await page.getByRole("link", { name: "Roll back to version 2" }).click();
+  await expect(page.locator("h1").textContent()).resolves.toBe("Roll back an app");
+  await page.getByRole("button", { name: "Roll back to version 2" }).click();
+
+  expect(new URL(page.url()).pathname).toBe("/dashboard/apps/hello");
+  await expect(page.getByRole("status").first().textContent()).resolves.toContain(
+    "Rolled hello back to version 2's code as version 5: new calls get it",
+  );
+  expect(await call()).toBe("two");
+  expect(errors).toEqual([]);
 });
