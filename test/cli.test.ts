@@ -574,8 +574,11 @@ export async function run(input, ctx) {
     const byName = tokenList[1]?.createdByName as string;
     expect(byName).toEqual(expect.any(String));
     const tokensTable = await cli(["hosts", "tokens"], runlet.env);
-    expect(tokensTable.stdout).toMatch(/^ID\s+NAME\s+CREATED\s+STATUS\s+CREATED BY/);
-    expect(tokensTable.stdout).toMatch(new RegExp(`rack 2\\s+\\S+\\s+active\\s+${byName}$`, "m"));
+    expect(tokensTable.stdout).toMatch(/^ID\s+NAME\s+CREATED\s+STATUS\s+CREATED BY\s+HOSTS/);
+    expect(tokensTable.stdout).toMatch(
+      new RegExp(`rack 2\\s+\\S+\\s+active\\s+${byName}\\s+none$`, "m"),
+    );
+    expect(tokensTable.stdout).toMatch(/^htk_\S+\s+local\s.*\slocal-1 \(up\)$/m);
     // A member of the project who is not an operator is told why not.
     const created = await cli(["tokens", "create", "--name", "sa", "--expires", "1d"], runlet.env);
     const refused = await cli(["hosts"], { ...runlet.env, RUNLET_TOKEN: created.stdout.trim() });

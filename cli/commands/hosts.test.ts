@@ -160,6 +160,31 @@ describe("runlet hosts drain, resume and remove", () => {
     expect(made.stderr).not.toContain(made.stdout);
   });
 
+  it("revokes a host token, naming the hosts it stops (--json too); one no host joined with says so", async () => {
+    const { id, token } = await createHostToken(f.db, { name: "rack-r", createdBy: f.owner.id });
+    const hostId = await registerHost(f.db, id, {
+      name: "rack-r1",
+      address: "http://10.7.0.9:8790",
+      slots: 2,
+      memoryMb: 512,
+    });
+    const revoked = await runlet(["hosts", "revoke", id], env);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.stdout).toBe(
+      `Revoked ${id}: its hosts rack-r1 (up) are refused at their next heartbeat, and stop.`,
+    );
+    expect(await hostTokenId(f.db, token)).toBeUndefined();
+
+    const lone = await createHostToken(f.db, { name: "unused", createdBy: f.owner.id });
+    const json = await runlet(["hosts", "revoke", lone.id, "--json"], env);
+    expect(JSON.parse(json.stdout)).toEqual({ id: lone.id, revoked: true, hosts: [] });
+    const other = await createHostToken(f.db, { name: "unused-2", createdBy: f.owner.id });
+    expect((await runlet(["hosts", "revoke", other.id], env)).stdout).toBe(
+      `Revoked ${other.id}: no host is registered with it now; none can join with it.`,
+    );
+    expect(hostId).toMatch(/^hst_/);
+  });
+
   it("says how in --help, and asks for the id", async () => {
     const help = await runlet(["hosts", "--help"], env);
     expect(help.stdout + help.stderr).toContain("runlet hosts drain|resume|remove <host-id>");

@@ -48,7 +48,17 @@ interface HostToken {
   createdByName?: string | null;
   createdAt: string;
   revokedAt: string | null;
+  /** The hosts registered with it (a control plane before 2026-11-27 does not say). */
+  hosts?: Array<{ id: string; name: string; state: string }>;
 }
+
+/** A token's hosts in a line: `rack-b (up), rack-c (down)`, none, or `?` (not said). */
+const hostsOf = (t: HostToken) =>
+  !t.hosts
+    ? "?"
+    : t.hosts.length === 0
+      ? "none"
+      : t.hosts.map((h) => `${h.name} (${h.state})`).join(", ");
 
 export const hosts: Command = {
   name: "hosts",
@@ -140,13 +150,14 @@ export const hosts: Command = {
       if (values.json) json({ tokens });
       else
         printTable(
-          ["ID", "NAME", "CREATED", "STATUS", "CREATED BY"],
+          ["ID", "NAME", "CREATED", "STATUS", "CREATED BY", "HOSTS"],
           tokens.map((t) => [
             t.id,
             t.name,
             t.createdAt,
             t.revokedAt ? "revoked" : "active",
             t.createdByName ?? t.createdBy,
+            hostsOf(t),
           ]),
           "No host tokens yet: npx runlet hosts token --name N",
         );
@@ -155,21 +166,24 @@ export const hosts: Command = {
     if (action === "revoke") {
       const [id] = rest;
       if (!id) throw new CliError(`give the id of the host token to revoke\n\n${USAGE}`);
-      if (!values.force) {
-        const { tokens } = await callApi<{ tokens: HostToken[] }>(
-          config,
-          "GET",
-          "/v2/hosts/tokens",
-          "reading the host tokens",
+      const { tokens } = await callApi<{ tokens: HostToken[] }>(
+        config,
+        "GET",
+        "/v2/hosts/tokens",
+        "reading the host tokens",
+      );
+      const token = tokens.find((t) => t.id === id);
+      if (token?.name === "local" && !values.force)
+        throw new CliError(
+          `${id} is 'local', the token of this machine's own hosts ('runlet start'): revoking it stops them, until the next 'runlet start' makes a new one. Give --force to revoke it all the same`,
         );
-        if (tokens.find((t) => t.id === id)?.name === "local")
-          throw new CliError(
-            `${id} is 'local', the token of this machine's own hosts ('runlet start'): revoking it stops them, until the next 'runlet start' makes a new one. Give --force to revoke it all the same`,
-          );
-      }
       await callApi(config, "DELETE", `/v2/hosts/tokens/${encodeURIComponent(id)}`, "revoking");
-      if (values.json) json({ id, revoked: true });
-      else console.log(`Revoked ${id}: hosts that joined with it are refused, and stop.`);
+      if (values.json) json({ id, revoked: true, hosts: token?.hosts });
+      else if (token?.hosts?.length)
+        console.log(
+          `Revoked ${id}: its hosts ${hostsOf(token)} are refused at their next heartbeat, and stop.`,
+        );
+      else console.log(`Revoked ${id}: no host is registered with it now; none can join with it.`);
       return 0;
     }
     throw new CliError(`say list, drain, resume, remove, token, tokens or revoke\n\n${USAGE}`);

@@ -127,12 +127,15 @@ describe("the join-tokens page", () => {
     };
     const cookie = await operator();
     const ask = `${TOKENS}/${id}/revoke`;
-    expect(rowOf(await (await page(TOKENS, cookie)).text(), id)).toContain(`href="${ask}"`);
+    const listed = rowOf(await (await page(TOKENS, cookie)).text(), id);
+    expect(listed).toContain(`href="${ask}"`);
+    expect(listed).toContain("<td>rack (up)</td>"); // the hosts that joined with it
     const confirm = await page(ask, cookie);
     expect(confirm.status).toBe(200);
     const form = await confirm.text();
     expect(form).toContain(`action="${ask}"`);
     expect(form).toContain("are refused at their next heartbeat (within seconds), and stop");
+    expect(form).toContain("The hosts registered with it: rack (up).");
     expect(form).toContain(`<a href="${TOKENS}">Keep it</a>`);
     expect(form).not.toContain("runlet start</code> runs beside");
 

@@ -187,6 +187,7 @@ export async function listHosts(db: Database): Promise<RegisteredHost[]> {
       id: h.id,
       name: h.name,
       address: h.address,
+      tokenId: h.tokenId,
       state: (h.state !== "stopped" && now - h.seenAt > DOWN_AFTER_MS
         ? "down"
         : h.state) as HostState,
@@ -212,6 +213,8 @@ export type RegisteredHost = Omit<PlacementHost, "state"> & { state: HostState }
 
 interface HostFacts {
   name: string;
+  /** The join token it registered with (`GET /v2/hosts/tokens`). */
+  tokenId: string;
   memoryMb: number;
   registeredAt: number;
   seenAt: number;

@@ -97,9 +97,16 @@ describe("host tokens", () => {
     const token = await hostToken("to revoke");
     const { body } = await register(token, "http://10.9.0.3:8790");
     const { tokens } = (await (await f.call("GET", "/v2/hosts/tokens")).json()) as {
-      tokens: Array<{ id: string; name: string }>;
+      tokens: Array<{ id: string; name: string; hosts: unknown[] }>;
     };
-    const id = tokens.find((t) => t.name === "to revoke")?.id;
+    const made = tokens.find((t) => t.name === "to revoke");
+    const id = made?.id;
+    // Which hosts its revoke stops: the list of tokens says, and each host its token.
+    expect(made?.hosts).toEqual([{ id: body.hostId, name: expect.any(String), state: "up" }]);
+    const { hosts } = (await (await f.call("GET", "/v2/hosts")).json()) as {
+      hosts: Array<{ id: string; tokenId: string }>;
+    };
+    expect(hosts.find((h) => h.id === body.hostId)?.tokenId).toBe(id);
     expect((await f.call("DELETE", `/v2/hosts/tokens/${id}`)).status).toBe(204);
     expect((await f.call("DELETE", `/v2/hosts/tokens/${id}`)).status).toBe(404);
     expect((await beat(token, body.hostId as string, {})).status).toBe(401);

@@ -19,18 +19,21 @@ import { displayName } from "./projects.ts";
 const iso = (ms: number) => new Date(ms).toISOString();
 const time = () => z.string().openapi({ format: "date-time" });
 
+const hostStateSchema = z.enum([...REGISTRY_STATES, "down"]).openapi({
+  description:
+    "up; draining (stopping: takes no new work); drained (an operator drained it: no new " +
+    "work, its replicas retire as their calls end); stopped (it stopped gracefully and said so: " +
+    "its work ended, it holds no replica); down (no heartbeat for 15 s: it crashed, froze or " +
+    "cannot reach the control plane).",
+});
+
 const hostSchema = z
   .object({
     id: z.string(),
     name: z.string(),
     address: z.string().openapi({ format: "uri" }),
-    state: z.enum([...REGISTRY_STATES, "down"]).openapi({
-      description:
-        "up; draining (stopping: takes no new work); drained (an operator drained it: no new " +
-        "work, its replicas retire as their calls end); stopped (it stopped gracefully and said so: " +
-        "its work ended, it holds no replica); down (no heartbeat for 15 s: it crashed, froze or " +
-        "cannot reach the control plane).",
-    }),
+    tokenId: z.string().openapi({ description: "The join token it registered with." }),
+    state: hostStateSchema,
     slots: z.number().int().openapi({ description: "Replicas it runs at once." }),
     memoryMb: z.number().int(),
     busy: z.number().int().openapi({ description: "Calls running, at its last heartbeat." }),
@@ -59,6 +62,10 @@ const hostTokenSchema = z
     }),
     createdAt: time(),
     revokedAt: time().nullable(),
+    hosts: z.array(z.object({ id: z.string(), name: z.string(), state: hostStateSchema })).openapi({
+      description:
+        "The hosts registered with it, oldest first: those its revoke stops (a removed host is not listed).",
+    }),
   })
   .openapi("HostToken");
 
@@ -207,13 +214,17 @@ export function registerHosts(app: OpenAPIHono<AppEnv>) {
         createdByName: c.var.principal.name,
         createdAt: iso(made.createdAt),
         revokedAt: null,
+        hosts: [],
       },
       201,
     );
   });
 
   app.openapi(listTokensRoute, async (c) => {
-    const listed = await listHostTokens(c.var.deps.db);
+    const [listed, registered] = await Promise.all([
+      listHostTokens(c.var.deps.db),
+      listHosts(c.var.deps.db),
+    ]);
     const names = await principalNames(
       c.var.deps.db,
       listed.map((t) => t.createdBy),
@@ -223,6 +234,9 @@ export function registerHosts(app: OpenAPIHono<AppEnv>) {
       createdByName: names.get(t.createdBy) ?? null,
       createdAt: iso(t.createdAt),
       revokedAt: t.revokedAt === null ? null : iso(t.revokedAt),
+      hosts: registered
+        .filter((h) => h.tokenId === t.id)
+        .map(({ id, name, state }) => ({ id, name, state })),
     }));
     return c.json({ tokens }, 200);
   });

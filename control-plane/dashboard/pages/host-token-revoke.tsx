@@ -21,7 +21,13 @@ export interface HostToken {
   createdByName: string | null;
   createdAt: string;
   revokedAt: string | null;
+  /** The hosts registered with it: those its revoke stops. */
+  hosts: Array<{ id: string; name: string; state: string }>;
 }
+
+/** A token's hosts in a line: `rack-b (up), rack-c (down)`, or none. */
+export const hostsOf = (token: HostToken) =>
+  token.hosts.length === 0 ? "none" : token.hosts.map((h) => `${h.name} (${h.state})`).join(", ");
 
 /** What the list says after a form: never a token (it is shown on the answer to its POST). */
 export type TokenFlash =
@@ -72,6 +78,11 @@ export function registerHostTokenRevoke(dash: Hono<DashEnv>) {
               hosts that joined with it are refused at their next heartbeat (within seconds), and
               stop; no machine can join with it again. This cannot be undone: a machine that is to
               run apps again needs a new token.
+            </p>
+            <p>
+              {token.hosts.length === 0
+                ? "No host is registered with it now."
+                : `The hosts registered with it: ${hostsOf(token)}.`}
             </p>
             {token.name === LOCAL ? (
               <Notice kind="warn">

@@ -20,6 +20,7 @@ import { Refused } from "./host-actions.tsx";
 import { HostTabs, PATH, TOKENS_PATH } from "./host-tabs.tsx";
 import {
   type HostToken,
+  hostsOf,
   listTokens,
   RevokeLink,
   registerHostTokenRevoke,
@@ -103,12 +104,13 @@ function TokenRow({ t, me }: { t: HostToken; me: string }) {
           <Status value="active" />
         )}
       </td>
+      <td>{hostsOf(t)}</td>
       <td>{t.revokedAt ? null : <RevokeLink token={t} />}</td>
     </tr>
   );
 }
 
-const HEAD = ["Name", "Created by", "Created", "State", ""];
+const HEAD = ["Name", "Created by", "Created", "State", "Hosts", ""];
 
 /** The list; `made`: the token the POST being answered made, shown above it this once. */
 async function listPage(c: DashCtx, made?: Made) {
