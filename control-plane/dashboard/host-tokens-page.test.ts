@@ -103,6 +103,19 @@ describe("the join-tokens page", () => {
     expect(await tokensNamed("rack-7")).toHaveLength(2);
   });
 
+  it("makes one token of a form sent twice at once (a double click): the other answer says so", async () => {
+    const cookie = await operator();
+    const form = await (await page(TOKENS, cookie)).text();
+    const sent = { name: "rack-dbl", since: sinceOf(form) };
+    const answers = await Promise.all([post(TOKENS, cookie, sent), post(TOKENS, cookie, sent)]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 303]);
+    expect(await tokensNamed("rack-dbl")).toHaveLength(1);
+    const other = answers.find((a) => a.status === 303) as Response;
+    expect(await landing(other, cookie)).toContain(
+      "No second token was made: you made <strong>rack-dbl</strong>",
+    );
+  });
+
   it("shows the API's refusal of a name in its words, and keeps what was typed", async () => {
     const cookie = await operator();
     const cases: Array<[string, string]> = [

@@ -11,6 +11,13 @@ import type { DashCtx, DashEnv } from "../api.ts";
 import { setFlash, takeFlash } from "../flash.ts";
 import { Page } from "../layout.tsx";
 import {
+  madeSince,
+  oneAtATime,
+  type SentAgain,
+  SentAgainNotice,
+  SinceField,
+} from "../sent-again.tsx";
+import {
   EmptyRow,
   Field,
   Notice,
@@ -43,7 +50,8 @@ interface Account {
 
 type Flash =
   | { kind: "error"; message: string; name?: string; expires?: string; role?: string }
-  | { kind: "revoked"; name: string };
+  | { kind: "revoked"; name: string }
+  | SentAgain;
 
 /** The date `days` from today (the form's default expiry). */
 function inDays(days: number): string {
@@ -94,6 +102,9 @@ async function listPage(c: DashCtx, made?: { name: string; token: string }) {
         <Notice kind="info">{`${flash.name} is revoked: its token no longer works.`}</Notice>
       ) : null}
       {failed ? <Notice kind="error">{failed.message}</Notice> : null}
+      {flash?.kind === "sent-again" ? (
+        <SentAgainNotice flash={flash} what="service account" />
+      ) : null}
       {listed.ok ? (
         <>
           <h2>New service account</h2>
@@ -123,6 +134,7 @@ async function listPage(c: DashCtx, made?: { name: string; token: string }) {
                 { value: "owner", label: "owner: also tokens, secrets, audit log" },
               ]}
             />
+            <SinceField />
             <button type="submit">Create</button>
           </form>
           <h2>Service accounts</h2>
@@ -206,17 +218,33 @@ export function registerApiKeys(dash: Hono<DashEnv>) {
     const form = await c.req.parseBody();
     const field = (k: string) => (typeof form[k] === "string" ? (form[k] as string).trim() : "");
     const [name, expires, role] = [field("name"), field("expires"), field("role")];
-    const expiresAt = /^\d{4}-\d{2}-\d{2}$/.test(expires) ? `${expires}T23:59:59Z` : expires;
-    const created = await c.var.api.project<{ token: string; name: string }>(
-      "POST",
-      "/service-accounts",
-      { name, expiresAt, role },
-    );
-    // The token is shown on this answer, above the pages the lists were on: it rides in no
-    // cookie (a flash cookie had held it up to 60 s, in the browser's cookie store) or address.
-    if (created.ok) return listPage(c, created.data);
-    setFlash(c, PATH, { kind: "error", message: created.message, name, expires, role });
-    return c.redirect(withQuery(PATH, placeOf(c)), 303);
+    const me = c.var.session.principal.id;
+    return oneAtATime([PATH, c.var.session.projectId, me, name, form.since], async () => {
+      // The newest accounts come first: one this very form made is on the first page.
+      const listed = await c.var.api.project<{ serviceAccounts: Account[] }>(
+        "GET",
+        "/service-accounts",
+      );
+      const again = listed.ok
+        ? madeSince(listed.data.serviceAccounts, { name, since: form.since, me })
+        : undefined;
+      if (again) {
+        const { id, createdAt } = again;
+        setFlash(c, PATH, { kind: "sent-again", name: again.name, id, createdAt });
+        return c.redirect(withQuery(PATH, placeOf(c)), 303);
+      }
+      const expiresAt = /^\d{4}-\d{2}-\d{2}$/.test(expires) ? `${expires}T23:59:59Z` : expires;
+      const created = await c.var.api.project<{ token: string; name: string }>(
+        "POST",
+        "/service-accounts",
+        { name, expiresAt, role },
+      );
+      // The token is shown on this answer, above the pages the lists were on: it rides in no
+      // cookie (a flash cookie had held it up to 60 s, in the browser's cookie store) or address.
+      if (created.ok) return listPage(c, created.data);
+      setFlash(c, PATH, { kind: "error", message: created.message, name, expires, role });
+      return c.redirect(withQuery(PATH, placeOf(c)), 303);
+    });
   });
 
   dash.get("/api-keys/:id/revoke", async (c) => {

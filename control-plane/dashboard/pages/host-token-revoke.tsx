@@ -8,6 +8,7 @@ import type { Hono } from "hono";
 import type { DashCtx, DashEnv } from "../api.ts";
 import { setFlash } from "../flash.ts";
 import { Page } from "../layout.tsx";
+import type { SentAgain } from "../sent-again.tsx";
 import { Notice, Time } from "../ui.tsx";
 import { Refused } from "./host-actions.tsx";
 import { PATH, TOKENS_PATH } from "./host-tabs.tsx";
@@ -33,7 +34,7 @@ export const hostsOf = (token: HostToken) =>
 export type TokenFlash =
   | { kind: "revoked"; name: string }
   | { kind: "refused"; action: "create" | "revoke"; name: string; message: string }
-  | { kind: "sent-again"; name: string; id: string; createdAt: string };
+  | SentAgain;
 
 /** The join tokens as the API lists them (oldest first), or its refusal (403: not an operator). */
 export const listTokens = (c: DashCtx) =>

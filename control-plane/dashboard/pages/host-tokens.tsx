@@ -15,6 +15,7 @@ import { publicOrigin } from "../../behind-proxy.ts";
 import type { DashCtx, DashEnv } from "../api.ts";
 import { setFlash, takeFlash } from "../flash.ts";
 import { Page } from "../layout.tsx";
+import { madeSince, oneAtATime, SentAgainNotice, SinceField } from "../sent-again.tsx";
 import { EmptyRow, Field, Notice, SecretOnce, Status, Table, Time } from "../ui.tsx";
 import { Refused } from "./host-actions.tsx";
 import { HostTabs, PATH, TOKENS_PATH } from "./host-tabs.tsx";
@@ -68,15 +69,7 @@ function Said({ flash }: { flash: TokenFlash | undefined }) {
           : `${flash.name} was not revoked: ${flash.message}.`}
       </Notice>
     );
-  if (flash?.kind === "sent-again")
-    return (
-      <Notice kind="warn">
-        No second token was made: you made <strong>{flash.name}</strong> (<code>{flash.id}</code>)
-        at <Time at={flash.createdAt} />, since this form was shown (sent again, as a reload of the
-        page that showed its token does). A token is never shown twice: if it was not kept, revoke
-        it and make another.
-      </Notice>
-    );
+  if (flash?.kind === "sent-again") return <SentAgainNotice flash={flash} what="token" />;
   return null;
 }
 
@@ -141,7 +134,7 @@ async function listPage(c: DashCtx, made?: Made) {
               value={typed}
               hint="e.g. rack-2: the machine or the group it is for"
             />
-            <input type="hidden" name="since" value={String(Date.now())} />
+            <SinceField />
             <button type="submit">Create</button>
           </form>
           <h2>Join tokens</h2>
@@ -167,20 +160,6 @@ async function listPage(c: DashCtx, made?: Made) {
   );
 }
 
-/**
- * The token this very form made already, if it is sent again (a reload of the page that showed
- * it): one of the same name, by the same user, made since the form was.
- */
-async function madeBefore(c: DashCtx, name: string, since: number) {
-  if (!Number.isFinite(since) || since <= 0) return undefined;
-  const listed = await listTokens(c);
-  if (!listed.ok) return undefined;
-  const me = c.var.session.principal.id;
-  return listed.data.tokens.find(
-    (t) => t.name === name.trim() && t.createdBy === me && Date.parse(t.createdAt) > since,
-  );
-}
-
 export function registerHostTokens(dash: Hono<DashEnv>) {
   const route = TOKENS_PATH.replace("/dashboard", "");
   dash.get(route, (c) => listPage(c));
@@ -188,27 +167,37 @@ export function registerHostTokens(dash: Hono<DashEnv>) {
   dash.post(route, async (c) => {
     const form = await c.req.parseBody();
     const name = typeof form.name === "string" ? form.name : "";
-    const again = await madeBefore(c, name, Number(form.since));
-    if (again) {
-      const { id, createdAt } = again;
-      setFlash(c, TOKENS_PATH, { kind: "sent-again", name: again.name, id, createdAt });
-      return c.redirect(TOKENS_PATH, 303);
-    }
-    // As typed: the API trims it and says what it refuses, in its words.
-    const created = await c.var.api.installation<Made>("POST", "/hosts/tokens", { name });
-    if (!created.ok) {
-      const refused: TokenFlash = {
-        kind: "refused",
-        action: "create",
-        name,
-        message: created.message,
-      };
-      setFlash(c, TOKENS_PATH, refused);
-      return c.redirect(TOKENS_PATH, 303);
-    }
-    // Shown on this answer, not after a redirect: the token rides in no cookie or address.
-    return listPage(c, created.data);
+    const me = c.var.session.principal.id;
+    return oneAtATime([TOKENS_PATH, me, name, form.since], () =>
+      answerForm(c, { name, since: form.since, me }),
+    );
   });
 
   registerHostTokenRevoke(dash);
+}
+
+/** A sent form: a new token shown on the answer, or a redirect to the list saying why not. */
+async function answerForm(c: DashCtx, form: { name: string; since: unknown; me: string }) {
+  const { name } = form;
+  const listed = await listTokens(c);
+  const again = listed.ok ? madeSince(listed.data.tokens, form) : undefined;
+  if (again) {
+    const { id, createdAt } = again;
+    setFlash(c, TOKENS_PATH, { kind: "sent-again", name: again.name, id, createdAt });
+    return c.redirect(TOKENS_PATH, 303);
+  }
+  // As typed: the API trims it and says what it refuses, in its words.
+  const created = await c.var.api.installation<Made>("POST", "/hosts/tokens", { name });
+  if (!created.ok) {
+    const refused: TokenFlash = {
+      kind: "refused",
+      action: "create",
+      name,
+      message: created.message,
+    };
+    setFlash(c, TOKENS_PATH, refused);
+    return c.redirect(TOKENS_PATH, 303);
+  }
+  // Shown on this answer, not after a redirect: the token rides in no cookie or address.
+  return listPage(c, created.data);
 }
