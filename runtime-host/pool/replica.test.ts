@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { APP_ENV } from "../../common/consts.ts";
 import { failureOf, isGone, newHome, removeHome, waitUntil } from "../test-support.ts";
 import { ManagedReplica } from "./replica.ts";
 
@@ -221,6 +222,21 @@ export const forge = () => {
       'the app failed to start: it did not load within 0.3 s, the app\'s start_timeout (runlet.toml): a module that loads a model or data as it is imported must load within it: raise start_timeout (at most 1800 s), or load it on the first call instead, kept in a module-level promise (docs/api.md, "Slow starts")',
     );
     await waitUntil(() => replica.exited);
+  });
+
+  it("says a spare that does not start in the host's limit is the host's failure, not the app's start_timeout", async () => {
+    const spare = new ManagedReplica(
+      { project: "", app: "", version: 0, dir, env: { [APP_ENV.spare]: "1" } },
+      { ...OPTIONS, startTimeoutMs: 1 }, // node itself cannot start in 1 ms
+    );
+    replicas.push(spare);
+    const failure = await failureOf(spare.startSpare());
+    expect(failure.failure).toMatchObject({ kind: "load-failed", host: true });
+    expect(failure.message).toContain(
+      "a spare process (node and the runtime's shim, no app's code yet) did not start within 0.001 s, the host's start limit",
+    );
+    expect(failure.message).not.toContain("start_timeout");
+    await waitUntil(() => spare.exited);
   });
 
   it("gives a module its app's start_timeout to load, not the host's limit", async () => {

@@ -131,7 +131,7 @@ export class ManagedReplica implements FunctionWorkload {
    * known; resolves once the process waits for one.
    */
   startSpare(): Promise<void> {
-    this.#spareStarted ??= this.#startup(() => this.#spawn());
+    this.#spareStarted ??= this.#startup(() => this.#spawn(), "spare");
     return this.#spareStarted;
   }
 
@@ -159,17 +159,23 @@ export class ManagedReplica implements FunctionWorkload {
     return this;
   }
 
-  /** Runs `begin`, then waits for the process's `spare` or `ready` (or its failure). */
-  #startup(begin: () => void | Promise<void>): Promise<void> {
-    // The app's own limit once the spec is the app's (a spare's is the host's).
+  /**
+   * Runs `begin`, then waits for the process's `spare` or `ready` (or its failure). A spare's
+   * start (node and the shim, no app's code) is bounded by the host's limit, and is the host's.
+   */
+  #startup(begin: () => void | Promise<void>, spare?: "spare"): Promise<void> {
     const limitMs = startLimitMs(this.#spec.startTimeout, this.options.startTimeoutMs);
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#settleStart?.(
-          // A model loaded as main.mjs is imported: it said the limit alone, not the way out.
-          appFailure(
-            `it did not load within ${startLimitWords(limitMs)}: a module that loads a model or data as it is imported must load within it: raise start_timeout (at most ${MAX_START_TIMEOUT_S} s), or load it on the first call instead, kept in a module-level promise (docs/api.md, "Slow starts")`,
-          ),
+          spare
+            ? hostFailure(
+                `a spare process (node and the runtime's shim, no app's code yet) did not start within ${limitMs / 1000} s, the host's start limit: the machine is overloaded, or its sandbox is broken (the host's log may say)`,
+              )
+            : // A model loaded as main.mjs is imported: it said the limit alone, not the way out.
+              appFailure(
+                `it did not load within ${startLimitWords(limitMs)}: a module that loads a model or data as it is imported must load within it: raise start_timeout (at most ${MAX_START_TIMEOUT_S} s), or load it on the first call instead, kept in a module-level promise (docs/api.md, "Slow starts")`,
+              ),
         );
         this.#kill("SIGKILL");
       }, limitMs);
