@@ -4,7 +4,7 @@
 // longer count and the other host is granted them; thawed (SIGCONT), the frozen host hears at
 // its next heartbeat that it may keep none, and retires them: the app runs 5 replicas of 3 only
 // for a moment. Before, it kept them, and the app ran 5 replicas for good.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -24,13 +24,12 @@ import {
   removeHome,
   startTestHost,
 } from "../runtime-host/test-support.ts";
-import { ROOT } from "./harness.ts";
+import { hostListening, spawnHost } from "./host-process.ts";
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
 let server: Server;
 let controlPlaneUrl: string;
 let frozen: ChildProcess | undefined;
-let frozenLog = "";
 let other: RunningHost | undefined;
 const homes: string[] = [];
 
@@ -65,29 +64,16 @@ async function childHost(hostToken: string): Promise<string> {
   const home = await newHome();
   homes.push(home);
   const port = await freePort();
-  frozen = spawn(process.execPath, ["--import", "tsx", "runtime-host/main.ts"], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      RUNLET_HOME: home,
-      RUNLET_HOST_PORT: String(port),
-      RUNLET_BASE_URL: controlPlaneUrl,
-      RUNLET_HOST_TOKEN: hostToken,
-      RUNLET_HOST_NAME: "frozen",
-      RUNLET_SANDBOX: "off",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+  const host = spawnHost(process.execPath, ["--import", "tsx", "runtime-host/main.ts"], {
+    RUNLET_HOME: home,
+    RUNLET_HOST_PORT: String(port),
+    RUNLET_BASE_URL: controlPlaneUrl,
+    RUNLET_HOST_TOKEN: hostToken,
+    RUNLET_HOST_NAME: "frozen",
+    RUNLET_SANDBOX: "off",
   });
-  for (const out of [frozen.stdout, frozen.stderr])
-    out?.on("data", (d) => {
-      frozenLog += d;
-    });
-  await eventually(
-    async () => frozenLog,
-    (log) => /runtime host listening/.test(log) || frozen?.exitCode !== null,
-    30_000,
-  );
-  expect(frozenLog).toMatch(/runtime host listening/);
+  frozen = host.child;
+  await hostListening(host);
   return `http://127.0.0.1:${port}`;
 }
 

@@ -9,7 +9,7 @@
 // left: `runlet hosts` shows it `stopped`, holding no replica, where before it read `down` after
 // 15 s of silence as a host that crashed (and held its places of max_replicas until then). One
 // killed outright does not: it goes `down`.
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { eq } from "drizzle-orm";
@@ -30,7 +30,8 @@ import {
   newHome,
   removeHome,
 } from "../runtime-host/test-support.ts";
-import { BIN, isAlive, pidOnPort, ROOT } from "./harness.ts";
+import { BIN, isAlive, pidOnPort } from "./harness.ts";
+import { hostListening, spawnHost } from "./host-process.ts";
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
 let server: Server;
@@ -69,28 +70,15 @@ async function runletHost(name: string, detached = false) {
   const home = await newHome();
   homes.push(home);
   const port = await freePort();
-  const out = { log: "" };
-  const command = spawn(
+  const out = spawnHost(
     process.execPath,
     [BIN, "host", "--control-plane", controlPlaneUrl, "--port", String(port), "--name", name],
-    {
-      cwd: ROOT,
-      env: { ...process.env, RUNLET_HOME: home, RUNLET_HOST_TOKEN: token, RUNLET_SANDBOX: "off" },
-      stdio: ["ignore", "pipe", "pipe"],
-      detached,
-    },
+    { RUNLET_HOME: home, RUNLET_HOST_TOKEN: token, RUNLET_SANDBOX: "off" },
+    detached,
   );
+  const command = out.child;
   commands.push(command);
-  for (const stream of [command.stdout, command.stderr])
-    stream?.on("data", (d) => {
-      out.log += d;
-    });
-  await eventually(
-    async () => out.log,
-    (text) => /runtime host listening/.test(text) || command.exitCode !== null,
-    60_000,
-  );
-  expect(out.log).toMatch(/runtime host listening/);
+  await hostListening(out, 60_000);
   const hostPid = pidOnPort(port);
   expect(hostPid, out.log).toBeDefined();
   expect(hostPid).not.toBe(command.pid);

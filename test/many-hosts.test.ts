@@ -3,7 +3,6 @@
 // started later with `runlet host` gets runs; a sync call goes to one of them, and when that host dies by SIGKILL the next calls are served
 // by another at once (the Worker passes over a host it cannot reach), while the supervisor
 // brings the dead one back under the same id.
-import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { totalmem } from "node:os";
 import { join } from "node:path";
@@ -18,11 +17,11 @@ import {
   json,
   newHome,
   pidOnPort,
-  ROOT,
   type Runlet,
   removeHome,
   startRunlet,
 } from "./harness.ts";
+import { spawnHost } from "./host-process.ts";
 import { rawConnect, requestHead } from "./raw-http.ts";
 
 type Host = {
@@ -226,8 +225,7 @@ createServer((req, res) => {
     expect(made.code).toBe(0);
     const lateHome = await newHome();
     const port = await freePort();
-    let log = "";
-    const late = spawn(
+    const late = spawnHost(
       process.execPath,
       [
         BIN,
@@ -240,30 +238,19 @@ createServer((req, res) => {
         "late",
       ],
       {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          RUNLET_HOME: lateHome,
-          RUNLET_HOST_TOKEN: made.stdout.trim(),
-          // Replica users apart from the three local hosts' (runlet start gives them 0–2).
-          RUNLET_SANDBOX_UID_BASE: String(DEFAULT_UID_BASE + 3 * UID_COUNT),
-        },
-        stdio: ["ignore", "pipe", "pipe"],
+        RUNLET_HOME: lateHome,
+        RUNLET_HOST_TOKEN: made.stdout.trim(),
+        // Replica users apart from the three local hosts' (runlet start gives them 0–2).
+        RUNLET_SANDBOX_UID_BASE: String(DEFAULT_UID_BASE + 3 * UID_COUNT),
       },
     );
-    late.stdout?.on("data", (d) => {
-      log += d;
-    });
-    late.stderr?.on("data", (d) => {
-      log += d;
-    });
     try {
       let joined: Host | undefined;
       for (let i = 0; i < 300 && !joined; i++) {
         joined = (await hosts()).find((h) => h.name === "late" && h.state === "up");
         if (!joined) await new Promise((r) => setTimeout(r, 100));
       }
-      expect(joined, log).toBeDefined();
+      expect(joined, late.log).toBeDefined();
       // Apps land on hosts by their own order (rendezvous hashing over the hosts' random ids):
       // one app in four on average lands on the new one, so none of twelve did 3% of the time.
       // Deploy until one does; 40 all elsewhere would be a chance of 1 in 100,000.
@@ -281,8 +268,8 @@ createServer((req, res) => {
       }
       expect(servedBy).toContain(joined?.id);
     } finally {
-      const exited = new Promise((resolve) => late.once("exit", resolve));
-      late.kill("SIGTERM");
+      const exited = new Promise((resolve) => late.child.once("exit", resolve));
+      late.child.kill("SIGTERM");
       await Promise.race([exited, new Promise((r) => setTimeout(r, 20_000))]);
       await removeHome(lateHome);
     }

@@ -4,19 +4,11 @@
 // listen there), with a host token from `runlet hosts token`; the Worker places calls on it at
 // its veth address, and it reports the ends of async runs to the Worker at the near end.
 // Skipped, saying why, without root and iproute2.
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client } from "./apps.ts";
-import {
-  cli,
-  hostOfRun,
-  json,
-  newHome,
-  ROOT,
-  type Runlet,
-  removeHome,
-  startRunlet,
-} from "./harness.ts";
+import { cli, hostOfRun, json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
+import { type HostProcess, hostListening, spawnHost } from "./host-process.ts";
 
 const hasIp = (() => {
   try {
@@ -39,8 +31,7 @@ describe.skipIf(!hasIp)("a runtime host in another network namespace", () => {
   let runlet: Runlet;
   let home: string;
   let hostHome: string;
-  let host: ChildProcess;
-  let hostLog = "";
+  let host: HostProcess | undefined;
   /** An app the Worker placed on the far host, and that host's id. */
   let farApp = "";
   let farId = "";
@@ -65,41 +56,28 @@ describe.skipIf(!hasIp)("a runtime host in another network namespace", () => {
     runlet = await startRunlet(home, undefined, { RUNLET_LISTEN: NEAR });
     const made = await cli(["hosts", "token", "--name", "far"], runlet.env);
     expect(made.code).toBe(0);
-    host = spawn(
+    host = spawnHost(
       "ip",
       ["netns", "exec", NS, process.execPath, "--import", "tsx", "runtime-host/main.ts"],
       {
-        cwd: ROOT,
-        env: {
-          ...process.env,
-          RUNLET_HOME: hostHome,
-          RUNLET_HOST_TOKEN: made.stdout.trim(),
-          RUNLET_BASE_URL: runlet.local.baseUrl,
-          RUNLET_HOST_ADDRESS: `http://${FAR}:${HOST_PORT}`,
-          RUNLET_HOST_PORT: String(HOST_PORT),
-          RUNLET_HOST_NAME: "far",
-          // Its replicas' own sandbox is tested elsewhere; here only the host's network counts.
-          RUNLET_SANDBOX: "off",
-        },
-        stdio: ["ignore", "pipe", "pipe"],
+        RUNLET_HOME: hostHome,
+        RUNLET_HOST_TOKEN: made.stdout.trim(),
+        RUNLET_BASE_URL: runlet.local.baseUrl,
+        RUNLET_HOST_ADDRESS: `http://${FAR}:${HOST_PORT}`,
+        RUNLET_HOST_PORT: String(HOST_PORT),
+        RUNLET_HOST_NAME: "far",
+        // Its replicas' own sandbox is tested elsewhere; here only the host's network counts.
+        RUNLET_SANDBOX: "off",
       },
     );
-    host.stdout?.on("data", (d) => {
-      hostLog += d;
-    });
-    host.stderr?.on("data", (d) => {
-      hostLog += d;
-    });
-    for (let i = 0; i < 300 && !hostLog.includes("listening on"); i++)
-      await new Promise((r) => setTimeout(r, 100));
-    if (!hostLog.includes("listening on"))
-      throw new Error(`the far host did not start:\n${hostLog}`);
+    await hostListening(host);
   });
 
   afterAll(async () => {
-    if (host && host.exitCode === null) {
-      const exited = new Promise((resolve) => host.once("exit", resolve));
-      host.kill("SIGTERM");
+    const child = host?.child;
+    if (child && child.exitCode === null) {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
       await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
     }
     await runlet?.stop();
@@ -174,7 +152,7 @@ describe.skipIf(!hasIp)("a runtime host in another network namespace", () => {
       hosts.push(await hostOfRun(runlet, runId));
     }
     expect(hosts, "no async run went to the far host").toContain(farId);
-    expect(hostLog).not.toContain("could not report");
+    expect(host?.log).not.toContain("could not report");
   });
 
   it("refuses webhooks to loopback and private addresses, the run API being on a network now", async () => {
