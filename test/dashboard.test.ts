@@ -475,7 +475,7 @@ createServer((req, res) => {
     }
     await expect(asyncRuns.textContent()).resolves.toBe("12 queued, 1 running (the queued runs)");
     const replicas = page.locator("dl.facts div", { hasText: "Replicas now" }).locator("dd");
-    await expect(replicas.textContent()).resolves.toMatch(/busy; \d+ calls? waiting at the host$/);
+    await expect(replicas.textContent()).resolves.toMatch(/busy; \d+ calls? waiting at the hosts$/);
     await asyncRuns.getByRole("link", { name: "the queued runs" }).click();
     expect(new URL(page.url()).search).toBe("?app=queuer&status=queued");
     await visit("/dashboard/apps");

@@ -1,4 +1,5 @@
 import { DEFAULT_START_TIMEOUT_S } from "../../common/app-limits.ts";
+import { type RunsNow, replicasNowText, runsNowText } from "../../common/app-now.ts";
 import type { AppView, ListedApp } from "../../control-plane/routes/apps-read.ts";
 import type { AppReplicas } from "../../control-plane/routes/apps-replicas.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
@@ -34,10 +35,10 @@ const USAGE = `Usage: runlet apps [--json]
  * (`runs` came on 2026-11-26): `unknown`, where the command failed with a TypeError.
  */
 function runsOf(
-  runs: { queued: number; running: number } | undefined,
+  runs: RunsNow | undefined,
   unknown = "not said by this control plane (older than this CLI)",
 ): string {
-  return runs ? `${runs.queued} queued, ${runs.running} running` : unknown;
+  return runs ? runsNowText(runs) : unknown;
 }
 
 /** `runlet apps show <name>`: the app and its replicas now, as the dashboard's app page has them. */
@@ -64,12 +65,7 @@ async function show(config: CliConfig, name: string, json: boolean): Promise<num
       `response_grace_period ${app.responseGracePeriod} s, queue_timeout ${app.queueTimeout} s, start_timeout ${app.startTimeout ?? DEFAULT_START_TIMEOUT_S} s`,
     ],
     ["async runs", runsOf(replicas.runs)],
-    [
-      "replicas now",
-      replicas.host === "reachable"
-        ? `${now.starting} starting, ${now.idle} idle, ${now.busy} busy; ${replicas.queued} ${replicas.queued === 1 ? "call" : "calls"} waiting at the hosts`
-        : "the runtime host is not reachable",
-    ],
+    ["replicas now", replicasNowText(replicas)],
     [
       "on hosts",
       replicas.hosts

@@ -7,6 +7,7 @@
  */
 import type { Hono } from "hono";
 import { DEFAULT_START_TIMEOUT_S } from "../../../common/app-limits.ts";
+import { type RunsNow, replicasNowText, runsNowText } from "../../../common/app-now.ts";
 import type { DashEnv } from "../api.ts";
 import { Page } from "../layout.tsx";
 import { runTimeRows } from "../run-times.ts";
@@ -33,12 +34,6 @@ interface AppItem {
   updatedAt: string;
 }
 
-/** An app's async runs now (docs/api.md, "Async runs: the queue"). */
-interface QueueNow {
-  queued: number;
-  running: number;
-}
-
 interface Version {
   version: number;
   deployedBy: { id: string; name?: string | null };
@@ -52,19 +47,13 @@ interface Version {
 interface Replicas {
   replicas: { starting: number; idle: number; busy: number };
   queued: number;
-  runs: QueueNow;
+  runs: RunsNow;
   host: string;
   hosts: Array<{ id: string; name: string; state: string; replicas: number; busy: number }>;
 }
 
-/**
- * "480 queued, 2 running": the run store's count, which the host's waiting calls are not (the
- * host holds only the few runs each shard hands over at a time).
- */
-function queueText(runs: QueueNow | undefined): string {
-  if (!runs) return "—";
-  return `${runs.queued.toLocaleString("en")} queued, ${runs.running.toLocaleString("en")} running`;
-}
+/** An app's async runs now, or a dash when the API did not say. */
+const queueText = (runs: RunsNow | undefined): string => (runs ? runsNowText(runs) : "—");
 
 /** Ended runs the failure rate is computed over (the newest). */
 const RATED = 100;
@@ -78,7 +67,7 @@ export const VERSIONS_SHOWN = 20;
 
 export function registerApps(dash: Hono<DashEnv>) {
   dash.get("/apps", async (c) => {
-    const listed = await c.var.api.project<{ apps: Array<AppItem & { runs: QueueNow }> }>(
+    const listed = await c.var.api.project<{ apps: Array<AppItem & { runs: RunsNow }> }>(
       "GET",
       "/apps",
     );
@@ -201,16 +190,7 @@ export function registerApps(dash: Hono<DashEnv>) {
                 replicas.message
               ),
             ],
-            [
-              "Replicas now",
-              now
-                ? now.host === "reachable"
-                  ? `${now.replicas.starting} starting, ${now.replicas.idle} idle, ${now.replicas.busy} busy; ${now.queued} ${now.queued === 1 ? "call" : "calls"} waiting at the host`
-                  : "the runtime host is not reachable"
-                : replicas.ok
-                  ? "—"
-                  : replicas.message,
-            ],
+            ["Replicas now", now ? replicasNowText(now) : replicas.ok ? "—" : replicas.message],
             [
               "On hosts",
               now?.hosts.length
