@@ -53,7 +53,6 @@ async function show(config: CliConfig, name: string, json: boolean): Promise<num
     return 0;
   }
   const { scaling: s } = app;
-  const now = replicas.replicas;
   const rows: Array<[string, string]> = [
     ["version", `${app.version} (${app.runtime}), deployed ${app.updatedAt}`],
     [
