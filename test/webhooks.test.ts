@@ -14,6 +14,7 @@ const JOBS = {
   "main.mjs": `
 export function run(input, ctx) { return { echo: input, async: ctx.async }; }
 export function fail() { throw new Error("it broke"); }
+export function die() { process.exit(3); }
 export function huge() { return "x".repeat(11 * 1024 * 1024); }
 export async function nap(input) {
   await new Promise((resolve) => setTimeout(resolve, input.ms));
@@ -256,6 +257,23 @@ describe("async runs and webhooks, end to end", () => {
       status: "failure",
       error: { message: "the app's answer was cut off" },
     });
+  });
+
+  it("delivers a failure for a sync run whose process died mid-call, as it does for an async one", async () => {
+    const died = await run(`/jobs/die?${hook("/died")}`);
+    expect(died.status).toBe(502);
+    const { run_id: runId } = (await died.json()) as { run_id: string };
+    const [delivery] = await receiver.waitFor("/died", 1);
+    expect(JSON.parse(delivery?.body ?? "")).toMatchObject({
+      run_id: runId,
+      status: "failure",
+      error: {
+        message: expect.stringMatching(/^the function's process exited unexpectedly \(code 3\)/),
+      },
+    });
+    // The run's view has its delivery, as any run with a webhook has.
+    const view = await stateWhen("jobs", runId, (v) => v.webhook?.state === "delivered");
+    expect(view.status).toBe("failure");
   });
 
   it("delivers a custom app's answer with its status code, sync and async", async () => {

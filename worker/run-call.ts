@@ -147,7 +147,8 @@ function deliverable(outcome: Outcome): Outcome {
 
 /**
  * Runs `work` (the call to the runtime host); if it throws before the host answered, the run
- * is reported failed to the runs index — the host reports the runs it served.
+ * is reported failed to the runs index — the host reports the runs it served — and delivered
+ * failed to its webhook, if it has one (its process died, it ran out of time, no host ran it).
  */
 export async function reportingFailure<T>(
   c: Context<WorkerEnv>,
@@ -162,6 +163,8 @@ export async function reportingFailure<T>(
     // run, as the Worker's refusal of an async call's input makes none, and as `runlet run`
     // says (no run id). It was listed in `runlet runs` as a failed run.
     if (err instanceof RunApiError && err.beforeRun) throw err;
+    const runTimeMs = (err instanceof RunApiError ? err.runTimeMs : undefined) ?? null;
+    const host = err instanceof RunApiError ? err.host : undefined;
     c.executionCtx.waitUntil(
       reportRun(c.env, call.runId, {
         projectId: call.project,
@@ -172,11 +175,13 @@ export async function reportingFailure<T>(
         createdAt: call.run(fn).createdAt,
         finishedAt: Date.now(),
         // Known when it failed on its host once it ran (its process died mid-call).
-        runTimeMs: (err instanceof RunApiError ? err.runTimeMs : undefined) ?? null,
+        runTimeMs,
         ...(err instanceof Error ? { error: err.message } : {}),
-        ...(err instanceof RunApiError && err.host ? { host: err.host } : {}),
+        ...(host ? { host } : {}),
       }),
     );
+    const message = err instanceof Error ? err.message : "the run failed";
+    deliver(c, call, fn, { status: "failure", error: { message }, run_time_ms: runTimeMs });
     throw err;
   }
 }
