@@ -78,6 +78,7 @@ select { max-width: 100%; }
 .account select { max-width: min(16rem, 55vw); text-overflow: ellipsis; }
 input, select, textarea { padding: 5px 8px; border: 1px solid var(--line); border-radius: 6px;
   background: var(--bg); }
+.secret-value { -webkit-text-security: disc; font-family: ui-monospace, monospace; min-width: min(20rem, 80vw); }
 button, .button { padding: 5px 12px; border-radius: 6px; border: 1px solid var(--accent);
   background: var(--accent); color: var(--accent-fg); cursor: pointer; text-decoration: none;
   display: inline-block; }

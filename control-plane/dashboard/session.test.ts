@@ -294,6 +294,24 @@ describe("dashboard actions", () => {
     expect(entry?.actor.id).toBe(f.owner.id);
   });
 
+  it("keep a secret's line breaks as typed (a PEM key): the form's field spans lines", async () => {
+    const cookie = await signIn();
+    const form = await (await page("/dashboard/secrets", cookie)).text();
+    expect(form).toMatch(
+      /<textarea id="f-value" name="value" required=""[^>]* class="secret-value"/,
+    );
+    // A browser sends a textarea's line breaks as CRLF.
+    const pem = "-----BEGIN KEY-----\r\nabc\r\ndef\r\n-----END KEY-----";
+    const saved = await post("/dashboard/secrets", cookie, { name: "PEM_KEY", value: pem });
+    expect(saved.status).toBe(303);
+    const read = await f.call("GET", `/v2/projects/${f.projectId}/secrets/PEM_KEY`, {
+      token: f.owner.token,
+    });
+    expect(((await read.json()) as { value: string }).value).toBe(
+      "-----BEGIN KEY-----\nabc\ndef\n-----END KEY-----",
+    );
+  });
+
   it("delete a secret behind a confirmation, audited, and say so", async () => {
     const cookie = await signIn();
     expect((await post("/dashboard/secrets", cookie, { name: "GOING", value: "v" })).status).toBe(

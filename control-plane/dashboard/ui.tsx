@@ -120,8 +120,19 @@ export function Field({
             </option>
           ))}
         </select>
-      ) : type === "textarea" ? (
-        <textarea id={id} name={name} required={required} aria-describedby={hintId} rows={4}>
+      ) : type === "textarea" || type === "secret" ? (
+        // A secret's is masked where the browser can (a PEM key or JSON credentials span lines,
+        // which a password field flattened into one, with the save said to succeed).
+        <textarea
+          id={id}
+          name={name}
+          required={required}
+          aria-describedby={hintId}
+          rows={type === "secret" ? 3 : 4}
+          class={type === "secret" ? "secret-value" : undefined}
+          spellcheck={type === "secret" ? false : undefined}
+          autocomplete={autocomplete}
+        >
           {value ?? ""}
         </textarea>
       ) : (

@@ -58,9 +58,9 @@ export function registerSecrets(dash: Hono<DashEnv>) {
               <Field
                 label="Value"
                 name="value"
-                type="password"
+                type="secret"
                 required
-                hint="Replaces the current value; never shown again"
+                hint="Replaces the current value; never shown again. Line breaks are kept."
               />
               <button type="submit">Save</button>
             </form>
@@ -112,7 +112,8 @@ export function registerSecrets(dash: Hono<DashEnv>) {
   dash.post("/secrets", async (c) => {
     const form = await c.req.parseBody();
     const name = typeof form.name === "string" ? form.name.trim() : "";
-    const value = typeof form.value === "string" ? form.value : "";
+    // A browser sends a textarea's line breaks as CRLF: the value as typed or pasted has LF.
+    const value = typeof form.value === "string" ? form.value.replaceAll("\r\n", "\n") : "";
     const saved = await c.var.api.project("PUT", `/secrets/${encodeURIComponent(name)}`, { value });
     setFlash(
       c,
