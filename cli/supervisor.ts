@@ -13,7 +13,8 @@
  *   wrangler) are killed first, so they free its port. Once it answers again, `restarted` is
  *   called (the Worker's wake-up).
  * - A component that exits 5 times within a minute stops everything: `run` resolves 1, with a
- *   message naming its log.
+ *   message naming its log. One whose exit says it is for good (`forGood`: a runtime host the
+ *   control plane refused) is not restarted, and the others run on.
  * - `stop` stops the components in their `stopOrder` (the runtime host first, while the Worker
  *   still takes the ends of its runs), each within its own grace, then SIGKILL. `hurry` tells
  *   the components being stopped again (SIGTERM): the runtime host's grace ends at once.
@@ -37,6 +38,11 @@ export interface ComponentSpec {
   stopOrder: number;
   /** Called once it answers again after a restart. */
   restarted?(): Promise<void>;
+  /**
+   * Why an exit (`code 3`, `signal SIGKILL`) is for good, if it is: a start would fail the same
+   * way. It is not restarted, and the others run on.
+   */
+  forGood?(how: string): string | undefined;
 }
 
 /** Exits of one component within `CRASH_WINDOW_MS` that stop everything. */
@@ -143,7 +149,13 @@ export class Supervisor {
   #watch(component: Component, proc: Managed): void {
     void proc.exited.then((how) => {
       if (this.#stopped.signal.aborted || component.proc !== proc) return;
-      void this.#restart(component, how);
+      const why = component.spec.forGood?.(how);
+      if (why === undefined) void this.#restart(component, how);
+      else
+        void this.#say(
+          component,
+          `runlet: the ${component.spec.label} stopped for good (${how}): ${why}. It is not started again; the rest of Runlet runs on.`,
+        );
     });
   }
 

@@ -96,6 +96,13 @@ export const APP_ENV = {
   spare: "RUNLET_SPARE",
 } as const;
 
+/**
+ * The runtime host's exit status once the control plane refused it (its host token revoked or
+ * wrong, its registration bad): starting it again would be refused too, so `runlet start` does
+ * not, and keeps the rest of Runlet running.
+ */
+export const HOST_REFUSED_EXIT = 3;
+
 export const DEFAULT_PORT = { control: 8080, api: 8787, host: 8790 } as const;
 
 export const LOOPBACK = "127.0.0.1";

@@ -1,6 +1,7 @@
 import { and, asc, eq } from "drizzle-orm";
 import { newId } from "../common/ids.ts";
 import { type PublicKeys, tokenKid } from "../common/jwt.ts";
+import { LOCAL_HOST_TOKEN } from "../common/protocol/hosts.ts";
 import type { SigningKeys } from "./auth/signing.ts";
 import { authenticate, issueToken } from "./auth/tokens.ts";
 import type { Database } from "./db/index.ts";
@@ -93,8 +94,8 @@ export async function bootstrapLocal(
  */
 async function ensureLocalHostToken(db: Database, home: string, ownerId: string): Promise<void> {
   const token = await loadOrCreateHostToken(home);
-  if (await adoptHostToken(db, token, { name: "local", createdBy: ownerId })) return;
-  const created = await createHostToken(db, { name: "local", createdBy: ownerId });
+  if (await adoptHostToken(db, token, { name: LOCAL_HOST_TOKEN, createdBy: ownerId })) return;
+  const created = await createHostToken(db, { name: LOCAL_HOST_TOKEN, createdBy: ownerId });
   await writePrivateFile(homePaths(home).hostToken, `${created.token}\n`);
 }
 

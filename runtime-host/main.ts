@@ -13,10 +13,11 @@ import { hostname, totalmem } from "node:os";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { describeZodError } from "../common/app-config.ts";
-import { DEFAULT_PORT, ENV } from "../common/consts.ts";
+import { DEFAULT_PORT, ENV, HOST_REFUSED_EXIT } from "../common/consts.ts";
 import { exitWithin, watchSupervisor } from "../common/parent-watch.ts";
 import { DEFAULT_LIMITS } from "./limits.ts";
 import { listenAddressOf } from "./listen-address.ts";
+import { Refused } from "./membership.ts";
 import { detectSandbox, sandboxSettingsOf, sandboxSettingsSchema } from "./sandbox/sandbox.ts";
 import { startHost } from "./server.ts";
 
@@ -120,7 +121,7 @@ async function main(): Promise<void> {
   process.on("SIGINT", () => stop(true, "SIGINT"));
   process.on("SIGTERM", () => stop(true, "SIGTERM"));
   // Its token was revoked: the Worker sends it nothing more, and the operator meant it to stop.
-  onRefused = (reason) => stop(true, reason, 1);
+  onRefused = (reason) => stop(true, reason, HOST_REFUSED_EXIT);
   onSupervisorGone = () => {
     exitWithin(5_000);
     stop(false, "its supervisor is gone");
@@ -131,5 +132,5 @@ main().catch((err: unknown) => {
   const inUse = ((err as Error).cause as NodeJS.ErrnoException | undefined)?.code === "EADDRINUSE";
   const hint = inUse ? `: stop what holds it, or set ${ENV.hostPort} to a free port` : "";
   console.error(`runtime host failed to start: ${(err as Error).message}${hint}`);
-  process.exit(1);
+  process.exit(err instanceof Refused ? HOST_REFUSED_EXIT : 1);
 });

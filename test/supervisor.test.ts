@@ -159,3 +159,57 @@ describe("runlet start supervises its components", () => {
     expect(namespaces.filter((n) => n.startsWith(`runlet-${last}-`))).toEqual([]);
   }, 120_000);
 });
+
+describe("a runtime host the control plane refuses", () => {
+  let home: string;
+  let stack: Runlet | undefined;
+
+  beforeAll(async () => {
+    home = await newHome();
+  });
+
+  afterAll(async () => {
+    await stack?.stop();
+    await removeHome(home);
+  });
+
+  it("stays stopped once its token 'local' is revoked, the rest running on; the next start makes a new token", async () => {
+    stack = await startRunlet(home);
+    const { baseUrl, apiUrl, token } = stack.local;
+    const auth = { authorization: `Bearer ${token}` };
+    const { tokens } = (await (
+      await fetch(`${baseUrl}/v2/hosts/tokens`, { headers: auth })
+    ).json()) as {
+      tokens: Array<{ id: string; name: string }>;
+    };
+    const local = tokens.find((t) => t.name === "local")?.id;
+    const revoked = await fetch(`${baseUrl}/v2/hosts/tokens/${local}`, {
+      method: "DELETE",
+      headers: auth,
+    });
+    expect(revoked.status).toBe(204);
+    await until(
+      "the host to stop for good",
+      () => /the runtime host stopped for good \(code 3\)/.test(stack?.output() ?? "") || undefined,
+      30_000,
+    );
+    // Before, it was started again five times, refused each time, and took the stack down.
+    expect(stack.output()).toContain(
+      "the control plane refused it: its host token 'local' was revoked; the next 'runlet start' makes a new one. It is not started again; the rest of Runlet runs on.",
+    );
+    expect(stack.output()).not.toMatch(/runtime host exited unexpectedly/);
+    expect(stack.process.exitCode).toBeNull();
+    expect((await fetch(`${baseUrl}/healthz`)).status).toBe(200);
+    expect((await fetch(`${apiUrl}/healthz`)).status).toBe(200);
+
+    await stack.stop();
+    stack = await startRunlet(home);
+    const { hosts } = (await (
+      await fetch(`${stack.local.baseUrl}/v2/hosts`, { headers: auth })
+    ).json()) as { hosts: Array<{ name: string; state: string }> };
+    expect(
+      hosts.filter((h) => h.state === "up").map((h) => h.name),
+      JSON.stringify(hosts),
+    ).toEqual(["local-1"]);
+  }, 120_000);
+});

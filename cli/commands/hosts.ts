@@ -1,5 +1,6 @@
 import { hostJoinCommand } from "../../common/host-join.ts";
 import { type HostView, hostView } from "../../common/host-view.ts";
+import { LOCAL_HOST_TOKEN } from "../../common/protocol/hosts.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
 import { callApi, loadConfig, printTable } from "../config.ts";
 
@@ -173,7 +174,7 @@ export const hosts: Command = {
         "reading the host tokens",
       );
       const token = tokens.find((t) => t.id === id);
-      if (token?.name === "local" && !values.force)
+      if (token?.name === LOCAL_HOST_TOKEN && !values.force)
         throw new CliError(
           `${id} is 'local', the token of this machine's own hosts ('runlet start'): revoking it stops them, until the next 'runlet start' makes a new one. Give --force to revoke it all the same`,
         );

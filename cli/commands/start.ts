@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { totalmem } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { DEFAULT_PORT, ENV, LOOPBACK } from "../../common/consts.ts";
+import { DEFAULT_PORT, ENV, HOST_REFUSED_EXIT, LOOPBACK } from "../../common/consts.ts";
 import {
   homePaths,
   readLocalJson,
@@ -21,6 +21,12 @@ import { wakeRuns } from "../wake.ts";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const READY_TIMEOUT_MS = 90_000;
+
+/** A runtime host the control plane refused (its token, `local`, revoked) stays stopped. */
+const refused = (how: string) =>
+  how === `code ${HOST_REFUSED_EXIT}`
+    ? "the control plane refused it: its host token 'local' was revoked; the next 'runlet start' makes a new one"
+    : undefined;
 
 function requireInstalled() {
   for (const dep of ["wrangler", "tsx", "@libsql/client", "hono"]) {
@@ -194,6 +200,7 @@ Worker; every request it sends out is slower then, and passes wrangler's dev pro
           stopOrder: 0,
           // Runs the lost host held are found out now, not at the watchdog's next round.
           restarted: wake,
+          forGood: refused,
         },
         ...extraHosts.map(({ n, port, home: hostHome }) => ({
           name: `runtime-host-${n}`,
@@ -211,6 +218,7 @@ Worker; every request it sends out is slower then, and passes wrangler's dev pro
           stopGraceMs: 20_000,
           stopOrder: 0,
           restarted: wake,
+          forGood: refused,
         })),
         {
           name: "control-plane",

@@ -19,6 +19,9 @@ export type HostState = (typeof REGISTRY_STATES)[number] | "down";
 /** A host token names itself: `rlh_` and 43 characters (only its hash is kept). */
 export const HOST_TOKEN_PREFIX = "rlh_";
 
+/** The name of the host token `runlet start` makes for the hosts it runs itself (reserved). */
+export const LOCAL_HOST_TOKEN = "local";
+
 /** Between two heartbeats of a host. */
 export const HEARTBEAT_MS = 2_000;
 /** A host whose last heartbeat is older than this is down. */

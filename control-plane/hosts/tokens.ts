@@ -2,12 +2,12 @@
  * Host tokens (docs/hosts.md): what a runtime host joins the registry with. Shown once when made;
  * only a hash is kept. Revoking one refuses its hosts from their next heartbeat.
  */
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, inArray, isNull, ne } from "drizzle-orm";
 import { newId } from "../../common/ids.ts";
 import { HOST_TOKEN_PREFIX } from "../../common/protocol/hosts.ts";
 import { newSecret, secretHash } from "../../common/same-secret.ts";
 import type { Database } from "../db/index.ts";
-import { hostTokens } from "../db/schema.ts";
+import { hostApps, hosts, hostTokens } from "../db/schema.ts";
 
 /** A new host token: shown once, only its hash kept. */
 export async function createHostToken(
@@ -57,14 +57,24 @@ export async function adoptHostToken(
   return (await hostTokenId(db, token)) !== undefined;
 }
 
-/** Revokes a host token; its hosts are refused from their next heartbeat. False if unknown. */
+/**
+ * Revokes a host token; false if unknown or revoked already. Its hosts are refused from their
+ * next heartbeat, and stop: they are `stopped` at once, holding no replica, so no new work goes
+ * there meanwhile (before, one stayed `up` until 15 s of silence made it `down`).
+ */
 export async function revokeHostToken(db: Database, id: string): Promise<boolean> {
-  const revoked = await db
-    .update(hostTokens)
-    .set({ revokedAt: Date.now() })
-    .where(and(eq(hostTokens.id, id), isNull(hostTokens.revokedAt)))
-    .returning({ id: hostTokens.id });
-  return revoked.length > 0;
+  const now = Date.now();
+  const revoked = and(eq(hostTokens.id, id), isNull(hostTokens.revokedAt));
+  const its = db.select({ id: hosts.id }).from(hosts).where(eq(hosts.tokenId, id));
+  const [done] = (await db.batch([
+    db.update(hostTokens).set({ revokedAt: now }).where(revoked).returning({ id: hostTokens.id }),
+    db.delete(hostApps).where(inArray(hostApps.hostId, its)),
+    db
+      .update(hosts)
+      .set({ state: "stopped", seenAt: now, busy: 0, queued: 0 })
+      .where(and(eq(hosts.tokenId, id), ne(hosts.state, "stopped"))),
+  ])) as unknown[][];
+  return (done?.length ?? 0) > 0;
 }
 
 export async function listHostTokens(db: Database) {

@@ -68,6 +68,19 @@ describe("host tokens", () => {
     expect((await f.call("POST", "/v2/hosts/tokens", { token: null, body: {} })).status).toBe(401);
   });
 
+  it("refuse the name 'local', runlet start's own (a second one was told apart by its id alone)", async () => {
+    for (const name of ["local", " local "]) {
+      const res = await f.call("POST", "/v2/hosts/tokens", { body: { name } });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { message: string }).message).toContain(
+        "'local' is the name of the token runlet start makes for its own hosts: choose another",
+      );
+    }
+    expect((await f.call("POST", "/v2/hosts/tokens", { body: { name: "local-2" } })).status).toBe(
+      201,
+    );
+  });
+
   it("are shown once: the list never carries the token, and a host joins with it", async () => {
     const token = await hostToken("shown once");
     expect(token).toMatch(/^rlh_[A-Za-z0-9_-]{43}$/);
@@ -109,6 +122,12 @@ describe("host tokens", () => {
     expect(hosts.find((h) => h.id === body.hostId)?.tokenId).toBe(id);
     expect((await f.call("DELETE", `/v2/hosts/tokens/${id}`)).status).toBe(204);
     expect((await f.call("DELETE", `/v2/hosts/tokens/${id}`)).status).toBe(404);
+    // Stopped at once, where no new work goes: not up until 15 s of silence made it down.
+    expect((await placement()).find((h) => h.id === body.hostId)?.state).toBe("down");
+    const after = (await (await f.call("GET", "/v2/hosts")).json()) as {
+      hosts: Array<{ id: string; state: string }>;
+    };
+    expect(after.hosts.find((h) => h.id === body.hostId)?.state).toBe("stopped");
     expect((await beat(token, body.hostId as string, {})).status).toBe(401);
     expect((await register(token, "http://10.9.0.3:8790")).status).toBe(401);
   });

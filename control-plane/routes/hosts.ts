@@ -5,7 +5,7 @@
  * `DELETE /v2/hosts/tokens/{tokenId}`. Not in a project's audit log: no project owns a host.
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { REGISTRY_STATES } from "../../common/protocol/hosts.ts";
+import { LOCAL_HOST_TOKEN, REGISTRY_STATES } from "../../common/protocol/hosts.ts";
 import { operatorOnly } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
 import { principalNames } from "../db/principal-names.ts";
@@ -15,6 +15,14 @@ import { listHosts } from "../hosts/registry.ts";
 import { createHostToken, listHostTokens, revokeHostToken } from "../hosts/tokens.ts";
 import { bearerAuth, errorResponses, smallBody } from "../openapi.ts";
 import { displayName } from "./projects.ts";
+
+/**
+ * A join token's name: not `local`, the name of the token `runlet start` makes for its own hosts
+ * (a second one was told apart from it by its id alone, and `runlet hosts revoke` guarded it).
+ */
+const joinTokenName = displayName.refine((name) => name !== LOCAL_HOST_TOKEN, {
+  message: `'${LOCAL_HOST_TOKEN}' is the name of the token runlet start makes for its own hosts: choose another`,
+});
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const time = () => z.string().openapi({ format: "date-time" });
@@ -133,7 +141,7 @@ const createTokenRoute = createRoute({
   request: {
     body: {
       required: true,
-      content: { "application/json": { schema: z.strictObject({ name: displayName }) } },
+      content: { "application/json": { schema: z.strictObject({ name: joinTokenName }) } },
     },
   },
   responses: {

@@ -5,6 +5,7 @@
  * which says what was done, or the API's refusal in its own words. Operators only, as the API.
  */
 import type { Hono } from "hono";
+import { LOCAL_HOST_TOKEN } from "../../../common/protocol/hosts.ts";
 import type { DashCtx, DashEnv } from "../api.ts";
 import { setFlash } from "../flash.ts";
 import { Page } from "../layout.tsx";
@@ -39,9 +40,6 @@ export type TokenFlash =
 /** The join tokens as the API lists them (oldest first), or its refusal (403: not an operator). */
 export const listTokens = (c: DashCtx) =>
   c.var.api.installation<{ tokens: HostToken[] }>("GET", "/hosts/tokens");
-
-/** The token of the hosts `runlet start` runs itself (control-plane/bootstrap.ts). */
-const LOCAL = "local";
 
 const revokePath = (id: string) => `${TOKENS_PATH}/${encodeURIComponent(id)}/revoke`;
 
@@ -85,7 +83,7 @@ export function registerHostTokenRevoke(dash: Hono<DashEnv>) {
                 ? "No host is registered with it now."
                 : `The hosts registered with it: ${hostsOf(token)}.`}
             </p>
-            {token.name === LOCAL ? (
+            {token.name === LOCAL_HOST_TOKEN ? (
               <Notice kind="warn">
                 <code>local</code> is the token of the hosts <code>runlet start</code> runs beside
                 this control plane: revoking it stops them, until the next <code>runlet start</code>{" "}
