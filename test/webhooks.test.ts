@@ -36,6 +36,12 @@ const SITE = {
 require("node:http").createServer((req, res) => {
   if (req.url === "/health") return res.end("ok");
   if (req.url === "/cut") { res.write("partial"); return setTimeout(() => req.socket.destroy(), 50); }
+  if (req.url === "/events") {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    let n = 0;
+    const tick = setInterval(() => { res.write("data: " + n + "\\n\\n"); if (++n === 3) { clearInterval(tick); res.end(); } }, 300);
+    return;
+  }
   if (req.url.startsWith("/auto")) {
     // Compressed when the request accepts it, as many servers do.
     const body = JSON.stringify({ items: [1, 2, 3], seen: req.headers["accept-encoding"] ?? null });
@@ -274,6 +280,17 @@ describe("async runs and webhooks, end to end", () => {
     // The run's view has its delivery, as any run with a webhook has.
     const view = await stateWhen("jobs", runId, (v) => v.webhook?.state === "delivered");
     expect(view.status).toBe("failure");
+  });
+
+  it("times a streamed sync answer to its end, in its delivery and in the run's view", async () => {
+    const res = await run(`/site/events?${hook("/events")}`, { method: "GET", body: undefined });
+    expect(await res.text()).toBe("data: 0\n\ndata: 1\n\ndata: 2\n\n");
+    const runId = res.headers.get("x-request-id") as string;
+    const [delivery] = await receiver.waitFor("/events", 1);
+    const delivered = JSON.parse(delivery?.body ?? "") as { run_time_ms: number };
+    // Three writes 300 ms apart: it said the time to the answer's first bytes (a few ms).
+    expect(delivered.run_time_ms).toBeGreaterThanOrEqual(600);
+    expect((await state("site", runId)).run_time_ms).toBe(delivered.run_time_ms);
   });
 
   it("delivers a custom app's answer with its status code, sync and async", async () => {

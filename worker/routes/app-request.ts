@@ -87,7 +87,8 @@ async function forward(
   const { answer, host } = await reportingFailure(c, call, fn, () =>
     forwardToHost(c.env, target, c.req.raw, buffered),
   );
-  const runTimeMs = Date.now() - call.startedAt;
+  // Until the answer's last byte: a streamed one (server-sent events) runs until it ends.
+  const runTimeMs = () => Date.now() - call.startedAt;
   let body = answer.body;
   if (call.webhook) {
     // The caller's copy streams on; the delivery's copy is read alongside it.
@@ -102,9 +103,9 @@ async function forward(
     c.executionCtx.waitUntil(
       read.then(
         (body) =>
-          deliver(c, call, fn, answerOutcome(answer.status, contentType, body, runTimeMs), host),
+          deliver(c, call, fn, answerOutcome(answer.status, contentType, body, runTimeMs()), host),
         // The app's answer broke off: the delivery says so rather than never being made.
-        () => deliver(c, call, fn, failed("the app's answer was cut off", runTimeMs), host),
+        () => deliver(c, call, fn, failed("the app's answer was cut off", runTimeMs()), host),
       ),
     );
   }
