@@ -200,6 +200,24 @@ describe("a session", () => {
     const login = await (await f.app.request(to)).text();
     expect(login).toContain("you are no longer a member of any project");
     expect(login).not.toContain("it expired");
+    // Ended for good: added again, the user signs in again (the old cookie came back to life).
+    await f.db.insert(memberships).values({ projectId: f.projectId, userId: id, role: "member" });
+    expect((await page("/dashboard/runs", cookie)).status).toBe(303);
+  });
+
+  it("ends when its user is removed, even unseen until they are added again", async () => {
+    const id = newId("usr");
+    await f.db.insert(users).values({ id, name: "Ray Returner", createdAt: Date.now() });
+    await f.db.insert(memberships).values({ projectId: f.projectId, userId: id, role: "member" });
+    const expiresAt = new Date(Date.now() + 86_400_000);
+    const { token } = await issueToken(f.db, f.deps.keys, { subject: id, expiresAt });
+    const url = new URL(await linkFor(token));
+    const cookie = cookiesOf(await f.app.request(url.pathname + url.search));
+    const path = `/v2/projects/${f.projectId}/users/${id}`;
+    expect((await f.call("DELETE", path, { token: f.owner.token })).status).toBe(204);
+    // Added again (by an operator: `runlet users add`) before they came back to the page.
+    await f.db.insert(memberships).values({ projectId: f.projectId, userId: id, role: "member" });
+    expect((await page("/dashboard/runs", cookie)).status).toBe(303);
   });
 
   it("refuses a token that does not work, saying why", async () => {

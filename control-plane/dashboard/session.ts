@@ -8,16 +8,16 @@
  * Two ways in: a one-time link (`runlet dashboard`: 5 minutes, once, only its hash kept), or a
  * token pasted on the sign-in page (how a teammate signs in to a deployed Runlet).
  */
-import { and, asc, eq, gt, inArray, isNotNull, isNull, lt, notInArray } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNotNull, isNull, lt, notInArray, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import type { PublicKeys } from "../../common/jwt.ts";
+import { type PublicKeys, verifyJwt } from "../../common/jwt.ts";
 import { newSecret, secretHash } from "../../common/same-secret.ts";
 import { isOperator } from "../auth/access.ts";
 import type { SigningKeys } from "../auth/signing.ts";
 import { authenticate, type Principal, prepareToken } from "../auth/tokens.ts";
 import type { Database } from "../db/index.ts";
-import { signInLinks, tokens } from "../db/schema.ts";
+import { memberships, signInLinks, tokens } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { projectsOf } from "../routes/projects-list.ts";
 
@@ -225,8 +225,13 @@ export async function sessionOrWhyNot(
   try {
     principal = await authenticate(db, publicKeys, `Bearer ${token}`);
   } catch (err) {
-    if (err instanceof ApiError) return "none";
-    throw err;
+    if (!(err instanceof ApiError)) throw err;
+    // Ended as its user left their last project (endSessionsOfRemoved): the page says that.
+    const user = await verifyJwt(token, publicKeys).then(
+      (claims) => claims.sub,
+      () => undefined,
+    );
+    return user && !(await inAnyProject(db, user)) ? "no-project" : "none";
   }
   const open = (await projectsOf(db, principal)).map(({ id, name }) => ({ id, name }));
   if (open.length === 0) return "no-project";
@@ -234,6 +239,34 @@ export async function sessionOrWhyNot(
   const current = open.find((p) => p.id === wanted) ?? (open[0] as { id: string; name: string });
   const operator = await isOperator(db, principal);
   return { principal, token, projectId: current.id, projects: open, operator };
+}
+
+/**
+ * For the batch that removes `userId` from a project, after the removal: once they are in no
+ * project, their dashboard sessions end (revoked). Before, a session only waited: added again,
+ * the user was signed in again by the old cookie, though the page had said the session ended.
+ */
+export function endSessionsOfRemoved(db: Database, userId: string) {
+  return db
+    .update(tokens)
+    .set({ revokedAt: Date.now() })
+    .where(
+      and(
+        eq(tokens.subject, userId),
+        isNotNull(tokens.parentId),
+        isNull(tokens.revokedAt),
+        sql`not exists (select 1 from ${memberships} where ${memberships.userId} = ${userId})`,
+      ),
+    );
+}
+
+async function inAnyProject(db: Database, userId: string): Promise<boolean> {
+  const rows = await db
+    .select({ userId: memberships.userId })
+    .from(memberships)
+    .where(eq(memberships.userId, userId))
+    .limit(1);
+  return rows.length > 0;
 }
 
 /** Ends the session: its token is revoked, so a copy of the cookie is worth nothing. */

@@ -10,6 +10,7 @@ import type { AuditAction } from "../audit/actions.ts";
 import { auditSuccessIf } from "../audit/record.ts";
 import { access, operatorFor } from "../auth/access.ts";
 import type { AppEnv, Ctx } from "../context.ts";
+import { endSessionsOfRemoved } from "../dashboard/session.ts";
 import { memberships, users } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { bearerAuth, errorResponses, projectIdParam, smallBody } from "../openapi.ts";
@@ -211,6 +212,7 @@ export function registerProjectUsers(app: OpenAPIHono<AppEnv>) {
       db
         .delete(memberships)
         .where(and(eq(memberships.projectId, projectId), eq(memberships.userId, userId), allowed)),
+      endSessionsOfRemoved(db, userId),
     ]);
     const [still] = await membersOf(c.var.deps, projectId, userId);
     if (still) throw lastOwner(member.name, userId, "remove");
