@@ -634,6 +634,20 @@ describe("dashboard actions", () => {
     expect(html).toContain("The run was not cancelled: only async runs can be cancelled.");
   });
 
+  it("keep a permalink's time window in the audit log's fields, to the second", async () => {
+    const html = await (
+      await page(
+        "/dashboard/audit-log?from=2026-11-27T05:07:00Z&to=2026-11-27T05:07:30",
+        await signIn(),
+      )
+    ).text();
+    expect(html).not.toContain('class="notice notice-error"');
+    // Empty before: the next Filter sent from= and dropped the window.
+    expect(html).toContain('name="from" type="datetime-local" value="2026-11-27T05:07"');
+    expect(html).toContain('name="to" type="datetime-local" value="2026-11-27T05:07:30"');
+    expect(html).toContain('step="any"');
+  });
+
   it("tell a member why the audit log is not theirs to read", async () => {
     const res = await page("/dashboard/audit-log", await signIn(f.member.token));
     const html = await res.text();

@@ -95,6 +95,7 @@ export function Field({
   autocomplete = "off",
   options,
   maxlength,
+  step,
 }: {
   label: string;
   name: string;
@@ -106,6 +107,8 @@ export function Field({
   options?: Array<{ value: string; label: string }>;
   /** The API's own bound, so a browser stops there rather than the API refusing it. */
   maxlength?: number;
+  /** A time's precision (`any`: a permalink's seconds are valid too). */
+  step?: string;
 }) {
   const id = `f-${name}`;
   const hintId = hint ? `${id}-hint` : undefined;
@@ -145,6 +148,7 @@ export function Field({
           autocomplete={autocomplete}
           aria-describedby={hintId}
           maxlength={maxlength}
+          step={step}
         />
       )}
       {hint ? (

@@ -26,9 +26,25 @@ interface Entry {
   metadata: Record<string, unknown>;
 }
 
+/** A `datetime-local` value: to the minute, or with seconds and their fraction. */
+const LOCAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?$/;
+
 /** A `datetime-local` value (read as UTC) or an RFC 3339 time, as the API takes it. */
 function rfc3339(value: string): string {
-  return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(value) ? `${value}:00Z` : value;
+  if (!LOCAL.test(value)) return value;
+  return value.length === 16 ? `${value}:00Z` : `${value}Z`;
+}
+
+/**
+ * The time as the form's `datetime-local` field shows it (UTC): a permalink's RFC 3339 time
+ * left the field empty, and the next Filter sent `from=` and lost the window.
+ */
+function fieldValue(value: string | undefined): string | undefined {
+  if (!value || LOCAL.test(value)) return value;
+  const at = Date.parse(value);
+  if (Number.isNaN(at)) return value; // the API's 400 says what is wrong with it
+  const iso = new Date(at).toISOString();
+  return iso.endsWith(":00.000Z") ? iso.slice(0, 16) : iso.slice(0, 23).replace(/\.000$/, "");
 }
 
 /** The page's filters, and the API query they make. */
@@ -86,8 +102,20 @@ export function registerAuditLog(dash: Hono<DashEnv>) {
                   { value: "failure", label: "failure" },
                 ]}
               />
-              <Field label="From (UTC)" name="from" type="datetime-local" value={page.from} />
-              <Field label="To (UTC)" name="to" type="datetime-local" value={page.to} />
+              <Field
+                label="From (UTC)"
+                name="from"
+                type="datetime-local"
+                step="any"
+                value={fieldValue(page.from)}
+              />
+              <Field
+                label="To (UTC)"
+                name="to"
+                type="datetime-local"
+                step="any"
+                value={fieldValue(page.to)}
+              />
               <button type="submit">Filter</button>
             </form>
           </search>
