@@ -4,6 +4,7 @@ import { newId } from "../common/ids.ts";
 import { recordFailures } from "./audit/record.ts";
 import type { AppEnv, Deps } from "./context.ts";
 import { registerDashboard } from "./dashboard/index.tsx";
+import { viaDashboard } from "./dashboard/via.ts";
 import { ApiError, handleError } from "./errors.ts";
 import { validationHook } from "./openapi.ts";
 import { registerDeployApp } from "./routes/apps-deploy.ts";
@@ -57,7 +58,8 @@ export function createControlPlane(deps: Deps): ControlPlaneApp {
   refuseUndeclaredQueries(app);
   app.use(async (c, next) => {
     c.set("deps", deps);
-    c.set("requestId", newId("req"));
+    // The dashboard's own request: the browser request's id, which its answer carries.
+    c.set("requestId", viaDashboard(c)?.requestId ?? newId("req"));
     c.header(HEADER.requestId, c.var.requestId);
     await next();
   });

@@ -36,7 +36,11 @@ export interface Api {
 
 export function apiFor(c: DashCtx, session: Session, inProcess: InProcess): Api {
   const headers = {
-    ...viaHeaders(c.var.deps.clientIp?.(c), c.req.header("user-agent")),
+    ...viaHeaders({
+      ip: c.var.deps.clientIp?.(c),
+      userAgent: c.req.header("user-agent"),
+      requestId: c.var.requestId,
+    }),
     authorization: `Bearer ${session.token}`,
   };
   const call = async (method: string, path: string, body: unknown) => {

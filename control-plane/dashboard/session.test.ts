@@ -304,10 +304,13 @@ describe("dashboard actions", () => {
         metadata: Record<string, unknown>;
         ip: string;
         actor: { id: string };
+        requestId: string;
       }>;
     };
     const entry = logs.find((e) => e.target.id === "FROM_PAGE");
     expect(entry?.metadata.source).toBe("dashboard");
+    // The id the browser's answer carried (audit-log.md), not one of the in-process call's own.
+    expect(entry?.requestId).toBe(saved.headers.get("x-request-id"));
     expect(entry?.ip).toBe("203.0.113.7");
     expect(entry?.actor.id).toBe(f.owner.id);
   });

@@ -9,6 +9,7 @@ import { base64urlEncode } from "../../common/jwt.ts";
 
 const MARK = "x-runlet-dashboard";
 const CLIENT_IP = "x-runlet-dashboard-ip";
+const REQUEST_ID = "x-runlet-dashboard-request";
 /**
  * Drawn at the first use, not as the module loads: Workers allow no random values in an
  * isolate's global scope (the control plane on Workers would not start).
@@ -16,16 +17,26 @@ const CLIENT_IP = "x-runlet-dashboard-ip";
 let secret: string | undefined;
 const theSecret = () => (secret ??= base64urlEncode(crypto.getRandomValues(new Uint8Array(32))));
 
-/** Headers of an in-process API request made for the browser request `c`. */
-export function viaHeaders(ip: string | undefined, userAgent: string | undefined) {
-  const headers: Record<string, string> = { [MARK]: theSecret() };
-  if (ip) headers[CLIENT_IP] = ip;
-  if (userAgent) headers["user-agent"] = userAgent;
+/**
+ * Headers of an in-process API request made for a browser request: its address, its user agent,
+ * and its id (`X-Request-Id`), which the API request takes as its own, so that the audit entry of
+ * a dashboard act has the id the browser was answered with.
+ */
+export function viaHeaders(browser: {
+  ip: string | undefined;
+  userAgent: string | undefined;
+  requestId: string;
+}) {
+  const headers: Record<string, string> = { [MARK]: theSecret(), [REQUEST_ID]: browser.requestId };
+  if (browser.ip) headers[CLIENT_IP] = browser.ip;
+  if (browser.userAgent) headers["user-agent"] = browser.userAgent;
   return headers;
 }
 
-/** Set when `c` is the dashboard's own in-process request: the browser's address. */
-export function viaDashboard(c: Context): { ip: string | null } | undefined {
+/** Set when `c` is the dashboard's own in-process request: the browser's address and request. */
+export function viaDashboard(
+  c: Context,
+): { ip: string | null; requestId: string | undefined } | undefined {
   if (c.req.header(MARK) !== theSecret()) return undefined;
-  return { ip: c.req.header(CLIENT_IP) ?? null };
+  return { ip: c.req.header(CLIENT_IP) ?? null, requestId: c.req.header(REQUEST_ID) };
 }
