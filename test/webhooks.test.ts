@@ -187,6 +187,7 @@ describe("async runs and webhooks, end to end", () => {
     });
     const headers = delivery?.headers ?? {};
     expect(headers["x-request-id"]).toBe(runId);
+    expect(headers["user-agent"]).toBe("Runlet-Webhooks/1"); // gateways refuse none at all
     const timestamp = headers["x-runlet-webhook-timestamp"] as string;
     const expected = createHmac("sha256", secret)
       .update(`${runId}.${timestamp}.${delivery?.body}`)

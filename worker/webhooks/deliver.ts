@@ -3,7 +3,7 @@
  * (its timestamp is the moment it is sent), has its own timeout and never follows a redirect;
  * what it ended with is recorded on the run.
  */
-import { HEADER, webhookHeaders } from "../../common/consts.ts";
+import { DEFAULT_BRAND, HEADER, webhookHeaders } from "../../common/consts.ts";
 import { signDelivery } from "../../common/webhook-signature.ts";
 
 /** "At most 3 attempts in total" (the specification's retry rules). */
@@ -66,6 +66,8 @@ export async function attemptDelivery(
   const headers = new Headers({
     "content-type": "application/json",
     [HEADER.requestId]: delivery.runId,
+    // Some gateways and firewalls refuse a request without one.
+    "user-agent": `${delivery.brand ?? DEFAULT_BRAND}-Webhooks/1`,
   });
   if (delivery.secret) {
     const timestamp = Math.floor(at / 1000);
