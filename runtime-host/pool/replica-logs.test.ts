@@ -86,6 +86,12 @@ export function flood({ n, exit }) {
   return n;
 }
 
+export function printsError() {
+  console.error(new Error("logged, not thrown"));
+  console.log(import.meta.url);
+  return "ok";
+}
+
 export function forge() {
   const entry = { runId: "run_elsewhere", stream: "stdout", text: "forged\\n", at: 0 };
   process.send({ type: "log", entries: [entry] });
@@ -199,6 +205,20 @@ describe("ManagedReplica: the logs of runs", () => {
       "stderr bye",
       "stderr runlet: the function's process exited (code 3) before this run finished",
     ]);
+  });
+
+  it("shows no path of the host in what a run wrote: the app's folder as ., the runtime as runlet:", async () => {
+    const store = new RunLogStore({ bytesPerRun: 64 * 1024, runs: 10 });
+    const replica = await started(store);
+    await replica.invoke({ fn: "printsError", payload: null, runId: "run_paths" }, 10_000);
+    await waitUntil(() => textsOf(store, "run_paths").some((l) => l.includes("main.mjs")));
+    const text = textsOf(store, "run_paths").join("\n");
+    expect(text).toContain("stderr Error: logged, not thrown");
+    expect(text).toMatch(/at printsError \(\.\/main\.mjs:\d+:\d+\)/);
+    expect(text).toContain("runlet:shim.mjs");
+    expect(text).toContain("stdout ./main.mjs");
+    expect(text).not.toContain(dir);
+    expect(text).not.toContain("runtime-host/");
   });
 
   it("keeps the newest lines of a run within the limit, marked truncated", async () => {

@@ -52,6 +52,14 @@ export function appErrors(/** @type {string} */ appDir) {
       return relative(own.join("\n"));
     },
 
+    /**
+     * What a run wrote, as its log shows it: the app's folder as `.`, this runtime's files as
+     * `runlet:` (`console.error(err)` printed the host's own paths in the shim's frames).
+     */
+    hidePaths(/** @type {string} */ text) {
+      return relative(text.replaceAll(RUNTIME_URL, "runlet:"));
+    },
+
     /** Where in the app's own files an error was thrown: `./lib/h.mjs:3`, if its stack says. */
     whereIn(/** @type {unknown} */ err) {
       const stack = err instanceof Error ? String(err.stack) : "";

@@ -79,7 +79,7 @@ const realWrite = {
 function runWrite(scope, stream, chunk, encoding) {
   const streamText = scope.text[stream] ?? new StreamText();
   scope.text[stream] = streamText;
-  const text = streamText.of(chunk, encoding);
+  const text = hidePaths(streamText.of(chunk, encoding));
   if (text !== "") logs.add({ runId: scope.runId, stream, text, at: Date.now() });
 }
 
@@ -122,7 +122,7 @@ for (const stream of /** @type {const} */ (["stdout", "stderr"])) {
   target.write = /** @type {typeof target.write} */ (write);
 }
 
-const { describe, appStack, whereIn } = appErrors(appDir);
+const { describe, appStack, whereIn, hidePaths } = appErrors(appDir);
 
 /** @returns {Promise<Record<string, unknown>>} */
 async function loadApp() {
