@@ -26,7 +26,7 @@ export const MAX_RUN_BODY_BYTES = 10 * 1024 * 1024;
 const MAX_SECRET_LENGTH = 1024;
 
 /** Runlet's own query parameters on a run call. */
-const RUNLET_PARAMETERS = new Set(["async", "webhookEndpoint"]);
+export const RUNLET_PARAMETERS: ReadonlySet<string> = new Set(["async", "webhookEndpoint"]);
 
 export interface RunCall {
   /** The run's id; a call with an idempotency key moves it to the key's shard. */

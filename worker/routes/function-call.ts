@@ -4,6 +4,7 @@
  * background (`?async=true`: `202 {run_id}`).
  */
 import type { Context } from "hono";
+import { didYouMean } from "../../common/closest.ts";
 import { functionInputOf } from "../../common/function-input.ts";
 import type { WorkerEnv } from "../env.ts";
 import { RunApiError } from "../errors.ts";
@@ -13,6 +14,7 @@ import {
   accept,
   cappedBody,
   deliver,
+  RUNLET_PARAMETERS,
   type RunCall,
   reportingFailure,
   runCallOf,
@@ -40,7 +42,24 @@ function refuseUnlessJson(body: ArrayBuffer): void {
   if (!input.ok) throw new RunApiError(400, input.message);
 }
 
+/**
+ * A managed function takes no query parameters of its own (its input is the body): any but
+ * Runlet's is a mistake, refused rather than ignored (`?webhook_endpoint=…&Async=true` ran
+ * synchronously, with no webhook).
+ */
+function refuseUnknownParameters(c: FunctionContext): void {
+  for (const name of new URL(c.req.url).searchParams.keys()) {
+    if (RUNLET_PARAMETERS.has(name)) continue;
+    const meant = didYouMean(name, [...RUNLET_PARAMETERS], { webhook_endpoint: "webhookEndpoint" });
+    throw new RunApiError(
+      400,
+      `unknown query parameter '${name.slice(0, 64)}'${meant}: a managed function takes async and webhookEndpoint; its input is the JSON body`,
+    );
+  }
+}
+
 export async function callFunction(c: FunctionContext) {
+  refuseUnknownParameters(c);
   const call = runCallOf(c);
   let fn: string;
   try {

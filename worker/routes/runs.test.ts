@@ -401,6 +401,18 @@ describe("run API: async runs, run state and webhooks", () => {
     const tooDeep = await call(`/v4/${PROJECT}/hello/run?async=true`, { headers, body: deep });
     expect(tooDeep.res.status).toBe(400);
     expect(tooDeep.body.message).toMatch(/deeper than 1000 levels/);
+    // A typo of Runlet's own parameters ran synchronously with no webhook: refused, named.
+    for (const [query, meant] of [
+      ["Async=true", " (did you mean 'async'?)"],
+      ["webhook_endpoint=https%3A%2F%2Fa.test%2F", " (did you mean 'webhookEndpoint'?)"],
+      ["name=Ada", ""],
+    ]) {
+      const { res, body } = await call(`/v4/${PROJECT}/hello/run?${query}`, { headers });
+      expect(res.status).toBe(400);
+      expect(body.message).toBe(
+        `unknown query parameter '${query.split("=")[0]}'${meant}: a managed function takes async and webhookEndpoint; its input is the JSON body`,
+      );
+    }
   });
 
   it("answers a sync run unchanged and delivers its response to the webhook afterwards", async () => {
