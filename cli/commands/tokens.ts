@@ -124,8 +124,12 @@ export const tokens: Command = {
     const [id] = rest;
     if (!id) throw new CliError(`give the id of the account to revoke\n\n${USAGE}`);
     await callProject(config, "DELETE", `/service-accounts/${encodeURIComponent(id)}`, "revoking");
+    // The run API keeps a token's check for 10 s (docs/api.md): "no longer works" was not so.
     if (values.json) console.log(JSON.stringify({ id, revoked: true }));
-    else console.log(`Revoked ${id}: its token no longer works.`);
+    else
+      console.log(
+        `Revoked ${id}: its token is refused at once on the management API, within 10 s on the run API.`,
+      );
     return 0;
   },
 };
