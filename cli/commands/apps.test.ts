@@ -38,7 +38,11 @@ it("lists and shows apps of a control plane older than the CLI, whose answers ha
   try {
     const listed = await runlet(["apps"], env);
     expect(listed.code, listed.stderr).toBe(0);
-    expect(listed.stdout).toMatch(/^hello\s+v3\s+managed\s+\? queued\s+2026-11-25/m);
+    // Under a header row, as runs, projects, tokens and secrets have theirs (it had none).
+    expect(listed.stdout.split("\n")).toEqual([
+      expect.stringMatching(/^NAME\s+VERSION\s+RUNTIME\s+ASYNC RUNS\s+DEPLOYED$/),
+      expect.stringMatching(/^hello\s+v3\s+managed\s+\? queued\s+2026-11-25/),
+    ]);
     const shown = await runlet(["apps", "show", "hello"], env);
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toMatch(

@@ -3,7 +3,7 @@ import { type RunsNow, replicasNowText, runsNowText } from "../../common/app-now
 import type { AppView, ListedApp } from "../../control-plane/routes/apps-read.ts";
 import type { AppReplicas } from "../../control-plane/routes/apps-replicas.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
-import { type CliConfig, callProject, loadConfig } from "../config.ts";
+import { type CliConfig, callProject, loadConfig, printTable } from "../config.ts";
 import { rollback } from "./apps-rollback.ts";
 
 const USAGE = `Usage: runlet apps [--json]
@@ -109,18 +109,20 @@ export const apps: Command = {
     }
     if (sub !== undefined) throw new CliError(`unknown subcommand '${sub}'\n\n${USAGE}`);
     const body = await callProject<{ apps: ListedApp[] }>(config, "GET", "/apps", "listing apps");
-    if (values.json) {
-      console.log(JSON.stringify(body));
-    } else if (body.apps.length === 0) {
-      console.error("No apps yet: npx runlet deploy examples/hello");
-    } else {
-      for (const a of body.apps) {
-        const runs = runsOf(a.runs, "? queued");
-        console.log(
-          `${a.name.padEnd(24)} v${String(a.version).padEnd(5)} ${a.runtime.padEnd(8)} ${runs.padEnd(24)} ${a.updatedAt}`,
-        );
-      }
-    }
+    // A table under a header row, as runs, projects, tokens and secrets print theirs.
+    if (values.json) console.log(JSON.stringify(body));
+    else
+      printTable(
+        ["NAME", "VERSION", "RUNTIME", "ASYNC RUNS", "DEPLOYED"],
+        body.apps.map((a) => [
+          a.name,
+          `v${a.version}`,
+          a.runtime,
+          runsOf(a.runs, "? queued"),
+          a.updatedAt,
+        ]),
+        "No apps yet: npx runlet deploy examples/hello",
+      );
     return 0;
   },
 };
