@@ -78,6 +78,14 @@ export function unreachable(what: string, config: CliConfig): CliError {
 }
 
 /**
+ * What `run --webhook` and `redeliver` say on stderr when no secret signs the delivery (`what`:
+ * "webhook delivery", "redelivery"): its receiver cannot tell it from anyone's.
+ */
+export function unsignedNote(what: string): string {
+  return `Note: the ${what} is unsigned (no --webhook-secret, no RUNLET_WEBHOOK_SECRET): its receiver cannot verify that it comes from Runlet (docs/webhooks.md).`;
+}
+
+/**
  * The secret that signs a run's webhook: `--webhook-secret`, else `RUNLET_WEBHOOK_SECRET` (which
  * keeps it out of the process list and the shell's history); none when neither is set.
  */

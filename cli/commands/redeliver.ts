@@ -1,7 +1,7 @@
 import type { RunView } from "runlet/client";
 import { CliError, type Command } from "../command.ts";
 import { fetchPages, loadConfig } from "../config.ts";
-import { appOfRun, cliErrorOf, runApi, webhookSecret } from "../run-api.ts";
+import { appOfRun, cliErrorOf, runApi, unsignedNote, webhookSecret } from "../run-api.ts";
 
 const USAGE = `Usage: runlet redeliver <run_id> [--app APP] [--webhook URL] [--webhook-secret S]
                         [--json]
@@ -17,7 +17,8 @@ Delivers an ended run's outcome to its webhook again (POST {api_url}/v4/{project
               index says (\`runlet runs --webhook failed\`), each sent again once, 8 at a time
 
 The delivery is signed with --webhook-secret, or RUNLET_WEBHOOK_SECRET when set (sent as
-X-Webhook-Secret; the variable keeps it out of \`ps\`): the secret of the run call is not kept. Refused (409) while a delivery of the run is under way,
+X-Webhook-Secret; the variable keeps it out of \`ps\`): the secret of the run call is not kept.
+Without either it goes unsigned, and a note says so. Refused (409) while a delivery of the run is under way,
 for a run that has not ended, and for a run that had no webhook.`;
 
 export const redeliver: Command = {
@@ -38,10 +39,10 @@ export const redeliver: Command = {
     }
     const [runId, ...extra] = positionals;
     if (!runId || extra.length > 0) throw new CliError(`give one run id\n\n${USAGE}`);
+    const secret = signedWith(values["webhook-secret"]);
     const config = await loadConfig();
     const app = typeof values.app === "string" ? values.app : await appOfRun(config, runId);
     const webhook = typeof values.webhook === "string" ? values.webhook : undefined;
-    const secret = webhookSecret(values["webhook-secret"]);
     let view: RunView;
     try {
       view = await runApi(config).redeliver(app, runId, { webhook, secret });
@@ -59,6 +60,16 @@ export const redeliver: Command = {
   },
 };
 
+/**
+ * The secret that signs the redelivery; without one, a note on stderr says it goes unsigned, as
+ * `run --webhook` says it (it went out unsigned without a word).
+ */
+function signedWith(flag: unknown): string | undefined {
+  const secret = webhookSecret(flag);
+  if (secret === undefined) console.error(unsignedNote("redelivery"));
+  return secret;
+}
+
 /** Runs sent again at once by `--failed`. */
 const AT_ONCE = 8;
 
@@ -75,7 +86,8 @@ async function redeliverFailed(values: Record<string, unknown>): Promise<number>
     { all: true, what: "listing runs whose delivery failed" },
   );
   const webhook = typeof values.webhook === "string" ? values.webhook : undefined;
-  const secret = webhookSecret(values["webhook-secret"]);
+  // Nothing to send, nothing to sign: no note then.
+  const secret = items.length > 0 ? signedWith(values["webhook-secret"]) : undefined;
   const api = runApi(config);
   const refused: string[] = [];
   let next = 0;

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { RunletError } from "runlet/client";
 import { CliError, type Command } from "../command.ts";
 import { loadConfig, tokenSource } from "../config.ts";
-import { answeredMessage, runApi, unreachable, webhookSecret } from "../run-api.ts";
+import { answeredMessage, runApi, unreachable, unsignedNote, webhookSecret } from "../run-api.ts";
 import { readStdin } from "../stdin.ts";
 
 /** A sync run's answer as the CLI prints it; `failure` says why it is not a success. */
@@ -125,9 +125,7 @@ response ({run_id, result, run_time_ms}).
       );
     const secret = webhookSecret(values["webhook-secret"]);
     if (webhook !== undefined && secret === undefined)
-      console.error(
-        "Note: the webhook delivery is unsigned (no --webhook-secret, no RUNLET_WEBHOOK_SECRET): its receiver cannot verify that it comes from Runlet (docs/webhooks.md).",
-      );
+      console.error(unsignedNote("webhook delivery"));
     const input = await readInput(typeof values.data === "string" ? values.data : undefined);
     const config = await loadConfig();
     const options = {
