@@ -22,6 +22,14 @@ beforeAll(async () => {
       return res
         .writeHead(req.url.includes("/echo") ? 200 : 404, { "x-request-id": NEW })
         .end(req.url.includes("/echo") ? '{"echo":{}}' : '{"message":"not found"}');
+    // The key's refusals: nothing runs, and their run_id is the request's alone.
+    if (key === "reused" || key === "running")
+      return res
+        .writeHead(key === "reused" ? 422 : 409, {
+          "content-type": "application/json",
+          "x-request-id": NEW,
+        })
+        .end(JSON.stringify({ message: `key ${key}`, code: "x", run_id: NEW }));
     if (key === "threw")
       return res
         .writeHead(500, headers)
@@ -99,4 +107,16 @@ it("says a custom app's own answer is the app's, without 'run failed (200)' for 
   expect(printed(err)[0]).toMatch(
     /^runlet run: web is a custom app: its server answered POST \/run itself \(404\), not with a function's result: .*Its answer: \{"message":"not found"\}$/,
   );
+});
+
+it("prints no run id for an Idempotency-Key refused (422, 409): nothing ran for that call", async () => {
+  // It printed `run id: run_…`, the id of a request that made no run.
+  for (const [key, status] of [
+    ["reused", 422],
+    ["running", 409],
+  ] as const) {
+    err.mockClear();
+    expect(await main(["run", "hello", "--idempotency-key", key])).toBe(1);
+    expect(printed(err)).toEqual([`runlet run: run failed (${status}): key ${key}`]);
+  }
 });

@@ -62,8 +62,11 @@ function textOf(body: unknown): string {
 
 /**
  * Whether a run stands behind the answer's id, for `runlet status` to find. The run API refuses
- * a bad token, input or webhook (400, 401, 403, 413, 415), an unknown project or app (404) and a
- * path that is no function's (405) before it makes a run: their id is the request's alone. A 404
+ * a bad token, input or webhook (400, 401, 403, 413, 415), an unknown project or app (404), a
+ * path that is no function's (405) and an Idempotency-Key it cannot take (409: its first call
+ * has not answered, or its answer was not kept; 422: used with another request; its message
+ * names the key's run where there is one) before it makes a run: their id is the request's
+ * alone. A 404
  * for a function the app does not export was found out by a run, which the runs index keeps, as
  * is any status a function returned (`status_code`) or a custom app answered.
  */
@@ -75,7 +78,7 @@ function madeRun({ status, body, runlets }: Outcome, app: string, fn: string): b
       typeof message === "string" && message.startsWith(`app '${app}' has no function '${fn}'`)
     );
   }
-  return ![400, 401, 403, 405, 413, 415].includes(status);
+  return ![400, 401, 403, 405, 409, 413, 415, 422].includes(status);
 }
 
 export const run: Command = {
