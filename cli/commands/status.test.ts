@@ -99,6 +99,40 @@ it("takes the run's app with --app, as redeliver does: the run API is asked, not
   }
 });
 
+it("cancels <run_id> --app A, the run of A, as status and redeliver take it", async () => {
+  const runId = newId("run");
+  const asked: string[] = [];
+  const server = createServer((req, res) => {
+    asked.push(`${req.method} ${req.url}`);
+    const ours = req.method === "DELETE" && req.url === `/v4/prj_1/hello/runs/${runId}`;
+    res.writeHead(ours ? 200 : 404, { "content-type": "application/json" });
+    const view = { ...ended, run_id: runId, status: "cancelled", error: null };
+    res.end(JSON.stringify(ours ? view : { message: "not here" }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const env = { [ENV.baseUrl]: url, [ENV.apiUrl]: url, [ENV.project]: "prj_1", [ENV.token]: "t" };
+  try {
+    // It was "give a run id, or --app NAME with --queued", a run id given.
+    const cancelled = await runlet(["cancel", runId, "--app", "hello"], env);
+    expect([cancelled.code, cancelled.stdout]).toEqual([0, `Cancelled ${runId}.`]);
+    expect(asked).toEqual([`DELETE /v4/prj_1/hello/runs/${runId}`]);
+    // --queued is of an app's whole queue, not of one run; --app alone names no run.
+    for (const args of [
+      ["cancel", runId, "--app", "hello", "--queued"],
+      ["cancel", "--app", "hello"],
+      ["cancel", runId, "--queued"],
+    ]) {
+      const refused = await runlet(args, env);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/give a run id, or --app NAME with --queued/);
+    }
+    expect(asked).toHaveLength(1);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
 const ended = {
   project: "prj_1",
   app: "hello",

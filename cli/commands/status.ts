@@ -101,12 +101,13 @@ export const status: Command = {
   },
 };
 
-const CANCEL_USAGE = `Usage: runlet cancel <run_id> [--json]
+const CANCEL_USAGE = `Usage: runlet cancel <run_id> [--app APP] [--json]
        runlet cancel --app NAME --queued [--json]
 
 Cancels a queued or running async run: it ends cancelled (a queued one never starts, a
 running one's ctx.signal aborts) and no webhook is delivered. A run that has ended cannot be
-cancelled.
+cancelled. --app: the run's app, as with runlet status (default: looked up in the runs index
+by the run id).
 
 --app NAME --queued cancels every run of the app still waiting in its queue (a burst sent by
 mistake), with progress on stderr: each is cancelled only if still queued (onlyIfQueued), so
@@ -121,10 +122,11 @@ export const cancel: Command = {
   usage: CANCEL_USAGE,
   options: { app: { type: "string" }, queued: { type: "boolean" } },
   async run({ values, positionals }) {
-    if (values.app !== undefined || values.queued) {
-      if (typeof values.app !== "string" || !values.queued || positionals.length > 0)
+    const app = typeof values.app === "string" ? values.app : undefined;
+    // `<run_id> --app A` is one run of A, as status and redeliver take it (it was refused).
+    if (values.queued || (app !== undefined && positionals.length === 0)) {
+      if (app === undefined || !values.queued || positionals.length > 0)
         throw new CliError(`give a run id, or --app NAME with --queued\n\n${CANCEL_USAGE}`);
-      const app = values.app;
       const done = await cancelQueued(await loadConfig(), app, (n, of) =>
         console.error(`cancelling ${app}'s queued runs: ${n} of ${of}…`),
       );
@@ -143,7 +145,7 @@ export const cancel: Command = {
       return 0;
     }
     const [runId, ...extra] = positionals;
-    const state = await call("DELETE", runId, extra, CANCEL_USAGE);
+    const state = await call("DELETE", runId, extra, CANCEL_USAGE, undefined, app);
     if (values.json) console.log(JSON.stringify(state));
     else console.log(`Cancelled ${state.run_id}.`);
     return 0;
