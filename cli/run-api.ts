@@ -4,9 +4,11 @@
  * a command prints.
  */
 import { createClient, type RunletClient, RunletError } from "runlet/client";
-import { timeOfId } from "../common/ids.ts";
+import { ENV } from "../common/consts.ts";
+import { RUN_ID, timeOfId } from "../common/ids.ts";
+import { homePaths } from "../control-plane/home.ts";
 import { CliError } from "./command.ts";
-import { type CliConfig, callProject } from "./config.ts";
+import { type CliConfig, callProject, cliHome } from "./config.ts";
 
 export function runApi(config: CliConfig): RunletClient {
   return createClient({ apiUrl: config.apiUrl, project: config.projectId, token: config.token });
@@ -69,6 +71,28 @@ export function cliErrorOf(err: unknown, what: string, config: CliConfig): unkno
     status: err.status,
     code: err.code,
   });
+}
+
+/**
+ * What `run` says of an answer below 500 that is not the run API's, else undefined: the Worker
+ * stamps a run id (`run_…`) in `X-Request-Id` on every answer of a run path, a custom app's own
+ * included, and a refusal of its own carries `run_id` in its body too. An answer with neither
+ * came from something else at RUNLET_API_URL: the control plane's port given for the Worker's
+ * answered 404 "no route for POST /v4/…" with its own `req_…` id, which read as a custom app's
+ * answer, and that id as a run id.
+ */
+export function notTheRunApi(err: RunletError, config: CliConfig): string | undefined {
+  const { run_id: ownId, message } = (err.body ?? {}) as { run_id?: unknown; message?: unknown };
+  if (err.status >= 500 || typeof ownId === "string" || RUN_ID.test(err.runId ?? "")) return;
+  const from = process.env[ENV.apiUrl] ? ENV.apiUrl : `apiUrl of ${homePaths(cliHome()).localJson}`;
+  const controlPlane =
+    err.runId?.startsWith("req_") ||
+    (typeof message === "string" && message.startsWith("no route for "));
+  const which = controlPlane
+    ? "Runlet's control plane (the management API, RUNLET_BASE_URL's), not its run API"
+    : "not Runlet's run API (its answer carries no run id)";
+  const said = typeof err.body === "string" ? err.body : JSON.stringify(err.body ?? "");
+  return `${new URL(config.apiUrl).origin} (${from}) is ${which}: it answered ${err.status}${said ? ` ${said.slice(0, 200)}` : ""}. Set ${ENV.apiUrl} to the run API's address, the Worker's (runlet start prints it on its "worker" line)`;
 }
 
 export function unreachable(what: string, config: CliConfig): CliError {

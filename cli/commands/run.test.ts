@@ -6,6 +6,7 @@ import { main } from "../main.ts";
 
 const FIRST = "run_01m8cw5v4g64a9c9brt5eearq2";
 const NEW = "run_01m8cw5v4g64a9c9brt5eearq3";
+const REQ = "req_01m8cw5v4g64a9c9brt5eearq4";
 
 /** Answers each key's first run again, as the run API does; a call without a key runs anew. */
 let server: Server;
@@ -17,6 +18,13 @@ beforeAll(async () => {
     const headers = { "content-type": "application/json", "x-request-id": runId, ...replayed };
     if (req.url?.includes("async=true"))
       return res.writeHead(202, headers).end(JSON.stringify({ run_id: runId }));
+    // Another server at RUNLET_API_URL: the control plane's port (its 404 for a path it has no
+    // route for, its own req_ id), or one that stamps no X-Request-Id at all.
+    if (req.url?.includes("/cp/"))
+      return res
+        .writeHead(404, { "content-type": "application/json", "x-request-id": REQ })
+        .end(JSON.stringify({ message: `no route for POST ${req.url}`, code: "not_found" }));
+    if (req.url?.includes("/other/")) return res.writeHead(200).end("<html>hi</html>");
     // A custom app's server answers its own paths, without Runlet's run_id in the body.
     if (req.url?.includes("/web/"))
       return res
@@ -119,4 +127,20 @@ it("prints no run id for an Idempotency-Key refused (422, 409): nothing ran for 
     expect(await main(["run", "hello", "--idempotency-key", key])).toBe(1);
     expect(printed(err)).toEqual([`runlet run: run failed (${status}): key ${key}`]);
   }
+});
+
+it("says an address that answered without a run id is not Runlet's run API, naming RUNLET_API_URL", async () => {
+  // The control plane's port given for the Worker's: it said "cp is a custom app: its server
+  // answered POST /run itself (404)", and `run id: req_…`.
+  const url = process.env.RUNLET_API_URL;
+  expect(await main(["run", "cp"])).toBe(1);
+  expect(printed(err)).toEqual([
+    `runlet run: ${url} (RUNLET_API_URL) is Runlet's control plane (the management API, RUNLET_BASE_URL's), not its run API: it answered 404 {"message":"no route for POST /v4/prj_1/cp/run","code":"not_found"}. Set RUNLET_API_URL to the run API's address, the Worker's (runlet start prints it on its "worker" line)`,
+  ]);
+  err.mockClear();
+  expect(await main(["run", "other", "--json"])).toBe(1);
+  expect(JSON.parse(printed(out)[0] ?? "")).toEqual({
+    message: `${url} (RUNLET_API_URL) is not Runlet's run API (its answer carries no run id): it answered 200 <html>hi</html>. Set RUNLET_API_URL to the run API's address, the Worker's (runlet start prints it on its "worker" line)`,
+  });
+  expect(printed(err).join("\n")).not.toMatch(/run id:|custom app/);
 });

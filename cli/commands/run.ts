@@ -1,8 +1,16 @@
 import { readFile } from "node:fs/promises";
 import { RunletError } from "runlet/client";
+import { RUN_ID } from "../../common/ids.ts";
 import { CliError, type Command } from "../command.ts";
 import { loadConfig, tokenSource } from "../config.ts";
-import { answeredMessage, runApi, unreachable, unsignedNote, webhookSecret } from "../run-api.ts";
+import {
+  answeredMessage,
+  notTheRunApi,
+  runApi,
+  unreachable,
+  unsignedNote,
+  webhookSecret,
+} from "../run-api.ts";
 import { readStdin } from "../stdin.ts";
 
 /** A sync run's answer as the CLI prints it; `failure` says why it is not a success. */
@@ -158,9 +166,13 @@ response ({run_id, result, run_time_ms}).
     } catch (err) {
       if (!(err instanceof RunletError)) throw err;
       if (err.code === "network_error") throw unreachable("run", config);
+      // Neither a run id in its body nor in X-Request-Id: no run API answered (run-api.ts).
+      const elsewhere = notTheRunApi(err, config);
+      if (elsewhere) throw new CliError(elsewhere);
       // Runlet's own answers on a run path carry the run id in their body; a custom app's own
-      // answer to a request for its /{fn} does not: a 2xx, or a 4xx such as examples/custom's
-      // 404 {"message": "not found"}, which read as "run failed (404): not found".
+      // answer to a request for its /{fn} does not (its X-Request-Id does): a 2xx, or a 4xx such
+      // as examples/custom's 404 {"message": "not found"}, which read as "run failed (404): not
+      // found".
       const { run_id: ownId } = (err.body ?? {}) as { run_id?: unknown };
       const appsOwn = err.status < 500 && typeof ownId !== "string";
       const said =
@@ -196,7 +208,8 @@ response ({run_id, result, run_time_ms}).
       console.error(`runlet run: ${what}${outcome.failure}${whose}`);
     }
     if (outcome.replayed) console.error(replayNote(outcome.runId, false));
-    else if (!values.json && outcome.runId && madeRun(outcome, app, fn))
+    // Only a run's id (`run_…`): another id is no run's, for `runlet status` to find.
+    else if (!values.json && RUN_ID.test(outcome.runId ?? "") && madeRun(outcome, app, fn))
       console.error(`run id: ${outcome.runId}`);
     return outcome.failure === undefined ? 0 : 1;
   },
