@@ -1,7 +1,10 @@
 import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ENV } from "../../common/consts.ts";
 import { collect, packagesNote } from "./deploy.ts";
 import { runlet } from "./test-support.ts";
 
@@ -127,6 +130,48 @@ it("refuses a runlet.toml the control plane would refuse, before packing or send
         "runlet.toml: unknown field 'timeout' (did you mean response_grace_period (seconds an async run may take)?): nothing was uploaded. Fix it, or deploy with --no-check.",
     });
   } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+});
+
+it("says how to call a function the app exports: run if it does, else its first", async () => {
+  // The hint said `runlet run nodefn --data '{}'` and `POST …/nodefn/run`, both a 404 for a
+  // module that exports only handler and resize, which the start check had found.
+  const root = await realpath(await mkdtemp(join(tmpdir(), "runlet-deploy-hint-")));
+  await writeFile(join(root, "runlet.toml"), 'name = "nodefn"\n');
+  await writeFile(join(root, "main.mjs"), "export const handler = () => 1;\n");
+  let exports: string[] | undefined;
+  const server = createServer((_req, res) => {
+    res.writeHead(201, { "content-type": "application/json" });
+    const started = { host: "hst_1", ms: 80, ...(exports ? { exports } : {}) };
+    const app = { id: "app_1", name: "nodefn", runtime: "managed", version: 1, files: 2 };
+    res.end(JSON.stringify({ ...app, bytes: 50, deployedAt: "2026-11-27T00:00:00.000Z", started }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const env = { [ENV.baseUrl]: url, [ENV.apiUrl]: url, [ENV.project]: "prj_1", [ENV.token]: "t" };
+  const hint = async () => {
+    const deployed = await runlet(["deploy", root], env);
+    expect(deployed.code, deployed.stderr).toBe(0);
+    return deployed.stderr.split("\n").slice(-2);
+  };
+  try {
+    exports = ["handler", "resize"];
+    expect(await hint()).toEqual([
+      "Call it: npx runlet run nodefn handler --data '{}'",
+      `     or: POST ${url}/v4/prj_1/nodefn/handler`,
+    ]);
+    const run = [
+      "Call it: npx runlet run nodefn --data '{}'",
+      `     or: POST ${url}/v4/prj_1/nodefn/run`,
+    ];
+    exports = ["handler", "run"];
+    expect(await hint()).toEqual(run);
+    // Not known (a runtime host older than the field): run, the default function.
+    exports = undefined;
+    expect(await hint()).toEqual(run);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
     await rm(root, { recursive: true, force: true });
   }
 });

@@ -121,6 +121,16 @@ async function checkCode(
   );
 }
 
+/**
+ * The function a deploy's hint calls: `run` if the module exports it (or its exports are not
+ * known: no start check, or a runtime host older than the field), else its first export. The
+ * hint named `run` for a module that exports only `handler`, and both calls it gave were 404s.
+ */
+export function functionToCall(exports: readonly string[] | undefined): string {
+  if (!exports || exports.length === 0 || exports.includes("run")) return "run";
+  return exports[0] as string;
+}
+
 export const deploy: Command = {
   name: "deploy",
   summary: "upload an app folder (runlet.toml + code) and make it the live version",
@@ -216,8 +226,10 @@ takes the new version's first call. With no runtime host up, the deploy is refus
           : `$(node -p 'require(${JSON.stringify(homePaths(cliHome()).localJson)}).token')`;
         console.error(`Call it: curl -H "Authorization: Bearer ${token}" ${base}/`);
       } else {
-        console.error(`Call it: npx runlet run ${app.name} --data '{}'`);
-        console.error(`     or: POST ${base}/run`);
+        const fn = functionToCall(app.started?.exports);
+        const named = fn === "run" ? "" : ` ${fn}`;
+        console.error(`Call it: npx runlet run ${app.name}${named} --data '{}'`);
+        console.error(`     or: POST ${base}/${encodeURIComponent(fn)}`);
       }
     }
     return 0;

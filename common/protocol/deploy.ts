@@ -24,14 +24,19 @@ export type OutputLine = z.infer<typeof outputLineSchema>;
 
 /**
  * The trial's answer (200, its head sent as soon as the host holds the files, its body once the
- * replica is ready or has failed): `started` and how long the start took, or why it failed
+ * replica is ready or has failed): `started`, how long the start took and, for a managed app, the
+ * functions its module exports (a host older than the field leaves it out), or why it failed
  * (`message`, as a call's 502 would say it) and the last lines the replica wrote. `fault`: whose
  * failure it was, the app's (its module threw, its server exited or never got healthy) or the
  * host's own (its sandbox, the project's secrets, the version's files copied): another host may
  * start it. A host older than the field leaves it out, which reads as the app's.
  */
 export const trialAnswerSchema = z.discriminatedUnion("started", [
-  z.object({ started: z.literal(true), ms: z.number().int().nonnegative() }),
+  z.object({
+    started: z.literal(true),
+    ms: z.number().int().nonnegative(),
+    exports: z.array(z.string()).optional(),
+  }),
   z.object({
     started: z.literal(false),
     message: z.string(),

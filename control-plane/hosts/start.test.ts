@@ -67,7 +67,7 @@ function inOrder(addresses: string[], states: LiveHost["state"][] = []): LiveHos
 describe("a deploy's trial", () => {
   it("goes to the first host up in the app's order, past one that is draining or gone", async () => {
     const asked: string[] = [];
-    const started = await host(200, { started: true, ms: 12 }, asked);
+    const started = await host(200, { started: true, ms: 12, exports: ["handler"] }, asked);
     const never: string[] = [];
     const later = await host(200, { started: true, ms: 1 }, never);
     const draining = await host(200, { started: true, ms: 1 }, never);
@@ -76,6 +76,8 @@ describe("a deploy's trial", () => {
       state: "started",
       host: hosts[2]?.id,
       ms: 12,
+      // The module's functions, for the deploy's hint of how to call one.
+      exports: ["handler"],
     });
     expect(asked).toEqual(["POST /internal/apps/p/a/trial"]);
     expect(never).toEqual([]);

@@ -21,7 +21,8 @@ import { rendezvousOrder } from "../../common/rendezvous.ts";
 import type { LiveHost } from "./registry.ts";
 
 export type StartOutcome =
-  | { state: "started"; host: string; ms: number }
+  /** `exports`: a managed app's functions, as the host said them (an older host does not). */
+  | { state: "started"; host: string; ms: number; exports?: string[] }
   /** The app's own failure: it did not start (`message` as its calls would have said it). */
   | { state: "failed"; host: string; message: string; output: OutputLine[] }
   /**
@@ -72,7 +73,10 @@ export async function startOnHost(
       reasons.push(`${host.id} ${answer}`);
       continue;
     }
-    if (answer.started) return { state: "started", host: host.id, ms: answer.ms };
+    if (answer.started) {
+      const { ms, exports } = answer;
+      return { state: "started", host: host.id, ms, ...(exports ? { exports } : {}) };
+    }
     if (answer.fault === "host") {
       reasons.push(`${host.id}: ${answer.message}`);
       continue;

@@ -17,6 +17,10 @@ export const startedSchema = z
   .object({
     host: z.string().openapi({ description: "The runtime host it started on (its id)." }),
     ms: z.number().int().openapi({ description: "How long its start took, in milliseconds." }),
+    exports: z.array(z.string()).optional().openapi({
+      description:
+        "A managed app's functions, those its module exports, as the replica found them (absent for a custom app, and from a runtime host older than the field).",
+    }),
   })
   .nullable()
   .openapi({
@@ -43,7 +47,10 @@ export async function startFirst(
   const { app, version } = input;
   const outcome = await c.var.deps.hosts.start(input);
   const stays = live ? `version ${live} still answers` : "the app was not created";
-  if (outcome.state === "started") return { host: outcome.host, ms: Math.round(outcome.ms) };
+  if (outcome.state === "started") {
+    const { host, ms, exports } = outcome;
+    return { host, ms: Math.round(ms), ...(exports ? { exports } : {}) };
+  }
   if (outcome.state === "failed") {
     const output = quoted(outcome.output);
     throw new ApiError(

@@ -25,7 +25,7 @@ const hosts: RuntimeHosts = {
         message: "the app failed to start: boom",
         output: [],
       };
-    return { state: "started", host: "hst_t", ms: 3 };
+    return { state: "started", host: "hst_t", ms: 3, exports: ["run"] };
   },
   async announce({ app, version, digest }) {
     announced.push({ app, version, digest });
@@ -82,7 +82,8 @@ describe("redeploying an earlier version", () => {
       runtime: "managed",
       version: 3,
       files: 2,
-      started: { host: "hst_t", ms: 3 },
+      // With what the module exports, as the host found it: runlet deploy's hint names one.
+      started: { host: "hst_t", ms: 3, exports: ["run"] },
     });
     expect(await live("svc")).toMatchObject({ version: 3, digest: one.digest });
     expect(trials).toEqual([{ app: "svc", version: 3, digest: one.digest }]);

@@ -116,6 +116,14 @@ describe("trials", () => {
     expect(trials.claim(fakeTarget())).toBeUndefined();
   });
 
+  it("says the functions a started module exports, also when the replica held answers again", async () => {
+    // The deploy's hint named `run` for a module that exports only `handler`: a 404 twice.
+    const { trials } = trialsOf(undefined, ["handler", "resize"]);
+    const answer = { started: true, ms: expect.any(Number), exports: ["handler", "resize"] };
+    expect(await trials.start(fakeTarget())).toEqual(answer);
+    expect(await trials.start(fakeTarget())).toEqual(answer);
+  });
+
   it("stops what it holds when closed, and gives no answer after (the host failed, not the app)", async () => {
     const { trials, made } = trialsOf();
     await trials.start(fakeTarget());

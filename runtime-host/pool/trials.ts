@@ -65,7 +65,7 @@ export class Trials {
     const key = keyOf(target);
     this.#asked.set(key, target);
     const held = this.#held.get(key);
-    if (held?.workload.accepting) return Promise.resolve({ started: true, ms: held.ms });
+    if (held?.workload.accepting) return Promise.resolve(startedAnswer(held.workload, held.ms));
     let starting = this.#starting.get(key);
     if (!starting) {
       starting = this.#start(key, target).finally(() => this.#starting.delete(key));
@@ -159,8 +159,17 @@ export class Trials {
     timer.unref();
     this.#held.set(key, { workload, timer, ms, target, drop });
     workload.onExit(drop);
-    return { started: true, ms };
+    return startedAnswer(workload, ms);
   }
+}
+
+/**
+ * A started trial's answer: with a managed app's exports, so a deploy can say how to call a
+ * function it has (its hint named `run` for a module without one, and that call was a 404).
+ */
+function startedAnswer(workload: Workload, ms: number): TrialAnswer {
+  const exports = workload.kind === "function" ? workload.exports : undefined;
+  return { started: true, ms, ...(exports ? { exports: [...exports] } : {}) };
 }
 
 /** The last lines a replica wrote (its empty ones left out), each cut to a bound. */

@@ -56,7 +56,8 @@ describe("a deploy's trial on the runtime host", () => {
     expect((await client.invoke("p", "a", "run")).body).toMatchObject({ result: { what: "v1" } });
 
     const trial = await client.trial("p", "a", 2, answering("v2"));
-    expect(trial).toMatchObject({ status: 200, body: { started: true } });
+    // With the functions its module exports, for the deploy's hint of how to call one.
+    expect(trial).toMatchObject({ status: 200, body: { started: true, exports: ["run"] } });
     // Not current yet: calls still get v1.
     expect((await client.invoke("p", "a", "run")).body).toMatchObject({ result: { what: "v1" } });
     const started = (await running()).find((r) => r.version === 2);
