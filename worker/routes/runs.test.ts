@@ -402,11 +402,12 @@ describe("run API: async runs, run state and webhooks", () => {
     expect(tooDeep.res.status).toBe(400);
     expect(tooDeep.body.message).toMatch(/deeper than 1000 levels/);
     // A typo of Runlet's own parameters ran synchronously with no webhook: refused, named.
-    for (const [query, meant] of [
+    const typos: Array<[string, string]> = [
       ["Async=true", " (did you mean 'async'?)"],
       ["webhook_endpoint=https%3A%2F%2Fa.test%2F", " (did you mean 'webhookEndpoint'?)"],
       ["name=Ada", ""],
-    ]) {
+    ];
+    for (const [query, meant] of typos) {
       const { res, body } = await call(`/v4/${PROJECT}/hello/run?${query}`, { headers });
       expect(res.status).toBe(400);
       expect(body.message).toBe(
