@@ -66,7 +66,9 @@ export async function newToken(
   }
   const old = issued.revoked === 1 ? "the old one" : `the ${issued.revoked} older ones`;
   const whose = userId ? `${issued.name} (${issued.id})` : "You";
-  const stopped = issued.revoked ? ` ${old} no longer works` : "";
+  const stopped = issued.revoked
+    ? ` ${old} ${issued.revoked === 1 ? "is" : "are"} refused at once by the management API, within 10 s by the run API`
+    : "";
   if (savedTo) {
     console.error(
       `You have a new token, expiring ${issued.expiresAt}, saved to ${savedTo};${stopped || " nothing else changed"}.`,

@@ -154,7 +154,9 @@ describe("runlet users", () => {
   it("issues a member a new token, and revokes it", async () => {
     const issued = await runlet(["users", "token", ann.id, "--expires", "10d"]);
     expect(issued.code, issued.stderr).toBe(0);
-    expect(issued.stderr).toMatch(/Ann \(usr_\w+\) has a new token, .*the old one no longer works/);
+    expect(issued.stderr).toMatch(
+      /Ann \(usr_\w+\) has a new token, .*the old one is refused at once by the management API, within 10 s by the run API/,
+    );
     const token = issued.stdout.trim();
     expect(await apps(token, first)).toBe(200);
     expect(await apps(ann.token, first)).toBe(401);
