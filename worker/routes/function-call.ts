@@ -58,8 +58,22 @@ function refuseUnknownParameters(c: FunctionContext): void {
   }
 }
 
+/**
+ * A managed function's input is the JSON body as sent: a compressed one is refused, saying so
+ * (it read as "request body is not valid UTF-8", the encoding unnamed).
+ */
+function refuseEncodedBody(c: FunctionContext): void {
+  const encoding = c.req.header("content-encoding")?.trim().toLowerCase();
+  if (!encoding || encoding === "identity") return;
+  throw new RunApiError(
+    415,
+    `Content-Encoding ${encoding.slice(0, 32)} is not taken: send a managed function's JSON body uncompressed (up to 10 MiB)`,
+  );
+}
+
 export async function callFunction(c: FunctionContext) {
   refuseUnknownParameters(c);
+  refuseEncodedBody(c);
   const call = runCallOf(c);
   let fn: string;
   try {

@@ -401,6 +401,19 @@ describe("run API: async runs, run state and webhooks", () => {
     const tooDeep = await call(`/v4/${PROJECT}/hello/run?async=true`, { headers, body: deep });
     expect(tooDeep.res.status).toBe(400);
     expect(tooDeep.body.message).toMatch(/deeper than 1000 levels/);
+    // A compressed body read as "not valid UTF-8", its encoding unnamed.
+    for (const url of [`/v4/${PROJECT}/hello/run`, `/v4/${PROJECT}/hello/run?async=true`]) {
+      const gzipped = await call(url, {
+        headers: { ...headers, "content-encoding": "gzip" },
+        body: new Uint8Array([0x1f, 0x8b, 0x08, 0x00]),
+      });
+      expect(gzipped.res.status).toBe(415);
+      expect(gzipped.body).toMatchObject({
+        code: "unsupported_media_type",
+        message:
+          "Content-Encoding gzip is not taken: send a managed function's JSON body uncompressed (up to 10 MiB)",
+      });
+    }
     // A typo of Runlet's own parameters ran synchronously with no webhook: refused, named.
     const typos: Array<[string, string]> = [
       ["Async=true", " (did you mean 'async'?)"],
