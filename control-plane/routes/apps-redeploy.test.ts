@@ -143,6 +143,17 @@ describe("what it refuses", () => {
     expect((await redeploy("known", "0")).status).toBe(400);
   });
 
+  it("takes no body fields: {x} is a 400 naming it, nothing deployed; {} is fine", async () => {
+    await deploy("strict", "one");
+    await deploy("strict", "two");
+    const path = `${appPath("strict")}/versions/1/redeploy`;
+    const typo = await f.call("POST", path, { token: f.member.token, body: { to: 1 } });
+    expect(typo.status).toBe(400);
+    expect(await message(typo)).toMatch(/to/);
+    expect((await live("strict")).version).toBe(2);
+    expect((await f.call("POST", path, { token: f.member.token, body: {} })).status).toBe(201);
+  });
+
   it("the live version: 409, nothing deployed", async () => {
     await deploy("same", "one");
     const res = await redeploy("same", 1);

@@ -56,6 +56,8 @@ export const redeployVersionRoute = createRoute({
           "false: record the new version without starting a replica of it first, as for a deploy. Default true.",
       }),
     }),
+    // No fields: a body with any (a typo, a field of another API) is a 400 naming it, not ignored.
+    body: { required: false, content: { "application/json": { schema: z.strictObject({}) } } },
   },
   responses: {
     201: {
