@@ -5,12 +5,21 @@ import type { Session } from "./session.ts";
 export const SECTIONS = [
   { path: "/dashboard/runs", label: "Runs" },
   { path: "/dashboard/apps", label: "Apps" },
-  { path: "/dashboard/api-keys", label: "API keys" },
-  { path: "/dashboard/audit-log", label: "Audit log" },
-  { path: "/dashboard/secrets", label: "Secrets" },
+  // The project's owners' pages: a member who opened one (the audit log's wrote a refused read
+  // in the log each time) is told so there, and is not offered them.
+  { path: "/dashboard/api-keys", label: "API keys", owners: true },
+  { path: "/dashboard/audit-log", label: "Audit log", owners: true },
+  { path: "/dashboard/secrets", label: "Secrets", owners: true },
   // This Runlet's runtime hosts: only its operators see them (docs/hosts.md).
   { path: "/dashboard/hosts", label: "Hosts", operators: true },
 ] as const;
+
+/** The sections `session` is offered. */
+const offered = (session: Session) =>
+  SECTIONS.filter(
+    (s) =>
+      (session.operator || !("operators" in s)) && (session.role === "owner" || !("owners" in s)),
+  );
 
 function Document({ title, children }: { title: string; children: Child }) {
   return (
@@ -54,7 +63,7 @@ export function Page({
           Runlet
         </a>
         <nav aria-label="Sections">
-          {SECTIONS.filter((s) => session.operator || !("operators" in s)).map((s) => (
+          {offered(session).map((s) => (
             <a href={s.path} aria-current={s.path === section ? "page" : undefined}>
               {s.label}
             </a>

@@ -655,6 +655,14 @@ describe("dashboard actions", () => {
     const res = await page("/dashboard/audit-log", await signIn(f.member.token));
     const html = await res.text();
     expect(html).toContain("The audit log is for the project");
+    // Not offered to a member: each click on it wrote a refused read into the audit log.
+    const nav = (page: string) => page.match(/<nav aria-label="Sections">.*?<\/nav>/s)?.[0] ?? "";
+    expect(nav(html)).toContain('href="/dashboard/runs"');
+    for (const owners of ["audit-log", "api-keys", "secrets"]) {
+      expect(nav(html)).not.toContain(`href="/dashboard/${owners}"`);
+      const owner = await (await page("/dashboard/runs", await signIn())).text();
+      expect(nav(owner)).toContain(`href="/dashboard/${owners}"`);
+    }
     expect(html).not.toContain("<td");
     // The API keys page says it the same way.
     const keys = await (await page("/dashboard/api-keys", await signIn(f.member.token))).text();

@@ -44,6 +44,8 @@ export interface Session {
   projectId: string;
   /** Every project the principal may open, by name. */
   projects: Array<{ id: string; name: string }>;
+  /** The principal's role in the project the pages show. */
+  role: string;
   /** An operator of this Runlet: the navigation offers the hosts page (docs/hosts.md). */
   operator: boolean;
 }
@@ -233,12 +235,12 @@ export async function sessionOrWhyNot(
     );
     return user && !(await inAnyProject(db, user)) ? "no-project" : "none";
   }
-  const open = (await projectsOf(db, principal)).map(({ id, name }) => ({ id, name }));
-  if (open.length === 0) return "no-project";
-  const wanted = getCookie(c, PROJECT_COOKIE);
-  const current = open.find((p) => p.id === wanted) ?? (open[0] as { id: string; name: string });
+  const open = (await projectsOf(db, principal)).map(({ id, name, role }) => ({ id, name, role }));
+  const current = open.find((p) => p.id === getCookie(c, PROJECT_COOKIE)) ?? open[0];
+  if (!current) return "no-project";
   const operator = await isOperator(db, principal);
-  return { principal, token, projectId: current.id, projects: open, operator };
+  const projects = open.map(({ id, name }) => ({ id, name }));
+  return { principal, token, projectId: current.id, projects, role: current.role, operator };
 }
 
 /**
