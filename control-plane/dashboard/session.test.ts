@@ -180,19 +180,23 @@ describe("a session", () => {
     expect((await page("/dashboard/apps", cookie)).status).toBe(303);
   });
 
-  it("ends when its user is removed from their last project, saying so (not 'it expired')", async () => {
+  /** A new member `name` of the project, signed in to the dashboard: their id and cookie. */
+  async function memberSignedIn(name: string) {
     const id = newId("usr");
-    await f.db.insert(users).values({ id, name: "Lee Leaver", createdAt: Date.now() });
+    await f.db.insert(users).values({ id, name, createdAt: Date.now() });
     await f.db.insert(memberships).values({ projectId: f.projectId, userId: id, role: "member" });
     const expiresAt = new Date(Date.now() + 86_400_000);
     const { token } = await issueToken(f.db, f.deps.keys, { subject: id, expiresAt });
     const url = new URL(await linkFor(token));
-    const cookie = cookiesOf(await f.app.request(url.pathname + url.search));
+    return { id, cookie: cookiesOf(await f.app.request(url.pathname + url.search)) };
+  }
+  const removeMember = (id: string) =>
+    f.call("DELETE", `/v2/projects/${f.projectId}/users/${id}`, { token: f.owner.token });
+
+  it("ends when its user is removed from their last project, saying so (not 'it expired')", async () => {
+    const { id, cookie } = await memberSignedIn("Lee Leaver");
     expect((await page("/dashboard/runs", cookie)).status).toBe(200);
-    const removed = await f.call("DELETE", `/v2/projects/${f.projectId}/users/${id}`, {
-      token: f.owner.token,
-    });
-    expect(removed.status).toBe(204);
+    expect((await removeMember(id)).status).toBe(204);
     const res = await page("/dashboard/runs", cookie);
     expect(res.status).toBe(303);
     const to = res.headers.get("location") as string;
@@ -206,15 +210,8 @@ describe("a session", () => {
   });
 
   it("ends when its user is removed, even unseen until they are added again", async () => {
-    const id = newId("usr");
-    await f.db.insert(users).values({ id, name: "Ray Returner", createdAt: Date.now() });
-    await f.db.insert(memberships).values({ projectId: f.projectId, userId: id, role: "member" });
-    const expiresAt = new Date(Date.now() + 86_400_000);
-    const { token } = await issueToken(f.db, f.deps.keys, { subject: id, expiresAt });
-    const url = new URL(await linkFor(token));
-    const cookie = cookiesOf(await f.app.request(url.pathname + url.search));
-    const path = `/v2/projects/${f.projectId}/users/${id}`;
-    expect((await f.call("DELETE", path, { token: f.owner.token })).status).toBe(204);
+    const { id, cookie } = await memberSignedIn("Ray Returner");
+    expect((await removeMember(id)).status).toBe(204);
     // Added again (by an operator: `runlet users add`) before they came back to the page.
     await f.db.insert(memberships).values({ projectId: f.projectId, userId: id, role: "member" });
     expect((await page("/dashboard/runs", cookie)).status).toBe(303);
