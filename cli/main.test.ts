@@ -1,7 +1,10 @@
 // The CLI as a script sees it: one JSON document on stdout under --json, the reason on stderr
 // for the job's log either way, exit 1 for every failure, and usage text where it belongs.
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { dashedIdsAsWords } from "./command.ts";
 import { main } from "./main.ts";
@@ -226,3 +229,38 @@ it("takes --json before the command as after it", async () => {
     message: expect.stringMatching(/--bogus/),
   });
 });
+
+it("prints its version for --version and -v, as JSON with --json, and --help names it", async () => {
+  const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+  for (const argv of [["--version"], ["-v"]]) {
+    out.mockClear();
+    expect(await main(argv)).toBe(0);
+    expect(printed(out)).toEqual([`runlet ${version}`]);
+  }
+  for (const argv of [
+    ["--version", "--json"],
+    ["--json", "-v"],
+  ]) {
+    out.mockClear();
+    expect(await main(argv)).toBe(0);
+    expect(printed(out).map((line) => JSON.parse(line))).toEqual([{ version }]);
+  }
+  out.mockClear();
+  expect(await main(["--help"])).toBe(0);
+  expect(printed(out).join("\n")).toContain("--version");
+});
+
+it("says its version compiled (bin/compiled.mjs) and from source (RUNLET_FROM_SOURCE=1)", () => {
+  const { version } = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
+  const bin = fileURLToPath(new URL("../bin/runlet.mjs", import.meta.url));
+  for (const fromSource of ["0", "1"]) {
+    const done = spawnSync(process.execPath, [bin, "--version"], {
+      env: { ...process.env, RUNLET_FROM_SOURCE: fromSource },
+      encoding: "utf8",
+    });
+    expect({ code: done.status, out: done.stdout }).toEqual({
+      code: 0,
+      out: `runlet ${version}\n`,
+    });
+  }
+}, 30_000);

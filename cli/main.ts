@@ -19,6 +19,7 @@ import { cancel, status } from "./commands/status.ts";
 import { tokens } from "./commands/tokens.ts";
 import { users } from "./commands/users.ts";
 import { tokenSource } from "./config.ts";
+import { VERSION } from "./version.ts";
 
 const COMMANDS: Command[] = [
   start,
@@ -51,7 +52,8 @@ function usage(): string {
     "Commands:",
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     "",
-    "Every command takes --help, and --json for machine-readable output.",
+    "Every command takes --help, and --json for machine-readable output;",
+    "`runlet --version` (-v) prints the CLI's version.",
     "Credentials come from RUNLET_HOME/local.json (written by `runlet start` or `runlet init`; without",
     "RUNLET_HOME, the nearest .runlet/local.json here or above) or from RUNLET_BASE_URL,",
     "RUNLET_API_URL, RUNLET_PROJECT and RUNLET_TOKEN (a service account's token names its project).",
@@ -66,6 +68,13 @@ export async function main(argv: string[]): Promise<number> {
   // `runlet --json apps`, as scripts write global flags before the command, is `runlet apps --json`.
   if (argv[0] === "--json" && argv.length > 1) return main([...argv.slice(1), "--json"]);
   const [name, ...rest] = argv;
+  if (name === "--version" || name === "-v") {
+    // Its version alone, as `node --version` says its own; `--json` for a script.
+    console.log(
+      rest.includes("--json") ? JSON.stringify({ version: VERSION }) : `runlet ${VERSION}`,
+    );
+    return 0;
+  }
   if (!name || name === "help" || name === "--help" || name === "-h") {
     // `runlet help deploy` is `runlet deploy --help`.
     const asked = name === "help" ? COMMANDS.find((c) => c.name === rest[0]) : undefined;
