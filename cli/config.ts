@@ -4,6 +4,7 @@ import { ENV } from "../common/consts.ts";
 import { tokenProject } from "../common/jwt.ts";
 import { homePaths, readLocalJson, runletHome } from "../control-plane/home.ts";
 import { CliError } from "./command.ts";
+import { USER_AGENT } from "./version.ts";
 
 export interface CliConfig {
   baseUrl: string;
@@ -141,7 +142,11 @@ export async function readAnswer<T>(res: Response, what: string): Promise<T> {
 const PATIENCE_NOTE_MS = 3_000;
 const PATIENCE_EVERY_MS = 10_000;
 
-/** `send`: how the request goes (`patientFetch` for one whose answer may take minutes). */
+/**
+ * Every request of the CLI to the control plane goes through here, with the CLI's User-Agent:
+ * the audit log records it (a deploy's, sent by node:http, had none; the rest said `node`).
+ * `send`: how the request goes (`patientFetch` for one whose answer may take minutes).
+ */
 export async function request(
   url: string,
   init: RequestInit,
@@ -160,7 +165,9 @@ export async function request(
     timer = setTimeout(again, PATIENCE_EVERY_MS);
   }, PATIENCE_NOTE_MS);
   try {
-    return await send(url, init);
+    const headers = new Headers(init.headers);
+    headers.set("user-agent", USER_AGENT);
+    return await send(url, { ...init, headers });
   } catch {
     throw new CliError(
       `${what} failed: cannot reach ${new URL(url).origin} — is Runlet running (\`npm start\`)?`,

@@ -9,9 +9,17 @@ import { RUN_ID, timeOfId } from "../common/ids.ts";
 import { homePaths } from "../control-plane/home.ts";
 import { CliError } from "./command.ts";
 import { type CliConfig, callProject, cliHome } from "./config.ts";
+import { USER_AGENT } from "./version.ts";
 
+/** The run API's client, its requests carrying the CLI's User-Agent as `request`'s do. */
 export function runApi(config: CliConfig): RunletClient {
-  return createClient({ apiUrl: config.apiUrl, project: config.projectId, token: config.token });
+  return createClient({
+    apiUrl: config.apiUrl,
+    project: config.projectId,
+    token: config.token,
+    fetch: (url, init) =>
+      fetch(url, { ...init, headers: { ...init.headers, "user-agent": USER_AGENT } }),
+  });
 }
 
 /** The app of a run, which its URL on the Worker names: the runs index knows it. */

@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { WakeRequest } from "../common/protocol/apps.ts";
 import { workerPath } from "../common/protocol/paths.ts";
+import { USER_AGENT } from "./version.ts";
 
 /**
  * The Durable Objects that have storage under wrangler's `--persist-to` folder: workerd keeps
@@ -50,7 +51,11 @@ export async function wakeRuns(
   try {
     const res = await fetch(apiUrl + workerPath.wake, {
       method: "POST",
-      headers: { authorization: `Bearer ${internalToken}`, "content-type": "application/json" },
+      headers: {
+        authorization: `Bearer ${internalToken}`,
+        "content-type": "application/json",
+        "user-agent": USER_AGENT,
+      },
       body: JSON.stringify(asked),
       signal: AbortSignal.timeout(30_000),
     });
