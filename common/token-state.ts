@@ -3,6 +3,9 @@
  * and users): revoked (or none: no expiry), expired, refused since the key that signed it was
  * retired, else active — the first that holds, in that order.
  */
+/** How far ahead a token's expiry may be set: the control plane refuses more, the CLI too. */
+export const MAX_TOKEN_LIFETIME_DAYS = 3650;
+
 export type TokenState = "revoked" | "expired" | "key retired" | "active";
 
 export function tokenState(

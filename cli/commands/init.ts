@@ -4,7 +4,7 @@ import { ENV } from "../../common/consts.ts";
 import { homePaths, runletHome, writePrivateFile } from "../../control-plane/home.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
 import { readAnswer, request } from "../config.ts";
-import { expiryOf } from "./tokens.ts";
+import { expiryOf } from "../expiry.ts";
 
 const USAGE = `Usage: runlet init --control-plane URL --name NAME [--project NAME] [--plan PLAN]
                    [--api-url URL] [--expires WHEN] [--json]
@@ -23,7 +23,8 @@ the other commands read them; an existing local.json is never replaced.
   --project        the first project's name (default: default)
   --plan           hobby (default), pro or enterprise
   --api-url        the run API's address (default: the one the control plane was given)
-  --expires        when the user's token expires: an RFC 3339 time or a duration like 365d
+  --expires        when the user's token expires: a duration like 365d, an RFC 3339 time, or
+                   a date 2027-01-31 for the end of that day UTC; at most 3650 days ahead
                    (default 365d)`;
 
 interface Claimed {

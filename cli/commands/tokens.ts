@@ -1,7 +1,8 @@
 import { ENV } from "../../common/consts.ts";
 import { tokenState } from "../../common/token-state.ts";
-import { CliError, type Command, durationMs, takesOnly } from "../command.ts";
+import { CliError, type Command, takesOnly } from "../command.ts";
 import { callProject, loadConfig, printTable } from "../config.ts";
+import { expiryOf } from "../expiry.ts";
 
 const USAGE = `Usage: runlet tokens create --name NAME --expires WHEN [--role owner|member] [--json]
        runlet tokens list [--json]
@@ -10,7 +11,9 @@ const USAGE = `Usage: runlet tokens create --name NAME --expires WHEN [--role ow
 Service-account tokens for scripts and CI (project owners only).
 
   create   --name      a name for the account, e.g. "ci-staging"
-           --expires   an RFC 3339 time (2027-01-31T00:00:00Z) or a duration from now: 12h, 30d
+           --expires   a duration from now (12h, 30d, 365d), an RFC 3339 time
+                       (2027-01-31T00:00:00Z) or a date (2027-01-31: the end of that day,
+                       UTC); at most 3650 days ahead
            --role      member (default: may deploy and run) or owner (may also manage tokens,
                        secrets and read the audit log)
            The token is printed once: store it in a secret manager, never in source control.
@@ -34,18 +37,6 @@ interface Account {
   createdByName?: string | null;
 }
 
-/** `30d`, `12h`, `90m` from now, or an RFC 3339 time as given. */
-export function expiryOf(text: string, now = Date.now()): string {
-  const ms = durationMs(text);
-  if (ms !== undefined) return new Date(now + ms).toISOString();
-  if (Number.isNaN(Date.parse(text))) {
-    throw new CliError(
-      `--expires must be an RFC 3339 time or a duration like 30d, 12h (got '${text}')`,
-    );
-  }
-  return text;
-}
-
 export const tokens: Command = {
   name: "tokens",
   summary: "create, list and revoke service-account tokens",
@@ -66,10 +57,11 @@ export const tokens: Command = {
       revoke: { words: 1 },
     }[action];
     takesOnly(`tokens ${action}`, { values, words: rest }, takes, USAGE);
-    const config = await loadConfig();
     if (action === "create") {
       if (!values.name) throw new CliError(`--name is required\n\n${USAGE}`);
       if (!values.expires) throw new CliError(`--expires is required\n\n${USAGE}`);
+      const expiresAt = expiryOf(String(values.expires));
+      const config = await loadConfig();
       const created = await callProject<Account & { token: string }>(
         config,
         "POST",
@@ -77,7 +69,7 @@ export const tokens: Command = {
         "creating the token",
         {
           name: values.name,
-          expiresAt: expiryOf(String(values.expires)),
+          expiresAt,
           ...(values.role ? { role: values.role } : {}),
         },
       );
@@ -96,6 +88,7 @@ export const tokens: Command = {
       );
       return 0;
     }
+    const config = await loadConfig();
     if (action === "list") {
       const { serviceAccounts } = await callProject<{ serviceAccounts: Account[] }>(
         config,

@@ -7,7 +7,7 @@ import { ENV } from "../../common/consts.ts";
 import { homePaths, readLocalJson, writePrivateFile } from "../../control-plane/home.ts";
 import { CliError } from "../command.ts";
 import { type CliConfig, callApi, callProject, cliHome, loadConfig } from "../config.ts";
-import { expiryOf } from "./tokens.ts";
+import { expiryOf } from "../expiry.ts";
 
 type Values = Record<string, string | boolean | undefined>;
 

@@ -2,7 +2,7 @@ import { ENV } from "../../common/consts.ts";
 import { tokenState as stateOf } from "../../common/token-state.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
 import { callProject, loadConfig, printTable } from "../config.ts";
-import { expiryOf } from "./tokens.ts";
+import { expiryOf } from "../expiry.ts";
 import { newToken, revokeToken } from "./user-tokens.ts";
 
 export const USERS_USAGE = `Usage: runlet users list [--json]
@@ -20,7 +20,8 @@ Every change is audited in the project (users.create, users.add, ...).
            expires, or 'key retired' once its signing key was retired (a new one: 'runlet users
            token'); never the token — project owners only
   create   a new user, with a token printed once (operators who own the project)
-           --name NAME, --expires WHEN (an RFC 3339 time or a duration like 90d),
+           --name NAME, --expires WHEN (a duration like 90d, an RFC 3339 time, or a date
+           2027-01-31 for the end of that day UTC; at most 3650 days ahead),
            --role member (default: may deploy and run) or owner (may also manage tokens,
            secrets, users and read the audit log), --operator (runs this Runlet too: its hosts,
            and its users)

@@ -1,9 +1,7 @@
 /** A token's expiry as the routes that mint tokens take it: RFC 3339, ahead, at most 10 years. */
 import { z } from "@hono/zod-openapi";
+import { MAX_TOKEN_LIFETIME_DAYS as MAX_LIFETIME_DAYS } from "../../common/token-state.ts";
 import { ApiError } from "../errors.ts";
-
-/** How far ahead a token's expiry may be set. */
-export const MAX_LIFETIME_DAYS = 3650;
 
 export const expiresAtSchema = z.iso
   .datetime({
