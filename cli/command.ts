@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import { MAX_PAGE_SIZE } from "../common/page-size.ts";
 
 /** A CLI command: its usage text, its options, and what it does. Returns the exit code. */
 export interface Command {
@@ -113,6 +114,17 @@ export function durationMs(text: string): number | undefined {
     relative[2] as "s" | "m" | "h" | "d"
   ];
   return Number(relative[1]) * unit;
+}
+
+/**
+ * `--limit` of a listing, entries per page, as the API takes it (1 to 200): `abc` or `0` went to
+ * the server and came back as its 400.
+ */
+export function pageLimit(text: string): string {
+  const n = /^\d{1,9}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(n >= 1 && n <= MAX_PAGE_SIZE))
+    throw new CliError(`--limit takes a whole number from 1 to ${MAX_PAGE_SIZE} (got '${text}')`);
+  return String(n);
 }
 
 export function formatBytes(n: number): string {

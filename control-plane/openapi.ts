@@ -5,6 +5,7 @@ import { z } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { describeZodError } from "../common/app-config.ts";
 import { ERROR_STATUS, type ErrorCode } from "../common/errors.ts";
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../common/page-size.ts";
 import type { AppEnv } from "./context.ts";
 import { ApiError } from "./errors.ts";
 import { loneSurrogateAt } from "./lone-surrogates.ts";
@@ -68,8 +69,7 @@ export const validationHook: Hook<any, AppEnv, any, any> = (result, c) => {
   throw new ApiError("bad_request", describeZodError(result.error));
 };
 
-export const MAX_PAGE_SIZE = 200;
-export const DEFAULT_PAGE_SIZE = 50;
+export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE };
 
 const limitMessage = `must be an integer from 1 to ${MAX_PAGE_SIZE}`;
 

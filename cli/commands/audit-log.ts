@@ -3,7 +3,7 @@ import { createWriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
 import type { Writable } from "node:stream";
 import { finished } from "node:stream/promises";
-import { CliError, type Command, durationMs, takesOnly } from "../command.ts";
+import { CliError, type Command, durationMs, pageLimit, takesOnly } from "../command.ts";
 import {
   type CliConfig,
   fetchPages,
@@ -167,8 +167,8 @@ export const auditLog: Command = {
       );
     }
     if (values.output !== undefined) throw new CliError("--output goes with --export");
+    if (typeof values.limit === "string") query.set("limit", pageLimit(values.limit));
     const config = await loadConfig();
-    if (typeof values.limit === "string") query.set("limit", values.limit);
     const all = values.all === true;
     const { items, last } = await fetchPages<Entry, "logs">(config, "/audit-log", "logs", query, {
       all,

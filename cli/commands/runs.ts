@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { runSchema } from "../../control-plane/routes/runs-list.ts";
-import { CliError, type Command, takesOnly } from "../command.ts";
+import { CliError, type Command, pageLimit, takesOnly } from "../command.ts";
 import { type CliConfig, callProject, fetchPages, loadConfig, printTable } from "../config.ts";
 
 const USAGE = `Usage: runlet runs [--app A] [--status S] [--async | --sync] [--webhook STATE] [--limit N] [--all] [--json]
@@ -64,12 +64,13 @@ export const runs: Command = {
     takesOnly("runs", { values: {}, words: positionals }, {}, USAGE);
     if (values.async && values.sync)
       throw new CliError(`say --async or --sync, not both\n\n${USAGE}`);
-    const config = await loadConfig();
     const query = new URLSearchParams();
-    for (const key of ["app", "status", "webhook", "limit"] as const) {
+    for (const key of ["app", "status", "webhook"] as const) {
       const value = values[key];
       if (typeof value === "string") query.set(key, value);
     }
+    if (typeof values.limit === "string") query.set("limit", pageLimit(values.limit));
+    const config = await loadConfig();
     if (values.async) query.set("async", "true");
     if (values.sync) query.set("async", "false");
     const all = values.all === true;
