@@ -22,3 +22,9 @@ export const DEFAULT_START_TIMEOUT_S = 30;
  * finds the app cold waits for its start (docs/api.md, "Slow starts"), so it is bounded.
  */
 export const MAX_START_TIMEOUT_S = 30 * 60;
+
+/**
+ * Largest app bundle, counted after base64 decoding: the control plane refuses more (413), the
+ * runtime host too, and `runlet deploy` before it uploads.
+ */
+export const MAX_BUNDLE_BYTES = 20 * 1024 * 1024;

@@ -1,11 +1,11 @@
 /** Every limit of the runtime host in one place; tests shorten the timing ones via `HostLimits`. */
 
-import { DEFAULT_START_TIMEOUT_S } from "../common/app-limits.ts";
+import { DEFAULT_START_TIMEOUT_S, MAX_BUNDLE_BYTES } from "../common/app-limits.ts";
 
 const MiB = 1024 * 1024;
 
 /** Largest app bundle, counted after base64 decoding (the control plane's limit too). */
-export const MAX_BUNDLE_BYTES = 20 * MiB;
+export { MAX_BUNDLE_BYTES };
 
 /**
  * Largest deploy request body. Base64 inflates a bundle by 4/3 and the JSON around the files adds

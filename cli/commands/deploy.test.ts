@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { MAX_BUNDLE_BYTES } from "../../common/app-limits.ts";
 import { ENV } from "../../common/consts.ts";
 import { collect, packagesNote } from "./deploy.ts";
 import { runlet } from "./test-support.ts";
@@ -170,6 +171,34 @@ it("says how to call a function the app exports: run if it does, else its first"
     // Not known (a runtime host older than the field): run, the default function.
     exports = undefined;
     expect(await hint()).toEqual(run);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+    await rm(root, { recursive: true, force: true });
+  }
+});
+
+it("refuses a folder past the bundle limit before uploading, naming its size, the limit and its largest files", async () => {
+  // It was uploaded whole, after "Starting a replica…", and came back as the control plane's 413.
+  const root = await realpath(await mkdtemp(join(tmpdir(), "runlet-deploy-size-")));
+  await writeFile(join(root, "runlet.toml"), 'name = "big"\n');
+  await writeFile(join(root, "main.mjs"), "export const run = () => 1;\n");
+  await writeFile(join(root, "model.bin"), Buffer.alloc(MAX_BUNDLE_BYTES - 1024 * 1024));
+  await writeFile(join(root, "weights.bin"), Buffer.alloc(2 * 1024 * 1024));
+  let requests = 0;
+  const server = createServer((_req, res) => {
+    requests++;
+    res.writeHead(413, { "content-type": "application/json" }).end('{"message":"too large"}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const env = { [ENV.baseUrl]: url, [ENV.apiUrl]: url, [ENV.project]: "prj_1", [ENV.token]: "t" };
+  try {
+    const done = await runlet(["deploy", root], env);
+    expect(done.code).toBe(1);
+    expect(done.stderr).toBe(
+      "runlet deploy: the folder is 21.0 MiB, more than the 20.0 MiB a deploy takes: nothing was uploaded. Its largest files: model.bin (19.0 MiB), weights.bin (2.0 MiB). Move what the app does not need out of the folder.",
+    );
+    expect(requests).toBe(0);
   } finally {
     await new Promise((resolve) => server.close(resolve));
     await rm(root, { recursive: true, force: true });

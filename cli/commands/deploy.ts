@@ -12,6 +12,7 @@ import { homePaths } from "../../control-plane/home.ts";
 import { CliError, type Command, formatBytes } from "../command.ts";
 import { cliHome, loadConfig } from "../config.ts";
 import { sendDeploy, startedNote } from "./deploy-request.ts";
+import { checkBundleSize } from "./deploy-size.ts";
 import { checkSyntax, describeProblems, filesToCheck, languageOf } from "./syntax-check.ts";
 
 const SKIP = new Set([".git", ".runlet", ".wrangler", ".DS_Store"]);
@@ -144,7 +145,8 @@ with this machine's interpreter: a managed app's (or a custom app run by node) .
 .cjs files with node --check, a custom app run by python3 its .py files with python3 -m
 py_compile (when python3 is on PATH); node_modules is not checked, nor a custom app run by any
 other program. A runlet.toml refused, or a file that does not parse, stops the deploy, saying
-why (the field; the file and line): nothing is uploaded.
+why (the field; the file and line): nothing is uploaded. So does a folder of more than 20 MiB
+(the largest bundle the control plane takes), naming its largest files.
 
 Then the control plane starts a replica of the new version on a runtime host before it makes
 it live ("Starting a replica of the new version of hello…"): one that fails as it loads (a
@@ -194,6 +196,7 @@ takes the new version's first call. With no runtime host up, the deploy is refus
     const started = performance.now();
     const { files, notes } = await collect(dir);
     for (const line of notes) console.error(line);
+    checkBundleSize(files);
     if (!values["no-check"]) await checkCode(dir, parsed, files, values.json === true);
     const bytes = files.reduce((n, f) => n + Buffer.byteLength(f.contentBase64, "base64"), 0);
     if (!values.json)

@@ -1,6 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { bundleFileSchema, pathClash } from "../../common/app-config.ts";
+import { MAX_BUNDLE_BYTES } from "../../common/app-limits.ts";
 import { digestOfBundle } from "../../common/bundle-digest.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
@@ -18,8 +19,8 @@ import { registerRedeployVersion } from "./apps-redeploy.ts";
 
 export type { DeployedApp } from "./apps-deploy-version.ts";
 
-/** Largest app bundle, counted after base64 decoding. */
-export const MAX_BUNDLE_BYTES = 20 * 1024 * 1024;
+/** Largest app bundle, counted after base64 decoding (common/app-limits.ts). */
+export { MAX_BUNDLE_BYTES };
 
 export const deployRequest = z
   .strictObject({
