@@ -5,16 +5,11 @@
  */
 
 import { jsonBytesOver } from "../common/bytes.ts";
+import { noFunction } from "../common/no-function.ts";
 import type { HostRun } from "../common/protocol/host.ts";
 import type { Deployment } from "./apps.ts";
 import { MAX_INVOKE_BODY_BYTES } from "./limits.ts";
-import {
-  functionWorkload,
-  httpWorkload,
-  noFunction,
-  type Workload,
-  WorkloadError,
-} from "./pool/workload.ts";
+import { functionWorkload, httpWorkload, type Workload, WorkloadError } from "./pool/workload.ts";
 import { msSince } from "./runs/describe.ts";
 import type { AsyncCall } from "./runs/types.ts";
 import { AppAnswerError, sendBuffered } from "./runtimes/custom/buffered.ts";

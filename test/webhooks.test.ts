@@ -107,8 +107,9 @@ describe("async runs and webhooks, end to end", () => {
 
   const hook = (path: string) => `webhookEndpoint=${encodeURIComponent(`${receiver.url}${path}`)}`;
 
-  async function deploy(files: Record<string, string>) {
-    const res = await fetch(`${runlet.local.baseUrl}/v2/projects/${runlet.local.projectId}/apps`, {
+  async function deploy(files: Record<string, string>, query = "") {
+    const apps = `${runlet.local.baseUrl}/v2/projects/${runlet.local.projectId}/apps${query}`;
+    const res = await fetch(apps, {
       method: "POST",
       headers: auth(),
       body: JSON.stringify({
@@ -442,20 +443,31 @@ describe("async runs and webhooks, end to end", () => {
     expect(receiver.received("/cancelled")).toHaveLength(0);
   });
 
-  it("refuses bad parameters with 400; an unknown function's async run ends failure", async () => {
+  it("refuses bad parameters with 400, and an unknown function's async call with 404 once the functions are known", async () => {
     const bad = await run("/jobs/run?webhookEndpoint=not-a-url");
     expect(bad.status).toBe(400);
     expect((await json(bad)).message).toMatch(/webhookEndpoint/);
     expect((await run("/jobs/run?async=yes")).status).toBe(400);
-    // Which functions an app exports is known once a replica has loaded it: the run is accepted
-    // and fails, as a sync call of it would.
+    // The deploy's start check found the functions: 404 at once, as for a sync call (it was
+    // 202, then a run that failed).
     const missing = await run(`/jobs/nope?async=true&${hook("/nope")}`);
-    expect(missing.status).toBe(202);
-    const runId = missing.headers.get("x-request-id") as string;
-    const failed = await stateWhen("jobs", runId, (s) => s.status === "failure");
-    expect(failed.error.message).toMatch(/^app 'jobs' has no function 'nope' \(it exports: /);
+    expect(missing.status).toBe(404);
+    expect((await json(missing)).message).toMatch(
+      /^app 'jobs' has no function 'nope' \(it exports: /,
+    );
+    // Deployed without the check, they are known once a replica has loaded it: the run is
+    // accepted and fails, delivered.
+    await deploy(
+      { "runlet.toml": 'name = "blind"', "main.mjs": "export const run = () => 1;\n" },
+      "?startCheck=false",
+    );
+    const unchecked = await run(`/blind/nope?async=true&${hook("/nope")}`);
+    expect(unchecked.status).toBe(202);
+    const runId = unchecked.headers.get("x-request-id") as string;
+    const failed = await stateWhen("blind", runId, (s) => s.status === "failure");
+    expect(failed.error.message).toBe("app 'blind' has no function 'nope' (it exports: run)");
     const [delivery] = await receiver.waitFor("/nope", 1);
-    expect(JSON.parse(delivery?.body ?? "")).toMatchObject({ status: "failure" });
+    expect(JSON.parse(delivery?.body ?? "")).toMatchObject({ run_id: runId, status: "failure" });
     const unknown = await fetch(runUrl("jobs", "run_00000000000000000000000000"), {
       headers: auth(),
     });

@@ -132,6 +132,8 @@ export async function resolveApp(
   caller: Caller,
   project: string,
   app: string,
+  /** Ask even when a recent answer is kept (it may predate a deploy). */
+  fresh = false,
 ): Promise<ResolvedApp> {
   if (caller.claims.prj && caller.claims.prj !== project) {
     throw new RunApiError(
@@ -141,7 +143,8 @@ export async function resolveApp(
   }
   const key = `${caller.claims.jti}\n${project}\n${app}`;
   const hit = resolved.get(key);
-  if (hit && Date.now() - hit.at < (Number(env.AUTH_CACHE_MS) || RESOLVE_TTL_MS)) return hit.app;
+  if (!fresh && hit && Date.now() - hit.at < (Number(env.AUTH_CACHE_MS) || RESOLVE_TTL_MS))
+    return hit.app;
 
   let res: Response;
   try {

@@ -63,6 +63,8 @@ export interface ResolvedApp {
   queueTimeout: number;
   /** Seconds a replica of it may take to start (`start_timeout`); absent from older control planes. */
   startTimeout?: number;
+  /** A managed app's functions, as its start check found them; null or absent: not known. */
+  functions?: string[] | null;
 }
 
 export type WorkerEnv = {

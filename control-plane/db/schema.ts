@@ -126,6 +126,11 @@ export const deployments = sqliteTable(
     bytes: integer("bytes").notNull(),
     /** What identifies its files (common/bundle-digest.ts); a host checks what it fetches. */
     digest: text("digest"),
+    /**
+     * A managed version's functions, as its deploy's start check found them (JSON array); null
+     * when not known: a custom app, a deploy without the check, or one before 2026-11-27.
+     */
+    exports: text("exports", { mode: "json" }).$type<string[]>(),
     deployedBy: text("deployed_by").notNull(),
     createdAt: integer("created_at").notNull(),
   },

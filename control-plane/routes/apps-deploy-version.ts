@@ -157,6 +157,7 @@ export async function deployVersion(c: Ctx, input: BundleToDeploy): Promise<Depl
     files: files.length,
     bytes,
     digest,
+    exports: started?.exports ?? null,
     deployedBy: principal.id,
     createdAt: now,
   });

@@ -38,6 +38,10 @@ export const appSchema = z
       description:
         "Seconds a replica may take to be ready (`start_timeout`; 30 unless runlet.toml sets it). A sync call that finds no replica of the app ready waits for the start, then up to 30 s for a slot.",
     }),
+    functions: z.array(z.string()).nullable().openapi({
+      description:
+        "A managed app's functions, as its live version's start check found them; null when not known (a custom app, a deploy with startCheck=false, or one before 2026-11-27). The run API answers 404 at once for an async call of another.",
+    }),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
@@ -60,7 +64,12 @@ const listedAppSchema = appSchema.extend({ runs: unfinishedRunsSchema }).openapi
 
 export type ListedApp = z.infer<typeof listedAppSchema>;
 
-function view(row: typeof apps.$inferSelect, config: AppConfig, digest: string | null): AppView {
+function view(
+  row: typeof apps.$inferSelect,
+  config: AppConfig,
+  digest: string | null,
+  functions: string[] | null,
+): AppView {
   const { scaling } = config;
   return {
     id: row.id,
@@ -80,6 +89,7 @@ function view(row: typeof apps.$inferSelect, config: AppConfig, digest: string |
     queueTimeout: config.queue_timeout ?? DEFAULT_QUEUE_TIMEOUT_S,
     // Unset (or deployed before start_timeout existed): the runtime host's own limit.
     startTimeout: config.start_timeout ?? DEFAULT_START_TIMEOUT_S,
+    functions,
     createdAt: new Date(row.createdAt).toISOString(),
     updatedAt: new Date(row.updatedAt).toISOString(),
   };
@@ -88,7 +98,12 @@ function view(row: typeof apps.$inferSelect, config: AppConfig, digest: string |
 /** The apps with the config of their live version, by name; at most `limit` (-1: all). */
 function withConfig(db: Database, where: SQL, limit = -1) {
   return db
-    .select({ app: apps, config: deployments.config, digest: deployments.digest })
+    .select({
+      app: apps,
+      config: deployments.config,
+      digest: deployments.digest,
+      functions: deployments.exports,
+    })
     .from(apps)
     .innerJoin(
       deployments,
@@ -156,7 +171,7 @@ export function registerReadApps(app: OpenAPIHono<AppEnv>) {
     });
     const queues = await unfinishedRunsByApp(c.var.deps.db, projectId);
     const listed = rows.map((r) => ({
-      ...view(r.app, r.config as AppConfig, r.digest),
+      ...view(r.app, r.config as AppConfig, r.digest, r.functions),
       runs: queues.get(r.app.name) ?? NO_RUNS,
     }));
     return c.json({ apps: listed, ...paging }, 200);
@@ -171,6 +186,6 @@ export function registerReadApps(app: OpenAPIHono<AppEnv>) {
     );
     if (!row)
       throw new ApiError("not_found", `app '${appName}' is not deployed in project '${projectId}'`);
-    return c.json(view(row.app, row.config as AppConfig, row.digest), 200);
+    return c.json(view(row.app, row.config as AppConfig, row.digest, row.functions), 200);
   });
 }

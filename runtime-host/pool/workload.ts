@@ -120,18 +120,6 @@ export type CallOutcome =
   | { kind: "threw"; message: string }
   | { kind: "not-found" /** The names of the functions the app does export. */; exports: string[] };
 
-/** Names at most this many of an app's exports in a call's 404. */
-const EXPORTS_NAMED = 20;
-
-/** A call of a function the app does not export: the message names those it does. */
-export function noFunction(app: string, fn: string, exports: readonly string[]): string {
-  const named = exports.slice(0, EXPORTS_NAMED).map((name) => name.slice(0, 100));
-  const more = exports.length > named.length ? ` and ${exports.length - named.length} more` : "";
-  const which =
-    named.length === 0 ? "it exports no function" : `it exports: ${named.join(", ")}${more}`;
-  return `app '${app}' has no function '${fn}' (${which})`;
-}
-
 export type WorkloadFailure =
   /** `host`: the host's own failure (`hostFailure`), not the app's. */
   | { kind: "load-failed"; detail: string; host?: true }

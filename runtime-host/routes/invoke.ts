@@ -4,13 +4,13 @@
  * if its caller goes away meanwhile; a caller gone while it runs aborts the function's ctx.signal.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { noFunction } from "../../common/no-function.ts";
 import type { Invocation } from "../../common/protocol/host.ts";
 import type { HostContext } from "../context.ts";
 import { parseJsonBody, readBody } from "../http/body.ts";
 import { deploymentOf, functionName, projectAndApp, runIdOf } from "../http/params.ts";
 import { callerGone, sendError, sendJson } from "../http/respond.ts";
 import { MAX_INVOKE_BODY_BYTES } from "../limits.ts";
-import { noFunction } from "../pool/workload.ts";
 
 export async function invokeFunction(
   req: IncomingMessage,

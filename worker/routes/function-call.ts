@@ -6,6 +6,8 @@
 import type { Context } from "hono";
 import { didYouMean } from "../../common/closest.ts";
 import { functionInputOf } from "../../common/function-input.ts";
+import { noFunction } from "../../common/no-function.ts";
+import { resolveApp } from "../auth.ts";
 import type { WorkerEnv } from "../env.ts";
 import { RunApiError } from "../errors.ts";
 import { invokeOnHost } from "../host.ts";
@@ -71,6 +73,20 @@ function refuseEncodedBody(c: FunctionContext): void {
   );
 }
 
+/**
+ * An async call of a function the app's live version does not export: 404 now, as a sync call's
+ * is, rather than 202 and a run that fails. Known only when its deploy's start check found the
+ * functions; a kept answer about the app may predate a deploy, so it is asked again first.
+ */
+async function refuseUnknownFunction(c: FunctionContext, fn: string): Promise<void> {
+  if (!c.var.app.functions || c.var.app.functions.includes(fn)) return;
+  const { project, app } = c.req.param();
+  const fresh = await resolveApp(c.env, c.var.caller, project, app, true);
+  c.set("app", fresh);
+  if (!fresh.functions || fresh.functions.includes(fn)) return;
+  throw new RunApiError(404, noFunction(app, fn, fresh.functions));
+}
+
 export async function callFunction(c: FunctionContext) {
   refuseUnknownParameters(c);
   refuseEncodedBody(c);
@@ -85,6 +101,7 @@ export async function callFunction(c: FunctionContext) {
   const key = await keyOfCall(c, call, fn, body);
   if (call.isAsync) {
     refuseUnlessJson(body);
+    await refuseUnknownFunction(c, fn);
     return accept(c, call, fn, body, undefined, key);
   }
   return answeredOnce(c, call, key, () => runNow(c, call, fn, body));

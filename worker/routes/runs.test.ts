@@ -429,6 +429,26 @@ describe("run API: async runs, run state and webhooks", () => {
     }
   });
 
+  it("answers 404 at once for an async call of a function the live version does not export, after asking again", async () => {
+    const headers = { authorization: `Bearer ${await sign()}` };
+    // What the Worker keeps, and what the control plane says when it is asked again.
+    appIsDeployed("hello", "managed", "app_1", ["run", "resize"]);
+    appIsDeployed("hello", "managed", "app_1", ["run", "resize"]);
+    const { res, body } = await call(`/v4/${PROJECT}/hello/nope?async=true`, { headers });
+    expect(res.status).toBe(404);
+    expect(body).toMatchObject({
+      message: "app 'hello' has no function 'nope' (it exports: run, resize)",
+      run_id: res.headers.get("X-Request-Id"),
+    });
+    // A kept answer older than a deploy that added the function: asked again, it is taken.
+    const later = { authorization: `Bearer ${await sign()}` };
+    appIsDeployed("hello", "managed", "app_1", ["run"]);
+    appIsDeployed("hello", "managed", "app_1", ["run", "added"]);
+    hostTakesNext("hello");
+    const added = await call(`/v4/${PROJECT}/hello/added?async=true`, { headers: later });
+    expect(added.res.status).toBe(202);
+  });
+
   it("answers a sync run unchanged and delivers its response to the webhook afterwards", async () => {
     const headers = { authorization: `Bearer ${await sign()}`, "x-webhook-secret": "k" };
     appIsDeployed();

@@ -82,6 +82,8 @@ export function appIsDeployed(
   app = "hello",
   runtime: "managed" | "custom" = "managed",
   id = "app_1",
+  /** The functions its start check found (absent: not known, as for an older control plane). */
+  functions?: string[],
 ) {
   fetchMock
     .get(CONTROL)
@@ -94,6 +96,7 @@ export function appIsDeployed(
       scaling: { minReplicas: 0, maxReplicas: 2, replicaConcurrency: 4, capacity: 8 },
       responseGracePeriod: 900,
       queueTimeout: 600,
+      ...(functions ? { functions } : {}),
       createdAt: "2026-01-01T00:00:00.000Z",
       updatedAt: "2026-01-01T00:00:00.000Z",
     });
