@@ -63,6 +63,7 @@ it("rolls an app back to the version before the live one, as a new version that 
 
   const shown = await cli(["apps", "show", "hello"], runlet.env);
   expect(shown.stdout).toMatch(/^ {2}version {7}3 \(managed\), deployed /m);
+  expect(shown.stdout).toMatch(/^ {2}functions {5}run$/m); // as the start check found them
 
   // The live version is refused in the API's words, and nothing changes.
   const again = await cli(["apps", "rollback", "hello", "--to", "3", "--json"], runlet.env);

@@ -49,6 +49,8 @@ it("lists and shows apps of a control plane older than the CLI, whose answers ha
       /async runs\s+not said by this control plane \(older than this CLI\)/,
     );
     expect(shown.stdout).toMatch(/replicas now\s+0 starting, 1 idle, 0 busy/);
+    // Nor functions: not known, and said so.
+    expect(shown.stdout).toMatch(/functions\s+not known \(deployed without the start check/);
     // No start_timeout in its answer: the limit it had, 30 s.
     expect(shown.stdout).toMatch(
       /limits\s+response_grace_period 600 s, queue_timeout 86400 s, start_timeout 30 s/,

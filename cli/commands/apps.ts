@@ -63,6 +63,13 @@ async function show(config: CliConfig, name: string, json: boolean): Promise<num
       "limits",
       `response_grace_period ${app.responseGracePeriod} s, queue_timeout ${app.queueTimeout} s, start_timeout ${app.startTimeout ?? DEFAULT_START_TIMEOUT_S} s`,
     ],
+    [
+      "functions",
+      app.functions?.join(", ") ??
+        (app.runtime === "custom"
+          ? "— (a custom app: its server answers any path)"
+          : "not known (deployed without the start check, or by an older Runlet)"),
+    ],
     ["async runs", runsOf(replicas.runs)],
     ["replicas now", replicasNowText(replicas)],
     [
