@@ -308,6 +308,12 @@ describe("dashboard actions", () => {
     expect(entry?.metadata.source).toBe("dashboard");
     // The id the browser's answer carried (audit-log.md), not one of the in-process call's own.
     expect(entry?.requestId).toBe(saved.headers.get("x-request-id"));
+    // Each entry's actor by its id too, a link to their entries: the Actor filter takes an id,
+    // which the pages showed nowhere but in a tooltip.
+    const audit = await (await page("/dashboard/audit-log?outcome=success", cookie)).text();
+    expect(audit).toContain(
+      `href="/dashboard/audit-log?outcome=success&amp;actor=${f.owner.id}" aria-label="Entries by `,
+    );
     expect(entry?.ip).toBe("203.0.113.7");
     expect(entry?.actor.id).toBe(f.owner.id);
   });
@@ -373,6 +379,8 @@ describe("dashboard actions", () => {
     expect(works.status).toBe(200);
     const again = await (await page("/dashboard/api-keys", cookie)).text();
     expect(again).not.toContain(token as string);
+    // Names may repeat: each account shows its id, a link to its audit entries.
+    expect(again).toMatch(/<a href="\/dashboard\/audit-log\?actor=sa_\w+">sa_\w+<\/a>/);
   });
 
   it("list the project's users on the API keys page, read-only, never a token", async () => {

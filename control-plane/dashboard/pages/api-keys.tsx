@@ -147,7 +147,13 @@ async function listPage(c: DashCtx, made?: { name: string; token: string }) {
             ) : (
               listed.data.serviceAccounts.map((a) => (
                 <tr>
-                  <td title={a.id}>{a.name}</td>
+                  <td>
+                    {a.name}
+                    {/* Names may repeat; the id tells accounts apart and is the audit log's actor. */}
+                    <div class="hint mono">
+                      <a href={`/dashboard/audit-log?actor=${encodeURIComponent(a.id)}`}>{a.id}</a>
+                    </div>
+                  </td>
                   <td>{a.role}</td>
                   <td>
                     <Status value={tokenState(a)} />

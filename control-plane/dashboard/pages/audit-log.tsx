@@ -60,6 +60,14 @@ function filtersOf(query: Record<string, string>) {
   return { page, api };
 }
 
+/** The page's filters with `actor` set to `id` (the same window, action and outcome). */
+function byActor(page: Record<string, string | undefined>, id: string): URLSearchParams {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries({ ...page, actor: id }))
+    if (value) query.set(name, value);
+  return query;
+}
+
 export function registerAuditLog(dash: Hono<DashEnv>) {
   dash.get("/audit-log", async (c) => {
     const query = c.req.query();
@@ -153,9 +161,18 @@ export function registerAuditLog(dash: Hono<DashEnv>) {
                       <Time at={e.timestamp} />
                     </td>
                     <td class="mono">{e.action}</td>
-                    <td title={e.actor.id}>
+                    <td>
                       {e.actor.name}{" "}
                       <span class="muted">{`(${e.actor.type === "user" ? "user" : "service account"})`}</span>
+                      {/* Its id, which the Actor filter takes: a link to its entries. */}
+                      <div class="hint mono">
+                        <a
+                          href={`/dashboard/audit-log?${byActor(page, e.actor.id)}`}
+                          aria-label={`Entries by ${e.actor.name} (${e.actor.id})`}
+                        >
+                          {e.actor.id}
+                        </a>
+                      </div>
                     </td>
                     <td>
                       <Status value={e.outcome} />
