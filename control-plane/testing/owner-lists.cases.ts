@@ -170,7 +170,7 @@ export function ownerListsCases(open: () => Promise<Database>) {
       };
       const accounts = await walk(
         "/dashboard/api-keys",
-        /<td title="sa_[^"]+">([^<]+)<\/td>/g,
+        /<td>([^<]+)<div class="hint mono"><a href="\/dashboard\/audit-log\?actor=sa_/g,
         "Pages of service accounts",
       );
       expect(accounts).toHaveLength(n);
