@@ -36,7 +36,12 @@ const post = (path: string, origin = "http://localhost") =>
 
 /** The versions table's row of `version`, from its `<tr>` to its `</tr>`. */
 const rowOf = (html: string, version: number) =>
-  html.match(new RegExp(`<tr><td class="num">${version}</td>(?:(?!</tr>).)*</tr>`, "s"))?.[0] ?? "";
+  html.match(
+    new RegExp(
+      `<tr><td class="num">${version}(?:<div[^>]*>[^<]*</div>)?</td>(?:(?!</tr>).)*</tr>`,
+      "s",
+    ),
+  )?.[0] ?? "";
 
 it("rolls back from the app page behind a confirmation, and says so on the app page", async () => {
   await deploy("svc", "one");
@@ -61,7 +66,11 @@ it("rolls back from the app page behind a confirmation, and says so on the app p
     "Rolled svc back to version 1&#39;s code as version 3: new calls get it, and a replica of it started first.",
   );
   expect(rowOf(after, 3)).toContain("live");
+  expect(rowOf(after, 3)).toContain('<div class="hint">rollback to 1</div>');
   expect(rowOf(after, 2)).toContain('href="/dashboard/apps/svc/versions/2/rollback"');
+  // Version 1's files are the live code now: rolling back to it would deploy them again.
+  expect(rowOf(after, 1)).toContain("the live code");
+  expect(rowOf(after, 1)).not.toContain("Roll back");
   // Said once: a reload does not say it again.
   expect(await (await page("/dashboard/apps/svc")).text()).not.toContain("Rolled svc back");
 });

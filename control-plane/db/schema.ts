@@ -131,6 +131,8 @@ export const deployments = sqliteTable(
      * when not known: a custom app, a deploy without the check, or one before 2026-11-27.
      */
     exports: text("exports", { mode: "json" }).$type<string[]>(),
+    /** A rollback's: the version whose files it deployed again (null: a deploy of its own). */
+    rolledBackFrom: integer("rolled_back_from"),
     deployedBy: text("deployed_by").notNull(),
     createdAt: integer("created_at").notNull(),
   },

@@ -158,6 +158,8 @@ export async function deployVersion(c: Ctx, input: BundleToDeploy): Promise<Depl
     bytes,
     digest,
     exports: started?.exports ?? null,
+    rolledBackFrom:
+      typeof input.details?.rolledBackFrom === "number" ? input.details.rolledBackFrom : null,
     deployedBy: principal.id,
     createdAt: now,
   });

@@ -89,6 +89,17 @@ describe("redeploying an earlier version", () => {
     // Kept with the version: the run API refuses an async call of another at once.
     expect(await live("svc")).toMatchObject({ version: 3, digest: one.digest, functions: ["run"] });
     expect(trials).toEqual([{ app: "svc", version: 3, digest: one.digest }]);
+    // The versions list says which is a rollback, and of what; the same code has the same digest.
+    const listed = await f.call("GET", `${appPath("svc")}/versions`);
+    const { versions } = (await listed.json()) as {
+      versions: Array<{ version: number; rolledBackFrom: number | null; digest: string }>;
+    };
+    expect(versions.map((v) => [v.version, v.rolledBackFrom])).toEqual([
+      [3, 1],
+      [2, null],
+      [1, null],
+    ]);
+    expect(versions[0]?.digest).toBe(versions[2]?.digest);
     expect(announced.at(-1)).toEqual({ app: "svc", version: 3, digest: one.digest });
     expect(mainOf("svc", 3, one.digest)).toBe('export const run = () => "one";\n');
 

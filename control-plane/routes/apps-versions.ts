@@ -23,6 +23,14 @@ const versionSchema = z
     createdAt: z.string().openapi({ format: "date-time" }),
     files: z.number().int(),
     bytes: z.number().int(),
+    digest: z.string().nullable().openapi({
+      description:
+        "What identifies its files (SHA-256, hex), as the app's own `digest` does: two versions with the same are the same code.",
+    }),
+    rolledBackFrom: z.number().int().nullable().openapi({
+      description:
+        "A rollback's: the version whose files it deployed again (…/versions/{version}/redeploy); null for a deploy of its own, or one before 2026-11-27.",
+    }),
     kept: z.boolean().openapi({
       description:
         "Whether its files are kept (an app's 10 newest versions' are): one that is can be deployed again, a rollback (…/versions/{version}/redeploy), unless it is the live one.",
@@ -91,6 +99,8 @@ export function registerListAppVersions(app: OpenAPIHono<AppEnv>) {
       createdAt: new Date(r.createdAt).toISOString(),
       files: r.files,
       bytes: r.bytes,
+      digest: r.digest,
+      rolledBackFrom: r.rolledBackFrom,
       kept: isKept(r.version, found.currentVersion),
     }));
     return c.json({ versions, ...paging }, 200);

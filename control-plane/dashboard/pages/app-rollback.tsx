@@ -30,14 +30,20 @@ export function RollbackCell({
   name,
   version,
   live,
+  liveDigest,
 }: {
   name: string;
-  version: { version: number; kept?: boolean };
+  version: { version: number; kept?: boolean; digest?: string | null };
   live: number;
+  /** The live version's files: a version with the same would deploy the same code again. */
+  liveDigest?: string | null;
 }) {
+  const same = version.version !== live && !!version.digest && version.digest === liveDigest;
   return (
     <td>
-      {offered(version, live) ? (
+      {same ? (
+        <span class="muted">the live code</span>
+      ) : offered(version, live) ? (
         <a
           href={rollbackPath(name, version.version)}
           aria-label={`Roll back to version ${version.version}`}

@@ -30,6 +30,8 @@ interface AppItem {
   queueTimeout: number;
   /** Absent from an older control plane's answer: the default, 30 s. */
   startTimeout?: number;
+  /** What identifies the live version's files. */
+  digest?: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -42,6 +44,9 @@ interface Version {
   bytes: number;
   /** Its files are kept (the 10 newest): it can be rolled back to. Absent from older answers. */
   kept?: boolean;
+  digest?: string | null;
+  /** A rollback's: the version whose code it deployed again. */
+  rolledBackFrom?: number | null;
 }
 
 interface Replicas {
@@ -220,14 +225,19 @@ export function registerApps(dash: Hono<DashEnv>) {
             <Table label="Versions" head={["Version", "Deployed", "By", "Files", "Size", ""]}>
               {versions.data.versions.map((v) => (
                 <tr>
-                  <td class="num">{v.version}</td>
+                  <td class="num">
+                    {v.version}
+                    {v.rolledBackFrom ? (
+                      <div class="hint">{`rollback to ${v.rolledBackFrom}`}</div>
+                    ) : null}
+                  </td>
                   <td>
                     <Time at={v.createdAt} />
                   </td>
                   <td title={v.deployedBy.id}>{v.deployedBy.name ?? v.deployedBy.id}</td>
                   <td class="num">{v.files}</td>
                   <td class="num">{`${(v.bytes / 1024).toFixed(1)} KiB`}</td>
-                  <RollbackCell name={a.name} version={v} live={a.version} />
+                  <RollbackCell name={a.name} version={v} live={a.version} liveDigest={a.digest} />
                 </tr>
               ))}
             </Table>

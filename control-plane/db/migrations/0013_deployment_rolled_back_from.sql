@@ -1,0 +1,1 @@
+ALTER TABLE `deployments` ADD `rolled_back_from` integer;
