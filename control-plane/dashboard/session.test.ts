@@ -312,7 +312,7 @@ describe("dashboard actions", () => {
     // which the pages showed nowhere but in a tooltip.
     const audit = await (await page("/dashboard/audit-log?outcome=success", cookie)).text();
     expect(audit).toContain(
-      `href="/dashboard/audit-log?outcome=success&amp;actor=${f.owner.id}" aria-label="Entries by `,
+      `href="/dashboard/audit-log?outcome=success&amp;actor=${f.owner.id}" title="Entries by `,
     );
     expect(entry?.ip).toBe("203.0.113.7");
     expect(entry?.actor.id).toBe(f.owner.id);

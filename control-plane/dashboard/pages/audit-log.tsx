@@ -168,7 +168,7 @@ export function registerAuditLog(dash: Hono<DashEnv>) {
                       <div class="hint mono">
                         <a
                           href={`/dashboard/audit-log?${byActor(page, e.actor.id)}`}
-                          aria-label={`Entries by ${e.actor.name} (${e.actor.id})`}
+                          title={`Entries by ${e.actor.name}`}
                         >
                           {e.actor.id}
                         </a>
