@@ -56,3 +56,10 @@ export function hostView(
     };
   return { state: h.state, busy: `${h.busy}/${h.slots}`, queued: String(h.queued), apps };
 }
+
+/**
+ * The hosts registered with a join token, as `runlet hosts tokens|revoke` and the dashboard's
+ * join-tokens pages say them: `rack-b (up), rack-c (down)`, or none.
+ */
+export const joinedHostsText = (hosts: ReadonlyArray<{ name: string; state: string }>) =>
+  hosts.length === 0 ? "none" : hosts.map((h) => `${h.name} (${h.state})`).join(", ");

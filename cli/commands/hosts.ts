@@ -1,5 +1,5 @@
 import { hostJoinCommand } from "../../common/host-join.ts";
-import { type HostView, hostView } from "../../common/host-view.ts";
+import { type HostView, hostView, joinedHostsText } from "../../common/host-view.ts";
 import { LOCAL_HOST_TOKEN } from "../../common/protocol/hosts.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
 import { callApi, loadConfig, printTable } from "../config.ts";
@@ -54,12 +54,7 @@ interface HostToken {
 }
 
 /** A token's hosts in a line: `rack-b (up), rack-c (down)`, none, or `?` (not said). */
-const hostsOf = (t: HostToken) =>
-  !t.hosts
-    ? "?"
-    : t.hosts.length === 0
-      ? "none"
-      : t.hosts.map((h) => `${h.name} (${h.state})`).join(", ");
+const hostsOf = (t: HostToken) => (t.hosts ? joinedHostsText(t.hosts) : "?");
 
 export const hosts: Command = {
   name: "hosts",

@@ -5,6 +5,7 @@
  * which says what was done, or the API's refusal in its own words. Operators only, as the API.
  */
 import type { Hono } from "hono";
+import { joinedHostsText } from "../../../common/host-view.ts";
 import { LOCAL_HOST_TOKEN } from "../../../common/protocol/hosts.ts";
 import type { DashCtx, DashEnv } from "../api.ts";
 import { setFlash } from "../flash.ts";
@@ -28,8 +29,7 @@ export interface HostToken {
 }
 
 /** A token's hosts in a line: `rack-b (up), rack-c (down)`, or none. */
-export const hostsOf = (token: HostToken) =>
-  token.hosts.length === 0 ? "none" : token.hosts.map((h) => `${h.name} (${h.state})`).join(", ");
+export const hostsOf = (token: HostToken) => joinedHostsText(token.hosts);
 
 /** What the list says after a form: never a token (it is shown on the answer to its POST). */
 export type TokenFlash =
