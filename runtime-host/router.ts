@@ -38,9 +38,9 @@ const ROUTES: readonly Route[] = [
   {
     method: "GET",
     path: /^\/internal\/metrics$/,
-    handler: async (_req, res, _params, { pool, spares, trials }) =>
+    handler: async (_req, res, _params, { pool, spares }) =>
       sendJson(res, 200, {
-        apps: trials.withHeld(pool.stats()),
+        apps: pool.stats(),
         spares: { managed: spares.managed.pids(), custom: spares.custom.pids() },
       } satisfies HostMetrics),
   },

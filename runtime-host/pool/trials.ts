@@ -12,7 +12,7 @@
  */
 import type { OutputLine, TrialAnswer } from "../../common/protocol/deploy.ts";
 import { msSince } from "../runs/describe.ts";
-import type { AppStats, PoolTarget } from "./pool.ts";
+import type { PoolTarget } from "./pool.ts";
 import { linesOf } from "./replica-output.ts";
 import { isHostFailure, type Workload, WorkloadError } from "./workload.ts";
 
@@ -83,27 +83,6 @@ export class Trials {
     this.#asked.delete(key);
     clearTimeout(held.timer);
     return held.workload.accepting ? held.workload : undefined;
-  }
-
-  /**
-   * `stats` (the pool's, for `GET /internal/metrics`) with the replicas held here: ready and idle,
-   * they are the app's too. Right after a deploy, `runlet apps show` and the app's page said
-   * "0 idle" while its started replica waited here for its first call. Not in the heartbeat's
-   * counts, which a held replica joins once claimed.
-   */
-  withHeld(stats: AppStats[]): AppStats[] {
-    const all = stats.map((a) => ({ ...a, replicas: [...a.replicas] }));
-    for (const { workload, target } of this.#held.values()) {
-      if (!workload.accepting) continue;
-      const replica = { pid: workload.pid ?? null, ready: true, active: 0 };
-      const app = all.find((a) => a.project === target.project && a.app === target.app);
-      if (app) app.replicas.push(replica);
-      else {
-        const { project, app: name, version } = target;
-        all.push({ project, app: name, version, queued: 0, reserved: 0, replicas: [replica] });
-      }
-    }
-    return all;
   }
 
   /**

@@ -94,15 +94,6 @@ describe("a deploy's trial on the runtime host", () => {
     expect(JSON.parse(text)).toMatchObject({ started: true });
   });
 
-  it("counts the replica a trial holds among the app's in its metrics: ready and idle", async () => {
-    // Right after a deploy, `runlet apps show` said "0 idle" while this replica ran.
-    expect((await client.trial("p", "held", 1, answering("v1"))).status).toBe(200);
-    const apps = await client.metrics();
-    const app = apps.find((a: { app: string }) => a.app === "held");
-    expect(app).toMatchObject({ project: "p", version: 1, queued: 0 });
-    expect(app?.replicas).toEqual([{ pid: expect.any(Number), ready: true, active: 0 }]);
-  });
-
   it("stops the replica a trial holds when its app is deleted, and its files go", async () => {
     // A deploy, then a delete before any call: the replica of the deleted app's code ran on,
     // held for the app's cooldown (at least 30 s, up to a day), with the project's secrets.
