@@ -27,6 +27,11 @@ export const HEADER = {
    * app of that name is a later one (the first was deleted, another deployed since) refuses it.
    */
   appId: "X-Runlet-App-Id",
+  /**
+   * Internal: `1` on the hand-over of an async run without a webhook, whose result nobody reads.
+   * The host keeps none and reports none: such a run's result is not bounded by a delivery's.
+   */
+  noResult: "X-Runlet-No-Result",
 } as const;
 
 /** The branded webhook headers are built here and nowhere else. */

@@ -26,19 +26,23 @@ export async function runCall(
   const limitMs = deployment.config.response_grace_period * 1000;
   const started = performance.now();
   if ("http" in call) {
-    const http = await sendBuffered(httpWorkload(workload), call.http, limitMs, signal);
+    const keep = !call.noResult;
+    const http = await sendBuffered(httpWorkload(workload), call.http, limitMs, signal, keep);
     const runTimeMs = msSince(started);
     if (http.status_code < 500) return { status: "success", http, runTimeMs };
     const error = { message: `the app answered ${http.status_code}` };
     return { status: "failure", http, runTimeMs, error };
   }
+  const { runId, fn, payload, noResult } = call;
   const outcome = await functionWorkload(workload).invoke(
-    { ...call, async: true, signal },
+    { runId, fn, payload, async: true, signal },
     limitMs,
   );
   const runTimeMs = msSince(started);
   switch (outcome.kind) {
     case "returned": {
+      // Without a webhook nobody reads it, and it is not kept.
+      if (noResult) return { status: "success", result: null, runTimeMs };
       // Its one reader is the webhook, which takes what a custom app's answer may be: 10 MiB.
       // A larger one overflowed the Worker's 32 MiB RPC limit on the way to the run store.
       const bytes = jsonBytesOver(outcome.value, MAX_INVOKE_BODY_BYTES);
@@ -49,7 +53,7 @@ export async function runCall(
     case "threw":
       return { status: "failure", runTimeMs, error: { message: outcome.message } };
     case "not-found": {
-      const message = noFunction(deployment.app, call.fn, outcome.exports);
+      const message = noFunction(deployment.app, fn, outcome.exports);
       return { status: "failure", runTimeMs, error: { message } };
     }
   }

@@ -165,6 +165,20 @@ describe("async runs on the host", () => {
     expect(String(ends.run_fits?.result).length).toBe(limit);
   });
 
+  it("keeps no result of a run without a webhook (X-Runlet-No-Result), so any size is a success", async () => {
+    await deploy();
+    const noResult = { [HEADER.noResult]: "1" };
+    await submit("big", { bytes: 11 * 1024 * 1024 }, "run_unread", noResult);
+    await submit("work", { n: 2 }, "run_small", noResult);
+    await eventually(
+      async () => received.length,
+      (n) => n === 2,
+    );
+    const ends = Object.fromEntries(received.map((r) => [r.body.runId, r.body]));
+    expect(ends.run_unread).toMatchObject({ status: "success", result: null });
+    expect(ends.run_small).toMatchObject({ status: "success", result: null });
+  });
+
   it("fails a run that outlives response_grace_period, and stops it", async () => {
     await deploy({ response_grace_period: 1 });
     await submit("work", { n: 1, ms: 5_000 }, "run_a3");
@@ -334,6 +348,7 @@ describe("async runs of a custom app on the host", () => {
   let body = "";
   req.on("data", (c) => { body += c; });
   req.on("end", () => {
+    if (req.url === "/huge") return res.end("x".repeat(11 * 1024 * 1024));
     const status = req.url.startsWith("/broken") ? 503 : 201;
     res.writeHead(status, { "content-type": "application/json" });
     if (req.url === "/hang") return;
@@ -341,13 +356,19 @@ describe("async runs of a custom app on the host", () => {
   });
 }).listen(Number(process.env.PORT), "127.0.0.1");`;
 
-  const submitHttp = (path: string, runId: string, init: RequestInit = {}) =>
+  const submitHttp = (
+    path: string,
+    runId: string,
+    init: RequestInit = {},
+    headers: Record<string, string> = {},
+  ) =>
     fetch(`${host.url}/internal/async-http/p/web${path}`, {
       ...init,
       headers: {
         authorization: `Bearer ${TOKEN}`,
         [HEADER.runId]: runId,
         [HEADER.callbackUrl]: callbackUrl,
+        ...headers,
       },
     });
 
@@ -410,6 +431,24 @@ describe("async runs of a custom app on the host", () => {
     expect(hung?.body.runTimeMs).toBeGreaterThanOrEqual(1_000); // it ran until it was stopped
     // The replica was failed (and restarted) with every request it was serving.
     expect(await pidOf("run_p2")).toBe(before);
+  });
+
+  it("keeps no answer body of a run without a webhook, so any size is a success; one kept is bounded", async () => {
+    await submitHttp("/huge", "run_unread", { method: "GET" }, { [HEADER.noResult]: "1" });
+    await submitHttp("/huge", "run_read", { method: "GET" });
+    await eventually(
+      async () => received.length,
+      (n) => n === 2,
+    );
+    const ends = Object.fromEntries(received.map((r) => [r.body.runId, r.body]));
+    expect(ends.run_unread).toMatchObject({
+      status: "success",
+      http: { status_code: 200, body: "" },
+    });
+    expect(ends.run_read).toMatchObject({
+      status: "failure",
+      error: { message: "the app's answer is larger than 10 MiB" },
+    });
   });
 
   it("ends as failure when the app answers 500 or more, with its answer kept", async () => {

@@ -98,6 +98,7 @@ const NOT_FORWARDED = new Set([
   HEADER.callbackUrl.toLowerCase(),
   HEADER.waitMs.toLowerCase(),
   HEADER.appId.toLowerCase(),
+  HEADER.noResult.toLowerCase(),
   "connection",
   "host",
   "keep-alive",

@@ -40,6 +40,11 @@ function callbackOf(req: IncomingMessage): string | undefined {
   return url.href;
 }
 
+/** `X-Runlet-No-Result: 1`: the run has no webhook, and nobody reads its result. */
+function noResultOf(req: IncomingMessage): boolean {
+  return req.headers[HEADER.noResult.toLowerCase()] === "1";
+}
+
 export async function submitRun(
   req: IncomingMessage,
   res: ServerResponse,
@@ -57,12 +62,14 @@ export async function submitRun(
     `app '${names.app}' uses the custom runtime: async runs call functions`,
     { appId: acceptedForOf(req), runId },
   );
-  await start(req, res, runs, deployment, { fn, payload, runId });
+  await start(req, res, runs, deployment, { fn, payload, runId, noResult: noResultOf(req) });
 }
 
 /** Headers of the submission itself, not of the app's request. */
 const SUBMISSION_ONLY = new Set(
-  [HEADER.callbackUrl, HEADER.waitMs, "content-length"].map((name) => name.toLowerCase()),
+  [HEADER.callbackUrl, HEADER.waitMs, HEADER.noResult, "content-length"].map((name) =>
+    name.toLowerCase(),
+  ),
 );
 
 /** A custom app's async run: the request as it came (less the host's own headers), buffered. */
@@ -93,7 +100,7 @@ export async function submitHttpRun(
     headers,
     body,
   };
-  await start(req, res, runs, deployment, { runId, http });
+  await start(req, res, runs, deployment, { runId, http, noResult: noResultOf(req) });
 }
 
 /** The longest a submitter may wait for a run's end in the answer to its submission. */

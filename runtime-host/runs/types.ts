@@ -14,10 +14,14 @@ export interface HttpCall {
   body: Buffer;
 }
 
-/** What an async run does: call a function, or send a custom app one request. */
-export type AsyncCall =
-  | { runId: string; fn: string; payload: unknown }
-  | { runId: string; http: HttpCall };
+/**
+ * What an async run does: call a function, or send a custom app one request. `noResult`: the run
+ * has no webhook, so nobody reads its result; none is kept, whatever its size.
+ */
+export type AsyncCall = { runId: string; noResult?: boolean } & (
+  | { fn: string; payload: unknown }
+  | { http: HttpCall }
+);
 
 /** Who submitted a run, and how it waits for the answer. */
 export interface Submitter {

@@ -54,6 +54,17 @@ describe("what the host is sent", () => {
       "x-runlet-wait-ms": "100",
     });
     expect(await rowOf(run)).toMatchObject({ payload: null, request: null });
+    // Without a webhook nobody reads its result: the host is told to keep none.
+    expect(sent?.headers.get("x-runlet-no-result")).toBe("1");
+  });
+
+  it("a run with a webhook: the host is not told to keep no result", async () => {
+    const app = newApp();
+    const host = fakeHost(app);
+    const run = newRun(app);
+    await accept(run, { webhook: { url: `${HOOKS}/${run.runId}` } });
+    await statusIs(run, "running");
+    expect(host.handOvers[0]?.headers.has("x-runlet-no-result")).toBe(false);
   });
 
   it.each([

@@ -58,7 +58,15 @@ async function runOf(answer: Response): Promise<HostRunState | undefined> {
 export async function handOver(
   env: Env,
   host: Target,
-  run: { id: string; project: string; app: string; fn: string; appId?: string | null },
+  run: {
+    id: string;
+    project: string;
+    app: string;
+    fn: string;
+    appId?: string | null;
+    /** It has a webhook: the host reports its result (without one, nobody reads it). */
+    hooked?: boolean;
+  },
   payload: ArrayBuffer | null,
   request: AppRequest | null,
   callbackUrl: string,
@@ -70,6 +78,7 @@ export async function handOver(
     [HEADER.callbackUrl]: callbackUrl,
     [HEADER.waitMs]: String(HOST_WAIT_MS),
     ...(run.appId ? { [HEADER.appId]: run.appId } : {}),
+    ...(run.hooked === false ? { [HEADER.noResult]: "1" } : {}),
   };
   let answer: Response;
   try {
@@ -157,6 +166,7 @@ export async function handOverToBest(
     app: info.app,
     fn: run.fn,
     appId: run.app_id,
+    hooked: run.hooked === 1,
   };
   return handOver(env, host, target, run.payload, run.request, callbackUrl, signal);
 }

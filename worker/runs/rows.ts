@@ -161,4 +161,6 @@ export interface QueuedRun {
   request: AppRequest | null;
   /** The app it was accepted for (null: accepted before runs kept it). */
   app_id: string | null;
+  /** 1 when it has a webhook, the one reader of its result. */
+  hooked: number;
 }

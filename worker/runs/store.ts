@@ -166,7 +166,12 @@ export class RunStore {
         payload: ArrayBuffer | null;
         request: string | null;
         app_id: string | null;
-      }>("SELECT id, fn, payload, request, app_id FROM runs WHERE id = ? AND status = 'queued'", id)
+        hooked: number;
+      }>(
+        `SELECT id, fn, payload, request, app_id, hook_state IS NOT NULL AS hooked FROM runs
+         WHERE id = ? AND status = 'queued'`,
+        id,
+      )
       .toArray()[0];
     if (!row) return undefined;
     const payload = row.payload ?? this.parts.get(id, "payload") ?? null;

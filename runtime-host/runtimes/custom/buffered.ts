@@ -21,13 +21,15 @@ export class AppAnswerError extends Error {}
 /**
  * Sends `call` to the replica and resolves with its answer. Past `limitMs` it rejects with a
  * `timeout` WorkloadError; an answer too large, a server that fails, or an answer cut off before
- * its end (the app's process died mid-answer) rejects with `AppAnswerError`.
+ * its end (the app's process died mid-answer) rejects with `AppAnswerError`. Unless `keep`, the
+ * answer's body is read and let go (nobody reads it: a run without a webhook), of any size.
  */
 export function sendBuffered(
   replica: HttpWorkload,
   call: HttpCall,
   limitMs: number,
   signal: AbortSignal,
+  keep = true,
 ): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     const upstream = request(`${replica.origin}${call.pathAndQuery}`, {
@@ -53,6 +55,7 @@ export function sendBuffered(
       const chunks: Buffer[] = [];
       let size = 0;
       answer.on("data", (chunk: Buffer) => {
+        if (!keep) return;
         size += chunk.length;
         if (size > MAX_INVOKE_BODY_BYTES) {
           upstream.destroy();
@@ -64,7 +67,7 @@ export function sendBuffered(
       });
       answer.on("end", () => {
         clearTimeout(timer);
-        answerOf(answer, Buffer.concat(chunks)).then(resolve, reject);
+        answerOf(answer, keep ? Buffer.concat(chunks) : undefined).then(resolve, reject);
       });
       // Once the answer has begun, a connection that breaks (the app's process died, its server
       // reset it) is heard on the answer, not on the request: an `error` (with a listener) and
@@ -89,12 +92,11 @@ export function sendBuffered(
 }
 
 /** The app's whole answer as it is reported: decoded, its body text or base64. */
-async function answerOf(answer: IncomingMessage, bytes: Buffer): Promise<HttpAnswer> {
+async function answerOf(answer: IncomingMessage, bytes?: Buffer): Promise<HttpAnswer> {
+  const status_code = answer.statusCode ?? 502;
+  const content_type = answer.headers["content-type"] ?? null;
+  if (!bytes) return { status_code, content_type, body: "" }; // not kept
   const decoded = await decodeBody(bytes, answer.headers["content-encoding"]);
   if (!Buffer.isBuffer(decoded)) throw new AppAnswerError(decoded.error);
-  return {
-    status_code: answer.statusCode ?? 502,
-    content_type: answer.headers["content-type"] ?? null,
-    ...bodyOf(decoded),
-  };
+  return { status_code, content_type, ...bodyOf(decoded) };
 }
