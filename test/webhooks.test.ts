@@ -204,6 +204,22 @@ describe("async runs and webhooks, end to end", () => {
     expect(JSON.stringify(after)).not.toContain(secret);
   });
 
+  it("signs with the secret as HTTP defines the field: without the spaces around it", async () => {
+    // curl -H 'X-Webhook-Secret:   spaced   ' sends the spaces; fetch() would strip them here.
+    const answer = await nodeRequest(
+      `${runlet.local.apiUrl}/v4/${runlet.local.projectId}/jobs/run?async=true&${hook("/spaced")}`,
+      { method: "POST", headers: { ...auth(), "x-webhook-secret": " \t spaced \t " } },
+      (req) => req.end("{}"),
+    );
+    expect(answer.status).toBe(202);
+    const [delivery] = await receiver.waitFor("/spaced", 1);
+    const check = {
+      body: delivery?.body ?? "",
+      headers: delivery?.headers as Record<string, string>,
+    };
+    expect(await verifyWebhook({ secret: "spaced", ...check })).toMatchObject({ ok: true });
+  });
+
   it("forwards a sync run's response to the webhook without changing the caller's answer", async () => {
     const res = await run(`/jobs/run?${hook("/sync")}`, { body: JSON.stringify({ x: 1 }) });
     expect(res.status).toBe(200);

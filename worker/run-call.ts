@@ -230,11 +230,14 @@ export function webhookOf(c: Context<WorkerEnv>): WebhookRequest | undefined {
   return { url: target.href, ...(secret ? { secret } : {}) };
 }
 
-/** `X-Webhook-Secret`, the key that signs a delivery; 400 when it is too long. */
+/**
+ * `X-Webhook-Secret`, the key that signs a delivery; 400 when it is too long. The spaces and
+ * tabs around it are not the field's value (RFC 9110 §5.5), though workerd keeps the trailing.
+ */
 export function webhookSecretOf(c: Context<WorkerEnv>): string | undefined {
-  const secret = c.req.header(HEADER.webhookSecret);
+  const secret = c.req.header(HEADER.webhookSecret)?.replace(/^[ \t]+|[ \t]+$/g, "");
   // Sent empty (a variable that was not set): signed deliveries were meant, none can be made.
-  if (secret !== undefined && secret.trim() === "")
+  if (secret === "")
     throw new RunApiError(400, `${HEADER.webhookSecret} is empty: send the secret, or no header`);
   if (secret && secret.length > MAX_SECRET_LENGTH)
     throw new RunApiError(
