@@ -24,6 +24,7 @@ import { registerInternalRuns } from "./routes/internal-runs.ts";
 import { registerJwks } from "./routes/jwks.ts";
 import { registerKeys } from "./routes/keys.ts";
 import { registerCreateProject } from "./routes/projects-create.ts";
+import { registerGetProject } from "./routes/projects-get.ts";
 import { registerListProjects } from "./routes/projects-list.ts";
 import { registerUpdateProject } from "./routes/projects-update.ts";
 import { registerGetRun, registerListRuns } from "./routes/runs-list.ts";
@@ -76,6 +77,7 @@ export function createControlPlane(deps: Deps): ControlPlaneApp {
   registerInit(app);
   registerCreateProject(app);
   registerListProjects(app);
+  registerGetProject(app);
   registerUpdateProject(app);
   registerServiceAccounts(app);
   registerUsers(app);

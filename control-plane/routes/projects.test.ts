@@ -104,6 +104,25 @@ describe("query parameters", () => {
   });
 });
 
+describe("GET /v2/projects/{id}", () => {
+  it("answers the project with the caller's role to its owner and its members, 403 to others", async () => {
+    const owner = await f.call("GET", `/v2/projects/${f.projectId}`);
+    expect(owner.status).toBe(200);
+    const listed = (await body(await f.call("GET", "/v2/projects"))).projects as Body[];
+    expect(await body(owner)).toEqual(listed.find((p) => p.id === f.projectId));
+    expect(listed.find((p) => p.id === f.projectId)).toMatchObject({ role: "owner" });
+
+    const member = await f.call("GET", `/v2/projects/${f.projectId}`, { token: f.member.token });
+    expect(await body(member)).toMatchObject({ id: f.projectId, role: "member" });
+    const outsider = await f.call("GET", `/v2/projects/${f.projectId}`, {
+      token: f.outsider.token,
+    });
+    expect(outsider.status).toBe(403);
+    const missing = await f.call("GET", "/v2/projects/prj_missing");
+    expect(missing.status).toBe(404);
+  });
+});
+
 describe("PATCH /v2/projects/{id}", () => {
   it("changes name and plan for the owner and records what changed", async () => {
     const projectId = await f.addProject();
