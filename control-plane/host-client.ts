@@ -199,9 +199,12 @@ export function httpRuntimeHosts(
       for (const { id, metrics } of answers) {
         if (!metrics) continue;
         const found = metrics.apps.find((a) => a.project === project && a.app === app);
-        byHost.set(id, found ? appLoad(found) : { replicas: 0, busy: 0 });
+        const held = found?.held ?? 0; // a deploy's, for the first call: ready and idle
+        const load = found ? appLoad(found) : { replicas: 0, busy: 0 };
+        byHost.set(id, { ...load, replicas: load.replicas + held });
         if (!found) continue;
         counts.queued += found.queued;
+        counts.idle += held;
         for (const r of found.replicas) {
           if (!r.ready) counts.starting++;
           else if (r.active === 0) counts.idle++;

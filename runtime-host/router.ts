@@ -38,9 +38,9 @@ const ROUTES: readonly Route[] = [
   {
     method: "GET",
     path: /^\/internal\/metrics$/,
-    handler: async (_req, res, _params, { pool, spares }) =>
+    handler: async (_req, res, _params, { pool, spares, trials }) =>
       sendJson(res, 200, {
-        apps: pool.stats(),
+        apps: trials.withHeld(pool.stats()),
         spares: { managed: spares.managed.pids(), custom: spares.custom.pids() },
       } satisfies HostMetrics),
   },

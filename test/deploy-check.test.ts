@@ -162,6 +162,10 @@ describe("runlet deploy starts a replica of the version before it goes live", ()
     expect(deployed.stderr).toMatch(
       /Its replica started in \d+ ms \(runtime host hst_\w+\) and takes its first call\./,
     );
+    // The app's replicas say so (they said "0 idle … on hosts: none now").
+    const shown = await cli(["apps", "show", "warm"], runlet.env);
+    expect(shown.stdout).toMatch(/^ {2}replicas now +0 starting, 1 idle, 0 busy;/m);
+    expect(shown.stdout).toMatch(/^ {2}on hosts +local-1 \(1, 0 busy, up\)$/m);
     // Its module was loaded while the deploy ran: no second cold start after it.
     const first = await run("warm");
     expect(first.status).toBe(200);

@@ -76,6 +76,11 @@ export const hostMetricsSchema = z.object({
       replicas: z.array(
         z.object({ pid: z.nullable(z.number()), ready: z.boolean(), active: z.number() }),
       ),
+      /**
+       * Replicas a deploy's start check started and holds for the version's first call: ready,
+       * idle, and not in `replicas` (nor in the heartbeat's counts) until that call claims one.
+       */
+      held: z.optional(z.number()),
     }),
   ),
   /** The pids of the spare processes waiting for an app, per runtime. */

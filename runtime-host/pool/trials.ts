@@ -12,7 +12,7 @@
  */
 import type { OutputLine, TrialAnswer } from "../../common/protocol/deploy.ts";
 import { msSince } from "../runs/describe.ts";
-import type { PoolTarget } from "./pool.ts";
+import type { AppStats, PoolTarget } from "./pool.ts";
 import { linesOf } from "./replica-output.ts";
 import { isHostFailure, type Workload, WorkloadError } from "./workload.ts";
 
@@ -83,6 +83,25 @@ export class Trials {
     this.#asked.delete(key);
     clearTimeout(held.timer);
     return held.workload.accepting ? held.workload : undefined;
+  }
+
+  /**
+   * `stats` (the pool's, for `GET /internal/metrics`) with each app's `held` replicas: right after
+   * a deploy, `runlet apps show` said "0 idle" while the replica it started waited here.
+   */
+  withHeld(stats: AppStats[]): AppStats[] {
+    const all = stats.map((a) => ({ ...a }));
+    for (const { workload, target } of this.#held.values()) {
+      if (!workload.accepting) continue;
+      let app = all.find((a) => a.project === target.project && a.app === target.app);
+      if (!app) {
+        const { project, app: name, version } = target;
+        app = { project, app: name, version, queued: 0, reserved: 0, replicas: [] };
+        all.push(app);
+      }
+      app.held = (app.held ?? 0) + 1;
+    }
+    return all;
   }
 
   /**

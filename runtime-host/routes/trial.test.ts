@@ -94,6 +94,14 @@ describe("a deploy's trial on the runtime host", () => {
     expect(JSON.parse(text)).toMatchObject({ started: true });
   });
 
+  it("tells of the replica a trial holds in its metrics, apart from the app's replicas", async () => {
+    // Right after a deploy, `runlet apps show` said "0 idle" while this replica ran.
+    expect((await client.trial("p", "held", 1, answering("v1"))).status).toBe(200);
+    const apps = await client.metrics();
+    const app = apps.find((a: { app: string }) => a.app === "held");
+    expect(app).toMatchObject({ project: "p", version: 1, queued: 0, replicas: [], held: 1 });
+  });
+
   it("stops the replica a trial holds when its app is deleted, and its files go", async () => {
     // A deploy, then a delete before any call: the replica of the deleted app's code ran on,
     // held for the app's cooldown (at least 30 s, up to a day), with the project's secrets.
