@@ -256,6 +256,10 @@ describe("the dashboard, in a browser", () => {
     const token = (await page.locator("#new-token").textContent())?.trim() ?? "";
     expect(token).toMatch(/^ey/);
     expect((await api("/apps", token)).status).toBe(200);
+    // What a job needs beside it, as runlet tokens create says: the two addresses.
+    await expect(page.locator(".secret-once").textContent()).resolves.toContain(
+      `A job uses it with RUNLET_BASE_URL=${runlet.local.baseUrl} RUNLET_API_URL=${runlet.local.apiUrl} and RUNLET_TOKEN set to it`,
+    );
 
     await page.reload();
     expect(await page.locator("#new-token").count()).toBe(0);

@@ -98,6 +98,7 @@ form.inline label { color: var(--muted); }
 pre.logs { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 10px;
   overflow: auto; max-height: 480px; font-size: 12.5px; white-space: pre-wrap; word-break: break-word; }
 .secret-once { border: 2px solid var(--warn); border-radius: 8px; padding: 12px; margin: 0 0 16px; }
+.secret-once > h2 { margin-top: 0; }
 .secret-once > code { display: block; word-break: break-all; white-space: pre-wrap; margin: 8px 0; }
 .actions { display: flex; gap: 8px; flex-wrap: wrap; margin: 0 0 16px; }
 .tabs { display: flex; gap: 4px; margin: 0 0 12px; border-bottom: 1px solid var(--line); }

@@ -23,13 +23,13 @@ import {
   Notice,
   Pager,
   pageQuery,
-  SecretOnce,
   Status,
   Table,
   Time,
   withQuery,
 } from "../ui.tsx";
 import { type ProjectUser, ProjectUsers } from "./project-users.tsx";
+import { TokenOnce } from "./token-once.tsx";
 
 const PATH = "/dashboard/api-keys";
 
@@ -56,17 +56,6 @@ type Flash =
 /** The date `days` from today (the form's default expiry). */
 function inDays(days: number): string {
   return new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
-}
-
-function TokenOnce({ name, token }: { name: string; token: string }) {
-  return (
-    <SecretOnce title={`Token of ${name}`} secret={token}>
-      <p>
-        <strong>Copy it now: it is shown this once.</strong> Store it in a secret manager; Runlet
-        keeps only its id and can show it again to nobody.
-      </p>
-    </SecretOnce>
-  );
 }
 
 /**
@@ -97,7 +86,7 @@ async function listPage(c: DashCtx, made?: { name: string; token: string }) {
   const failed = flash?.kind === "error" ? flash : undefined;
   return c.html(
     <Page title="API keys" section={PATH} session={c.var.session}>
-      {made ? <TokenOnce name={made.name} token={made.token} /> : null}
+      {made ? <TokenOnce c={c} name={made.name} token={made.token} /> : null}
       {flash?.kind === "revoked" ? (
         <Notice kind="info">{`${flash.name} is revoked: its token no longer works.`}</Notice>
       ) : null}
