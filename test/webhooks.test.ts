@@ -264,6 +264,18 @@ describe("async runs and webhooks, end to end", () => {
     expect(receiver.received(callback)).toEqual([]);
   });
 
+  it("ends an async run without a webhook success whatever its result's size (nobody reads it)", async () => {
+    const res = await run("/jobs/huge?async=true");
+    expect(res.status).toBe(202);
+    const runId = res.headers.get("x-request-id") as string;
+    const done = await stateWhen(
+      "jobs",
+      runId,
+      (s) => s.status !== "queued" && s.status !== "running",
+    );
+    expect(done).toMatchObject({ status: "success" });
+  });
+
   it("delivers a failure for a sync answer it cannot deliver: over 10 MiB, or cut off", async () => {
     const big = await run(`/jobs/huge?${hook("/huge")}`);
     expect(big.status).toBe(200);
