@@ -310,6 +310,9 @@ describe("async runs and webhooks, end to end", () => {
     // The run's view has its delivery, as any run with a webhook has.
     const view = await stateWhen("jobs", runId, (v) => v.webhook?.state === "delivered");
     expect(view.status).toBe("failure");
+    // And the host it failed at, as the runs index has it (it said null: the operator's round).
+    expect(view.host).toMatch(/^hst_/);
+    expect(view.host).toBe((await indexed(runId, "failure", false))?.host);
   });
 
   it("times a streamed sync answer to its end, in its delivery and in the run's view", async () => {

@@ -9,8 +9,11 @@ import type { WorkerEnv } from "./env.ts";
 
 export class RunApiError extends Error {
   readonly code: ErrorCode;
-  /** The runtime host (registry id) the run failed at, once it reached one: for the runs index. */
-  host?: string;
+  /**
+   * The runtime host the run failed at, once it reached one (`id`: its registry id, null for
+   * RUNTIME_HOST_URL): for the runs index and the run's row.
+   */
+  host?: { id: string | null; url: string };
   /** How long the run ran on its host before it failed there (its process died): for the index. */
   runTimeMs?: number;
   /** The host refused the call's input before anything ran: no run for the index. */

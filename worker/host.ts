@@ -136,7 +136,7 @@ function waitFor(env: Env, host: Target, startTimeout?: number) {
 
 /** `err`, noting the host the run failed at (the runs index shows it). */
 function at(host: Target, err: RunApiError): RunApiError {
-  if (host.id) err.host = host.id;
+  err.host = host;
   return err;
 }
 
@@ -196,6 +196,7 @@ export function appHeaders(headers: Headers): Headers {
     HEADER.callbackUrl,
     HEADER.waitMs,
     HEADER.appId,
+    HEADER.noResult,
   ];
   for (const name of internal) out.delete(name);
   // Between the caller and the Worker, which has taken the body: sent on, the host's server

@@ -177,11 +177,12 @@ export async function reportingFailure<T>(
         // Known when it failed on its host once it ran (its process died mid-call).
         runTimeMs,
         ...(err instanceof Error ? { error: err.message } : {}),
-        ...(host ? { host } : {}),
+        ...(host?.id ? { host: host.id } : {}),
       }),
     );
     const message = err instanceof Error ? err.message : "the run failed";
-    deliver(c, call, fn, { status: "failure", error: { message }, run_time_ms: runTimeMs });
+    const failure = { status: "failure" as const, error: { message }, run_time_ms: runTimeMs };
+    deliver(c, call, fn, failure, host);
     throw err;
   }
 }
