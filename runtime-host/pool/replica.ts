@@ -260,7 +260,7 @@ export class ManagedReplica implements FunctionWorkload {
     const stopping = this.#process.stopping;
     const outOfMemory = this.#runOutput.outOfMemory || undefined;
     const failure = stopping
-      ? new WorkloadError({ kind: "closing" })
+      ? new WorkloadError({ kind: "closing", running: true })
       : new WorkloadError({
           kind: "exited",
           app: this.spec.app,
@@ -271,7 +271,7 @@ export class ManagedReplica implements FunctionWorkload {
         });
     this.#settleStart?.(
       stopping
-        ? failure
+        ? new WorkloadError({ kind: "closing" })
         : (this.#loadFailure ??
             appFailure(`its process exited during start-up (${exitOf({ code, signal })})`)),
     );

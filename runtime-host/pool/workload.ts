@@ -147,7 +147,7 @@ export type WorkloadFailure =
     }
   | { kind: "removed" }
   /** `elsewhere`: it waited for a slot and never started, so another host may take it. */
-  | { kind: "closing"; elsewhere?: true }
+  | { kind: "closing"; elsewhere?: true; running?: true }
   /** Its caller gave up (its signal aborted) while it still waited for a slot. */
   | { kind: "withdrawn" };
 
@@ -172,6 +172,8 @@ function describe(failure: WorkloadFailure): string {
     case "removed":
       return "the app was deleted";
     case "closing":
+      if (failure.running)
+        return "the runtime host stopped while the call ran there, and its process with it: the call may not have finished";
       return failure.elsewhere
         ? "the runtime host is stopping: the call had not started there"
         : "the runtime host is shutting down";
