@@ -1,11 +1,12 @@
 import { OpenAPIHono, type RouteConfig, z } from "@hono/zod-openapi";
 import { HEADER } from "../common/consts.ts";
 import { newId } from "../common/ids.ts";
+import { refuseUnrouted } from "./allowed-methods.ts";
 import { recordFailures } from "./audit/record.ts";
 import type { AppEnv, Deps } from "./context.ts";
 import { registerDashboard } from "./dashboard/index.tsx";
 import { viaDashboard } from "./dashboard/via.ts";
-import { ApiError, handleError } from "./errors.ts";
+import { handleError } from "./errors.ts";
 import { validationHook } from "./openapi.ts";
 import { registerDeployApp } from "./routes/apps-deploy.ts";
 import { registerGetAppOutput } from "./routes/apps-output.ts";
@@ -119,8 +120,7 @@ export function createControlPlane(deps: Deps): ControlPlaneApp {
     openapi: "3.1.0",
     info: { title: "Runlet management API", version: "1.0.0" },
   });
-  app.all("/v2/*", () => {
-    throw new ApiError("not_found", "no such management API route");
-  });
+  // A path of a route under another method is 405 with `Allow`; any other path 404.
+  app.all("/v2/*", (c) => refuseUnrouted(app, c, "no such management API route"));
   return app;
 }

@@ -47,12 +47,14 @@ it("publishes the signing key's JWKS from its SIGNING_KEY secret", async () => {
   expect(keys).toMatchObject([{ kid: JSON.parse(env.SIGNING_KEY).kid, alg: "ES256" }]);
 });
 
-it("serves the management API on D1: 401 without a token, 404 for unknown routes", async () => {
+it("serves the management API on D1: 401 without a token, 404 for unknown routes, 405 for a wrong method", async () => {
   const log = await call("/v2/projects/prj_x/audit-log");
   expect(log.status).toBe(401);
   expect(await log.json()).toMatchObject({ message: "missing Authorization header" });
   expect(log.headers.get("x-request-id")).toMatch(/^req_/);
   expect((await call("/v2/nope")).status).toBe(404);
+  const put = await call("/v2/projects/prj_x/audit-log", { method: "PUT" });
+  expect([put.status, put.headers.get("allow")]).toEqual([405, "GET, HEAD"]);
 });
 
 it("takes the first user with its BOOTSTRAP_TOKEN secret, and with no other token", async () => {
