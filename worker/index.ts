@@ -4,6 +4,7 @@
  * id), then the routes, then the one error renderer.
  */
 import { Hono } from "hono";
+import { allowedMethods, notAllowedMessage } from "../common/allowed-methods.ts";
 import { workerPath } from "../common/protocol/paths.ts";
 import type { WorkerEnv } from "./env.ts";
 import { renderError } from "./errors.ts";
@@ -34,15 +35,24 @@ app.post("/v4/:project/:app/:fn", (c) =>
   c.var.app.runtime === "custom" ? forwardToApp(c) : callFunction(c),
 );
 app.all("/v4/:project/:app/*", (c) =>
-  c.var.app.runtime === "custom" ? forwardToApp(c) : notAFunctionCall(c),
+  c.var.app.runtime === "custom"
+    ? forwardToApp(c)
+    : notAFunctionCall(c, allowedMethods(app, c.req.path)),
 );
 
 app.post(HOST_REPORT_PATH, internalOnly, hostReport);
 app.post(workerPath.wake, internalOnly, wake);
 
-app.notFound((c) =>
-  c.json({ message: `no route for ${c.req.method} ${c.req.path}`, code: "not_found" }, 404),
-);
+// A route's path under another method (`POST /v4/openapi.json`): 405 with `Allow`.
+app.notFound((c) => {
+  const { method, path } = c.req;
+  const allowed = allowedMethods(app, path);
+  if (allowed.length === 0)
+    return c.json({ message: `no route for ${method} ${path}`, code: "not_found" }, 404);
+  c.header("allow", allowed.join(", "));
+  const message = notAllowedMessage(method, path, allowed);
+  return c.json({ message, code: "method_not_allowed" }, 405);
+});
 app.onError(renderError);
 
 export default app;

@@ -86,7 +86,7 @@ function customAppOperation(method: string) {
     operationId: `callCustomApp${method[0]?.toUpperCase()}${method.slice(1)}`,
     summary: `${method.toUpperCase()} a custom app's path`,
     description:
-      "A custom-runtime app takes any method and any path below `/v4/{project}/{app}/`, of any depth (`function` stands for the path here). The request — method, path, query, headers, body — is forwarded to a replica and its answer comes back unchanged, with `X-Request-Id`. Runlet's own parameters (`async`, `webhookEndpoint`, `X-Webhook-Secret`, `Authorization`) are not forwarded. On a managed app, any method but POST is a 405.",
+      "A custom-runtime app takes any method and any path below `/v4/{project}/{app}/`, of any depth (`function` stands for the path here). The request — method, path, query, headers, body — is forwarded to a replica and its answer comes back unchanged, with `X-Request-Id`. Runlet's own parameters (`async`, `webhookEndpoint`, `X-Webhook-Secret`, `Authorization`) are not forwarded. On a managed app, any method but POST is a 405 with `Allow: POST`, and a method a run's own path does not take (`runs/{run_id}`, `…/deliveries`) a 405 whose `Allow` lists those it takes; on a custom app both are the app's own requests.",
     tags: ["custom apps"],
     security: [{ bearerAuth: [] }],
     parameters: [...RUN_CALL_PARAMETERS, ref("parameters", "function")],
@@ -95,7 +95,9 @@ function customAppOperation(method: string) {
       default: { description: "The app's own answer.", headers: REPLAYED },
       202: ACCEPTED,
       ...RUN_CALL_REFUSED,
-      405: error("The app is a managed app: it runs functions with POST only (`Allow: POST`)."),
+      405: error(
+        "The app is a managed app: it runs functions with POST only (`Allow: POST`); or, on a run's own path, the methods that path takes (`Allow: GET, HEAD, DELETE` for `runs/{run_id}`, `Allow: POST` for `…/deliveries`).",
+      ),
     },
   };
 }
@@ -191,7 +193,7 @@ export const openApiDocument = {
         operationId: "getRun",
         summary: "A run's state",
         description:
-          "A run of an app deleted since is still shown while the runs index has it (with its error and webhook deliveries while its shard keeps them); another id of that app is a 404, and cancelling or redelivering its runs is a 404 as any call of the app.",
+          "A run of an app deleted since is still shown while the runs index has it (with its error and webhook deliveries while its shard keeps them); another id of that app is a 404, and cancelling or redelivering its runs is a 404 as any call of the app. Another method than GET, HEAD or DELETE on this path is, on a managed app, a 405 with `Allow: GET, HEAD, DELETE` (`method_not_allowed`); on a custom app, the app's own request.",
         tags: ["runs"],
         security: [{ bearerAuth: [] }],
         responses: { 200: answer("The run.", ref("schemas", "Run")), ...REFUSED },
@@ -219,7 +221,7 @@ export const openApiDocument = {
         operationId: "redeliverRun",
         summary: "Deliver an ended run's outcome to its webhook again",
         description:
-          "A new delivery of the first one's body and `X-Request-Id`, to the run's first target or to `webhookEndpoint`, under the same retry rules; signed when this request carries `X-Webhook-Secret` (the first one's is not kept). The run's `webhook` is then this delivery, numbered, with the earlier ones.",
+          "A new delivery of the first one's body and `X-Request-Id`, to the run's first target or to `webhookEndpoint`, under the same retry rules; signed when this request carries `X-Webhook-Secret` (the first one's is not kept). The run's `webhook` is then this delivery, numbered, with the earlier ones. Another method on this path is, on a managed app, a 405 with `Allow: POST` (`method_not_allowed`); on a custom app, the app's own request.",
         tags: ["runs"],
         security: [{ bearerAuth: [] }],
         parameters: [

@@ -4,6 +4,7 @@
  * background (`?async=true`: `202 {run_id}`).
  */
 import type { Context } from "hono";
+import { notAllowedMessage } from "../../common/allowed-methods.ts";
 import { didYouMean } from "../../common/closest.ts";
 import { functionInputOf } from "../../common/function-input.ts";
 import { noFunction } from "../../common/no-function.ts";
@@ -136,13 +137,20 @@ async function runNow(c: FunctionContext, call: RunCall, fn: string, body: Array
 
 /**
  * Any other method or path of a managed app: 405, naming the one that works; a read or cancel
- * of something under `runs/` that is not a run id: 404 saying what a run id looks like.
+ * of something under `runs/` that is not a run id: 404 saying what a run id looks like. A run's
+ * own path (`runs/{run_id}`, `…/deliveries`) under another method: 405 naming `allowed`, the
+ * methods its routes take (until 2026-11-27 it said `Allow: POST`, a function's).
  */
-export function notAFunctionCall(c: Context<WorkerEnv>): never {
+export function notAFunctionCall(c: Context<WorkerEnv>, allowed: string[]): never {
   const project = c.req.param("project") as string;
   const app = c.req.param("app") as string;
-  const under = c.req.path.slice(`/v4/${project}/${app}/`.length);
-  if (under.startsWith("runs/") && (c.req.method === "GET" || c.req.method === "DELETE")) {
+  const { method, path } = c.req;
+  const under = path.slice(`/v4/${project}/${app}/`.length);
+  if (under.includes("/") && allowed.length > 0) {
+    c.header("allow", allowed.join(", "));
+    throw new RunApiError(405, notAllowedMessage(method, path, allowed));
+  }
+  if (under.startsWith("runs/") && (method === "GET" || method === "DELETE")) {
     const id = under.slice("runs/".length).slice(0, 60);
     throw new RunApiError(404, `no run '${id}': a run id is 'run_' and 26 characters`);
   }

@@ -320,6 +320,65 @@ describe("run API: async runs, run state and webhooks", () => {
     }
   });
 
+  it("a run's path under a method it does not take: 405 with Allow naming its methods (a managed app)", async () => {
+    const headers = { authorization: `Bearer ${await sign()}` };
+    appIsDeployed(); // asked once, then known for 10 s
+    const runId = newRunId();
+    const path = `/v4/${PROJECT}/hello/runs/${runId}`;
+    for (const [method, at, allow] of [
+      ["POST", path, "GET, HEAD, DELETE"],
+      ["PUT", path, "GET, HEAD, DELETE"],
+      ["GET", `${path}/deliveries`, "POST"],
+      ["DELETE", `${path}/deliveries`, "POST"],
+    ] as const) {
+      const res = await SELF.fetch(`https://api.test${at}`, { method, headers });
+      const named = allow.replace(", HEAD", "");
+      expect([method, at, res.status, res.headers.get("allow"), await res.json()]).toEqual([
+        method,
+        at,
+        405,
+        allow,
+        {
+          message: `${method} is not allowed on ${at}; it takes ${named}`,
+          code: "method_not_allowed",
+          run_id: expect.stringMatching(/^run_/),
+        },
+      ]);
+    }
+  });
+
+  it("a run's path under another method on a custom app is the app's own request", async () => {
+    const authorization = `Bearer ${await sign()}`;
+    appIsDeployed("web", "custom");
+    const sent = hostTakesNext("web", "async-http");
+    const runId = newRunId();
+    const { res } = await call(`/v4/${PROJECT}/web/runs/${runId}?async=true`, {
+      method: "PUT",
+      headers: { authorization },
+      body: "x",
+    });
+    expect(res.status).toBe(202);
+    await until("the hand-over", () => sent.length === 1);
+    expect(sent[0]).toMatchObject({
+      method: "PUT",
+      path: `/internal/async-http/${PROJECT}/web/runs/${runId}`,
+    });
+  });
+
+  it("a path the Worker serves under another method is 405 with Allow; one it does not serve 404", async () => {
+    const openapi = await SELF.fetch("https://api.test/v4/openapi.json", { method: "POST" });
+    expect([openapi.status, openapi.headers.get("allow"), await openapi.json()]).toEqual([
+      405,
+      "GET, HEAD",
+      {
+        message: "POST is not allowed on /v4/openapi.json; it takes GET",
+        code: "method_not_allowed",
+      },
+    ]);
+    const nowhere = await SELF.fetch("https://api.test/v4/nowhere", { method: "POST" });
+    expect([nowhere.status, nowhere.headers.get("allow")]).toEqual([404, null]);
+  });
+
   it("answers 429 {message, run_id} once the app's queue is full", async () => {
     const headers = { authorization: `Bearer ${await sign()}` };
     appIsDeployed("full");
