@@ -17,6 +17,8 @@ it("takes a duration, an RFC 3339 time or a date (its end, UTC), each as the con
     "3650d": "2036-11-24T06:00:00.000Z",
     "2027-01-31T00:00:00Z": "2027-01-31T00:00:00Z",
     "2027-01-31T00:00:00.5+02:00": "2027-01-31T00:00:00.5+02:00",
+    // RFC 3339 §5.6 lets T and Z be written t and z; sent in upper case.
+    "2027-01-31t00:00:00z": "2027-01-31T00:00:00Z",
     "2027-01-01": "2027-01-01T23:59:59Z",
     "2028-02-29": "2028-02-29T23:59:59Z",
   };
@@ -37,6 +39,7 @@ it("refuses anything else in one line saying what it takes: not a time, past, or
     "2027-02-30",
     "2027-13-01",
     "2027-01-01T00:00Z",
+    "2027-01-01t00:00:00",
     "2027-01-01 00:00:00Z",
     "2027-01-01T00:00:00",
     "Jan 1 2027",

@@ -4,12 +4,16 @@
  * expiry.ts), before any request: `90` or `2027-01-01` went to the server and came back as its
  * 400, with a failure in the audit log.
  */
+import { upperCaseTime } from "../common/rfc3339.ts";
 import { MAX_TOKEN_LIFETIME_DAYS } from "../common/token-state.ts";
 import { CliError, durationMs } from "./command.ts";
 
 const DAY_MS = 86_400_000;
 
-/** RFC 3339 with an offset, as the control plane takes it (zod's `z.iso.datetime({offset})`). */
+/**
+ * RFC 3339 with an offset, as the control plane takes it (zod's `z.iso.datetime({offset})`), once
+ * its `t` and `z` are upper case (common/rfc3339.ts).
+ */
 const RFC_3339 =
   /^(\d{4}-\d{2}-\d{2})T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d+)?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -29,12 +33,14 @@ function realDay(date: string): boolean {
  */
 export function expiryOf(text: string, now = Date.now()): string {
   const ms = durationMs(text);
-  const time = RFC_3339.exec(text);
+  // RFC 3339 lets T and Z be t and z: sent in upper case, as an older control plane takes them.
+  const upper = upperCaseTime(text);
+  const time = RFC_3339.exec(upper);
   const expiresAt =
     ms !== undefined
       ? new Date(now + ms).toISOString()
       : time?.[1] && realDay(time[1])
-        ? text
+        ? upper
         : DATE.test(text) && realDay(text)
           ? `${text}T23:59:59Z`
           : undefined;

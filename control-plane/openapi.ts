@@ -6,6 +6,7 @@ import { bodyLimit } from "hono/body-limit";
 import { describeZodError } from "../common/app-config.ts";
 import { ERROR_STATUS, type ErrorCode } from "../common/errors.ts";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../common/page-size.ts";
+import { upperCaseTime } from "../common/rfc3339.ts";
 import type { AppEnv } from "./context.ts";
 import { ApiError } from "./errors.ts";
 import { loneSurrogateAt } from "./lone-surrogates.ts";
@@ -85,6 +86,18 @@ export const pageSizeParam = z
     example: "50",
     description: `1 to ${MAX_PAGE_SIZE}; default ${DEFAULT_PAGE_SIZE}.`,
   });
+
+/**
+ * An RFC 3339 date-time with its offset (zod's ISO check: real days, hours to 23, offsets to
+ * ±23:59), its `t` and `z` taken as `T` and `Z` (RFC 3339 §5.6), and passed on in upper case.
+ * `error` is the message of a value that is none.
+ */
+export const rfc3339Time = (error: z.core.$ZodISODateTimeParams["error"]) =>
+  z
+    .string()
+    .transform(upperCaseTime)
+    .pipe(z.iso.datetime({ offset: true, error }))
+    .openapi({ type: "string", format: "date-time" });
 
 export const SMALL_BODY_BYTES = 256 * 1024;
 

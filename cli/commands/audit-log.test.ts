@@ -50,6 +50,11 @@ describe("runlet audit-log --from and --to", () => {
       "users.create",
       "projects.create",
     ]);
+    // A time whose T and Z are written t and z (RFC 3339 §5.6): it was refused with 400.
+    const hourAgo = new Date(Date.now() - 3_600_000).toISOString().toLowerCase();
+    const lower = await cli(["audit-log", "--from", hourAgo, "--json"], first.env);
+    expect(lower.code, lower.stderr).toBe(0);
+    expect(JSON.parse(lower.stdout).logs).toHaveLength(2);
     const before = await cli(["audit-log", "--to", "90m", "--json"], first.env);
     expect(JSON.parse(before.stdout).logs).toEqual([]);
     const exported = await cli(["audit-log", "--export", "ndjson", "--from", "7d"], first.env);

@@ -3,6 +3,7 @@ import { createWriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
 import type { Writable } from "node:stream";
 import { finished } from "node:stream/promises";
+import { upperCaseTime } from "../../common/rfc3339.ts";
 import { CliError, type Command, durationMs, pageLimit, takesOnly } from "../command.ts";
 import {
   type CliConfig,
@@ -36,13 +37,14 @@ The project's audit log, newest first (project owners only).
 const FILTERS = ["from", "to", "action", "actor", "outcome"] as const;
 
 /**
- * `--from 24h`: that long before now, as the API's RFC 3339 time; a time is sent as given. The
- * API took times alone, so "the last day" meant working out a timestamp by hand, though
- * `tokens create --expires` takes durations.
+ * `--from 24h`: that long before now, as the API's RFC 3339 time; a time is sent as given (its
+ * `t` and `z` in upper case, as a control plane before 2026-11-27 takes them). The API took times
+ * alone, so "the last day" meant working out a timestamp by hand, though `tokens create
+ * --expires` takes durations.
  */
 function ago(text: string, now = Date.now()): string {
   const ms = durationMs(text);
-  return ms === undefined ? text : new Date(now - ms).toISOString();
+  return ms === undefined ? upperCaseTime(text) : new Date(now - ms).toISOString();
 }
 
 /**

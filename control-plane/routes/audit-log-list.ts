@@ -10,6 +10,7 @@ import {
   errorResponses,
   pageSizeParam,
   projectIdParam,
+  rfc3339Time,
 } from "../openapi.ts";
 import { nextPageFields, readPageToken } from "../page-token.ts";
 
@@ -19,15 +20,11 @@ import { nextPageFields, readPageToken } from "../page-token.ts";
  */
 const rfc3339 = (what: string) => {
   const base = `must be an RFC 3339 date-time (${what}), like 2026-11-22T09:30:00Z`;
-  return z.iso
-    .datetime({
-      offset: true,
-      error: (issue) =>
-        typeof issue.input === "string" && /T[\d:.]+ \d{2}:\d{2}$/.test(issue.input)
-          ? `${base}; a '+' in a query string reads as a space: send the offset as %2B01:00`
-          : base,
-    })
-    .openapi({ format: "date-time" });
+  return rfc3339Time((issue) =>
+    typeof issue.input === "string" && /T[\d:.]+ \d{2}:\d{2}$/.test(issue.input)
+      ? `${base}; a '+' in a query string reads as a space: send the offset as %2B01:00`
+      : base,
+  );
 };
 
 export const auditLogQuery = z.strictObject({

@@ -79,6 +79,14 @@ describe("service accounts", () => {
     expect(JSON.stringify(row)).not.toContain(String(created.token));
   });
 
+  it("takes an expiresAt whose T and Z are written t and z (RFC 3339 §5.6)", async () => {
+    const expiresAt = "2027-01-31t00:00:00.5z";
+    const at = Date.parse("2027-01-31T00:00:00.5Z");
+    if (at > Date.now() + 3650 * 86_400_000) throw new Error("the case's time is too far ahead");
+    const created = await createAccount({ expiresAt });
+    expect(created.expiresAt).toBe(new Date(at).toISOString());
+  });
+
   it("defaults to the member role, which may list apps but not read the audit log", async () => {
     const created = await createAccount();
     expect(created.role).toBe("member");

@@ -95,6 +95,9 @@ export function auditLogCases(open: () => Promise<Database>) {
       ["from=2026-02-30T00:00:00Z", /^from: /],
       ["from=2026-11-22T10:00:00", /^from: /],
       ["to=2026-11-22T10:00:00", /^to: /],
+      // A lower-case t and z are RFC 3339's (§5.6); an offset is still needed.
+      ["from=2026-11-22t10:00:00", /^from: must be an RFC 3339/],
+      ["from=2026-11-22t25:00:00z", /^from: must be an RFC 3339/],
       // An offset written with a bare '+' (curl, a hand-made link) arrives as a space.
       ["from=2026-11-22T10:00:00+01:00", /^from: .*a '\+' in a query string reads as a space/],
       ["to=now", /^to: /],
@@ -372,6 +375,10 @@ export function auditLogCases(open: () => Promise<Database>) {
       const to = new Date(t + 1000).toISOString();
       const { body } = await page(projectId, `from=${from}&to=${to}`);
       expect(body.logs.map((l) => Date.parse(l.timestamp))).toEqual([t + 1000, t]);
+      // RFC 3339 §5.6 lets T and Z be written t and z: the same window (it was a 400).
+      const lower = await page(projectId, `from=${from.toLowerCase()}&to=${to.toLowerCase()}`);
+      expect(lower.status, JSON.stringify(lower.body)).toBe(200);
+      expect(lower.body.logs.map((l) => Date.parse(l.timestamp))).toEqual([t + 1000, t]);
     });
 
     it("filters by action, actor, outcome and any combination", async () => {
