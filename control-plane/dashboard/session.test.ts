@@ -656,6 +656,22 @@ describe("dashboard actions", () => {
     expect(html).toContain('step="any"');
   });
 
+  it("export the audit log for the times its page takes: a datetime-local value is UTC there too", async () => {
+    const cookie = await signIn();
+    const window = "from=2026-11-27T05:16&to=2026-11-27T05:17:30.5";
+    const html = await (await page(`/dashboard/audit-log?${window}`, cookie)).text();
+    expect(html).not.toContain('class="notice notice-error"');
+    // The page's own link holds the API's times; a link edited by hand holds the page's (a 400).
+    expect(html).toContain("from=2026-11-27T05%3A16%3A00Z&amp;to=2026-11-27T05%3A17%3A30.5Z");
+    const res = await page(`/dashboard/audit-log/export?format=csv&${window}`, cookie);
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/csv/);
+    // What is neither is still the API's 400, in its words.
+    const bad = await page("/dashboard/audit-log/export?format=csv&from=yesterday", cookie);
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain("from: must be an RFC 3339 date-time");
+  });
+
   it("tell a member why the audit log is not theirs to read", async () => {
     const res = await page("/dashboard/audit-log", await signIn(f.member.token));
     const html = await res.text();

@@ -207,9 +207,15 @@ export function registerAuditLog(dash: Hono<DashEnv>) {
     );
   });
 
-  // The API's export, streamed through as it comes (every page of the filter).
+  // The API's export, streamed through as it comes (every page of the filter). Its times are
+  // the page's: a `datetime-local` value is UTC here too (a link edited by hand was the API's 400).
   dash.get("/audit-log/export", async (c) => {
-    const query = new URL(c.req.url).searchParams;
+    const query = new URLSearchParams(
+      [...new URL(c.req.url).searchParams].map(([name, value]) => [
+        name,
+        name === "from" || name === "to" ? rfc3339(value.trim()) : value,
+      ]),
+    );
     const res = await c.var.api.raw(`/audit-log/export?${query}`);
     if (!res.ok) {
       const body = (await res.json().catch(() => ({}))) as { message?: string };
