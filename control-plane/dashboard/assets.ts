@@ -53,6 +53,12 @@ tbody tr:last-child td { border-bottom: 0; }
 td.wrap { white-space: normal; word-break: break-word; min-width: 240px; max-width: 480px; }
 td.clip { max-width: 220px; overflow: hidden; text-overflow: ellipsis; }
 td.apps { white-space: normal; min-width: 140px; max-width: 320px; }
+/* A name people chose (an account, a user, a token, a host, who made it): it wraps, within a word
+   if it has no space, so a 64-character one leaves the table its page's width and its row's
+   buttons on screen. The cells kept it on one line: the table scrolled sideways. */
+td.name { white-space: normal; overflow-wrap: anywhere; min-width: 8rem; }
+.name { white-space: normal; overflow-wrap: anywhere; }
+td.name .mono { white-space: nowrap; } /* an id beside it stays whole */
 td .button + .button { margin-left: 6px; }
 .status { font-weight: 600; }
 .status-success, .status-delivered, .status-active, .status-up { color: var(--ok); }

@@ -142,7 +142,7 @@ describe("the join-tokens page", () => {
     const ask = `${TOKENS}/${id}/revoke`;
     const listed = rowOf(await (await page(TOKENS, cookie)).text(), id);
     expect(listed).toContain(`href="${ask}"`);
-    expect(listed).toContain("<td>rack (up)</td>"); // the hosts that joined with it
+    expect(listed).toContain(`<td class="name">rack (up)</td>`); // the hosts that joined with it
     const confirm = await page(ask, cookie);
     expect(confirm.status).toBe(200);
     const form = await confirm.text();
@@ -195,7 +195,7 @@ describe("the join-tokens page", () => {
     const byMember = await createHostToken(f.db, { name: "by-mel", createdBy: f.member.id });
     const byGone = await createHostToken(f.db, { name: "by-gone", createdBy: "usr_gone" });
     const html = await (await page(TOKENS, await operator())).text();
-    expect(rowOf(html, byMember.id)).toContain("<td>Mel Member</td>");
+    expect(rowOf(html, byMember.id)).toContain(`<td class="name">Mel Member</td>`);
     expect(rowOf(html, byGone.id)).toContain('<span class="mono">usr_gone</span>');
   });
 

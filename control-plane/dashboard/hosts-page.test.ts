@@ -113,7 +113,7 @@ describe("the hosts page", () => {
     const html = await (await page("/dashboard/hosts", await operator())).text();
 
     const upRow = rowOf(html, up);
-    expect(upRow).toContain(`<td>rack-up<div class="hint mono">${up}</div></td>`);
+    expect(upRow).toContain(`<td class="name">rack-up<div class="hint mono">${up}</div></td>`);
     expect(upRow).toContain("heard <time");
     expect(upRow).toContain("http://10.9.0.1:8790");
     expect(upRow).toContain('<span class="status status-up">up</span>');

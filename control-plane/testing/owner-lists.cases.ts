@@ -170,14 +170,14 @@ export function ownerListsCases(open: () => Promise<Database>) {
       };
       const accounts = await walk(
         "/dashboard/api-keys",
-        /<td>([^<]+)<div class="hint mono"><a href="\/dashboard\/audit-log\?actor=sa_/g,
+        /<td class="name">([^<]+)<div class="hint mono"><a href="\/dashboard\/audit-log\?actor=sa_/g,
         "Pages of service accounts",
       );
       expect(accounts).toHaveLength(n);
       expect(new Set(accounts).size).toBe(n);
       const people = await walk(
         "/dashboard/api-keys",
-        /<td title="usr_[^"]+">([^<]+)<\/td>/g,
+        /<td class="name" title="usr_[^"]+">([^<]+)<\/td>/g,
         "Pages of users",
       );
       expect(people).toEqual([

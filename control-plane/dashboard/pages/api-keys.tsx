@@ -136,7 +136,7 @@ async function listPage(c: DashCtx, made?: { name: string; token: string }) {
             ) : (
               listed.data.serviceAccounts.map((a) => (
                 <tr>
-                  <td>
+                  <td class="name">
                     {a.name}
                     {/* Names may repeat; the id tells accounts apart and is the audit log's actor. */}
                     <div class="hint mono">
@@ -149,7 +149,7 @@ async function listPage(c: DashCtx, made?: { name: string; token: string }) {
                   </td>
                   <td>
                     <Time at={a.createdAt} />
-                    <div class="hint" title={a.createdBy}>
+                    <div class="hint name" title={a.createdBy}>
                       by {a.createdByName ?? a.createdBy}
                     </div>
                   </td>

@@ -100,7 +100,7 @@ export function registerApps(dash: Hono<DashEnv>) {
             ) : (
               listed.data.apps.map((a) => (
                 <tr>
-                  <td>
+                  <td class="name">
                     <a href={`/dashboard/apps/${a.name}`}>{a.name}</a>
                   </td>
                   <td>{a.runtime}</td>
@@ -234,7 +234,9 @@ export function registerApps(dash: Hono<DashEnv>) {
                   <td>
                     <Time at={v.createdAt} />
                   </td>
-                  <td title={v.deployedBy.id}>{v.deployedBy.name ?? v.deployedBy.id}</td>
+                  <td class="name" title={v.deployedBy.id}>
+                    {v.deployedBy.name ?? v.deployedBy.id}
+                  </td>
                   <td class="num">{v.files}</td>
                   <td class="num">{`${(v.bytes / 1024).toFixed(1)} KiB`}</td>
                   <RollbackCell name={a.name} version={v} live={a.version} liveDigest={a.digest} />

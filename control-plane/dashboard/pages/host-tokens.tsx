@@ -80,11 +80,11 @@ function TokenRow({ t, me }: { t: HostToken; me: string }) {
       : `${t.createdByName}${t.createdBy === me ? " (you)" : ""}`;
   return (
     <tr>
-      <td>
+      <td class="name">
         {t.name}
         <div class="hint mono">{t.id}</div>
       </td>
-      <td>{by ?? <span class="mono">{t.createdBy}</span>}</td>
+      <td class="name">{by ?? <span class="mono">{t.createdBy}</span>}</td>
       <td>
         <Time at={t.createdAt} />
       </td>
@@ -97,7 +97,7 @@ function TokenRow({ t, me }: { t: HostToken; me: string }) {
           <Status value="active" />
         )}
       </td>
-      <td>{hostsOf(t)}</td>
+      <td class="name">{hostsOf(t)}</td>
       <td>{t.revokedAt ? null : <RevokeLink token={t} />}</td>
     </tr>
   );

@@ -40,7 +40,7 @@ function HostRow({ h, now }: { h: Host; now: number }) {
   // Name and id, state and when last heard, each in one cell: the table fits a laptop's width.
   return (
     <tr>
-      <td>
+      <td class="name">
         {h.name}
         <div class="hint mono">{h.id}</div>
       </td>

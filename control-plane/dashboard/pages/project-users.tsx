@@ -32,7 +32,9 @@ export function ProjectUsers({ listed }: { listed: Answer<{ users: ProjectUser[]
         ) : (
           listed.data.users.map((u) => (
             <tr>
-              <td title={u.id}>{u.name}</td>
+              <td class="name" title={u.id}>
+                {u.name}
+              </td>
               <td>{u.role}</td>
               <td>{u.operator ? "yes" : "no"}</td>
               <td>

@@ -75,7 +75,9 @@ export function registerSecrets(dash: Hono<DashEnv>) {
                     <td>
                       <Time at={s.updatedAt} />
                     </td>
-                    <td title={s.updatedBy}>{s.updatedByName}</td>
+                    <td class="name" title={s.updatedBy}>
+                      {s.updatedByName}
+                    </td>
                     <td>
                       <a
                         class="button secondary"

@@ -1,0 +1,109 @@
+// Long names in the dashboard's tables, in a real browser (Debian's Chromium) at 1280 px against a
+// real control plane over libSQL: a name of 64 characters without a space (the most a service
+// account, a user, a join token or a host may have) wraps in its cell, so each table fits the
+// page and the row's Revoke stays on screen. The cells kept every name on one line: the API keys
+// table scrolled sideways, its Revoke button past the right edge.
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { eq } from "drizzle-orm";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { users } from "../control-plane/db/schema.ts";
+import { serveControlPlane } from "../control-plane/listen.ts";
+import { libsqlFixture } from "../control-plane/testing/libsql.ts";
+import { launchChromium, newContext, screenshotOnFailure, seriousViolations } from "./browser.ts";
+
+let f: Awaited<ReturnType<typeof libsqlFixture>>;
+let server: Server;
+let base: string;
+let browser: Browser;
+let page: Page;
+const errors: string[] = [];
+
+/** A name as long as names go, with nowhere to break it. */
+const long = (letter: string) => letter.repeat(64);
+
+const call = async (method: string, path: string, token: string, body?: unknown) => {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  expect(res.status, `${method} ${path}: ${await res.clone().text()}`).toBeLessThan(300);
+  return res.status === 204 ? {} : ((await res.json()) as Record<string, string>);
+};
+
+beforeAll(async () => {
+  f = await libsqlFixture();
+  await f.db.update(users).set({ operator: true }).where(eq(users.id, f.owner.id));
+  server = serveControlPlane(f.app, { port: 0, hostname: "127.0.0.1" });
+  await new Promise<void>((resolve) => server.once("listening", resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  // A user with a long name, owner and operator, who makes the rest: their name shows as "by".
+  const project = `/v2/projects/${f.projectId}`;
+  const expiresAt = new Date(Date.now() + 30 * 86_400_000).toISOString();
+  const user = await call("POST", `${project}/users`, f.owner.token, {
+    name: long("u"),
+    expiresAt,
+    role: "owner",
+    operator: true,
+  });
+  const token = user.token as string;
+  await call("POST", `${project}/service-accounts`, token, { name: long("s"), expiresAt });
+  await call("PUT", `${project}/secrets/LONG_NAMES`, token, { value: "x" });
+  const join = await call("POST", "/v2/hosts/tokens", token, { name: long("j") });
+  await call("POST", "/internal/hosts", join.token as string, {
+    name: long("h"),
+    address: "http://10.8.1.2:8790",
+    slots: 4,
+    memoryMb: 1024,
+  });
+
+  browser = await launchChromium();
+  const { url } = await call("POST", `${project}/dashboard-links`, f.owner.token);
+  page = await (await newContext(browser, errors)).newPage();
+  await page.goto(url as string);
+}, 60_000);
+
+screenshotOnFailure(() => page);
+
+afterAll(async () => {
+  await browser?.close();
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  await f?.cleanup();
+});
+
+/** The tables of the page that scroll sideways, by label, with how far. */
+const wideTables = () =>
+  page.$$eval(".table-wrap", (wraps) =>
+    wraps
+      .filter((w) => w.scrollWidth > w.clientWidth)
+      .map((w) => `${w.getAttribute("aria-label")}: ${w.scrollWidth} > ${w.clientWidth}`),
+  );
+
+describe("a name of 64 characters without a space, at 1280 px", () => {
+  it("wraps on the API keys page: the service account's Revoke stays on screen", async () => {
+    await page.goto(`${base}/dashboard/api-keys`);
+    const row = page.locator("tr", { hasText: long("s") });
+    await expect(row.textContent()).resolves.toContain(`by ${long("u")}`);
+    const revoke = await row.getByRole("link", { name: /Revoke/ }).boundingBox();
+    expect(revoke && revoke.x + revoke.width).toBeLessThanOrEqual(1280);
+    await expect(page.locator("tr", { hasText: long("u") }).count()).resolves.toBeGreaterThan(0);
+    expect(await wideTables()).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
+  });
+
+  it("wraps on the secrets, hosts and join-token pages too", async () => {
+    for (const [path, name] of [
+      ["/dashboard/secrets", long("u")],
+      ["/dashboard/hosts", long("h")],
+      ["/dashboard/hosts/tokens", long("j")],
+    ] as const) {
+      await page.goto(`${base}${path}`);
+      await expect(page.locator("table").textContent(), path).resolves.toContain(name);
+      expect([path, await wideTables()]).toEqual([path, []]);
+    }
+    expect(errors).toEqual([]);
+  });
+});
