@@ -1,6 +1,6 @@
 // Long names in the dashboard's tables, in a real browser (Debian's Chromium) at 1280 px against a
 // real control plane over libSQL: a name of 64 characters without a space (the most a service
-// account, a user, a join token or a host may have) wraps in its cell, so each table fits the
+// account, a user, a join token or a host may have; a secret's, 128) wraps in its cell, so each table fits the
 // page and the row's Revoke stays on screen. The cells kept every name on one line: the API keys
 // table scrolled sideways, its Revoke button past the right edge.
 import type { Server } from "node:http";
@@ -22,6 +22,8 @@ const errors: string[] = [];
 
 /** A name as long as names go, with nowhere to break it. */
 const long = (letter: string) => letter.repeat(64);
+/** A secret's name as long as they go: 128 characters. */
+const SECRET = `S${"_".repeat(127)}`;
 
 const call = async (method: string, path: string, token: string, body?: unknown) => {
   const res = await fetch(`${base}${path}`, {
@@ -51,7 +53,7 @@ beforeAll(async () => {
   });
   const token = user.token as string;
   await call("POST", `${project}/service-accounts`, token, { name: long("s"), expiresAt });
-  await call("PUT", `${project}/secrets/LONG_NAMES`, token, { value: "x" });
+  await call("PUT", `${project}/secrets/${SECRET}`, token, { value: "x" });
   const join = await call("POST", "/v2/hosts/tokens", token, { name: long("j") });
   await call("POST", "/internal/hosts", join.token as string, {
     name: long("h"),
@@ -94,9 +96,17 @@ describe("a name of 64 characters without a space, at 1280 px", () => {
     expect(await seriousViolations(page)).toEqual([]);
   });
 
-  it("wraps on the secrets, hosts and join-token pages too", async () => {
+  it("wraps on the secrets page: a secret's name of 128 characters, and its Delete on screen", async () => {
+    await page.goto(`${base}/dashboard/secrets`);
+    const row = page.locator("tr", { hasText: SECRET });
+    await expect(row.textContent()).resolves.toContain(long("u"));
+    const remove = await row.getByRole("link", { name: /Delete/ }).boundingBox();
+    expect(remove && remove.x + remove.width).toBeLessThanOrEqual(1280);
+    expect(await wideTables()).toEqual([]);
+  });
+
+  it("wraps on the hosts and join-token pages too", async () => {
     for (const [path, name] of [
-      ["/dashboard/secrets", long("u")],
       ["/dashboard/hosts", long("h")],
       ["/dashboard/hosts/tokens", long("j")],
     ] as const) {

@@ -53,8 +53,8 @@ it("deletes a secret from page 2 and comes back to page 2", async () => {
   expect(done.headers.get("location")).toBe(second);
   const back = await page(second, `; ${cookiesOf(done)}`);
   expect(back).toContain("S_52 is deleted.");
-  expect(back).toContain('<td class="mono">S_54</td>');
-  expect(back).not.toContain('<td class="mono">S_52</td>');
+  expect(back).toContain('<td class="mono name">S_54</td>');
+  expect(back).not.toContain('<td class="mono name">S_52</td>');
 });
 
 it("revokes a service account from page 2 of both lists and comes back to the same pages", async () => {

@@ -184,7 +184,11 @@ export function ownerListsCases(open: () => Promise<Database>) {
         "Olive Owner",
         ...Array.from({ length: n }, (_, i) => `user-${rowNumber(i)}`),
       ]);
-      const names = await walk("/dashboard/secrets", /<td class="mono">([^<]+)<\/td>/g, "Pages");
+      const names = await walk(
+        "/dashboard/secrets",
+        /<td class="mono name">([^<]+)<\/td>/g,
+        "Pages",
+      );
       expect(names).toEqual(Array.from({ length: n }, (_, i) => `S_${rowNumber(i)}`));
     });
   });

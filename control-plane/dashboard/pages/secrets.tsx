@@ -71,7 +71,7 @@ export function registerSecrets(dash: Hono<DashEnv>) {
               ) : (
                 listed.data.secrets.map((s) => (
                   <tr>
-                    <td class="mono">{s.name}</td>
+                    <td class="mono name">{s.name}</td>
                     <td>
                       <Time at={s.updatedAt} />
                     </td>
