@@ -66,13 +66,17 @@ export function answeredMessage(err: RunletError): string | undefined {
 }
 
 /**
- * What a command says of a failed call of the run API (`what`: "status", "cancel", ...): that
- * Runlet cannot be reached, or the Worker's message. Anything else than a RunletError is thrown
- * as it is.
+ * What a command says of a failed call on a run's URL (`what`: "status", "cancel", ...): that
+ * Runlet cannot be reached, that RUNLET_API_URL is not the run API (as `run` says it), or the
+ * Worker's message. Anything else than a RunletError is thrown as it is.
  */
 export function cliErrorOf(err: unknown, what: string, config: CliConfig): unknown {
   if (!(err instanceof RunletError)) return err;
   if (err.code === "network_error") return unreachable(what, config);
+  // The control plane's port given for the Worker's said "no route for GET /v4/…", an HTML page
+  // "the worker answered 200": neither named RUNLET_API_URL.
+  const elsewhere = notTheRunApi(err, config, { runUrl: true });
+  if (elsewhere) return new CliError(elsewhere);
   // `waitFor` past its time: the client's own words (the run has not ended, and goes on).
   if (err.code === "timeout") return new CliError(`${err.message}: it goes on`);
   return new CliError(answeredMessage(err) ?? `the worker answered ${err.status}`, {
@@ -82,16 +86,26 @@ export function cliErrorOf(err: unknown, what: string, config: CliConfig): unkno
 }
 
 /**
- * What `run` says of an answer below 500 that is not the run API's, else undefined: the Worker
- * stamps a run id (`run_…`) in `X-Request-Id` on every answer of a run path, a custom app's own
- * included, and a refusal of its own carries `run_id` in its body too. An answer with neither
+ * What `run`, `status`, `cancel` and `redeliver` say of an answer below 500 that is not the run
+ * API's, else undefined: the Worker stamps a run id (`run_…`) in `X-Request-Id` on every answer
+ * of a run path, a custom app's own included, and a refusal of its own carries `run_id` in its
+ * body too. An answer with neither
  * came from something else at RUNLET_API_URL: the control plane's port given for the Worker's
  * answered 404 "no route for POST /v4/…" with its own `req_…` id, which read as a custom app's
  * answer, and that id as a run id.
  */
-export function notTheRunApi(err: RunletError, config: CliConfig): string | undefined {
+export function notTheRunApi(
+  err: RunletError,
+  config: CliConfig,
+  { runUrl = false } = {},
+): string | undefined {
   const { run_id: ownId, message } = (err.body ?? {}) as { run_id?: unknown; message?: unknown };
-  if (err.status >= 500 || typeof ownId === "string" || RUN_ID.test(err.runId ?? "")) return;
+  if (err.status >= 500 || typeof ownId === "string") return;
+  // `runUrl`: a call on a run's URL (status, cancel, redeliver), whose answers from the Worker all
+  // carry `run_id` in their body; the client puts the run asked for in `runId` when the answer
+  // names none, so that is no sign. A run id of another shape is no run's URL: the Worker sent
+  // that path on to the app, whose answer it is.
+  if (runUrl ? !RUN_ID.test(err.runId ?? "") : RUN_ID.test(err.runId ?? "")) return;
   const from = process.env[ENV.apiUrl] ? ENV.apiUrl : `apiUrl of ${homePaths(cliHome()).localJson}`;
   const controlPlane =
     err.runId?.startsWith("req_") ||

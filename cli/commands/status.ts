@@ -1,4 +1,5 @@
-import type { RunView } from "runlet/client";
+import { RunletError, type RunView } from "runlet/client";
+import { isEnded } from "../../common/protocol/runs.ts";
 import { CliError, type Command, durationMs } from "../command.ts";
 import { loadConfig } from "../config.ts";
 import { appOfRun, cliErrorOf, endedExitCode, runApi } from "../run-api.ts";
@@ -22,9 +23,16 @@ async function call(
   const api = runApi(config);
   try {
     if (method === "DELETE") return await api.cancel(app, runId);
-    return waitMs === undefined
-      ? await api.status(app, runId)
-      : await api.waitFor(app, runId, { timeoutMs: waitMs });
+    if (waitMs === undefined) return await api.status(app, runId);
+    // One read first, failing as without --wait: waitFor reads again past no answer at all, and
+    // an address where nothing listens was said only after the whole --timeout (10 min), as a
+    // run that "has not ended … it goes on". A busy or restarting Runlet (429, 5xx) is waited for.
+    const first = await api.status(app, runId).catch((err: unknown) => {
+      if (err instanceof RunletError && err.status >= 429) return undefined;
+      throw err;
+    });
+    if (first && isEnded(first.status)) return first;
+    return await api.waitFor(app, runId, { timeoutMs: waitMs });
   } catch (err) {
     throw cliErrorOf(err, method === "GET" ? "status" : "cancel", config);
   }
