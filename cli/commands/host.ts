@@ -21,9 +21,11 @@ gets up to 10 s). See docs/hosts.md.
                     http://127.0.0.1:PORT: this machine only)
   --listen          the IP address to listen on (default: --address's, when that is an IP
                     address; else 127.0.0.1, for a tunnel or proxy on this machine)
-  --port            the port to listen on (default: --address's port, else 8790)
+  --port            the port to listen on, 0 to 65535 (default: --address's port, else 8790;
+                    0: any free one)
   --name            how the host is listed (default: this machine's name)
-  --slots           replicas it runs at once (default: one per 256 MiB of memory, at most 256)
+  --slots           replicas it runs at once, 1 to 100000 (default: one per 256 MiB of memory,
+                    at most 256)
 
 Its memory is the machine's unless RUNLET_HOST_MEMORY_MB says its share (machines it shares).
 
@@ -49,6 +51,22 @@ export const host: Command = {
     const controlPlane = values["control-plane"];
     if (typeof controlPlane !== "string" || !URL.canParse(controlPlane))
       throw new CliError(`--control-plane must be the control plane's URL\n\n${USAGE}`);
+    // Checked here, before the home is claimed or the host started: `--port abc` started a host
+    // that said "bad environment: RUNLET_HOST_PORT: …", a variable the user never set.
+    wholeNumber(
+      "--port",
+      values.port,
+      0,
+      65_535,
+      "a port number from 0 to 65535 (0: any free one)",
+    );
+    wholeNumber(
+      "--slots",
+      values.slots,
+      1,
+      100_000,
+      "a whole number from 1 to 100000: the replicas it runs at once",
+    );
     if (!process.env[ENV.hostToken])
       throw new CliError(
         `set ${ENV.hostToken} to a host token (an operator makes one: runlet hosts token --name NAME)`,
@@ -103,3 +121,14 @@ export const host: Command = {
     );
   },
 };
+
+/**
+ * A whole-number flag's value, as the runtime host takes it (runtime-host/main.ts), or a CliError
+ * in one line naming the flag and what it takes.
+ */
+function wholeNumber(flag: string, text: unknown, least: number, most: number, takes: string) {
+  if (text === undefined) return;
+  const n = /^\d{1,9}$/.test(String(text)) ? Number(text) : Number.NaN;
+  if (!(n >= least && n <= most))
+    throw new CliError(`${flag} takes ${takes} (got '${text}')\n\n${USAGE}`);
+}

@@ -1,0 +1,39 @@
+// `runlet host`'s --port and --slots, checked by the command before anything starts: a bad value
+// claimed the home and started a runtime host, which said "bad environment: RUNLET_HOST_PORT: …"
+// (a variable the user never set) or "RUNLET_HOST_SLOTS: …".
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { ENV } from "../../common/consts.ts";
+import { runlet } from "./test-support.ts";
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "runlet-host-flags-"));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+it("refuses a --port or --slots the host cannot take, naming the flag, before anything starts", async () => {
+  const home = join(dir, "home");
+  const env = { [ENV.home]: home, [ENV.hostToken]: "rlh_test" };
+  const cases = [
+    ["--port", "abc", "a port number from 0 to 65535 (0: any free one)"],
+    ["--port", "70000", "a port number from 0 to 65535 (0: any free one)"],
+    ["--port", "-1", "a port number from 0 to 65535 (0: any free one)"],
+    ["--slots", "0", "a whole number from 1 to 100000: the replicas it runs at once"],
+    ["--slots", "-1", "a whole number from 1 to 100000: the replicas it runs at once"],
+    ["--slots", "1.5", "a whole number from 1 to 100000: the replicas it runs at once"],
+    ["--slots", "1e3", "a whole number from 1 to 100000: the replicas it runs at once"],
+  ];
+  for (const [flag, value, takes] of cases) {
+    const args = ["host", "--control-plane", "http://127.0.0.1:9", `${flag}=${value}`, "--json"];
+    const said = await runlet(args, env);
+    expect(said.code, `${flag} ${value}`).toBe(1);
+    expect(JSON.parse(said.stdout)).toEqual({ message: `${flag} takes ${takes} (got '${value}')` });
+    expect(said.stderr).toBe(`runlet host: ${flag} takes ${takes} (got '${value}')`);
+  }
+  // Nothing started: the home the host would hold was never made.
+  expect(existsSync(home)).toBe(false);
+});
