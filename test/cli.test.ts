@@ -394,6 +394,10 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     const fromStdin = await cli(piped, runlet.env, JSON.stringify({ name }));
     expect(fromStdin.code).toBe(0);
     expect(JSON.parse(fromStdin.stdout).result.greeting).toBe(greeting);
+    // An empty one is an empty body, the input null, as the run API takes it (it was refused).
+    const empty = await cli(["run", "hello", "--data", "", "--json"], runlet.env);
+    expect(empty.code, empty.stderr).toBe(0);
+    expect(JSON.parse(empty.stdout).result.greeting).toBe("Hello, world!");
 
     const missing = await cli(["run", "hello", "--data", "@no-such.json"], runlet.env);
     expect(missing.code).toBe(1);

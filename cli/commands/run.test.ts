@@ -1,6 +1,9 @@
 // runlet run against a stand-in run API: what it says of an answer an Idempotency-Key replayed.
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it, vi } from "vitest";
 import { main } from "../main.ts";
 
@@ -143,4 +146,33 @@ it("says an address that answered without a run id is not Runlet's run API, nami
     message: `${url} (RUNLET_API_URL) is not Runlet's run API (its answer carries no run id): it answered 200 <html>hi</html>. Set RUNLET_API_URL to the run API's address, the Worker's (runlet start prints it on its "worker" line)`,
   });
   expect(printed(err).join("\n")).not.toMatch(/run id:|custom app/);
+});
+
+it("sends an empty body for --data '' (the run API's input null), as for an empty file", async () => {
+  // It was refused before anything was sent: "--data is not valid JSON:  (Unexpected end of JSON input)".
+  const bodies: string[] = [];
+  const api = createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk) => (body += chunk));
+    req.on("end", () => {
+      bodies.push(body);
+      const answer = { run_id: NEW, result: null, run_time_ms: 1 };
+      res.writeHead(200, { "content-type": "application/json", "x-request-id": NEW });
+      res.end(JSON.stringify(answer));
+    });
+  });
+  await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
+  vi.stubEnv("RUNLET_API_URL", `http://127.0.0.1:${(api.address() as AddressInfo).port}`);
+  const dir = await mkdtemp(join(tmpdir(), "runlet-run-data-"));
+  try {
+    await writeFile(join(dir, "empty.json"), "\n");
+    expect(await main(["run", "hello", "--data", ""])).toBe(0);
+    expect(await main(["run", "hello", "--data", `@${join(dir, "empty.json")}`])).toBe(0);
+    expect(await main(["run", "hello", "--data", "null"])).toBe(0);
+    expect(bodies).toEqual(["", "", "null"]);
+    expect(printed(out)).toEqual(["null", "null", "null"]);
+  } finally {
+    await new Promise((resolve) => api.close(resolve));
+    await rm(dir, { recursive: true, force: true });
+  }
 });

@@ -41,7 +41,9 @@ function replayNote(runId: string | undefined, async: boolean): string {
 /**
  * The input `--data` gives: JSON itself, `@FILE` for a file's, `-` for standard input's (no JSON
  * text starts with either). An input of megabytes had no way in: one argument holds at most
- * 128 KiB on Linux (`--data "$(cat input.json)"` is "Argument list too long").
+ * 128 KiB on Linux (`--data "$(cat input.json)"` is "Argument list too long"). A blank one is
+ * undefined: an empty body, which the run API takes as the input null (common/function-input.ts);
+ * `--data ''` was refused as "not valid JSON".
  */
 async function readInput(data: string | undefined): Promise<unknown> {
   const from = data === "-" ? "standard input" : data?.startsWith("@") ? data.slice(1) : undefined;
@@ -51,6 +53,7 @@ async function readInput(data: string | undefined): Promise<unknown> {
     text = await readFile(from, "utf8").catch((err: NodeJS.ErrnoException) => {
       throw new CliError(`--data ${data}: cannot read ${from}: ${err.code ?? err.message}`);
     });
+  if (text.trim() === "") return undefined;
   try {
     return JSON.parse(text);
   } catch (err) {
@@ -101,7 +104,8 @@ response ({run_id, result, run_time_ms}).
 
   --data      the input: JSON ('{"name":"Ada"}'), @FILE for a file's JSON (@input.json), or -
               for standard input's; a large input needs one of those (an argument holds at most
-              128 KiB), up to the run API's 10 MiB
+              128 KiB), up to the run API's 10 MiB. An empty one (--data '', an empty file)
+              sends an empty body: the function's input is null
 
   --async     run in the background: prints the run id at once (follow it with
               \`runlet status <run_id>\`, watch what it writes with \`runlet logs -f <run_id>\`,
