@@ -343,6 +343,15 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
       expect(own.stderr).toContain(`run failed (${status}): {"run_id":"run_`);
       expect(own.stderr).toMatch(/run id: run_\w+/);
     }
+    // A 204 has no body: --json says its status, not {run_id} alone as an async acceptance.
+    const none = await cli(["run", "statuses", "--data", '{"status":204}', "--json"], runlet.env);
+    expect(none.code, none.stderr).toBe(0);
+    expect(JSON.parse(none.stdout)).toEqual({
+      run_id: expect.stringMatching(/^run_/),
+      result: null,
+      run_time_ms: null,
+      status: 204,
+    });
     // A token refused: no run was made, so no run id is offered to look up.
     const forged = `${runlet.local.token.slice(0, -4)}AAAA`;
     const refused = await cli(["run", "hello"], { ...runlet.env, RUNLET_TOKEN: forged });

@@ -28,6 +28,8 @@ beforeAll(async () => {
         .writeHead(404, { "content-type": "application/json", "x-request-id": REQ })
         .end(JSON.stringify({ message: `no route for POST ${req.url}`, code: "not_found" }));
     if (req.url?.includes("/other/")) return res.writeHead(200).end("<html>hi</html>");
+    // A function whose result chose status_code 204: no body, the run id in X-Request-Id alone.
+    if (req.url?.endsWith("/nothing")) return res.writeHead(204, headers).end();
     // A custom app's server answers its own paths, without Runlet's run_id in the body.
     if (req.url?.includes("/web/"))
       return res
@@ -175,4 +177,26 @@ it("sends an empty body for --data '' (the run API's input null), as for an empt
     await new Promise((resolve) => api.close(resolve));
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+it("prints a sync 204 with --json as its status and run id, not as an async run's {run_id}", async () => {
+  // It printed {"run_id":"run_…"}, an async run's acceptance to a script.
+  expect(await main(["run", "hello", "nothing", "--json"])).toBe(0);
+  expect(printed(out)).toEqual([
+    JSON.stringify({ run_id: NEW, result: null, run_time_ms: null, status: 204 }),
+  ]);
+  // Without --json, no result is printed; the run id is said on stderr.
+  out.mockClear();
+  err.mockClear();
+  expect(await main(["run", "hello", "nothing"])).toBe(0);
+  expect(printed(out)).toEqual([]);
+  expect(printed(err)).toEqual([`run id: ${NEW}`]);
+  // A 200's and a 202's documents stay as they were: scripts read them.
+  out.mockClear();
+  expect(await main(["run", "hello", "--json"])).toBe(0);
+  expect(await main(["run", "hello", "--async", "--json"])).toBe(0);
+  expect(printed(out)).toEqual([
+    JSON.stringify({ run_id: NEW, result: 42, run_time_ms: 1 }),
+    JSON.stringify({ run_id: NEW }),
+  ]);
 });

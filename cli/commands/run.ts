@@ -24,6 +24,8 @@ interface Outcome {
   runlets?: boolean;
   /** The first answer of its Idempotency-Key, given again: nothing ran for this call. */
   replayed?: boolean;
+  /** A 204, 205 or 304 the function chose: no body, so no result to print. */
+  noBody?: boolean;
 }
 
 /**
@@ -100,7 +102,9 @@ export const run: Command = {
 
 Calls POST {api_url}/v4/{project}/{app}/{function} (function defaults to "run") with the
 JSON body given by --data (default: {}). Prints the function's result; --json prints the whole
-response ({run_id, result, run_time_ms}).
+response ({run_id, result, run_time_ms}; --async: {run_id}). A function whose status_code is
+204, 205 or 304 is answered without a body: nothing is printed, and --json prints
+{run_id, result: null, run_time_ms: null, status}.
 
   --data      the input: JSON ('{"name":"Ada"}'), @FILE for a file's JSON (@input.json), or -
               for standard input's; a large input needs one of those (an argument holds at most
@@ -162,11 +166,17 @@ response ({run_id, result, run_time_ms}).
           );
         return 0;
       }
-      const body = { run_id: ran.runId, result: ran.result, run_time_ms: ran.runTimeMs };
+      // A 204, 205 or 304 the function chose has no body (the client gives no result): printed
+      // as {run_id} alone, its --json read as an async run's acceptance. It says its status.
+      const noBody = ran.result === undefined && ran.runTimeMs === undefined;
+      const body = noBody
+        ? { run_id: ran.runId, result: null, run_time_ms: null, status: ran.status }
+        : { run_id: ran.runId, result: ran.result, run_time_ms: ran.runTimeMs };
       const ok = ran.status >= 200 && ran.status < 300;
       // A result with its own status_code outside 2xx: the CLI says the run failed.
       const failure = ok ? undefined : textOf(body).slice(0, 200);
       outcome = { status: ran.status, body, runId: ran.runId, failure, replayed: ran.replayed };
+      if (noBody) outcome.noBody = true;
     } catch (err) {
       if (!(err instanceof RunletError)) throw err;
       if (err.code === "network_error") throw unreachable("run", config);
@@ -200,8 +210,7 @@ response ({run_id, result, run_time_ms}).
     const { body } = outcome;
     const refused = typeof body === "object" && body !== null && "message" in body;
     if (values.json) console.log(textOf(refused ? { ...body, status: outcome.status } : body));
-    else if (outcome.failure === undefined) {
-      // A 204, 205 or 304 of the function's own has no body, so no result to print.
+    else if (outcome.failure === undefined && !outcome.noBody) {
       const { result } = outcome.body as { result?: unknown };
       if (result !== undefined) console.log(JSON.stringify(result, null, 2));
     }
