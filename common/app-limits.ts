@@ -28,3 +28,9 @@ export const MAX_START_TIMEOUT_S = 30 * 60;
  * runtime host too, and `runlet deploy` before it uploads.
  */
 export const MAX_BUNDLE_BYTES = 20 * 1024 * 1024;
+
+/**
+ * Most files an app bundle may hold: the control plane refuses more (400), the runtime host too,
+ * and `runlet deploy` before it packs the folder.
+ */
+export const MAX_BUNDLE_FILES = 5_000;

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MAX_BUNDLE_BYTES } from "../../common/app-limits.ts";
+import { MAX_BUNDLE_BYTES, MAX_BUNDLE_FILES } from "../../common/app-limits.ts";
 import { ENV } from "../../common/consts.ts";
 import { collect, packagesNote } from "./deploy.ts";
 import { runlet } from "./test-support.ts";
@@ -199,6 +199,45 @@ it("refuses a folder past the bundle limit before uploading, naming its size, th
       "runlet deploy: the folder is 21.0 MiB, more than the 20.0 MiB a deploy takes: nothing was uploaded. Its largest files: model.bin (19.0 MiB), weights.bin (2.0 MiB). Move what the app does not need out of the folder.",
     );
     expect(requests).toBe(0);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+    await rm(root, { recursive: true, force: true });
+  }
+});
+
+it("refuses a folder of more files than a bundle holds before packing it, naming the count, the limit and its fullest folders", async () => {
+  // It was read, packed and uploaded, then refused by the control plane.
+  const root = await realpath(await mkdtemp(join(tmpdir(), "runlet-deploy-count-")));
+  await writeFile(join(root, "runlet.toml"), 'name = "many"\n');
+  await writeFile(join(root, "main.mjs"), "export const run = () => 1;\n");
+  await mkdir(join(root, "node_modules"));
+  await mkdir(join(root, "data"));
+  const paths = [
+    ...Array.from({ length: MAX_BUNDLE_FILES - 10 }, (_, i) => join("node_modules", `m${i}.js`)),
+    ...Array.from({ length: 10 }, (_, i) => join("data", `d${i}.json`)),
+  ];
+  // 200 at a time: all at once could run out of file descriptors.
+  for (let i = 0; i < paths.length; i += 200)
+    await Promise.all(paths.slice(i, i + 200).map((p) => writeFile(join(root, p), "")));
+  let requests = 0;
+  const server = createServer((_req, res) => {
+    requests++;
+    res.writeHead(400, { "content-type": "application/json" }).end('{"message":"too many"}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const env = { [ENV.baseUrl]: url, [ENV.apiUrl]: url, [ENV.project]: "prj_1", [ENV.token]: "t" };
+  try {
+    const done = await runlet(["deploy", root], env);
+    expect(done.code).toBe(1);
+    expect(done.stderr).toBe(
+      "runlet deploy: the folder has 5,002 files, more than the 5,000 a deploy takes: nothing was packed or uploaded. The folders with the most: node_modules/ (4,990), data/ (10). Move what the app does not need out of the folder.",
+    );
+    expect(requests).toBe(0);
+    // At the limit, it is packed.
+    await rm(join(root, "data", "d0.json"));
+    await rm(join(root, "data", "d1.json"));
+    expect((await collect(root)).files).toHaveLength(MAX_BUNDLE_FILES);
   } finally {
     await new Promise((resolve) => server.close(resolve));
     await rm(root, { recursive: true, force: true });

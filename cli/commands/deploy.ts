@@ -12,7 +12,7 @@ import { homePaths } from "../../control-plane/home.ts";
 import { CliError, type Command, formatBytes } from "../command.ts";
 import { cliHome, loadConfig } from "../config.ts";
 import { sendDeploy, startedNote } from "./deploy-request.ts";
-import { checkBundleSize } from "./deploy-size.ts";
+import { checkBundleCount, checkBundleSize } from "./deploy-size.ts";
 import { checkSyntax, describeProblems, filesToCheck, languageOf } from "./syntax-check.ts";
 
 const SKIP = new Set([".git", ".runlet", ".wrangler", ".DS_Store"]);
@@ -26,7 +26,8 @@ const SKIP = new Set([".git", ".runlet", ".wrangler", ".DS_Store"]);
  * is skipped with a note.
  */
 export async function collect(root: string): Promise<{ files: BundleFile[]; notes: string[] }> {
-  const files: BundleFile[] = [];
+  /** The files found (`full` the path to read), read once the folder is known to fit. */
+  const found: { path: string; full: string }[] = [];
   const notes: string[] = [];
   const top = await realpath(root);
   async function walk(dir: string, above: Set<string>) {
@@ -66,17 +67,21 @@ export async function collect(root: string): Promise<{ files: BundleFile[]; note
         isFile = st.isFile();
       }
       if (isDir) await walk(full, new Set([...above, await realpath(full)]));
-      else if (isFile) {
-        const mode = (await stat(full)).mode;
-        files.push({
-          path,
-          contentBase64: (await readFile(full)).toString("base64"),
-          ...(mode & 0o111 ? { executable: true } : {}),
-        });
-      }
+      else if (isFile) found.push({ path, full });
     }
   }
   await walk(root, new Set([top]));
+  // Counted before any is read: more than a bundle holds was packed, uploaded, then refused.
+  checkBundleCount(found.map((f) => f.path));
+  const files: BundleFile[] = [];
+  for (const { path, full } of found) {
+    const mode = (await stat(full)).mode;
+    files.push({
+      path,
+      contentBase64: (await readFile(full)).toString("base64"),
+      ...(mode & 0o111 ? { executable: true } : {}),
+    });
+  }
   return { files, notes };
 }
 
@@ -146,7 +151,8 @@ with this machine's interpreter: a managed app's (or a custom app run by node) .
 py_compile (when python3 is on PATH); node_modules is not checked, nor a custom app run by any
 other program. A runlet.toml refused, or a file that does not parse, stops the deploy, saying
 why (the field; the file and line): nothing is uploaded. So does a folder of more than 20 MiB
-(the largest bundle the control plane takes), naming its largest files.
+(the largest bundle the control plane takes), naming its largest files, and one of more than
+5000 files (the most a bundle holds), before they are read, naming its fullest folders.
 
 Then the control plane starts a replica of the new version on a runtime host before it makes
 it live ("Starting a replica of the new version of hello…"): one that fails as it loads (a

@@ -6,11 +6,12 @@
  */
 import { z } from "zod";
 import { appConfigSchema, bundleFileSchema } from "../app-config.ts";
+import { MAX_BUNDLE_FILES } from "../app-limits.ts";
 
 export const deployRequestSchema = z.strictObject({
   version: z.number().int().positive(),
   config: appConfigSchema,
-  files: z.array(bundleFileSchema).min(1).max(5000),
+  files: z.array(bundleFileSchema).min(1).max(MAX_BUNDLE_FILES),
 });
 export type DeployRequest = z.infer<typeof deployRequestSchema>;
 

@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { bundleFileSchema, pathClash } from "../../common/app-config.ts";
-import { MAX_BUNDLE_BYTES } from "../../common/app-limits.ts";
+import { MAX_BUNDLE_BYTES, MAX_BUNDLE_FILES } from "../../common/app-limits.ts";
 import { digestOfBundle } from "../../common/bundle-digest.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
@@ -24,7 +24,7 @@ export { MAX_BUNDLE_BYTES };
 
 export const deployRequest = z
   .strictObject({
-    files: z.array(bundleFileSchema).min(1).max(5000),
+    files: z.array(bundleFileSchema).min(1).max(MAX_BUNDLE_FILES),
   })
   .openapi("AppBundle");
 
