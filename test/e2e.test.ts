@@ -373,12 +373,16 @@ describe("a local Runlet, end to end", () => {
     const printed = await cli(["logs", "--app", "web"], runlet.env);
     expect(printed.stdout).toMatch(/^== replica \d+ of v1 on .+: running, since /);
     expect(printed.stdout).toContain("stdout  served DELETE /");
-    // `runlet run` of a custom app: its answer is not a function's, and the CLI says why.
+    // `runlet run` of a custom app: the app gets POST /items with --data's JSON, and its answer
+    // is the run's result, printed as it wrote it, exit 0 (it exited 1 for the app's 200).
     const ranCustom = await cli(["run", "web", "items"], runlet.env);
-    expect(ranCustom.code).toBe(1);
-    expect(ranCustom.stderr).toContain(
-      "web is a custom app: its server answered POST /items itself",
-    );
+    expect(ranCustom.code, ranCustom.stderr).toBe(0);
+    expect(JSON.parse(ranCustom.stdout)).toMatchObject({
+      method: "POST",
+      url: "/items",
+      body: "{}",
+    });
+    expect(ranCustom.stderr.trim()).toMatch(/^run id: run_\w+$/);
     const unknown = await cli(["logs", "--app", "nope"], runlet.env);
     expect([unknown.code, unknown.stderr]).toEqual([
       1,

@@ -31,6 +31,8 @@ beforeAll(async () => {
     // A function whose result chose status_code 204: no body, the run id in X-Request-Id alone.
     if (req.url?.endsWith("/nothing")) return res.writeHead(204, headers).end();
     // A custom app's server answers its own paths, without Runlet's run_id in the body.
+    if (req.url?.endsWith("/web/page"))
+      return res.writeHead(200, { "x-request-id": NEW }).end("<p>hi</p>\n");
     if (req.url?.includes("/web/"))
       return res
         .writeHead(req.url.includes("/echo") ? 200 : 404, { "x-request-id": NEW })
@@ -109,17 +111,40 @@ it("says nothing of a replay for a call that was not one", async () => {
   expect(printed(err)).toEqual([expect.stringMatching(/^running in the background: /)]);
 });
 
-it("says a custom app's own answer is the app's, without 'run failed (200)' for one that succeeded", async () => {
-  expect(await main(["run", "web", "echo"])).toBe(1);
-  expect(printed(err)).toEqual([
-    "runlet run: web is a custom app: its server answered POST /echo itself (200), not with a function's result: `runlet run` calls managed apps' functions; send a custom app its requests over HTTP (`runlet deploy` printed a curl). Its answer: {\"echo\":{}}",
-    `run id: ${NEW}`,
-  ]);
+it("prints a custom app's answer to POST /{fn} as the run's result, exit 0 for a 2xx", async () => {
+  // It exited 1 saying "web is a custom app: its server answered POST /echo itself (200), not
+  // with a function's result", for an app that had answered.
+  expect(await main(["run", "web", "echo"])).toBe(0);
+  expect(printed(out)).toEqual([JSON.stringify({ echo: {} }, null, 2)]);
+  expect(printed(err)).toEqual([`run id: ${NEW}`]);
+  out.mockClear();
+  err.mockClear();
+  expect(await main(["run", "web", "page"])).toBe(0);
+  expect(printed(out)).toEqual(["<p>hi</p>"]);
+  // --json: its status and body, as a webhook delivery of the run holds them.
+  out.mockClear();
+  expect(await main(["run", "web", "echo", "--json"])).toBe(0);
+  expect(JSON.parse(printed(out)[0] ?? "")).toEqual({
+    run_id: NEW,
+    status: 200,
+    result: { echo: {} },
+  });
+  // An answer outside 2xx is a failure, said as the app's, exit 1.
+  out.mockClear();
   err.mockClear();
   expect(await main(["run", "web"])).toBe(1);
-  expect(printed(err)[0]).toMatch(
-    /^runlet run: web is a custom app: its server answered POST \/run itself \(404\), not with a function's result: .*Its answer: \{"message":"not found"\}$/,
-  );
+  expect(printed(out)).toEqual([]);
+  expect(printed(err)).toEqual([
+    'runlet run: web is a custom app: its server answered POST /run with 404: {"message":"not found"} (`runlet run` sends it POST /<function> with --data\'s JSON; send other methods and paths over HTTP: `runlet deploy` printed a curl)',
+    `run id: ${NEW}`,
+  ]);
+  out.mockClear();
+  expect(await main(["run", "web", "--json"])).toBe(1);
+  expect(JSON.parse(printed(out)[0] ?? "")).toEqual({
+    run_id: NEW,
+    status: 404,
+    result: { message: "not found" },
+  });
 });
 
 it("prints no run id for an Idempotency-Key refused (422, 409): nothing ran for that call", async () => {

@@ -24,8 +24,8 @@ interface Outcome {
   runlets?: boolean;
   /** The first answer of its Idempotency-Key, given again: nothing ran for this call. */
   replayed?: boolean;
-  /** A 204, 205 or 304 the function chose: no body, so no result to print. */
-  noBody?: boolean;
+  /** What a success prints on stdout without --json: the result, the app's answer; or nothing. */
+  shown?: string;
 }
 
 /**
@@ -94,6 +94,30 @@ function madeRun({ status, body, runlets }: Outcome, app: string, fn: string): b
   return ![400, 401, 403, 405, 409, 413, 415, 422].includes(status);
 }
 
+/**
+ * A custom app's own answer to `POST /{fn}`, which the Worker sends it as it came: the sync
+ * result of that run (the spec: a sync call's answer is the function's output). A 2xx prints
+ * the app's body as it wrote it (JSON pretty-printed as a result is) and exits 0; it read
+ * "<app> is a custom app: its server answered POST /run itself (200), not with a function's
+ * result", exit 1. --json: {run_id, status, result}, `result` the app's body as a webhook
+ * delivery of a custom app's run holds it (JSON where it is, else its text; null for none).
+ */
+function customOutcome(err: RunletError, app: string, fn: string): Outcome {
+  const result = err.body ?? null;
+  const outcome: Outcome = {
+    status: err.status,
+    body: { run_id: err.runId, status: err.status, result },
+    runId: err.runId,
+    runlets: false,
+    replayed: err.replayed,
+  };
+  if (err.status < 200 || err.status > 299)
+    outcome.failure = `${app} is a custom app: its server answered POST /${fn} with ${err.status}: ${textOf(err.body).slice(0, 200)} (\`runlet run\` sends it POST /<function> with --data's JSON; send other methods and paths over HTTP: \`runlet deploy\` printed a curl)`;
+  else if (typeof result === "string") outcome.shown = result.replace(/\n$/, "");
+  else if (result !== null) outcome.shown = JSON.stringify(result, null, 2);
+  return outcome;
+}
+
 export const run: Command = {
   name: "run",
   summary: "call a function of a deployed app through the worker",
@@ -104,7 +128,10 @@ Calls POST {api_url}/v4/{project}/{app}/{function} (function defaults to "run") 
 JSON body given by --data (default: {}). Prints the function's result; --json prints the whole
 response ({run_id, result, run_time_ms}; --async: {run_id}). A function whose status_code is
 204, 205 or 304 is answered without a body: nothing is printed, and --json prints
-{run_id, result: null, run_time_ms: null, status}.
+{run_id, result: null, run_time_ms: null, status}. A custom app's server gets the request
+itself (POST /{function}, --data's JSON): its answer is printed as it wrote it, and --json
+prints {run_id, status, result} (result: its body, JSON where it is, else its text). An answer
+outside 2xx exits 1.
 
   --data      the input: JSON ('{"name":"Ada"}'), @FILE for a file's JSON (@input.json), or -
               for standard input's; a large input needs one of those (an argument holds at most
@@ -176,7 +203,7 @@ response ({run_id, result, run_time_ms}; --async: {run_id}). A function whose st
       // A result with its own status_code outside 2xx: the CLI says the run failed.
       const failure = ok ? undefined : textOf(body).slice(0, 200);
       outcome = { status: ran.status, body, runId: ran.runId, failure, replayed: ran.replayed };
-      if (noBody) outcome.noBody = true;
+      if (!noBody) outcome.shown = JSON.stringify(ran.result, null, 2);
     } catch (err) {
       if (!(err instanceof RunletError)) throw err;
       if (err.code === "network_error") throw unreachable("run", config);
@@ -184,36 +211,28 @@ response ({run_id, result, run_time_ms}; --async: {run_id}). A function whose st
       const elsewhere = notTheRunApi(err, config);
       if (elsewhere) throw new CliError(elsewhere);
       // Runlet's own answers on a run path carry the run id in their body; a custom app's own
-      // answer to a request for its /{fn} does not (its X-Request-Id does): a 2xx, or a 4xx such
-      // as examples/custom's 404 {"message": "not found"}, which read as "run failed (404): not
-      // found".
+      // answer to POST /{fn} does not (its X-Request-Id does).
       const { run_id: ownId } = (err.body ?? {}) as { run_id?: unknown };
       const appsOwn = err.status < 500 && typeof ownId !== "string";
-      const said =
-        err.code === "function_error" ? err.message : appsOwn ? undefined : answeredMessage(err);
-      // Said without "run failed (200)", which it still began with for an answer that had
-      // succeeded: the status is the app's, and what failed is calling it as a function.
-      const notAFunction = appsOwn
-        ? `${app} is a custom app: its server answered POST /${fn} itself (${err.status}), not with a function's result: \`runlet run\` calls managed apps' functions; send a custom app its requests over HTTP (\`runlet deploy\` printed a curl). Its answer: `
-        : "";
-      const failure = said ?? notAFunction + textOf(err.body).slice(0, 200);
-      outcome = {
-        status: err.status,
-        body: err.body,
-        runId: err.runId,
-        failure,
-        runlets: !appsOwn,
-        replayed: err.replayed,
-      };
+      if (appsOwn) outcome = customOutcome(err, app, fn);
+      else {
+        const said = err.code === "function_error" ? err.message : answeredMessage(err);
+        outcome = {
+          status: err.status,
+          body: err.body,
+          runId: err.runId,
+          failure: said ?? textOf(err.body).slice(0, 200),
+          runlets: true,
+          replayed: err.replayed,
+        };
+      }
     }
     // A refusal (the run API's {message, code}) says its status too, as every --json failure.
     const { body } = outcome;
     const refused = typeof body === "object" && body !== null && "message" in body;
     if (values.json) console.log(textOf(refused ? { ...body, status: outcome.status } : body));
-    else if (outcome.failure === undefined && !outcome.noBody) {
-      const { result } = outcome.body as { result?: unknown };
-      if (result !== undefined) console.log(JSON.stringify(result, null, 2));
-    }
+    else if (outcome.failure === undefined && outcome.shown !== undefined)
+      console.log(outcome.shown);
     // A failure is said on stderr with --json too: the job's log shows why it stopped.
     if (outcome.failure !== undefined) {
       const whose = outcome.status === 401 ? ` (${tokenSource()})` : "";
