@@ -9,9 +9,10 @@ import { runlet } from "./commands/test-support.ts";
 
 const runId = newId("run");
 let servers: Server[] = [];
-/** The control plane (its 404 for a path it has no route for), and a web page. */
+/** The control plane (its 404 for a path it has no route for), a web page, the run API. */
 let controlPlane: string;
 let page: string;
+let runApi: string;
 /** Where nothing listens. */
 let nothing: string;
 
@@ -37,6 +38,12 @@ beforeAll(async () => {
       .end(JSON.stringify({ message: `no route for ${req.method} ${req.url}`, code: "not_found" }));
   });
   page = await serve((_req, res) => res.writeHead(200).end("<html>hi</html>"));
+  // The run API, its run still running.
+  runApi = await serve((_req, res) => {
+    const view = { run_id: runId, app: "hello", function: "run", async: true, status: "running" };
+    res.writeHead(200, { "content-type": "application/json", "x-request-id": runId });
+    res.end(JSON.stringify(view));
+  });
   // A port that was free a moment ago: one listened on, then closed.
   nothing = await serve(() => {});
   await new Promise((resolve) => servers.pop()?.close(resolve));
@@ -99,4 +106,16 @@ it("says at once that nothing answers at RUNLET_API_URL, --wait included", async
       ),
     );
   }
+});
+
+it("says that a run has not ended once --wait's time is up, at the run API", async () => {
+  // That error has no answer behind it (status 0): it read as "not Runlet's run API".
+  const args = ["status", runId, "--app", "hello", "--wait", "--timeout", "1s"];
+  const said = await runlet(args, env(runApi));
+  expect(said.code).toBe(1);
+  expect(said.stderr).toMatch(
+    new RegExp(
+      `^runlet status: run ${runId} has not ended after 1000 ms \\(running\\): it goes on$`,
+    ),
+  );
 });

@@ -73,12 +73,12 @@ export function answeredMessage(err: RunletError): string | undefined {
 export function cliErrorOf(err: unknown, what: string, config: CliConfig): unknown {
   if (!(err instanceof RunletError)) return err;
   if (err.code === "network_error") return unreachable(what, config);
+  // `waitFor` past its time: the client's own words (the run has not ended, and goes on).
+  if (err.code === "timeout") return new CliError(`${err.message}: it goes on`);
   // The control plane's port given for the Worker's said "no route for GET /v4/…", an HTML page
   // "the worker answered 200": neither named RUNLET_API_URL.
   const elsewhere = notTheRunApi(err, config, { runUrl: true });
   if (elsewhere) return new CliError(elsewhere);
-  // `waitFor` past its time: the client's own words (the run has not ended, and goes on).
-  if (err.code === "timeout") return new CliError(`${err.message}: it goes on`);
   return new CliError(answeredMessage(err) ?? `the worker answered ${err.status}`, {
     status: err.status,
     code: err.code,
@@ -100,7 +100,8 @@ export function notTheRunApi(
   { runUrl = false } = {},
 ): string | undefined {
   const { run_id: ownId, message } = (err.body ?? {}) as { run_id?: unknown; message?: unknown };
-  if (err.status >= 500 || typeof ownId === "string") return;
+  // Status 0: no answer at all (`network_error`, `waitFor`'s `timeout`), nothing to judge.
+  if (err.status === 0 || err.status >= 500 || typeof ownId === "string") return;
   // `runUrl`: a call on a run's URL (status, cancel, redeliver), whose answers from the Worker all
   // carry `run_id` in their body; the client puts the run asked for in `runId` when the answer
   // names none, so that is no sign. A run id of another shape is no run's URL: the Worker sent
