@@ -89,10 +89,9 @@ export function cliErrorOf(err: unknown, what: string, config: CliConfig): unkno
  * What `run`, `status`, `cancel` and `redeliver` say of an answer below 500 that is not the run
  * API's, else undefined: the Worker stamps a run id (`run_…`) in `X-Request-Id` on every answer
  * of a run path, a custom app's own included, and a refusal of its own carries `run_id` in its
- * body too. An answer with neither
- * came from something else at RUNLET_API_URL: the control plane's port given for the Worker's
- * answered 404 "no route for POST /v4/…" with its own `req_…` id, which read as a custom app's
- * answer, and that id as a run id.
+ * body too. An answer with neither came from something else at RUNLET_API_URL: the control
+ * plane's port given for the Worker's answered 404 "no route for POST /v4/…" with its own
+ * `req_…` id, which read as a custom app's answer, and that id as a run id.
  */
 export function notTheRunApi(
   err: RunletError,
