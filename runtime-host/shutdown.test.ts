@@ -153,6 +153,25 @@ it("ends the grace at once when told to stop again (a second signal, its supervi
   });
 });
 
+it("tells a sync call its replica was stopped under it that it ran, and how long", async () => {
+  await deploy("slow", 1);
+  const client = hostClient(host.url);
+  expect((await client.invoke("p", "slow", "sleep", '{"ms":1}')).status).toBe(200); // warm
+  const sync = client.invoke("p", "slow", "sleep", '{"ms":30000}');
+  await new Promise((r) => setTimeout(r, 300)); // it runs
+  await host.close(); // no grace: its supervisor went
+  // It said "the runtime host is shutting down", as if nothing had run (the operator's round).
+  expect(await sync).toMatchObject({
+    status: 503,
+    body: {
+      message:
+        "the runtime host stopped while the call ran there, and its process with it: the call may not have finished",
+      run_time_ms: expect.any(Number),
+    },
+  });
+  expect((await sync).body.run_time_ms).toBeGreaterThanOrEqual(200);
+});
+
 it("stops at once when nothing is in flight", async () => {
   await deploy("quick", 1);
   const started = Date.now();

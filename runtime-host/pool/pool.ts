@@ -207,7 +207,10 @@ export class ReplicaPool {
           const outcome = await functionWorkload(workload).invoke(call, timeoutMs);
           return { outcome, runTimeMs: msSince(started) };
         } catch (err) {
-          const ran = err instanceof WorkloadError && /^(exited|timeout)$/.test(err.failure.kind);
+          const ran =
+            err instanceof WorkloadError &&
+            (/^(exited|timeout)$/.test(err.failure.kind) ||
+              (err.failure.kind === "closing" && err.failure.running === true));
           if (ran) err.runTimeMs ??= msSince(started);
           throw err;
         }
