@@ -54,6 +54,7 @@ beforeAll(async () => {
     step++;
     const state = steps[step] ?? {};
     if (!state.status) return send(404, { message: `run '${runId}' not found` });
+    if (state.status === "restarting") return send(503, { message: "restarting" });
     return send(200, { id: runId, app: "a", function: "run", status: state.status });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -112,4 +113,34 @@ it("exits 1 once the run it followed failed, after printing what it wrote", asyn
   const config = { baseUrl, apiUrl: baseUrl, projectId: "prj_1", token: "t" };
   expect(await followRunLogs(config, runId, { json: true, color: false, pollMs: 1 })).toBe(1);
   expect(out.mock.calls.map((c) => JSON.parse(String(c[0])).text)).toEqual(["one", "boom"]);
+});
+
+it("rides out a control plane that fails a moment (runlet start restarts it), and goes on", async () => {
+  steps = [
+    { status: "running", lines: [line("one", 1)] },
+    { status: "restarting" },
+    { status: "restarting" },
+    { status: "success", lines: [line("one", 1), line("two", 2)] },
+  ];
+  const out = vi.spyOn(console, "log").mockImplementation(() => {});
+  const err = vi.spyOn(console, "error").mockImplementation(() => {});
+  const config = { baseUrl, apiUrl: baseUrl, projectId: "prj_1", token: "t" };
+  // It gave up at the first failed read: exit 1, as if the run had failed.
+  expect(await followRunLogs(config, runId, { json: true, color: false, pollMs: 1 })).toBe(0);
+  expect(out.mock.calls.map((c) => JSON.parse(String(c[0])).text)).toEqual(["one", "two"]);
+  expect(err.mock.calls.map((c) => c[0])).toEqual([
+    expect.stringMatching(
+      /^\(following the logs of run_\w+ failed.*restarting: reading again, for up to 60 s\)$/,
+    ),
+    "(Runlet answers again: following on)",
+    `(${runId} ended: success)`,
+  ]);
+});
+
+it("gives up once Runlet has not answered for its patience, with the last failure", async () => {
+  vi.spyOn(console, "error").mockImplementation(() => {});
+  const gone = "http://127.0.0.1:9";
+  const config = { baseUrl: gone, apiUrl: gone, projectId: "prj_1", token: "t" };
+  const options = { json: false, color: false, pollMs: 5, patienceMs: 50 };
+  await expect(followRunLogs(config, runId, options)).rejects.toThrow(/cannot reach/);
 });

@@ -16,6 +16,13 @@ import { formatLine } from "./log-lines.ts";
 /** How often the log and the run's state are read again. */
 export const FOLLOW_POLL_MS = 1_000;
 
+/**
+ * How long reads may fail in a row for want of Runlet (no answer, 429, 5xx) before the command
+ * gives up: a control plane that `runlet start` restarts is back within seconds. It gave up at
+ * the first such read, and `logs -f "$id" && next-step` stopped as if the run had failed.
+ */
+export const FOLLOW_PATIENCE_MS = 60_000;
+
 interface IndexedRun {
   app: string;
   function: string;
@@ -29,8 +36,9 @@ type Line = RunLogs["lines"][number];
 export async function followRunLogs(
   config: CliConfig,
   runId: string,
-  options: { json: boolean; color: boolean; pollMs?: number },
+  options: { json: boolean; color: boolean; pollMs?: number; patienceMs?: number },
 ): Promise<number> {
+  const patiently = patient(options.patienceMs ?? FOLLOW_PATIENCE_MS, options.pollMs);
   const path = `/runs/${encodeURIComponent(runId)}`;
   const what = `following the logs of ${runId}`;
   let after = 0;
@@ -41,7 +49,7 @@ export async function followRunLogs(
   };
   for (;;) {
     // The state first: lines read after it include all it wrote up to that state.
-    const run = await stateOf(config, path, what, runId);
+    const run = await patiently(() => stateOf(config, path, what, runId));
     if (!run) {
       if (waiting === undefined) console.error(`(waiting for ${runId}: it was just accepted)`);
       waiting = "index";
@@ -51,7 +59,9 @@ export async function followRunLogs(
     const ended = isEnded(run.status);
     let logs: RunLogs | undefined;
     try {
-      logs = await callProject<RunLogs>(config, "GET", `${path}/logs?after=${after}`, what);
+      logs = await patiently(() =>
+        callProject<RunLogs>(config, "GET", `${path}/logs?after=${after}`, what),
+      );
     } catch (err) {
       // No logs (yet): a queued run has none, nor a run whose host has not opened them. An ended
       // run without a line kept (cancelled while queued, failed before it ran) is said so, with
@@ -91,6 +101,41 @@ export async function followRunLogs(
 }
 
 const pause = (ms = FOLLOW_POLL_MS) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A failure that says nothing of the run: Runlet not answering, busy, or failing a moment. */
+function passing(err: unknown): boolean {
+  if (!(err instanceof CliError)) return false;
+  const status = err.answer?.status;
+  return status === undefined || status === 429 || status >= 500;
+}
+
+/**
+ * Reads that ride out Runlet's passing failures, saying so once, for `patienceMs` in a row at
+ * most (then the last failure is the command's); any other failure is thrown at once.
+ */
+function patient(patienceMs: number, pollMs?: number) {
+  let failingSince: number | undefined;
+  return async <T>(read: () => Promise<T>): Promise<T> => {
+    for (;;) {
+      try {
+        const value = await read();
+        if (failingSince !== undefined) console.error("(Runlet answers again: following on)");
+        failingSince = undefined;
+        return value;
+      } catch (err) {
+        if (!passing(err)) throw err;
+        const now = Date.now();
+        if (failingSince !== undefined && now - failingSince >= patienceMs) throw err;
+        if (failingSince === undefined) {
+          failingSince = now;
+          const message = err instanceof Error ? err.message : String(err);
+          console.error(`(${message}: reading again, for up to ${patienceMs / 1000} s)`);
+        }
+        await pause(pollMs);
+      }
+    }
+  };
+}
 
 /** The run as the runs index has it; undefined for one it does not have yet (`notIndexedYet`). */
 async function stateOf(config: CliConfig, path: string, what: string, runId: string) {

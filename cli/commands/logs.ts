@@ -17,7 +17,8 @@ queued run is waited for); then a note on stderr says how it ended, and so does 
 as with runlet status --wait: 0 if it ended success, 1 if failure or cancelled, so a script can
 follow a background run and go on only if it succeeded: runlet logs "$id" -f && next-step.
 With --json, one line of output per line of the run: {time, stream, text, seq}. Ctrl-C stops
-following, not the run.
+following, not the run. Runlet not answering, busy or failing (a control plane restarting) is
+read again for up to 60 s in a row, said on stderr, before the command gives up (exit 1).
 
 Run ids are in the output of \`runlet run\` and \`runlet runs\`. The runtime host keeps the newest
 64 KiB of each of its latest runs, in memory; custom-runtime apps' output is not split by run.
