@@ -336,6 +336,6 @@ describe("placement", () => {
       target,
       new TextEncoder().encode("{}").buffer as ArrayBuffer,
     ).catch((err: unknown) => err);
-    expect(failed).toMatchObject({ status: 502, host: "a" });
+    expect(failed).toMatchObject({ status: 502, host: { id: "a", url: "http://a.test" } });
   });
 });
