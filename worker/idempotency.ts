@@ -11,10 +11,11 @@ import { HEADER } from "../common/consts.ts";
 import type { WorkerEnv } from "./env.ts";
 import { RunApiError, renderError } from "./errors.ts";
 import { longestHostAnswerMs } from "./host-answer.ts";
-import { SYNC_LEASE_MS } from "./runs/keys.ts";
+import { indexedRun } from "./indexed-run.ts";
+import { SYNC_LEASE_MS, stillRunning } from "./runs/keys.ts";
 import { viewOrThrow } from "./runs/refusal.ts";
 import { newRunIdIn, shardFor } from "./runs/shards.ts";
-import type { IdempotencyKey, KeptAnswer, KeyClaim } from "./runs/types.ts";
+import type { IdempotencyKey, KeptAnswer, KeyClaim, PendingKey } from "./runs/types.ts";
 import { readCapped } from "./streams.ts";
 
 /** What a key needs of its run call (run-call.ts). */
@@ -115,7 +116,12 @@ export async function answeredOnce(
   if (!key) return run();
   const shard = shardFor(c.env, call.project, call.app, call.runId);
   const runId = call.runId;
-  const claim = await shard.claim(key, runId);
+  let claim = await shard.claim(key, runId);
+  if (claim && "pending" in claim) {
+    await noKeptAnswer(c, call.project, claim);
+    claim = await shard.claim(key, runId, true); // lapsed, and its run left no trace: runs now
+    if (claim && "pending" in claim) throw new RunApiError(409, stillRunning(claim.pending));
+  }
   if (claim) return replayed(c, claim);
   let res: Response;
   try {
@@ -148,6 +154,29 @@ export async function answeredOnce(
   if (c.var.app.runtime === "custom") c.executionCtx.waitUntil(kept);
   else await kept;
   return new Response(toCaller, res);
+}
+
+/** How long after its run's end in the runs index a key's answer is taken for lost. */
+const ANSWER_LOST_MS = 60_000;
+
+/**
+ * A key whose sync run's answer is not kept: refused (409) unless its lease lapsed and the runs
+ * index has no trace of its run (it never reached a host). A run the index has ended a minute
+ * ago or more ran, and its answer was lost with the Worker that held the call: read it instead.
+ * Before, such a key said "has not answered yet" for its whole lease (10 min), then ran the job
+ * again (the operator's exploratory round: a stack killed mid-call, its host finishing the call).
+ */
+async function noKeptAnswer(c: Context<WorkerEnv>, project: string, key: PendingKey) {
+  const run = await indexedRun(c.env, c.var.caller.token, project, key.pending).catch(
+    () => undefined, // the control plane not reachable: as if it had no trace
+  );
+  const ended = run?.finished_at ? Date.parse(run.finished_at) : undefined;
+  if (ended !== undefined && ended <= Date.now() - ANSWER_LOST_MS)
+    throw new RunApiError(
+      409,
+      `the run of this Idempotency-Key (${key.pending}) ended ${run?.status} at ${run?.finished_at}, but its answer was not kept (the call was cut off where Runlet answers it): read the run instead (GET …/runs/${key.pending}); the key does not run it again`,
+    );
+  if (run || !key.lapsed) throw new RunApiError(409, stillRunning(key.pending));
 }
 
 function utf8(text: string): Uint8Array {

@@ -10,6 +10,7 @@ import { shardOf } from "../runs/shards.ts";
 import { restart, shardNamed, sleep, until } from "../runs/test-support.ts";
 import {
   appIsDeployed,
+  CONTROL,
   call,
   expectUpstreamsUsed,
   HOST,
@@ -311,6 +312,73 @@ describe("Idempotency-Key: sync runs", () => {
     expect(retry.res.status).toBe(200);
     expect(retry.body.result).toBe(2);
     expect(replayedOf(retry.res)).toBeNull();
+  });
+
+  /** The key's row, in whichever shard its hash picked: its lease made to have passed. */
+  async function leaseLapsed(): Promise<string> {
+    for (let k = 0; k < SHARDS; k++) {
+      const runId = await runInDurableObject(
+        shardNamed("idem-sync", k, PROJECT),
+        (_: RunShard, state) => {
+          const sql = state.storage.sql;
+          const row = sql
+            .exec<{ run_id: string }>(
+              "SELECT run_id FROM idempotency_keys WHERE answer_status IS NULL",
+            )
+            .toArray()[0];
+          sql.exec("UPDATE idempotency_keys SET lease_until = ? WHERE answer_status IS NULL", 1);
+          return row?.run_id;
+        },
+      );
+      if (runId) return runId;
+    }
+    throw new Error("no key without its answer");
+  }
+
+  /** The runs index's answer for `runId`: ended `ago` ms ago, or none (404). */
+  function indexHas(runId: string, ago?: number) {
+    const scope = fetchMock
+      .get(CONTROL)
+      .intercept({ path: `/v2/projects/${PROJECT}/runs/${runId}` });
+    if (ago === undefined) {
+      scope.reply(404, { message: "not found" });
+      return undefined;
+    }
+    const finishedAt = new Date(Date.now() - ago).toISOString();
+    const run = { id: runId, app: "idem-sync", function: "run", async: false, status: "success" };
+    scope.reply(200, { ...run, createdAt: finishedAt, finishedAt, runTimeMs: 5 });
+    return finishedAt;
+  }
+
+  it("says a run whose answer was lost ran, rather than 409 until its lease passes and then run it again", async () => {
+    // The stack was killed mid-call; its host finished the call and the runs index has it.
+    const headers = await callerOf("idem-sync");
+    hostAnswers(200, { ok: true, result: "first", run_time_ms: 5 }, 700);
+    const path = `/v4/${PROJECT}/idem-sync/run`;
+    const first = call(path, { headers: headers("sync-lost") });
+    await sleep(200);
+    const runId = await leaseLapsed();
+    const finishedAt = indexHas(runId, 120_000);
+    const again = await call(path, { headers: headers("sync-lost") });
+    expect(again.res.status).toBe(409);
+    expect(again.body.message).toBe(
+      `the run of this Idempotency-Key (${runId}) ended success at ${finishedAt}, but its answer was not kept (the call was cut off where Runlet answers it): read the run instead (GET …/runs/${runId}); the key does not run it again`,
+    );
+    expect((await first).res.status).toBe(200); // the host was called once (fetchMock)
+  });
+
+  it("runs a lapsed key's call again when the runs index has no trace of its run", async () => {
+    const headers = await callerOf("idem-sync");
+    hostAnswers(200, { ok: true, result: "first", run_time_ms: 5 }, 700);
+    const path = `/v4/${PROJECT}/idem-sync/run`;
+    const first = call(path, { headers: headers("sync-never") });
+    await sleep(200);
+    indexHas(await leaseLapsed());
+    hostAnswers(200, { ok: true, result: "second", run_time_ms: 5 });
+    const again = await call(path, { headers: headers("sync-never") });
+    expect(again.res.status).toBe(200);
+    expect(again.body.result).toBe("second");
+    await first;
   });
 
   it("keeps a timeout (504) as the answer: the function may have run, a retry does not run it again", async () => {

@@ -8,9 +8,9 @@
 import type { Context } from "hono";
 import { RUN_ID_SOURCE } from "../../common/ids.ts";
 import { isEnded } from "../../common/protocol/runs.ts";
-import { controlPlaneFetch } from "../control-plane.ts";
-import type { Env, WorkerEnv } from "../env.ts";
+import type { WorkerEnv } from "../env.ts";
 import { RunApiError } from "../errors.ts";
+import { indexedRun } from "../indexed-run.ts";
 import { flagOf, webhookOf, webhookSecretOf } from "../run-call.ts";
 import { viewOrThrow } from "../runs/refusal.ts";
 import { existingShardFor } from "../runs/shards.ts";
@@ -151,46 +151,4 @@ async function shardHolding(
   const indexed = await indexedRun(c.env, c.var.caller.token, project, runId);
   if (!indexed || indexed.app !== app) throw notFound;
   throw new RunApiError(409, why(indexed));
-}
-
-/** A run without a row in the run store (a sync run without a webhook), from the runs index. */
-async function indexedRun(env: Env, token: string, project: string, runId: string) {
-  let res: Response;
-  try {
-    res = await controlPlaneFetch(env, `/v2/projects/${project}/runs/${runId}`, {
-      headers: { authorization: `Bearer ${token}` },
-    });
-  } catch {
-    throw new RunApiError(502, "the control plane is not reachable");
-  }
-  if (res.status === 404) return undefined;
-  if (!res.ok) throw new RunApiError(502, `the control plane answered ${res.status}`);
-  const row = (await res.json()) as {
-    id: string;
-    app: string;
-    function: string;
-    async: boolean;
-    status: string;
-    createdAt: string;
-    finishedAt: string | null;
-    runTimeMs: number | null;
-    host?: string | null;
-    error?: { message: string };
-    statusCode?: number;
-  };
-  return {
-    run_id: row.id,
-    project,
-    app: row.app,
-    function: row.function,
-    async: row.async,
-    status: row.status,
-    created_at: row.createdAt,
-    started_at: row.createdAt,
-    finished_at: row.finishedAt,
-    run_time_ms: row.runTimeMs,
-    host: row.host ?? null,
-    ...(row.error ? { error: { message: row.error.message } } : {}),
-    ...(row.statusCode !== undefined ? { status_code: row.statusCode } : {}),
-  };
 }

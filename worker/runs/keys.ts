@@ -7,7 +7,7 @@
  */
 import type { RunParts } from "./parts.ts";
 import { refusal } from "./refusal.ts";
-import type { IdempotencyKey, KeptAnswer, KeyClaim } from "./types.ts";
+import type { IdempotencyKey, KeptAnswer, KeyClaim, PendingKey } from "./types.ts";
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS idempotency_keys (
@@ -58,11 +58,11 @@ export class IdempotencyKeys {
   }
 
   /**
-   * What `key` says of a new request: nothing (`undefined`: new, or its run never answered and
-   * its lease passed), the same request again (its run, and a sync run's answer), a request that
-   * differs (422), or a sync run that has not answered yet (409).
+   * What `key` says of a new request: nothing (`undefined`: new), the same request again (its
+   * run, and a sync run's answer), a request that differs (422), or a sync run whose answer is
+   * not kept (`pending`: not answered yet, or lost with a Worker that stopped mid-call).
    */
-  seen(key: IdempotencyKey, now: number): KeyClaim | undefined {
+  seen(key: IdempotencyKey, now: number): KeyClaim | PendingKey | undefined {
     const row = this.sql
       .exec<KeyRow>(
         `SELECT fingerprint, run_id, async, lease_until, answer_status, answer_headers, answer_kept
@@ -76,9 +76,7 @@ export class IdempotencyKeys {
     if (row.async === 1) return { replayOf: row.run_id };
     if (row.answer_kept === 0) return refusal(409, tooLarge(row.run_id));
     if (row.answer_status !== null) return { replayOf: row.run_id, answer: this.#answer(row) };
-    if (row.lease_until !== null && row.lease_until > now)
-      return refusal(409, stillRunning(row.run_id));
-    return undefined;
+    return { pending: row.run_id, lapsed: row.lease_until === null || row.lease_until <= now };
   }
 
   /** `key` now names `runId` (after `seen` found nothing). */
@@ -188,7 +186,7 @@ function tooLarge(runId: string): string {
   return `the answer of this Idempotency-Key's run (${runId}) was not kept (larger than 10 MiB, or cut off): read the run instead`;
 }
 
-function stillRunning(runId: string): string {
+export function stillRunning(runId: string): string {
   // Its id led to `runlet status`, whose 404 ("not found") read as a run that never was.
   return `the run of this Idempotency-Key (${runId}) has not answered yet: try again once it has (a sync run can be read by its id once it has answered, not before)`;
 }

@@ -23,7 +23,7 @@ import { isEnded } from "../../common/protocol/runs.ts";
 import type { Env } from "../env.ts";
 import type { Target } from "../placement.ts";
 import { cancelOnHost } from "./host-calls.ts";
-import { IdempotencyKeys } from "./keys.ts";
+import { IdempotencyKeys, stillRunning } from "./keys.ts";
 import { MAX_QUEUED_RUNS, SHARDS } from "./limits.ts";
 import { RunMoves } from "./moves.ts";
 import { RunParts } from "./parts.ts";
@@ -40,6 +40,7 @@ import type {
   KeyClaim,
   NewRun,
   Outcome,
+  PendingKey,
   Refusal,
   WebhookRequest,
 } from "./types.ts";
@@ -87,7 +88,8 @@ export class RunShard extends DurableObject<Env> {
     key?: IdempotencyKey,
   ): KeyClaim | undefined {
     const seen = key && this.#keys.seen(key, run.createdAt);
-    if (seen) return seen;
+    // A sync run's key: an async call's request differs (its query), so 422 came first.
+    if (seen) return "pending" in seen ? refusal(409, stillRunning(seen.pending)) : seen;
     if (this.#runs.queued >= Math.ceil(MAX_QUEUED_RUNS / SHARDS)) {
       return refusal(
         429,
@@ -135,12 +137,13 @@ export class RunShard extends DurableObject<Env> {
 
   /**
    * A sync run's key, before its call: taken for `runId` (undefined: go on and run it), or the
-   * key's first run (its kept answer), or its refusal (409 while that run has not answered).
+   * key's first run (its kept answer), its refusal, or its run whose answer is not kept.
    */
-  claim(key: IdempotencyKey, runId: string): KeyClaim | undefined {
+  claim(key: IdempotencyKey, runId: string, retake = false): KeyClaim | PendingKey | undefined {
     const now = Date.now();
     const seen = this.#keys.seen(key, now);
-    if (seen) return seen;
+    // `retake`: the Worker found no trace of a lapsed key's run in the runs index.
+    if (seen && !(retake && "pending" in seen && seen.lapsed)) return seen;
     this.#keys.take(key, runId, false, now);
     this.#runs.schedule();
     return undefined;

@@ -89,3 +89,9 @@ export interface KeptAnswer {
 
 /** A key seen before: the same request again (its run, a sync run's answer), or a refusal. */
 export type KeyClaim = { replayOf: string; answer?: KeptAnswer } | Refusal;
+
+/**
+ * A sync run's key whose answer is not kept: its run (`pending`), and whether its lease has
+ * passed (the call that held it is over, by its own time limit, with no answer kept).
+ */
+export type PendingKey = { pending: string; lapsed: boolean };

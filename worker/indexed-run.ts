@@ -1,0 +1,50 @@
+/**
+ * A run as the runs index has it, read from the control plane with the caller's token, in the
+ * shape of the run API's view: for a run without a row in the run store (a sync run without a
+ * webhook), and for an Idempotency-Key whose sync run's answer was never kept.
+ */
+import { controlPlaneFetch } from "./control-plane.ts";
+import type { Env } from "./env.ts";
+import { RunApiError } from "./errors.ts";
+
+/** A run without a row in the run store (a sync run without a webhook), from the runs index. */
+export async function indexedRun(env: Env, token: string, project: string, runId: string) {
+  let res: Response;
+  try {
+    res = await controlPlaneFetch(env, `/v2/projects/${project}/runs/${runId}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+  } catch {
+    throw new RunApiError(502, "the control plane is not reachable");
+  }
+  if (res.status === 404) return undefined;
+  if (!res.ok) throw new RunApiError(502, `the control plane answered ${res.status}`);
+  const row = (await res.json()) as {
+    id: string;
+    app: string;
+    function: string;
+    async: boolean;
+    status: string;
+    createdAt: string;
+    finishedAt: string | null;
+    runTimeMs: number | null;
+    host?: string | null;
+    error?: { message: string };
+    statusCode?: number;
+  };
+  return {
+    run_id: row.id,
+    project,
+    app: row.app,
+    function: row.function,
+    async: row.async,
+    status: row.status,
+    created_at: row.createdAt,
+    started_at: row.createdAt,
+    finished_at: row.finishedAt,
+    run_time_ms: row.runTimeMs,
+    host: row.host ?? null,
+    ...(row.error ? { error: { message: row.error.message } } : {}),
+    ...(row.statusCode !== undefined ? { status_code: row.statusCode } : {}),
+  };
+}
