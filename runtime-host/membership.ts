@@ -199,7 +199,9 @@ export class Membership implements BundleSource {
   async #register(): Promise<Registered> {
     const res = await this.#post(controlPlanePath.hosts, this.#registration);
     const body = await res.json().catch(() => undefined);
-    if (res.status === 401 || res.status === 400) throw refusal(res.status, body);
+    // 409: another live host has this address (its own --address is needed).
+    if (res.status === 401 || res.status === 400 || res.status === 409)
+      throw refusal(res.status, body);
     const registered = registeredSchema.safeParse(body);
     if (!res.ok || !registered.success) throw new Error(`the control plane answered ${res.status}`);
     this.#hostId = registered.data.hostId;

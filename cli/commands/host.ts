@@ -89,6 +89,10 @@ export const host: Command = {
         `--address must be the http(s) URL the Worker reaches this host at (got '${address}')\n\n${USAGE}`,
       );
     const port = values.port ?? (address ? new URL(String(address)).port : undefined);
+    if (address === undefined && !onLoopback(controlPlane))
+      console.error(
+        `Note: no --address: this host registers at http://127.0.0.1:${port ?? 8790}, which only a Worker on this machine reaches. On another machine, give --address http://<its address>:${port ?? 8790}.`,
+      );
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       [ENV.home]: home,
@@ -131,4 +135,10 @@ function wholeNumber(flag: string, text: unknown, least: number, most: number, t
   const n = /^\d{1,9}$/.test(String(text)) ? Number(text) : Number.NaN;
   if (!(n >= least && n <= most))
     throw new CliError(`${flag} takes ${takes} (got '${text}')\n\n${USAGE}`);
+}
+
+/** Whether `url` names this machine's loopback (a control plane beside this host). */
+function onLoopback(url: string): boolean {
+  const host = URL.canParse(url) ? new URL(url).hostname : "";
+  return host === "localhost" || host === "[::1]" || /^127\./.test(host);
 }

@@ -18,7 +18,7 @@ import {
 } from "../../common/protocol/hosts.ts";
 import type { Database } from "../db/index.ts";
 import { apps, deployments, hostApps, hosts } from "../db/schema.ts";
-import { isDiskFull } from "../errors.ts";
+import { ApiError, isDiskFull } from "../errors.ts";
 import { heldBeats, holdingBeats } from "./held-beats.ts";
 import { grantHeld } from "./held-grants.ts";
 
@@ -34,6 +34,7 @@ export async function registerHost(
 ): Promise<string> {
   await forgetHosts(db, FORGET_DOWN_MS); // `runlet start`'s extra hosts come back at new ports
   const now = Date.now();
+  await addressFree(db, tokenId, reg.address, now);
   const fields = {
     name: reg.name,
     tokenId,
@@ -60,6 +61,24 @@ export async function registerHost(
   const id = (row as { id: string }).id;
   await db.delete(hostApps).where(eq(hostApps.hostId, id));
   return id;
+}
+
+/**
+ * Refuses (409) an address a live host registered with another token: a second machine whose
+ * `runlet host` had no `--address` registered at `http://127.0.0.1:8790`, took over the entry of
+ * `runlet start`'s own host (its id, name and token), and the two swapped at every heartbeat.
+ * The same token is the same host come back; a host down or stopped may be taken over.
+ */
+async function addressFree(db: Database, tokenId: string, address: string, now: number) {
+  const [held] = await db
+    .select({ id: hosts.id, name: hosts.name, tokenId: hosts.tokenId, state: hosts.state })
+    .from(hosts)
+    .where(and(eq(hosts.address, address), sql`${hosts.seenAt} >= ${now - DOWN_AFTER_MS}`));
+  if (!held || held.tokenId === tokenId || held.state === "stopped") return;
+  throw new ApiError(
+    "conflict",
+    `${address} is the address of runtime host '${held.name}' (${held.id}), ${held.state}: give this host the address the Worker reaches it at (runlet host --address http://<its address>:<port>)`,
+  );
 }
 
 /** The host `id`, if `tokenId` (the token it presented) is the one it registered with. */

@@ -158,6 +158,24 @@ describe("hosts", () => {
     });
   });
 
+  it("refuse an address a live host of another token has (409); once it is down, it is taken over", async () => {
+    // A second machine's `runlet host` without --address registered at 127.0.0.1:8790 and took
+    // over runlet start's own host's entry: its id, name and token swapped at every heartbeat.
+    const [mine, theirs] = [await hostToken("rack a"), await hostToken("rack b")];
+    const first = await register(mine, "http://10.9.1.9:8790");
+    const second = await register(theirs, "http://10.9.1.9:8790");
+    expect(second.status).toBe(409);
+    expect(second.body.message).toBe(
+      `http://10.9.1.9:8790 is the address of runtime host 'http://10.9.1.9:8790' (${first.body.hostId}), up: give this host the address the Worker reaches it at (runlet host --address http://<its address>:<port>)`,
+    );
+    expect((await register(mine, "http://10.9.1.9:8790")).body.hostId).toBe(first.body.hostId);
+    await f.db
+      .update(hosts)
+      .set({ seenAt: Date.now() - DOWN_AFTER_MS - 1_000 })
+      .where(eq(hosts.id, first.body.hostId as string));
+    expect((await register(theirs, "http://10.9.1.9:8790")).status).toBe(200);
+  });
+
   it("are draining when they say so, and down after 15 s without a heartbeat", async () => {
     const token = await hostToken();
     const { body } = await register(token, "http://10.9.1.2:8790");
