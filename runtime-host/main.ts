@@ -130,7 +130,10 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   const inUse = ((err as Error).cause as NodeJS.ErrnoException | undefined)?.code === "EADDRINUSE";
-  const hint = inUse ? `: stop what holds it, or set ${ENV.hostPort} to a free port` : "";
+  // `runlet host` sets RUNLET_HOST_PORT from its --port, which its user knows it by.
+  const hint = inUse
+    ? `: stop what holds it, or give a free port (runlet host --port N, or ${ENV.hostPort})`
+    : "";
   console.error(`runtime host failed to start: ${(err as Error).message}${hint}`);
   process.exit(err instanceof Refused ? HOST_REFUSED_EXIT : 1);
 });

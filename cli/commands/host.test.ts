@@ -1,10 +1,14 @@
 // `runlet host`'s --port and --slots, checked by the command before anything starts: a bad value
 // claimed the home and started a runtime host, which said "bad environment: RUNLET_HOST_PORT: …"
 // (a variable the user never set) or "RUNLET_HOST_SLOTS: …".
+import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ENV } from "../../common/consts.ts";
 import { runlet } from "./test-support.ts";
@@ -36,4 +40,30 @@ it("refuses a --port or --slots the host cannot take, naming the flag, before an
   }
   // Nothing started: the home the host would hold was never made.
   expect(existsSync(home)).toBe(false);
+});
+
+it("names its own --port when the port is taken (it named RUNLET_HOST_PORT, runlet start's)", async () => {
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+  const { port } = taken.address() as AddressInfo;
+  try {
+    // A process of its own: the host it starts writes to the command's own stderr.
+    const bin = fileURLToPath(new URL("../../bin/runlet.mjs", import.meta.url));
+    const args = ["host", "--control-plane", "http://127.0.0.1:9", "--port", String(port)];
+    const env = { ...process.env, [ENV.home]: join(dir, "taken"), [ENV.hostToken]: "rlh_test" };
+    const said = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = execFile(process.execPath, [bin, ...args], { env, timeout: 60_000 });
+      let stderr = "";
+      child.stderr?.on("data", (chunk) => {
+        stderr += chunk;
+      });
+      child.on("close", (code) => resolve({ code, stderr }));
+    });
+    expect(said.code).toBe(1);
+    expect(said.stderr).toContain(
+      `port ${port} on 127.0.0.1 is already in use: stop what holds it, or give a free port (runlet host --port N, or RUNLET_HOST_PORT)`,
+    );
+  } finally {
+    await new Promise((resolve) => taken.close(resolve));
+  }
 });
