@@ -116,6 +116,10 @@ it("cancels <run_id> --app A, the run of A, as status and redeliver take it", as
     // It was "give a run id, or --app NAME with --queued", a run id given.
     const cancelled = await runlet(["cancel", runId, "--app", "hello"], env);
     expect([cancelled.code, cancelled.stdout]).toEqual([0, `Cancelled ${runId}.`]);
+    // It had started: what a cancel does to code that ignores ctx.signal is said.
+    expect(cancelled.stderr).toBe(
+      "It had started: its ctx.signal aborted, and its code that does not listen to it runs on to its end on its replica (no webhook is sent).",
+    );
     expect(asked).toEqual([`DELETE /v4/prj_1/hello/runs/${runId}`]);
     // --queued is of an app's whole queue, not of one run; --app alone names no run.
     for (const args of [

@@ -155,7 +155,14 @@ export const cancel: Command = {
     const [runId, ...extra] = positionals;
     const state = await call("DELETE", runId, extra, CANCEL_USAGE, undefined, app);
     if (values.json) console.log(JSON.stringify(state));
-    else console.log(`Cancelled ${state.run_id}.`);
+    else {
+      console.log(`Cancelled ${state.run_id}.`);
+      // Said, not left to the docs: cancelling stops nothing a function does not let stop.
+      if (state.started_at)
+        console.error(
+          "It had started: its ctx.signal aborted, and its code that does not listen to it runs on to its end on its replica (no webhook is sent).",
+        );
+    }
     return 0;
   },
 };
