@@ -17,6 +17,15 @@ export interface RunsNow {
 export const runsNowText = (runs: RunsNow): string =>
   `${runs.queued.toLocaleString("en")} queued, ${runs.running.toLocaleString("en")} running`;
 
+/**
+ * Why queued runs do not move, when no host takes work (`hostsTakingWork`, of the replicas
+ * answer): "480 queued, 0 running" alone read as a queue on its way.
+ */
+export function stalledText(runs: RunsNow, hostsTakingWork: number | undefined): string {
+  if (runs.queued === 0 || hostsTakingWork !== 0) return "";
+  return " — no runtime host takes work now (each is down, stopping or drained): they wait for one";
+}
+
 /** What `GET …/apps/{name}/replicas` says of the app's replicas now. */
 export interface ReplicasNow {
   host: string;

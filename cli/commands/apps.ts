@@ -1,5 +1,5 @@
 import { DEFAULT_START_TIMEOUT_S } from "../../common/app-limits.ts";
-import { type RunsNow, replicasNowText, runsNowText } from "../../common/app-now.ts";
+import { type RunsNow, replicasNowText, runsNowText, stalledText } from "../../common/app-now.ts";
 import type { AppView, ListedApp } from "../../control-plane/routes/apps-read.ts";
 import type { AppReplicas } from "../../control-plane/routes/apps-replicas.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
@@ -70,7 +70,11 @@ async function show(config: CliConfig, name: string, json: boolean): Promise<num
           ? "— (a custom app: its server answers any path)"
           : "not known (deployed without the start check, or by an older Runlet)"),
     ],
-    ["async runs", runsOf(replicas.runs)],
+    [
+      "async runs",
+      runsOf(replicas.runs) +
+        (replicas.runs ? stalledText(replicas.runs, replicas.hostsTakingWork) : ""),
+    ],
     ["replicas now", replicasNowText(replicas)],
     [
       "on hosts",

@@ -30,6 +30,10 @@ const replicasSchema = z
     }),
     runs: unfinishedRunsSchema,
     host: z.enum(["reachable", "unreachable"]),
+    hostsTakingWork: z.number().int().openapi({
+      description:
+        "Runtime hosts of this Runlet taking new work now (up: not draining, drained, stopped or down). With none, queued runs wait for one.",
+    }),
     hosts: z
       .array(
         z.object({
@@ -79,7 +83,8 @@ export function registerGetAppReplicas(app: OpenAPIHono<AppEnv>) {
     ]);
     // A host that answered now says its part; the others, as their last heartbeats did (one
     // 2 s old could say a replica was idle while the line above counted it busy).
-    const runningIt = (await listHosts(db)).flatMap((h) => {
+    const all = await listHosts(db);
+    const runningIt = all.flatMap((h) => {
       const mine =
         counts?.byHost.get(h.id) ??
         h.apps.find((a) => a.project === projectId && a.app === appName);
@@ -94,6 +99,7 @@ export function registerGetAppReplicas(app: OpenAPIHono<AppEnv>) {
         queued,
         runs,
         host: counts ? "reachable" : "unreachable",
+        hostsTakingWork: all.filter((h) => h.state === "up").length,
         hosts: runningIt,
       } as const,
       200,

@@ -4,9 +4,12 @@
  * and a join with the apps) from the reports of the run store's shards, on libSQL and on D1. A
  * burst of ~480 queued runs showed as "11 waiting" (the host's waiting calls) before.
  */
+import { eq } from "drizzle-orm";
 import { beforeAll, expect, it } from "vitest";
 import { newId } from "../../common/ids.ts";
 import type { Database } from "../db/index.ts";
+import { hosts } from "../db/schema.ts";
+import { createHostToken } from "../hosts/tokens.ts";
 import {
   bundleFiles,
   createFixture,
@@ -126,6 +129,21 @@ export function appQueueCases(open: () => Promise<Database>) {
       },
     });
     expect((await replicasOf("burst")).runs).toEqual({ queued: 465, running: 12 });
+  });
+
+  it("says how many hosts take work, so a queue that waits for one can say why", async () => {
+    await deploy("waits");
+    await report("waits", "queued", 3);
+    const taking = async () =>
+      ((await replicasOf("waits")) as unknown as { hostsTakingWork: number }).hostsTakingWork;
+    expect(await taking()).toBe(0); // no host has registered
+    const { token } = await createHostToken(f.db, { name: "rack", createdBy: f.owner.id });
+    const address = "http://10.9.9.9:8790";
+    const body = { name: "rack-1", address, slots: 4, memoryMb: 1024 };
+    expect((await f.call("POST", "/internal/hosts", { token, body })).status).toBe(200);
+    expect(await taking()).toBe(1);
+    await f.db.update(hosts).set({ state: "drained" }).where(eq(hosts.address, address));
+    expect(await taking()).toBe(0);
   });
 
   it("is 404 for an app that is not deployed", async () => {

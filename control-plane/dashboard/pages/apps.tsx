@@ -7,7 +7,12 @@
  */
 import type { Hono } from "hono";
 import { DEFAULT_START_TIMEOUT_S } from "../../../common/app-limits.ts";
-import { type RunsNow, replicasNowText, runsNowText } from "../../../common/app-now.ts";
+import {
+  type RunsNow,
+  replicasNowText,
+  runsNowText,
+  stalledText,
+} from "../../../common/app-now.ts";
 import type { DashEnv } from "../api.ts";
 import { Page } from "../layout.tsx";
 import { runTimeRows } from "../run-times.ts";
@@ -54,6 +59,8 @@ interface Replicas {
   queued: number;
   runs: RunsNow;
   host: string;
+  /** Hosts taking new work now: with none, queued runs wait. */
+  hostsTakingWork?: number;
   hosts: Array<{ id: string; name: string; state: string; replicas: number; busy: number }>;
 }
 
@@ -182,6 +189,7 @@ export function registerApps(dash: Hono<DashEnv>) {
               now ? (
                 <>
                   {queueText(now.runs)}
+                  {stalledText(now.runs, now.hostsTakingWork)}
                   {now.runs.queued > 0 ? (
                     <>
                       {" "}
