@@ -78,6 +78,9 @@ export async function keyOfCall(
   // another app, and its calls must not replay the first one's answers.
   const scope = `${call.project}\n${call.app}\n${c.var.app.id}\n${fn}`;
   const hash = await sha256Hex(utf8(`${scope}\n${call.idempotencyKey}`));
+  // Its query's parameters by name (a client that builds a query from a map sends them in any
+  // order: the same request was a 422), each name's values in their order.
+  url.searchParams.sort();
   const head = utf8(`${c.req.method}\n${url.pathname}${url.search}\n`);
   const fingerprint = await sha256Hex(concatBytes([head, new Uint8Array(body)]));
   call.runId = newRunIdIn(Number.parseInt(hash.slice(0, 8), 16));

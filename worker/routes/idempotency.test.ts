@@ -156,6 +156,25 @@ describe("Idempotency-Key: async runs", () => {
     expect(replayedOf(elsewhere.res)).toBeNull();
   });
 
+  it("takes the same query in another order as the same request (a client building it from a map)", async () => {
+    const headers = await callerOf("idem-order");
+    hostTakes("idem-order");
+    const base = `/v4/${PROJECT}/idem-order/run`;
+    const hook = encodeURIComponent("https://hooks.test/order");
+    const first = await call(`${base}?webhookEndpoint=${hook}&async=true`, {
+      headers: headers("order"),
+      body: "{}",
+    });
+    expect(first.res.status).toBe(202);
+    const again = await call(`${base}?async=true&webhookEndpoint=${hook}`, {
+      headers: headers("order"),
+      body: "{}",
+    });
+    expect(again.res.status).toBe(202); // it was 422 "used with a different request"
+    expect(again.body.run_id).toBe(first.body.run_id);
+    expect(replayedOf(again.res)).toBe("true");
+  });
+
   it("starts a new run once the key is past its 24 hours", async () => {
     const headers = await callerOf("idem-old");
     hostTakes("idem-old");
