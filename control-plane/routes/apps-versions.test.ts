@@ -92,6 +92,7 @@ it("shows the replicas the hosts count, each host's as it answers now, and says 
     queued: 4,
     runs: { queued: 0, running: 0 }, // the async queue, the run store's: none here
     host: "reachable",
+    hostsTakingWork: 3, // the three racks are up
     hosts: expect.arrayContaining([
       { id: rack1, name: "rack-1", state: "up", replicas: 1, busy: 1 },
       { id: rack2, name: "rack-2", state: "up", replicas: 2, busy: 1 },
