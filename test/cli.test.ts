@@ -37,6 +37,23 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
       headers: { authorization: `Bearer ${token}` },
     });
 
+  it("makes a caller token that calls the apps through the run API, and can deploy nothing", async () => {
+    // The member token, the least there was, could deploy code that read every secret.
+    expect((await cli(["deploy", "examples/hello"], runlet.env)).code).toBe(0);
+    const args = ["tokens", "create", "--name", "web", "--expires", "1d", "--role", "caller"];
+    const created = await cli(args, runlet.env);
+    expect(created.code, created.stderr).toBe(0);
+    const caller = { ...runlet.env, RUNLET_TOKEN: created.stdout.trim() };
+    const ran = await cli(["run", "hello", "--json"], caller);
+    expect(ran.code, ran.stderr).toBe(0);
+    const runId = JSON.parse(ran.stdout).run_id as string;
+    const status = await cli(["status", runId, "--app", "hello", "--json"], caller);
+    expect(JSON.parse(status.stdout)).toMatchObject({ run_id: runId, status: "success" });
+    const deploy = await cli(["deploy", "examples/hello"], caller);
+    expect(deploy.code).toBe(1);
+    expect(deploy.stderr).toContain("this service account's role is caller");
+  });
+
   it("creates a token that works until it is revoked, and lists it", async () => {
     const created = await cli(["tokens", "create", "--name", "ci", "--expires", "30d"], runlet.env);
     expect(created.code).toBe(0);

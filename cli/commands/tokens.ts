@@ -4,7 +4,7 @@ import { CliError, type Command, takesOnly } from "../command.ts";
 import { callProject, loadConfig, printTable } from "../config.ts";
 import { expiryOf } from "../expiry.ts";
 
-const USAGE = `Usage: runlet tokens create --name NAME --expires WHEN [--role owner|member] [--json]
+const USAGE = `Usage: runlet tokens create --name NAME --expires WHEN [--role caller|member|owner] [--json]
        runlet tokens list [--json]
        runlet tokens revoke <service-account-id> [--json]
 
@@ -14,8 +14,11 @@ Service-account tokens for scripts and CI (project owners only).
            --expires   a duration from now (12h, 30d, 365d), an RFC 3339 time
                        (2027-01-31T00:00:00Z) or a date (2027-01-31: the end of that day,
                        UTC); at most 3650 days ahead
-           --role      member (default: may deploy and run) or owner (may also manage tokens,
-                       secrets and read the audit log)
+           --role      caller (may call the project's apps and read their runs through the
+                       run API, nothing more: the token to give a caller), member (default:
+                       may also deploy, and so read the secrets through the code it
+                       deploys) or owner (may also manage tokens, secrets and read the
+                       audit log)
            The token is printed once: store it in a secret manager, never in source control.
   list     the project's service accounts, whether each is active, expired, revoked or
            refused since its signing key was retired (key retired), and who made it (by name)

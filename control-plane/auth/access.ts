@@ -8,7 +8,7 @@ import { ApiError } from "../errors.ts";
 import { authenticate, type Principal, type Role, roleIn } from "./tokens.ts";
 
 export interface AccessRule {
-  /** The least role the route needs: `member` lets owners in too. */
+  /** The least role the route needs: `member` lets owners in too, `caller` every role. */
   role: Role;
   /**
    * Audited routes name their action and target; refusals after authentication are recorded.
@@ -53,6 +53,12 @@ export function access(rule: AccessRule) {
     }
     if (rule.role === "owner" && role !== "owner") {
       throw new ApiError("forbidden", "only the project owner may do this");
+    }
+    if (rule.role === "member" && role === "caller") {
+      throw new ApiError(
+        "forbidden",
+        "this service account's role is caller: it calls the project's apps (the run API) and nothing more",
+      );
     }
     c.set("access", { principal, role, projectId });
     await next();

@@ -20,7 +20,12 @@ export type Principal =
       role: Role;
     };
 
-export type Role = "owner" | "member";
+/**
+ * A principal's role in a project. `caller`, a service account's only: it calls the project's
+ * apps through the run API (and reads them and their runs, as the run API asks the control plane
+ * to), and nothing more: no deploy, no secrets, no dashboard.
+ */
+export type Role = "owner" | "member" | "caller";
 
 /**
  * Signs a token for `subject`; returns it with the row that records its id (never the token

@@ -217,6 +217,22 @@ describe("a session", () => {
     expect((await page("/dashboard/runs", cookie)).status).toBe(303);
   });
 
+  it("refuses a caller's token, which has no dashboard, saying so", async () => {
+    const created = await f.call("POST", `/v2/projects/${f.projectId}/service-accounts`, {
+      token: f.owner.token,
+      body: {
+        name: "web",
+        role: "caller",
+        expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+      },
+    });
+    const { token } = (await created.json()) as { token: string };
+    const res = await post("/dashboard/login", "", { token });
+    expect(res.status).toBe(401);
+    expect(res.headers.get("set-cookie") ?? "").not.toContain("runlet_session");
+    expect(await res.text()).toContain("role is caller: it calls the project");
+  });
+
   it("refuses a token that does not work, saying why", async () => {
     const res = await post("/dashboard/login", "", { token: "nonsense" });
     expect(res.status).toBe(401);

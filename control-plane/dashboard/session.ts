@@ -105,6 +105,11 @@ export async function signInWithToken(
   pasted: string,
 ): Promise<{ token: string; expiresAt: number; projectId: string | undefined }> {
   const principal = await authenticate(db, publicKeys, `Bearer ${pasted.trim()}`);
+  if (principal.type === "service_account" && principal.role === "caller")
+    throw new ApiError(
+      "forbidden",
+      "this service account's role is caller: it calls the project's apps, and has no dashboard (sign in with a member's or an owner's token)",
+    );
   const projectId = principal.type === "service_account" ? principal.projectId : undefined;
   const session = await startSession(db, keys, principal.tokenId);
   if (!session) throw new ApiError("unauthorized", "token has been revoked");

@@ -148,7 +148,7 @@ export const serviceAccounts = sqliteTable(
       .notNull()
       .references(() => projects.id),
     name: text("name").notNull(),
-    role: text("role", { enum: ["owner", "member"] }).notNull(),
+    role: text("role", { enum: ["owner", "member", "caller"] }).notNull(),
     tokenId: text("token_id")
       .notNull()
       .references(() => tokens.id),

@@ -143,7 +143,8 @@ export const getAppRoute = createRoute({
   operationId: "getApp",
   summary: "One app (members and owners).",
   security: bearerAuth,
-  middleware: [access({ role: "member" })] as const,
+  // A caller's token too: the run API reads the app with it before each call.
+  middleware: [access({ role: "caller" })] as const,
   request: { params: projectIdParam.extend({ appName: z.string() }) },
   responses: {
     200: { description: "The app.", content: { "application/json": { schema: appSchema } } },

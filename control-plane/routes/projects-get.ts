@@ -1,6 +1,6 @@
 /**
- * `GET /v2/projects/{projectId}`: one project, with the caller's role in it (members and
- * owners), as `GET /v2/projects` lists it. Until 2026-11-27 only the list had it: a script that
+ * `GET /v2/projects/{projectId}`: one project, with the caller's role in it (any role), as
+ * `GET /v2/projects` lists it. Until 2026-11-27 only the list had it: a script that
  * knew a project's id read every project of its caller to find one.
  */
 import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
@@ -17,9 +17,9 @@ export const getProjectRoute = createRoute({
   method: "get",
   path: "/v2/projects/{projectId}",
   operationId: "getProject",
-  summary: "One project, with the caller's role in it (members and owners).",
+  summary: "One project, with the caller's role in it (any role).",
   security: bearerAuth,
-  middleware: [access({ role: "member" })] as const,
+  middleware: [access({ role: "caller" })] as const,
   request: { params: projectIdParam },
   responses: {
     200: {

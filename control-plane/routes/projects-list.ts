@@ -7,18 +7,18 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { asc, eq } from "drizzle-orm";
 import { signedIn } from "../auth/access.ts";
-import type { Principal } from "../auth/tokens.ts";
+import type { Principal, Role } from "../auth/tokens.ts";
 import type { AppEnv } from "../context.ts";
 import type { Database } from "../db/index.ts";
 import { memberships, projects } from "../db/schema.ts";
 import { bearerAuth, errorResponses } from "../openapi.ts";
-import { projectSchema, projectView, roleSchema } from "./projects.ts";
+import { accountRoleSchema, projectSchema, projectView } from "./projects.ts";
 
 export const projectOfCallerSchema = projectSchema
-  .extend({ role: roleSchema })
+  .extend({ role: accountRoleSchema })
   .openapi("ProjectOfCaller");
 
-type Row = typeof projects.$inferSelect & { role: "owner" | "member" };
+type Row = typeof projects.$inferSelect & { role: Role };
 
 /** The projects `principal` may open, oldest first, each with the principal's role in it. */
 export async function projectsOf(db: Database, principal: Principal): Promise<Row[]> {

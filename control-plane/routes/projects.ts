@@ -21,6 +21,11 @@ export const displayName = z
 
 export const roleSchema = z.enum(["owner", "member"], { error: "must be owner or member" });
 
+/** A service account's role: a user's, or `caller` (it calls the project's apps, no more). */
+export const accountRoleSchema = z.enum(["owner", "member", "caller"], {
+  error: "must be owner, member or caller",
+});
+
 export const planSchema = z.enum(PLANS, { error: `must be one of ${PLANS.join(", ")}` });
 
 export const projectSchema = z

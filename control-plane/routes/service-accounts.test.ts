@@ -107,6 +107,34 @@ describe("service accounts", () => {
     });
   });
 
+  it("makes a caller account, which reads what the run API asks with it and nothing more", async () => {
+    const created = await createAccount({ name: "public-caller", role: "caller" });
+    expect(created.role).toBe("caller");
+    const as = (method: string, path: string, extra: Record<string, unknown> = {}) =>
+      f.call(method, `/v2/projects/${f.projectId}${path}`, { token: created.token, ...extra });
+    // What the run API reads with a caller's token: the project, an app, a run.
+    expect((await as("GET", "")).status).toBe(200);
+    expect(await body(await as("GET", ""))).toMatchObject({ role: "caller" });
+    expect((await as("GET", "/apps/nope")).status).toBe(404); // past the role: no such app
+    expect((await as("GET", "/runs/run_01m8aaaaaaaaaaaaaaaaaaaaaa")).status).toBe(404);
+    // Nothing else: no deploy (and so no secrets through its code), no lists, no dashboard.
+    const refused = [
+      await as("GET", "/apps"),
+      await as("GET", "/runs"),
+      await as("GET", "/secrets"),
+      await as("POST", "/apps", { body: { files: [] } }),
+      await as("POST", "/dashboard-links", { body: {} }),
+    ];
+    expect(refused.map((r) => r.status)).toEqual([403, 403, 403, 403, 403]);
+    expect((await body(refused[3] as Response)).message).toBe(
+      "this service account's role is caller: it calls the project's apps (the run API) and nothing more",
+    );
+    const role = await f.call("POST", accountsPath(), {
+      body: { name: "x", expiresAt: inDays(1), role: "boss" },
+    });
+    expect((await body(role)).message).toMatch(/must be owner, member or caller/);
+  });
+
   it("keeps an account's token out of other projects with 403", async () => {
     const created = await createAccount({ role: "owner" });
     const res = await f.call("GET", `/v2/projects/${f.outsiderProjectId}/apps`, {
@@ -181,7 +209,7 @@ describe("service accounts", () => {
     [
       "an unknown role",
       { name: "x", expiresAt: inDays(1), role: "admin" },
-      /^role: must be owner or member/,
+      /^role: must be owner, member or caller/,
     ],
     ["an unknown field", { name: "x", expiresAt: inDays(1), scopes: [] }, /unknown field 'scopes'/],
     [

@@ -16,13 +16,13 @@ import { ApiError } from "../errors.ts";
 import { bearerAuth, errorResponses, projectIdParam, smallBody } from "../openapi.ts";
 import { optionalPage, optionalPageQuery, pageFields } from "../optional-page.ts";
 import { expiresAtSchema, expiryMs } from "./expiry.ts";
-import { displayName, roleSchema } from "./projects.ts";
+import { accountRoleSchema, displayName } from "./projects.ts";
 
 export const createServiceAccountBody = z
   .strictObject({
     name: displayName,
     expiresAt: expiresAtSchema,
-    role: roleSchema.optional(),
+    role: accountRoleSchema.optional(),
   })
   .openapi("NewServiceAccount");
 
@@ -30,7 +30,7 @@ export const serviceAccountSchema = z
   .object({
     id: z.string(),
     name: z.string(),
-    role: roleSchema,
+    role: accountRoleSchema,
     createdAt: z.string().openapi({ format: "date-time" }),
     expiresAt: z.string().openapi({ format: "date-time" }),
     revokedAt: z.string().nullable().openapi({ format: "date-time" }),
@@ -107,7 +107,7 @@ export const createServiceAccountRoute = createRoute({
           schema: z.object({
             id: z.string(),
             name: z.string(),
-            role: roleSchema,
+            role: accountRoleSchema,
             expiresAt: z.string().openapi({ format: "date-time" }),
             token: z.string(),
           }),

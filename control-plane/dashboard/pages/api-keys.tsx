@@ -119,6 +119,7 @@ async function listPage(c: DashCtx, made?: { name: string; token: string }) {
               name="role"
               value={failed?.role ?? "member"}
               options={[
+                { value: "caller", label: "caller: call the apps, nothing more" },
                 { value: "member", label: "member: deploy and run" },
                 { value: "owner", label: "owner: also tokens, secrets, audit log" },
               ]}
