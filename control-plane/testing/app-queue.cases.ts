@@ -136,14 +136,14 @@ export function appQueueCases(open: () => Promise<Database>) {
     await report("waits", "queued", 3);
     const taking = async () =>
       ((await replicasOf("waits")) as unknown as { hostsTakingWork: number }).hostsTakingWork;
-    expect(await taking()).toBe(0); // no host has registered
+    const before = await taking(); // on D1 the other files' hosts share the registry
     const { token } = await createHostToken(f.db, { name: "rack", createdBy: f.owner.id });
     const address = "http://10.9.9.9:8790";
     const body = { name: "rack-1", address, slots: 4, memoryMb: 1024 };
     expect((await f.call("POST", "/internal/hosts", { token, body })).status).toBe(200);
-    expect(await taking()).toBe(1);
+    expect(await taking()).toBe(before + 1);
     await f.db.update(hosts).set({ state: "drained" }).where(eq(hosts.address, address));
-    expect(await taking()).toBe(0);
+    expect(await taking()).toBe(before);
   });
 
   it("is 404 for an app that is not deployed", async () => {
