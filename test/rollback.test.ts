@@ -65,6 +65,18 @@ it("rolls an app back to the version before the live one, as a new version that 
   expect(shown.stdout).toMatch(/^ {2}version {7}3 \(managed\), deployed /m);
   expect(shown.stdout).toMatch(/^ {2}functions {5}run$/m); // as the start check found them
 
+  // The versions to roll back to: v3 live, v1 its code, v2 kept.
+  const listed = await cli(["apps", "versions", "hello"], runlet.env);
+  expect(listed.code, listed.stderr).toBe(0);
+  const rows = listed.stdout.split("\n").filter((line) => /^v\d/.test(line));
+  const columns = rows.map((r) => r.split(/ {2,}/));
+  expect(columns.map((c) => `${c[0]} | ${c.at(-1)}`)).toEqual([
+    "v3 | live",
+    "v2 | kept: apps rollback hello --to 2",
+    "v1 | the live code",
+  ]);
+  expect(columns.map((c) => c[2])).toEqual(["local owner", "local owner", "local owner"]);
+
   // The live version is refused in the API's words, and nothing changes.
   const again = await cli(["apps", "rollback", "hello", "--to", "3", "--json"], runlet.env);
   expect(again.code).toBe(1);

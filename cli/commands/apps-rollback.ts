@@ -2,10 +2,11 @@
  * `runlet apps rollback <name> [--to N]`: makes an earlier version's code live again in one step,
  * as a new version (`POST …/apps/{name}/versions/{N}/redeploy`, docs/api.md): the version before
  * the live one unless `--to` says which. It waits as `runlet deploy` does, for a replica of it
- * to start on a runtime host, and says where it started.
+ * to start on a runtime host, and says where it started. Also `runlet apps versions <name>`, the
+ * versions to roll back to.
  */
 import { CliError } from "../command.ts";
-import { type CliConfig, callProject } from "../config.ts";
+import { type CliConfig, callProject, printTable } from "../config.ts";
 import { sendDeploy, startedNote } from "./deploy-request.ts";
 
 /** The version `--to` names: a whole number from 1. */
@@ -59,5 +60,53 @@ export async function rollback(
     `Rolled ${app.name} back to version ${to}'s code as version ${app.version} (${app.runtime} runtime) in ${ms} ms`,
   );
   console.error(startedNote(app));
+  return 0;
+}
+
+interface Version {
+  version: number;
+  runtime: string;
+  deployedBy: { id: string; name: string | null };
+  createdAt: string;
+  digest: string | null;
+  rolledBackFrom: number | null;
+  kept: boolean;
+}
+
+/**
+ * `runlet apps versions <name>`: the app's versions, newest first, each with who deployed it and
+ * when, and whether it can be rolled back to (`--to N`), as the dashboard's app page shows them.
+ * Before, `apps rollback --to N` had no command to find N with.
+ */
+export async function versions(config: CliConfig, name: string, json: boolean): Promise<number> {
+  const path = `/apps/${encodeURIComponent(name)}/versions`;
+  const body = await callProject<{ versions: Version[] }>(
+    config,
+    "GET",
+    path,
+    "reading its versions",
+  );
+  if (json) {
+    console.log(JSON.stringify(body));
+    return 0;
+  }
+  const [live] = body.versions;
+  printTable(
+    ["VERSION", "DEPLOYED", "BY", "RUNTIME", "CODE"],
+    body.versions.map((v) => [
+      `v${v.version}`,
+      v.createdAt,
+      v.deployedBy.name ?? v.deployedBy.id,
+      v.runtime,
+      v === live
+        ? "live"
+        : v.digest !== null && v.digest === live?.digest
+          ? "the live code"
+          : v.kept
+            ? `kept: apps rollback ${name} --to ${v.version}`
+            : "not kept (deploy its folder again)",
+    ]),
+    `${name} has no versions`,
+  );
   return 0;
 }

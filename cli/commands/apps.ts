@@ -4,10 +4,11 @@ import type { AppView, ListedApp } from "../../control-plane/routes/apps-read.ts
 import type { AppReplicas } from "../../control-plane/routes/apps-replicas.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
 import { type CliConfig, callProject, loadConfig, printTable } from "../config.ts";
-import { rollback } from "./apps-rollback.ts";
+import { rollback, versions } from "./apps-rollback.ts";
 
 const USAGE = `Usage: runlet apps [--json]
        runlet apps show <name> [--json]
+       runlet apps versions <name> [--json]
        runlet apps delete <name> [--json]
        runlet apps rollback <name> [--to N] [--no-start-check] [--json]
 
@@ -17,6 +18,9 @@ const USAGE = `Usage: runlet apps [--json]
   show     one app: its live version, scaling and limits, its async runs queued and running,
            its replicas now and the hosts they are on; --json prints {app, replicas}, the
            API's two answers
+  versions the app's versions, newest first: who deployed each and when, its runtime, and
+           whether its code can be rolled back to (the 10 newest keep their files); --json
+           prints the API's answer
   delete   stops the app's replicas and deletes it with its deployments (audited); calls of it
            are 404 within 10 s (the run API keeps what it learnt of an app for 10 s; a run
            accepted meanwhile fails), and a later deploy of the same name starts at version 1
@@ -113,6 +117,11 @@ export const apps: Command = {
       await callProject(config, "DELETE", `/apps/${encodeURIComponent(name)}`, "deleting the app");
       console.log(values.json ? JSON.stringify({ name, deleted: true }) : `Deleted ${name}.`);
       return 0;
+    }
+    if (sub === "versions") {
+      if (!name || extra.length > 0)
+        throw new CliError(`apps versions takes one app name\n\n${USAGE}`);
+      return versions(config, name, values.json === true);
     }
     if (sub === "show") {
       if (!name || extra.length > 0) throw new CliError(`apps show takes one app name\n\n${USAGE}`);
