@@ -43,6 +43,21 @@ describe("the files a deploy uploads, when the folder holds symbolic links", () 
     expect(notes).toEqual([]);
   });
 
+  it("leaves .env files out, saying so, and keeps their examples", async () => {
+    const app = join(root, "app");
+    for (const name of [".env", ".env.local", "lib/.env.production", ".env.example", "env.js"])
+      await writeFile(join(app, name), "DB_PASSWORD=supersecret\n");
+    const { files, notes } = await collect(app);
+    // They were uploaded into every version's bundle, readable by the app.
+    expect(paths(files)).toEqual([".env.example", "env.js", "lib/shared.js", "runlet.toml"]);
+    expect(notes.map((n) => n.split(":")[0]).sort()).toEqual([
+      "Skipped .env",
+      "Skipped .env.local",
+      "Skipped lib/.env.production",
+    ]);
+    expect(notes.every((n) => n.includes("runlet secrets set NAME"))).toBe(true);
+  });
+
   it("refuses a link out of the app folder, or into its .runlet, before anything is sent", async () => {
     const app = join(root, "app");
     await symlink("../secret.txt", join(app, "config.txt"));

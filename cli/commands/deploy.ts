@@ -18,6 +18,15 @@ import { checkSyntax, describeProblems, filesToCheck, languageOf } from "./synta
 const SKIP = new Set([".git", ".runlet", ".wrangler", ".DS_Store"]);
 
 /**
+ * `.env` and `.env.*` (not `.env.example`, `.sample`, `.template`): the secrets of a local run,
+ * which a deploy uploaded into every version's bundle, readable by the app and kept in plain
+ * text (the new user's round). Left out with a note naming them; `runlet secrets set` is where
+ * a secret goes.
+ */
+const isEnvFile = (name: string) =>
+  /^\.env(\..+)?$/.test(name) && !/\.(example|sample|template)$/.test(name);
+
+/**
  * The folder's files, for the bundle. A symbolic link is followed when what it points to is in
  * the folder (`node_modules/.bin`, a shared file): uploaded at the link's path. One that points
  * outside it (or into a folder never uploaded, `.runlet`) is refused, before anything is sent:
@@ -35,6 +44,12 @@ export async function collect(root: string): Promise<{ files: BundleFile[]; note
       if (SKIP.has(entry.name)) continue;
       const full = join(dir, entry.name);
       const path = relative(root, full).split(sep).join("/");
+      if (isEnvFile(entry.name)) {
+        notes.push(
+          `Skipped ${path}: a deploy does not upload .env files. Give the app its secrets with runlet secrets set NAME (it reads them as process.env.NAME / os.environ["NAME"]).`,
+        );
+        continue;
+      }
       let isDir = entry.isDirectory();
       let isFile = entry.isFile();
       if (entry.isSymbolicLink()) {
