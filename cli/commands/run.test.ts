@@ -45,7 +45,7 @@ beforeAll(async () => {
           "x-request-id": NEW,
         })
         .end(JSON.stringify({ message: `key ${key}`, code: "x", run_id: NEW }));
-    if (key === "threw")
+    if (key === "threw" || req.url?.endsWith("/hello/boom"))
       return res
         .writeHead(500, headers)
         .end(JSON.stringify({ run_id: runId, error: { message: "CUDA OOM" }, run_time_ms: 3 }));
@@ -92,6 +92,15 @@ it("says that a failure is the first call's, replayed, so that a retry with the 
   expect(printed(err)).toEqual([
     "runlet run: run failed (500): CUDA OOM",
     `Replayed: the answer of ${FIRST}, from the first call with this Idempotency-Key; nothing ran again (a new key runs it again).`,
+  ]);
+});
+
+it("says where a failed run's output is: its logs, where a thrown error's stack is", async () => {
+  expect(await main(["run", "hello", "boom"])).toBe(1);
+  expect(printed(err)).toEqual([
+    "runlet run: run failed (500): CUDA OOM",
+    `run id: ${NEW}`,
+    `What it wrote: runlet logs ${NEW}`,
   ]);
 });
 

@@ -241,8 +241,12 @@ outside 2xx exits 1.
     }
     if (outcome.replayed) console.error(replayNote(outcome.runId, false));
     // Only a run's id (`run_…`): another id is no run's, for `runlet status` to find.
-    else if (!values.json && RUN_ID.test(outcome.runId ?? "") && madeRun(outcome, app, fn))
+    else if (!values.json && RUN_ID.test(outcome.runId ?? "") && madeRun(outcome, app, fn)) {
       console.error(`run id: ${outcome.runId}`);
+      // What it wrote, a thrown error's stack with it, is in its logs: said where to look.
+      if (outcome.failure !== undefined && outcome.runlets !== false)
+        console.error(`What it wrote: runlet logs ${outcome.runId}`);
+    }
     return outcome.failure === undefined ? 0 : 1;
   },
 };
