@@ -244,7 +244,7 @@ outside 2xx exits 1.
     else if (!values.json && RUN_ID.test(outcome.runId ?? "") && madeRun(outcome, app, fn)) {
       console.error(`run id: ${outcome.runId}`);
       // What it wrote, a thrown error's stack with it, is in its logs: said where to look.
-      if (outcome.failure !== undefined && outcome.runlets !== false)
+      if (outcome.failure !== undefined && outcome.runlets !== false && outcome.status >= 500)
         console.error(`What it wrote: runlet logs ${outcome.runId}`);
     }
     return outcome.failure === undefined ? 0 : 1;
