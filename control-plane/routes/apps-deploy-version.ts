@@ -66,9 +66,11 @@ export function readConfig(
     config.runtime === "managed" &&
     !files.some((f) => f.path === "main.js" || f.path === "main.mjs")
   ) {
+    // A main.ts alone was refused without a word of why: Runlet runs JavaScript.
+    const ts = files.some((f) => /^main\.(ts|mts|tsx)$/.test(f.path));
     throw new ApiError(
       "bad_request",
-      "a managed-runtime app needs main.js or main.mjs at its root",
+      `a managed-runtime app needs main.js or main.mjs at its root${ts ? ": Runlet runs JavaScript, so compile main.ts to main.mjs first (npx esbuild main.ts --bundle --platform=node --format=esm --outfile=main.mjs)" : ""}`,
     );
   }
   return config;

@@ -67,6 +67,25 @@ it("refuses a file where another path needs a folder with 400", async () => {
   expect(await appNames()).not.toContain("clash");
 });
 
+it("refuses a managed app without main.mjs, saying to compile a main.ts it has", async () => {
+  const refusal = async (name: string, entry: string) => {
+    const files = [
+      { path: "runlet.toml", contentBase64: b64(`name = "${name}"`) },
+      { path: entry, contentBase64: b64("export const run = (): number => 1;") },
+    ];
+    const res = await f.call("POST", `/v2/projects/${f.projectId}/apps`, { body: { files } });
+    expect(res.status).toBe(400);
+    return ((await res.json()) as { message: string }).message;
+  };
+  expect(await refusal("typed", "main.ts")).toBe(
+    "a managed-runtime app needs main.js or main.mjs at its root: Runlet runs JavaScript, so compile main.ts to main.mjs first (npx esbuild main.ts --bundle --platform=node --format=esm --outfile=main.mjs)",
+  );
+  expect(await refusal("other", "index.mjs")).toBe(
+    "a managed-runtime app needs main.js or main.mjs at its root",
+  );
+  expect(await appNames()).not.toContain("typed");
+});
+
 it("refuses a custom app's entrypoint written as a string, saying how to write it", async () => {
   const toml = 'name = "str"\nruntime = "custom"\n[custom]\nentrypoint = "node server.mjs"\n';
   const files = [{ path: "runlet.toml", contentBase64: b64(toml) }];
