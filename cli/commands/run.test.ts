@@ -1,9 +1,12 @@
 // runlet run against a stand-in run API: what it says of an answer an Idempotency-Key replayed.
+
+import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it, vi } from "vitest";
 import { main } from "../main.ts";
 
@@ -13,8 +16,11 @@ const REQ = "req_01m8cw5v4g64a9c9brt5eearq4";
 
 /** Answers each key's first run again, as the run API does; a call without a key runs anew. */
 let server: Server;
+/** The paths the server has been asked that tests wait for. */
+const asked: string[] = [];
 beforeAll(async () => {
   server = createServer((req, res) => {
+    if (req.url?.endsWith("/slow")) asked.push("slow");
     const key = req.headers["idempotency-key"];
     const replayed = key === undefined ? {} : { "idempotent-replayed": "true" };
     const runId = key === undefined ? NEW : FIRST;
@@ -45,6 +51,7 @@ beforeAll(async () => {
           "x-request-id": NEW,
         })
         .end(JSON.stringify({ message: `key ${key}`, code: "x", run_id: NEW }));
+    if (req.url?.endsWith("/hello/slow")) return; // answers never: the caller gives up
     if (key === "threw" || req.url?.endsWith("/hello/boom"))
       return res
         .writeHead(500, headers)
@@ -233,4 +240,31 @@ it("prints a sync 204 with --json as its status and run id, not as an async run'
     JSON.stringify({ run_id: NEW, result: 42, run_time_ms: 1 }),
     JSON.stringify({ run_id: NEW }),
   ]);
+});
+
+it("says, on Ctrl-C while a sync call runs, that the call goes on where it runs", async () => {
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const bin = fileURLToPath(new URL("../../bin/runlet.mjs", import.meta.url));
+  const env = {
+    ...process.env,
+    RUNLET_BASE_URL: url,
+    RUNLET_API_URL: url,
+    RUNLET_PROJECT: "prj_1",
+    RUNLET_TOKEN: "t",
+  };
+  const child = spawn(process.execPath, [bin, "run", "hello", "slow"], { env });
+  let stderr = "";
+  child.stderr.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  // Once its request has reached the server (the server holds it), Ctrl-C.
+  for (let i = 0; i < 100 && !asked.includes("slow"); i++)
+    await new Promise((r) => setTimeout(r, 50));
+  child.kill("SIGINT");
+  const code = await new Promise((resolve) => child.on("close", resolve));
+  expect(code).toBe(130);
+  // It exited 130 without a word, while the function ran on to its end.
+  expect(stderr).toContain(
+    "runlet run: stopped waiting; the call goes on on its runtime host (a sync run cannot be cancelled): runlet runs --app hello lists it once it has answered.",
+  );
 });

@@ -182,6 +182,14 @@ outside 2xx exits 1.
         typeof values["idempotency-key"] === "string" ? values["idempotency-key"] : undefined,
     };
     let outcome: Outcome;
+    // Ctrl-C while a sync call runs: the call goes on where it runs, which was left unsaid.
+    const interrupted = () => {
+      console.error(
+        `runlet run: stopped waiting; the call goes on on its runtime host (a sync run cannot be cancelled): runlet runs --app ${app} lists it once it has answered.`,
+      );
+      process.exit(130);
+    };
+    if (!options.async) process.once("SIGINT", interrupted);
     try {
       const ran = await runApi(config).run(app, fn, input, options);
       if (!("result" in ran)) {
@@ -226,6 +234,8 @@ outside 2xx exits 1.
           replayed: err.replayed,
         };
       }
+    } finally {
+      process.off("SIGINT", interrupted);
     }
     // A refusal (the run API's {message, code}) says its status too, as every --json failure.
     const { body } = outcome;
