@@ -77,6 +77,20 @@ describe("secrets", () => {
     expect(entries[1]).toMatchObject({ action: "secrets.write", metadata: { created: false } });
   });
 
+  it("refuses a name the runtime host sets in every replica, which no app would see; PORT is taken", async () => {
+    for (const name of ["PATH", "NODE_ENV", "RUNLET_APP"]) {
+      const res = await f.call("PUT", path(name), { body: { value: "x" } });
+      expect(res.status).toBe(400);
+      expect((await body(res)).message).toBe(
+        `${name} is the runtime host's own variable in every replica: a secret of that name would never reach an app (the host's value wins). Choose another name`,
+      );
+      expect((await f.call("GET", path(name))).status).toBe(404); // nothing stored
+    }
+    // A managed app sees a secret PORT (a custom app's own PORT wins there).
+    expect((await f.call("PUT", path("PORT"), { body: { value: "1" } })).status).toBe(204);
+    expect((await f.call("PUT", path("RUNLET_OTHER"), { body: { value: "1" } })).status).toBe(204);
+  });
+
   it("keeps a sealed value bound to its project and name", async () => {
     await f.call("PUT", path("A"), { body: { value: "alpha" } });
     const [a] = await f.db.select().from(secrets).where(eq(secrets.name, "A"));

@@ -28,6 +28,21 @@ const kib = (bytes: number) => `${Math.ceil(bytes / 1024).toLocaleString("en")} 
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
+/**
+ * The runtime host's own variables in every replica, managed and custom (docs/api.md,
+ * "Sandbox"): a secret of one of these names never reaches an app. It was stored with "Stored",
+ * and its app saw the host's value.
+ */
+const HOSTS_OWN = [
+  "PATH",
+  "HOME",
+  "PWD",
+  "NODE_ENV",
+  "RUNLET_PROJECT",
+  "RUNLET_APP",
+  "RUNLET_VERSION",
+];
+
 const nameParam = projectIdParam.extend({
   name: z
     .string()
@@ -158,6 +173,11 @@ export const listSecretsRoute = createRoute({
 export function registerSecrets(app: OpenAPIHono<AppEnv>) {
   app.openapi(putSecretRoute, async (c) => {
     const { name } = c.req.valid("param");
+    if (HOSTS_OWN.includes(name))
+      throw new ApiError(
+        "bad_request",
+        `${name} is the runtime host's own variable in every replica: a secret of that name would never reach an app (the host's value wins). Choose another name`,
+      );
     const { db, derived } = c.var.deps;
     const { principal, projectId } = c.var.access;
     const { value } = c.req.valid("json");
