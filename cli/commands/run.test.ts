@@ -102,6 +102,13 @@ it("says that a failure is the first call's, replayed, so that a retry with the 
   ]);
 });
 
+it("says a path is not an app's name, and to deploy the folder first", async () => {
+  expect(await main(["run", "./examples/hello"])).toBe(1);
+  expect(printed(err)).toEqual([
+    "runlet run: './examples/hello' is a path: runlet run takes a deployed app's name. Deploy the folder first (runlet deploy ./examples/hello), then runlet run <its name>",
+  ]);
+});
+
 it("says where a failed run's output is: its logs, where a thrown error's stack is", async () => {
   expect(await main(["run", "hello", "boom"])).toBe(1);
   expect(printed(err)).toEqual([

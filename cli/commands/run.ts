@@ -158,6 +158,11 @@ outside 2xx exits 1.
   async run({ values, positionals }) {
     const [app, fn = "run", ...extra] = positionals;
     if (!app) throw new CliError(`missing <app>\n\n${run.usage}`);
+    // `modal run app.py`'s habit: a folder where an app's name goes was a 404 "not deployed".
+    if (/[/\\]|^\.{1,2}$/.test(app))
+      throw new CliError(
+        `'${app}' is a path: runlet run takes a deployed app's name. Deploy the folder first (runlet deploy ${app}), then runlet run <its name>`,
+      );
     if (extra.length)
       throw new CliError(
         `unexpected '${extra.join(" ")}': the input goes in --data\n\n${run.usage}`,
