@@ -121,10 +121,26 @@ export function durationMs(text: string): number | undefined {
  * the server and came back as its 400.
  */
 export function pageLimit(text: string): string {
+  const takes = `a whole number from 1 to ${MAX_PAGE_SIZE}`;
+  return String(wholeNumberFlag("--limit", text, 1, MAX_PAGE_SIZE, takes));
+}
+
+/**
+ * A whole-number flag's value, from `least` to `most`, or a CliError in one line naming the flag
+ * and what it `takes` (then `usage`, if given).
+ */
+export function wholeNumberFlag(
+  flag: string,
+  text: string,
+  least: number,
+  most: number,
+  takes: string,
+  usage?: string,
+): number {
   const n = /^\d{1,9}$/.test(text) ? Number(text) : Number.NaN;
-  if (!(n >= 1 && n <= MAX_PAGE_SIZE))
-    throw new CliError(`--limit takes a whole number from 1 to ${MAX_PAGE_SIZE} (got '${text}')`);
-  return String(n);
+  if (!(n >= least && n <= most))
+    throw new CliError(`${flag} takes ${takes} (got '${text}')${usage ? `\n\n${usage}` : ""}`);
+  return n;
 }
 
 export function formatBytes(n: number): string {

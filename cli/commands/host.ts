@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { ENV } from "../../common/consts.ts";
 import { makeFolders } from "../../common/make-folders.ts";
 import { runletHome } from "../../control-plane/home.ts";
-import { CliError, type Command, takesOnly } from "../command.ts";
+import { CliError, type Command, takesOnly, wholeNumberFlag } from "../command.ts";
 import { claimHome } from "../home-lock.ts";
 import { unwritable } from "../home-setup.ts";
 import { ROOT } from "./start.ts";
@@ -53,20 +53,12 @@ export const host: Command = {
       throw new CliError(`--control-plane must be the control plane's URL\n\n${USAGE}`);
     // Checked here, before the home is claimed or the host started: `--port abc` started a host
     // that said "bad environment: RUNLET_HOST_PORT: …", a variable the user never set.
-    wholeNumber(
-      "--port",
-      values.port,
-      0,
-      65_535,
-      "a port number from 0 to 65535 (0: any free one)",
-    );
-    wholeNumber(
-      "--slots",
-      values.slots,
-      1,
-      100_000,
-      "a whole number from 1 to 100000: the replicas it runs at once",
-    );
+    const flag = (name: "port" | "slots", least: number, most: number, takes: string) => {
+      const text = values[name];
+      if (text !== undefined) wholeNumberFlag(`--${name}`, String(text), least, most, takes, USAGE);
+    };
+    flag("port", 0, 65_535, "a port number from 0 to 65535 (0: any free one)");
+    flag("slots", 1, 100_000, "a whole number from 1 to 100000: the replicas it runs at once");
     if (!process.env[ENV.hostToken])
       throw new CliError(
         `set ${ENV.hostToken} to a host token (an operator makes one: runlet hosts token --name NAME)`,
@@ -125,17 +117,6 @@ export const host: Command = {
     );
   },
 };
-
-/**
- * A whole-number flag's value, as the runtime host takes it (runtime-host/main.ts), or a CliError
- * in one line naming the flag and what it takes.
- */
-function wholeNumber(flag: string, text: unknown, least: number, most: number, takes: string) {
-  if (text === undefined) return;
-  const n = /^\d{1,9}$/.test(String(text)) ? Number(text) : Number.NaN;
-  if (!(n >= least && n <= most))
-    throw new CliError(`${flag} takes ${takes} (got '${text}')\n\n${USAGE}`);
-}
 
 /** Whether `url` names this machine's loopback (a control plane beside this host). */
 function onLoopback(url: string): boolean {
