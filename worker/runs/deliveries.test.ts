@@ -7,7 +7,7 @@
  */
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from "../webhooks/deliver.ts";
+import { MAX_ATTEMPTS, RETRY_DELAYS_MS, sendingAttempt } from "../webhooks/deliver.ts";
 import {
   accept,
   deliveryEnded,
@@ -21,11 +21,15 @@ import {
   PROJECT,
   type Received,
   receiver,
+  restart,
   rowOf,
   type Shard,
   shardNamed,
   shardOfRun,
+  sql,
   startFakes,
+  until,
+  viewOf,
   viewWhen,
 } from "./test-support.ts";
 import type { NewRun, WebhookRequest } from "./types.ts";
@@ -182,6 +186,26 @@ describe.each(KINDS)("%s run: the delivery", (kind) => {
   });
 });
 
+/** An ended async run whose delivery is due, as a shard leaves it. */
+function deliveringRow(id: string, app: string, now: number): Record<string, SqlStorageValue> {
+  return {
+    id,
+    project: PROJECT,
+    app,
+    fn: "run",
+    async: 1,
+    status: "success",
+    created_at: now - 3_000,
+    finished_at: now - 2_500,
+    hook_target: `${HOOKS}/${id}`,
+    hook_signed: 0,
+    hook_state: "pending",
+    hook_url: `${HOOKS}/${id}`,
+    hook_body: JSON.stringify({ run_id: id, status: "success", result: 1 }),
+    due_at: now - 1,
+  };
+}
+
 describe("a delivery the shard's instance lost (eviction)", () => {
   it.each([
     ["after a pause (attempt 1 was a 404)", [{ attempt: 1, status: 404, verdict: "retry" }], 2],
@@ -193,23 +217,7 @@ describe("a delivery the shard's instance lost (eviction)", () => {
     const now = Date.now();
     const shard = shardNamed(app);
     const past = before.map((a) => ({ ...a, at: now - 2_000, duration_ms: 5 }));
-    await seedRow(shard, {
-      id,
-      project: PROJECT,
-      app,
-      fn: "run",
-      async: 1,
-      status: "success",
-      created_at: now - 3_000,
-      finished_at: now - 2_500,
-      hook_target: `${HOOKS}/${id}`,
-      hook_signed: 0,
-      hook_state: "pending",
-      hook_attempts: JSON.stringify(past),
-      hook_url: `${HOOKS}/${id}`,
-      hook_body: JSON.stringify({ run_id: id, status: "success", result: 1 }),
-      due_at: now - 1,
-    });
+    await seedRow(shard, { ...deliveringRow(id, app, now), hook_attempts: JSON.stringify(past) });
     // The alarm as the shard left it; run here before its time.
     await runInDurableObject(shard, (_, state) => state.storage.setAlarm(now + 60_000));
     expect(await runDurableObjectAlarm(shard)).toBe(true);
@@ -223,5 +231,70 @@ describe("a delivery the shard's instance lost (eviction)", () => {
     expect(view.webhook).toMatchObject({ state: "delivered" });
     expect(view.webhook?.attempts).toHaveLength(attempts);
     expect(JSON.parse(got[0]?.body ?? "{}")).toEqual({ run_id: id, status: "success", result: 1 });
+  });
+});
+
+describe("an attempt cut short by the end of the shard's instance (a crash, an eviction)", () => {
+  const CUT_SHORT = expect.stringContaining("cut short: the Worker stopped");
+
+  it("is on record before it is sent, hidden while under way, and counts among the three", async () => {
+    const run = newRun(newApp());
+    const got = receiver(`/${run.runId}`, ["slow", 200]);
+    await runTo("async", run, { url: `${HOOKS}/${run.runId}` });
+    // The first attempt is under way (its receiver holds it): its record is already written.
+    const sending = await until("the attempt under way", async () => {
+      const attempts = JSON.parse(String((await rowOf(run))?.hook_attempts ?? "[]"));
+      return attempts.length > 0 ? attempts : undefined;
+    });
+    expect(sending).toMatchObject([{ attempt: 1, sending: true }]);
+    expect((await viewOf(run))?.webhook?.attempts).toEqual([]);
+    // The instance ends mid-attempt; once its time has passed, the alarm goes on from the record.
+    const shard = await restart(run.app);
+    await sql(shard, "UPDATE runs SET due_at = ? WHERE id = ?", Date.now() - 1, run.runId);
+    expect(await runDurableObjectAlarm(shard)).toBe(true);
+    const view = await deliveryEnded(run);
+    expect(view.webhook?.state).toBe("delivered");
+    expect(view.webhook?.attempts).toEqual([
+      { attempt: 1, at: expect.any(String), error: CUT_SHORT, duration_ms: 0, verdict: "retry" },
+      expect.objectContaining({ attempt: 2, status: 200, verdict: "delivered" }),
+    ]);
+    expect(got).toHaveLength(2);
+  });
+
+  it("ends the delivery failed when it was the third: no fourth attempt", async () => {
+    const app = newApp();
+    const id = newRun(app).runId;
+    const got = receiver(`/${id}`, [200]);
+    const now = Date.now();
+    const shard = shardNamed(app);
+    const attempts = [1, 2].map((attempt) => {
+      const at = now - 3_000 + attempt * 500;
+      return { attempt, at, status: 404, duration_ms: 5, verdict: "retry" };
+    });
+    const third = sendingAttempt(3, now - 1_000);
+    await seedRow(shard, {
+      ...deliveringRow(id, app, now),
+      hook_attempts: JSON.stringify([...attempts, third]),
+    });
+    await runInDurableObject(shard, (_, state) => state.storage.setAlarm(now + 60_000));
+    expect(await runDurableObjectAlarm(shard)).toBe(true);
+    const view = await deliveryEnded({
+      runId: id,
+      project: PROJECT,
+      app,
+      fn: "run",
+      createdAt: now,
+    });
+    expect(view.webhook?.state).toBe("failed");
+    expect(view.webhook?.attempts.map((a) => [a.attempt, a.status ?? a.error, a.verdict])).toEqual([
+      [1, 404, "retry"],
+      [2, 404, "retry"],
+      [3, CUT_SHORT, "final"],
+    ]);
+    expect(got).toEqual([]);
+    // The runs index hears three attempts.
+    const seeded = { runId: id, project: PROJECT, app, fn: "run", createdAt: now };
+    const report = await lastReportOf(seeded, "its delivery's end", (r) => !!r.webhook);
+    expect(report.webhook).toEqual({ state: "failed", attempts: 3 });
   });
 });

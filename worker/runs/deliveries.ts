@@ -12,7 +12,9 @@ import {
   deliveryState,
   nextAttemptAt,
   RETRY_DELAYS_MS,
+  sendingAttempt,
 } from "../webhooks/deliver.ts";
+import type { RunRow } from "./rows.ts";
 import { seal } from "./seal.ts";
 import { RETAIN_MS, type RunStore } from "./store.ts";
 import type { TargetGate } from "./target-gate.ts";
@@ -42,18 +44,23 @@ export async function deliverDue(
     const row = store.get(id);
     const delivery = store.hooks.pending(id);
     if (row?.hook_state !== "pending" || !delivery) return;
-    const attempts = attemptsOf(row);
+    // An attempt still marked as being sent was cut short by the end of an earlier instance
+    // (this one sends a run's attempts one at a time): it stays as that attempt's record.
+    const attempts = attemptsOf(row, true).map(({ sending: _, ...attempt }) => attempt);
     const due = nextAttemptAt(attempts, delays);
-    if (due === undefined) return;
+    if (due === undefined) return finish(store, env, row, delivery, attempts); // the last, cut short
     if (due > Date.now()) {
-      store.update(id, { due_at: due });
+      store.update(id, { due_at: due, hook_attempts: JSON.stringify(attempts) });
       return;
     }
     const release = await gate.enter(delivery.url);
     let attempt: DeliveryAttempt;
     try {
-      // Should this instance go away during the attempt, the alarm sends it again.
-      store.update(id, { due_at: Date.now() + timeoutMs + 2_000 });
+      // Recorded before it is sent: should this instance go away meanwhile, the record stays
+      // and the alarm goes on from it, so a crash never adds a fourth attempt.
+      const sending = sendingAttempt(attempts.length + 1, Date.now());
+      const hook_attempts = JSON.stringify([...attempts, sending]);
+      store.update(id, { due_at: Date.now() + timeoutMs + 2_000, hook_attempts });
       schedule();
       attempt = await attemptDelivery(
         {
@@ -70,27 +77,35 @@ export async function deliverDue(
       release();
     }
     attempts.push(attempt);
-    const state = deliveryState(attempts);
-    if (state === "pending") {
-      store.update(id, { hook_attempts: JSON.stringify(attempts) });
-      continue;
-    }
-    if (state === "failed") {
-      console.error(
-        `[runs] webhook delivery of ${id} failed after ${attempts.length} attempt(s): ${attempt.status ?? attempt.error}`,
-      );
-    }
-    // The first delivery's target and body stay, sealed, for redeliveries (seal.ts); a run sent
-    // again has a history of deliveries, and its first one sealed already.
-    const first = row.hook_history === null;
-    const sealed = first ? await seal(env, id, { url: delivery.url, body: delivery.body }) : null;
-    store.update(id, {
-      hook_attempts: JSON.stringify(attempts),
-      hook_state: state,
-      indexed: 0, // the runs index hears how the delivery ended
-      due_at: (row.finished_at ?? Date.now()) + RETAIN_MS,
-    });
-    store.hooks.close(id, sealed);
-    return;
+    if (deliveryState(attempts) !== "pending") return finish(store, env, row, delivery, attempts);
+    store.update(id, { hook_attempts: JSON.stringify(attempts) });
   }
+}
+
+/** The delivery of `row` is over after `attempts`: delivered or failed, recorded and closed. */
+async function finish(
+  store: RunStore,
+  env: Env,
+  row: RunRow,
+  delivery: { url: string; body: string },
+  attempts: DeliveryAttempt[],
+): Promise<void> {
+  const state = deliveryState(attempts);
+  const last = attempts.at(-1);
+  if (state === "failed") {
+    console.error(
+      `[runs] webhook delivery of ${row.id} failed after ${attempts.length} attempt(s): ${last?.status ?? last?.error}`,
+    );
+  }
+  // The first delivery's target and body stay, sealed, for redeliveries (seal.ts); a run sent
+  // again has a history of deliveries, and its first one sealed already.
+  const first = row.hook_history === null;
+  const sealed = first ? await seal(env, row.id, { url: delivery.url, body: delivery.body }) : null;
+  store.update(row.id, {
+    hook_attempts: JSON.stringify(attempts),
+    hook_state: state,
+    indexed: 0, // the runs index hears how the delivery ended
+    due_at: (row.finished_at ?? Date.now()) + RETAIN_MS,
+  });
+  store.hooks.close(row.id, sealed);
 }

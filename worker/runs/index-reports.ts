@@ -21,8 +21,11 @@ const BATCH = 500;
 const RETRY_MIN_MS = 1_000;
 const RETRY_MAX_MS = 30_000;
 
+/** The attempts made, the one being sent not yet among them (deliveries.ts). */
 function attemptCount(attempts: string | null): number {
-  return attempts ? (JSON.parse(attempts) as unknown[]).length : 0;
+  return attempts
+    ? (JSON.parse(attempts) as { sending?: true }[]).filter((a) => !a.sending).length
+    : 0;
 }
 
 export class IndexReports {

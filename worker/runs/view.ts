@@ -4,8 +4,10 @@ import type { RunView } from "../../common/protocol/run-view.ts";
 import type { DeliveryAttempt } from "../webhooks/deliver.ts";
 import type { DeliverySeries, RunRow } from "./rows.ts";
 
-export function attemptsOf(row: RunRow): DeliveryAttempt[] {
-  return row.hook_attempts ? (JSON.parse(row.hook_attempts) as DeliveryAttempt[]) : [];
+/** The delivery attempts on the row; the one being sent (deliveries.ts) only with `sending`. */
+export function attemptsOf(row: RunRow, sending = false): DeliveryAttempt[] {
+  const attempts = row.hook_attempts ? (JSON.parse(row.hook_attempts) as DeliveryAttempt[]) : [];
+  return sending ? attempts : attempts.filter((a) => !a.sending);
 }
 
 const time = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());

@@ -26,6 +26,28 @@ export interface DeliveryAttempt {
   error?: string;
   duration_ms: number;
   verdict: Verdict;
+  /**
+   * Written before the attempt is sent, replaced by how it ended: found so by a later instance,
+   * the attempt was cut short (see `sendingAttempt`). Never shown.
+   */
+  sending?: true;
+}
+
+/**
+ * The record of attempt `attempt` as it is sent, kept until it ends. Should the Worker stop
+ * meanwhile, it stays as the attempt's record (the flag dropped): the attempt counts among the
+ * three, as a network error whose arrival is unknown, so a crash never adds an attempt.
+ */
+export function sendingAttempt(attempt: number, at: number): DeliveryAttempt {
+  return {
+    attempt,
+    at,
+    error:
+      "cut short: the Worker stopped while this attempt was under way, so whether the receiver got it is not known",
+    duration_ms: 0,
+    verdict: attempt >= MAX_ATTEMPTS ? "final" : "retry",
+    sending: true,
+  };
 }
 
 /**
