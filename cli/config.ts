@@ -145,20 +145,22 @@ const PATIENCE_EVERY_MS = 10_000;
 /**
  * Every request of the CLI to the control plane goes through here, with the CLI's User-Agent:
  * the audit log records it (a deploy's, sent by node:http, had none; the rest said `node`).
- * `send`: how the request goes (`patientFetch` for one whose answer may take minutes).
+ * `send`: how the request goes (`patientFetch` for one whose answer may take minutes);
+ * `waitingFor`: what the answer waits on, for the note a long wait prints (the control plane).
  */
 export async function request(
   url: string,
   init: RequestInit,
   what: string,
   send: (url: string, init: RequestInit) => Promise<Response> = fetch,
+  waitingFor = new URL(url).origin,
 ): Promise<Response> {
   // A silent wait reads as a hang: a deploy or a delete waits for every runtime host that
   // answers, up to 30 s for one that does not (docs/hosts.md).
   const started = Date.now();
   const note = () =>
     process.stderr.write(
-      `(${what}: still waiting for ${new URL(url).origin}, ${Math.round((Date.now() - started) / 1000)} s)\n`,
+      `(${what}: still waiting for ${waitingFor}, ${Math.round((Date.now() - started) / 1000)} s)\n`,
     );
   let timer = setTimeout(function again() {
     note();

@@ -29,6 +29,12 @@ export async function sendDeploy(
     },
     opts.what,
     patientFetch,
+    // The control plane answers once the replica has started: a wait of minutes is that start
+    // (a start_timeout of minutes), and "still waiting for http://127.0.0.1:8080" read as
+    // Runlet not answering.
+    opts.startCheck
+      ? `the version's replica to start on a runtime host (the control plane answers once it has)`
+      : undefined,
   );
   return readAnswer<DeployedApp>(res, opts.what);
 }

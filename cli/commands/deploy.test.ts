@@ -258,3 +258,38 @@ it("refuses a folder of more files than a bundle holds before packing it, naming
     await rm(root, { recursive: true, force: true });
   }
 });
+
+it("says, while the new version's replica starts, that the wait is for it, not for Runlet", async () => {
+  // The note said "(deploy: still waiting for http://127.0.0.1:8080, 3 s)", which read as a
+  // control plane that does not answer, while it was waiting for the replica's start.
+  const root = await realpath(await mkdtemp(join(tmpdir(), "runlet-deploy-wait-")));
+  await writeFile(join(root, "runlet.toml"), 'name = "slowstart"\n');
+  await writeFile(join(root, "main.mjs"), "export const run = () => 1;\n");
+  const server = createServer((_req, res) => {
+    setTimeout(() => {
+      res.writeHead(201, { "content-type": "application/json" });
+      const app = { id: "app_1", name: "slowstart", runtime: "managed", version: 1, files: 2 };
+      const started = { host: "hst_1", ms: 3_400 };
+      res.end(
+        JSON.stringify({ ...app, bytes: 50, deployedAt: "2026-11-27T00:00:00.000Z", started }),
+      );
+    }, 3_500);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const env = { [ENV.baseUrl]: url, [ENV.apiUrl]: url, [ENV.project]: "prj_1", [ENV.token]: "t" };
+  try {
+    const deployed = await runlet(["deploy", root], env);
+    expect(deployed.code, deployed.stderr).toBe(0);
+    expect(deployed.progress).toMatch(
+      /\(deploy: still waiting for the version's replica to start on a runtime host \(the control plane answers once it has\), 3 s\)/,
+    );
+    // Without the start check the answer waits on nothing but the control plane: named as before.
+    const unchecked = await runlet(["deploy", root, "--no-start-check"], env);
+    expect(unchecked.code, unchecked.stderr).toBe(0);
+    expect(unchecked.progress).toContain(`(deploy: still waiting for ${url}, 3 s)`);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+    await rm(root, { recursive: true, force: true });
+  }
+});
