@@ -137,13 +137,13 @@ it("refuses a runlet.toml the control plane would refuse, before packing or send
     expect([python.code, python.stdout, python.stderr]).toEqual([
       1,
       "",
-      'runlet deploy: runlet.toml: runtime: must be "managed" or "custom", not "python": a Python app, or any HTTP server of your own, is "custom", with a [custom] entrypoint such as ["python3", "server.py"]: nothing was uploaded. Fix it, or deploy with --no-check.',
+      'runlet deploy: runlet.toml: runtime: must be "managed" or "custom", not "python": a Python app, or any HTTP server of your own, is "custom", with a [custom] entrypoint such as ["python3", "server.py"]: nothing was uploaded. Fix it (the control plane refuses it too).',
     ]);
     await writeFile(join(root, "runlet.toml"), 'name = "bad"\ntimeout = 600\n');
     const timeout = await runlet(["deploy", root, "--json"], env);
     expect(JSON.parse(timeout.stdout)).toEqual({
       message:
-        "runlet.toml: unknown field 'timeout' (did you mean response_grace_period (seconds an async run may take)?): nothing was uploaded. Fix it, or deploy with --no-check.",
+        "runlet.toml: unknown field 'timeout' (did you mean response_grace_period (seconds an async run may take)?): nothing was uploaded. Fix it (the control plane refuses it too).",
     });
   } finally {
     await rm(root, { recursive: true, force: true });

@@ -210,7 +210,8 @@ takes the new version's first call. With no runtime host up, the deploy is refus
     const checked = values["no-check"] ? undefined : appConfigSchema.safeParse(parsed);
     if (checked?.success === false)
       throw new CliError(
-        `runlet.toml: ${describeConfigError(checked.error)}: nothing was uploaded. Fix it, or deploy with --no-check.`,
+        // Not "or deploy with --no-check": the control plane checks runlet.toml the same way.
+        `runlet.toml: ${describeConfigError(checked.error)}: nothing was uploaded. Fix it (the control plane refuses it too).`,
       );
     const name = String(parsed.name ?? "?");
     const config = await loadConfig();
