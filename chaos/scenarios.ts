@@ -65,6 +65,37 @@ export const SCENARIOS: Scenario[] = [
     run: killed("worker"),
   },
   {
+    name: "SIGKILL of a workerd mid-delivery",
+    expected:
+      "the attempt under way stays on record as cut short; the delivery goes on from it, 2 attempts in all",
+    async run(stack, receiver) {
+      receiver.script("/cut", ["hang"]); // the first attempt gets no answer: it is under way
+      const hook = `webhookEndpoint=${encodeURIComponent(`${receiver.url}/cut`)}`;
+      const submitted = await client(stack).submit("slow", { ms: 0 }, `async=true&${hook}`);
+      const id = (await json(submitted)).run_id as string;
+      await receiver.waitFor("/cut", 1, 30_000);
+      const since = Date.now();
+      await kill9(workerdPids(stack)[0] as number);
+      await serving(stack, "slow", 60_000);
+      // The attempt's deadline (10 s after it began, and 2 more) brings the next one.
+      await receiver.waitFor("/cut", 2, 60_000);
+      const view = await client(stack).viewWhen(
+        "slow",
+        id,
+        (v) => (v.webhook as { state?: string } | undefined)?.state !== "pending",
+        30_000,
+      );
+      const attempts = (view.webhook as { attempts: { status?: number; error?: string }[] })
+        .attempts;
+      const said = attempts.map((a) => a.status ?? a.error?.split(":")[0]).join(", ");
+      const ok =
+        attempts.length === 2 &&
+        attempts[0]?.error?.startsWith("cut short") === true &&
+        attempts[1]?.status === 200;
+      return { observed: `attempts ${said}; delivered ${seconds(since)} after the kill`, ok };
+    },
+  },
+  {
     name: "SIGTERM of the runtime host mid-call",
     expected:
       "the sync call in flight answers 200; its running async run ends 'the runtime host stopped'",
