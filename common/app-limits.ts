@@ -34,3 +34,17 @@ export const MAX_BUNDLE_BYTES = 20 * 1024 * 1024;
  * and `runlet deploy` before it packs the folder.
  */
 export const MAX_BUNDLE_FILES = 5_000;
+
+/**
+ * The longest a host takes to answer a call of an app whose replicas may take `startTimeout`
+ * seconds to start: its wait for a replica slot (30 s, counted from the app's first replica
+ * ready: up to `startTimeout` more while it starts), the start of the replica it gets
+ * (`startTimeout`) and the call's own limit (5 min), with a margin. A host silent past it is
+ * wedged: the caller hears 504 instead of waiting for ever (`HOST_ANSWER_MS` sets it in the
+ * Worker's tests). The runs index takes a sync run listed running past it with an app of the
+ * longest start for lost (control-plane/runs/lost-sync.ts).
+ * At a fixed 390 s, a call of an app whose start takes 10 minutes was cut while the host started it.
+ */
+// Without a startTimeout, the control plane is older than the field: the default it has now.
+export const longestHostAnswerMs = (startTimeout = DEFAULT_START_TIMEOUT_S) =>
+  (30 + 2 * startTimeout + 300 + 30) * 1000;

@@ -149,11 +149,12 @@ it("says why a custom app's request failed when its answer did not end: caller g
   caller.abort(); // the caller leaves mid-stream
   await (await send("/crash", crashed)).closed.catch(() => undefined);
   await (await send("/events", slow)).closed.catch(() => undefined); // past the 1 s limit
-  const runs = await eventually(
-    async () => reported(),
+  // Their ends (the one cut at the 1 s limit may have been listed running first).
+  const ends = await eventually(
+    async () => reported().filter((r) => r.status !== "running"),
     (r) => r.length === 3,
   );
-  const byId = new Map(runs.map((r) => [r.id, r]));
+  const byId = new Map(ends.map((r) => [r.id, r]));
   expect(byId.get(left)).toMatchObject({
     status: "failure",
     error: "the caller went away before the answer ended",
@@ -342,4 +343,32 @@ it("sends a batch again while the control plane cannot take it, and gives up whe
   } finally {
     await new Promise((resolve) => flaky.close(resolve));
   }
+});
+
+it("lists a sync run still on its replica after a second as running, then its end; a quick one only ended", async () => {
+  const client = hostClient(host.url);
+  await client.deploy("p", "naps", 1, {
+    "main.mjs": "export const nap = (ms) => new Promise((r) => setTimeout(() => r(ms), ms));",
+  });
+  // Warm: the long call's second is to be spent on the replica, not on its start.
+  expect((await client.invoke("p", "naps", "nap", "0")).status).toBe(200);
+  const [quick, long] = [newId("run"), newId("run")];
+  expect((await client.invoke("p", "naps", "nap", "0", { [HEADER.runId]: quick })).status).toBe(
+    200,
+  );
+  const call = client.invoke("p", "naps", "nap", "2000", { [HEADER.runId]: long });
+  const statesOf = (id: string) => reported().flatMap((r) => (r.id === id ? [r.status] : []));
+  // While the call runs (it answers after 2 s), the index hears it is running.
+  const running = await eventually(
+    async () => reported().find((r) => r.id === long),
+    (r) => r !== undefined,
+  );
+  expect(running).toMatchObject({ async: false, status: "running", app: "naps", function: "nap" });
+  expect((await call).status).toBe(200);
+  await eventually(
+    async () => statesOf(long),
+    (s) => s.length === 2,
+  );
+  expect(statesOf(long)).toEqual(["running", "success"]);
+  expect(statesOf(quick)).toEqual(["success"]);
 });

@@ -15,12 +15,19 @@ import type { RunReport, RunReportBatch } from "../common/protocol/runs.ts";
 
 /** How long reports are gathered before they are sent, and the most sent at once. */
 const GATHER_MS = 25;
+/**
+ * A synchronous run still on its replica this long is listed `running` (`runlet runs`, the
+ * dashboard) until its end comes; a shorter one is listed once, ended.
+ */
+export const SYNC_LISTED_AFTER_MS = 1_000;
 const BATCH = 500;
 /** The pauses before each new try of a batch the control plane could not take. */
 const RETRY_DELAYS_MS = [1_000, 2_000, 4_000, 8_000, 15_000, 30_000];
 
 export class RunReports {
   readonly #queued = new Map<string, RunReport>();
+  /** Synchronous runs on a replica, until they are listed running. */
+  readonly #syncRunning = new Map<string, NodeJS.Timeout>();
   #timer: NodeJS.Timeout | undefined;
   readonly #sending = new Set<Promise<void>>();
 
@@ -34,7 +41,33 @@ export class RunReports {
     private readonly retryDelaysMs: readonly number[] = RETRY_DELAYS_MS,
     /** This host's id in the registry, named in each report (docs/hosts.md). */
     private readonly hostId?: string,
+    private readonly syncListedAfterMs = SYNC_LISTED_AFTER_MS,
   ) {}
+
+  /**
+   * A synchronous run has its replica: listed `running` should it still run after
+   * `syncListedAfterMs`. `syncOver` once the call is over, however it ended.
+   */
+  syncStarted(runId: string, run: Pick<RunReport, "projectId" | "app" | "function">): void {
+    if (!this.controlPlaneUrl) return;
+    const timer = setTimeout(() => {
+      this.#syncRunning.delete(runId);
+      this.#queue(runId, {
+        ...run,
+        async: false,
+        status: "running",
+        finishedAt: null,
+        runTimeMs: null,
+      });
+    }, this.syncListedAfterMs);
+    timer.unref();
+    this.#syncRunning.set(runId, timer);
+  }
+
+  syncOver(runId: string): void {
+    clearTimeout(this.#syncRunning.get(runId));
+    this.#syncRunning.delete(runId);
+  }
 
   /** A synchronous run that ended on this host. */
   ended(

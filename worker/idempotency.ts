@@ -6,11 +6,11 @@
  * kept answer (409 while it runs); with another request, 422.
  */
 import type { Context } from "hono";
+import { longestHostAnswerMs } from "../common/app-limits.ts";
 import { concatBytes, sha256Hex } from "../common/bytes.ts";
 import { HEADER } from "../common/consts.ts";
 import type { WorkerEnv } from "./env.ts";
 import { RunApiError, renderError } from "./errors.ts";
-import { longestHostAnswerMs } from "./host-answer.ts";
 import { indexedRun } from "./indexed-run.ts";
 import { SYNC_LEASE_MS, stillRunning } from "./runs/keys.ts";
 import { viewOrThrow } from "./runs/refusal.ts";

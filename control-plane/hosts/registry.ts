@@ -19,6 +19,7 @@ import {
 import type { Database } from "../db/index.ts";
 import { apps, deployments, hostApps, hosts } from "../db/schema.ts";
 import { ApiError, isDiskFull } from "../errors.ts";
+import { hostRestarted } from "../runs/lost-sync.ts";
 import { heldBeats, holdingBeats } from "./held-beats.ts";
 import { grantHeld } from "./held-grants.ts";
 
@@ -59,7 +60,8 @@ export async function registerHost(
     })
     .returning({ id: hosts.id });
   const id = (row as { id: string }).id;
-  await db.delete(hostApps).where(eq(hostApps.hostId, id));
+  // A host registers at its start (or once forgotten): the sync calls it had are over.
+  await db.batch([db.delete(hostApps).where(eq(hostApps.hostId, id)), hostRestarted(db, id, now)]);
   return id;
 }
 

@@ -29,6 +29,7 @@ import {
 import type { Database } from "../db/index.ts";
 import { runs } from "../db/schema.ts";
 import type { PagePosition } from "../page-token.ts";
+import { settleLostSync } from "./lost-sync.ts";
 
 /**
  * The delivery ends after the run: its state is written even once the run's is final, and a
@@ -205,7 +206,7 @@ export async function listRuns(db: Database, q: RunQuery) {
     .orderBy(desc(runs.createdAt), desc(runs.id))
     .limit(q.limit + 1);
   const hasMore = rows.length > q.limit;
-  return { rows: hasMore ? rows.slice(0, q.limit) : rows, hasMore };
+  return { rows: await settleLostSync(db, hasMore ? rows.slice(0, q.limit) : rows), hasMore };
 }
 
 /** The run `id` if it is one of `projectId`'s. */
@@ -214,7 +215,7 @@ export async function findRun(db: Database, projectId: string, id: string) {
     .select()
     .from(runs)
     .where(and(eq(runs.projectId, projectId), eq(runs.id, id)));
-  return row;
+  return row && (await settleLostSync(db, [row]))[0];
 }
 
 export function runView(row: typeof runs.$inferSelect) {

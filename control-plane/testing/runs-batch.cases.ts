@@ -8,8 +8,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../common/ids.ts";
 import type { Database } from "../db/index.ts";
 import { runs } from "../db/schema.ts";
+import { createHostToken } from "../hosts/tokens.ts";
 import { recordRuns } from "../runs/index.ts";
-import { createFixture, type Fixture, INTERNAL_TOKEN } from "./fixture.ts";
+import { LOST, RESTARTED, SYNC_LOST_MS } from "../runs/lost-sync.ts";
+import { createFixture, type Fixture, INTERNAL_TOKEN, registerHost } from "./fixture.ts";
 
 type Report = Record<string, unknown> & { id: string };
 
@@ -154,6 +156,49 @@ export function runsBatchCases(open: () => Promise<Database>) {
       expect(await statusOf(endedLately)).toBe(200);
       expect(await statusOf(mayStillGo)).toBe(200);
       expect(await statusOf(fresh)).toBe(200);
+    });
+
+    it("ends the sync runs a host listed running once it registers again (it restarted), not another host's", async () => {
+      const { token } = await createHostToken(f.db, { name: "restarts", createdBy: f.owner.id });
+      const address = `http://10.7.${Math.floor(Math.random() * 250)}.1:8790`;
+      const hostId = await registerHost(f, token, address);
+      const sync = { async: false, host: hostId };
+      const [mine, ended, other, queued] = [newId("run"), newId("run"), newId("run"), newId("run")];
+      await post([
+        report(mine, "running", sync),
+        report(ended, "success", sync),
+        report(other, "running", { ...sync, host: "hst_other" }),
+        report(queued, "running", { host: hostId }), // an async run: its shard says how it ends
+      ]);
+      expect(await registerHost(f, token, address)).toBe(hostId);
+      expect(await viewOf(mine)).toMatchObject({
+        status: "failure",
+        error: { message: RESTARTED },
+        finishedAt: expect.any(String),
+      });
+      expect(await viewOf(ended)).toMatchObject({ status: "success" });
+      expect(await viewOf(other)).toMatchObject({ status: "running" });
+      expect(await viewOf(queued)).toMatchObject({ status: "running" });
+    });
+
+    it("lists a sync run running past the Worker's longest wait for its answer as failed: its end is lost", async () => {
+      const createdAt = Date.now() - SYNC_LOST_MS - 1_000;
+      const old = newId("run", createdAt);
+      const lately = newId("run", Date.now() - SYNC_LOST_MS + 60_000);
+      await post([
+        report(old, "running", { async: false, createdAt, app: "lost" }),
+        report(lately, "running", { async: false, app: "lost" }),
+      ]);
+      const listed = (await (
+        await f.call("GET", `/v2/projects/${f.projectId}/runs?app=lost`)
+      ).json()) as { runs: Record<string, unknown>[] };
+      const byId = new Map(listed.runs.map((r) => [r.id, r]));
+      expect(byId.get(old)).toMatchObject({ status: "failure", error: { message: LOST } });
+      expect(byId.get(lately)).toMatchObject({ status: "running" });
+      // Written, not only shown.
+      const [row] = await f.db.select().from(runs).where(eq(runs.id, old));
+      expect(row?.status).toBe("failure");
+      expect(await viewOf(old)).toMatchObject({ status: "failure", error: { message: LOST } });
     });
 
     it("skips the reports of a project that does not exist", async () => {

@@ -83,8 +83,11 @@ export interface PoolOptions {
   finishingWaitMs?: number;
 }
 
-/** How one call waits for its slot (see wait-queue.ts); `waitMs` is `queueWaitMs` unless given. */
-export type UseOptions = Partial<WaitOptions>;
+/**
+ * How one call waits for its slot (see wait-queue.ts); `waitMs` is `queueWaitMs` unless given.
+ * `started`: told once the call has its slot on a ready replica.
+ */
+export type UseOptions = Partial<WaitOptions> & { started?: () => void };
 
 export interface TimedOutcome {
   outcome: CallOutcome;
@@ -235,6 +238,7 @@ export class ReplicaPool {
     const replica = await this.#acquire(app, options);
     try {
       await replica.ready;
+      options.started?.();
       return await work(replica.workload, replica.target);
     } finally {
       this.#release(app, replica);

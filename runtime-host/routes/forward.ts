@@ -33,11 +33,18 @@ export async function forwardRequest(
   const started = performance.now();
   // A replica's failure (busy, crashed, …) is answered by its kind (http/errors.ts).
   const gone = callerGone(res);
-  const ended = await pool.use(
-    deployment,
-    (workload) => proxy(req, res, httpWorkload(workload), target, limits.callTimeoutMs, gone),
-    { signal: gone },
-  );
+  const listed = {
+    projectId: names.project,
+    app: names.app,
+    function: requestName(req.method, target),
+  };
+  const ended = await pool
+    .use(
+      deployment,
+      (workload) => proxy(req, res, httpWorkload(workload), target, limits.callTimeoutMs, gone),
+      { signal: gone, started: () => reports.syncStarted(runId, listed) },
+    )
+    .finally(() => reports.syncOver(runId));
   const error =
     "error" in ended
       ? ended.error
@@ -45,9 +52,7 @@ export async function forwardRequest(
         ? `the app answered ${ended.status}`
         : undefined;
   reports.ended(runId, {
-    projectId: names.project,
-    app: names.app,
-    function: requestName(req.method, target),
+    ...listed,
     status: error === undefined ? "success" : "failure",
     ...("status" in ended ? { statusCode: ended.status } : {}),
     runTimeMs: msSince(started),

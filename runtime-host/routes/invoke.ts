@@ -34,19 +34,18 @@ export async function invokeFunction(
   // A caller gone while the call waits takes it out of the queue; gone while it runs, the
   // function's ctx.signal aborts (its slot stays taken until it returns).
   const gone = callerGone(res);
-  const { outcome, runTimeMs } = await pool.call(
-    deployment,
-    { fn, payload, runId, signal: gone },
-    limits.callTimeoutMs,
-    { signal: gone },
-  );
+  const listed = { projectId: names.project, app, function: fn };
+  const { outcome, runTimeMs } = await pool
+    .call(deployment, { fn, payload, runId, signal: gone }, limits.callTimeoutMs, {
+      signal: gone,
+      started: () => reports.syncStarted(runId, listed),
+    })
+    .finally(() => reports.syncOver(runId));
   if (outcome.kind !== "not-found") {
     const status = outcome.kind === "returned" ? "success" : "failure";
     const error = outcome.kind === "threw" ? { error: outcome.message } : {};
     reports.ended(runId, {
-      projectId: names.project,
-      app,
-      function: fn,
+      ...listed,
       status,
       runTimeMs,
       ...error,
