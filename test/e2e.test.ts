@@ -147,6 +147,40 @@ describe("a local Runlet, end to end", () => {
     expect(byId.get(failed.run_id)).toMatchObject({ function: "fail", status: "failure" });
   });
 
+  it("lists a long sync run as running while its caller waits, then with its end", async () => {
+    // It was listed nowhere until it ended: a 4-minute call could not be seen or followed.
+    const naps = await deployFiles({
+      "runlet.toml": 'name = "naps"\nruntime = "managed"\n',
+      "main.mjs": "export const run = (ms) => new Promise((r) => setTimeout(() => r(ms), ms));",
+    });
+    expect(naps.status).toBe(201);
+    const call = run("/naps/run", { body: "3000" });
+    const listed = async (status: string) => {
+      const url = `${runlet.local.baseUrl}/v2/projects/${runlet.local.projectId}/runs?app=naps&status=${status}`;
+      const res = await fetch(url, { headers: { authorization: `Bearer ${runlet.local.token}` } });
+      return (await json(res)).runs as Json[];
+    };
+    let running: Json[] = [];
+    for (let i = 0; i < 50 && running.length === 0; i++) {
+      if (i) await new Promise((r) => setTimeout(r, 100));
+      running = await listed("running");
+    }
+    expect(running).toHaveLength(1);
+    expect(running[0]).toMatchObject({ async: false, function: "run", host: expect.any(String) });
+    const answered = await call;
+    expect(answered.status).toBe(200);
+    const runId = (await json(answered)).run_id;
+    expect(running[0]?.id).toBe(runId);
+    let ended: Json[] = [];
+    for (let i = 0; i < 50 && ended.length === 0; i++) {
+      if (i) await new Promise((r) => setTimeout(r, 100));
+      ended = await listed("success");
+    }
+    expect(ended.map((r) => r.id)).toEqual([runId]);
+    // Gone again: the cases after this one count the project's apps.
+    expect((await cli(["apps", "delete", "naps"], runlet.env)).code).toBe(0);
+  });
+
   it("maps status_code, throws, unknown exports, unknown apps and bad tokens", async () => {
     expect((await run("/hello/teapot")).status).toBe(418);
 
