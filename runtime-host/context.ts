@@ -6,6 +6,7 @@ import type { HostLimits } from "./limits.ts";
 import type { ReplicaPool } from "./pool/pool.ts";
 import type { ManagedReplica } from "./pool/replica.ts";
 import type { ReplicaOutputs } from "./pool/replica-output.ts";
+import type { RunLogStore } from "./pool/run-logs.ts";
 import type { Spares } from "./pool/spares.ts";
 import type { Trials } from "./pool/trials.ts";
 import type { WorkloadSpec } from "./pool/workload.ts";
@@ -28,6 +29,8 @@ export interface HostContext {
   reports: RunReports;
   /** Whether new work is taken (refused with 503 once the host stops), and what is in flight. */
   intake: Intake;
+  /** The logs of its managed apps' runs, in memory and on its disk. */
+  runLogs: RunLogStore;
 }
 
 /** Spare processes of each runtime. */

@@ -26,14 +26,22 @@ export const LOG_RING_BYTES = 256 * 1024;
 export const LOG_RING_CHUNKS = 4096;
 
 /**
- * The logs of runs (`GET /internal/runs/{runId}/logs`), kept in the host's memory: per run the
- * newest `bytesPerRun` bytes of text and at most `linesPerRun` lines (older lines are dropped
- * and the run is marked `truncated`), for the latest `runs` runs (the oldest run's log goes
- * first). A line costs the host about 75 bytes beside its text: without the line bound, a run
- * of empty lines held 65,536 of them (4.9 MB measured) in its "64 KiB". At most about
- * (64 KiB + 2,000 × 75 B) × 500 = 105 MB in all, 32 MiB for lines of 32 bytes or more.
+ * The logs of runs (`GET /internal/runs/{runId}/logs`), kept in the host's memory and in files
+ * under `{home}/host/run-logs/` (pool/run-log-files.ts): per run the newest `bytesPerRun` bytes
+ * of text and at most `linesPerRun` lines (older lines are dropped and the run is marked
+ * `truncated`), for the latest `runs` runs (the oldest run's log goes first), and at most
+ * `diskBytes` of files (the oldest runs' go first). A line costs the host about 75 bytes beside
+ * its text: without the line bound, a run of empty lines held 65,536 of them (4.9 MB measured)
+ * in its "64 KiB". At most about (64 KiB + 2,000 × 75 B) × 500 = 105 MB of memory in all, 32
+ * MiB for lines of 32 bytes or more. A run's file is rewritten with what it keeps once it would
+ * pass 4 × 64 KiB (or twice its last rewrite): 500 runs that wrote much fill about 128 MiB.
  */
-export const RUN_LOG_LIMITS = { bytesPerRun: 64 * 1024, linesPerRun: 2_000, runs: 500 } as const;
+export const RUN_LOG_LIMITS = {
+  bytesPerRun: 64 * 1024,
+  linesPerRun: 2_000,
+  runs: 500,
+  diskBytes: 128 * MiB,
+} as const;
 
 export interface HostLimits {
   /**

@@ -21,6 +21,7 @@ import { ReplicaGrants } from "./pool/grants.ts";
 import { type PoolTarget, ReplicaPool } from "./pool/pool.ts";
 import { ManagedReplica } from "./pool/replica.ts";
 import { ReplicaOutputs } from "./pool/replica-output.ts";
+import { RunLogStore } from "./pool/run-logs.ts";
 import { Spares } from "./pool/spares.ts";
 import { Trials } from "./pool/trials.ts";
 import { route } from "./router.ts";
@@ -93,6 +94,8 @@ let detected: Sandbox | undefined;
 export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const limits: HostLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const registry = await AppRegistry.open(opts.home);
+  // Its runs' logs, kept across its restarts (those of before are read when asked for).
+  const runLogs = await RunLogStore.open(join(opts.home, "host", "run-logs"));
   detected ??= opts.sandbox ? undefined : detectSandbox();
   const sandbox = opts.sandbox ?? (detected as Sandbox);
   const replicaOptions = {
@@ -100,6 +103,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     stopGraceMs: limits.stopGraceMs,
     launch: managedLauncher(sandbox),
     sandbox,
+    runLogs,
   };
   // Replicas start from spare processes, each app in a folder of its own.
   const slots = join(opts.home, "host", "slots");
@@ -240,6 +244,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     spares,
     reports,
     intake,
+    runLogs,
     internalToken,
   };
 
@@ -263,6 +268,7 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     runs.close();
     await callbacks.close(CALLBACKS_MS);
     await shutDown(server, allReplicas, sandbox);
+    await runLogs.close(); // with the last words of the runs its replicas' stop ended
     await reports.close();
     await draining;
     if (leave) await membership?.leave();

@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, sleep, sleeper } from "./apps.ts";
 import {
+  cli,
   isAlive,
+  json,
   newHome,
   portsFree,
   processesOf,
@@ -16,7 +18,7 @@ import {
 import { type Component, kill9, pidOf, serving, until, workerdPids } from "./supervision.ts";
 
 // Issue 12: `runlet start` heals. A component that dies (SIGKILL) is restarted and the stack
-// serves again; killing `runlet start` itself leaves no component behind, and the next start on
+// serves again (the runs' logs the runtime host had written too); killing `runlet start` itself leaves no component behind, and the next start on
 // the same home works; a component that keeps dying stops everything, naming its log, and what
 // its replicas had mounted goes with it. The case that saves the Worker's source under a running
 // stack is in supervisor-source-edits.test.ts, which runs alone.
@@ -30,6 +32,15 @@ function mountsUnder(dir: string): string[] {
 }
 
 const APP = sleeper(['name = "echo"', 'runtime = "managed"']);
+/** Writes `input.line`, then sleeps `input.ms`. */
+const LOGGER = {
+  "runlet.toml": 'name = "logger"\nruntime = "managed"\n',
+  "main.mjs": `export async function run(input) {
+  console.log(input.line);
+  await new Promise((resolve) => setTimeout(resolve, input.ms ?? 0));
+  return "ok";
+}`,
+};
 
 describe("runlet start supervises its components", () => {
   let home: string;
@@ -41,6 +52,7 @@ describe("runlet start supervises its components", () => {
     stack = await startRunlet(home);
     stacks.push(stack);
     await client(stack).deploy(APP);
+    await client(stack).deploy(LOGGER);
   });
 
   afterAll(async () => {
@@ -48,7 +60,35 @@ describe("runlet start supervises its components", () => {
     await removeHome(home);
   });
 
-  it("restarts each component killed with SIGKILL, and the stack serves again", async () => {
+  it("restarts each component killed with SIGKILL, and the stack serves again; runs' logs outlive the runtime host", async () => {
+    // `runlet logs` of a run that ended before the host's kill, and of one still running at it.
+    const api = client(stack);
+    const runLogs = (runId: string) => cli(["logs", runId], stack.env);
+    const ended = await api.submit("logger", { line: "written by a run that ended" });
+    expect(ended.status).toBe(200);
+    const endedId = ended.headers.get("x-request-id") as string;
+    const started = await api.submit(
+      "logger",
+      { line: "written by a run still running", ms: 60_000 },
+      "async=true",
+    );
+    expect(started.status).toBe(202);
+    const runningId = (await json(started)).run_id as string;
+    const { baseUrl, projectId, token } = stack.local;
+    const logsRoute = (runId: string) =>
+      fetch(`${baseUrl}/v2/projects/${projectId}/runs/${runId}/logs`, {
+        headers: { authorization: `Bearer ${token}` },
+      }).then((res) => res.text());
+    for (const [runId, line] of [
+      [endedId, "that ended"],
+      [runningId, "still running"],
+    ] as const)
+      await until(
+        `${runId}'s line`,
+        async () => (await logsRoute(runId)).includes(line) || undefined,
+        30_000,
+      );
+    await sleep(1_000); // the host writes a run's lines to disk every 100 ms
     const components: Component[] = ["runtime host", "control plane", "worker"];
     for (const component of components) {
       const old = pidOf(stack, component) as number;
@@ -68,6 +108,15 @@ describe("runlet start supervises its components", () => {
       expect(stack.output()).toContain(
         `the ${component} exited unexpectedly (signal SIGKILL); restart 1 in 250 ms`,
       );
+      if (component !== "runtime host") continue;
+      // Until 2026-11-27 both were gone: "no logs of run … it keeps the latest runs …, in memory".
+      const after = await runLogs(endedId);
+      expect(after.stderr).toBe("");
+      expect(after.stdout).toMatch(/ {2}stdout {2}written by a run that ended\n$/);
+      expect((await runLogs(runningId)).stdout).toContain(
+        "  stdout  written by a run still running\n",
+      );
+      await api.cancel("logger", runningId); // if it was handed to the new host again
     }
 
     // A workerd killed under wrangler (which would go on without it) restarts the worker too.

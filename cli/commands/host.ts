@@ -29,9 +29,10 @@ gets up to 10 s). See docs/hosts.md.
 
 Its memory is the machine's unless RUNLET_HOST_MEMORY_MB says its share (machines it shares).
 
-State (app versions, spare replicas) lives under RUNLET_HOME (default .runlet), which one
-runlet start or runlet host holds at a time: beside a runlet start in the same folder, give
-this host a home of its own (RUNLET_HOME=/var/lib/runlet-host npx runlet host ...).`;
+State (app versions, spare replicas, the logs of its latest runs, kept across its restarts)
+lives under RUNLET_HOME (default .runlet), which one runlet start or runlet host holds at a
+time: beside a runlet start in the same folder, give this host a home of its own
+(RUNLET_HOME=/var/lib/runlet-host npx runlet host ...).`;
 
 export const host: Command = {
   name: "host",

@@ -21,7 +21,8 @@ following, not the run. Runlet not answering, busy or failing (a control plane r
 read again for up to 60 s in a row, said on stderr, before the command gives up (exit 1).
 
 Run ids are in the output of \`runlet run\` and \`runlet runs\`. The runtime host keeps the newest
-64 KiB of each of its latest runs, in memory; custom-runtime apps' output is not split by run.
+64 KiB of each of its latest 500 runs, on its disk, across its restarts; custom-runtime apps'
+output is not split by run.
 
 With --app: everything the app's replicas wrote, as a container's log (a custom app's server,
 a managed app's module load and timers, its runs' lines too), replica by replica, the newest

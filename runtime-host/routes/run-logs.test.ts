@@ -147,7 +147,7 @@ describe("GET /internal/runs/{runId}/logs", () => {
     const unknown = await logsOf(`run_unknown${suffix}`);
     expect(unknown.status).toBe(404);
     expect(((await unknown.json()) as { message: string }).message).toMatch(
-      /^no logs of run 'run_unknown\w+' on this runtime host/,
+      /^no logs of run 'run_unknown\w+' on this runtime host: it keeps those of its latest 500 runs of managed-runtime apps only \(at most 128 MiB, on its disk, across its restarts\)$/,
     );
     expect((await logsOf(`run_unknown${suffix}`, "wrong-token")).status).toBe(401);
   });
