@@ -33,7 +33,7 @@ describe("GET /internal/runs/{runId}/logs", () => {
   let home: string;
   let host: RunningHost;
   let client: ReturnType<typeof hostClient>;
-  // Run ids are unique per test file: the host's store is the process's.
+  // Run ids of this file only (each host has its own store, on its home).
   const suffix = `${process.pid}${Date.now()}`;
 
   beforeAll(async () => {
@@ -150,5 +150,25 @@ describe("GET /internal/runs/{runId}/logs", () => {
       /^no logs of run 'run_unknown\w+' on this runtime host: it keeps those of its latest 500 runs of managed-runtime apps only \(at most 128 MiB, on its disk, across its restarts\)$/,
     );
     expect((await logsOf(`run_unknown${suffix}`, "wrong-token")).status).toBe(401);
+  });
+
+  // Last: it restarts the file's host.
+  it("answers a run's log after the host restarted on its home, as before the restart", async () => {
+    const runId = `run_restart${suffix}`;
+    const answer = await client.invoke("prj_logs", "logger", "run", '{"name":"Ada"}', {
+      [HEADER.runId]: runId,
+    });
+    expect(answer.status).toBe(200);
+    const before = await (await logsOf(runId)).json();
+    await host.close();
+    host = await startTestHost(home);
+    // Until 2026-11-27: 404 "… it keeps the latest runs of managed-runtime apps only, in memory".
+    const after = await logsOf(runId, TOKEN, "?project=prj_logs");
+    expect(after.status).toBe(200);
+    expect(await after.json()).toEqual(before);
+    expect(before).toMatchObject({
+      lines: [{ text: `hello from ${runId}` }, { text: "a warning for Ada" }],
+    });
+    expect((await logsOf(runId, TOKEN, "?project=prj_other")).status).toBe(404);
   });
 });
