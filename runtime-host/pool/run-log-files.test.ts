@@ -108,14 +108,25 @@ describe("RunLogStore on disk", () => {
       '{"runId":"run_badline","project":"prj_1","app":"a"}\n{"n":1,"at":1,"s":"o","t":"kept"}\nnot json\n{"n":3,"at":1,"s":"o","t":"after the damage"}\n',
     );
 
+    // A time no Date holds would fail the answer (toISOString): read up to it.
+    await writeFile(
+      join(dir, "run_badtime.jsonl"),
+      '{"runId":"run_badtime","project":"prj_1","app":"a"}\n{"n":1,"at":1,"s":"o","t":"kept"}\n{"n":2,"at":1e20,"s":"o","t":"when?"}\n',
+    );
+
     const again = await open();
+    expect(texts(await again.read("run_badtime"))).toEqual(["1:kept"]);
     expect(texts(await again.read("run_ok"))).toEqual(["1:fine"]);
     expect(await again.read("run_garbage")).toBeUndefined();
     expect(await again.read("run_cut")).toBeUndefined();
     expect(texts(await again.read("run_badline"))).toEqual(["1:kept"]);
     await again.close();
     // What held no log is gone, and so is the temp file.
-    expect((await readdir(dir)).sort()).toEqual(["run_badline.jsonl", "run_ok.jsonl"]);
+    expect((await readdir(dir)).sort()).toEqual([
+      "run_badline.jsonl",
+      "run_badtime.jsonl",
+      "run_ok.jsonl",
+    ]);
   });
 
   it("starts with its folder unusable (a file in its place), keeping logs in memory", async () => {
