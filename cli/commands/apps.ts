@@ -4,12 +4,13 @@ import type { AppView, ListedApp } from "../../control-plane/routes/apps-read.ts
 import type { AppReplicas } from "../../control-plane/routes/apps-replicas.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
 import { type CliConfig, callProject, loadConfig, printTable } from "../config.ts";
+import { confirmOrStop, YES_OPTION } from "../confirm.ts";
 import { rollback, versions } from "./apps-rollback.ts";
 
 const USAGE = `Usage: runlet apps [--json]
        runlet apps show <name> [--json]
        runlet apps versions <name> [--json]
-       runlet apps delete <name> [--json]
+       runlet apps delete <name> [--yes] [--json]
        runlet apps rollback <name> [--to N] [--no-start-check] [--json]
 
   (none)   the project's apps: name, live version, runtime, async runs queued and running
@@ -23,7 +24,11 @@ const USAGE = `Usage: runlet apps [--json]
            prints the API's answer
   delete   stops the app's replicas and deletes it with its deployments (audited); calls of it
            are 404 within 10 s (the run API keeps what it learnt of an app for 10 s; a run
-           accepted meanwhile fails), and a later deploy of the same name starts at version 1
+           accepted meanwhile fails), and a later deploy of the same name starts at version 1.
+           Its queued async runs fail as they come to a host, its running ones finish first;
+           its runs stay listed. On a terminal it asks first, naming how many versions and runs
+           go (default No): --yes (-y) answers yes. A script (stdin or stdout not a terminal)
+           is not asked
   rollback makes an earlier version's code live again, as a new version: version N's files
            and runlet.toml, as they were, deployed as the next version (v3's as v6), the way
            runlet deploy goes: a replica of it starts on a runtime host first, and one that
@@ -92,11 +97,31 @@ async function show(config: CliConfig, name: string, json: boolean): Promise<num
   return 0;
 }
 
+/** What `apps delete` asks a person: what goes with the app, and what becomes of its runs. */
+async function deleteQuestion(config: CliConfig, name: string): Promise<string> {
+  const path = `/apps/${encodeURIComponent(name)}`;
+  const [{ versions }, { runs }] = await Promise.all([
+    callProject<{ versions: Array<{ version: number }> }>(
+      config,
+      "GET",
+      `${path}/versions`,
+      "reading the app's versions",
+    ),
+    callProject<{ runs?: RunsNow }>(config, "GET", `${path}/replicas`, "reading its runs"),
+  ]);
+  const live = versions[0] ? `v${versions[0].version} live, ` : "";
+  const count = `${versions.length} ${versions.length === 1 ? "version" : "versions"}`;
+  const queue = runs
+    ? `Its async runs now: ${runs.queued} queued, which fail as they come to a host; ${runs.running} running, which finish first.`
+    : "Its queued async runs fail as they come to a host; running ones finish first.";
+  return `Delete app ${name} (${live}${count}, with their files and deployment records)? Its replicas stop and calls of it are 404 within 10 s. ${queue} Its runs stay listed. This cannot be undone.`;
+}
+
 export const apps: Command = {
   name: "apps",
   summary: "list the project's apps, show one, delete one, or roll one back",
   usage: USAGE,
-  options: { to: { type: "string" }, "no-start-check": { type: "boolean" } },
+  options: { to: { type: "string" }, "no-start-check": { type: "boolean" }, ...YES_OPTION },
   async run({ values, positionals }) {
     const [sub, name, ...extra] = positionals;
     if (sub === "rollback") {
@@ -108,12 +133,18 @@ export const apps: Command = {
         startCheck: !values["no-start-check"],
       });
     }
-    // --to and --no-start-check are rollback's.
-    takesOnly(sub ? `apps ${sub}` : "apps", { values, words: [] }, {}, USAGE);
+    // --to and --no-start-check are rollback's; --yes is delete's.
+    const options = sub === "delete" ? ["yes"] : [];
+    takesOnly(sub ? `apps ${sub}` : "apps", { values, words: [] }, { options }, USAGE);
     const config = await loadConfig();
     if (sub === "delete") {
       if (!name || extra.length > 0)
         throw new CliError(`apps delete takes one app name\n\n${USAGE}`);
+      await confirmOrStop(
+        () => deleteQuestion(config, name),
+        `Kept ${name}: nothing was deleted`,
+        values.yes,
+      );
       await callProject(config, "DELETE", `/apps/${encodeURIComponent(name)}`, "deleting the app");
       console.log(values.json ? JSON.stringify({ name, deleted: true }) : `Deleted ${name}.`);
       return 0;

@@ -3,12 +3,13 @@ import { type HostView, hostView, joinedHostsText } from "../../common/host-view
 import { LOCAL_HOST_TOKEN } from "../../common/protocol/hosts.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
 import { callApi, loadConfig, printTable } from "../config.ts";
+import { confirmOrStop, YES_OPTION } from "../confirm.ts";
 
 const USAGE = `Usage: runlet hosts [list] [--json]
        runlet hosts drain|resume|remove <host-id> [--json]
        runlet hosts token --name NAME [--json]
        runlet hosts tokens [--json]
-       runlet hosts revoke <host-token-id> [--force] [--json]
+       runlet hosts revoke <host-token-id> [--force] [--yes] [--json]
 
 The runtime hosts of this Runlet, and the tokens new hosts join with (operators only; the
 local owner is one). See docs/hosts.md.
@@ -31,7 +32,8 @@ local owner is one). See docs/hosts.md.
   tokens   the host tokens (who made each, by name), never the tokens themselves
   revoke   stops a host token: its hosts are refused at their next heartbeat, and stop;
            the token named 'local' (this machine's own hosts, of 'runlet start') only with
-           --force`;
+           --force. On a terminal it asks first, naming the token and its hosts (default
+           No): --yes (-y) answers yes. A script (stdin or stdout not a terminal) is not asked`;
 
 export type { HostView as Host } from "../../common/host-view.ts";
 
@@ -60,7 +62,7 @@ export const hosts: Command = {
   name: "hosts",
   summary: "list, drain and remove the runtime hosts; make and revoke the tokens hosts join with",
   usage: USAGE,
-  options: { name: { type: "string" }, force: { type: "boolean" } },
+  options: { name: { type: "string" }, force: { type: "boolean" }, ...YES_OPTION },
   async run({ values, positionals }) {
     const [action = "list", ...rest] = positionals;
     const takes = {
@@ -70,7 +72,7 @@ export const hosts: Command = {
       remove: { words: 1 },
       token: { options: ["name"] },
       tokens: {},
-      revoke: { options: ["force"], words: 1 },
+      revoke: { options: ["force", "yes"], words: 1 },
     }[action];
     if (!takes)
       throw new CliError(`say list, drain, resume, remove, token, tokens or revoke\n\n${USAGE}`);
@@ -173,6 +175,14 @@ export const hosts: Command = {
         throw new CliError(
           `${id} is 'local', the token of this machine's own hosts ('runlet start'): revoking it stops them, until the next 'runlet start' makes a new one. Give --force to revoke it all the same`,
         );
+      const its = token?.hosts?.length
+        ? `its hosts ${hostsOf(token)} are refused at their next heartbeat, and stop`
+        : "no host is registered with it now";
+      await confirmOrStop(
+        `Revoke host token ${token ? `${token.name} (${id})` : id}? ${its}; no host can join with it again.`,
+        `Kept ${id}: nothing was revoked`,
+        values.yes,
+      );
       await callApi(config, "DELETE", `/v2/hosts/tokens/${encodeURIComponent(id)}`, "revoking");
       if (values.json) json({ id, revoked: true, hosts: token?.hosts });
       else if (token?.hosts?.length)

@@ -1,10 +1,11 @@
 import { tokenKid } from "../../common/jwt.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
 import { callApi, loadConfig, printTable } from "../config.ts";
+import { confirmOrStop, YES_OPTION } from "../confirm.ts";
 
 const USAGE = `Usage: runlet keys [list] [--json]
        runlet keys rotate [--json]
-       runlet keys retire <kid> [--force] [--json]
+       runlet keys retire <kid> [--force] [--yes] [--json]
 
 The keys every token is signed with (operators only; the local owner is one). See
 docs/deploy.md, "Rotating the platform's secrets".
@@ -17,7 +18,9 @@ docs/deploy.md, "Rotating the platform's secrets".
   retire   takes a previous key out of the JWKS: the tokens it signed are refused (401 "token
            was signed by key <kid>, which was retired …"), by the run API within 10 s. Give
            their holders new tokens first (runlet users token, runlet tokens create). Refused
-           when the token you call with was signed with it, unless --force
+           when the token you call with was signed with it, unless --force. For good: on a
+           terminal it asks first (default No): --yes (-y) answers yes. A script (stdin or
+           stdout not a terminal) is not asked
 
 The local owner's token (local.json) is renewed by the control plane at each change. On
 Workers the keys are secrets (SIGNING_KEY, PREVIOUS_SIGNING_KEYS): see docs/deploy.md.`;
@@ -41,13 +44,13 @@ export const keys: Command = {
   name: "keys",
   summary: "list, rotate and retire the keys tokens are signed with",
   usage: USAGE,
-  options: { force: { type: "boolean" } },
+  options: { force: { type: "boolean" }, ...YES_OPTION },
   async run({ values, positionals }) {
     const [action = "list", ...rest] = positionals;
     if (action !== "list" && action !== "rotate" && action !== "retire")
       throw new CliError(`say list, rotate or retire\n\n${USAGE}`);
     // `keys retire k1 k2` retired k1 alone, and `keys rotate --force` rotated: refused instead.
-    const takes = { list: {}, rotate: {}, retire: { options: ["force"], words: 1 } }[action];
+    const takes = { list: {}, rotate: {}, retire: { options: ["force", "yes"], words: 1 } }[action];
     takesOnly(`keys ${action}`, { values, words: rest }, takes, USAGE);
     const kid = rest[0] ?? "";
     if (action === "retire" && !kid)
@@ -91,6 +94,11 @@ export const keys: Command = {
       return 0;
     }
     // The action left: retire.
+    await confirmOrStop(
+      `Retire signing key ${kid}? Every token it signed (users', service accounts', dashboard sessions) is refused from now on, for good.`,
+      `Kept ${kid}: nothing was retired`,
+      values.yes,
+    );
     if (!values.json) console.error(`Retiring ${kid} at ${config.baseUrl}…`);
     const answer = await callApi<{ keys: Key[] }>(
       config,

@@ -1,10 +1,11 @@
 import { CliError, type Command, takesOnly } from "../command.ts";
 import { callProject, loadConfig, printTable } from "../config.ts";
+import { confirmOrStop, YES_OPTION } from "../confirm.ts";
 import { readStdin } from "../stdin.ts";
 
 const USAGE = `Usage: runlet secrets set <NAME> [VALUE | -] [--json]
        runlet secrets get <NAME> [--json]
-       runlet secrets delete <NAME> [--json]
+       runlet secrets delete <NAME> [--yes] [--json]
        runlet secrets list [--json]
 
 Project secrets, encrypted at rest (project owners only; every read and write is audited).
@@ -13,8 +14,10 @@ Project secrets, encrypted at rest (project owners only; every read and write is
         which keeps it out of your shell history:  printf %s "$DB_URL" | npx runlet secrets set DB_URL
         Replicas started from now on have it; running ones keep their environment (redeploy)
   get   prints the value alone, for  $(npx runlet secrets get DB_URL);  --json prints {name, value}
-  delete  removes it: replicas started from now on do not have it (running ones keep it until
-          they stop; redeploy the apps to be sure)
+  delete  removes it, value and all: replicas started from now on do not have it (running ones
+          keep it until they stop; redeploy the apps to be sure). On a terminal it asks first
+          (default No): --yes (-y) answers yes. A script (stdin or stdout not a terminal) is
+          not asked
   list  the names, when each was last written and by whom; never a value (not audited);
         --json prints {secrets: [{name, createdAt, updatedAt, updatedBy, updatedByName}]}
 
@@ -59,16 +62,25 @@ export const secrets: Command = {
   name: "secrets",
   summary: "set, get, delete and list project secrets",
   usage: USAGE,
-  options: {},
+  options: { ...YES_OPTION },
   async run({ values, positionals }) {
     const [action, name, given] = positionals;
-    if (action === "list" && !name) return list(values.json === true);
+    if (action === "list" && !name) {
+      takesOnly("secrets list", { values, words: [] }, {}, USAGE);
+      return list(values.json === true);
+    }
     if (!["set", "get", "delete"].includes(action ?? "") || !name) {
       throw new CliError(`say set, get or delete and the secret's name, or list\n\n${USAGE}`);
     }
     // `secrets get A B` read A alone; `secrets set A x y` stored x.
     const words = action === "set" ? 2 : 1;
-    takesOnly(`secrets ${action}`, { values, words: positionals.slice(1) }, { words }, USAGE);
+    const options = action === "delete" ? ["yes"] : [];
+    takesOnly(
+      `secrets ${action}`,
+      { values, words: positionals.slice(1) },
+      { words, options },
+      USAGE,
+    );
     const config = await loadConfig();
     const path = `/secrets/${encodeURIComponent(name)}`;
     if (action === "set") {
@@ -86,6 +98,11 @@ export const secrets: Command = {
       return 0;
     }
     if (action === "delete") {
+      await confirmOrStop(
+        `Delete secret ${name}? Its value is gone for good; replicas started from now on do not have it.`,
+        `Kept ${name}: nothing was deleted`,
+        values.yes,
+      );
       await callProject(config, "DELETE", path, `deleting ${name}`);
       if (values.json) console.log(JSON.stringify({ name, deleted: true }));
       else console.log(`Deleted ${name}.`);

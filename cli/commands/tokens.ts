@@ -2,11 +2,12 @@ import { ENV } from "../../common/consts.ts";
 import { tokenState } from "../../common/token-state.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
 import { callProject, loadConfig, printTable } from "../config.ts";
+import { confirmOrStop, YES_OPTION } from "../confirm.ts";
 import { expiryOf } from "../expiry.ts";
 
 const USAGE = `Usage: runlet tokens create --name NAME --expires WHEN [--role caller|member|owner] [--json]
        runlet tokens list [--json]
-       runlet tokens revoke <service-account-id> [--json]
+       runlet tokens revoke <service-account-id> [--yes] [--json]
 
 Service-account tokens for scripts and CI (project owners only).
 
@@ -23,7 +24,9 @@ Service-account tokens for scripts and CI (project owners only).
   list     the project's service accounts, whether each is active, expired, revoked or
            refused since its signing key was retired (key retired), and who made it (by name)
   revoke   stops the account's token: at once on the management API, within 10 s on the
-           run API (which keeps what the control plane said of a token for 10 s)`;
+           run API (which keeps what the control plane said of a token for 10 s); for good.
+           On a terminal it asks first, naming the account (default No): --yes (-y) answers
+           yes. A script (stdin or stdout not a terminal) is not asked`;
 
 interface Account {
   id: string;
@@ -48,6 +51,7 @@ export const tokens: Command = {
     name: { type: "string" },
     expires: { type: "string" },
     role: { type: "string" },
+    ...YES_OPTION,
   },
   async run({ values, positionals }) {
     const [action, ...rest] = positionals;
@@ -57,7 +61,7 @@ export const tokens: Command = {
     const takes = {
       create: { options: ["name", "expires", "role"] },
       list: {},
-      revoke: { words: 1 },
+      revoke: { options: ["yes"], words: 1 },
     }[action];
     takesOnly(`tokens ${action}`, { values, words: rest }, takes, USAGE);
     if (action === "create") {
@@ -119,6 +123,21 @@ export const tokens: Command = {
     }
     const [id] = rest;
     if (!id) throw new CliError(`give the id of the account to revoke\n\n${USAGE}`);
+    await confirmOrStop(
+      async () => {
+        const { serviceAccounts } = await callProject<{ serviceAccounts: Account[] }>(
+          config,
+          "GET",
+          "/service-accounts",
+          "reading the service accounts",
+        );
+        const account = serviceAccounts.find((a) => a.id === id);
+        const which = account ? `${account.name} (${id}, ${account.role})` : id;
+        return `Revoke service account ${which}? Its token stops working, for good: scripts and CI jobs that use it are refused.`;
+      },
+      `Kept ${id}: nothing was revoked`,
+      values.yes,
+    );
     await callProject(config, "DELETE", `/service-accounts/${encodeURIComponent(id)}`, "revoking");
     // The run API keeps a token's check for 10 s (docs/api.md): "no longer works" was not so.
     if (values.json) console.log(JSON.stringify({ id, revoked: true }));

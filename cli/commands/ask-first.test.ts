@@ -1,0 +1,100 @@
+// A person at a terminal is asked before `runlet apps delete` and `runlet tokens revoke` destroy
+// anything, against a real Node control plane: the real `runlet` in a pseudo-terminal
+// (util-linux `script`). Scripts are not asked: scripting.test.ts deletes and revokes without.
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { runlet as cli, type FirstUser, withFirstUser } from "./test-support.ts";
+
+let first: FirstUser;
+const runlet = (args: string[]) => cli(args, first.env);
+
+beforeAll(async () => {
+  first = await withFirstUser("ask-first", "first");
+});
+
+afterAll(() => first?.stop());
+
+const BIN = fileURLToPath(new URL("../../bin/runlet.mjs", import.meta.url));
+const quoted = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * `runlet <args>` in a pseudo-terminal, `answer` typed once it asks (or at once, if it asks
+ * nothing); what the terminal showed and the exit code.
+ */
+async function atTerminal(args: string[], answer: string) {
+  const command = [process.execPath, BIN, ...args].map(quoted).join(" ");
+  const env = Object.fromEntries(
+    Object.entries({ ...process.env, ...first.env }).filter(([, v]) => v !== undefined),
+  );
+  const child = spawn("script", ["-qec", command, "/dev/null"], { env });
+  let shown = "";
+  let typed = false;
+  child.stdout.on("data", (chunk) => {
+    shown += chunk;
+    if (!typed && shown.includes("[y/N]")) {
+      typed = true;
+      child.stdin.write(answer);
+    }
+  });
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  return { shown: shown.replaceAll("\r", ""), code };
+}
+
+const appNames = async () =>
+  (JSON.parse((await runlet(["apps", "--json"])).stdout) as { apps: Array<{ name: string }> }).apps
+    .map((a) => a.name)
+    .sort();
+
+it("asks before deleting an app, naming its versions and runs; no keeps it, y deletes it", async () => {
+  for (let i = 0; i < 2; i++)
+    expect((await runlet(["deploy", "examples/hello", "--no-start-check"])).code).toBe(0);
+  const kept = await atTerminal(["apps", "delete", "hello"], "n\n");
+  expect(kept.shown).toContain(
+    "Delete app hello (v2 live, 2 versions, with their files and deployment records)? Its replicas stop and calls of it are 404 within 10 s. Its async runs now: 0 queued, which fail as they come to a host; 0 running, which finish first. Its runs stay listed. This cannot be undone. [y/N] n",
+  );
+  expect(kept.shown).toContain(
+    "runlet apps: Kept hello: nothing was deleted (you did not answer y; --yes answers for you)",
+  );
+  expect(kept.code).toBe(1);
+  expect(await appNames()).toEqual(["hello"]);
+  // Enter alone is No.
+  expect((await atTerminal(["apps", "delete", "hello"], "\n")).code).toBe(1);
+  expect(await appNames()).toEqual(["hello"]);
+  const gone = await atTerminal(["apps", "delete", "hello"], "y\n");
+  expect(gone.shown).toContain("Deleted hello.");
+  expect(gone.code).toBe(0);
+  expect(await appNames()).toEqual([]);
+});
+
+it("asks nothing with --yes (-y), at a terminal too", async () => {
+  expect((await runlet(["deploy", "examples/hello", "--no-start-check"])).code).toBe(0);
+  const gone = await atTerminal(["apps", "delete", "hello", "-y"], "");
+  expect(gone.shown).not.toContain("[y/N]");
+  expect(gone.shown).toContain("Deleted hello.");
+  expect(await appNames()).toEqual([]);
+});
+
+it("asks before revoking a service account's token, naming the account", async () => {
+  const made = await runlet([
+    "tokens",
+    "create",
+    "--name",
+    "ci-staging",
+    "--expires",
+    "1d",
+    "--json",
+  ]);
+  const { id } = JSON.parse(made.stdout) as { id: string };
+  const kept = await atTerminal(["tokens", "revoke", id], "n\n");
+  expect(kept.shown).toContain(
+    `Revoke service account ci-staging (${id}, member)? Its token stops working, for good: scripts and CI jobs that use it are refused. [y/N]`,
+  );
+  expect(kept.code).toBe(1);
+  const listed = await runlet(["tokens", "list", "--json"]);
+  const account = (
+    JSON.parse(listed.stdout) as { serviceAccounts: Array<{ id: string; revokedAt: null }> }
+  ).serviceAccounts.find((a) => a.id === id);
+  expect(account?.revokedAt).toBeNull();
+  expect((await atTerminal(["tokens", "revoke", id], "yes\n")).code).toBe(0);
+});
