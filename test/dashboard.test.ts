@@ -411,7 +411,7 @@ describe("the dashboard, in a browser", () => {
     const attempts = page.getByRole("table", { name: "Delivery attempts" });
     await expect(attempts.textContent()).resolves.toMatch(/HTTP 500/);
     expect(await page.getByRole("button", { name: "Resend" }).count()).toBe(0);
-    expect(await page.getByRole("button", { name: "Cancel run" }).count()).toBe(0);
+    expect(await page.getByRole("link", { name: "Cancel run" }).count()).toBe(0);
     expect(await page.getByRole("link", { name: "fleeting" }).count()).toBe(0);
     await expect(page.textContent("main")).resolves.toContain(
       "App fleeting was deleted: its runs are kept, but none can be cancelled or have its webhook sent again.",
@@ -486,6 +486,30 @@ createServer((req, res) => {
     const row = page.locator("tr", { has: page.getByRole("link", { name: "queuer" }) });
     await expect(row.textContent()).resolves.toContain("12 queued, 1 running");
     expect((await api.cancel("queuer", held)).status).toBe(200); // the queue runs now
+  });
+
+  it("asks before cancelling a run, naming it: Keep it running leaves it running, Cancel run ends it", async () => {
+    // The button cancelled the run on one click.
+    const api = client(runlet);
+    await api.deploy(QUEUER);
+    const res = await api.submit("queuer", { ms: 120_000 }, "async=true");
+    const { run_id: runId } = (await json(res)) as { run_id: string };
+    await api.viewWhen("queuer", runId, (v) => v.status === "running");
+    await visit(`/dashboard/runs/${runId}`);
+    await page.getByRole("link", { name: "Cancel run" }).click();
+    await checkWithAxe(page);
+    await expect(page.locator("h1").textContent()).resolves.toBe("Cancel a run");
+    await expect(page.textContent("main")).resolves.toContain(
+      `Cancel run ${runId} of queuer (run, running)? It ends cancelled at once`,
+    );
+    await page.getByRole("link", { name: "Keep it running" }).click();
+    expect(new URL(page.url()).pathname).toBe(`/dashboard/runs/${runId}`);
+    expect((await api.view("queuer", runId)).status).toBe("running");
+    await page.getByRole("link", { name: "Cancel run" }).click();
+    await page.getByRole("button", { name: "Cancel run" }).click();
+    expect(new URL(page.url()).pathname).toBe(`/dashboard/runs/${runId}`);
+    expect((await api.view("queuer", runId)).status).toBe("cancelled");
+    await expect(page.locator("ol.timeline").textContent()).resolves.toContain("Ended: cancelled");
   });
 
   it("shows an operator (the local owner) this Runlet's host from the navigation, and asks before draining it", async () => {

@@ -89,7 +89,7 @@ button, .button { padding: 5px 12px; border-radius: 6px; border: 1px solid var(-
   background: var(--accent); color: var(--accent-fg); cursor: pointer; text-decoration: none;
   display: inline-block; }
 button.secondary, .button.secondary { background: transparent; color: var(--fg); border-color: var(--line); }
-button.danger { background: var(--bad); border-color: var(--bad); color: var(--bg); }
+button.danger, .button.danger { background: var(--bad); border-color: var(--bad); color: var(--bg); }
 form.inline { display: inline-flex; gap: 6px; align-items: center; margin: 0; }
 form.inline label { color: var(--muted); }
 .pager { display: flex; gap: 16px; margin: 12px 0; }

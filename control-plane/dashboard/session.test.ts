@@ -632,7 +632,7 @@ describe("dashboard actions", () => {
       const html = await (await page(`/dashboard/runs/${id}`, cookie)).text();
       expect(html).toContain("the app deployed under its name since is another");
       expect(html).not.toContain(`action="/dashboard/runs/${id}/resend"`);
-      expect(html).not.toContain(`action="/dashboard/runs/${id}/cancel"`);
+      expect(html).not.toContain(`/dashboard/runs/${id}/cancel"`);
     }
   });
 
@@ -641,6 +641,34 @@ describe("dashboard actions", () => {
     expect(html).toMatch(
       /<option value="long-gone" selected="">long-gone \(not deployed\)<\/option>/,
     );
+  });
+
+  it("offer no cancel on a run's confirmation page once the run API says it ended, nor for a sync run", async () => {
+    // This fixture's run API answers every run as ended `success`: the runs index's `queued` is
+    // behind it. The question and its form, on a real stack: test/dashboard.test.ts.
+    const now = Date.now();
+    const run = (async: boolean, status: string) => ({
+      id: newId("run"),
+      projectId: f.projectId,
+      app: "hello",
+      function: "run",
+      async,
+      status,
+      createdAt: now,
+    });
+    const [queued, sync] = [run(true, "queued"), run(false, "running")];
+    const body = { runs: [queued, sync] };
+    expect((await f.call("POST", "/internal/runs", { token: INTERNAL_TOKEN, body })).status).toBe(
+      200,
+    );
+    const cookie = await signIn();
+    const ended = await (await page(`/dashboard/runs/${queued.id}/cancel`, cookie)).text();
+    expect(ended).toContain(`Run ${queued.id} has ended (success): there is nothing to cancel.`);
+    const none = await (await page(`/dashboard/runs/${sync.id}/cancel`, cookie)).text();
+    expect(none).toContain("is a sync run: only async runs can be cancelled.");
+    for (const html of [ended, none])
+      expect(html).not.toContain('<form method="post" action="/dashboard/runs');
+    expect((await page(`/dashboard/runs/${newId("run")}/cancel`, cookie)).status).toBe(404);
   });
 
   it("Cancel refused: told on the run's page after a redirect, so a reload sends nothing again", async () => {

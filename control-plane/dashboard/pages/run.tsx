@@ -1,7 +1,7 @@
 /**
  * `/dashboard/runs/{run_id}`: one run — its states on a timeline, timings, its error, its logs,
  * each webhook delivery and its attempts — and, while a queued or running async run, a Cancel
- * button; once it has ended, a Resend button for its webhook (run-deliveries.tsx). The facts
+ * button, which asks first (run-cancel.tsx); once it has ended, a Resend button for its webhook (run-deliveries.tsx). The facts
  * come from the run API (the run's own record), the logs from the management API. A run whose
  * app was deleted is shown without either button: the run API refuses both with the app's 404
  * (or, once an app of the name was deployed again, with a 409: that app is another).
@@ -15,13 +15,13 @@ import { isEnded } from "../../../common/protocol/runs.ts";
 import type { DashCtx, DashEnv } from "../api.ts";
 import { Page } from "../layout.tsx";
 import { Definition, Duration, LogLines, Notice, Status, Time } from "../ui.tsx";
+import { cancelPath, registerRunCancel } from "./run-cancel.tsx";
 import {
   canResend,
   Deliveries,
   ResendForm,
   ResendNotice,
   registerResend,
-  setCancelRefused,
   takeResendFlash,
 } from "./run-deliveries.tsx";
 import { Mode, type RunItem } from "./runs.tsx";
@@ -163,11 +163,12 @@ async function runPage(c: DashCtx) {
         />
         <Timeline run={run} async={item.async} />
         {item.async && live && !appGone ? (
-          <form method="post" action={`/dashboard/runs/${runId}/cancel`} class="actions">
-            <button type="submit" class="danger">
+          // Asked first, on a page of its own (run-cancel.tsx): the button had cancelled at once.
+          <p class="actions">
+            <a class="button danger" href={cancelPath(runId)}>
               Cancel run
-            </button>
-          </form>
+            </a>
+          </p>
         ) : null}
         {run.error ? (
           <>
@@ -215,14 +216,5 @@ async function runPage(c: DashCtx) {
 export function registerRun(dash: Hono<DashEnv>) {
   dash.get("/runs/:runId", (c) => runPage(c));
   registerResend(dash);
-  dash.post("/runs/:runId/cancel", async (c) => {
-    const runId = c.req.param("runId");
-    const { api, session } = c.var;
-    const indexed = await api.project<RunItem>("GET", `/runs/${encodeURIComponent(runId)}`);
-    const cancelled = indexed.ok
-      ? await api.runs("DELETE", `/v4/${session.projectId}/${indexed.data.app}/runs/${runId}`)
-      : indexed;
-    if (!cancelled.ok) setCancelRefused(c, runId, cancelled.message);
-    return c.redirect(`/dashboard/runs/${encodeURIComponent(runId)}`, 303);
-  });
+  registerRunCancel(dash);
 }
