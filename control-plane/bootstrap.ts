@@ -95,7 +95,10 @@ export async function bootstrapLocal(
 async function ensureLocalHostToken(db: Database, home: string, ownerId: string): Promise<void> {
   const token = await loadOrCreateHostToken(home);
   if (await adoptHostToken(db, token, { name: LOCAL_HOST_TOKEN, createdBy: ownerId })) return;
-  const created = await createHostToken(db, { name: LOCAL_HOST_TOKEN, createdBy: ownerId });
+  // Made even beside another live `local` (a home whose token file was replaced): the hosts of
+  // `runlet start` need one.
+  const made = { name: LOCAL_HOST_TOKEN, createdBy: ownerId };
+  const created = await createHostToken(db, made, "allowed");
   await writePrivateFile(homePaths(home).hostToken, `${created.token}\n`);
 }
 

@@ -116,6 +116,15 @@ describe("the join-tokens page, in a browser", () => {
       "active",
     );
     expect((await listed()).length).toBe(1);
+
+    // A second of the name, while it is live, is refused with the API's words; none is made.
+    await page.getByLabel("Name").fill("rack-b");
+    await page.getByRole("button", { name: "Create" }).click();
+    await expect(page.getByRole("alert").textContent()).resolves.toContain(
+      `a join token named 'rack-b' is live already (${tokens[0]?.id}): revoke it first`,
+    );
+    expect(await page.locator("#new-token").count()).toBe(0);
+    expect((await listed()).length).toBe(1);
   });
 
   it("revokes it on its confirmation page: its host is refused at its next heartbeat", async () => {

@@ -107,7 +107,7 @@ describe("a runtime host that joins the registry", () => {
   });
 
   it("never serves, and stops, an app the control plane does not have (deleted while the host was away)", async () => {
-    const { token } = await createHostToken(f.db, { name: "test", createdBy: f.owner.id });
+    const { token } = await createHostToken(f.db, { name: "away", createdBy: f.owner.id });
     const host = await joinedHost(token);
     try {
       const client = hostClient(host.url, INTERNAL_TOKEN);

@@ -97,10 +97,12 @@ describe("the join-tokens page", () => {
     expect(twice).toContain("No second token was made: you made <strong>rack-7</strong>");
     expect(twice).not.toContain(token);
     expect(await tokensNamed("rack-7")).toHaveLength(1);
-    // A new form may make another of the same name.
+    // A new form of the same name is refused while that token is live, naming it; none is made.
     const next = await post(TOKENS, cookie, { name: "rack-7", since: sinceOf(again) });
-    expect(next.status).toBe(200);
-    expect(await tokensNamed("rack-7")).toHaveLength(2);
+    expect(await landing(next, cookie)).toContain(
+      `a join token named &#39;rack-7&#39; is live already (${made?.id}): revoke it first (runlet hosts revoke ${made?.id}), or pick another name`,
+    );
+    expect(await tokensNamed("rack-7")).toHaveLength(1);
   });
 
   it("makes one token of a form sent twice at once (a double click): the other answer says so", async () => {

@@ -395,7 +395,8 @@ describe("dashboard actions", () => {
     expect(works.status).toBe(200);
     const again = await (await page("/dashboard/api-keys", cookie)).text();
     expect(again).not.toContain(token as string);
-    // Names may repeat: each account shows its id, a link to its audit entries.
+    // A name may come back once its account is revoked: each account shows its id, a link to
+    // its audit entries.
     expect(again).toMatch(/<a href="\/dashboard\/audit-log\?actor=sa_\w+">sa_\w+<\/a>/);
   });
 

@@ -2,25 +2,45 @@
  * Host tokens (docs/hosts.md): what a runtime host joins the registry with. Shown once when made;
  * only a hash is kept. Revoking one refuses its hosts from their next heartbeat.
  */
-import { and, eq, inArray, isNull, ne } from "drizzle-orm";
+import { and, eq, inArray, isNull, ne, sql } from "drizzle-orm";
 import { newId } from "../../common/ids.ts";
 import { HOST_TOKEN_PREFIX } from "../../common/protocol/hosts.ts";
 import { newSecret, secretHash } from "../../common/same-secret.ts";
 import type { Database } from "../db/index.ts";
+import { insertIf } from "../db/insert-if.ts";
 import { hostApps, hosts, hostTokens } from "../db/schema.ts";
+import { ApiError } from "../errors.ts";
 
-/** A new host token: shown once, only its hash kept. */
+/**
+ * A new host token: shown once, only its hash kept. Refused (409) while a live token has its
+ * name, unless `sameName` is "allowed" (the local supervisor's own `local`, which must be made
+ * whatever an older home holds): the list, the dashboard and the audit log could not tell two
+ * apart. A revoked one frees its name. The check is the insert's own condition, one statement,
+ * so two creates at once make one.
+ */
 export async function createHostToken(
   db: Database,
   input: { name: string; createdBy: string },
+  sameName: "refused" | "allowed" = "refused",
 ): Promise<{ id: string; name: string; token: string; createdAt: number }> {
   const token = newSecret(HOST_TOKEN_PREFIX);
   const row = { id: newId("htk"), name: input.name, createdAt: Date.now() };
-  await db.insert(hostTokens).values({
-    ...row,
-    tokenHash: await secretHash(token),
-    createdBy: input.createdBy,
-  });
+  const values = { ...row, tokenHash: await secretHash(token), createdBy: input.createdBy };
+  if (sameName === "allowed") {
+    await db.insert(hostTokens).values(values);
+    return { ...row, token };
+  }
+  const live = and(eq(hostTokens.name, input.name), isNull(hostTokens.revokedAt));
+  const free = sql`not exists (select 1 from ${hostTokens} where ${live})`;
+  const [made] = await insertIf(db, hostTokens, values, free).returning({ id: hostTokens.id });
+  if (!made) {
+    const [other] = await db.select({ id: hostTokens.id }).from(hostTokens).where(live);
+    const id = other?.id ?? "(revoked since: try again)";
+    throw new ApiError(
+      "conflict",
+      `a join token named '${input.name}' is live already (${id}): revoke it first (runlet hosts revoke ${id}), or pick another name`,
+    );
+  }
   return { ...row, token };
 }
 

@@ -17,7 +17,10 @@ beforeAll(async () => {
 });
 afterAll(() => f.cleanup());
 
-async function hostToken(name = "rack 1"): Promise<string> {
+/** Each token its own name: a live token's name is taken. */
+let made = 0;
+
+async function hostToken(name = `rack ${++made}`): Promise<string> {
   const res = await f.call("POST", "/v2/hosts/tokens", { body: { name } });
   expect(res.status).toBe(201);
   return ((await res.json()) as { token: string }).token;
@@ -79,6 +82,36 @@ describe("host tokens", () => {
     expect((await f.call("POST", "/v2/hosts/tokens", { body: { name: "local-2" } })).status).toBe(
       201,
     );
+  });
+
+  it("refuse a second live token of a name with 409 naming the first; revoking it frees the name", async () => {
+    // Two of one name were made: the list and the dashboard told them apart by id alone.
+    await hostToken("rack-east");
+    const listed = async () =>
+      (
+        (await (await f.call("GET", "/v2/hosts/tokens")).json()) as {
+          tokens: Array<Record<string, unknown>>;
+        }
+      ).tokens.filter((t) => t.name === "rack-east");
+    const [first] = await listed();
+    const twice = await Promise.all(
+      [1, 2].map(() => f.call("POST", "/v2/hosts/tokens", { body: { name: "rack-east" } })),
+    );
+    for (const res of twice) {
+      expect(res.status).toBe(409);
+      expect(await res.json()).toEqual({
+        code: "conflict",
+        message: `a join token named 'rack-east' is live already (${first?.id}): revoke it first (runlet hosts revoke ${first?.id}), or pick another name`,
+      });
+    }
+    expect(await listed()).toHaveLength(1);
+    expect((await f.call("DELETE", `/v2/hosts/tokens/${first?.id}`)).status).toBe(204);
+    // Two at once of a free name: one is made.
+    const both = await Promise.all(
+      [1, 2].map(() => f.call("POST", "/v2/hosts/tokens", { body: { name: "rack-east" } })),
+    );
+    expect(both.map((r) => r.status).sort()).toEqual([201, 409]);
+    expect((await listed()).map((t) => t.revokedAt === null)).toEqual([false, true]);
   });
 
   it("are shown once: the list never carries the token, and a host joins with it", async () => {

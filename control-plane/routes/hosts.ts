@@ -131,6 +131,10 @@ const removeHostRoute = createRoute({
   },
 });
 
+const { 409: nameTaken } = errorResponses({
+  409: "A live join token has this name (the message names its id): revoke it, or pick another name.",
+});
+
 const createTokenRoute = createRoute({
   method: "post",
   path: "/v2/hosts/tokens",
@@ -152,6 +156,7 @@ const createTokenRoute = createRoute({
       },
     },
     ...operatorErrors(),
+    409: nameTaken as NonNullable<typeof nameTaken>,
   },
 });
 

@@ -89,10 +89,13 @@ const ALL_ROUTES: Endpoint[] = [
   ...PROJECT_ROUTES,
 ];
 
+/** Each account its own name: a live account's name is taken in its project. */
+let made = 0;
+
 async function createAccount(token: string, projectId: string, role = "owner") {
   const res = await f.call("POST", `/v2/projects/${projectId}/service-accounts`, {
     token,
-    body: { name: `sa-${role}`, expiresAt: inDays(30), role },
+    body: { name: `sa-${role}-${++made}`, expiresAt: inDays(30), role },
   });
   expect(res.status).toBe(201);
   return body(res) as Promise<Body & { id: string; token: string }>;

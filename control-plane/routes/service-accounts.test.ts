@@ -18,9 +18,12 @@ const body = async (res: Response) => (await res.json()) as Body;
 const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
 const accountsPath = () => `/v2/projects/${f.projectId}/service-accounts`;
 
+/** Each account its own name: a live account's name is taken in its project. */
+let made = 0;
+
 async function createAccount(payload: Record<string, unknown> = {}) {
   const res = await f.call("POST", accountsPath(), {
-    body: { name: "ci", expiresAt: inDays(30), ...payload },
+    body: { name: `ci-${++made}`, expiresAt: inDays(30), ...payload },
   });
   expect(res.status).toBe(201);
   return body(res);
@@ -103,7 +106,7 @@ describe("service accounts", () => {
       outcome: "failure",
       actorType: "service_account",
       actorId: created.id,
-      actorName: "ci",
+      actorName: created.name,
     });
   });
 
@@ -173,6 +176,65 @@ describe("service accounts", () => {
     expect((await f.call("DELETE", `${accountsPath()}/${created.id}`)).status).toBe(204);
     const [again] = await auditRows(f.db, f.projectId);
     expect(again?.metadata).toMatchObject({ alreadyRevoked: true });
+  });
+
+  it("refuses a second active account of a name with 409 naming the first; revoking it frees the name", async () => {
+    // Two of one name were made, and the list, the dashboard and the audit log told them apart
+    // by their ids alone.
+    const first = await createAccount({ name: "deploy-bot" });
+    const before = await auditRows(f.db, f.projectId);
+    const tokensBefore = (await f.db.select().from(tokens)).length;
+    const again = await f.call("POST", accountsPath(), {
+      body: { name: "deploy-bot", expiresAt: inDays(5), role: "owner" },
+    });
+    expect(again.status).toBe(409);
+    expect(await body(again)).toEqual({
+      code: "conflict",
+      message: `a service account named 'deploy-bot' is active in this project already (${first.id}): revoke it first (runlet tokens revoke ${first.id}), or pick another name`,
+    });
+    // Nothing was made: no account, no token, and the refusal alone on the record.
+    const named = await f.db
+      .select()
+      .from(serviceAccounts)
+      .where(eq(serviceAccounts.name, "deploy-bot"));
+    expect(named.map((a) => a.id)).toEqual([first.id]);
+    expect((await f.db.select().from(tokens)).length).toBe(tokensBefore);
+    const [refused] = await auditRows(f.db, f.projectId);
+    expect((await auditRows(f.db, f.projectId)).length).toBe(before.length + 1);
+    expect(refused).toMatchObject({
+      action: "service_accounts.create",
+      outcome: "failure",
+      targetId: "(new)",
+    });
+    // Another project may have one of the name.
+    const elsewhere = await f.call("POST", `/v2/projects/${f.outsiderProjectId}/service-accounts`, {
+      token: f.outsider.token,
+      body: { name: "deploy-bot", expiresAt: inDays(5) },
+    });
+    expect(elsewhere.status).toBe(201);
+    // Revoked, its name is free again.
+    expect((await f.call("DELETE", `${accountsPath()}/${first.id}`)).status).toBe(204);
+    const second = await createAccount({ name: "deploy-bot" });
+    expect(second.id).not.toBe(first.id);
+  });
+
+  it("makes one account of two creates of a name at once; an expired account frees its name", async () => {
+    const tokensBefore = (await f.db.select().from(tokens)).length;
+    const answers = await Promise.all(
+      [1, 2].map(() =>
+        f.call("POST", accountsPath(), { body: { name: "twin", expiresAt: inDays(5) } }),
+      ),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 409]);
+    const twins = await f.db.select().from(serviceAccounts).where(eq(serviceAccounts.name, "twin"));
+    expect(twins).toHaveLength(1);
+    // No token left behind by the refused one.
+    expect((await f.db.select().from(tokens)).length).toBe(tokensBefore + 1);
+    await f.db
+      .update(serviceAccounts)
+      .set({ expiresAt: Date.now() - 1000 })
+      .where(eq(serviceAccounts.id, twins[0]?.id as string));
+    expect((await createAccount({ name: "twin" })).name).toBe("twin");
   });
 
   it("refuses an expired account token with 401", async () => {

@@ -3,13 +3,14 @@
  * Owners only — a member must not mint tokens, least of all owner tokens.
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, desc, eq, lt, or } from "drizzle-orm";
+import { and, desc, eq, gt, isNull, lt, or, sql } from "drizzle-orm";
 import { newId } from "../../common/ids.ts";
-import { auditSuccess } from "../audit/record.ts";
+import { auditSuccess, auditSuccessIf } from "../audit/record.ts";
 import { access } from "../auth/access.ts";
 import { keyRetiredAt, type SigningKeys } from "../auth/signing.ts";
 import { prepareToken } from "../auth/tokens.ts";
 import type { AppEnv } from "../context.ts";
+import { insertIf } from "../db/insert-if.ts";
 import { principalNames } from "../db/principal-names.ts";
 import { serviceAccounts, tokens } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
@@ -114,7 +115,10 @@ export const createServiceAccountRoute = createRoute({
         },
       },
     },
-    ...errorResponses({ 413: "The body is larger than 256 KiB." }),
+    ...errorResponses({
+      409: "An active service account of the project has this name (the message names its id): revoke it, or pick another name.",
+      413: "The body is larger than 256 KiB.",
+    }),
   },
 });
 
@@ -178,20 +182,46 @@ export function registerServiceAccounts(app: OpenAPIHono<AppEnv>) {
       projectId,
       expiresAt: new Date(expires),
     });
+    // One live account a name in a project (lists, the dashboard and the audit log could not
+    // tell two apart); a revoked or expired one frees it. Checked by the writes themselves, in
+    // one transaction: two creates at once make one. Not a unique index: databases from before
+    // may hold live names twice, and such an index could not be made on them.
+    const live = and(
+      eq(serviceAccounts.projectId, projectId),
+      eq(serviceAccounts.name, name),
+      isNull(serviceAccounts.revokedAt),
+      gt(serviceAccounts.expiresAt, now),
+    );
+    const free = sql`not exists (select 1 from ${serviceAccounts} where ${live})`;
+    const ours = sql`exists (select 1 from ${serviceAccounts} where ${serviceAccounts.id} = ${id})`;
+    const account = {
+      id,
+      projectId,
+      name,
+      role,
+      tokenId: issued.id,
+      createdBy: principal.id,
+      createdAt: now,
+      expiresAt: expires,
+    };
     await db.batch([
-      db.insert(tokens).values(issued.row),
-      db.insert(serviceAccounts).values({
-        id,
-        projectId,
-        name,
-        role,
-        tokenId: issued.id,
-        createdBy: principal.id,
-        createdAt: now,
-        expiresAt: expires,
-      }),
-      auditSuccess(c, { name, role, expiresAt: new Date(expires).toISOString() }),
+      insertIf(db, tokens, issued.row, free),
+      insertIf(db, serviceAccounts, account, free),
+      auditSuccessIf(c, ours, { name, role, expiresAt: new Date(expires).toISOString() }),
     ]);
+    const [made] = await db
+      .select({ id: serviceAccounts.id })
+      .from(serviceAccounts)
+      .where(eq(serviceAccounts.id, id));
+    if (!made) {
+      const [other] = await db.select({ id: serviceAccounts.id }).from(serviceAccounts).where(live);
+      const otherId = other?.id ?? "(revoked since: try again)";
+      if (audit) audit.target = { type: "service_account", id: "(new)" }; // none was made
+      throw new ApiError(
+        "conflict",
+        `a service account named '${name}' is active in this project already (${otherId}): revoke it first (runlet tokens revoke ${otherId}), or pick another name`,
+      );
+    }
     return c.json(
       { id, name, role, expiresAt: new Date(expires).toISOString(), token: issued.token },
       201,

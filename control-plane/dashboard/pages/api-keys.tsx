@@ -139,7 +139,9 @@ async function listPage(c: DashCtx, made?: { name: string; token: string }) {
                 <tr>
                   <td class="name">
                     {a.name}
-                    {/* Names may repeat; the id tells accounts apart and is the audit log's actor. */}
+                    {/* A revoked or expired account's name may be taken again (and databases from before
+                        2026-11-27 may hold live names twice): the id tells accounts apart and is the
+                        audit log's actor. */}
                     <div class="hint mono">
                       <a href={`/dashboard/audit-log?actor=${encodeURIComponent(a.id)}`}>{a.id}</a>
                     </div>
