@@ -3,34 +3,14 @@
  * launches it, with every page's script errors collected, and axe's serious and critical
  * findings as one list.
  */
-import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import AxeBuilder from "@axe-core/playwright";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterEach } from "vitest";
 import { ROOT } from "./harness.ts";
 
-export const CHROMIUM = "/usr/bin/chromium";
-
-export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `${CHROMIUM} is missing: the dashboard's tests need Debian's chromium (apt-get install chromium; .ci/run installs it)`,
-    );
-  }
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--no-sandbox",
-      "--headless",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--no-first-run",
-    ],
-  });
-}
+export { CHROMIUM, launchChromium } from "./chromium.ts";
 
 /** A fresh context (no cookies) whose pages report script errors into `errors`. */
 export async function newContext(browser: Browser, errors: string[]): Promise<BrowserContext> {
