@@ -1,6 +1,6 @@
 /**
  * The question a command asks before it destroys what cannot be had back (`apps delete`,
- * `tokens revoke`, `secrets delete`, `hosts revoke`, `keys retire`): on a
+ * `tokens revoke`, `secrets delete`, `hosts revoke`, `keys retire`, `cancel`): on a
  * terminal only, where a person typed the command, default No; `--yes` (`-y`) skips it. Off a
  * terminal (a script, a CI job, a pipe) nothing is asked, as before the question came, so no
  * script waits on an answer it cannot give.

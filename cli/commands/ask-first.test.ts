@@ -1,4 +1,4 @@
-// A person at a terminal is asked before `runlet apps delete` and `runlet tokens revoke` destroy
+// A person at a terminal is asked before `runlet apps delete`, `tokens revoke` and `cancel` destroy
 // anything, against a real Node control plane: the real `runlet` in a pseudo-terminal
 // (util-linux `script`). Scripts are not asked: scripting.test.ts deletes and revokes without.
 import { spawn } from "node:child_process";
@@ -97,4 +97,22 @@ it("asks before revoking a service account's token, naming the account", async (
   ).serviceAccounts.find((a) => a.id === id);
   expect(account?.revokedAt).toBeNull();
   expect((await atTerminal(["tokens", "revoke", id], "yes\n")).code).toBe(0);
+});
+
+it("asks before cancelling a run, or an app's whole queue: no cancels nothing", async () => {
+  const one = await atTerminal(["cancel", "run_01m8ed3smh94gn7z58c8bk4be3"], "n\n");
+  expect(one.shown).toContain(
+    "Cancel run run_01m8ed3smh94gn7z58c8bk4be3? It ends cancelled for good: a queued run never starts, a running one's ctx.signal aborts; no webhook is delivered. [y/N] n",
+  );
+  expect(one.shown).toContain(
+    "runlet cancel: Kept run_01m8ed3smh94gn7z58c8bk4be3: nothing was cancelled (you did not answer y; --yes answers for you)",
+  );
+  expect(one.code).toBe(1);
+  expect((await runlet(["deploy", "examples/hello", "--no-start-check"])).code).toBe(0);
+  const queue = await atTerminal(["cancel", "--app", "hello", "--queued"], "\n");
+  expect(queue.shown).toContain(
+    "Cancel the 0 queued runs of hello? Each ends cancelled and never starts; no webhook is delivered. Runs already running are left alone. [y/N]",
+  );
+  expect(queue.shown).toContain("runlet cancel: Kept hello's queue: nothing was cancelled");
+  expect(queue.code).toBe(1);
 });

@@ -1,7 +1,9 @@
 import { RunletError, type RunView } from "runlet/client";
+import type { RunsNow } from "../../common/app-now.ts";
 import { isEnded } from "../../common/protocol/runs.ts";
 import { CliError, type Command, durationMs } from "../command.ts";
-import { loadConfig } from "../config.ts";
+import { callProject, loadConfig } from "../config.ts";
+import { confirmOrStop, YES_OPTION } from "../confirm.ts";
 import { appOfRun, cliErrorOf, endedExitCode, runApi } from "../run-api.ts";
 import { cancelQueued } from "./cancel-queued.ts";
 
@@ -109,8 +111,8 @@ export const status: Command = {
   },
 };
 
-const CANCEL_USAGE = `Usage: runlet cancel <run_id> [--app APP] [--json]
-       runlet cancel --app NAME --queued [--json]
+const CANCEL_USAGE = `Usage: runlet cancel <run_id> [--app APP] [--yes] [--json]
+       runlet cancel --app NAME --queued [--yes] [--json]
 
 Cancels a queued or running async run: it ends cancelled (a queued one never starts, a
 running one's ctx.signal aborts) and no webhook is delivered. A run that has ended cannot be
@@ -122,20 +124,39 @@ mistake), with progress on stderr: each is cancelled only if still queued (onlyI
 one that has started or ended by then is left alone. Runs accepted while it works may be left
 queued: run it again. --json prints
 {app, cancelled: [run ids], skipped: [run ids], started: [run ids]} (started: cancelled, but
-begun that instant).`;
+begun that instant).
+
+A cancel cannot be undone: on a terminal it asks first (default No), --yes (-y) answers yes. A
+script (stdin or stdout not a terminal) is not asked.`;
 
 export const cancel: Command = {
   name: "cancel",
   summary: "cancel a queued or running async run, or all of an app's queued runs",
   usage: CANCEL_USAGE,
-  options: { app: { type: "string" }, queued: { type: "boolean" } },
+  options: { app: { type: "string" }, queued: { type: "boolean" }, ...YES_OPTION },
   async run({ values, positionals }) {
     const app = typeof values.app === "string" ? values.app : undefined;
     // `<run_id> --app A` is one run of A, as status and redeliver take it (it was refused).
     if (values.queued || (app !== undefined && positionals.length === 0)) {
       if (app === undefined || !values.queued || positionals.length > 0)
         throw new CliError(`give a run id, or --app NAME with --queued\n\n${CANCEL_USAGE}`);
-      const done = await cancelQueued(await loadConfig(), app, (n, of) =>
+      const config = await loadConfig();
+      await confirmOrStop(
+        async () => {
+          const path = `/apps/${encodeURIComponent(app)}/replicas`;
+          const { runs } = await callProject<{ runs?: RunsNow }>(
+            config,
+            "GET",
+            path,
+            "reading the app",
+          );
+          const count = runs ? `the ${runs.queued} queued runs` : "every queued run";
+          return `Cancel ${count} of ${app}? Each ends cancelled and never starts; no webhook is delivered. Runs already running are left alone.`;
+        },
+        `Kept ${app}'s queue: nothing was cancelled`,
+        values.yes,
+      );
+      const done = await cancelQueued(config, app, (n, of) =>
         console.error(`cancelling ${app}'s queued runs: ${n} of ${of}…`),
       );
       if (values.json) console.log(JSON.stringify(done));
@@ -153,6 +174,12 @@ export const cancel: Command = {
       return 0;
     }
     const [runId, ...extra] = positionals;
+    if (runId && extra.length === 0)
+      await confirmOrStop(
+        `Cancel run ${runId}? It ends cancelled for good: a queued run never starts, a running one's ctx.signal aborts; no webhook is delivered.`,
+        `Kept ${runId}: nothing was cancelled`,
+        values.yes,
+      );
     const state = await call("DELETE", runId, extra, CANCEL_USAGE, undefined, app);
     if (values.json) console.log(JSON.stringify(state));
     else {
