@@ -11,10 +11,6 @@ import { CliError } from "./command.ts";
 /** The option every such command takes. */
 export const YES_OPTION = { yes: { type: "boolean", short: "y" } } as const;
 
-/** The line every such command's usage has about it. */
-export const YES_USAGE =
-  "On a terminal it asks first (default No): --yes (-y) answers yes. A script (stdin or stdout not a terminal) is not asked.";
-
 /** Where the question goes and its answer comes from: the terminal, or a test's streams. */
 export interface Terminal {
   input: NodeJS.ReadableStream & { isTTY?: boolean };
