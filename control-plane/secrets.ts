@@ -3,9 +3,10 @@
  * IV per write, and `{projectId}/{name}` as additional data, so a sealed value copied to another
  * row does not open. Stored as base64 of IV + ciphertext. WebCrypto only (Node and Workers).
  */
-import { sql } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
 import { base64urlDecode, base64urlEncode } from "../common/jwt.ts";
-import { secrets } from "./db/schema.ts";
+import type { Database } from "./db/index.ts";
+import { projects, secrets } from "./db/schema.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -77,3 +78,14 @@ export function secretsFit(projectId: string, name: string, bytes: number) {
     sql`(select ${sealedBytes} from ${secrets} where ${secrets.projectId} = ${projectId} and ${secrets.name} ${same ? sql`=` : sql`<>`} ${name})`;
   return sql`(${of(false)} + ${bytes} <= ${MAX_SECRETS_BYTES} or ${bytes} <= ${of(true)})`;
 }
+
+/**
+ * The write that raises the project's secrets revision, for the batch that changes a secret
+ * (written only where `when` holds, as that change is): the runtime hosts hear the new revision
+ * in their heartbeats' answers and replace the replicas started with the values before.
+ */
+export const raiseSecretsRevision = (db: Database, projectId: string, when?: SQL) =>
+  db
+    .update(projects)
+    .set({ secretsRevision: sql`${projects.secretsRevision} + 1` })
+    .where(and(eq(projects.id, projectId), when));

@@ -2,7 +2,8 @@
  * What the host's heartbeat says (its load and warm apps, from the pool) and what it does with
  * the answer (docs/hosts.md): apps gone are removed, current versions noted (app-versions.ts:
  * fetched now if the host runs the app), replicas beyond what the control plane lets the host
- * keep retired. A control plane that cannot write heartbeats (its disk full) says so in its
+ * keep retired, replicas that read a project's secrets before its latest change replaced. A
+ * control plane that cannot write heartbeats (its disk full) says so in its
  * answer; the host's log says so once, and once more when it writes them again.
  */
 import type { AppVersions } from "./app-versions.ts";
@@ -29,7 +30,7 @@ export function heartbeatSides(
       sentAt = versions.heard;
       return heartbeatOf(pool.stats(), intake.open);
     },
-    answered: ({ gone, current, degraded: now }) => {
+    answered: ({ gone, current, secrets, degraded: now }) => {
       if (now !== degraded)
         console.error(
           now
@@ -42,6 +43,7 @@ export function heartbeatSides(
         if (keep !== undefined) pool.keepAtMost(project, app, keep);
         versions.setCurrent(project, app, version);
       }
+      for (const { project, revision } of secrets ?? []) pool.secretsChanged(project, revision);
     },
   };
 }

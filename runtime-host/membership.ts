@@ -147,13 +147,13 @@ export class Membership implements BundleSource {
     return parsed.data;
   }
 
-  /** The project's secrets, as its apps' environment. */
-  async secrets(project: string): Promise<Record<string, string>> {
+  /** The project's secrets, as its apps' environment, and their revision. */
+  async secrets(project: string) {
     const res = await this.#get(controlPlanePath.secrets(project));
     const parsed = projectSecretsSchema.safeParse(await res.json().catch(() => undefined));
     if (!res.ok || !parsed.success)
       throw unavailable(`the control plane answered ${res.status} for the project's secrets`);
-    return parsed.data.env;
+    return parsed.data;
   }
 
   async bundle(project: string, app: string, version: number): Promise<DeployRequest | undefined> {

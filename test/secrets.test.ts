@@ -1,8 +1,9 @@
 // A project's secrets in its apps' environment, on a whole local Runlet: set with the management
-// API, read by a managed and a custom app's code, a change seen by the replicas started after it.
+// API, read by a managed and a custom app's code, a change seen by the replicas started after it,
+// and a change with `runlet secrets set` reaching an app's warm replicas without a redeploy.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client } from "./apps.ts";
-import { json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
+import { cli, json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
 
 let home: string;
 let runlet: Runlet;
@@ -68,4 +69,60 @@ describe("project secrets", () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ key: "for-the-web" });
   });
+
+  it("changed with runlet secrets set, reach the next calls of a warm app, and no call fails or is cut", async () => {
+    const apps = client(runlet);
+    await setSecret("ROTATED", "first");
+    await apps.deploy({
+      "runlet.toml": 'name = "rotating"',
+      "main.mjs": `const replica = Math.random();
+export async function run(input) {
+  await new Promise((resolve) => setTimeout(resolve, input?.ms ?? 0));
+  return { key: process.env.ROTATED ?? null, replica };
+}`,
+    });
+    const call = async (ms = 0) => {
+      const res = await apps.submit("rotating", { ms });
+      expect(res.status).toBe(200);
+      return (await json(res)).result as { key: string; replica: number };
+    };
+    // Three warm replicas with the old value (one call each, at once: one call a replica).
+    const warm = await Promise.all([call(300), call(300), call(300)]);
+    expect(new Set(warm.map((w) => w.replica)).size).toBe(3);
+    expect(warm.map((w) => w.key)).toEqual(["first", "first", "first"]);
+    // Two of them busy while the secret changes, a sync call and an async run; the third idle.
+    const inFlight = call(5_000);
+    const queued = await apps.submit("rotating", { ms: 5_000 }, "async=true");
+    expect(queued.status).toBe(202);
+    const runId = (await json(queued)).run_id as string;
+    await apps.viewWhen("rotating", runId, (v) => v.status === "running");
+    const { baseUrl, projectId, token } = runlet.local;
+    const replicas = async () => {
+      const url = `${baseUrl}/v2/projects/${projectId}/apps/rotating/replicas`;
+      const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+      return (await json(res)).replicas as { idle: number; busy: number };
+    };
+    for (let i = 0; i < 50 && (await replicas()).busy < 2; i++) await sleep(100);
+    expect(await replicas()).toMatchObject({ idle: 1, busy: 2 });
+
+    const set = await cli(["secrets", "set", "ROTATED", "second"], runlet.env);
+    expect(set.code).toBe(0);
+    expect(set.stdout).toBe("Stored ROTATED.\n");
+    expect(set.stderr).toContain("running replicas are being replaced");
+
+    // Before, the idle replica kept "first" until its cooldown ended (60 s), whatever came.
+    const seen: string[] = [];
+    for (let i = 0; i < 40 && seen.at(-1) !== "second"; i++) {
+      if (i > 0) await sleep(250);
+      seen.push((await call()).key);
+    }
+    expect(seen.at(-1)).toBe("second");
+    for (let i = 0; i < 3; i++) expect((await call()).key).toBe("second");
+    // The calls in flight ran to their end, on the replicas they had.
+    expect(await inFlight).toMatchObject({ key: "first" });
+    const ended = await apps.viewWhen("rotating", runId, (v) => v.status !== "running");
+    expect(ended.status).toBe("success");
+  });
 });
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -68,16 +68,18 @@ describe("the CLI in a script", () => {
     );
     expect(first.init.stderr).toMatch(/^The bootstrap token takes no other user now\./m);
     const stored = await runlet(["secrets", "set", "OUTCOME", "x"]);
-    // What to do next, on stderr: a warm replica keeps the environment it started with, so an
-    // app called at once read the old value, or none, with nothing saying why.
+    // What happens next, on stderr: a replica's environment is set as it starts, so the running
+    // ones are replaced, and an app called at once may still read the old value, or none.
     expect([stored.code, stored.stdout, stored.stderr]).toEqual([
       0,
       "Stored OUTCOME.",
-      "Replicas running now have the value before, or none (an environment is set as a replica starts): OUTCOME as it is now reaches the replicas started from here on. To have it at once, deploy the apps again (runlet deploy), which starts new ones; an idle replica also stops after its app's cooldown.",
+      "The project's apps' running replicas are being replaced: calls made from about 2 s from now get OUTCOME as it is now (no redeploy needed). Calls running now finish with the value before (or none), and one made meanwhile may still get it.",
     ]);
     const deleted = await runlet(["secrets", "delete", "OUTCOME"]);
     expect([deleted.code, deleted.stdout]).toEqual([0, "Deleted OUTCOME."]);
-    expect(deleted.stderr).toMatch(/^Replicas running now still have it \(/);
+    expect(deleted.stderr).toMatch(
+      /^The project's apps' running replicas are being replaced: .* Calls running now finish with it still set,/,
+    );
     const rotated = await runlet(["keys", "rotate"]);
     expect(rotated.code, rotated.stderr).toBe(0);
     expect(rotated.stdout).toMatch(/^Tokens are signed with \S+ from now on\.$/);

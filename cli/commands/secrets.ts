@@ -12,20 +12,24 @@ Project secrets, encrypted at rest (project owners only; every read and write is
 
   set   stores VALUE under NAME. Leave VALUE out (or give -) to read it from standard input,
         which keeps it out of your shell history:  printf %s "$DB_URL" | npx runlet secrets set DB_URL
-        Replicas started from now on have it; running ones keep their environment (redeploy)
+        The apps' running replicas are replaced within about 2 s, no redeploy needed: new
+        calls get the new value; calls running then finish with the value before
   get   prints the value alone, for  $(npx runlet secrets get DB_URL);  --json prints {name, value}
-  delete  removes it, value and all: replicas started from now on do not have it (running ones
-          keep it until they stop; redeploy the apps to be sure). On a terminal it asks first
-          (default No): --yes (-y) answers yes. A script (stdin or stdout not a terminal) is
-          not asked
+  delete  removes it; running replicas are replaced likewise: new calls do not have it. On a
+          terminal it asks first (default No): --yes (-y) answers yes. A script (stdin or
+          stdout not a terminal) is not asked
   list  the names, when each was last written and by whom; never a value (not audited);
         --json prints {secrets: [{name, createdAt, updatedAt, updatedBy, updatedByName}]}
 
 NAME: letters, digits and underscores, not starting with a digit.`;
 
-/** Why an app called right after a change does not see it: a replica's environment is fixed. */
+/**
+ * What happens to the replicas running now: a replica's environment is set as it starts, so the
+ * runtime hosts replace them (docs/api.md, "Secrets"). Before, an app called at once read the
+ * old value, or none, and nothing said why.
+ */
 const runningNote = (name: string, stale: string) =>
-  `Replicas running now ${stale} (an environment is set as a replica starts): ${name} as it is now reaches the replicas started from here on. To have it at once, deploy the apps again (runlet deploy), which starts new ones; an idle replica also stops after its app's cooldown.`;
+  `The project's apps' running replicas are being replaced: calls made from about 2 s from now get ${name} as it is now (no redeploy needed). Calls running now finish with ${stale}, and one made meanwhile may still get it.`;
 
 /** The value piped in: one trailing newline is the terminal's, not the value's. */
 async function readValue(): Promise<string> {
@@ -92,9 +96,7 @@ export const secrets: Command = {
       await callProject(config, "PUT", path, `setting ${name}`, { value });
       if (values.json) console.log(JSON.stringify({ name, stored: true }));
       else console.log(`Stored ${name}.`);
-      // An app called at once, on its warm replica, still read the old value (or none) and
-      // nothing said why.
-      if (!values.json) console.error(runningNote(name, "have the value before, or none"));
+      if (!values.json) console.error(runningNote(name, "the value before (or none)"));
       return 0;
     }
     if (action === "delete") {
@@ -106,7 +108,7 @@ export const secrets: Command = {
       await callProject(config, "DELETE", path, `deleting ${name}`);
       if (values.json) console.log(JSON.stringify({ name, deleted: true }));
       else console.log(`Deleted ${name}.`);
-      if (!values.json) console.error(runningNote(name, "still have it"));
+      if (!values.json) console.error(runningNote(name, "it still set"));
       return 0;
     }
     const secret = await callProject<{ name: string; value: string }>(

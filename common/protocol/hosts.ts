@@ -86,8 +86,14 @@ export const currentVersionSchema = z.object({
 });
 export type CurrentVersion = z.infer<typeof currentVersionSchema>;
 
-/** A project's secrets, decrypted, as its replicas' environment (`GET /internal/secrets/…`). */
-export const projectSecretsSchema = z.object({ env: z.record(z.string(), z.string()) });
+/**
+ * A project's secrets, decrypted, as its replicas' environment (`GET /internal/secrets/…`), and
+ * the project's secrets revision they are (absent: an older control plane).
+ */
+export const projectSecretsSchema = z.object({
+  env: z.record(z.string(), z.string()),
+  revision: z.optional(count()),
+});
 export type ProjectSecrets = z.infer<typeof projectSecretsSchema>;
 
 /**
@@ -108,6 +114,12 @@ export const heartbeatAnswerSchema = z.object({
       keep: z.optional(count()),
     }),
   ),
+  /**
+   * The secrets revision of each project the host runs apps of: raised by every change of its
+   * secrets. The host replaces the replicas started with an earlier one (docs/api.md, "Secrets").
+   * Absent: an older control plane.
+   */
+  secrets: z.optional(z.array(z.object({ project: z.string(), revision: count() }))),
   /**
    * Set while the control plane cannot write heartbeats (its disk is full): it says so, and
    * keeps this one in its memory, so the host stays up in the registry (docs/hosts.md).

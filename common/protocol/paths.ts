@@ -62,7 +62,7 @@ export const controlPlanePath = {
   hosts: "/internal/hosts",
   /** GET with a host token: the app's current version (`CurrentVersion`). */
   current: (project: string, app: string) => `/internal/bundles/${project}/${app}`,
-  /** GET with a host token: a project's secrets, as its apps' environment (`{env}`). */
+  /** GET with a host token: a project's secrets, as its apps' environment, and their revision (`{env, revision}`). */
   secrets: (project: string) => `/internal/secrets/${project}`,
   /** GET with a host token: a version's bundle (`DeployRequest`, as JSON). */
   bundle: (project: string, app: string, version: number) =>

@@ -37,6 +37,11 @@ export const projects = sqliteTable("projects", {
     .notNull()
     .default("hobby"),
   createdAt: integer("created_at").notNull(),
+  /**
+   * Raised by every change of the project's secrets, in the same write: a runtime host hears it
+   * in its heartbeat's answer and replaces the replicas started with an earlier one.
+   */
+  secretsRevision: integer("secrets_revision").notNull().default(0),
 });
 
 export const memberships = sqliteTable(

@@ -1,7 +1,8 @@
 /**
  * A host's heartbeat (docs/hosts.md): its state, its load and what it runs of each app replace
  * what it said before. The answer names the apps it runs that no longer exist, the current
- * version of the others, and how many replicas of each it may keep.
+ * version of the others, how many replicas of each it may keep, and the secrets revision of
+ * their projects.
  *
  * Grants hold an app's `max_replicas` over the hosts that are not down, but a down host's
  * replicas stop counting: the other hosts are granted its share, and when it comes back (a
@@ -20,7 +21,7 @@ import {
 } from "../../common/protocol/hosts.ts";
 import { inParts } from "../db/in-parts.ts";
 import type { Database } from "../db/index.ts";
-import { apps, hostApps, hosts } from "../db/schema.ts";
+import { apps, hostApps, hosts, projects as projectsTable } from "../db/schema.ts";
 import { isDiskFull } from "../errors.ts";
 import { beatWritten, DEGRADED, heldBeats, holdBeat } from "./held-beats.ts";
 import { liveVersions } from "./registry.ts";
@@ -91,12 +92,18 @@ async function answerTo(
 ): Promise<HeartbeatAnswer> {
   if (running.length === 0) return { gone: [], current: [] };
   const projects = [...new Set(running.map((a) => a.project))];
-  const [existing, ahead] = await Promise.all([
+  const [existing, ahead, revisions] = await Promise.all([
     inParts(projects, (part) => liveVersions(db, inArray(apps.projectId, part))),
     replicasAhead(db, id, projects),
+    inParts(projects, (part) =>
+      db
+        .select({ project: projectsTable.id, revision: projectsTable.secretsRevision })
+        .from(projectsTable)
+        .where(inArray(projectsTable.id, part)),
+    ),
   ]);
   const known = new Map(existing.map((a) => [`${a.project}/${a.app}`, a]));
-  const answer: HeartbeatAnswer = { gone: [], current: [] };
+  const answer: HeartbeatAnswer = { gone: [], current: [], secrets: revisions };
   for (const { project, app } of running) {
     const key = `${project}/${app}`;
     const found = known.get(key);

@@ -250,6 +250,7 @@ describe("hosts", () => {
     expect(await res.json()).toEqual({
       gone: [{ project: f.projectId, app: "never-deployed" }],
       current: [],
+      secrets: [{ project: f.projectId, revision: expect.any(Number) }],
     });
   });
 
@@ -378,5 +379,40 @@ describe("a project's secrets for its replicas", () => {
       token: INTERNAL_TOKEN,
     });
     expect(other.status).toBe(401);
+  });
+
+  it("come with the project's revision, raised by each change (and only by a change), which heartbeats tell", async () => {
+    const token = await hostToken("secrets revisions");
+    const hostId = (await register(token, "http://10.9.6.1:8790")).body.hostId as string;
+    const runs = { project: f.projectId, app: "envy", version: 1, replicas: 1, ready: 1, busy: 0 };
+    const heard = async () => {
+      const answer = (await (await beat(token, hostId, { apps: [runs] })).json()) as {
+        secrets: Array<{ project: string; revision: number }>;
+      };
+      const read = await f.call("GET", `/internal/secrets/${f.projectId}`, { token });
+      const { revision } = (await read.json()) as { revision: number };
+      expect(answer.secrets).toEqual([{ project: f.projectId, revision }]);
+      return revision;
+    };
+    const path = `/v2/projects/${f.projectId}/secrets/ROTATED`;
+    const before = await heard();
+    expect((await f.call("PUT", path, { body: { value: "one" } })).status).toBe(204);
+    expect(await heard()).toBe(before + 1);
+    expect((await f.call("PUT", path, { body: { value: "two" } })).status).toBe(204);
+    expect(await heard()).toBe(before + 2);
+    // Refused (over the project's 1 MiB): nothing changed, no replica to replace.
+    let status = 0;
+    let refused = before + 2;
+    for (let i = 0; i < 20 && status !== 409; i++) {
+      refused = await heard();
+      const res = await f.call("PUT", `${path}_${i}`, { body: { value: "x".repeat(60 * 1024) } });
+      status = res.status;
+    }
+    expect(status).toBe(409);
+    expect(await heard()).toBe(refused);
+    expect((await f.call("DELETE", path)).status).toBe(204);
+    expect(await heard()).toBe(refused + 1);
+    expect((await f.call("DELETE", path)).status).toBe(404);
+    expect(await heard()).toBe(refused + 1);
   });
 });

@@ -23,7 +23,7 @@ import {
 } from "../../common/protocol/hosts.ts";
 import { internalOnly } from "../auth/internal-only.ts";
 import type { AppEnv } from "../context.ts";
-import { secrets } from "../db/schema.ts";
+import { projects, secrets } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { recordHeartbeat } from "../hosts/heartbeat.ts";
 import { leaveHost } from "../hosts/leaving.ts";
@@ -116,18 +116,26 @@ export function registerInternalHosts(app: OpenAPIHono<AppEnv>) {
   });
 
   // A replica's environment: read as each replica starts, so one started after a change sees
-  // it. Not audited: hosts read it for every new replica, and no person sees the values.
+  // it. Not audited: hosts read it for every new replica, and no person sees the values. With
+  // the revision they are (one batch: the same moment), which the replica keeps: a host that
+  // hears of a later one replaces it.
   app.get("/internal/secrets/:project", hostToken, async (c) => {
     const { project } = c.req.param();
     const { db, derived } = c.var.deps;
-    const rows = await db
-      .select({ name: secrets.name, sealed: secrets.sealed })
-      .from(secrets)
-      .where(eq(secrets.projectId, project));
+    const [rows, [revised]] = (await db.batch([
+      db
+        .select({ name: secrets.name, sealed: secrets.sealed })
+        .from(secrets)
+        .where(eq(secrets.projectId, project)),
+      db
+        .select({ revision: projects.secretsRevision })
+        .from(projects)
+        .where(eq(projects.id, project)),
+    ])) as [Array<{ name: string; sealed: string }>, Array<{ revision: number } | undefined>];
     const env: Record<string, string> = {};
     for (const { name, sealed } of rows)
       env[name] = await openSecret(derived.secrets, project, name, sealed);
-    return c.json({ env } satisfies ProjectSecrets, 200);
+    return c.json({ env, revision: revised?.revision ?? 0 } satisfies ProjectSecrets, 200);
   });
 
   app.get("/internal/hosts", internalOnly, async (c) => {

@@ -38,7 +38,9 @@ export const projectSchema = z
   })
   .openapi("Project");
 
-export function projectView(row: typeof projects.$inferSelect): z.infer<typeof projectSchema> {
+export function projectView(
+  row: Omit<typeof projects.$inferSelect, "secretsRevision">,
+): z.infer<typeof projectSchema> {
   return {
     id: row.id,
     name: row.name,

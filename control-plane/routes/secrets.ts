@@ -16,6 +16,7 @@ import { optionalPage, optionalPageQuery, pageFields } from "../optional-page.ts
 import {
   MAX_SECRETS_BYTES,
   openSecret,
+  raiseSecretsRevision,
   sealedBytes,
   sealSecret,
   secretBytes,
@@ -76,7 +77,8 @@ export const putSecretRoute = createRoute({
   method: "put",
   path: "/v2/projects/{projectId}/secrets/{name}",
   operationId: "putSecret",
-  summary: "Create or replace a secret (owner only; audited as secrets.write, without the value).",
+  summary:
+    'Create or replace a secret (owner only; audited as secrets.write, without the value). The apps\' running replicas are replaced: new calls get the new value (docs/api.md, "Secrets").',
   security: bearerAuth,
   middleware: [
     access({ role: "owner", audit: { action: "secrets.write", target: secretTarget } }),
@@ -121,7 +123,7 @@ export const deleteSecretRoute = createRoute({
   path: "/v2/projects/{projectId}/secrets/{name}",
   operationId: "deleteSecret",
   summary:
-    "Delete a secret (owner only; audited as secrets.delete). Replicas started from now on do not have it.",
+    'Delete a secret (owner only; audited as secrets.delete). The apps\' running replicas are replaced: new calls do not have it (docs/api.md, "Secrets").',
   security: bearerAuth,
   middleware: [
     access({ role: "owner", audit: { action: "secrets.delete", target: secretTarget } }),
@@ -197,9 +199,10 @@ export function registerSecrets(app: OpenAPIHono<AppEnv>) {
     // that follows is: on the same rows, it can tell a creation from a replacement.
     const fits = secretsFit(projectId, name, bytes);
     const exists = sql`exists (select 1 from ${secrets} where ${and(eq(secrets.projectId, projectId), eq(secrets.name, name))})`;
-    const [, , stored] = (await db.batch([
+    const [, , , stored] = (await db.batch([
       auditSuccessIf(c, sql`${fits} and not ${exists}`, { created: true }),
       auditSuccessIf(c, sql`${fits} and ${exists}`, { created: false }),
+      raiseSecretsRevision(db, projectId, fits),
       insertIf(db, secrets, row, fits)
         .onConflictDoUpdate({
           target: [secrets.projectId, secrets.name],
@@ -266,7 +269,11 @@ export function registerSecrets(app: OpenAPIHono<AppEnv>) {
     const where = and(eq(secrets.projectId, c.var.access.projectId), eq(secrets.name, name));
     const [row] = await db.select({ name: secrets.name }).from(secrets).where(where);
     if (!row) throw new ApiError("not_found", `secret '${name}' not found`);
-    await db.batch([db.delete(secrets).where(where), auditSuccess(c)]);
+    await db.batch([
+      db.delete(secrets).where(where),
+      raiseSecretsRevision(db, c.var.access.projectId),
+      auditSuccess(c),
+    ]);
     return c.body(null, 204);
   });
 

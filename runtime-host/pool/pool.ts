@@ -20,8 +20,9 @@
  * - with `slots`, a new replica on a host that runs that many first stops the replica idle the
  *   longest of another app above its `min_replicas` (none idle: it starts all the same);
  * - a deploy switches new calls to the new version at once; replicas of the old version finish
- *   the calls they have, then stop. Removing an app fails its waiters (`removed`), closing the
- *   pool fails every waiter (`closing`).
+ *   the calls they have, then stop. A change of a project's secrets does the same to the
+ *   replicas of its apps that read the values before (`secretsChanged`). Removing an app fails
+ *   its waiters (`removed`), closing the pool fails every waiter (`closing`).
  *
  * Over 300 lines on purpose: these rules are one state machine over an app's replicas, its
  * queue and its timers, and every method below keeps all of them; split in two, each half would
@@ -188,6 +189,8 @@ function failQueued(
 export class ReplicaPool {
   readonly #apps = new Map<string, AppReplicas>();
   readonly #all = new Set<Replica>();
+  /** Each project's secrets revision, the latest this host heard of. */
+  readonly #secrets = new Map<string, number>();
   #closing = false;
 
   constructor(
@@ -262,6 +265,32 @@ export class ReplicaPool {
     this.options.grants?.forget(project, app);
     failQueued(replicas, { kind: "removed" });
     for (const replica of replicas.replicas) this.#retire(replicas, replica);
+  }
+
+  /**
+   * The project's secrets are at `revision` (a heartbeat's answer said so, or a replica read
+   * them): as a redeploy does, its apps' replicas that read an earlier revision retire — busy
+   * ones finish their calls (sync and async), then stop — and new calls go to replicas started
+   * from now on, which read the values as they are now. A replica still reading them is judged
+   * once it is ready. A revision heard before (or an earlier one) changes nothing.
+   */
+  secretsChanged(project: string, revision: number | undefined): void {
+    const known = this.#secrets.get(project);
+    if (revision === undefined || (known !== undefined && revision <= known)) return;
+    this.#secrets.set(project, revision);
+    for (const app of this.#apps.values()) {
+      if (app.target.project !== project) continue;
+      for (const replica of app.replicas) if (this.#stale(replica)) this.#retire(app, replica);
+      this.#pump(app); // calls waiting here: a replica with the new values
+      this.#fill(app); // its min_replicas, with the new values
+    }
+  }
+
+  /** Whether the replica read its project's secrets before a change this host heard of. */
+  #stale(replica: Replica): boolean {
+    const read = replica.workload.secretsRevision;
+    const known = this.#secrets.get(replica.target.project);
+    return read !== undefined && known !== undefined && read < known;
   }
 
   /**
@@ -548,6 +577,12 @@ export class ReplicaPool {
     replica.ready.then(
       () => {
         replica.isReady = true;
+        // Its secrets were read before a change heard of while it started: as `secretsChanged`.
+        if (!replica.retired && this.#stale(replica)) {
+          this.#retire(app, replica);
+          this.#pump(app);
+          this.#fill(app);
+        }
         if (!replica.retired) app.queue.ready(); // the calls waiting for a start: 30 s from now
       },
       () => {}, // the calls given to it see the error; its exit removes it

@@ -72,6 +72,7 @@ export class ManagedReplica implements FunctionWorkload {
 
   #spec: WorkloadSpec;
   #spareStarted: Promise<void> | undefined;
+  #secretsRevision: number | undefined;
   /** Gives the app's files copied into its folder to the replica's sandbox user. */
   #adopt: () => Promise<void> = async () => {};
 
@@ -90,6 +91,10 @@ export class ManagedReplica implements FunctionWorkload {
   get #runOutput(): RunOutput {
     this.#runOutputOf ??= new RunOutput(this.options.runLogs ?? hostRunLogs, this.logs);
     return this.#runOutputOf;
+  }
+
+  get secretsRevision(): number | undefined {
+    return this.#secretsRevision;
   }
 
   get exports(): readonly string[] | undefined {
@@ -148,9 +153,10 @@ export class ManagedReplica implements FunctionWorkload {
     this.#started = spare.then(() =>
       this.#startup(async () => {
         const secrets = await readSecrets(spec);
+        this.#secretsRevision = secrets.revision;
         await copyVersion(spec.dir, slot);
         await adoptFiles(this.#adopt);
-        const env = loadEnv(spec, secrets);
+        const env = loadEnv(spec, secrets.env);
         this.#process.child?.send({ type: "load", env } satisfies LoadMessage, (err) => {
           if (err) this.#kill("SIGKILL");
         });

@@ -31,13 +31,20 @@ export class FakeReplica implements FunctionWorkload {
   exited = false;
   exitStatus: ExitStatus | undefined;
   accepting = true;
+  /** As `spec.secrets` said, once it started. */
+  secretsRevision: number | undefined;
   #onExit: Array<() => void> = [];
   constructor(
     readonly spec: WorkloadSpec,
     private readonly starting: () => Promise<void> = () => Promise.resolve(),
   ) {}
   start(): Promise<void> {
-    return this.starting();
+    const { secrets } = this.spec;
+    if (!secrets) return this.starting();
+    return secrets().then((read) => {
+      this.secretsRevision = read.revision;
+      return this.starting();
+    });
   }
   invoke(): Promise<CallOutcome> {
     return new Promise(() => {});

@@ -19,8 +19,11 @@ export interface WorkloadSpec {
   dir: string;
   /** Extra environment of the app. */
   env?: Record<string, string>;
-  /** Its project's secrets, read as the replica starts (in a registry), added to `env`. */
-  secrets?: () => Promise<Record<string, string>>;
+  /**
+   * Its project's secrets, read as the replica starts (in a registry), added to `env`; with the
+   * project's secrets revision they are (absent: an older control plane).
+   */
+  secrets?: () => Promise<ReadSecrets>;
   /**
    * The app's `start_timeout` (seconds): the longest its replica may take to be ready. Without
    * it (a spare, a config without the field), the host's `startTimeoutMs`.
@@ -58,10 +61,16 @@ export async function copyVersion(from: string, to: string, failed?: () => void)
   }
 }
 
+/** A project's secrets as a replica reads them: its environment, and their revision. */
+export interface ReadSecrets {
+  env: Record<string, string>;
+  revision?: number;
+}
+
 /** The project's secrets for a replica of `spec` (none outside a registry). */
-export async function readSecrets(spec: WorkloadSpec): Promise<Record<string, string>> {
+export async function readSecrets(spec: WorkloadSpec): Promise<ReadSecrets> {
   try {
-    return (await spec.secrets?.()) ?? {};
+    return (await spec.secrets?.()) ?? { env: {} };
   } catch (err) {
     throw hostFailure(`cannot read the project's secrets: ${(err as Error).message}`);
   }
@@ -207,6 +216,12 @@ export interface Replica {
   readonly exitStatus: ExitStatus | undefined;
   /** False once the replica is ending (stopped, killed or exited): it takes no more calls. */
   readonly accepting: boolean;
+  /**
+   * The project's secrets revision its environment was made with, once it read them (undefined
+   * before, outside a registry, or from an older control plane): the pool replaces a replica of
+   * an earlier revision than the latest it heard of.
+   */
+  readonly secretsRevision: number | undefined;
   /** The replica's stdout and stderr. */
   readonly logs: LogRing;
   /** Starts the replica; resolves once the app's module is loaded, else a `load-failed` error. */

@@ -81,6 +81,7 @@ export class CustomReplica implements HttpWorkload {
   #started: Promise<void> | undefined;
   /** The app folder as the app sees it (set by the sandbox). */
   #appDir = "";
+  #secretsRevision: number | undefined;
   /** Gives the app's files copied into its folder to the replica's sandbox user. */
   #adopt: () => Promise<void> = async () => {};
 
@@ -97,6 +98,10 @@ export class CustomReplica implements HttpWorkload {
   /** The relay's Unix socket, for a replica with a network of its own; else undefined. */
   get socketPath(): string | undefined {
     return this.#socketPath;
+  }
+
+  get secretsRevision(): number | undefined {
+    return this.#secretsRevision;
   }
 
   get pid(): number | undefined {
@@ -204,7 +209,8 @@ export class CustomReplica implements HttpWorkload {
     const port = relayed ? custom.port : await freePort();
     this.#origin = `http://${LOOPBACK}:${port}`;
     const secrets = await readSecrets(this.spec);
-    const env = customEnv(this.spec, this.#appDir, secrets, port);
+    this.#secretsRevision = secrets.revision;
+    const env = customEnv(this.spec, this.#appDir, secrets.env, port);
     // The relay reads the port when its first connection comes.
     const tellRelay = relayed ? `echo ${port} > ${SANDBOX_RUN_DIR}/port\n` : "";
     this.#process.child?.stdin?.end(tellRelay + launchScript(env, custom.entrypoint));
