@@ -126,3 +126,28 @@ it("counts an app's replicas over the hosts that answer, and says each host's pa
     hst_other: { replicas: 0, busy: 0 },
   });
 });
+
+it("tells every host a change of a project's secrets, and does not wait on a stalled one past 2 s", async () => {
+  const told: Array<{ method?: string; url?: string; body: string }> = [];
+  const host = await serve((req, res) => {
+    let body = "";
+    req.on("data", (d) => {
+      body += d;
+    });
+    req.on("end", () => {
+      told.push({ method: req.method, url: req.url, body });
+      res.writeHead(204).end();
+    });
+  });
+  const hosts = httpRuntimeHosts(
+    async () => [
+      { id: "hst_far", address: stalled, state: "up" },
+      { id: "hst_near", address: host, state: "up" },
+    ],
+    "t",
+  );
+  await hosts.secretsChanged({ project: "prj_1", revision: 3 });
+  expect(told).toEqual([
+    { method: "PUT", url: "/internal/projects/prj_1/secrets", body: '{"revision":3}' },
+  ]);
+});

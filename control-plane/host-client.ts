@@ -56,6 +56,12 @@ export interface RuntimeHosts {
    * deploy's news came first) keeps that one.
    */
   remove(input: { project: string; app: string; appId?: string }): Promise<void>;
+  /**
+   * The project's secrets changed, now at `revision`: every host that answers within 2 s has
+   * replaced the replicas that read them before when this resolves; one that does not hears it
+   * at its next heartbeat.
+   */
+  secretsChanged(input: { project: string; revision: number }): Promise<void>;
   /** What a run of `project` wrote, from the host that keeps it; undefined if none does. */
   runLogs(input: { project: string; runId: string; after?: number }): Promise<RunLogs | undefined>;
   /** The app's replicas now over all hosts; undefined if no host could be asked. */
@@ -76,6 +82,12 @@ export interface ReplicaCounts {
 export interface ReplicasNow extends ReplicaCounts {
   byHost: Map<string, { replicas: number; busy: number }>;
 }
+
+/**
+ * How long a change of secrets waits for each host to hear it: a host that does not answer in
+ * time (stalled, slow) hears it at its next heartbeat, within 2 s.
+ */
+const SECRETS_TOLD_MS = 2_000;
 
 /** `live`: the hosts to ask now (the registry's that are not down). */
 export function httpRuntimeHosts(
@@ -132,6 +144,15 @@ export function httpRuntimeHosts(
           if (await tell(next, { version, digest, appId, warm })) break;
     },
     start: async (input) => startOnHost(await live(), internalToken, input),
+    async secretsChanged({ project, revision }) {
+      await Promise.all(
+        (await addresses()).map(async (base) => {
+          const path = hostPath.secrets(project);
+          const res = await send(base, "PUT", path, SECRETS_TOLD_MS, { revision });
+          await res?.body?.cancel();
+        }),
+      );
+    },
     async remove({ project, app, appId }) {
       const named: Record<string, string> = appId ? { [HEADER.appId]: appId } : {};
       await Promise.all(

@@ -47,6 +47,7 @@ beforeAll(async () => {
       remove: async () => {},
       runLogs: async () => undefined,
       replicas: async () => ({ starting: 0, idle: 1, busy: 0, queued: 0, byHost: new Map() }),
+      secretsChanged: async () => {},
       output: async () => ({ replicas: [], unreachable: 0 }),
     },
   });

@@ -7,6 +7,7 @@ import { and, eq, type SQL, sql } from "drizzle-orm";
 import { base64urlDecode, base64urlEncode } from "../common/jwt.ts";
 import type { Database } from "./db/index.ts";
 import { projects, secrets } from "./db/schema.ts";
+import type { RuntimeHosts } from "./host-client.ts";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -88,4 +89,18 @@ export const raiseSecretsRevision = (db: Database, projectId: string, when?: SQL
   db
     .update(projects)
     .set({ secretsRevision: sql`${projects.secretsRevision} + 1` })
-    .where(and(eq(projects.id, projectId), when));
+    .where(and(eq(projects.id, projectId), when))
+    .returning({ revision: projects.secretsRevision });
+
+/**
+ * Tells the runtime hosts the revision `raiseSecretsRevision` returned (none: nothing changed);
+ * the ones that answer have replaced the project's replicas when it resolves (docs/api.md).
+ */
+export async function tellHosts(
+  hosts: Pick<RuntimeHosts, "secretsChanged">,
+  project: string,
+  revised: unknown[] | undefined,
+): Promise<void> {
+  const [row] = (revised ?? []) as Array<{ revision: number }>;
+  if (row) await hosts.secretsChanged({ project, revision: row.revision });
+}

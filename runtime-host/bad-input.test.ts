@@ -101,3 +101,27 @@ describe("one connection whose body is refused", () => {
     expect(conn.errors).toEqual([]);
   });
 });
+
+describe("a change of a project's secrets told by the control plane", () => {
+  it("is 204 with a revision; 400 {message} for a bad revision or project, nothing done", async () => {
+    const put = (path: string, body: string) =>
+      fetch(`${host.url}${path}`, {
+        method: "PUT",
+        headers: { ...auth, "content-type": "application/json" },
+        body,
+      });
+    const cases = [
+      { path: "/internal/projects/p/secrets", body: "{}", says: "revision" },
+      { path: "/internal/projects/p/secrets", body: '{"revision":-1}', says: "revision" },
+      { path: "/internal/projects/p/secrets", body: "not json", says: "JSON" },
+      { path: "/internal/projects/P!/secrets", body: '{"revision":1}', says: "project" },
+    ];
+    for (const { path, body, says } of cases) {
+      const refused = await put(path, body);
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as { message: string }).message).toContain(says);
+    }
+    const told = await put("/internal/projects/p/secrets", '{"revision":3}');
+    expect(told.status).toBe(204);
+  });
+});

@@ -11,7 +11,8 @@ import { HEADER } from "../common/consts.ts";
 import { newId } from "../common/ids.ts";
 import { hostPath } from "../common/protocol/paths.ts";
 import { heartbeatSides } from "./heartbeat.ts";
-import type { ReplicaPool } from "./pool/pool.ts";
+import { ReplicaPool } from "./pool/pool.ts";
+import { FakeReplica, fakeTarget } from "./pool/test-support.ts";
 import {
   currentOfApp as currentOf,
   deployOfApp as filesOf,
@@ -121,4 +122,33 @@ it("logs once that the control plane is degraded (its disk full), and once that 
   } finally {
     logged.mockRestore();
   }
+});
+
+it("replaces the replicas of a project whose secrets changed, as its answer says", async () => {
+  const made = await versionsOfApp(home, FIRST);
+  const secrets = { revision: 4 };
+  const started: FakeReplica[] = [];
+  pool = new ReplicaPool(
+    (target) => {
+      const replica = new FakeReplica({
+        ...target,
+        secrets: async () => ({ env: {}, ...secrets }),
+      });
+      started.push(replica);
+      return replica;
+    },
+    { queueWaitMs: 1_000, maxWaiting: 10 },
+  );
+  const host = heartbeatSides(made.versions, pool, { open: true });
+  const target = fakeTarget();
+  const call = () => (pool as ReplicaPool).use(target, async (w) => w.secretsRevision);
+  expect(await call()).toBe(4);
+  host.answered({ gone: [], current: [], secrets: [{ project: "p", revision: 4 }] });
+  expect(await call()).toBe(4); // the same replica: nothing changed
+  expect(started).toHaveLength(1);
+  secrets.revision = 5;
+  host.answered({ gone: [], current: [], secrets: [{ project: "p", revision: 5 }] });
+  await settle();
+  expect(started[0]?.exited).toBe(true);
+  expect(await call()).toBe(5);
 });

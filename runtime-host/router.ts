@@ -10,6 +10,7 @@ import { forwardRequest } from "./routes/forward.ts";
 import { invokeFunction } from "./routes/invoke.ts";
 import { getRunLogs } from "./routes/run-logs.ts";
 import { cancelRun, getRun, submitHttpRun, submitRun } from "./routes/runs.ts";
+import { secretsChanged } from "./routes/secrets.ts";
 
 type Handler = (
   req: IncomingMessage,
@@ -77,6 +78,7 @@ const ROUTES: readonly Route[] = [
   { method: "GET", path: /^\/internal\/runs\/([^/]+)$/, handler: getRun },
   { method: "DELETE", path: /^\/internal\/runs\/([^/]+)$/, handler: cancelRun },
   { method: "GET", path: /^\/internal\/runs\/([^/]+)\/logs$/, handler: getRunLogs },
+  { method: "PUT", path: /^\/internal\/projects\/([^/]+)\/secrets$/, handler: secretsChanged },
   {
     method: "GET",
     path: /^\/internal\/apps\/([^/]+)\/([^/]+)\/output$/,

@@ -73,12 +73,12 @@ describe("the CLI in a script", () => {
     expect([stored.code, stored.stdout, stored.stderr]).toEqual([
       0,
       "Stored OUTCOME.",
-      "The project's apps' running replicas are being replaced: calls made from about 2 s from now get OUTCOME as it is now (no redeploy needed). Calls running now finish with the value before (or none), and one made meanwhile may still get it.",
+      "The project's apps' running replicas are being replaced: calls made from now on get OUTCOME as it is now (no redeploy needed; a runtime host that could not be told at once hears it within 2 s). Calls running now finish with the value before (or none).",
     ]);
     const deleted = await runlet(["secrets", "delete", "OUTCOME"]);
     expect([deleted.code, deleted.stdout]).toEqual([0, "Deleted OUTCOME."]);
     expect(deleted.stderr).toMatch(
-      /^The project's apps' running replicas are being replaced: .* Calls running now finish with it still set,/,
+      /^The project's apps' running replicas are being replaced: .* Calls running now finish with it still set\.$/,
     );
     const rotated = await runlet(["keys", "rotate"]);
     expect(rotated.code, rotated.stderr).toBe(0);

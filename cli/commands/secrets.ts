@@ -12,8 +12,8 @@ Project secrets, encrypted at rest (project owners only; every read and write is
 
   set   stores VALUE under NAME. Leave VALUE out (or give -) to read it from standard input,
         which keeps it out of your shell history:  printf %s "$DB_URL" | npx runlet secrets set DB_URL
-        The apps' running replicas are replaced within about 2 s, no redeploy needed: new
-        calls get the new value; calls running then finish with the value before
+        The apps' running replicas are replaced, no redeploy needed: calls made once this
+        command returns get the new value; calls running then finish with the value before
   get   prints the value alone, for  $(npx runlet secrets get DB_URL);  --json prints {name, value}
   delete  removes it; running replicas are replaced likewise: new calls do not have it. On a
           terminal it asks first (default No): --yes (-y) answers yes. A script (stdin or
@@ -29,7 +29,7 @@ NAME: letters, digits and underscores, not starting with a digit.`;
  * old value, or none, and nothing said why.
  */
 const runningNote = (name: string, stale: string) =>
-  `The project's apps' running replicas are being replaced: calls made from about 2 s from now get ${name} as it is now (no redeploy needed). Calls running now finish with ${stale}, and one made meanwhile may still get it.`;
+  `The project's apps' running replicas are being replaced: calls made from now on get ${name} as it is now (no redeploy needed; a runtime host that could not be told at once hears it within 2 s). Calls running now finish with ${stale}.`;
 
 /** The value piped in: one trailing newline is the terminal's, not the value's. */
 async function readValue(): Promise<string> {

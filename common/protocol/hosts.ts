@@ -96,6 +96,10 @@ export const projectSecretsSchema = z.object({
 });
 export type ProjectSecrets = z.infer<typeof projectSecretsSchema>;
 
+/** A change of a project's secrets, told to every host (`PUT {host}/internal/projects/…/secrets`). */
+export const secretsRevisionSchema = z.strictObject({ revision: count() });
+export type SecretsRevision = z.infer<typeof secretsRevisionSchema>;
+
 /**
  * The answer: the apps the host runs that no longer exist (deleted: it stops them), and the
  * current version of each it still runs (a version it missed at deploy: it fetches it).

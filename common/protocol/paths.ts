@@ -35,6 +35,11 @@ export const hostPath = {
   output: (project: string, app: string) => `/internal/apps/${project}/${app}/output`,
   /** GET: every app's replicas and queue (`HostMetrics`). */
   metrics: "/internal/metrics",
+  /**
+   * PUT: the project's secrets changed, now at this revision (`SecretsRevision`): its replicas
+   * that read an earlier one are replaced.
+   */
+  secrets: (project: string) => `/internal/projects/${project}/secrets`,
 } as const;
 
 /** The Worker's routes (worker/index.ts). */

@@ -17,6 +17,7 @@ const host: RuntimeHosts = {
   },
   runLogs: () => Promise.resolve(undefined),
   replicas: () => Promise.resolve(undefined),
+  secretsChanged: async () => {},
   output: async () => ({ replicas: [], unreachable: 0 }),
 };
 

@@ -13,6 +13,7 @@ const host: RuntimeHosts = {
   remove: () => Promise.resolve(),
   runLogs: () => Promise.resolve(undefined),
   replicas: () => Promise.resolve(undefined),
+  secretsChanged: async () => {},
   output: async () => ({ replicas: [], unreachable: 0 }),
 };
 

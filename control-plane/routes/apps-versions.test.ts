@@ -15,6 +15,7 @@ const host: RuntimeHosts = {
   remove: () => Promise.resolve(),
   runLogs: () => Promise.resolve(undefined),
   replicas: () => Promise.resolve(hostAnswer),
+  secretsChanged: async () => {},
   output: async () => ({ replicas: [], unreachable: 0 }),
 };
 

@@ -24,6 +24,7 @@ const fakeHost: RuntimeHosts = {
     return { runId: logs.runId, lines: logs.lines, truncated: logs.truncated };
   },
   replicas: () => Promise.resolve(undefined),
+  secretsChanged: async () => {},
   output: async () => ({ replicas: [], unreachable: 0 }),
 };
 

@@ -2,13 +2,18 @@ import { and, eq } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { auditLog, secrets } from "../db/schema.ts";
 import { auditRows } from "../testing/audit-rows.ts";
+import { noRuntimeHosts } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
 const VALUE = "postgres://app:s3cr3t-Zq9w@db.internal/app";
+/** What the runtime hosts were told of changes, in order. */
+const told: Array<{ project: string; revision: number }> = [];
 
 beforeAll(async () => {
-  f = await libsqlFixture();
+  f = await libsqlFixture({
+    hosts: { ...noRuntimeHosts, secretsChanged: async (change) => void told.push(change) },
+  });
 });
 
 afterAll(() => f?.cleanup());
@@ -274,5 +279,20 @@ describe("GET /v2/projects/{id}/secrets", () => {
     });
     expect((await list(f.outsider.token)).status).toBe(403);
     expect((await list(null)).status).toBe(401);
+  });
+});
+
+describe("a change of secrets", () => {
+  it("tells the runtime hosts each change's revision before it answers, and nothing of a refused one", async () => {
+    told.length = 0;
+    expect((await f.call("PUT", path("ROTATE_ME"), { body: { value: "a" } })).status).toBe(204);
+    const [first] = told;
+    expect(first).toEqual({ project: f.projectId, revision: expect.any(Number) });
+    const at = (first as { revision: number }).revision;
+    expect((await f.call("PUT", path("ROTATE_ME"), { body: { value: "b" } })).status).toBe(204);
+    expect((await f.call("PUT", path("HOME"), { body: { value: "x" } })).status).toBe(400);
+    expect((await f.call("DELETE", path("ROTATE_ME"))).status).toBe(204);
+    expect((await f.call("DELETE", path("ROTATE_ME"))).status).toBe(404);
+    expect(told.map((t) => t.revision)).toEqual([at, at + 1, at + 2]);
   });
 });

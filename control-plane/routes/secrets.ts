@@ -21,6 +21,7 @@ import {
   sealSecret,
   secretBytes,
   secretsFit,
+  tellHosts,
 } from "../secrets.ts";
 
 export const MAX_SECRET_BYTES = 64 * 1024;
@@ -199,7 +200,7 @@ export function registerSecrets(app: OpenAPIHono<AppEnv>) {
     // that follows is: on the same rows, it can tell a creation from a replacement.
     const fits = secretsFit(projectId, name, bytes);
     const exists = sql`exists (select 1 from ${secrets} where ${and(eq(secrets.projectId, projectId), eq(secrets.name, name))})`;
-    const [, , , stored] = (await db.batch([
+    const [, , revised, stored] = (await db.batch([
       auditSuccessIf(c, sql`${fits} and not ${exists}`, { created: true }),
       auditSuccessIf(c, sql`${fits} and ${exists}`, { created: false }),
       raiseSecretsRevision(db, projectId, fits),
@@ -219,6 +220,7 @@ export function registerSecrets(app: OpenAPIHono<AppEnv>) {
         `the project's secrets would take ${kib(total)} of its apps' environment, over the ${kib(MAX_SECRETS_BYTES)} a process can be started with: delete some (runlet secrets delete), or keep large values elsewhere (a file in the app, a store the app reads)`,
       );
     }
+    await tellHosts(c.var.deps.hosts, projectId, revised);
     return c.body(null, 204);
   });
 
@@ -269,11 +271,12 @@ export function registerSecrets(app: OpenAPIHono<AppEnv>) {
     const where = and(eq(secrets.projectId, c.var.access.projectId), eq(secrets.name, name));
     const [row] = await db.select({ name: secrets.name }).from(secrets).where(where);
     if (!row) throw new ApiError("not_found", `secret '${name}' not found`);
-    await db.batch([
+    const [, revised] = (await db.batch([
       db.delete(secrets).where(where),
       raiseSecretsRevision(db, c.var.access.projectId),
       auditSuccess(c),
-    ]);
+    ])) as unknown[][];
+    await tellHosts(c.var.deps.hosts, c.var.access.projectId, revised);
     return c.body(null, 204);
   });
 

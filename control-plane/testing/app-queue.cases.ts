@@ -30,6 +30,7 @@ export function appQueueCases(open: () => Promise<Database>) {
         // The host has 3 calls waiting: not the async queue, which is the run store's.
         replicas: () =>
           Promise.resolve({ starting: 0, idle: 0, busy: 2, queued: 3, byHost: new Map() }),
+        secretsChanged: async () => {},
         output: async () => ({ replicas: [], unreachable: 0 }),
       },
     });

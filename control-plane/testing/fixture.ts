@@ -56,6 +56,7 @@ export const noRuntimeHosts: RuntimeHosts = {
   start: () => Promise.resolve({ state: "started", host: "hst_fixture", ms: 0 }),
   announce: () => Promise.resolve(),
   remove: () => Promise.resolve(),
+  secretsChanged: () => Promise.resolve(),
   runLogs() {
     return Promise.reject(new ApiError("bad_gateway", "no runtime host in this test"));
   },

@@ -37,10 +37,10 @@ export function registerSecrets(dash: Hono<DashEnv>) {
     return c.html(
       <Page title="Secrets" section={PATH} session={c.var.session}>
         {flash?.kind === "saved" ? (
-          <Notice kind="info">{`${flash.name} is saved. The apps' running replicas are being replaced: calls from about 2 s from now see it.`}</Notice>
+          <Notice kind="info">{`${flash.name} is saved. The apps' running replicas are being replaced: calls from now on see it.`}</Notice>
         ) : null}
         {flash?.kind === "deleted" ? (
-          <Notice kind="info">{`${flash.name} is deleted. The apps' running replicas are being replaced: calls from about 2 s from now lack it.`}</Notice>
+          <Notice kind="info">{`${flash.name} is deleted. The apps' running replicas are being replaced: calls from now on lack it.`}</Notice>
         ) : null}
         {flash?.kind === "error" ? <Notice kind="error">{flash.message}</Notice> : null}
         {listed.ok ? (
@@ -137,8 +137,8 @@ export function registerSecrets(dash: Hono<DashEnv>) {
           <form method="post" action={deletePath(name, cursor)} class="stack">
             <p>
               Delete <strong class="mono">{name}</strong>? The apps' running replicas are replaced
-              (calls they run finish first): calls from about 2 s from now no longer have it. This
-              cannot be undone.
+              (calls they run finish first): calls from then on no longer have it. This cannot be
+              undone.
             </p>
             <button type="submit" class="danger">
               Delete
