@@ -1,6 +1,7 @@
 // A project's secrets in its apps' environment, on a whole local Runlet: set with the management
 // API, read by a managed and a custom app's code, a change seen by the replicas started after it,
-// and a change with `runlet secrets set` reaching an app's warm replicas without a redeploy.
+// and a change (`runlet secrets set`, the API) reaching a managed or custom app's warm replicas
+// without a redeploy.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client } from "./apps.ts";
 import { cli, json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
@@ -59,7 +60,7 @@ describe("project secrets", () => {
     expect(second.result).toEqual({ key: "second", tag: "v2" });
   });
 
-  it("are in a custom app's environment", async () => {
+  it("are in a custom app's environment, and a change reaches its warm replica", async () => {
     await setSecret("API_KEY", "for-the-web");
     await client(runlet).deploy(CUSTOM);
     const { apiUrl, projectId, token } = runlet.local;
@@ -68,6 +69,18 @@ describe("project secrets", () => {
     });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ key: "for-the-web" });
+    // A change replaces its warm replica too (its server read its environment as it started).
+    await setSecret("API_KEY", "rotated");
+    const seen: unknown[] = [];
+    for (let i = 0; i < 20 && (seen.at(-1) as { key?: string })?.key !== "rotated"; i++) {
+      if (i > 0) await sleep(250);
+      const again = await fetch(`${apiUrl}/v4/${projectId}/envy-web/anything`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(again.status).toBe(200);
+      seen.push(await again.json());
+    }
+    expect(seen.at(-1)).toEqual({ key: "rotated" });
   });
 
   it("changed with runlet secrets set, reach the next calls of a warm app, and no call fails or is cut", async () => {
