@@ -139,16 +139,12 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
         have,
       });
     });
-  // In a registry, a replica's environment holds its project's secrets, read as it starts; their
-  // revision, later than the pool's, replaces the replicas that read earlier ones. Its start is
-  // bounded by its app's start_timeout (the host's limit without one).
+  // In a registry, a replica's environment holds its project's secrets (and their revision),
+  // read as it starts. Its start is bounded by its app's start_timeout (the host's limit without
+  // one).
   const specOf = (target: PoolTarget) => ({
     ...target,
-    secrets: async () => {
-      const read = (await membership?.secrets(target.project)) ?? { env: {} };
-      pool.secretsChanged(target.project, read.revision);
-      return read;
-    },
+    secrets: async () => (await membership?.secrets(target.project)) ?? { env: {} },
     startTimeout: target.config.start_timeout,
   });
   const outputs = new ReplicaOutputs(limits.endedOutputs);

@@ -268,19 +268,25 @@ export class ReplicaPool {
   }
 
   /**
-   * The project's secrets are at `revision` (a heartbeat's answer said so, or a replica read
-   * them): as a redeploy does, its apps' replicas that read an earlier revision retire — busy
-   * ones finish their calls (sync and async), then stop — and new calls go to replicas started
-   * from now on, which read the values as they are now. A replica still reading them is judged
-   * once it is ready. A revision heard before (or an earlier one) changes nothing.
+   * The project's secrets are at `revision` (the control plane told the host, or a heartbeat's
+   * answer said so): as a redeploy does, its apps' replicas that read an earlier revision retire
+   * — busy ones finish their calls (sync and async), then stop — and new calls go to replicas
+   * started from now on, which read the values as they are now. So do the replicas still
+   * starting that have not said what they read (their read may have been answered before the
+   * change): the calls given to them before it still run there, no call after it does. A
+   * revision heard before (or an earlier one) changes nothing; the first news since the host
+   * started tells of no change, and replicas starting then are judged once ready.
    */
   secretsChanged(project: string, revision: number | undefined): void {
     const known = this.#secrets.get(project);
     if (revision === undefined || (known !== undefined && revision <= known)) return;
     this.#secrets.set(project, revision);
+    const unsaid = (r: Replica) =>
+      known !== undefined && !r.isReady && r.workload.secretsRevision === undefined;
     for (const app of this.#apps.values()) {
       if (app.target.project !== project) continue;
-      for (const replica of app.replicas) if (this.#stale(replica)) this.#retire(app, replica);
+      for (const replica of app.replicas)
+        if (this.#stale(replica) || unsaid(replica)) this.#retire(app, replica);
       this.#pump(app); // calls waiting here: a replica with the new values
       this.#fill(app); // its min_replicas, with the new values
     }

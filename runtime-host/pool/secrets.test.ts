@@ -112,7 +112,7 @@ describe("a change of a project's secrets", () => {
     expect(started.filter((s) => !s.replica.exited).map((s) => s.value)).toEqual(["new", "new"]);
   });
 
-  it("replaces a replica that read the values before the change but was ready only after it", async () => {
+  it("replaces a replica that read the values before the host's first news but was ready only after it", async () => {
     const { started, hold, call, change, readAfter } = setUp();
     let read: () => void = () => {};
     readAfter(
@@ -130,6 +130,32 @@ describe("a change of a project's secrets", () => {
     await settle();
     expect(started[0]?.replica.exited).toBe(true);
     expect(await call()).toBe("new");
+  });
+
+  it("gives no call made after the change to a replica still starting, which may have read the values before", async () => {
+    // Two calls a replica: the starting one has a free slot.
+    const { pool, started, hold, call, change, project, readAfter } = setUp({
+      replica_concurrency: 2,
+    });
+    pool.secretsChanged("p", project.revision); // the host heard of the project before
+    let read: () => void = () => {};
+    readAfter(
+      new Promise<void>((resolve) => {
+        read = resolve;
+      }),
+    );
+    const early = hold(); // its replica's read of the secrets is under way
+    await settle();
+    change("new");
+    readAfter(Promise.resolve());
+    const late = call();
+    read();
+    expect(await late).toBe("new"); // before, it was given the starting replica: "old"
+    expect(started).toHaveLength(2);
+    early.end();
+    await expect(early.done).resolves.toBe("old"); // it came before the change
+    await settle();
+    expect(started[0]?.replica.exited).toBe(true);
   });
 
   it("changes nothing when the revision is one heard before, or another project's", async () => {
