@@ -83,7 +83,8 @@ export function secretsFit(projectId: string, name: string, bytes: number) {
 /**
  * The write that raises the project's secrets revision, for the batch that changes a secret
  * (written only where `when` holds, as that change is): the runtime hosts hear the new revision
- * in their heartbeats' answers and replace the replicas started with the values before.
+ * (`tellHosts`, and their heartbeats' answers) and replace the replicas that read the values
+ * before.
  */
 export const raiseSecretsRevision = (db: Database, projectId: string, when?: SQL) =>
   db
