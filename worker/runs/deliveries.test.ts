@@ -206,6 +206,18 @@ function deliveringRow(id: string, app: string, now: number): Record<string, Sql
   };
 }
 
+/**
+ * Seeds run `id` of `app` as a shard left it, its delivery due after `attempts`, and runs the
+ * alarm as the shard set it (here before its time): the view once the delivery ended.
+ */
+async function resumed(app: string, id: string, now: number, attempts: unknown[]) {
+  const shard = shardNamed(app);
+  await seedRow(shard, { ...deliveringRow(id, app, now), hook_attempts: JSON.stringify(attempts) });
+  await runInDurableObject(shard, (_, state) => state.storage.setAlarm(now + 60_000));
+  expect(await runDurableObjectAlarm(shard)).toBe(true);
+  return deliveryEnded({ runId: id, project: PROJECT, app, fn: "run", createdAt: now });
+}
+
 describe("a delivery the shard's instance lost (eviction)", () => {
   it.each([
     ["after a pause (attempt 1 was a 404)", [{ attempt: 1, status: 404, verdict: "retry" }], 2],
@@ -215,19 +227,8 @@ describe("a delivery the shard's instance lost (eviction)", () => {
     const id = newRun(app).runId;
     const got = receiver(`/${id}`, [200]);
     const now = Date.now();
-    const shard = shardNamed(app);
     const past = before.map((a) => ({ ...a, at: now - 2_000, duration_ms: 5 }));
-    await seedRow(shard, { ...deliveringRow(id, app, now), hook_attempts: JSON.stringify(past) });
-    // The alarm as the shard left it; run here before its time.
-    await runInDurableObject(shard, (_, state) => state.storage.setAlarm(now + 60_000));
-    expect(await runDurableObjectAlarm(shard)).toBe(true);
-    const view = await deliveryEnded({
-      runId: id,
-      project: PROJECT,
-      app,
-      fn: "run",
-      createdAt: now,
-    });
+    const view = await resumed(app, id, now, past);
     expect(view.webhook).toMatchObject({ state: "delivered" });
     expect(view.webhook?.attempts).toHaveLength(attempts);
     expect(JSON.parse(got[0]?.body ?? "{}")).toEqual({ run_id: id, status: "success", result: 1 });
@@ -266,25 +267,11 @@ describe("an attempt cut short by the end of the shard's instance (a crash, an e
     const id = newRun(app).runId;
     const got = receiver(`/${id}`, [200]);
     const now = Date.now();
-    const shard = shardNamed(app);
     const attempts = [1, 2].map((attempt) => {
       const at = now - 3_000 + attempt * 500;
       return { attempt, at, status: 404, duration_ms: 5, verdict: "retry" };
     });
-    const third = sendingAttempt(3, now - 1_000);
-    await seedRow(shard, {
-      ...deliveringRow(id, app, now),
-      hook_attempts: JSON.stringify([...attempts, third]),
-    });
-    await runInDurableObject(shard, (_, state) => state.storage.setAlarm(now + 60_000));
-    expect(await runDurableObjectAlarm(shard)).toBe(true);
-    const view = await deliveryEnded({
-      runId: id,
-      project: PROJECT,
-      app,
-      fn: "run",
-      createdAt: now,
-    });
+    const view = await resumed(app, id, now, [...attempts, sendingAttempt(3, now - 1_000)]);
     expect(view.webhook?.state).toBe("failed");
     expect(view.webhook?.attempts.map((a) => [a.attempt, a.status ?? a.error, a.verdict])).toEqual([
       [1, 404, "retry"],
