@@ -52,14 +52,18 @@ afterAll(async () => {
   await Promise.all(homes.map(removeHome));
 });
 
+let joined = 0;
+
 /** A runtime host joined to the control plane at `via` (the control plane itself by default). */
 async function joinedHost(via = controlPlaneUrl): Promise<RunningHost> {
-  const { token } = await createHostToken(f.db, { name: "h", createdBy: f.owner.id });
+  // Each its own join token: a live token's name is taken (control-plane/hosts/tokens.ts).
+  const name = `h${++joined}`;
+  const { token } = await createHostToken(f.db, { name, createdBy: f.owner.id });
   const home = await newHome();
   homes.push(home);
   const host = await startTestHost(home, {
     internalToken: undefined,
-    join: { controlPlaneUrl: via, hostToken: () => token, name: "h", slots: 4, memoryMb: 1024 },
+    join: { controlPlaneUrl: via, hostToken: () => token, name, slots: 4, memoryMb: 1024 },
   });
   hosts.push(host);
   return host;
@@ -179,16 +183,17 @@ describe("a host that cannot start a deploy's replica for a reason of its own", 
   it("refuses the deploy 503 naming the host's problem, not the app's, when no host can", async () => {
     const host = await joinedHost();
     const call = () => hostClient(host.url, INTERNAL_TOKEN).invoke(f.projectId, "kept", "run");
-    expect((await deploying("kept", "export const run = () => 'v1';")).status).toBe(201);
-    expect((await call()).body).toMatchObject({ ok: true, result: "v1" });
-    // A secret that no longer opens (its sealed value copied from another: the control plane
-    // answers the hosts' reads of the project's secrets 500).
+    // Set before version 1 starts: a change of the secrets replaces the replicas that read them.
     for (const name of ["FIRST", "SECOND"]) {
       const put = await f.call("PUT", `/v2/projects/${f.projectId}/secrets/${name}`, {
         body: { value: name },
       });
       expect(put.status).toBe(204);
     }
+    expect((await deploying("kept", "export const run = () => 'v1';")).status).toBe(201);
+    expect((await call()).body).toMatchObject({ ok: true, result: "v1" });
+    // A secret that no longer opens (its sealed value copied from another, in the database: the
+    // control plane answers the hosts' reads of the project's secrets 500).
     const [second] = await f.db.select().from(secrets).where(eq(secrets.name, "SECOND"));
     await f.db
       .update(secrets)
