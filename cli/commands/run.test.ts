@@ -249,7 +249,7 @@ it("prints a sync 204 with --json as its status and run id, not as an async run'
   ]);
 });
 
-it("says, on Ctrl-C while a sync call runs, that the call goes on where it runs", async () => {
+it("says while a sync call runs long, and on Ctrl-C, that the call goes on and where it is listed", async () => {
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const bin = fileURLToPath(new URL("../../bin/runlet.mjs", import.meta.url));
   const env = {
@@ -267,11 +267,17 @@ it("says, on Ctrl-C while a sync call runs, that the call goes on where it runs"
   // Once its request has reached the server (the server holds it), Ctrl-C.
   for (let i = 0; i < 100 && !asked.includes("slow"); i++)
     await new Promise((r) => setTimeout(r, 50));
+  // A long call is no longer waited for in silence: after 5 s, where to see it.
+  const note =
+    "(hello: still running, 5 s; runlet runs --app hello --status running lists it while it runs (its run id for runlet logs -f))";
+  for (let i = 0; i < 300 && !stderr.includes(note); i++)
+    await new Promise((r) => setTimeout(r, 50));
+  expect(stderr).toContain(note);
   child.kill("SIGINT");
   const code = await new Promise((resolve) => child.on("close", resolve));
   expect(code).toBe(130);
   // It exited 130 without a word, while the function ran on to its end.
   expect(stderr).toContain(
-    "runlet run: stopped waiting; the call goes on on its runtime host (a sync run cannot be cancelled): runlet runs --app hello lists it once it has answered.",
+    "runlet run: stopped waiting; the call goes on on its runtime host (a sync run cannot be cancelled): runlet runs --app hello --status running lists it while it runs (its run id for runlet logs -f), then with its end.",
   );
 });

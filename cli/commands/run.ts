@@ -187,16 +187,22 @@ outside 2xx exits 1.
         typeof values["idempotency-key"] === "string" ? values["idempotency-key"] : undefined,
     };
     let outcome: Outcome;
+    // A sync call is listed running once it has run a second (docs/api.md): where to see it.
+    const listed = `runlet runs --app ${app} --status running lists it while it runs (its run id for runlet logs -f)`;
     // Ctrl-C while a sync call runs: the call goes on where it runs, which was left unsaid.
     const interrupted = () => {
       console.error(
-        `runlet run: stopped waiting; the call goes on on its runtime host (a sync run cannot be cancelled): runlet runs --app ${app} lists it once it has answered.`,
+        `runlet run: stopped waiting; the call goes on on its runtime host (a sync run cannot be cancelled): ${listed}, then with its end.`,
       );
       process.exit(130);
     };
+    // A long call waited in silence (the run id comes with the answer).
+    const waiting = options.async || values.json ? undefined : stillRunningNotes(app, listed);
     if (!options.async) process.once("SIGINT", interrupted);
     try {
-      const ran = await runApi(config).run(app, fn, input, options);
+      const ran = await runApi(config)
+        .run(app, fn, input, options)
+        .finally(() => waiting?.stop());
       if (!("result" in ran)) {
         console.log(values.json ? JSON.stringify({ run_id: ran.runId }) : ran.runId);
         if (ran.replayed) console.error(replayNote(ran.runId, true));
@@ -265,3 +271,14 @@ outside 2xx exits 1.
     return outcome.failure === undefined ? 0 : 1;
   },
 };
+
+/** After 5 s of a sync call, and every 30 s after, a line on stderr: it runs, where to see it. */
+function stillRunningNotes(app: string, listed: string): { stop(): void } {
+  const started = Date.now();
+  let timer = setTimeout(function note() {
+    const s = Math.round((Date.now() - started) / 1000);
+    process.stderr.write(`(${app}: still running, ${s} s; ${listed})\n`);
+    timer = setTimeout(note, 30_000);
+  }, 5_000);
+  return { stop: () => clearTimeout(timer) };
+}
