@@ -32,7 +32,8 @@ async function atTerminal(args: string[], answer: string) {
   let typed = false;
   child.stdout.on("data", (chunk) => {
     shown += chunk;
-    if (!typed && shown.includes("[y/N]")) {
+    // A question, or `secrets set`'s request for a value (Ctrl-D ends it: \x04 in `answer`).
+    if (!typed && (shown.includes("[y/N]") || shown.includes("then Ctrl-D"))) {
       typed = true;
       child.stdin.write(answer);
     }
@@ -115,4 +116,21 @@ it("asks before cancelling a run, or an app's whole queue: no cancels nothing", 
   );
   expect(queue.shown).toContain("runlet cancel: Kept hello's queue: nothing was cancelled");
   expect(queue.code).toBe(1);
+});
+
+it("refuses a secret's name before asking for its value: set X=1 says to give the value apart", async () => {
+  // It asked for the value to be typed (or piped), and refused the name only once it had it.
+  const set = await atTerminal(["secrets", "set", "API_KEY=hunter2"], "typed\n\x04");
+  expect(set.shown).not.toContain("Ctrl-D");
+  expect(set.shown).toContain(
+    'runlet secrets: "API_KEY=…" is not a secret\'s name: give the name and the value apart, runlet secrets set API_KEY VALUE (or leave VALUE out to read it from standard input); nothing was stored',
+  );
+  expect(set.shown).not.toContain("hunter2");
+  expect(set.code).toBe(1);
+  const deleted = await runlet(["secrets", "delete", "my-key", "--yes"]);
+  expect(deleted).toMatchObject({ code: 1, stdout: "" });
+  expect(deleted.stderr).toBe(
+    'runlet secrets: "my-key" is not a secret\'s name: it must be 1 to 128 letters, digits or underscores, not starting with a digit',
+  );
+  expect((await runlet(["secrets", "list", "--json"])).stdout).toContain('"secrets":[]');
 });

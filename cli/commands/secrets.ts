@@ -1,3 +1,4 @@
+import { SECRET_NAME, SECRET_NAME_RULE } from "../../common/secret-name.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
 import { callProject, loadConfig, printTable } from "../config.ts";
 import { confirmOrStop, YES_OPTION } from "../confirm.ts";
@@ -34,6 +35,23 @@ const runningNote = (name: string, stale: string) =>
 /** The value piped in: one trailing newline is the terminal's, not the value's. */
 async function readValue(): Promise<string> {
   return (await readStdin("the value")).replace(/\r?\n$/, "");
+}
+
+/**
+ * Refuses a name the control plane would, before a value is read or a question asked: `set
+ * X=1` (as other tools take it) read the value from standard input, on a terminal waiting for
+ * it to be typed, and only then was refused; in a script it said no value had come.
+ */
+function checkName(action: string | undefined, name: string): void {
+  if (SECRET_NAME.test(name)) return;
+  const eq = name.indexOf("=");
+  const before = name.slice(0, eq);
+  // The value is not repeated: it may be the secret itself.
+  if (action === "set" && eq > 0 && SECRET_NAME.test(before))
+    throw new CliError(
+      `"${before}=…" is not a secret's name: give the name and the value apart, runlet secrets set ${before} VALUE (or leave VALUE out to read it from standard input); nothing was stored`,
+    );
+  throw new CliError(`"${name}" is not a secret's name: it ${SECRET_NAME_RULE}`);
 }
 
 interface SecretInfo {
@@ -85,6 +103,7 @@ export const secrets: Command = {
       { words, options },
       USAGE,
     );
+    checkName(action, name);
     const config = await loadConfig();
     const path = `/secrets/${encodeURIComponent(name)}`;
     if (action === "set") {

@@ -5,6 +5,7 @@
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, asc, eq, gt, ne, sql } from "drizzle-orm";
+import { SECRET_NAME, SECRET_NAME_RULE } from "../../common/secret-name.ts";
 import { auditSuccess, auditSuccessIf } from "../audit/record.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv, Ctx } from "../context.ts";
@@ -28,8 +29,6 @@ export const MAX_SECRET_BYTES = 64 * 1024;
 
 const kib = (bytes: number) => `${Math.ceil(bytes / 1024).toLocaleString("en")} KiB`;
 
-const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
-
 /**
  * The runtime host's own variables in every replica, managed and custom (docs/api.md,
  * "Sandbox"): a secret of one of these names never reaches an app. It was stored with "Stored",
@@ -48,7 +47,7 @@ const HOSTS_OWN = [
 const nameParam = projectIdParam.extend({
   name: z
     .string()
-    .regex(NAME, "must be 1 to 128 letters, digits or underscores, not starting with a digit")
+    .regex(SECRET_NAME, SECRET_NAME_RULE)
     .openapi({ param: { name: "name", in: "path" }, example: "DATABASE_URL" }),
 });
 
