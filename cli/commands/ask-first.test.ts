@@ -127,6 +127,12 @@ it("refuses a secret's name before asking for its value: set X=1 says to give th
   );
   expect(set.shown).not.toContain("hunter2");
   expect(set.code).toBe(1);
+  const path = await atTerminal(["secrets", "set", "PATH"], "typed\n\x04");
+  expect(path.shown).not.toContain("Ctrl-D");
+  expect(path.shown).toContain(
+    "runlet secrets: PATH is the runtime host's own variable in every replica: a secret of that name would never reach an app (the host's value wins). Choose another name",
+  );
+  expect(path.code).toBe(1);
   const deleted = await runlet(["secrets", "delete", "my-key", "--yes"]);
   expect(deleted).toMatchObject({ code: 1, stdout: "" });
   expect(deleted.stderr).toBe(

@@ -1,4 +1,9 @@
-import { SECRET_NAME, SECRET_NAME_RULE } from "../../common/secret-name.ts";
+import {
+  HOSTS_OWN,
+  hostsOwnRefusal,
+  SECRET_NAME,
+  SECRET_NAME_RULE,
+} from "../../common/secret-name.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
 import { callProject, loadConfig, printTable } from "../config.ts";
 import { confirmOrStop, YES_OPTION } from "../confirm.ts";
@@ -39,10 +44,13 @@ async function readValue(): Promise<string> {
 
 /**
  * Refuses a name the control plane would, before a value is read or a question asked: `set
- * X=1` (as other tools take it) read the value from standard input, on a terminal waiting for
- * it to be typed, and only then was refused; in a script it said no value had come.
+ * X=1` (as other tools take it), or `set PATH`, read the value from standard input, on a
+ * terminal waiting for it to be typed, and only then was refused; in a script `set X=1` said no
+ * value had come.
  */
 function checkName(action: string | undefined, name: string): void {
+  // One stored before names of the host's were refused can still be read and deleted.
+  if (action === "set" && HOSTS_OWN.includes(name)) throw new CliError(hostsOwnRefusal(name));
   if (SECRET_NAME.test(name)) return;
   const eq = name.indexOf("=");
   const before = name.slice(0, eq);

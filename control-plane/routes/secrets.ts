@@ -5,7 +5,12 @@
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, asc, eq, gt, ne, sql } from "drizzle-orm";
-import { SECRET_NAME, SECRET_NAME_RULE } from "../../common/secret-name.ts";
+import {
+  HOSTS_OWN,
+  hostsOwnRefusal,
+  SECRET_NAME,
+  SECRET_NAME_RULE,
+} from "../../common/secret-name.ts";
 import { auditSuccess, auditSuccessIf } from "../audit/record.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv, Ctx } from "../context.ts";
@@ -28,21 +33,6 @@ import {
 export const MAX_SECRET_BYTES = 64 * 1024;
 
 const kib = (bytes: number) => `${Math.ceil(bytes / 1024).toLocaleString("en")} KiB`;
-
-/**
- * The runtime host's own variables in every replica, managed and custom (docs/api.md,
- * "Sandbox"): a secret of one of these names never reaches an app. It was stored with "Stored",
- * and its app saw the host's value.
- */
-const HOSTS_OWN = [
-  "PATH",
-  "HOME",
-  "PWD",
-  "NODE_ENV",
-  "RUNLET_PROJECT",
-  "RUNLET_APP",
-  "RUNLET_VERSION",
-];
 
 const nameParam = projectIdParam.extend({
   name: z
@@ -175,11 +165,7 @@ export const listSecretsRoute = createRoute({
 export function registerSecrets(app: OpenAPIHono<AppEnv>) {
   app.openapi(putSecretRoute, async (c) => {
     const { name } = c.req.valid("param");
-    if (HOSTS_OWN.includes(name))
-      throw new ApiError(
-        "bad_request",
-        `${name} is the runtime host's own variable in every replica: a secret of that name would never reach an app (the host's value wins). Choose another name`,
-      );
+    if (HOSTS_OWN.includes(name)) throw new ApiError("bad_request", hostsOwnRefusal(name));
     const { db, derived } = c.var.deps;
     const { principal, projectId } = c.var.access;
     const { value } = c.req.valid("json");
