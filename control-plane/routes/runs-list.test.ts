@@ -264,7 +264,7 @@ describe("GET /v2/projects/{id}/runs/{run_id}", () => {
     expect(theirs.status).toBe(404);
     // Also the answer for a sync run still running, which the index has not been told of yet.
     expect(((await theirs.json()) as { message: string }).message).toBe(
-      `run '${id}' not found in project '${other}' (a sync run is listed once it has answered, not while it runs)`,
+      `run '${id}' not found in project '${other}' (a sync run is listed once it has been on its replica for a second, or has answered)`,
     );
     expect((await f.call("GET", `/v2/projects/${f.projectId}/runs/not-a-run`)).status).toBe(400);
   });

@@ -143,7 +143,7 @@ export function registerGetRun(app: OpenAPIHono<AppEnv>) {
     if (!row)
       throw new ApiError(
         "not_found",
-        `run '${runId}' not found in project '${projectId}' (a sync run is listed once it has answered, not while it runs)`,
+        `run '${runId}' not found in project '${projectId}' (a sync run is listed once it has been on its replica for a second, or has answered)`,
       );
     return c.json(runView(row), 200);
   });

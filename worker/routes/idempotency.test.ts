@@ -309,7 +309,7 @@ describe("Idempotency-Key: sync runs", () => {
     const during = await call(path, { headers: headers("sync-slow") });
     expect(during.res.status).toBe(409);
     expect(during.body.message).toMatch(
-      /^the run of this Idempotency-Key \(run_\w{26}\) has not answered yet: try again once it has \(a sync run can be read by its id once it has answered, not before\)$/,
+      /^the run of this Idempotency-Key \(run_\w{26}\) has not answered yet: try again once it has \(a sync run can be read by its id once it has been on its replica for a second, or has answered\)$/,
     );
     const done = await first;
     expect(done.res.status).toBe(200);

@@ -30,7 +30,7 @@ async function lookUp(c: RunContext) {
   const found = (await shard?.view(runId)) ?? null;
   const notFound = new RunApiError(
     404,
-    `no run '${runId}' of app '${app}' in project '${project}' (a sync run without a webhook is found once it has answered, not while it runs)`,
+    `no run '${runId}' of app '${app}' in project '${project}' (a sync run without a webhook is found once it has been on its replica for a second, or has answered)`,
   );
   if (found && (found.app !== app || found.project !== project)) throw notFound;
   return { shard, found, notFound };

@@ -199,7 +199,7 @@ describe("run API: async runs, run state and webhooks", () => {
     const missing = await SELF.fetch(runUrl(unknown), { headers });
     expect(missing.status).toBe(404);
     expect(await missing.json()).toEqual({
-      message: `no run '${unknown}' of app 'hello' in project '${PROJECT}' (a sync run without a webhook is found once it has answered, not while it runs)`,
+      message: `no run '${unknown}' of app 'hello' in project '${PROJECT}' (a sync run without a webhook is found once it has been on its replica for a second, or has answered)`,
       code: "not_found",
       run_id: unknown,
     });

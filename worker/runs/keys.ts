@@ -188,5 +188,5 @@ function tooLarge(runId: string): string {
 
 export function stillRunning(runId: string): string {
   // Its id led to `runlet status`, whose 404 ("not found") read as a run that never was.
-  return `the run of this Idempotency-Key (${runId}) has not answered yet: try again once it has (a sync run can be read by its id once it has answered, not before)`;
+  return `the run of this Idempotency-Key (${runId}) has not answered yet: try again once it has (a sync run can be read by its id once it has been on its replica for a second, or has answered)`;
 }
