@@ -22,22 +22,34 @@ export function runApi(config: CliConfig): RunletClient {
   });
 }
 
-/** The app of a run, which its URL on the Worker names: the runs index knows it. */
-export async function appOfRun(config: CliConfig, runId: string): Promise<string> {
+/** A run as the runs index lists it (GET /v2/projects/{id}/runs/{run_id}): what the CLI reads. */
+export interface IndexedRun {
+  app: string;
+  function: string;
+  async: boolean;
+  status: string;
+}
+
+/** The run as the runs index has it, waited for while it may not have reached it yet. */
+export async function indexedRun(config: CliConfig, runId: string): Promise<IndexedRun> {
   for (;;) {
     try {
-      const { app } = await callProject<{ app: string }>(
+      return await callProject<IndexedRun>(
         config,
         "GET",
         `/runs/${encodeURIComponent(runId)}`,
         `looking up ${runId}`,
       );
-      return app;
     } catch (err) {
       if (!notIndexedYet(err, runId)) throw err;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
+}
+
+/** The app of a run, which its URL on the Worker names: the runs index knows it. */
+export async function appOfRun(config: CliConfig, runId: string): Promise<string> {
+  return (await indexedRun(config, runId)).app;
 }
 
 /**

@@ -2,8 +2,12 @@
 // anything, against a real Node control plane: the real `runlet` in a pseudo-terminal
 // (util-linux `script`). Scripts are not asked: scripting.test.ts deletes and revokes without.
 import { spawn } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { ENV } from "../../common/consts.ts";
+import { newId } from "../../common/ids.ts";
 import { runlet as cli, type FirstUser, withFirstUser } from "./test-support.ts";
 
 let first: FirstUser;
@@ -100,15 +104,60 @@ it("asks before revoking a service account's token, naming the account", async (
   expect((await atTerminal(["tokens", "revoke", id], "yes\n")).code).toBe(0);
 });
 
+/** Runs in the control plane's runs index, as the Worker and the hosts report them. */
+async function indexed(runs: Array<{ async: boolean; status: string }>): Promise<string[]> {
+  const { projectId } = JSON.parse(
+    await readFile(join(first.env[ENV.home] as string, "local.json"), "utf8"),
+  ) as { projectId: string };
+  const rows = runs.map((run) => ({
+    id: newId("run"),
+    projectId,
+    app: "hello",
+    function: "run",
+    createdAt: Date.now(),
+    ...run,
+    ...(run.status === "success" ? { finishedAt: Date.now(), runTimeMs: 1 } : {}),
+  }));
+  const reported = await fetch(`${first.baseUrl}/internal/runs`, {
+    method: "POST",
+    headers: {
+      authorization: "Bearer internal-token-for-the-ask-first-test-0123456789",
+      "content-type": "application/json",
+    },
+    body: JSON.stringify({ runs: rows }),
+  });
+  expect(reported.status).toBe(200);
+  return rows.map((row) => row.id);
+}
+
 it("asks before cancelling a run, or an app's whole queue: no cancels nothing", async () => {
-  const one = await atTerminal(["cancel", "run_01m8ed3smh94gn7z58c8bk4be3"], "n\n");
+  const [running, sync, ended] = await indexed([
+    { async: true, status: "running" },
+    { async: false, status: "running" },
+    { async: true, status: "success" },
+  ]);
+  const one = await atTerminal(["cancel", `${running}`], "n\n");
   expect(one.shown).toContain(
-    "Cancel run run_01m8ed3smh94gn7z58c8bk4be3? It ends cancelled for good: a queued run never starts, a running one's ctx.signal aborts; no webhook is delivered. [y/N] n",
+    `Cancel run ${running} of hello (run, running)? It ends cancelled for good: a queued run never starts, a running one's ctx.signal aborts; no webhook is delivered. [y/N] n`,
   );
   expect(one.shown).toContain(
-    "runlet cancel: Kept run_01m8ed3smh94gn7z58c8bk4be3: nothing was cancelled (you did not answer y; --yes answers for you)",
+    `runlet cancel: Kept ${running}: nothing was cancelled (you did not answer y; --yes answers for you)`,
   );
   expect(one.code).toBe(1);
+  // Refused before a question: it asked, and only after a yes said the run could not be cancelled.
+  for (const [id, refusal] of [
+    [sync, "runlet cancel: only async runs can be cancelled"],
+    [ended, `runlet cancel: run '${ended}' has already ended: success`],
+    [
+      "run_01m8ed3smh94gn7z58c8bk4be3",
+      "runlet cancel: looking up run_01m8ed3smh94gn7z58c8bk4be3 failed (404)",
+    ],
+  ] as const) {
+    const refused = await atTerminal(["cancel", `${id}`], "y\n");
+    expect(refused.shown).not.toContain("[y/N]");
+    expect(refused.shown).toContain(refusal);
+    expect(refused.code).toBe(1);
+  }
   expect((await runlet(["deploy", "examples/hello", "--no-start-check"])).code).toBe(0);
   const queue = await atTerminal(["cancel", "--app", "hello", "--queued"], "\n");
   expect(queue.shown).toContain(

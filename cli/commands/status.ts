@@ -4,7 +4,7 @@ import { isEnded } from "../../common/protocol/runs.ts";
 import { CliError, type Command, durationMs } from "../command.ts";
 import { callProject, loadConfig } from "../config.ts";
 import { confirmOrStop, YES_OPTION } from "../confirm.ts";
-import { appOfRun, cliErrorOf, endedExitCode, runApi } from "../run-api.ts";
+import { appOfRun, cliErrorOf, endedExitCode, indexedRun, runApi } from "../run-api.ts";
 import { cancelQueued } from "./cancel-queued.ts";
 
 /**
@@ -176,7 +176,15 @@ export const cancel: Command = {
     const [runId, ...extra] = positionals;
     if (runId && extra.length === 0)
       await confirmOrStop(
-        `Cancel run ${runId}? It ends cancelled for good: a queued run never starts, a running one's ctx.signal aborts; no webhook is delivered.`,
+        // Looked up first: a sync run, an ended one or an unknown id was asked of, and only after
+        // a yes refused; the question named no app or function.
+        async () => {
+          const run = await indexedRun(await loadConfig(), runId);
+          if (!run.async) throw new CliError("only async runs can be cancelled");
+          if (isEnded(run.status))
+            throw new CliError(`run '${runId}' has already ended: ${run.status}`);
+          return `Cancel run ${runId} of ${run.app} (${run.function}, ${run.status})? It ends cancelled for good: a queued run never starts, a running one's ctx.signal aborts; no webhook is delivered.`;
+        },
         `Kept ${runId}: nothing was cancelled`,
         values.yes,
       );
