@@ -102,6 +102,14 @@ it("asks before revoking a service account's token, naming the account", async (
   ).serviceAccounts.find((a) => a.id === id);
   expect(account?.revokedAt).toBeNull();
   expect((await atTerminal(["tokens", "revoke", id], "yes\n")).code).toBe(0);
+  // An id of no account is said at once: it was asked of, and refused (404) only after a yes.
+  const typo = `${id.slice(0, -1)}${id.endsWith("x") ? "y" : "x"}`;
+  const unknown = await atTerminal(["tokens", "revoke", typo], "y\n");
+  expect(unknown.shown).not.toContain("[y/N]");
+  expect(unknown.shown).toContain(
+    `runlet tokens: service account '${typo}' not found in this project (runlet tokens list shows its accounts)`,
+  );
+  expect(unknown.code).toBe(1);
 });
 
 /** Runs in the control plane's runs index, as the Worker and the hosts report them. */

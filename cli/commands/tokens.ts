@@ -132,8 +132,12 @@ export const tokens: Command = {
           "reading the service accounts",
         );
         const account = serviceAccounts.find((a) => a.id === id);
-        const which = account ? `${account.name} (${id}, ${account.role})` : id;
-        return `Revoke service account ${which}? Its token stops working, for good: scripts and CI jobs that use it are refused.`;
+        // Said before the question: an id mistyped was asked of, and refused only after a yes.
+        if (!account)
+          throw new CliError(
+            `service account '${id}' not found in this project (runlet tokens list shows its accounts)`,
+          );
+        return `Revoke service account ${account.name} (${id}, ${account.role})? Its token stops working, for good: scripts and CI jobs that use it are refused.`;
       },
       `Kept ${id}: nothing was revoked`,
       values.yes,
