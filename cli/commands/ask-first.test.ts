@@ -175,7 +175,7 @@ it("asks before cancelling a run, or an app's whole queue: no cancels nothing", 
   expect(queue.code).toBe(1);
 });
 
-it("refuses a secret's name before asking for its value: set X=1 says to give the value apart", async () => {
+it("refuses a secret's name before asking for its value (set X=1), and a delete of no secret before asking", async () => {
   // It asked for the value to be typed (or piped), and refused the name only once it had it.
   const set = await atTerminal(["secrets", "set", "API_KEY=hunter2"], "typed\n\x04");
   expect(set.shown).not.toContain("Ctrl-D");
@@ -196,4 +196,17 @@ it("refuses a secret's name before asking for its value: set X=1 says to give th
     'runlet secrets: "my-key" is not a secret\'s name: it must be 1 to 128 letters, digits or underscores, not starting with a digit',
   );
   expect((await runlet(["secrets", "list", "--json"])).stdout).toContain('"secrets":[]');
+  // A name of no secret is said at once: it was asked of, and 404 only after a yes.
+  const unknown = await atTerminal(["secrets", "delete", "NO_SUCH"], "y\n");
+  expect(unknown.shown).not.toContain("[y/N]");
+  expect(unknown.shown).toContain(
+    "runlet secrets: secret 'NO_SUCH' not found (runlet secrets list shows the names)",
+  );
+  expect(unknown.code).toBe(1);
+  expect((await runlet(["secrets", "set", "KNOWN", "v"])).code).toBe(0);
+  const known = await atTerminal(["secrets", "delete", "KNOWN"], "y\n");
+  expect(known.shown).toContain(
+    "Delete secret KNOWN? Its value is gone for good; replicas started from now on do not have it. [y/N] y",
+  );
+  expect(known.shown).toContain("Deleted KNOWN.");
 });

@@ -128,7 +128,18 @@ export const secrets: Command = {
     }
     if (action === "delete") {
       await confirmOrStop(
-        `Delete secret ${name}? Its value is gone for good; replicas started from now on do not have it.`,
+        async () => {
+          // Said before the question: a name mistyped was asked of, and 404 only after a yes.
+          const answer = await callProject<{ secrets: SecretInfo[] }>(
+            config,
+            "GET",
+            "/secrets",
+            "listing secrets",
+          );
+          if (!answer.secrets.some((s) => s.name === name))
+            throw new CliError(`secret '${name}' not found (runlet secrets list shows the names)`);
+          return `Delete secret ${name}? Its value is gone for good; replicas started from now on do not have it.`;
+        },
         `Kept ${name}: nothing was deleted`,
         values.yes,
       );
