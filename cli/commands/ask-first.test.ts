@@ -210,3 +210,12 @@ it("refuses a secret's name before asking for its value (set X=1), and a delete 
   );
   expect(known.shown).toContain("Deleted KNOWN.");
 });
+
+it("says a host token id of no token at once, before asking to revoke it", async () => {
+  const unknown = await atTerminal(["hosts", "revoke", "htk_01m8eeq2w2b59dy9an0w9a451x"], "y\n");
+  expect(unknown.shown).not.toContain("[y/N]");
+  expect(unknown.shown).toContain(
+    "runlet hosts: host token 'htk_01m8eeq2w2b59dy9an0w9a451x' not found (runlet hosts tokens lists them)",
+  );
+  expect(unknown.code).toBe(1);
+});

@@ -179,7 +179,12 @@ export const hosts: Command = {
         ? `its hosts ${hostsOf(token)} are refused at their next heartbeat, and stop`
         : "no host is registered with it now";
       await confirmOrStop(
-        `Revoke host token ${token ? `${token.name} (${id})` : id}? ${its}; no host can join with it again.`,
+        async () => {
+          // Said before the question: an id mistyped was asked of, and 404 only after a yes.
+          if (!token)
+            throw new CliError(`host token '${id}' not found (runlet hosts tokens lists them)`);
+          return `Revoke host token ${token.name} (${id})? ${its}; no host can join with it again.`;
+        },
         `Kept ${id}: nothing was revoked`,
         values.yes,
       );
