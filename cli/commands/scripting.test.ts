@@ -77,8 +77,9 @@ describe("the CLI in a script", () => {
     ]);
     const deleted = await runlet(["secrets", "delete", "OUTCOME"]);
     expect([deleted.code, deleted.stdout]).toEqual([0, "Deleted OUTCOME."]);
-    expect(deleted.stderr).toMatch(
-      /^The project's apps' running replicas are being replaced: .* Calls running now finish with it still set\.$/,
+    // It said "calls made from now on get OUTCOME as it is now" of a secret deleted.
+    expect(deleted.stderr).toBe(
+      "The project's apps' running replicas are being replaced: calls made from now on do not have OUTCOME (no redeploy needed; a runtime host that could not be told at once hears it within 2 s). Calls running now finish with it still set.",
     );
     const rotated = await runlet(["keys", "rotate"]);
     expect(rotated.code, rotated.stderr).toBe(0);

@@ -34,8 +34,8 @@ NAME: letters, digits and underscores, not starting with a digit.`;
  * runtime hosts replace them (docs/api.md, "Secrets"). Before, an app called at once read the
  * old value, or none, and nothing said why.
  */
-const runningNote = (name: string, stale: string) =>
-  `The project's apps' running replicas are being replaced: calls made from now on get ${name} as it is now (no redeploy needed; a runtime host that could not be told at once hears it within 2 s). Calls running now finish with ${stale}.`;
+const runningNote = (now: string, stale: string) =>
+  `The project's apps' running replicas are being replaced: calls made from now on ${now} (no redeploy needed; a runtime host that could not be told at once hears it within 2 s). Calls running now finish with ${stale}.`;
 
 /** The value piped in: one trailing newline is the terminal's, not the value's. */
 async function readValue(): Promise<string> {
@@ -123,7 +123,8 @@ export const secrets: Command = {
       await callProject(config, "PUT", path, `setting ${name}`, { value });
       if (values.json) console.log(JSON.stringify({ name, stored: true }));
       else console.log(`Stored ${name}.`);
-      if (!values.json) console.error(runningNote(name, "the value before (or none)"));
+      if (!values.json)
+        console.error(runningNote(`get ${name} as it is now`, "the value before (or none)"));
       return 0;
     }
     if (action === "delete") {
@@ -146,7 +147,7 @@ export const secrets: Command = {
       await callProject(config, "DELETE", path, `deleting ${name}`);
       if (values.json) console.log(JSON.stringify({ name, deleted: true }));
       else console.log(`Deleted ${name}.`);
-      if (!values.json) console.error(runningNote(name, "it still set"));
+      if (!values.json) console.error(runningNote(`do not have ${name}`, "it still set"));
       return 0;
     }
     const secret = await callProject<{ name: string; value: string }>(
