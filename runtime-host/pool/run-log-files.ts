@@ -1,13 +1,13 @@
 /**
  * The logs of runs on the host's disk (`RunLogStore`'s files), so they outlive a restart of the
  * host: one file per run, `{dir}/{runId}.jsonl` (a run id of other characters is named by its
- * SHA-256), made as the run opens (one that writes nothing has its header only). Its first
- * line is `{runId, project, app}`, each next one a line of the run: `{n, at, s, t, x?}` (its
- * `seq`, its time, `o` stdout or `e` stderr, its text, `x: 1` once the run's log was
- * truncated). Lines are appended in batches, every `FLUSH_MS` at most, one write per run; a
- * file is rewritten whole (a temp file, then a rename) when it outgrows what its run keeps. A
- * file cut short by a kill, or damaged, is read up to its last good line. The folder is its
- * owner's only (0700, files 0600): a run's output is its project's.
+ * SHA-256), made at its first whole line. Its first line is `{runId, project, app}`, each next
+ * one a line of the run: `{n, at, s, t, x?}` (its `seq`, its time, `o` stdout or `e` stderr, its
+ * text, `x: 1` once the run's log was truncated). Lines are appended in batches, every
+ * `FLUSH_MS` at most, one write per run; a file is rewritten whole (a temp file, then a rename)
+ * when it outgrows what its run keeps. A file cut short by a kill, or damaged, is read up to its
+ * last good line. The folder is its owner's only (0700, files 0600): a run's output is its
+ * project's.
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";

@@ -46,7 +46,7 @@ export class RunLog {
   };
   /** Its file's name (fileKeyOf), set by its store. */
   key = "";
-  /** Bytes of its file, written or queued, its header included (the store's count). */
+  /** Bytes of its file, written or queued: 0 until its first whole line (the store's count). */
   fileBytes = 0;
   /** Its file is rewritten with only what the run keeps once it would pass this size. */
   rewriteAt = 0;

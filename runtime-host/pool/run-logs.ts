@@ -64,12 +64,7 @@ export class RunLogStore {
       return;
     }
     const log = new RunLog(runId, owner, this.limits, this.#onLine);
-    // Its file is made now, its header only until a line comes: a run that writes nothing is
-    // still known after a restart, and read as such (no lines), not as one whose logs were lost.
-    const header = this.files ? headerOf(runId, owner) : "";
-    this.#add(key, this.#newLog(key, log, Buffer.byteLength(header)));
-    if (header) this.files?.append(key, header);
-    this.#keepWithinDisk();
+    this.#add(key, this.#newLog(key, log, 0));
   }
 
   has(runId: string): boolean {
@@ -178,7 +173,8 @@ export class RunLogStore {
   readonly #onLine = (log: RunLog, line: Line): void => {
     const { key } = log;
     if (!this.files || this.#runs.get(key) !== log) return;
-    const data = recordOf(line, log.total, log.truncated);
+    let data = recordOf(line, log.total, log.truncated);
+    if (log.fileBytes === 0) data = headerOf(log.runId, log.owner) + data;
     const bytes = Buffer.byteLength(data);
     if (log.fileBytes + bytes > log.rewriteAt) {
       this.#rewrite(key, log);
