@@ -125,7 +125,7 @@ describe("GET /v2/projects/{id}/runs/{runId}/logs", () => {
     const res = await f.call("GET", logsPath(f.projectId, forgotten));
     expect(res.status).toBe(404);
     expect(((await res.json()) as Body).message).toBe(
-      `no logs of run '${forgotten}': the runtime hosts keep the logs of their latest 500 runs of managed-runtime apps only (at most 128 MiB each, on its disk, across its restarts): this run's were dropped for later ones, or the host that ran it is down or gone`,
+      `no logs of run '${forgotten}': the runtime hosts keep the logs of their latest 500 runs of managed-runtime apps only (at most 128 MiB each, on its disk, across its restarts): a run that wrote nothing keeps no file there, so once its host has restarted it is not known from one whose logs were dropped for later runs; or the host that ran it is down or gone`,
     );
     // Why not, where it can be said: it has not run, or a custom app's request has none.
     const waiting = await runOf(f.projectId, { logs: false, status: "queued" });

@@ -67,7 +67,7 @@ function whyNoLogs(run: typeof runs.$inferSelect): string {
     const error = run.error ? ` (${run.error})` : "";
     return `it failed on its runtime host without a run time${error}; what the app's replicas wrote is in \`runlet logs --app ${run.app}\``;
   }
-  return "the runtime hosts keep the logs of their latest 500 runs of managed-runtime apps only (at most 128 MiB each, on its disk, across its restarts): this run's were dropped for later ones, or the host that ran it is down or gone";
+  return "the runtime hosts keep the logs of their latest 500 runs of managed-runtime apps only (at most 128 MiB each, on its disk, across its restarts): a run that wrote nothing keeps no file there, so once its host has restarted it is not known from one whose logs were dropped for later runs; or the host that ran it is down or gone";
 }
 
 export function registerGetRunLogs(app: OpenAPIHono<AppEnv>) {
