@@ -193,3 +193,17 @@ describe("runlet hosts drain, resume and remove", () => {
     expect(bare.stderr).toContain("give the id of the host to remove");
   });
 });
+
+it("points `hosts tokens create --name N` (as `tokens create` goes) to `hosts token --name N`", async () => {
+  // It said only "hosts tokens takes no --name", and a new operator did not find the command.
+  for (const args of [
+    ["hosts", "tokens", "create", "--name", "rack"],
+    ["hosts", "tokens", "--name", "rack"],
+  ]) {
+    const made = await runlet(args, { RUNLET_HOME: "/nonexistent" });
+    expect(made.code).toBe(1);
+    expect(made.stderr).toBe(
+      "runlet hosts: hosts tokens lists the join tokens; to make one: runlet hosts token --name N",
+    );
+  }
+});

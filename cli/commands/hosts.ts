@@ -76,6 +76,11 @@ export const hosts: Command = {
     }[action];
     if (!takes)
       throw new CliError(`say list, drain, resume, remove, token, tokens or revoke\n\n${USAGE}`);
+    // `hosts tokens create --name x` (as `tokens create` goes) said only "takes no --name".
+    if (action === "tokens" && (values.name !== undefined || rest[0] === "create"))
+      throw new CliError(
+        "hosts tokens lists the join tokens; to make one: runlet hosts token --name N",
+      );
     takesOnly(`hosts ${action}`, { values, words: rest }, takes, USAGE);
     const config = await loadConfig(process.env, { anyProject: true });
     const json = (value: unknown) => console.log(JSON.stringify(value));
