@@ -121,7 +121,7 @@ describe("the join-tokens page, in a browser", () => {
     await page.getByLabel("Name").fill("rack-b");
     await page.getByRole("button", { name: "Create" }).click();
     await expect(page.getByRole("alert").textContent()).resolves.toContain(
-      `a join token named 'rack-b' is live already (${tokens[0]?.id}): revoke it first`,
+      `a host token named 'rack-b' is live already (${tokens[0]?.id}): revoke it first`,
     );
     expect(await page.locator("#new-token").count()).toBe(0);
     expect((await listed()).length).toBe(1);

@@ -169,14 +169,14 @@ describe("the CLI in a script", () => {
     const again = await runlet(["tokens", "create", "--name", "nightly", "--expires", "1d"]);
     expect([again.code, again.stdout]).toEqual([1, ""]);
     expect(again.stderr).toBe(
-      `runlet tokens: creating the token failed (409): a service account named 'nightly' is active in this project already (${id}): revoke it first (runlet tokens revoke ${id}), or pick another name`,
+      `runlet tokens: creating the token failed (409): a service account named 'nightly' is active in this project already (${id}): revoke it first (runlet tokens revoke ${id}, or the dashboard's API keys page), or pick another name`,
     );
     const host = await runlet(["hosts", "token", "--name", "rack-n", "--json"]);
     const { id: hostTokenId } = JSON.parse(host.stdout) as { id: string };
     const twice = await runlet(["hosts", "token", "--name", "rack-n", "--json"]);
     expect(twice.code).toBe(1);
     expect(JSON.parse(twice.stdout)).toEqual({
-      message: `creating a host token failed (409): a join token named 'rack-n' is live already (${hostTokenId}): revoke it first (runlet hosts revoke ${hostTokenId}), or pick another name`,
+      message: `creating a host token failed (409): a host token named 'rack-n' is live already (${hostTokenId}): revoke it first (runlet hosts revoke ${hostTokenId}, or the dashboard's Join tokens tab, under Hosts), or pick another name`,
       status: 409,
       code: "conflict",
     });

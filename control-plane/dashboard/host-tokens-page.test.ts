@@ -100,7 +100,7 @@ describe("the join-tokens page", () => {
     // A new form of the same name is refused while that token is live, naming it; none is made.
     const next = await post(TOKENS, cookie, { name: "rack-7", since: sinceOf(again) });
     expect(await landing(next, cookie)).toContain(
-      `a join token named &#39;rack-7&#39; is live already (${made?.id}): revoke it first (runlet hosts revoke ${made?.id}), or pick another name`,
+      `a host token named &#39;rack-7&#39; is live already (${made?.id}): revoke it first (runlet hosts revoke ${made?.id}, or the dashboard&#39;s Join tokens tab, under Hosts), or pick another name`,
     );
     expect(await tokensNamed("rack-7")).toHaveLength(1);
   });

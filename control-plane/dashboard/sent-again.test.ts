@@ -58,7 +58,7 @@ it("makes no second account of a form sent again, and says which it made", async
   const taken = await post({ name: "ci-reload", since: sinceOf(said) });
   expect(taken.status).toBe(303);
   expect(await page(cookiesOf(taken))).toContain(
-    `a service account named &#39;ci-reload&#39; is active in this project already (${made?.id}): revoke it first (runlet tokens revoke ${made?.id}), or pick another name`,
+    `a service account named &#39;ci-reload&#39; is active in this project already (${made?.id}): revoke it first (runlet tokens revoke ${made?.id}, or the dashboard&#39;s API keys page), or pick another name`,
   );
   expect(await named("ci-reload")).toHaveLength(1);
 });

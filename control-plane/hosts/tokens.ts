@@ -38,7 +38,7 @@ export async function createHostToken(
     const id = other?.id ?? "(revoked since: try again)";
     throw new ApiError(
       "conflict",
-      `a join token named '${input.name}' is live already (${id}): revoke it first (runlet hosts revoke ${id}), or pick another name`,
+      `a host token named '${input.name}' is live already (${id}): revoke it first (runlet hosts revoke ${id}, or the dashboard's Join tokens tab, under Hosts), or pick another name`,
     );
   }
   return { ...row, token };

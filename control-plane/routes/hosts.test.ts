@@ -101,7 +101,7 @@ describe("host tokens", () => {
       expect(res.status).toBe(409);
       expect(await res.json()).toEqual({
         code: "conflict",
-        message: `a join token named 'rack-east' is live already (${first?.id}): revoke it first (runlet hosts revoke ${first?.id}), or pick another name`,
+        message: `a host token named 'rack-east' is live already (${first?.id}): revoke it first (runlet hosts revoke ${first?.id}, or the dashboard's Join tokens tab, under Hosts), or pick another name`,
       });
     }
     expect(await listed()).toHaveLength(1);

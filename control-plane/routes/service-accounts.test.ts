@@ -190,7 +190,7 @@ describe("service accounts", () => {
     expect(again.status).toBe(409);
     expect(await body(again)).toEqual({
       code: "conflict",
-      message: `a service account named 'deploy-bot' is active in this project already (${first.id}): revoke it first (runlet tokens revoke ${first.id}), or pick another name`,
+      message: `a service account named 'deploy-bot' is active in this project already (${first.id}): revoke it first (runlet tokens revoke ${first.id}, or the dashboard's API keys page), or pick another name`,
     });
     // Nothing was made: no account, no token, and the refusal alone on the record.
     const named = await f.db

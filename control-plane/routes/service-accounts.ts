@@ -219,7 +219,7 @@ export function registerServiceAccounts(app: OpenAPIHono<AppEnv>) {
       if (audit) audit.target = { type: "service_account", id: "(new)" }; // none was made
       throw new ApiError(
         "conflict",
-        `a service account named '${name}' is active in this project already (${otherId}): revoke it first (runlet tokens revoke ${otherId}), or pick another name`,
+        `a service account named '${name}' is active in this project already (${otherId}): revoke it first (runlet tokens revoke ${otherId}, or the dashboard's API keys page), or pick another name`,
       );
     }
     return c.json(
