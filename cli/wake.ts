@@ -71,6 +71,11 @@ export async function wakeRuns(
     if (failed) return `${resumed}; ${failed} shard(s) could not be woken (see the worker's log)`;
     return queued + running > 0 ? resumed : undefined;
   } catch (err) {
-    return `could not be resumed: ${(err as Error).message}`;
+    // The Worker not answering yet (restarting too, after the host): its own restart wakes the
+    // shards once it answers. "could not be resumed: fetch failed" read as runs lost.
+    const { message } = err as Error;
+    if (err instanceof TypeError)
+      return `wait for the Worker, which does not answer yet (${message}): they are resumed once it does`;
+    return `could not be resumed: ${message}`;
   }
 }
