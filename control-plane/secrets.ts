@@ -94,6 +94,27 @@ export const raiseSecretsRevision = (db: Database, projectId: string, when?: SQL
     .returning({ revision: projects.secretsRevision });
 
 /**
+ * What keeps a write of `value` to the secret `name` from raising the revision: the stored value
+ * is `value` already (and its sealed text is still the one read here). A script that sets every
+ * secret on each run, unchanged, replaced every replica of the project each time. Undefined: the
+ * write changes the value (or makes the secret).
+ */
+export async function sameValue(
+  db: Database,
+  key: CryptoKey,
+  projectId: string,
+  name: string,
+  value: string,
+): Promise<SQL | undefined> {
+  const where = and(eq(secrets.projectId, projectId), eq(secrets.name, name));
+  const [stored] = await db.select({ sealed: secrets.sealed }).from(secrets).where(where);
+  if (!stored) return undefined;
+  const opened = await openSecret(key, projectId, name, stored.sealed).catch(() => undefined);
+  if (opened !== value) return undefined;
+  return sql`exists (select 1 from ${secrets} where ${and(where, eq(secrets.sealed, stored.sealed))})`;
+}
+
+/**
  * Tells the runtime hosts the revision `raiseSecretsRevision` returned (none: nothing changed);
  * the ones that answer have replaced the project's replicas when it resolves (docs/api.md).
  */

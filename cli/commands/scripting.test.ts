@@ -73,7 +73,7 @@ describe("the CLI in a script", () => {
     expect([stored.code, stored.stdout, stored.stderr]).toEqual([
       0,
       "Stored OUTCOME.",
-      "The project's apps' running replicas are being replaced: calls made from now on get OUTCOME as it is now (no redeploy needed; a runtime host that could not be told at once hears it within 2 s). Calls running now finish with the value before (or none).",
+      "The project's apps' running replicas that read another value are being replaced: calls made from now on get OUTCOME as it is now (no redeploy needed; a runtime host that could not be told at once hears it within 2 s). Calls running now finish with the value before (or none).",
     ]);
     const deleted = await runlet(["secrets", "delete", "OUTCOME"]);
     expect([deleted.code, deleted.stdout]).toEqual([0, "Deleted OUTCOME."]);

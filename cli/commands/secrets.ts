@@ -34,8 +34,8 @@ NAME: letters, digits and underscores, not starting with a digit.`;
  * runtime hosts replace them (docs/api.md, "Secrets"). Before, an app called at once read the
  * old value, or none, and nothing said why.
  */
-const runningNote = (now: string, stale: string) =>
-  `The project's apps' running replicas are being replaced: calls made from now on ${now} (no redeploy needed; a runtime host that could not be told at once hears it within 2 s). Calls running now finish with ${stale}.`;
+const runningNote = (now: string, stale: string, which = "") =>
+  `The project's apps' running replicas${which} are being replaced: calls made from now on ${now} (no redeploy needed; a runtime host that could not be told at once hears it within 2 s). Calls running now finish with ${stale}.`;
 
 /** The value piped in: one trailing newline is the terminal's, not the value's. */
 async function readValue(): Promise<string> {
@@ -124,7 +124,14 @@ export const secrets: Command = {
       if (values.json) console.log(JSON.stringify({ name, stored: true }));
       else console.log(`Stored ${name}.`);
       if (!values.json)
-        console.error(runningNote(`get ${name} as it is now`, "the value before (or none)"));
+        console.error(
+          // A value set again unchanged replaces none (docs/api.md, "Secrets").
+          runningNote(
+            `get ${name} as it is now`,
+            "the value before (or none)",
+            " that read another value",
+          ),
+        );
       return 0;
     }
     if (action === "delete") {

@@ -295,4 +295,22 @@ describe("a change of secrets", () => {
     expect((await f.call("DELETE", path("ROTATE_ME"))).status).toBe(404);
     expect(told.map((t) => t.revision)).toEqual([at, at + 1, at + 2]);
   });
+
+  it("tells the hosts nothing when a secret is set to the value it has: no replica is replaced", async () => {
+    // A script that set every secret on each run, unchanged, replaced every replica each time.
+    told.length = 0;
+    expect((await f.call("PUT", path("STEADY"), { body: { value: "same" } })).status).toBe(204);
+    expect((await f.call("PUT", path("STEADY"), { body: { value: "same" } })).status).toBe(204);
+    expect((await f.call("PUT", path("STEADY"), { body: { value: "other" } })).status).toBe(204);
+    const [made, changed] = told.map((t) => t.revision);
+    expect(told).toHaveLength(2);
+    expect(changed).toBe((made as number) + 1);
+    // Stored and audited all the same: the write happened.
+    const writes = await f.call(
+      "GET",
+      `/v2/projects/${f.projectId}/audit-log?action=secrets.write`,
+    );
+    const logs = ((await writes.json()) as { logs: Array<{ target: { id: string } }> }).logs;
+    expect(logs.filter((l) => l.target.id === "STEADY")).toHaveLength(3);
+  });
 });

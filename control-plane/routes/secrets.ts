@@ -23,6 +23,7 @@ import {
   MAX_SECRETS_BYTES,
   openSecret,
   raiseSecretsRevision,
+  sameValue,
   sealedBytes,
   sealSecret,
   secretBytes,
@@ -184,11 +185,13 @@ export function registerSecrets(app: OpenAPIHono<AppEnv>) {
     // could together pass it. The entry goes first, in the same batch, written only if the write
     // that follows is: on the same rows, it can tell a creation from a replacement.
     const fits = secretsFit(projectId, name, bytes);
+    // The value it has already: stored (and audited) again, no replica replaced.
+    const same = await sameValue(db, derived.secrets, projectId, name, value);
     const exists = sql`exists (select 1 from ${secrets} where ${and(eq(secrets.projectId, projectId), eq(secrets.name, name))})`;
     const [, , revised, stored] = (await db.batch([
       auditSuccessIf(c, sql`${fits} and not ${exists}`, { created: true }),
       auditSuccessIf(c, sql`${fits} and ${exists}`, { created: false }),
-      raiseSecretsRevision(db, projectId, fits),
+      raiseSecretsRevision(db, projectId, same ? sql`${fits} and not ${same}` : fits),
       insertIf(db, secrets, row, fits)
         .onConflictDoUpdate({
           target: [secrets.projectId, secrets.name],

@@ -37,7 +37,7 @@ export function registerSecrets(dash: Hono<DashEnv>) {
     return c.html(
       <Page title="Secrets" section={PATH} session={c.var.session}>
         {flash?.kind === "saved" ? (
-          <Notice kind="info">{`${flash.name} is saved. The apps' running replicas are being replaced: calls from now on see it.`}</Notice>
+          <Notice kind="info">{`${flash.name} is saved. The apps' running replicas that read another value are being replaced: calls from now on see it.`}</Notice>
         ) : null}
         {flash?.kind === "deleted" ? (
           <Notice kind="info">{`${flash.name} is deleted. The apps' running replicas are being replaced: calls from now on lack it.`}</Notice>
