@@ -121,7 +121,7 @@ export async function run(input) {
     const set = await cli(["secrets", "set", "ROTATED", "second"], runlet.env);
     expect(set.code).toBe(0);
     expect(set.stdout).toBe("Stored ROTATED.\n");
-    expect(set.stderr).toContain("running replicas are being replaced");
+    expect(set.stderr).toContain("running replicas that read another value are being replaced");
 
     // Before, the idle replica kept "first" until its cooldown ended (60 s), whatever came.
     const seen: string[] = [];
