@@ -204,16 +204,12 @@ export function registerServiceAccounts(app: OpenAPIHono<AppEnv>) {
       createdAt: now,
       expiresAt: expires,
     };
-    await db.batch([
+    const [, made] = (await db.batch([
       insertIf(db, tokens, issued.row, free),
-      insertIf(db, serviceAccounts, account, free),
+      insertIf(db, serviceAccounts, account, free).returning({ id: serviceAccounts.id }),
       auditSuccessIf(c, ours, { name, role, expiresAt: new Date(expires).toISOString() }),
-    ]);
-    const [made] = await db
-      .select({ id: serviceAccounts.id })
-      .from(serviceAccounts)
-      .where(eq(serviceAccounts.id, id));
-    if (!made) {
+    ])) as unknown[][];
+    if (!made?.length) {
       const [other] = await db.select({ id: serviceAccounts.id }).from(serviceAccounts).where(live);
       const otherId = other?.id ?? "(revoked since: try again)";
       if (audit) audit.target = { type: "service_account", id: "(new)" }; // none was made
