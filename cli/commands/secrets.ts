@@ -18,8 +18,9 @@ Project secrets, encrypted at rest (project owners only; every read and write is
 
   set   stores VALUE under NAME. Leave VALUE out (or give -) to read it from standard input,
         which keeps it out of your shell history:  printf %s "$DB_URL" | npx runlet secrets set DB_URL
-        The apps' running replicas are replaced, no redeploy needed: calls made once this
-        command returns get the new value; calls running then finish with the value before
+        The apps' running replicas that read another value are replaced, no redeploy needed:
+        calls made once this command returns get the new value; calls running then finish
+        with the value before
   get   prints the value alone, for  $(npx runlet secrets get DB_URL);  --json prints {name, value}
   delete  removes it; running replicas are replaced likewise: new calls do not have it. On a
           terminal it asks first (default No): --yes (-y) answers yes. A script (stdin or
