@@ -6,21 +6,18 @@ import type { Deployment } from "../apps.ts";
 import { NAME_PATTERN } from "../names.ts";
 import { HttpError } from "./errors.ts";
 
+/** A project's or an app's name from a route's path (`label` says which); 400 unless valid. */
+export function nameOf(label: "project" | "app", value = ""): string {
+  if (NAME_PATTERN.test(value)) return value;
+  throw new HttpError(
+    400,
+    `${label} must be 1-64 lowercase letters, digits, '-' or '_', starting with a letter or digit`,
+  );
+}
+
 /** The project and app of a route's path; 400 unless both are valid names. */
 export function projectAndApp(params: readonly string[]): { project: string; app: string } {
-  const [project = "", app = ""] = params;
-  for (const [label, value] of [
-    ["project", project],
-    ["app", app],
-  ] as const) {
-    if (!NAME_PATTERN.test(value)) {
-      throw new HttpError(
-        400,
-        `${label} must be 1-64 lowercase letters, digits, '-' or '_', starting with a letter or digit`,
-      );
-    }
-  }
-  return { project, app };
+  return { project: nameOf("project", params[0]), app: nameOf("app", params[1]) };
 }
 
 /**

@@ -10,19 +10,15 @@ import { secretsRevisionSchema } from "../../common/protocol/hosts.ts";
 import type { HostContext } from "../context.ts";
 import { parseJsonBody, readBody } from "../http/body.ts";
 import { HttpError } from "../http/errors.ts";
-import { NAME_PATTERN } from "../names.ts";
+import { nameOf } from "../http/params.ts";
 
 export async function secretsChanged(
   req: IncomingMessage,
   res: ServerResponse,
-  [project = ""]: readonly string[],
+  [given]: readonly string[],
   { pool }: HostContext,
 ): Promise<void> {
-  if (!NAME_PATTERN.test(project))
-    throw new HttpError(
-      400,
-      "project must be 1-64 lowercase letters, digits, '-' or '_', starting with a letter or digit",
-    );
+  const project = nameOf("project", given);
   const parsed = secretsRevisionSchema.safeParse(parseJsonBody(await readBody(req, 1_024)));
   if (!parsed.success) throw new HttpError(400, describeZodError(parsed.error));
   pool.secretsChanged(project, parsed.data.revision);
