@@ -11,11 +11,10 @@ import { isEnded } from "../../../common/protocol/runs.ts";
 import type { DashEnv } from "../api.ts";
 import { Page } from "../layout.tsx";
 import { Notice } from "../ui.tsx";
-import { setCancelRefused } from "./run-deliveries.tsx";
+import { pageOf, setCancelRefused } from "./run-deliveries.tsx";
 import type { RunItem } from "./runs.tsx";
 
-const runPath = (runId: string) => `/dashboard/runs/${encodeURIComponent(runId)}`;
-export const cancelPath = (runId: string) => `${runPath(runId)}/cancel`;
+export const cancelPath = (runId: string) => `${pageOf(runId)}/cancel`;
 
 export function registerRunCancel(dash: Hono<DashEnv>) {
   dash.get("/runs/:runId/cancel", async (c) => {
@@ -33,7 +32,7 @@ export function registerRunCancel(dash: Hono<DashEnv>) {
         )
       : undefined;
     const status = record?.ok ? record.data.status : item?.status;
-    const back = <a href={runPath(runId)}>Back to the run</a>;
+    const back = <a href={pageOf(runId)}>Back to the run</a>;
     return c.html(
       <Page title="Cancel a run" section="/dashboard/runs" session={session}>
         {!item ? (
@@ -58,7 +57,7 @@ export function registerRunCancel(dash: Hono<DashEnv>) {
             <button type="submit" class="danger">
               Cancel run
             </button>
-            <a href={runPath(runId)}>Keep it running</a>
+            <a href={pageOf(runId)}>Keep it running</a>
           </form>
         )}
       </Page>,
@@ -74,6 +73,6 @@ export function registerRunCancel(dash: Hono<DashEnv>) {
       ? await api.runs("DELETE", `/v4/${session.projectId}/${indexed.data.app}/runs/${runId}`)
       : indexed;
     if (!cancelled.ok) setCancelRefused(c, runId, cancelled.message);
-    return c.redirect(runPath(runId), 303);
+    return c.redirect(pageOf(runId), 303);
   });
 }

@@ -24,7 +24,8 @@ export type ResendFlash =
   | { kind: "refused"; message: string; endpoint?: string }
   | { kind: "not-cancelled"; message: string };
 
-const pageOf = (runId: string) => `/dashboard/runs/${encodeURIComponent(runId)}`;
+/** A run's page on the dashboard. */
+export const pageOf = (runId: string) => `/dashboard/runs/${encodeURIComponent(runId)}`;
 
 export function takeResendFlash(c: Context, runId: string): ResendFlash | undefined {
   return takeFlash<ResendFlash>(c, pageOf(runId));
