@@ -143,6 +143,23 @@ const PATIENCE_NOTE_MS = 3_000;
 const PATIENCE_EVERY_MS = 10_000;
 
 /**
+ * A wait said on stderr: `note(seconds waited)` after `firstMs`, then every `everyMs`, until
+ * `stop` (a silent wait reads as a hang).
+ */
+export function waitingNotes(
+  firstMs: number,
+  everyMs: number,
+  note: (seconds: number) => string,
+): { stop(): void } {
+  const started = Date.now();
+  let timer = setTimeout(function again() {
+    process.stderr.write(`${note(Math.round((Date.now() - started) / 1000))}\n`);
+    timer = setTimeout(again, everyMs);
+  }, firstMs);
+  return { stop: () => clearTimeout(timer) };
+}
+
+/**
  * Every request of the CLI to the control plane goes through here, with the CLI's User-Agent:
  * the audit log records it (a deploy's, sent by node:http, had none; the rest said `node`).
  * `send`: how the request goes (`patientFetch` for one whose answer may take minutes);
@@ -155,17 +172,13 @@ export async function request(
   send: (url: string, init: RequestInit) => Promise<Response> = fetch,
   waitingFor = new URL(url).origin,
 ): Promise<Response> {
-  // A silent wait reads as a hang: a deploy or a delete waits for every runtime host that
-  // answers, up to 30 s for one that does not (docs/hosts.md).
-  const started = Date.now();
-  const note = () =>
-    process.stderr.write(
-      `(${what}: still waiting for ${waitingFor}, ${Math.round((Date.now() - started) / 1000)} s)\n`,
-    );
-  let timer = setTimeout(function again() {
-    note();
-    timer = setTimeout(again, PATIENCE_EVERY_MS);
-  }, PATIENCE_NOTE_MS);
+  // A deploy or a delete waits for every runtime host that answers, up to 30 s for one that
+  // does not (docs/hosts.md).
+  const waiting = waitingNotes(
+    PATIENCE_NOTE_MS,
+    PATIENCE_EVERY_MS,
+    (s) => `(${what}: still waiting for ${waitingFor}, ${s} s)`,
+  );
   try {
     const headers = new Headers(init.headers);
     headers.set("user-agent", USER_AGENT);
@@ -175,7 +188,7 @@ export async function request(
       `${what} failed: cannot reach ${new URL(url).origin} — is Runlet running (\`npm start\`)?`,
     );
   } finally {
-    clearTimeout(timer);
+    waiting.stop();
   }
 }
 

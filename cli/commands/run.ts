@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { RunletError } from "runlet/client";
 import { RUN_ID } from "../../common/ids.ts";
 import { CliError, type Command } from "../command.ts";
-import { loadConfig, tokenSource } from "../config.ts";
+import { loadConfig, tokenSource, waitingNotes } from "../config.ts";
 import {
   answeredMessage,
   notTheRunApi,
@@ -197,7 +197,10 @@ outside 2xx exits 1.
       process.exit(130);
     };
     // A long call waited in silence (the run id comes with the answer).
-    const waiting = options.async || values.json ? undefined : stillRunningNotes(app, listed);
+    const waiting =
+      options.async || values.json
+        ? undefined
+        : waitingNotes(5_000, 30_000, (s) => `(${app}: still running, ${s} s; ${listed})`);
     if (!options.async) process.once("SIGINT", interrupted);
     try {
       const ran = await runApi(config)
@@ -271,14 +274,3 @@ outside 2xx exits 1.
     return outcome.failure === undefined ? 0 : 1;
   },
 };
-
-/** After 5 s of a sync call, and every 30 s after, a line on stderr: it runs, where to see it. */
-function stillRunningNotes(app: string, listed: string): { stop(): void } {
-  const started = Date.now();
-  let timer = setTimeout(function note() {
-    const s = Math.round((Date.now() - started) / 1000);
-    process.stderr.write(`(${app}: still running, ${s} s; ${listed})\n`);
-    timer = setTimeout(note, 30_000);
-  }, 5_000);
-  return { stop: () => clearTimeout(timer) };
-}
