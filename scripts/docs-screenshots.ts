@@ -8,7 +8,7 @@
  * RUNLET_API_PORT and RUNLET_HOST_PORT if all are set, else free ones.
  */
 import { join } from "node:path";
-import { client, sleep } from "../test/apps.ts";
+import { client, sleep, waitOrCancel } from "../test/apps.ts";
 import { launchChromium } from "../test/chromium.ts";
 import { cli, json, newHome, ROOT, removeHome, startRunlet } from "../test/harness.ts";
 import { startReceiver } from "../test/receiver.ts";
@@ -20,10 +20,7 @@ const SHOTS = [{ name: "dashboard-runs", path: "/dashboard/runs", width: 1280 }]
 const NIGHTLY = {
   "runlet.toml": 'name = "nightly-report"\nruntime = "managed"',
   "main.mjs": `export async function run(input, ctx) {
-  await new Promise((resolve) => {
-    const timer = setTimeout(resolve, input?.ms ?? 0);
-    ctx.signal.addEventListener("abort", () => { clearTimeout(timer); resolve(); });
-  });
+  ${waitOrCancel("input?.ms ?? 0")}
   return { done: true };
 }`,
 };

@@ -23,6 +23,15 @@ export async function run(input, ctx) {
   };
 }
 
+/**
+ * The source of a wait inside a managed function taking `(input, ctx)`: `ms` (a JavaScript
+ * expression), or until the run is cancelled (ctx.signal), which frees its replica at once.
+ */
+export const waitOrCancel = (ms: string) => `await new Promise((resolve) => {
+    const timer = setTimeout(resolve, ${ms});
+    ctx.signal.addEventListener("abort", () => { clearTimeout(timer); resolve(); });
+  });`;
+
 export function client(runlet: Runlet) {
   const { apiUrl, baseUrl, projectId, token } = runlet.local;
   const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId, timeOfId } from "../common/ids.ts";
 import { loadOrCreateInternalToken } from "../control-plane/home.ts";
 import { verifyWebhook } from "../webhooks/index.mjs";
-import { client } from "./apps.ts";
+import { client, waitOrCancel } from "./apps.ts";
 import { launchChromium, newContext, screenshotOnFailure, seriousViolations } from "./browser.ts";
 import { cli, json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
 import { type Receiver, startReceiver } from "./receiver.ts";
@@ -32,10 +32,7 @@ export async function slow() {
 const QUEUER = {
   "runlet.toml": 'name = "queuer"\nruntime = "managed"\n[scaling]\nmax_replicas = 1',
   "main.mjs": `export async function run(input, ctx) {
-  await new Promise((resolve) => {
-    const timer = setTimeout(resolve, input?.ms ?? 0);
-    ctx.signal.addEventListener("abort", () => { clearTimeout(timer); resolve(); });
-  });
+  ${waitOrCancel("input?.ms ?? 0")}
   return { held: input?.ms ?? 0 };
 }`,
 };

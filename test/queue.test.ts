@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { client, inPool, maxOverlap, sleep, sleeper } from "./apps.ts";
+import { client, inPool, maxOverlap, sleep, sleeper, waitOrCancel } from "./apps.ts";
 import { cli, type Json, json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
 import { type Receiver, startReceiver } from "./receiver.ts";
 
@@ -47,10 +47,7 @@ describe("async runs are a durable queue", () => {
     await api.deploy({
       "runlet.toml": [...managed("backlog"), ...scaling(1), ""].join("\n"),
       "main.mjs": `export async function run(input, ctx) {
-  await new Promise((resolve) => {
-    const timer = setTimeout(resolve, input?.ms ?? 0);
-    ctx.signal.addEventListener("abort", () => { clearTimeout(timer); resolve(); });
-  });
+  ${waitOrCancel("input?.ms ?? 0")}
   return { ok: true };
 }`,
     });

@@ -1,6 +1,7 @@
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhook } from "../webhooks/index.mjs";
+import { waitOrCancel } from "./apps.ts";
 import { type Json, json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
 import { nodeRequest } from "./raw-http.ts";
 import { type Receiver, startReceiver } from "./receiver.ts";
@@ -21,10 +22,7 @@ export async function nap(input) {
   return { napped: input.ms };
 }
 export async function slow(input, ctx) {
-  await new Promise((resolve) => {
-    const timer = setTimeout(resolve, 60_000);
-    ctx.signal.addEventListener("abort", () => { clearTimeout(timer); resolve(); });
-  });
+  ${waitOrCancel("60_000")}
   return "finished";
 }
 `,
