@@ -150,6 +150,10 @@ function unverifiedField(token: string, part: 0 | 1, field: string): string | un
 export const tokenProject = (token: string): string | undefined =>
   unverifiedField(token, 1, "prj") || undefined;
 
+/** Whose a token is (`sub`: a user's or a service account's id), unverified. */
+export const tokenSubject = (token: string): string | undefined =>
+  unverifiedField(token, 1, "sub") || undefined;
+
 /** The `kid` a token's header names, unverified. */
 export const tokenKid = (token: string): string | undefined => unverifiedField(token, 0, "kid");
 

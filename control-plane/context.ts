@@ -50,7 +50,8 @@ export interface Deps {
 /** The authenticated caller and their role in the path's project. */
 export interface Access {
   principal: Principal;
-  role: Role;
+  /** Null: an operator not in the project, on their own membership (AccessRule.operatorOnSelf). */
+  role: Role | null;
   projectId: string;
 }
 

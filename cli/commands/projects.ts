@@ -3,13 +3,15 @@ import type { projectOfCallerSchema } from "../../control-plane/routes/projects-
 import { CliError, type Command } from "../command.ts";
 import { type CliConfig, callApi, loadConfig, printTable } from "../config.ts";
 
-const USAGE = `Usage: runlet projects [list] [--json]
+const USAGE = `Usage: runlet projects [list] [--all] [--json]
        runlet projects create --name NAME [--plan hobby|pro|enterprise] [--json]
        runlet projects update [ID] [--name NAME] [--plan hobby|pro|enterprise] [--json]
 
   list     (also with no subcommand) the projects you are in: id, name, plan, your role, when
            it was made, oldest first; * marks the one the CLI works in. With a service
-           account's token, its one project. --json: {projects: [...]}, each with current
+           account's token, its one project. --json: {projects: [...]}, each with current.
+           --all (operators): every project of this Runlet, ROLE '-' where you are in none;
+           'RUNLET_PROJECT=<id> runlet users add me --role owner' enters one (audited there)
   create   a new project, owned by the user whose token the CLI has (a service account cannot
            make one). Audited as projects.create in it
   update   renames a project or changes its plan (ID: the one the CLI works in by default);
@@ -18,19 +20,21 @@ const USAGE = `Usage: runlet projects [list] [--json]
 The other commands work in the project of RUNLET_PROJECT, else the one a service account's
 token names, else local.json's: set RUNLET_PROJECT to another one's id to work there.`;
 
-type Project = z.infer<typeof projectOfCallerSchema>;
+/** `role` null: a project an operator's `--all` lists, which they are not in. */
+type Project = Omit<z.infer<typeof projectOfCallerSchema>, "role"> & { role: string | null };
 
 /** One row of the list: * for the project the CLI works in. */
 export function projectRow(p: Project, current: string): string[] {
-  return [p.id === current ? "*" : "", p.id, p.name, p.plan, p.role, p.createdAt.slice(0, 10)];
+  const role = p.role ?? "-";
+  return [p.id === current ? "*" : "", p.id, p.name, p.plan, role, p.createdAt.slice(0, 10)];
 }
 
-async function list(config: CliConfig, json: boolean): Promise<number> {
+async function list(config: CliConfig, json: boolean, all: boolean): Promise<number> {
   const { projects } = await callApi<{ projects: Project[] }>(
     config,
     "GET",
-    "/v2/projects",
-    "listing your projects",
+    all ? "/v2/projects?all=true" : "/v2/projects",
+    all ? "listing every project" : "listing your projects",
   );
   if (json) {
     const marked = projects.map((p) => ({ ...p, current: p.id === config.projectId }));
@@ -92,7 +96,7 @@ export const projects: Command = {
   name: "projects",
   summary: "list your projects, create one (you own it), or rename one",
   usage: USAGE,
-  options: { name: { type: "string" }, plan: { type: "string" } },
+  options: { name: { type: "string" }, plan: { type: "string" }, all: { type: "boolean" } },
   async run({ values, positionals }) {
     const [action = "list", ...extra] = positionals;
     if (action !== "list" && action !== "create" && action !== "update") {
@@ -102,11 +106,13 @@ export const projects: Command = {
     if (words.length > 0) {
       throw new CliError(`unexpected '${words.join(" ")}'\n\n${USAGE}`);
     }
+    if (values.all && action !== "list") throw new CliError(`--all is for list\n\n${USAGE}`);
     if (action === "create") return create(values);
     if (action === "update") return update(extra[0], values);
     if (values.name || values.plan) {
       throw new CliError(`--name and --plan are for create and update\n\n${USAGE}`);
     }
-    return list(await loadConfig(process.env, { anyProject: true }), values.json === true);
+    const config = await loadConfig(process.env, { anyProject: true });
+    return list(config, values.json === true, values.all === true);
   },
 };

@@ -216,6 +216,56 @@ it("tokens list says who made each service account, after they were removed", as
   );
 });
 
+// docs/deploy.md: an operator enters a project they are not in (its owner left, say), audited.
+it("lets an operator list every project and add themselves to one they are not in ('me')", async () => {
+  const made = await runlet(["users", "create", "--name", "Solo", "--expires", "30d"]);
+  expect(made.code, made.stderr).toBe(0);
+  const solo = { ...env, [ENV.token]: made.stdout.trim(), [ENV.project]: undefined };
+  const own = await runlet(["projects", "create", "--name", "solo-own", "--json"], solo);
+  expect(own.code, own.stderr).toBe(0);
+  const theirs = JSON.parse(own.stdout).id as string;
+
+  const mine = JSON.parse((await runlet(["projects", "--json"])).stdout).projects;
+  expect(mine.map((p: { id: string }) => p.id)).not.toContain(theirs);
+  const all = await runlet(["projects", "--all"]);
+  expect(all.code, all.stderr).toBe(0);
+  expect(all.stdout).toMatch(new RegExp(`^\\s+${theirs}\\s+solo-own\\s+hobby\\s+-\\s`, "m"));
+  const refused = await runlet(["projects", "--all"], solo);
+  expect(refused.code).toBe(1);
+  expect(refused.stderr).toContain("only an operator of this Runlet may list every project");
+
+  const there = { ...env, [ENV.project]: theirs };
+  const joined = await runlet(["users", "add", "me", "--role", "member"], there);
+  expect(joined.code, joined.stderr).toBe(0);
+  expect(joined.stdout).toMatch(/^Added Ada \(usr_\w+\) as member\.$/);
+  const raised = await runlet(["users", "role", "me", "owner", "--json"], there);
+  expect(raised.code, raised.stderr).toBe(0);
+  expect(JSON.parse(raised.stdout)).toMatchObject({ name: "Ada", role: "owner" });
+  // The project's owner reads how the operator came in.
+  const log = await runlet(["audit-log", "--action", "users.add", "--json"], {
+    ...solo,
+    [ENV.project]: theirs,
+  });
+  expect(JSON.parse(log.stdout).logs[0]).toMatchObject({
+    outcome: "success",
+    metadata: { name: "Ada", role: "member", asOperator: true },
+  });
+  // 'me' is a user: a service account's token is told so before anything is sent.
+  const account = await runlet([
+    "tokens",
+    "create",
+    "--name",
+    "me-ci",
+    "--expires",
+    "1d",
+    "--json",
+  ]);
+  const ci = { ...env, [ENV.token]: JSON.parse(account.stdout).token };
+  const notMe = await runlet(["users", "add", "me", "--role", "member"], ci);
+  expect(notMe.code).toBe(1);
+  expect(notMe.stderr).toContain("this token is a service account's");
+});
+
 it("prints --help, and names the actions when given another", async () => {
   const help = await runlet(["users", "--help"], {});
   expect(help.code).toBe(0);

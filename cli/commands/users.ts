@@ -1,15 +1,16 @@
 import { ENV } from "../../common/consts.ts";
+import { tokenSubject } from "../../common/jwt.ts";
 import { tokenState as stateOf } from "../../common/token-state.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
-import { callProject, loadConfig, printTable } from "../config.ts";
+import { type CliConfig, callProject, loadConfig, printTable } from "../config.ts";
 import { expiryOf } from "../expiry.ts";
 import { newToken, revokeToken } from "./user-tokens.ts";
 
 export const USERS_USAGE = `Usage: runlet users list [--json]
        runlet users create --name NAME --expires WHEN [--role member|owner] [--operator] [--json]
-       runlet users add <user-id> --role member|owner [--json]
-       runlet users role <user-id> member|owner [--json]
-       runlet users remove <user-id> [--json]
+       runlet users add <user-id>|me --role member|owner [--json]
+       runlet users role <user-id>|me member|owner [--json]
+       runlet users remove <user-id>|me [--json]
        runlet users token [<user-id>] --expires WHEN [--json]
        runlet users revoke <user-id> [--json]
 
@@ -26,8 +27,10 @@ Every change is audited in the project (users.create, users.add, ...).
            secrets, users and read the audit log), --operator (runs this Runlet too: its hosts,
            and its users)
   add      an existing user (from 'runlet users list' of another project) joins this one with
-           --role (operators who own the project)
-  role     makes a member an owner, or an owner a member (owners); never the last owner
+           --role (operators who own the project). 'me': you; an operator may add themselves
+           to any project ('runlet projects --all' lists them), audited there as an operator's
+  role     makes a member an owner, or an owner a member (owners; an operator, their own role:
+           'runlet users role me owner'); never the last owner
   remove   takes a user out of this project (owners); never the last owner. Their token still
            works in their other projects: to shut them out everywhere, 'runlet users revoke'
   token    a new token, printed once, and the old one stops working:
@@ -80,6 +83,15 @@ function userId(rest: string[], action: string): string {
     throw new CliError(`one user at a time (got ${rest.join(" ")})\n\n${USERS_USAGE}`);
   }
   return id;
+}
+
+/** `me`: the user whose token the CLI has (its `sub`). */
+function whoIsMe(config: CliConfig): string {
+  const me = tokenSubject(config.token);
+  if (me?.startsWith("usr_")) return me;
+  throw new CliError(
+    "'me' is the user whose token the CLI has, and this token is a service account's: give a user's id",
+  );
 }
 
 function roleOf(text: unknown, where: string): "member" | "owner" {
@@ -140,18 +152,22 @@ async function member(
   action: "add" | "role" | "remove",
   rest: string[],
 ): Promise<number> {
-  const id = userId(rest, action);
+  const given = userId(rest, action);
+  const role =
+    action === "remove"
+      ? undefined
+      : action === "add"
+        ? roleOf(values.role, "--role")
+        : roleOf(rest[1] ?? values.role, "the role");
+  const config = await loadConfig();
+  const id = given === "me" ? whoIsMe(config) : given;
   const path = `/users/${encodeURIComponent(id)}`;
-  if (action === "remove") {
-    const config = await loadConfig();
+  if (!role) {
     await callProject(config, "DELETE", path, "removing the user");
     if (values.json) console.log(JSON.stringify({ id, removed: true }));
     else console.log(`Removed ${id} from project ${config.projectId}.`);
     return 0;
   }
-  const role =
-    action === "add" ? roleOf(values.role, "--role") : roleOf(rest[1] ?? values.role, "the role");
-  const config = await loadConfig();
   const method = action === "add" ? "PUT" : "PATCH";
   const what = action === "add" ? "adding the user" : "changing the role";
   const done = await callProject<Member>(config, method, path, what, { role });

@@ -19,6 +19,12 @@ export interface AccessRule {
     target: (c: Ctx, projectId: string) => AuditTarget;
     successes?: boolean;
   };
+  /**
+   * An operator acting on their own membership (`{userId}` is theirs) passes whatever their role
+   * in the project, none included: how an operator enters any project, audited there (PUT and
+   * PATCH of …/users/{userId}; docs/api.md).
+   */
+  operatorOnSelf?: true;
 }
 
 /**
@@ -42,6 +48,10 @@ export function access(rule: AccessRule) {
         projectId,
         written: rule.audit.successes === false,
       });
+    }
+    if (rule.operatorOnSelf && (await operatorOnSelf(c, principal))) {
+      c.set("access", { principal, role, projectId });
+      return next();
     }
     if (!role) {
       throw new ApiError(
@@ -83,6 +93,12 @@ export async function isOperator(db: Database, principal: Principal): Promise<bo
 }
 
 const callerIsOperator = (c: Ctx) => isOperator(c.var.deps.db, c.var.principal);
+
+/** Whether `principal` is an operator and the route's `{userId}` is their own. */
+const operatorOnSelf = async (c: Ctx, principal: Principal) =>
+  principal.type === "user" &&
+  c.req.param("userId") === principal.id &&
+  (await isOperator(c.var.deps.db, principal));
 
 /**
  * Route middleware for the installation's own routes (`/v2/hosts…`, `/v2/keys…`): a signed-in

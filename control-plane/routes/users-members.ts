@@ -1,8 +1,10 @@
 /**
  * A project's users: `GET /v2/projects/{projectId}/users` (owner), and on one user
  * `PUT` (add an existing user: an operator who owns the project), `PATCH` (change their role:
- * owner) and `DELETE` (remove them: owner). A project keeps at least one user owner: removing or
- * demoting the last is 409. Audited as `users.add`, `users.set_role`, `users.remove`.
+ * owner) and `DELETE` (remove them: owner). An operator may also add themselves to any project,
+ * or change their own role there (`operatorOnSelf`), audited in it like any other change. A
+ * project keeps at least one user owner: removing or demoting the last is 409. Audited as
+ * `users.add`, `users.set_role`, `users.remove`.
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq, ne, or, sql } from "drizzle-orm";
@@ -26,11 +28,18 @@ import {
 } from "./members.ts";
 import { roleSchema } from "./projects.ts";
 
-const audited = (action: AuditAction) =>
+const audited = (action: AuditAction, operatorOnSelf?: true) =>
   access({
     role: "owner",
     audit: { action, target: (c) => ({ type: "user", id: c.req.param("userId") ?? "" }) },
+    ...(operatorOnSelf ? { operatorOnSelf } : {}),
   });
+
+/**
+ * The audit entry's details say so when an operator who does not own the project acted on
+ * their own membership there (AccessRule.operatorOnSelf): how they entered it.
+ */
+const entered = (c: Ctx) => (c.var.access.role === "owner" ? {} : { asOperator: true });
 
 const memberAnswer = (description: string) => ({
   description,
@@ -63,9 +72,14 @@ export const addUserRoute = createRoute({
   method: "put",
   path: "/v2/projects/{projectId}/users/{userId}",
   operationId: "addProjectUser",
-  summary: "Add an existing user to the project; an operator who owns the project only (audited).",
+  summary:
+    "Add an existing user to the project: an operator who owns the project; or an operator adds themselves to any project (audited).",
   security: bearerAuth,
-  middleware: [audited("users.add"), operatorFor("add users to a project"), smallBody] as const,
+  middleware: [
+    audited("users.add", true),
+    operatorFor("add users to a project"),
+    smallBody,
+  ] as const,
   request: {
     params: userIdParam,
     body: { required: true, content: { "application/json": { schema: roleBody } } },
@@ -84,9 +98,10 @@ export const setRoleRoute = createRoute({
   method: "patch",
   path: "/v2/projects/{projectId}/users/{userId}",
   operationId: "setProjectUserRole",
-  summary: "Change a member's role (audited); the last owner cannot be demoted.",
+  summary:
+    "Change a member's role (audited): an owner, or an operator their own; the last owner cannot be demoted.",
   security: bearerAuth,
-  middleware: [audited("users.set_role"), smallBody] as const,
+  middleware: [audited("users.set_role", true), smallBody] as const,
   request: {
     params: userIdParam,
     body: { required: true, content: { "application/json": { schema: roleBody } } },
@@ -150,7 +165,7 @@ export function registerProjectUsers(app: OpenAPIHono<AppEnv>) {
     }
     const isNew = sql`not exists (select 1 from ${memberships} where ${memberships.projectId} = ${projectId} and ${memberships.userId} = ${userId})`;
     const done = (await db.batch([
-      auditSuccessIf(c, isNew, { name: user.name, role }),
+      auditSuccessIf(c, isNew, { name: user.name, role, ...entered(c) }),
       db
         .insert(memberships)
         .values({ projectId, userId, role })
@@ -184,6 +199,7 @@ export function registerProjectUsers(app: OpenAPIHono<AppEnv>) {
         name: member.name,
         from: member.role,
         to: role,
+        ...entered(c),
       }),
       db
         .update(memberships)
