@@ -86,6 +86,17 @@ export function flood({ n, exit }) {
   return n;
 }
 
+// Lines numbered from 1: a few, then many in ONE write (over the run's 64 KiB), then one more.
+export function oneWrite(n) {
+  console.log("line 1");
+  console.log("line 2");
+  let text = "";
+  for (let i = 3; i < n + 3; i++) text += \`line \${i}\\n\`;
+  process.stdout.write(text);
+  console.log(\`line \${n + 3}\`);
+  return Buffer.byteLength(text);
+}
+
 export function printsError() {
   console.error(new Error("logged, not thrown"));
   console.log(import.meta.url);
@@ -231,6 +242,23 @@ describe("ManagedReplica: the logs of runs", () => {
     const bytes = (log?.lines ?? []).reduce((sum, l) => sum + Buffer.byteLength(l.text) + 1, 0);
     expect(bytes).toBeLessThanOrEqual(1024);
     expect(bytes).toBeGreaterThan(900);
+  });
+
+  it("numbers the lines a single write over the run's bound drops, so a follower sees the gap", async () => {
+    const store = new RunLogStore({ bytesPerRun: 64 * 1024, runs: 10 }); // the host's bounds
+    const replica = await started(store);
+    const n = 20_000; // some 220 KiB in one process.stdout.write
+    const outcome = await replica.invoke({ fn: "oneWrite", payload: n, runId: "run_one" }, 10_000);
+    expect(outcome).toMatchObject({ kind: "returned" });
+    const log = store.get("run_one");
+    expect(log?.truncated).toBe(true);
+    // Every kept line has the number it has in all the run wrote: "line N" is line N.
+    const wrong = (log?.lines ?? []).filter((l) => l.text !== `line ${l.seq}`);
+    expect(wrong.slice(0, 3)).toEqual([]);
+    expect(log?.lines.at(-1)).toMatchObject({ text: `line ${n + 3}`, seq: n + 3 });
+    // A follower that had lines 1 and 2 reads a gap: what it gets next starts past line 3.
+    const next = store.get("run_one", 2)?.lines[0]?.seq ?? 0;
+    expect(next).toBeGreaterThan(3);
   });
 
   it("joins the pieces of characters written a byte at a time, per stream", async () => {

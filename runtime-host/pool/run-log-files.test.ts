@@ -183,6 +183,27 @@ describe("RunLogStore on disk", () => {
     expect(after?.lines.at(-1)).toMatchObject({ text: "line 5000", seq: 5_000 });
   });
 
+  it("reads back the numbers of a run whose single write dropped lines, and goes on after them", async () => {
+    const store = await open({ bytesPerRun: 1024, runs: 10 });
+    const line = (i: number) => `line ${i} ${"x".repeat(200)}`;
+    store.open("run_one", OWNER);
+    store.write("run_one", "stdout", `${line(1)}\n${line(2)}\n`);
+    await sleep(FLUSH_MS * 3); // lines 1 and 2 in its file
+    let text = "";
+    for (let i = 3; i <= 40; i++) text += `${line(i)}\n`; // 8 KiB in one write
+    store.write("run_one", "stdout", text);
+    const before = store.get("run_one");
+    expect(before?.lines.at(-1)).toMatchObject({ text: line(40), seq: 40 });
+    await store.close();
+    const again = await open({ bytesPerRun: 1024, runs: 10 });
+    expect(await again.read("run_one")).toEqual(before);
+    again.open("run_one", OWNER);
+    again.write("run_one", "stdout", `${line(41)}\n`);
+    await again.close();
+    const after = await (await open({ bytesPerRun: 1024, runs: 10 })).read("run_one", 39);
+    expect(texts(after)).toEqual([`40:${line(40)}`, `41:${line(41)}`]);
+  });
+
   it("drops the oldest runs past its bytes on disk, the run writing now kept", async () => {
     const store = await open({ bytesPerRun: 1024, runs: 10, diskBytes: 3_000 });
     for (const runId of ["run_1", "run_2", "run_3", "run_4"]) {

@@ -32,6 +32,13 @@ export interface Line {
 
 export const lineBytes = (text: string) => Buffer.byteLength(text) + 1;
 
+/** The newlines in `text` before index `end`. */
+function newlinesIn(text: string, end: number): number {
+  let n = 0;
+  for (let i = text.indexOf("\n"); i !== -1 && i < end; i = text.indexOf("\n", i + 1)) n++;
+  return n;
+}
+
 export class RunLog {
   readonly lines: Line[] = [];
   /** Whole lines ever kept, those dropped since included: the newest one's `seq`. */
@@ -90,9 +97,11 @@ export class RunLog {
     let chunk = text;
     // Only the newest `cap` bytes can stay; a character is at least one byte.
     if (chunk.length > cap) {
-      chunk = chunk.slice(chunk.length - cap);
+      const cut = chunk.length - cap;
+      chunk = chunk.slice(cut);
       this.#partial[stream] = undefined;
       this.truncated = true;
+      this.#skip(newlinesIn(text, cut));
     }
     let start = 0;
     for (let nl = chunk.indexOf("\n"); nl !== -1; nl = chunk.indexOf("\n", start)) {
@@ -146,6 +155,20 @@ export class RunLog {
       })),
       truncated: this.truncated,
     };
+  }
+
+  /**
+   * Counts `n` lines dropped before they were kept (a single write over the bound), so `seq`
+   * has a gap there, as for lines dropped once kept. The lines kept are older than those: they
+   * go too, so those kept stay numbered one after another; the run's file is rewritten with the
+   * next line (its lines read back must be too).
+   */
+  #skip(n: number): void {
+    if (n === 0) return;
+    this.total += n;
+    this.lines.length = 0;
+    this.bytes = 0;
+    this.rewriteAt = 0;
   }
 
   #flushStream(stream: LogStream): void {

@@ -44,6 +44,27 @@ describe("RunLogStore", () => {
     expect(seqs(3)).toEqual(["4:four"]);
   });
 
+  it("counts the lines a single write over the limit drops, and drops the older ones with them", () => {
+    const store = new RunLogStore({ bytesPerRun: 12, runs: 10 });
+    store.open("run_1", OWNER);
+    store.write("run_1", "stderr", "err\n");
+    store.write("run_1", "stdout", "beg");
+    // Lines 2 ("begin") to 7 are more than 12 bytes in one write: its newest 12 are kept.
+    store.write("run_1", "stdout", "in\n3\n4\n5\n6\nseventh\neight\n");
+    const seqs = (after?: number) =>
+      store.get("run_1", after)?.lines.map((l) => `${l.seq ?? "-"}:${l.text}`);
+    // "venth" is line 7, its start cut; "err" (line 1) is older than what was dropped: gone too.
+    expect(seqs()).toEqual(["7:venth", "8:eight"]);
+    expect(store.get("run_1")?.truncated).toBe(true);
+    // A reader that had line 1 sees the gap.
+    expect(seqs(1)).toEqual(["7:venth", "8:eight"]);
+    store.write("run_1", "stdout", "nine\n");
+    expect(seqs(8)).toEqual(["9:nine"]);
+    // A write over the limit with no newline in what it drops counts no line: it is cut mid-line.
+    store.write("run_1", "stdout", `${"x".repeat(20)}\n`);
+    expect(seqs(9)).toEqual([`10:${"x".repeat(11)}`]);
+  });
+
   it("keeps at most linesPerRun lines of a run, the newest: empty lines cost memory, not bytes", () => {
     const store = new RunLogStore({ bytesPerRun: 64 * 1024, runs: 10 }); // the host's lines bound
     store.open("run_1", OWNER);
