@@ -3,26 +3,35 @@
  * copies each SQLite file and its `-wal` at different moments, and a checkpoint between the two
  * tears the copy; here each database (the control plane's `runlet.db`, the run shards under
  * `wrangler/`) is copied by SQLite itself (`VACUUM INTO`, a consistent snapshot of that file),
- * the other files as they are. The copy is made in `DIR.partial` and renamed to `DIR` once
- * whole (docs/deploy.md, "Backing up, restoring and moving a home").
+ * the other files as they are, with their modes and times (the runtime host drops its oldest
+ * run logs by their times). The copy is made in `DIR.partial` and renamed to `DIR` once whole
+ * (docs/deploy.md, "Backing up, restoring and moving a home").
  */
-import { chmod, copyFile, mkdir, readdir, rename, rm, stat } from "node:fs/promises";
+import { chmod, copyFile, mkdir, readdir, rename, rm, stat, utimes } from "node:fs/promises";
 import { join, relative, resolve } from "node:path";
 import { runletHome } from "../../control-plane/home.ts";
 import { CliError, type Command } from "../command.ts";
 
 const USAGE = `Usage: runlet backup <dir> [--json]
 
-Copies RUNLET_HOME (its database, keys, tokens, app bundles and the run store's queued and
-running async runs) to <dir>, a folder that must not exist yet, while runlet start runs or not.
-Each SQLite database is copied by SQLite (a consistent snapshot of it); logs, the pid file,
-worker.env and the runtime host's own copies of apps (fetched again) are left out. Restore by
-starting runlet with RUNLET_HOME=<dir> (docs/deploy.md).`;
+Copies RUNLET_HOME (its database, keys, tokens, app bundles, the run store's queued and
+running async runs, and the runtime host's logs of runs) to <dir>, a folder that must not exist
+yet, while runlet start runs or not. Each SQLite database is copied by SQLite (a consistent
+snapshot of it); logs, the pid file, worker.env and the runtime host's own copies of apps
+(fetched again) and spare folders are left out. Restore by starting runlet with
+RUNLET_HOME=<dir> (docs/deploy.md).`;
 
-/** What a backup leaves out: written again at start, fetched again, or of this process only. */
-const SKIP = new Set(["logs", "runlet.pid", "worker.env", "host"]);
+/**
+ * What a backup leaves out, by path in the home: written again at start, fetched again, or of
+ * this process only. `host/apps` is the host's copies of app versions (from `bundles/`);
+ * `host/slots` its spare processes' folders, emptied at its start (a sandbox may have mounts
+ * there). The rest of `host/`, its runs' logs, is copied.
+ */
+const SKIP = new Set(["logs", "runlet.pid", "worker.env", "host/apps", "host/slots"]);
 const isDatabase = (name: string) => name === "runlet.db" || name.endsWith(".sqlite");
 const isSidecar = (name: string) => /(\.db|\.sqlite)-(wal|shm|journal)$/.test(name);
+/** A file or folder removed while the backup ran (a run's log dropped, a version pruned). */
+const isGone = (err: unknown) => (err as NodeJS.ErrnoException).code === "ENOENT";
 
 async function snapshot(from: string, to: string): Promise<void> {
   // Loaded here: a static import put libSQL's native module in every CLI command's start.
@@ -36,27 +45,45 @@ async function snapshot(from: string, to: string): Promise<void> {
   await chmod(to, (await stat(from)).mode & 0o777);
 }
 
+/**
+ * A file as it is now: one being appended to (a run's log) may end in a line cut short, which
+ * its reader leaves out. Its times are kept. False if it was removed meanwhile.
+ */
+async function copyPlain(from: string, to: string): Promise<boolean> {
+  try {
+    const info = await stat(from);
+    await copyFile(from, to);
+    await chmod(to, info.mode & 0o777);
+    await utimes(to, info.atime, info.mtime);
+    return true;
+  } catch (err) {
+    if (!isGone(err)) throw err;
+    await rm(to, { force: true });
+    return false;
+  }
+}
+
 async function copyTree(
   from: string,
   to: string,
-  top: boolean,
+  path: string,
   count: { dbs: number; files: number },
 ) {
   await mkdir(to, { mode: (await stat(from)).mode & 0o777 });
   for (const entry of await readdir(from, { withFileTypes: true })) {
-    if ((top && SKIP.has(entry.name)) || isSidecar(entry.name) || entry.name.endsWith(".tmp"))
-      continue;
+    const rel = path ? `${path}/${entry.name}` : entry.name;
+    if (SKIP.has(rel) || isSidecar(entry.name) || entry.name.endsWith(".tmp")) continue;
     const [src, dst] = [join(from, entry.name), join(to, entry.name)];
-    if (entry.isDirectory()) await copyTree(src, dst, false, count);
+    if (entry.isDirectory())
+      await copyTree(src, dst, rel, count).catch(async (err: unknown) => {
+        if (!isGone(err)) throw err;
+        await rm(dst, { recursive: true, force: true });
+      });
     else if (!entry.isFile()) continue;
     else if (isDatabase(entry.name)) {
       await snapshot(src, dst);
       count.dbs++;
-    } else {
-      await copyFile(src, dst);
-      await chmod(dst, (await stat(src)).mode & 0o777);
-      count.files++;
-    }
+    } else if (await copyPlain(src, dst)) count.files++;
   }
 }
 
@@ -79,7 +106,7 @@ export async function backupHome(home: string, dir: string) {
   await rm(partial, { recursive: true, force: true });
   const count = { dbs: 0, files: 0 };
   try {
-    await copyTree(src, partial, true, count);
+    await copyTree(src, partial, "", count);
     await rename(partial, dst);
   } catch (err) {
     await rm(partial, { recursive: true, force: true });
