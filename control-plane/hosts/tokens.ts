@@ -8,14 +8,15 @@ import { HOST_TOKEN_PREFIX } from "../../common/protocol/hosts.ts";
 import { newSecret, secretHash } from "../../common/same-secret.ts";
 import type { Database } from "../db/index.ts";
 import { insertIf } from "../db/insert-if.ts";
+import { namesMatch } from "../db/names-match.ts";
 import { hostApps, hosts, hostTokens } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 
 /**
  * A new host token: shown once, only its hash kept. Refused (409) while a live token has its
- * name, unless `sameName` is "allowed" (the local supervisor's own `local`, which must be made
- * whatever an older home holds): the list, the dashboard and the audit log could not tell two
- * apart. A revoked one frees its name. The check is the insert's own condition, one statement,
+ * name in either case (`a` and `A`: namesMatch), unless `sameName` is "allowed" (the local
+ * supervisor's own `local`, which must be made whatever an older home holds): the list, the
+ * dashboard and the audit log could not tell two apart. A revoked one frees its name. The check is the insert's own condition, one statement,
  * so two creates at once make one.
  */
 export async function createHostToken(
@@ -30,15 +31,18 @@ export async function createHostToken(
     await db.insert(hostTokens).values(values);
     return { ...row, token };
   }
-  const live = and(eq(hostTokens.name, input.name), isNull(hostTokens.revokedAt));
+  const live = and(namesMatch(hostTokens.name, input.name), isNull(hostTokens.revokedAt));
   const free = sql`not exists (select 1 from ${hostTokens} where ${live})`;
   const [made] = await insertIf(db, hostTokens, values, free).returning({ id: hostTokens.id });
   if (!made) {
-    const [other] = await db.select({ id: hostTokens.id }).from(hostTokens).where(live);
+    const [other] = await db
+      .select({ id: hostTokens.id, name: hostTokens.name })
+      .from(hostTokens)
+      .where(live);
     const id = other?.id ?? "(revoked since: try again)";
     throw new ApiError(
       "conflict",
-      `a host token named '${input.name}' is live already (${id}): revoke it first (runlet hosts revoke ${id}, or the dashboard's Join tokens tab, under Hosts), or pick another name`,
+      `a host token named '${other?.name ?? input.name}' is live already (${id}): revoke it first (runlet hosts revoke ${id}, or the dashboard's Join tokens tab, under Hosts), or pick another name`,
     );
   }
   return { ...row, token };

@@ -11,6 +11,7 @@ import { keyRetiredAt, type SigningKeys } from "../auth/signing.ts";
 import { prepareToken } from "../auth/tokens.ts";
 import type { AppEnv } from "../context.ts";
 import { insertIf } from "../db/insert-if.ts";
+import { namesMatch } from "../db/names-match.ts";
 import { principalNames } from "../db/principal-names.ts";
 import { serviceAccounts, tokens } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
@@ -182,13 +183,14 @@ export function registerServiceAccounts(app: OpenAPIHono<AppEnv>) {
       projectId,
       expiresAt: new Date(expires),
     });
-    // One live account a name in a project (lists, the dashboard and the audit log could not
-    // tell two apart); a revoked or expired one frees it. Checked by the writes themselves, in
-    // one transaction: two creates at once make one. Not a unique index: databases from before
-    // may hold live names twice, and such an index could not be made on them.
+    // One live account a name in a project, in either case (lists, the dashboard and the audit
+    // log could not tell two apart, nor can a reader `ci` and `CI`); a revoked or expired one
+    // frees it. Checked by the writes themselves, in one transaction: two creates at once make
+    // one. Not a unique index: databases from before may hold live names twice, and such an
+    // index could not be made on them.
     const live = and(
       eq(serviceAccounts.projectId, projectId),
-      eq(serviceAccounts.name, name),
+      namesMatch(serviceAccounts.name, name),
       isNull(serviceAccounts.revokedAt),
       gt(serviceAccounts.expiresAt, now),
     );
@@ -210,12 +212,15 @@ export function registerServiceAccounts(app: OpenAPIHono<AppEnv>) {
       auditSuccessIf(c, ours, { name, role, expiresAt: new Date(expires).toISOString() }),
     ])) as unknown[][];
     if (!made?.length) {
-      const [other] = await db.select({ id: serviceAccounts.id }).from(serviceAccounts).where(live);
+      const [other] = await db
+        .select({ id: serviceAccounts.id, name: serviceAccounts.name })
+        .from(serviceAccounts)
+        .where(live);
       const otherId = other?.id ?? "(revoked since: try again)";
       if (audit) audit.target = { type: "service_account", id: "(new)" }; // none was made
       throw new ApiError(
         "conflict",
-        `a service account named '${name}' is active in this project already (${otherId}): revoke it first (runlet tokens revoke ${otherId}, or the dashboard's API keys page), or pick another name`,
+        `a service account named '${other?.name ?? name}' is active in this project already (${otherId}): revoke it first (runlet tokens revoke ${otherId}, or the dashboard's API keys page), or pick another name`,
       );
     }
     return c.json(
