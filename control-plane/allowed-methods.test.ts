@@ -26,7 +26,7 @@ describe("a management API path under a method it does not take", () => {
       ["DELETE", `${project}/audit-log/export`, "GET, HEAD"],
       ["DELETE", `${project}/secrets`, "GET, HEAD"],
       ["POST", `${project}/secrets/DATABASE_URL`, "GET, HEAD, PUT, DELETE"],
-      ["POST", project, "GET, HEAD, PATCH"],
+      ["POST", project, "GET, HEAD, PATCH, DELETE"],
       ["DELETE", "/v2/projects", "GET, HEAD, POST"],
       ["GET", `${project}/apps/hello/versions/3/redeploy`, "POST"],
       ["PATCH", "/v2/hosts/tokens/hjt_x", "DELETE"],

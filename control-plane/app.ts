@@ -25,6 +25,7 @@ import { registerInternalRuns } from "./routes/internal-runs.ts";
 import { registerJwks } from "./routes/jwks.ts";
 import { registerKeys } from "./routes/keys.ts";
 import { registerCreateProject } from "./routes/projects-create.ts";
+import { registerDeleteProject } from "./routes/projects-delete.ts";
 import { registerGetProject } from "./routes/projects-get.ts";
 import { registerListProjects } from "./routes/projects-list.ts";
 import { registerUpdateProject } from "./routes/projects-update.ts";
@@ -80,6 +81,7 @@ export function createControlPlane(deps: Deps): ControlPlaneApp {
   registerListProjects(app);
   registerGetProject(app);
   registerUpdateProject(app);
+  registerDeleteProject(app);
   registerServiceAccounts(app);
   registerUsers(app);
   registerProjectUsers(app);

@@ -4,6 +4,17 @@ import { codeOf, ERROR_STATUS, type ErrorCode } from "../common/errors.ts";
 
 export type { ErrorCode } from "../common/errors.ts";
 
+/**
+ * A 404's words for a deleted project (`DELETE /v2/projects/{id}`): every route says it, to
+ * whoever asks (its former owner, an operator), and says what to do instead.
+ */
+export function projectDeleted(projectId: string): string {
+  return `project '${projectId}' was deleted: pick another (GET /v2/projects, runlet projects, lists yours) or make one (POST /v2/projects, runlet projects create --name NAME)`;
+}
+
+/** What migration 0015's trigger says when an app would be made in a deleted project. */
+const PROJECT_DELETED_MARK = "runlet: the project was deleted";
+
 export class ApiError extends HTTPException {
   constructor(
     readonly code: ErrorCode,
@@ -23,6 +34,11 @@ export function handleError(err: Error, c: Context) {
         ? "the body must be JSON, sent with Content-Type: application/json"
         : err.message || "bad request";
     return c.json({ message, code: codeOf(err.status) }, err.status);
+  }
+  if (someCause(err, (e) => e.message.includes(PROJECT_DELETED_MARK))) {
+    // An app made in a project deleted meanwhile (migration 0015's trigger): nothing was written.
+    const projectId = (c.get("access") as { projectId?: string } | undefined)?.projectId ?? "";
+    return c.json({ message: projectDeleted(projectId), code: "not_found" }, 404);
   }
   if (isDiskFull(err)) {
     console.error("[control-plane] the disk is full:", err.message);

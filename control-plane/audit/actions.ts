@@ -17,6 +17,7 @@ export const AUDIT_ACTIONS = [
   "users.remove",
   "users.issue_token",
   "users.revoke_token",
+  "projects.delete",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
@@ -44,6 +45,7 @@ export const AUDIT_ACTION_CODES: Record<AuditAction, number> = {
   "users.remove": 15,
   "users.issue_token": 16,
   "users.revoke_token": 17,
+  "projects.delete": 18,
 };
 
 export const OUTCOMES = ["success", "failure"] as const;

@@ -5,7 +5,7 @@ import { newId } from "../../common/ids.ts";
 import { importJwks, JwtError, type PublicKeys, signJwt, verifyJwt } from "../../common/jwt.ts";
 import type { Database } from "../db/index.ts";
 import { memberships, projects, serviceAccounts, tokens, users } from "../db/schema.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, projectDeleted } from "../errors.ts";
 import type { SigningKeys } from "./signing.ts";
 
 /** Who is calling: a user, or a service account of one project (with its role there). */
@@ -143,7 +143,7 @@ function projectNotFound(projectId: string): string {
 
 /**
  * The principal's role in a project, or null when they have none there (a 403 for the caller to
- * raise). Throws 404 when the project does not exist.
+ * raise). Throws 404 when the project does not exist or was deleted.
  */
 export async function roleIn(
   db: Database,
@@ -151,7 +151,7 @@ export async function roleIn(
   projectId: string,
 ): Promise<Role | null> {
   const [row] = await db
-    .select({ role: memberships.role })
+    .select({ role: memberships.role, deletedAt: projects.deletedAt })
     .from(projects)
     .leftJoin(
       memberships,
@@ -159,6 +159,7 @@ export async function roleIn(
     )
     .where(eq(projects.id, projectId));
   if (!row) throw new ApiError("not_found", projectNotFound(projectId));
+  if (row.deletedAt !== null) throw new ApiError("not_found", projectDeleted(projectId));
   if (principal.type === "service_account") {
     return principal.projectId === projectId ? principal.role : null;
   }

@@ -42,6 +42,12 @@ export const projects = sqliteTable("projects", {
    * in its heartbeat's answer and replaces the replicas started with an earlier one.
    */
   secretsRevision: integer("secrets_revision").notNull().default(0),
+  /**
+   * When the project was deleted (`DELETE /v2/projects/{id}`), and by whom: the row stays, so
+   * its audit entries and runs still name a project, but every route answers 404 for it.
+   */
+  deletedAt: integer("deleted_at"),
+  deletedBy: text("deleted_by"),
 });
 
 export const memberships = sqliteTable(

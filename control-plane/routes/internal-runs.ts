@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import { eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, isNull } from "drizzle-orm";
 import { RUN_ID } from "../../common/ids.ts";
 import {
   type RunReportBatch,
@@ -19,7 +19,7 @@ import { jsonBody } from "../validate.ts";
  * `PUT /internal/runs/{runId}`: the Worker reports a run's state for the runs index (an end it
  * reports replaces one the host reported: the run's record decides);
  * `POST /internal/runs` with `{runs: [{id, ...report}]}`: the host's reports, many at once, in
- * one write. Reports of projects that do not exist (any more) are skipped and counted, and so
+ * one write. Reports of projects that do not exist (any more, or were deleted) are skipped and counted, and so
  * are reports the index cannot take (logged): the others of their batch are recorded. Each
  * batch also removes as many runs past their retention as it may add, so the index holds a
  * week of runs however long the control plane runs.
@@ -36,7 +36,10 @@ export function registerInternalRuns(app: OpenAPIHono<AppEnv>) {
     const { db } = c.var.deps;
     const named = [...new Set(runs.map((r) => r.projectId))];
     const found = await inParts(named, (part) =>
-      db.select({ id: projects.id }).from(projects).where(inArray(projects.id, part)),
+      db
+        .select({ id: projects.id })
+        .from(projects)
+        .where(and(inArray(projects.id, part), isNull(projects.deletedAt))),
     );
     const known = new Set(found.map((p) => p.id));
     const accepted = runs.filter((r) => known.has(r.projectId));
@@ -53,7 +56,7 @@ export function registerInternalRuns(app: OpenAPIHono<AppEnv>) {
     const [project] = await db
       .select({ id: projects.id })
       .from(projects)
-      .where(eq(projects.id, report.projectId));
+      .where(and(eq(projects.id, report.projectId), isNull(projects.deletedAt)));
     if (!project) throw new ApiError("not_found", `project '${report.projectId}' not found`);
     const [first, ...rest] = recordRuns(db, [{ ...report, id: runId }], true);
     await db.batch([first, ...rest]);

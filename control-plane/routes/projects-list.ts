@@ -7,7 +7,7 @@
  * users-members.ts).
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, isNull } from "drizzle-orm";
 import { isOperator, signedIn } from "../auth/access.ts";
 import type { Principal, Role } from "../auth/tokens.ts";
 import type { AppEnv } from "../context.ts";
@@ -31,19 +31,22 @@ type Row = typeof projects.$inferSelect & { role: Role };
 /** The projects `principal` may open, oldest first, each with the principal's role in it. */
 export async function projectsOf(db: Database, principal: Principal): Promise<Row[]> {
   if (principal.type === "service_account") {
-    const rows = await db.select().from(projects).where(eq(projects.id, principal.projectId));
+    const rows = await db
+      .select()
+      .from(projects)
+      .where(and(eq(projects.id, principal.projectId), isNull(projects.deletedAt)));
     return rows.map((p) => ({ ...p, role: principal.role }));
   }
   const rows = await db
     .select({ project: projects, role: memberships.role })
     .from(projects)
     .innerJoin(memberships, eq(memberships.projectId, projects.id))
-    .where(eq(memberships.userId, principal.id))
+    .where(and(eq(memberships.userId, principal.id), isNull(projects.deletedAt)))
     .orderBy(asc(projects.createdAt), asc(projects.id));
   return rows.map((r) => ({ ...r.project, role: r.role }));
 }
 
-/** Every project of this Runlet, oldest first, with `userId`'s role where they have one. */
+/** Every project of this Runlet not deleted, oldest first, with `userId`'s role where they have one. */
 async function everyProject(db: Database, userId: string) {
   const rows = await db
     .select({ project: projects, role: memberships.role })
@@ -52,6 +55,7 @@ async function everyProject(db: Database, userId: string) {
       memberships,
       and(eq(memberships.projectId, projects.id), eq(memberships.userId, userId)),
     )
+    .where(isNull(projects.deletedAt))
     .orderBy(asc(projects.createdAt), asc(projects.id));
   return rows.map((r) => ({ ...projectView(r.project), role: r.role }));
 }

@@ -39,7 +39,7 @@ export const projectSchema = z
   .openapi("Project");
 
 export function projectView(
-  row: Omit<typeof projects.$inferSelect, "secretsRevision">,
+  row: Pick<typeof projects.$inferSelect, "id" | "name" | "plan" | "createdAt">,
 ): z.infer<typeof projectSchema> {
   return {
     id: row.id,
