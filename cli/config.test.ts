@@ -24,7 +24,10 @@ it("finds the nearest .runlet/local.json above the current folder, unless RUNLET
   await mkdir(app, { recursive: true });
   process.chdir(app);
   expect(cliHome({})).toBe(join(root, ".runlet"));
-  expect(await loadConfig({})).toEqual(local);
+  expect(await loadConfig({})).toEqual({
+    ...local,
+    projectFrom: `projectId of ${join(root, ".runlet", "local.json")}`,
+  });
   expect(cliHome({ RUNLET_HOME: "/elsewhere" })).toBe("/elsewhere");
 });
 
@@ -77,6 +80,7 @@ it("reads the project from a service account's token when RUNLET_PROJECT is not 
     apiUrl: "http://a",
     projectId: "prj_ci",
     token,
+    projectFrom: "its service account's token",
   });
   expect((await loadConfig({ ...ci, RUNLET_PROJECT: "prj_ci" })).projectId).toBe("prj_ci");
   // A local.json's project goes with local.json's token, not with this one.

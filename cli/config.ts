@@ -4,6 +4,7 @@ import { ENV } from "../common/consts.ts";
 import { tokenProject } from "../common/jwt.ts";
 import { homePaths, readLocalJson, runletHome } from "../control-plane/home.ts";
 import { CliError } from "./command.ts";
+import { deletedProject } from "./deleted-project.ts";
 import { USER_AGENT } from "./version.ts";
 
 export interface CliConfig {
@@ -11,6 +12,8 @@ export interface CliConfig {
   apiUrl: string;
   projectId: string;
   token: string;
+  /** Where `projectId` came from, as a person reads it ("RUNLET_PROJECT", "projectId of …"). */
+  projectFrom?: string;
 }
 
 /**
@@ -92,7 +95,12 @@ export async function loadConfig(
       throw new CliError(`${from} is not an http(s) URL: '${value}'`);
     }
   }
-  return { ...config, projectId: config.projectId ?? "" } as CliConfig;
+  const projectFrom = env[ENV.project]
+    ? ENV.project
+    : claimed
+      ? "its service account's token"
+      : `projectId of ${homePaths(home).localJson}`;
+  return { ...config, projectId: config.projectId ?? "", projectFrom } as CliConfig;
 }
 
 /**
@@ -218,7 +226,11 @@ export async function callApi<T>(
     { method, headers, body: body === undefined ? undefined : JSON.stringify(body) },
     what,
   );
-  return readAnswer<T>(res, what);
+  try {
+    return await readAnswer<T>(res, what);
+  } catch (err) {
+    throw deletedProject(config, path, what, err) ?? err;
+  }
 }
 
 /** Renders rows as aligned columns under a header line. */

@@ -1,9 +1,9 @@
 /**
  * The question a command asks before it destroys what cannot be had back (`apps delete`,
- * `tokens revoke`, `secrets delete`, `hosts revoke`, `keys retire`, `cancel`): on a
- * terminal only, where a person typed the command, default No; `--yes` (`-y`) skips it. Off a
- * terminal (a script, a CI job, a pipe) nothing is asked, as before the question came, so no
- * script waits on an answer it cannot give.
+ * `tokens revoke`, `secrets delete`, `hosts revoke`, `keys retire`, `cancel`, `projects
+ * delete`): on a terminal only, where a person typed the command, default No; `--yes` (`-y`)
+ * skips it. Off a terminal (a script, a CI job, a pipe) nothing is asked, as before the
+ * question came, so no script waits on an answer it cannot give.
  */
 import { createInterface } from "node:readline";
 import { CliError } from "./command.ts";

@@ -1,6 +1,6 @@
-// A person at a terminal is asked before `runlet apps delete`, `tokens revoke` and `cancel` destroy
-// anything, against a real Node control plane: the real `runlet` in a pseudo-terminal
-// (util-linux `script`). Scripts are not asked: scripting.test.ts deletes and revokes without.
+// A person at a terminal is asked before `runlet apps delete`, `tokens revoke`, `cancel` and
+// `projects delete` destroy anything, against a real Node control plane: the real `runlet` in a
+// pseudo-terminal (util-linux `script`). Scripts are not asked: scripting.test.ts deletes and revokes without.
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -218,4 +218,27 @@ it("says a host token id of no token at once, before asking to revoke it", async
     "runlet hosts: host token 'htk_01m8eeq2w2b59dy9an0w9a451x' not found (runlet hosts tokens lists them)",
   );
   expect(unknown.code).toBe(1);
+});
+
+it("asks before deleting a project, naming it; no keeps it, y deletes it", async () => {
+  const made = await runlet(["projects", "create", "--name", "throwaway", "--json"]);
+  expect(made.code, made.stderr).toBe(0);
+  const id = (JSON.parse(made.stdout) as { id: string }).id;
+  const projectIds = async () =>
+    (
+      JSON.parse((await runlet(["projects", "--json"])).stdout) as {
+        projects: Array<{ id: string }>;
+      }
+    ).projects.map((p) => p.id);
+  const kept = await atTerminal(["projects", "delete", id], "n\n");
+  expect(kept.shown).toContain(
+    `Delete project throwaway (${id})? Its service accounts are revoked, its secrets and members removed, and its audit log can no longer be read (export it first: runlet audit-log --export ndjson). This cannot be undone. [y/N] n`,
+  );
+  expect(kept.shown).toContain(`Kept project throwaway (${id}): nothing was deleted`);
+  expect(kept.code).toBe(1);
+  expect(await projectIds()).toContain(id);
+  const gone = await atTerminal(["projects", "delete", id], "y\n");
+  expect(gone.shown).toContain(`Deleted project throwaway (${id}).`);
+  expect(gone.code).toBe(0);
+  expect(await projectIds()).not.toContain(id);
 });

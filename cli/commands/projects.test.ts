@@ -148,6 +148,53 @@ describe("runlet projects", () => {
     expect(nothing.stderr).toContain("give --name, --plan or both");
   });
 
+  it("deletes a project: refused while it has apps, naming them; then gone, and said so to the CLI working in it", async () => {
+    const made = await runlet(["projects", "create", "--name", "scratch", "--json"]);
+    expect(made.code, made.stderr).toBe(0);
+    const scratch = JSON.parse(made.stdout).id as string;
+    const there = { ...env, [ENV.project]: scratch };
+    const deployed = await runlet(["deploy", "examples/hello", "--no-start-check"], there);
+    expect(deployed.code, deployed.stderr).toBe(0);
+
+    // A script is not asked; the server refuses while the app is there, and says what to do.
+    const refused = await runlet(["projects", "delete", scratch]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      `deleting the project failed (409): project '${scratch}' still has an app: 'hello'. Delete it first (runlet apps delete NAME`,
+    );
+    expect((await runlet(["apps", "delete", "hello"], there)).code).toBe(0);
+
+    const gone = await runlet(["projects", "delete", scratch, "--json"], there);
+    expect(gone.code, gone.stderr).toBe(0);
+    expect(JSON.parse(gone.stdout)).toEqual({ deleted: scratch, name: "scratch" });
+    expect(gone.stderr).toContain(
+      `The CLI worked in it (RUNLET_PROJECT): set RUNLET_PROJECT to another project's id`,
+    );
+    const listed = JSON.parse((await runlet(["projects", "--json"])).stdout).projects as Listed[];
+    expect(listed.map((p) => p.id)).not.toContain(scratch);
+
+    // Later commands in it say it was deleted, where the CLI took its id from, and what to do.
+    const later = await runlet(["apps"], there);
+    expect(later.code).toBe(1);
+    expect(later.stderr).toContain(
+      `failed (404): project ${scratch} was deleted: the CLI works in it (RUNLET_PROJECT). To work in another, set RUNLET_PROJECT to another's id (npx runlet projects lists yours; npx runlet projects create --name NAME makes one)`,
+    );
+    const again = await runlet(["projects", "delete", scratch]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(`project '${scratch}' was deleted`);
+  });
+
+  it("says which project to delete, and takes --yes for delete alone", async () => {
+    const none = await runlet(["projects", "delete"]);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain("which project? give its id");
+    const yes = await runlet(["projects", "list", "--yes"]);
+    expect(yes.code).toBe(1);
+    expect(yes.stderr).toContain("--yes is for delete");
+    const help = await runlet(["projects", "--help"]);
+    expect(help.stdout).toContain("runlet projects delete ID [--yes] [--json]");
+  });
+
   it("shows its help, and refuses what it does not do", async () => {
     const help = await runlet(["projects", "--help"]);
     expect(help.code).toBe(0);
@@ -155,7 +202,7 @@ describe("runlet projects", () => {
     const wrong = await runlet(["projects", "remove", "--json"]);
     expect(wrong.code).toBe(1);
     expect(JSON.parse(wrong.stdout)).toEqual({
-      message: "say list, create or update (not 'remove')",
+      message: "say list, create, update or delete (not 'remove')",
     });
     const stray = await runlet(["projects", "list", "--name", "x"]);
     expect(stray.code).toBe(1);

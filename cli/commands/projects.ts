@@ -1,11 +1,14 @@
 import type { z } from "@hono/zod-openapi";
+import { ENV } from "../../common/consts.ts";
 import type { projectOfCallerSchema } from "../../control-plane/routes/projects-list.ts";
-import { CliError, type Command } from "../command.ts";
+import { CliError, type Command, takesOnly } from "../command.ts";
 import { type CliConfig, callApi, loadConfig, printTable } from "../config.ts";
+import { confirmOrStop, YES_OPTION } from "../confirm.ts";
 
 const USAGE = `Usage: runlet projects [list] [--all] [--json]
        runlet projects create --name NAME [--plan hobby|pro|enterprise] [--json]
        runlet projects update [ID] [--name NAME] [--plan hobby|pro|enterprise] [--json]
+       runlet projects delete ID [--yes] [--json]
 
   list     (also with no subcommand) the projects you are in: id, name, plan, your role, when
            it was made, oldest first; * marks the one the CLI works in. With a service
@@ -16,6 +19,13 @@ const USAGE = `Usage: runlet projects [list] [--all] [--json]
            make one). Audited as projects.create in it
   update   renames a project or changes its plan (ID: the one the CLI works in by default);
            owners only. Audited as projects.update in it, with what changed
+  delete   deletes a project with no apps left (owners only; refused while it has apps,
+           naming them: delete each first, runlet apps delete NAME). Its service accounts are
+           revoked, its secrets and members removed, and every command in it fails from then
+           on; its audit log stays stored but can no longer be read (export it first: runlet
+           audit-log --export ndjson). Audited as projects.delete. On a terminal it asks first,
+           naming the project (default No): --yes (-y) answers yes. A script (stdin or stdout
+           not a terminal) is not asked. --json prints {deleted: ID, name}
 
 The other commands work in the project of RUNLET_PROJECT, else the one a service account's
 token names, else local.json's: set RUNLET_PROJECT to another one's id to work there.`;
@@ -92,20 +102,52 @@ async function update(
   return 0;
 }
 
+async function remove(id: string | undefined, values: Record<string, unknown>): Promise<number> {
+  if (!id)
+    throw new CliError(`which project? give its id (npx runlet projects lists them)\n\n${USAGE}`);
+  const config = await loadConfig(process.env, { anyProject: true });
+  const path = `/v2/projects/${encodeURIComponent(id)}`;
+  const project = await callApi<Project>(config, "GET", path, "reading the project");
+  const named = `${project.name} (${project.id})`;
+  await confirmOrStop(
+    `Delete project ${named}? Its service accounts are revoked, its secrets and members removed, and its audit log can no longer be read (export it first: runlet audit-log --export ndjson). This cannot be undone.`,
+    `Kept project ${named}: nothing was deleted`,
+    values.yes,
+  );
+  await callApi(config, "DELETE", path, "deleting the project");
+  if (values.json) console.log(JSON.stringify({ deleted: project.id, name: project.name }));
+  else console.log(`Deleted project ${named}.`);
+  if (project.id === config.projectId)
+    console.error(
+      `The CLI worked in it (${config.projectFrom}): set ${ENV.project} to another project's id (npx runlet projects lists yours; npx runlet projects create --name NAME makes one).`,
+    );
+  return 0;
+}
+
 export const projects: Command = {
   name: "projects",
-  summary: "list your projects, create one (you own it), or rename one",
+  summary: "list your projects, create one (you own it), rename one, or delete one",
   usage: USAGE,
-  options: { name: { type: "string" }, plan: { type: "string" }, all: { type: "boolean" } },
+  options: {
+    name: { type: "string" },
+    plan: { type: "string" },
+    all: { type: "boolean" },
+    ...YES_OPTION,
+  },
   async run({ values, positionals }) {
     const [action = "list", ...extra] = positionals;
-    if (action !== "list" && action !== "create" && action !== "update") {
-      throw new CliError(`say list, create or update (not '${action}')\n\n${USAGE}`);
+    if (!["list", "create", "update", "delete"].includes(action)) {
+      throw new CliError(`say list, create, update or delete (not '${action}')\n\n${USAGE}`);
     }
-    const words = action === "update" ? extra.slice(1) : extra;
+    const words = action === "update" || action === "delete" ? extra.slice(1) : extra;
     if (words.length > 0) {
       throw new CliError(`unexpected '${words.join(" ")}'\n\n${USAGE}`);
     }
+    if (action === "delete") {
+      takesOnly("projects delete", { values, words: [] }, { options: ["yes"] }, USAGE);
+      return remove(extra[0], values);
+    }
+    if (values.yes) throw new CliError(`--yes is for delete\n\n${USAGE}`);
     if (values.all && action !== "list") throw new CliError(`--all is for list\n\n${USAGE}`);
     if (action === "create") return create(values);
     if (action === "update") return update(extra[0], values);
