@@ -19,6 +19,7 @@ import { registerAppRollback } from "./pages/app-rollback.tsx";
 import { registerApps } from "./pages/apps.tsx";
 import { registerAuditLog } from "./pages/audit-log.tsx";
 import { registerHosts } from "./pages/hosts.tsx";
+import { registerProjectDelete } from "./pages/project-delete.tsx";
 import { registerRun } from "./pages/run.tsx";
 import { registerRuns } from "./pages/runs.tsx";
 import { registerSecrets } from "./pages/secrets.tsx";
@@ -97,6 +98,7 @@ export function registerDashboard(app: Hono<AppEnv>, inProcess: InProcess) {
   registerAppOutput(dash);
   registerAppRollback(dash);
   registerApiKeys(dash);
+  registerProjectDelete(dash);
   registerAuditLog(dash);
   registerSecrets(dash);
   registerHosts(dash);

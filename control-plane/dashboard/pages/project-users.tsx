@@ -1,11 +1,13 @@
 /**
  * The project's users, read-only, on the API keys page: who may use the project, with what role,
  * and when their token expires (never a token). Changed with `runlet users …` (docs/deploy.md,
- * "More users and projects"); the list comes from `GET /v2/projects/{id}/users`, so owners only.
+ * "More users and projects"); the list comes from `GET /v2/projects/{id}/users`, so owners only,
+ * who are offered the project's deletion below it (project-delete.tsx).
  */
 import { tokenState } from "../../../common/token-state.ts";
 import type { Answer } from "../api.ts";
 import { EmptyRow, Notice, Status, Table, Time } from "../ui.tsx";
+import { DELETE_PROJECT_PATH } from "./project-delete.tsx";
 
 export interface ProjectUser {
   id: string;
@@ -57,6 +59,11 @@ export function ProjectUsers({ listed }: { listed: Answer<{ users: ProjectUser[]
           ))
         )}
       </Table>
+      <h2>This project</h2>
+      <p>
+        <a href={DELETE_PROJECT_PATH}>Delete the project…</a>{" "}
+        <span class="muted">(once it has no apps; asks first)</span>
+      </p>
     </>
   );
 }
