@@ -26,10 +26,10 @@ const quoted = (word: string) => `'${word.replaceAll("'", `'\\''`)}'`;
  * `runlet <args>` in a pseudo-terminal, `answer` typed once it asks (or at once, if it asks
  * nothing); what the terminal showed and the exit code.
  */
-async function atTerminal(args: string[], answer: string) {
+async function atTerminal(args: string[], answer: string, more: Record<string, string> = {}) {
   const command = [process.execPath, BIN, ...args].map(quoted).join(" ");
   const env = Object.fromEntries(
-    Object.entries({ ...process.env, ...first.env }).filter(([, v]) => v !== undefined),
+    Object.entries({ ...process.env, ...first.env, ...more }).filter(([, v]) => v !== undefined),
   );
   const child = spawn("script", ["-qec", command, "/dev/null"], { env });
   let shown = "";
@@ -241,4 +241,22 @@ it("asks before deleting a project, naming it; no keeps it, y deletes it", async
   expect(gone.shown).toContain(`Deleted project throwaway (${id}).`);
   expect(gone.code).toBe(0);
   expect(await projectIds()).not.toContain(id);
+
+  // A member is not asked a question whose answer changes nothing: the server refuses.
+  const made2 = await runlet(["projects", "create", "--name", "kept", "--json"]);
+  const kept2 = (JSON.parse(made2.stdout) as { id: string }).id;
+  const there = { ...first.env, RUNLET_PROJECT: kept2 };
+  const user = await cli(["users", "create", "--name", "Mo", "--expires", "1d", "--json"], there);
+  expect(user.code, user.stderr).toBe(0);
+  const token = (JSON.parse(user.stdout) as { token: string }).token;
+  const member = await atTerminal(["projects", "delete", kept2], "y\n", {
+    RUNLET_TOKEN: token,
+    RUNLET_PROJECT: kept2,
+  });
+  expect(member.shown).not.toContain("[y/N]");
+  expect(member.shown).toContain(
+    "deleting the project failed (403): only the project owner may do this",
+  );
+  expect(member.code).toBe(1);
+  expect(await projectIds()).toContain(kept2);
 });

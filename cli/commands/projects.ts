@@ -112,7 +112,8 @@ async function remove(id: string | undefined, values: Record<string, unknown>): 
   await confirmOrStop(
     `Delete project ${named}? Its service accounts are revoked, its secrets and members removed, and its audit log can no longer be read (export it first: runlet audit-log --export ndjson). This cannot be undone.`,
     `Kept project ${named}: nothing was deleted`,
-    values.yes,
+    // Not an owner: nothing to ask, the server refuses it (and records the refusal).
+    values.yes || project.role !== "owner",
   );
   await callApi(config, "DELETE", path, "deleting the project");
   if (values.json) console.log(JSON.stringify({ deleted: project.id, name: project.name }));
