@@ -71,8 +71,8 @@ async function appsLeft(db: Database, projectId: string): Promise<string | null>
   if (total === 0) return null;
   const names = named.map((a) => `'${a.name}'`).join(", ");
   const more = total > named.length ? ` and ${total - named.length} more` : "";
-  const apps_ = total === 1 ? "an app" : `${total} apps`;
-  return `project '${projectId}' still has ${apps_}: ${names}${more}. Delete ${total === 1 ? "it" : "each"} first (runlet apps delete NAME, or DELETE /v2/projects/${projectId}/apps/NAME; that also ends its queued and running runs), then the project`;
+  const howMany = total === 1 ? "an app" : `${total} apps`;
+  return `project '${projectId}' still has ${howMany}: ${names}${more}. Delete ${total === 1 ? "it" : "each"} first (runlet apps delete NAME, or DELETE /v2/projects/${projectId}/apps/NAME), then the project`;
 }
 
 export function registerDeleteProject(app: OpenAPIHono<AppEnv>) {

@@ -211,7 +211,7 @@ export function deleteProjectCases(open: () => Promise<Database>) {
       status: 409,
       body: {
         code: "conflict",
-        message: `project '${projectId}' still has 7 apps: 'a1', 'a2', 'a3', 'a4', 'a5' and 2 more. Delete each first (runlet apps delete NAME, or DELETE /v2/projects/${projectId}/apps/NAME; that also ends its queued and running runs), then the project`,
+        message: `project '${projectId}' still has 7 apps: 'a1', 'a2', 'a3', 'a4', 'a5' and 2 more. Delete each first (runlet apps delete NAME, or DELETE /v2/projects/${projectId}/apps/NAME), then the project`,
       },
     });
     expect((await f.call("GET", `/v2/projects/${projectId}`, { token: sa.token })).status).toBe(
