@@ -44,6 +44,18 @@ export function operatorEntryCases(open: () => Promise<Database>) {
     expect(own.body.projects.map((p: Json) => p.id)).toEqual([f.projectId]);
   });
 
+  it("neither lists nor lets anyone enter a deleted project", async () => {
+    const gone = await f.addProject();
+    expect((await f.call("DELETE", `/v2/projects/${gone}`)).status).toBe(204);
+    const all = await send("GET", "/v2/projects?all=true", f.owner.token);
+    expect(all.body.projects.map((p: Json) => p.id)).not.toContain(gone);
+    const enter = await send("PUT", `/v2/projects/${gone}/users/${f.owner.id}`, f.owner.token, {
+      role: "owner",
+    });
+    expect(enter.status).toBe(404);
+    expect(enter.body.message).toMatch(/was deleted/);
+  });
+
   it("refuses all=true to anyone but an operator (403), and a value it does not take (400)", async () => {
     const member = await send("GET", "/v2/projects?all=true", f.member.token);
     expect(member).toMatchObject({
