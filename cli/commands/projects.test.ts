@@ -182,6 +182,12 @@ describe("runlet projects", () => {
     const again = await runlet(["projects", "delete", scratch]);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain(`project '${scratch}' was deleted`);
+    // The list says so too, where it said the project was "not one of yours".
+    const mine = await runlet(["projects"], there);
+    expect(mine.code, mine.stderr).toBe(0);
+    expect(mine.stderr).toContain(
+      `The project ${scratch} was deleted: the CLI works in it (RUNLET_PROJECT). To work in another`,
+    );
   });
 
   it("says which project to delete, and takes --yes for delete alone", async () => {

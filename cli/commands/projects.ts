@@ -60,11 +60,22 @@ async function list(config: CliConfig, json: boolean, all: boolean): Promise<num
     if (projects.length > 0)
       console.error("To work in one of them: RUNLET_PROJECT=<its id> npx runlet …");
   } else if (!projects.some((p) => p.id === config.projectId)) {
-    console.error(
-      `The CLI works in project ${config.projectId} (RUNLET_PROJECT or local.json), which is not one of yours.`,
-    );
+    console.error(await notListed(config));
   }
   return 0;
+}
+
+/** Why the project the CLI works in is not listed: it was deleted, or it is not the caller's. */
+async function notListed(config: CliConfig): Promise<string> {
+  const path = `/v2/projects/${encodeURIComponent(config.projectId)}`;
+  try {
+    await callApi(config, "GET", path, "reading the project");
+  } catch (err) {
+    // cli/deleted-project.ts's words: where the CLI took the id from, and how to work in another.
+    if (err instanceof CliError && err.said?.includes(" was deleted: ")) return `The ${err.said}.`;
+  }
+  const from = config.projectFrom ?? "RUNLET_PROJECT or local.json";
+  return `The CLI works in project ${config.projectId} (${from}), which is not one of yours.`;
 }
 
 async function create(values: Record<string, string | boolean | undefined>): Promise<number> {
