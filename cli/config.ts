@@ -4,6 +4,7 @@ import { ENV } from "../common/consts.ts";
 import { tokenProject } from "../common/jwt.ts";
 import { homePaths, readLocalJson, runletHome } from "../control-plane/home.ts";
 import { CliError } from "./command.ts";
+import { connectionCut, cutMessage } from "./cut-off.ts";
 import { deletedProject } from "./deleted-project.ts";
 import { USER_AGENT } from "./version.ts";
 
@@ -191,7 +192,9 @@ export async function request(
     const headers = new Headers(init.headers);
     headers.set("user-agent", USER_AGENT);
     return await send(url, { ...init, headers });
-  } catch {
+  } catch (err) {
+    if (connectionCut(err))
+      throw new CliError(cutMessage(what, url, "check what it did before sending it again"));
     throw new CliError(
       `${what} failed: cannot reach ${new URL(url).origin} — is Runlet running (\`npm start\`)?`,
     );

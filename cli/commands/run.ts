@@ -3,6 +3,7 @@ import { RunletError } from "runlet/client";
 import { RUN_ID } from "../../common/ids.ts";
 import { CliError, type Command } from "../command.ts";
 import { loadConfig, tokenSource, waitingNotes } from "../config.ts";
+import { connectionCut, cutMessage } from "../cut-off.ts";
 import {
   answeredMessage,
   notTheRunApi,
@@ -228,6 +229,15 @@ outside 2xx exits 1.
       if (!noBody) outcome.shown = JSON.stringify(ran.result, null, 2);
     } catch (err) {
       if (!(err instanceof RunletError)) throw err;
+      // Cut once sent: the run may have run, and may still (a sync run cannot be cancelled).
+      if (err.code === "network_error" && connectionCut(err.cause))
+        throw new CliError(
+          cutMessage(
+            "run",
+            config.apiUrl,
+            `the run may have started, and may still end: look for it with runlet runs --app ${app} before running it again (a call with --idempotency-key runs once however often it is sent)`,
+          ),
+        );
       if (err.code === "network_error") throw unreachable("run", config);
       // Neither a run id in its body nor in X-Request-Id: no run API answered (run-api.ts).
       const elsewhere = notTheRunApi(err, config);

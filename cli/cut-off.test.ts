@@ -1,0 +1,74 @@
+// A request whose connection is cut after it was sent (Runlet killed or restarted mid-call): the
+// CLI said "cannot reach … is Runlet running?", as if nothing had been sent, though a run killed
+// with its Worker mid-call had run to its end (seen: `runlet run sleeper` with workerd killed).
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { ENV } from "../common/consts.ts";
+import { newId } from "../common/ids.ts";
+import { runlet } from "./commands/test-support.ts";
+
+let server: Server;
+/** A server that reads each request whole, then closes its connection without an answer. */
+let cutting: string;
+/** Where nothing listens. */
+let nothing: string;
+
+async function listen(s: Server): Promise<string> {
+  await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+}
+
+beforeAll(async () => {
+  server = createServer((req) => {
+    req.resume();
+    req.on("end", () => req.socket.destroy());
+  });
+  cutting = await listen(server);
+  const gone = createServer();
+  nothing = await listen(gone);
+  await new Promise((resolve) => gone.close(resolve));
+});
+afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+const env = (url: string) => ({
+  [ENV.baseUrl]: url,
+  [ENV.apiUrl]: url,
+  [ENV.project]: "prj_1",
+  [ENV.token]: "t",
+  RUNLET_WEBHOOK_SECRET: "s",
+});
+
+const cut = (what: string, url: string) =>
+  new RegExp(
+    `^runlet \\w+: ${what} failed: the connection to ${url} was cut before it answered \\(did Runlet stop or restart\\?\\)\\. The request had reached it, so it may have been carried out: `,
+  );
+
+it("says a run whose connection was cut may have run, and how to find it", async () => {
+  const said = await runlet(["run", "hello", "--data", "{}"], env(cutting));
+  expect(said.code).toBe(1);
+  expect(said.stderr).toMatch(cut("run", cutting));
+  expect(said.stderr).toContain("look for it with runlet runs --app hello before running it again");
+  expect(said.stderr).not.toContain("cannot reach");
+});
+
+it("says a management request or a run's cancel that was cut may have been carried out", async () => {
+  const deleted = await runlet(["apps", "delete", "hello", "--yes"], env(cutting));
+  expect(deleted.code).toBe(1);
+  expect(deleted.stderr).toMatch(cut(".+", cutting));
+  expect(deleted.stderr).not.toContain("cannot reach");
+  const cancelled = await runlet(["cancel", newId("run"), "--app", "hello"], env(cutting));
+  expect(cancelled.code).toBe(1);
+  expect(cancelled.stderr).toMatch(cut(".+", cutting));
+});
+
+it("still says it cannot reach a server that is not there", async () => {
+  for (const args of [
+    ["run", "hello"],
+    ["apps", "delete", "hello", "--yes"],
+  ]) {
+    const said = await runlet(args, env(nothing));
+    expect(said.code, args.join(" ")).toBe(1);
+    expect(said.stderr).toMatch(/failed: cannot reach .* — is Runlet running/);
+  }
+});

@@ -1,0 +1,27 @@
+/**
+ * A request whose connection was cut after it was sent (the server stopped or restarted before it
+ * answered), told apart from one that never reached a server ("cannot reach"): the first may have
+ * been carried out — a run may have run, an app been deleted — and the CLI says so, where it said
+ * "cannot reach … is Runlet running?" for both, and a user ran again what had run.
+ */
+
+/** Errors of a connection that was made, then closed or reset before the answer came. */
+const CUT_CODES = new Set(["UND_ERR_SOCKET", "ECONNRESET", "EPIPE"]);
+
+/** Whether `err` (a fetch's or node:http's error, or one wrapping it as `cause`) is a cut. */
+export function connectionCut(err: unknown): boolean {
+  for (let e = err, depth = 0; e && typeof e === "object" && depth < 5; depth++) {
+    const { code } = e as { code?: unknown };
+    if (typeof code === "string" && CUT_CODES.has(code)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * What the CLI says of a cut request (`what`: "deploy", "run", …) to `url`'s server; `check`:
+ * how to see whether it was carried out.
+ */
+export function cutMessage(what: string, url: string, check: string): string {
+  return `${what} failed: the connection to ${new URL(url).origin} was cut before it answered (did Runlet stop or restart?). The request had reached it, so it may have been carried out: ${check}`;
+}
