@@ -25,6 +25,7 @@ import { httpRuntimeHosts } from "./host-client.ts";
 import { liveHosts } from "./hosts/registry.ts";
 import { serveControlPlane } from "./listen.ts";
 import { keepOldBundles } from "./old-bundles.ts";
+import { dropStrayBundles } from "./stray-bundles.ts";
 
 const envSchema = z.object({
   [ENV.controlPort]: z.coerce.number().int().min(0).max(65_535).default(DEFAULT_PORT.control),
@@ -113,6 +114,15 @@ async function main() {
   if (kept.length > 0)
     console.log(
       `control plane: hosts may now fetch ${kept.join(", ")} (deployed before bundles were kept)`,
+    );
+  // Before any deploy of its own: what one cut short by a crash left (stray-bundles.ts).
+  const dropped = await dropStrayBundles(db, join(home, "bundles")).catch((err: Error) => {
+    console.error(`control plane: bundles no version records not looked for: ${err.message}`);
+    return [];
+  });
+  if (dropped.length > 0)
+    console.log(
+      `control plane: removed ${dropped.length} bundle file(s) no version records (a deploy or a delete cut short): ${dropped.join(", ")}`,
     );
 
   const server = serveControlPlane(app, { port, hostname }, (info) => {
