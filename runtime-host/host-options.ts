@@ -25,6 +25,12 @@ export interface HostOptions {
   slots?: number;
   /** The control plane, whose runs index hears of the runs served here (see run-reports.ts). */
   controlPlaneUrl?: string;
+  /**
+   * Aborted while the host starts (a signal while it waits to join a registry it cannot reach
+   * yet): it gives up, stops its spares (their folders unmounted, their networks removed), and
+   * `startHost` rejects with the signal's reason. After the start, `close` is the way to stop.
+   */
+  signal?: AbortSignal;
 }
 
 export interface JoinOptions {

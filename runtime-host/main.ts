@@ -59,10 +59,19 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const env = parsed.data;
-  // Gone before the host is up: nothing to stop yet.
-  let onSupervisorGone: () => void = () => process.exit(1);
+  // Told to stop while it starts (a control plane it cannot reach yet, Ctrl-C): the start gives
+  // up and stops the spares it started. Until 2026-11-27 the signal's default action ended the
+  // process, and their mounted folders and network namespaces stayed behind.
+  const starting = new AbortController();
+  let onSignal = (signal: NodeJS.Signals) => starting.abort(signal);
+  let onSupervisorGone = () => {
+    exitWithin(5_000);
+    starting.abort("its supervisor is gone");
+  };
   let onRefused: (reason: string) => void = () => process.exit(1);
   watchSupervisor(() => onSupervisorGone());
+  process.on("SIGINT", () => onSignal("SIGINT"));
+  process.on("SIGTERM", () => onSignal("SIGTERM"));
   const controlPlaneUrl = env[ENV.baseUrl];
   const token = env[ENV.hostToken];
   const tokenFile = env[ENV.hostTokenFile];
@@ -92,6 +101,11 @@ async function main(): Promise<void> {
             memoryMb: env[ENV.hostMemoryMb],
           }
         : undefined,
+    signal: starting.signal,
+  }).catch((err: unknown) => {
+    if (!starting.signal.aborted) throw err;
+    console.log(`runtime host: ${starting.signal.reason} before it had started; stopped`);
+    process.exit(0);
   });
   const joined = host.hostId ? ` (host ${host.hostId} of ${controlPlaneUrl})` : "";
   console.log(`runtime host listening on ${host.url}${joined}`);
@@ -118,8 +132,7 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.on("SIGINT", () => stop(true, "SIGINT"));
-  process.on("SIGTERM", () => stop(true, "SIGTERM"));
+  onSignal = (signal) => stop(true, signal);
   // Its token was revoked: the Worker sends it nothing more, and the operator meant it to stop.
   onRefused = (reason) => stop(true, reason, HOST_REFUSED_EXIT);
   onSupervisorGone = () => {

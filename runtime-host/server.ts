@@ -209,7 +209,10 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
 
   membership = opts.join && joining(opts.join, versions, pool, intake);
   let internalToken = opts.internalToken;
+  const giveUp = () => membership?.stop(); // a stop while it waits to join: the join rejects
+  opts.signal?.addEventListener("abort", giveUp, { once: true });
   try {
+    opts.signal?.throwIfAborted();
     const { join } = opts;
     const registered =
       join &&
@@ -222,9 +225,14 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     internalToken ??= registered?.internalToken;
     if (registered) warmUp();
     if (!internalToken) throw new Error("the runtime host needs an internal token or a host token");
+    opts.signal?.throwIfAborted();
   } catch (err) {
-    await shutDown(server, allReplicas, sandbox); // refused: nothing of it stays behind
-    throw err;
+    // Refused, or stopped before it joined: nothing of it stays behind (its spares' mounts).
+    await shutDown(server, allReplicas, sandbox);
+    membership?.stop();
+    throw opts.signal?.aborted ? opts.signal.reason : err;
+  } finally {
+    opts.signal?.removeEventListener("abort", giveUp);
   }
   const reports = new RunReports(
     opts.controlPlaneUrl,
