@@ -50,6 +50,8 @@ it("says a run whose connection was cut may have run, and how to find it", async
   expect(said.stderr).toMatch(cut("run", cutting));
   expect(said.stderr).toContain("look for it with runlet runs --app hello before running it again");
   expect(said.stderr).not.toContain("cannot reach");
+  const keyed = await runlet(["run", "hello", "--idempotency-key", "k1"], env(cutting));
+  expect(keyed.stderr).toContain("(the same --idempotency-key does not run it again)");
 });
 
 it("says a management request or a run's cancel that was cut may have been carried out", async () => {

@@ -235,7 +235,7 @@ outside 2xx exits 1.
           cutMessage(
             "run",
             config.apiUrl,
-            `the run may have started, and may still end: look for it with runlet runs --app ${app} before running it again (a call with --idempotency-key runs once however often it is sent)`,
+            `the run may have started, and may still end: look for it with runlet runs --app ${app} before running it again (${options.idempotencyKey ? "the same --idempotency-key does not run it again" : "a call with --idempotency-key runs once however often it is sent"})`,
           ),
         );
       if (err.code === "network_error") throw unreachable("run", config);
