@@ -6,6 +6,7 @@
  * call; a run of a deleted app can still be read (not cancelled nor sent again).
  */
 import type { Context } from "hono";
+import { didYouMean } from "../../common/closest.ts";
 import { RUN_ID_SOURCE } from "../../common/ids.ts";
 import { isEnded } from "../../common/protocol/runs.ts";
 import type { WorkerEnv } from "../env.ts";
@@ -47,6 +48,7 @@ export async function viewRun(c: RunContext) {
 
 export async function cancelRun(c: RunContext) {
   const { runId } = c.req.param();
+  refuseOtherParameters(c, ["onlyIfQueued"], "DELETE of a run");
   const onlyIfQueued = flagOf(c, "onlyIfQueued");
   // An async run no longer in its shard ended more than the retention period ago.
   const { shard, notFound } = await shardHolding(c, (indexed) =>
@@ -65,6 +67,7 @@ export async function cancelRun(c: RunContext) {
  */
 export async function redeliverRun(c: RunContext) {
   const { runId } = c.req.param();
+  refuseOtherParameters(c, ["webhookEndpoint"], REDELIVERY);
   await takesNoBody(c);
   const secret = webhookSecretOf(c);
   const to = webhookOf(c) ?? (secret ? { secret } : {});
@@ -80,6 +83,21 @@ export async function redeliverRun(c: RunContext) {
 }
 
 const REDELIVERY = "POST …/deliveries";
+
+/**
+ * A change to a run takes only its own query parameters: another is a 400 naming it, before the
+ * run is looked at. A typo was ignored: `DELETE …?onlyIfQueud=true` cancelled a running run, and
+ * `POST …/deliveries?webhookEndpont=<new>` sent the delivery to the first target again.
+ */
+function refuseOtherParameters(c: RunContext, takes: readonly string[], what: string): void {
+  for (const name of new URL(c.req.url).searchParams.keys()) {
+    if (takes.includes(name)) continue;
+    throw new RunApiError(
+      400,
+      `unknown query parameter '${name.slice(0, 64)}'${didYouMean(name, takes)}: ${what} takes ${takes.join(", ")}`,
+    );
+  }
+}
 
 /**
  * A redelivery's options are its query and headers; a body, if any, is empty or `{}`. One with

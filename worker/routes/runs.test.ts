@@ -290,6 +290,36 @@ describe("run API: async runs, run state and webhooks", () => {
     }
   });
 
+  it("a cancel or a redelivery with a query parameter it does not take is a 400 naming it: a typo no longer cancels a running run, nor sends to the first target", async () => {
+    const { headers, runId } = await asyncRun();
+    await stateOnce(runId, headers, "running");
+    const cancel = await SELF.fetch(`${runUrl(runId)}?onlyIfQueud=true`, {
+      method: "DELETE",
+      headers,
+    });
+    expect(cancel.status).toBe(400);
+    expect(await cancel.json()).toMatchObject({
+      message:
+        "unknown query parameter 'onlyIfQueud' (did you mean 'onlyIfQueued'?): DELETE of a run takes onlyIfQueued",
+    });
+    const redeliver = await SELF.fetch(
+      `${runUrl(runId)}/deliveries?webhookEndpont=${encodeURIComponent("https://example.com/new")}`,
+      { method: "POST", headers },
+    );
+    expect(redeliver.status).toBe(400);
+    expect(await redeliver.json()).toMatchObject({
+      message:
+        "unknown query parameter 'webhookEndpont' (did you mean 'webhookEndpoint'?): POST …/deliveries takes webhookEndpoint",
+    });
+    // Nothing changed: the run still runs, and the right parameter is taken.
+    await stateOnce(runId, headers, "running");
+    const queuedOnly = await SELF.fetch(`${runUrl(runId)}?onlyIfQueued=true`, {
+      method: "DELETE",
+      headers,
+    });
+    expect(queuedOnly.status).toBe(409);
+  });
+
   it("GET of an id that names no shard (its last character past SHARDS) creates no Durable Object", async () => {
     const headers = { authorization: `Bearer ${await sign()}` };
     appIsDeployed();
