@@ -173,6 +173,33 @@ describe("the dashboard, in a browser", () => {
     await expect(attempt.first().textContent()).resolves.toMatch(/HTTP 200.*delivered/);
   });
 
+  it("wraps a webhook attempt's connection error, its Verdict on screen at 1280 px", async () => {
+    // A port nothing listens on: each attempt ends "could not connect to 127.0.0.1:…".
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const hook = encodeURIComponent(`http://127.0.0.1:${port}/gone`);
+    const submitted = await client(runlet).submit("talker", {}, `webhookEndpoint=${hook}`);
+    const runId = submitted.headers.get("x-request-id") as string;
+    for (let i = 0; i < 100 && (await api(`/runs/${runId}`)).status !== 200; i++)
+      await new Promise((r) => setTimeout(r, 100));
+
+    const context = await newContext(browser, errors); // 1280 px wide
+    const own = await context.newPage();
+    await own.goto(await signInLink());
+    await visit(`/dashboard/runs/${runId}`, own);
+    const table = own.getByRole("table", { name: "Delivery attempts" });
+    const first = table.locator("tbody tr", { hasText: "could not connect" }).first();
+    await first.waitFor({ timeout: 15_000 });
+    const verdict = await first.locator("td").last().boundingBox();
+    expect(verdict && verdict.x + verdict.width).toBeLessThanOrEqual(1280);
+    const wrap = own.getByRole("region", { name: "Delivery attempts" });
+    const [wide, shown] = await wrap.evaluate((w) => [w.scrollWidth, w.clientWidth]);
+    expect(wide).toBeLessThanOrEqual(shown as number);
+    await context.close();
+  });
+
   it("follows a running run live on its page, and stops fetching the page once it has ended", async () => {
     const submitted = await client(runlet).submit("talker", {}, "async=true", "slow");
     expect(submitted.status).toBe(202);

@@ -71,7 +71,11 @@ function Attempts({ delivery, label }: { delivery: Numbered; label: string }) {
               <td>
                 <Time at={a.at} />
               </td>
-              <td>{a.status !== undefined ? `HTTP ${a.status}` : (a.error ?? "no answer")}</td>
+              {/* An error wraps: on one line, "could not connect to …" pushed Duration and
+                  Verdict past the page's right edge. */}
+              <td class="wrap">
+                {a.status !== undefined ? `HTTP ${a.status}` : (a.error ?? "no answer")}
+              </td>
               <td>
                 <Duration ms={a.duration_ms} />
               </td>
