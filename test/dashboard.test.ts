@@ -200,6 +200,24 @@ describe("the dashboard, in a browser", () => {
     await context.close();
   });
 
+  it("fits a run's page to a phone's width: its title, a run id, wraps", async () => {
+    const submitted = await client(runlet).submit("talker", { name: "phone" });
+    const runId = submitted.headers.get("x-request-id") as string;
+    for (let i = 0; i < 100 && (await api(`/runs/${runId}`)).status !== 200; i++)
+      await new Promise((r) => setTimeout(r, 100));
+    const context = await newContext(browser, errors);
+    const phone = await context.newPage();
+    await phone.setViewportSize({ width: 390, height: 844 });
+    await phone.goto(await signInLink());
+    await visit(`/dashboard/runs/${runId}`, phone);
+    await expect(phone.getByRole("heading", { level: 1 }).textContent()).resolves.toBe(
+      `Run ${runId}`,
+    );
+    const width = await phone.locator("html").evaluate((html) => html.scrollWidth);
+    expect(width).toBeLessThanOrEqual(390);
+    await context.close();
+  });
+
   it("follows a running run live on its page, and stops fetching the page once it has ended", async () => {
     const submitted = await client(runlet).submit("talker", {}, "async=true", "slow");
     expect(submitted.status).toBe(202);

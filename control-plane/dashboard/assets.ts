@@ -37,7 +37,8 @@ a { color: var(--accent); }
 .who { color: var(--muted); }
 main { padding: 16px 20px 40px; max-width: 1400px; }
 main.narrow { max-width: 520px; margin: 40px auto; }
-h1 { font-size: 20px; margin: 4px 0 16px; }
+/* A run's id has nowhere to break: on a phone, "Run run_…" made the whole page scroll sideways. */
+h1 { font-size: 20px; margin: 4px 0 16px; overflow-wrap: anywhere; }
 h2 { font-size: 16px; margin: 24px 0 8px; }
 h3 { font-size: 14px; margin: 16px 0 6px; }
 .field .hint { max-width: 360px; }
