@@ -266,3 +266,15 @@ function zodDefaultWorded(issue: z.core.$ZodIssue): string | undefined {
 }
 
 const aOrAn = (noun: string) => `${/^[aeiou]/.test(noun) ? "an" : "a"} ${noun}`;
+
+/**
+ * Why a managed app's files cannot run (no main.js or main.mjs at the root), else undefined: the
+ * control plane's refusal, which `runlet deploy` says before it packs and uploads anything.
+ */
+export function missingEntry(runtime: string, paths: readonly string[]): string | undefined {
+  if (runtime !== "managed" || paths.some((p) => p === "main.js" || p === "main.mjs"))
+    return undefined;
+  // A main.ts alone was refused without a word of why: Runlet runs JavaScript.
+  const ts = paths.some((p) => /^main\.(ts|mts|tsx)$/.test(p));
+  return `a managed-runtime app needs main.js or main.mjs at its root${ts ? ": Runlet runs JavaScript, so compile main.ts to main.mjs first (npx esbuild main.ts --bundle --platform=node --format=esm --outfile=main.mjs)" : ""}`;
+}

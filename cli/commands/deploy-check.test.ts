@@ -150,3 +150,35 @@ describe("runlet deploy checks the syntax first", () => {
     expect(await liveVersion("own")).toBe(1);
   });
 });
+
+describe("runlet deploy checks a managed app's entry first", () => {
+  it("refuses a folder without main.js or main.mjs before it packs or sends anything, --no-check too", async () => {
+    const dir = await app("tsonly", {
+      "runlet.toml": 'name = "tsonly"\n',
+      "main.ts": "export function run(): number {\n  return 1;\n}\n",
+    });
+    for (const args of [[dir], [dir, "--no-check"]]) {
+      const refused = await deploy(args);
+      expect([refused.code, refused.stdout]).toEqual([1, ""]);
+      expect(refused.stderr).toContain(
+        "runlet deploy: a managed-runtime app needs main.js or main.mjs at its root: Runlet runs JavaScript, so compile main.ts to main.mjs first",
+      );
+      expect(refused.stderr).toMatch(/: nothing was uploaded$/m);
+      // It was packed and sent: "Packing tsonly", "Deploying to project …", then the 400.
+      expect(refused.stderr).not.toContain("Packing");
+      expect(refused.stderr).not.toContain("Deploying to project");
+    }
+    const json = await deploy([dir, "--json"]);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toEqual({
+      message: expect.stringMatching(/^a managed-runtime app needs main\.js or main\.mjs/),
+    });
+    // Nothing reached the control plane: no refused deploy in the audit log.
+    const audit = await runlet(["audit-log", "--action", "apps.deploy", "--json"]);
+    const targets = (JSON.parse(audit.stdout).logs as { target: { id: string } }[]).map(
+      (e) => e.target.id,
+    );
+    expect(targets).not.toContain("tsonly");
+    expect(await liveVersion("tsonly")).toBeUndefined();
+  });
+});

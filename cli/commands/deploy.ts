@@ -6,6 +6,7 @@ import {
   type BundleFile,
   describeConfigError,
   describeTomlError,
+  missingEntry,
 } from "../../common/app-config.ts";
 import { ENV } from "../../common/consts.ts";
 import { homePaths } from "../../control-plane/home.ts";
@@ -166,8 +167,9 @@ with this machine's interpreter: a managed app's (or a custom app run by node) .
 py_compile (when python3 is on PATH); node_modules is not checked, nor a custom app run by any
 other program. A runlet.toml refused, or a file that does not parse, stops the deploy, saying
 why (the field; the file and line): nothing is uploaded. So does a folder of more than 20 MiB
-(the largest bundle the control plane takes), naming its largest files, and one of more than
-5000 files (the most a bundle holds), before they are read, naming its fullest folders.
+(the largest bundle the control plane takes), naming its largest files, one of more than
+5000 files (the most a bundle holds), before they are read, naming its fullest folders, and a
+managed app without main.mjs or main.js at its root (with --no-check too).
 
 Then the control plane starts a replica of the new version on a runtime host before it makes
 it live ("Starting a replica of the new version of hello…"): one that fails as it loads (a
@@ -219,6 +221,13 @@ takes the new version's first call. With no runtime host up, the deploy is refus
     const { files, notes } = await collect(dir);
     for (const line of notes) console.error(line);
     checkBundleSize(files);
+    // The control plane refuses it whatever --no-check says: it was packed, uploaded and refused
+    // after "Starting a replica of the new version…".
+    const missing = missingEntry(
+      String(parsed.runtime ?? "managed"),
+      files.map((f) => f.path),
+    );
+    if (missing) throw new CliError(`${missing}: nothing was uploaded`);
     if (!values["no-check"]) await checkCode(dir, parsed, files, values.json === true);
     const bytes = files.reduce((n, f) => n + Buffer.byteLength(f.contentBase64, "base64"), 0);
     if (!values.json)

@@ -15,6 +15,7 @@ import {
   type BundleFile,
   describeConfigError,
   describeTomlError,
+  missingEntry,
 } from "../../common/app-config.ts";
 import { newId } from "../../common/ids.ts";
 import { auditSuccess } from "../audit/record.ts";
@@ -62,17 +63,11 @@ export function readConfig(
   if (!parsed.success)
     throw new ApiError("bad_request", `runlet.toml: ${describeConfigError(parsed.error)}`);
   const config = parsed.data;
-  if (
-    config.runtime === "managed" &&
-    !files.some((f) => f.path === "main.js" || f.path === "main.mjs")
-  ) {
-    // A main.ts alone was refused without a word of why: Runlet runs JavaScript.
-    const ts = files.some((f) => /^main\.(ts|mts|tsx)$/.test(f.path));
-    throw new ApiError(
-      "bad_request",
-      `a managed-runtime app needs main.js or main.mjs at its root${ts ? ": Runlet runs JavaScript, so compile main.ts to main.mjs first (npx esbuild main.ts --bundle --platform=node --format=esm --outfile=main.mjs)" : ""}`,
-    );
-  }
+  const missing = missingEntry(
+    config.runtime,
+    files.map((f) => f.path),
+  );
+  if (missing) throw new ApiError("bad_request", missing);
   return config;
 }
 
