@@ -137,17 +137,35 @@ export type BundleFile = z.infer<typeof bundleFileSchema>;
 
 /**
  * A TOML parser's error in one line, with where it is: the parser's first line alone (its other
- * lines are a code frame) named no line, and for a string left open it blames a control
- * character (`name = "typo` then a newline).
+ * lines are a code frame) named no line. Two typos of a first runlet.toml are said in their own
+ * words: a string left open (`name = "typo` then a newline), which the parser blames on a control
+ * character, and a word without quotes (`runtime = managed`), an "invalid value".
  */
 export function describeTomlError(err: unknown): string {
-  const { message, line, column } = err as { message?: unknown; line?: unknown; column?: unknown };
-  const first = String(message)
+  const { message, line, column, codeblock } = err as {
+    message?: unknown;
+    line?: unknown;
+    column?: unknown;
+    codeblock?: unknown;
+  };
+  let first = String(message)
     .split("\n")[0]
     ?.replace(/^Invalid TOML document: /, "");
-  return typeof line === "number" && typeof column === "number"
-    ? `${first} (line ${line}, column ${column})`
-    : `${first}`;
+  if (typeof line !== "number" || typeof column !== "number") return `${first}`;
+  // The code frame's line: "2:  name = \"typo", the column counted from its text's start.
+  const text = new RegExp(`^${line}: {2}(.*)$`, "m").exec(String(codeblock ?? ""))?.[1];
+  if (text !== undefined) {
+    const at = text.slice(column - 1);
+    if (first === "control characters are not allowed in strings" && /^\r?$/.test(at))
+      first = "a string is not closed before the end of its line: add its closing quote";
+    else if (
+      first === "invalid value" &&
+      /^[A-Za-z_]/.test(at) &&
+      !/^(true|false|inf|nan)\b/.test(at)
+    )
+      first = `invalid value: a string needs quotes (${text.slice(0, column - 1)}"${/^[\w.-]+/.exec(at)?.[0]}")`;
+  }
+  return `${first} (line ${line}, column ${column})`;
 }
 
 /** First line of a zod error, worded for a person: `scaling.cooldown: must be at most 86400`. */

@@ -89,13 +89,21 @@ describe("the files a deploy uploads, when the folder holds symbolic links", () 
 it("says where runlet.toml stops being TOML, line and column, before anything is sent", async () => {
   const root = await realpath(await mkdtemp(join(tmpdir(), "runlet-deploy-toml-")));
   try {
-    // A string left open: the parser's first line blamed a control character, and named no line.
+    // A string left open: the parser's first line named no line, and then (until 2026-11-27)
+    // blamed "control characters are not allowed in strings".
     await writeFile(join(root, "runlet.toml"), 'runtime = "managed"\nname = "hello\n');
     const open = await runlet(["deploy", root], { RUNLET_HOME: join(root, "none") });
     expect(open.code).toBe(1);
     expect(open.stderr).toBe(
-      "runlet deploy: runlet.toml is not valid TOML: control characters are not allowed in strings (line 2, column 14)",
+      "runlet deploy: runlet.toml is not valid TOML: a string is not closed before the end of its line: add its closing quote (line 2, column 14)",
     );
+    // A word without quotes was an "invalid value", and no more.
+    await writeFile(join(root, "runlet.toml"), 'name = "hello"\nruntime = managed\n');
+    const bare = await runlet(["deploy", root], { RUNLET_HOME: join(root, "none") });
+    expect([bare.code, bare.stderr]).toEqual([
+      1,
+      'runlet deploy: runlet.toml is not valid TOML: invalid value: a string needs quotes (runtime = "managed") (line 2, column 11)',
+    ]);
     await writeFile(join(root, "runlet.toml"), 'name = "hello"\nresponse_grace_period = 10s\n');
     const unit = await runlet(["deploy", root], { RUNLET_HOME: join(root, "none") });
     expect(unit.stderr).toBe(

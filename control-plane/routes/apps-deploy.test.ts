@@ -105,7 +105,7 @@ it("refuses a runlet.toml that is not TOML saying where, and an unknown field sa
     return ((await res.json()) as { message: string }).message;
   };
   expect(await refusal('name = "typo\n')).toBe(
-    "runlet.toml is not valid TOML: control characters are not allowed in strings (line 1, column 13)",
+    "runlet.toml is not valid TOML: a string is not closed before the end of its line: add its closing quote (line 1, column 13)",
   );
   expect(await refusal('name = "meant"\n[scaling]\nmax_replica = 2\n')).toBe(
     "runlet.toml: scaling: unknown field 'max_replica' (did you mean max_replicas?)",
