@@ -155,3 +155,18 @@ export function webhookSecret(flag: unknown): string | undefined {
   if (typeof flag === "string") return flag;
   return process.env.RUNLET_WEBHOOK_SECRET || undefined;
 }
+
+/**
+ * `--webhook`'s URL, refused before anything is sent unless it is an absolute http(s) URL, as the
+ * run API takes it: `--webhook hooks.example.com/x` said the delivery would go unsigned, then
+ * printed the run API's 400 (`webhookEndpoint must be …`, a name the command line never used).
+ */
+export function webhookUrl(flag: unknown): string | undefined {
+  if (typeof flag !== "string") return undefined;
+  const url = URL.canParse(flag) ? new URL(flag) : undefined;
+  if (url?.protocol !== "http:" && url?.protocol !== "https:")
+    throw new CliError(
+      `--webhook must be an absolute http(s) URL, such as https://example.com/hook (got '${flag}')`,
+    );
+  return flag;
+}

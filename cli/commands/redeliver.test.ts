@@ -68,3 +68,16 @@ it("says on stderr that a redelivery without a secret is unsigned, as run --webh
   }
   expect(secrets).toEqual(["", "", "s1", "s2"]);
 });
+
+it("refuses a --webhook that is no http(s) URL before it sends anything, --failed too", async () => {
+  const before = secrets.length;
+  for (const args of [[runId, "--app", "hello"], ["--failed"]]) {
+    const refused = await runlet(["redeliver", ...args, "--webhook", "hooks.example.com/x"], env);
+    expect([refused.code, refused.stdout, refused.stderr.trim()]).toEqual([
+      1,
+      "",
+      "runlet redeliver: --webhook must be an absolute http(s) URL, such as https://example.com/hook (got 'hooks.example.com/x')",
+    ]);
+  }
+  expect(secrets.length).toBe(before);
+});

@@ -1,7 +1,14 @@
 import type { RunView } from "runlet/client";
 import { CliError, type Command } from "../command.ts";
 import { fetchPages, loadConfig } from "../config.ts";
-import { appOfRun, cliErrorOf, runApi, unsignedNote, webhookSecret } from "../run-api.ts";
+import {
+  appOfRun,
+  cliErrorOf,
+  runApi,
+  unsignedNote,
+  webhookSecret,
+  webhookUrl,
+} from "../run-api.ts";
 
 const USAGE = `Usage: runlet redeliver <run_id> [--app APP] [--webhook URL] [--webhook-secret S]
                         [--json]
@@ -39,10 +46,10 @@ export const redeliver: Command = {
     }
     const [runId, ...extra] = positionals;
     if (!runId || extra.length > 0) throw new CliError(`give one run id\n\n${USAGE}`);
+    const webhook = webhookUrl(values.webhook);
     const secret = signedWith(values["webhook-secret"]);
     const config = await loadConfig();
     const app = typeof values.app === "string" ? values.app : await appOfRun(config, runId);
-    const webhook = typeof values.webhook === "string" ? values.webhook : undefined;
     let view: RunView;
     try {
       view = await runApi(config).redeliver(app, runId, { webhook, secret });
@@ -75,6 +82,8 @@ const AT_ONCE = 8;
 
 /** `--failed`: every run the runs index shows with a failed delivery, sent again. */
 async function redeliverFailed(values: Record<string, unknown>): Promise<number> {
+  // A URL the run API refuses: refused once, not for every run in turn.
+  const webhook = webhookUrl(values.webhook);
   const config = await loadConfig();
   const query = new URLSearchParams({ webhook: "failed", limit: "200" });
   if (typeof values.app === "string") query.set("app", values.app);
@@ -85,7 +94,6 @@ async function redeliverFailed(values: Record<string, unknown>): Promise<number>
     query,
     { all: true, what: "listing runs whose delivery failed" },
   );
-  const webhook = typeof values.webhook === "string" ? values.webhook : undefined;
   // Nothing to send, nothing to sign: no note then.
   const secret = items.length > 0 ? signedWith(values["webhook-secret"]) : undefined;
   const api = runApi(config);

@@ -281,3 +281,16 @@ it("says while a sync call runs long, and on Ctrl-C, that the call goes on and w
     "runlet run: stopped waiting; the call goes on on its runtime host (a sync run cannot be cancelled): runlet runs --app hello --status running lists it while it runs (its run id for runlet logs -f), then with its end.",
   );
 });
+
+it("refuses a --webhook that is no http(s) URL before it calls, without the unsigned note", async () => {
+  // It said the delivery would go unsigned, then printed the run API's 400 about a
+  // "webhookEndpoint" the command line never named.
+  for (const bad of ["hooks.example.com/x", "ftp://example.com/x"]) {
+    err.mockClear();
+    expect(await main(["run", "hello", "--webhook", bad])).toBe(1);
+    expect(printed(err)).toEqual([
+      `runlet run: --webhook must be an absolute http(s) URL, such as https://example.com/hook (got '${bad}')`,
+    ]);
+  }
+  expect(printed(out)).toEqual([]);
+});

@@ -11,6 +11,7 @@ import {
   unreachable,
   unsignedNote,
   webhookSecret,
+  webhookUrl,
 } from "../run-api.ts";
 import { readStdin } from "../stdin.ts";
 
@@ -168,7 +169,7 @@ outside 2xx exits 1.
       throw new CliError(
         `unexpected '${extra.join(" ")}': the input goes in --data\n\n${run.usage}`,
       );
-    const webhook = typeof values.webhook === "string" ? values.webhook : undefined;
+    const webhook = webhookUrl(values.webhook);
     // A secret for no webhook was dropped without a word, and a webhook without a secret went
     // unsigned without one: its receiver cannot tell a delivery from Runlet from anyone's.
     if (typeof values["webhook-secret"] === "string" && webhook === undefined)
