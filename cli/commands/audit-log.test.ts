@@ -62,4 +62,24 @@ describe("runlet audit-log --from and --to", () => {
     // Those two, and the export's own entry, written before it.
     expect(exported.progress).toContain("wrote 3 entries to standard output");
   });
+
+  it("take a date as its day in UTC: --from its start, --to its end (it was a 400)", async () => {
+    const all = await cli(["audit-log", "--json"], first.env);
+    const made = (JSON.parse(all.stdout).logs as { action: string; timestamp: string }[]).find(
+      (e) => e.action === "users.create",
+    );
+    const day = made?.timestamp.slice(0, 10) as string;
+    const before = new Date(Date.parse(`${day}T00:00:00Z`) - 86_400_000).toISOString();
+    const that = await cli(["audit-log", "--from", day, "--to", day, "--json"], first.env);
+    expect(that.code, that.stderr).toBe(0);
+    const actions = JSON.parse(that.stdout).logs.map((e: { action: string }) => e.action);
+    expect(actions).toEqual(expect.arrayContaining(["users.create", "projects.create"]));
+    const dayBefore = await cli(["audit-log", "--to", before.slice(0, 10), "--json"], first.env);
+    expect(dayBefore.code, dayBefore.stderr).toBe(0);
+    expect(JSON.parse(dayBefore.stdout).logs).toEqual([]);
+    // Not a day of the calendar: sent as given, and the API's 400 says what it takes.
+    const bad = await cli(["audit-log", "--from", "2026-02-30"], first.env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("from: must be an RFC 3339 date-time");
+  });
 });

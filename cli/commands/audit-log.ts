@@ -21,8 +21,9 @@ const USAGE = `Usage: runlet audit-log [--from T] [--to T] [--action A] [--actor
 
 The project's audit log, newest first (project owners only).
 
-  --from, --to   RFC 3339 times, e.g. 2026-11-01T00:00:00Z, or a duration ago: 90m, 24h, 7d
-                 (from is clamped to the plan's window)
+  --from, --to   RFC 3339 times, e.g. 2026-11-01T00:00:00Z, a date (2026-11-01: --from its
+                 start, --to its end, UTC), or a duration ago: 90m, 24h, 7d (from is clamped
+                 to the plan's window)
   --action       e.g. secrets.read, service_accounts.create, apps.deploy
   --actor        a user or service-account id
   --outcome      success or failure
@@ -40,11 +41,17 @@ const FILTERS = ["from", "to", "action", "actor", "outcome"] as const;
  * `--from 24h`: that long before now, as the API's RFC 3339 time; a time is sent as given (its
  * `t` and `z` in upper case, as a control plane before 2026-11-27 takes them). The API took times
  * alone, so "the last day" meant working out a timestamp by hand, though `tokens create
- * --expires` takes durations.
+ * --expires` takes durations. A date is its day in UTC: `--from` its start, `--to` its end (the
+ * API's `to` is inclusive); `--from 2026-11-27` was a 400, though `--expires` takes a date.
  */
-function ago(text: string, now = Date.now()): string {
+function ago(text: string, edge: "from" | "to", now = Date.now()): string {
   const ms = durationMs(text);
-  return ms === undefined ? upperCaseTime(text) : new Date(now - ms).toISOString();
+  if (ms !== undefined) return new Date(now - ms).toISOString();
+  const day = Date.parse(`${text}T00:00:00Z`);
+  // A real day of the calendar (2026-02-30 is none: Date.parse rolls it into March).
+  if (/^\d{4}-\d\d-\d\d$/.test(text) && new Date(day).toISOString().startsWith(text))
+    return `${text}T${edge === "from" ? "00:00:00.000" : "23:59:59.999"}Z`;
+  return upperCaseTime(text);
 }
 
 /**
@@ -152,7 +159,7 @@ export const auditLog: Command = {
     for (const key of FILTERS) {
       const value = values[key];
       if (typeof value === "string")
-        query.set(key, key === "from" || key === "to" ? ago(value) : value);
+        query.set(key, key === "from" || key === "to" ? ago(value, key) : value);
     }
     if (typeof values.export === "string") {
       const extra = (["limit", "all", "json"] as const).filter((k) => values[k] !== undefined);
