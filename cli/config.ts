@@ -6,6 +6,7 @@ import { homePaths, readLocalJson, runletHome } from "../control-plane/home.ts";
 import { CliError } from "./command.ts";
 import { connectionCut, cutMessage } from "./cut-off.ts";
 import { deletedProject } from "./deleted-project.ts";
+import { notTheControlPlane } from "./not-control-plane.ts";
 import { USER_AGENT } from "./version.ts";
 
 export interface CliConfig {
@@ -123,8 +124,22 @@ export function tokenSource(env: NodeJS.ProcessEnv = process.env): string {
   return `token from ${env[ENV.token] ? ENV.token : homePaths(cliHome(env)).localJson}`;
 }
 
-/** Reads a JSON answer; a non-2xx becomes a CliError carrying the server's `message`. */
-export async function readAnswer<T>(res: Response, what: string): Promise<T> {
+/** Where the control plane's address came from, for a message that says which to change. */
+export function baseUrlSource(env: NodeJS.ProcessEnv = process.env): string {
+  return env[ENV.baseUrl] ? ENV.baseUrl : `baseUrl of ${homePaths(cliHome(env)).localJson}`;
+}
+
+/**
+ * Reads a JSON answer; a non-2xx becomes a CliError carrying the server's `message`. An answer of
+ * another server than the control plane says so (not-control-plane.ts): `source` names where
+ * its address came from, `url` the address (`res.url`, empty for a Response made by hand).
+ */
+export async function readAnswer<T>(
+  res: Response,
+  what: string,
+  source = baseUrlSource(),
+  url = res.url,
+): Promise<T> {
   const text = await res.text();
   let body: unknown;
   try {
@@ -132,6 +147,8 @@ export async function readAnswer<T>(res: Response, what: string): Promise<T> {
   } catch {
     body = undefined;
   }
+  const elsewhere = url ? notTheControlPlane(res, text, body, source, url) : undefined;
+  if (elsewhere) throw new CliError(elsewhere, { status: res.status }, elsewhere);
   if (!res.ok) {
     // A body that is not ours (a proxy's HTML error page) is cut to one line of 200 characters.
     const excerpt = text.replace(/\s+/g, " ").trim().slice(0, 200);

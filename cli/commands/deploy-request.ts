@@ -5,7 +5,7 @@
  * on stderr every so often (`request`), and what its answer says of that start.
  */
 import type { DeployedApp } from "../../control-plane/routes/apps-deploy.ts";
-import { type CliConfig, readAnswer, request } from "../config.ts";
+import { baseUrlSource, type CliConfig, readAnswer, request } from "../config.ts";
 import { patientFetch } from "../patient-fetch.ts";
 
 /**
@@ -36,7 +36,8 @@ export async function sendDeploy(
       ? `the version's replica to start on a runtime host (the control plane answers once it has)`
       : undefined,
   );
-  return readAnswer<DeployedApp>(res, opts.what);
+  // patientFetch's Response was made by hand: it has no url of its own.
+  return readAnswer<DeployedApp>(res, opts.what, baseUrlSource(), config.baseUrl);
 }
 
 /** Where and how fast the new version's replica started, or that it was not started first. */

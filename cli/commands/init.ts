@@ -116,7 +116,7 @@ export const init: Command = {
       },
       what,
     );
-    const claimed = await readAnswer<Claimed>(res, what);
+    const claimed = await readAnswer<Claimed>(res, what, "--control-plane");
     const apiUrl = apiUrlGiven ? String(apiUrlGiven).replace(/\/+$/, "") : claimed.apiUrl;
     const local = { baseUrl, apiUrl, projectId: claimed.project.id, token: claimed.token };
     try {
