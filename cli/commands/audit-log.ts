@@ -5,14 +5,8 @@ import type { Writable } from "node:stream";
 import { finished } from "node:stream/promises";
 import { upperCaseTime } from "../../common/rfc3339.ts";
 import { CliError, type Command, durationMs, pageLimit, takesOnly } from "../command.ts";
-import {
-  type CliConfig,
-  fetchPages,
-  loadConfig,
-  printTable,
-  readAnswer,
-  request,
-} from "../config.ts";
+import { type CliConfig, loadConfig, printTable, readAnswer, request } from "../config.ts";
+import { fetchPages } from "../pages.ts";
 
 const USAGE = `Usage: runlet audit-log [--from T] [--to T] [--action A] [--actor ID]
                         [--outcome success|failure] [--limit N] [--all] [--json]

@@ -1,6 +1,7 @@
 import type { RunView } from "runlet/client";
 import { CliError, type Command } from "../command.ts";
-import { fetchPages, loadConfig } from "../config.ts";
+import { loadConfig } from "../config.ts";
+import { fetchPages } from "../pages.ts";
 import {
   appOfRun,
   cliErrorOf,

@@ -1,7 +1,8 @@
 import type { z } from "zod";
 import type { runSchema } from "../../control-plane/routes/runs-list.ts";
 import { CliError, type Command, pageLimit, takesOnly } from "../command.ts";
-import { type CliConfig, callProject, fetchPages, loadConfig, printTable } from "../config.ts";
+import { type CliConfig, callProject, loadConfig, printTable } from "../config.ts";
+import { fetchPages } from "../pages.ts";
 
 const USAGE = `Usage: runlet runs [--app A] [--status S] [--async | --sync] [--webhook STATE] [--limit N] [--all] [--json]
 
