@@ -269,7 +269,7 @@ it("says while a sync call runs long, and on Ctrl-C, that the call goes on and w
     await new Promise((r) => setTimeout(r, 50));
   // A long call is no longer waited for in silence: after 5 s, where to see it.
   const note =
-    "(hello: still running, 5 s; runlet runs --app hello --status running lists it while it runs (its run id for runlet logs -f))";
+    "(hello: no answer yet, 5 s: it runs, or waits for a free replica; runlet runs --app hello --status running lists it once it runs (its run id for runlet logs -f))";
   for (let i = 0; i < 300 && !stderr.includes(note); i++)
     await new Promise((r) => setTimeout(r, 50));
   expect(stderr).toContain(note);
@@ -278,7 +278,7 @@ it("says while a sync call runs long, and on Ctrl-C, that the call goes on and w
   expect(code).toBe(130);
   // It exited 130 without a word, while the function ran on to its end.
   expect(stderr).toContain(
-    "runlet run: stopped waiting; the call goes on on its runtime host (a sync run cannot be cancelled): runlet runs --app hello --status running lists it while it runs (its run id for runlet logs -f), then with its end.",
+    "runlet run: stopped waiting; the call goes on on its runtime host (a sync run cannot be cancelled): runlet runs --app hello --status running lists it once it runs (its run id for runlet logs -f), then with its end.",
   );
 });
 

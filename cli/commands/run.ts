@@ -190,7 +190,7 @@ outside 2xx exits 1.
     };
     let outcome: Outcome;
     // A sync call is listed running once it has run a second (docs/api.md): where to see it.
-    const listed = `runlet runs --app ${app} --status running lists it while it runs (its run id for runlet logs -f)`;
+    const listed = `runlet runs --app ${app} --status running lists it once it runs (its run id for runlet logs -f)`;
     // Ctrl-C while a sync call runs: the call goes on where it runs, which was left unsaid.
     const interrupted = () => {
       console.error(
@@ -202,7 +202,13 @@ outside 2xx exits 1.
     const waiting =
       options.async || values.json
         ? undefined
-        : waitingNotes(5_000, 30_000, (s) => `(${app}: still running, ${s} s; ${listed})`);
+        : waitingNotes(
+            5_000,
+            30_000,
+            // It may wait for a free replica first (all busy): "still running" said it ran.
+            (s) =>
+              `(${app}: no answer yet, ${s} s: it runs, or waits for a free replica; ${listed})`,
+          );
     if (!options.async) process.once("SIGINT", interrupted);
     try {
       const ran = await runApi(config)
