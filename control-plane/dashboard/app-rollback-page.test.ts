@@ -96,6 +96,15 @@ it("offers no rollback to a version whose files are no longer kept", async () =>
   expect(confirm).not.toContain(`action="/dashboard/apps/often/versions/2/rollback"`);
 });
 
+it("answers 404 for a version the app never had, as the other pages' no such things are", async () => {
+  await deploy("short", "v1");
+  const res = await page("/dashboard/apps/short/versions/99/rollback");
+  expect(res.status).toBe(404);
+  const html = await res.text();
+  expect(html).toContain("it has no such version");
+  expect(html).not.toContain(`action="/dashboard/apps/short/versions/99/rollback"`);
+});
+
 it("refuses a rollback posted from another origin", async () => {
   const res = await post("/dashboard/apps/svc/versions/2/rollback", "https://evil.example");
   expect(res.status).toBe(403);

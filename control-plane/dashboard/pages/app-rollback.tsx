@@ -116,7 +116,15 @@ export function registerAppRollback(dash: Hono<DashEnv>) {
           </form>
         )}
       </Page>,
-      refused ? (refused.status === 404 ? 404 : refused.status === 403 ? 403 : 200) : 200,
+      refused
+        ? refused.status === 404
+          ? 404
+          : refused.status === 403
+            ? 403
+            : 200
+        : from > live
+          ? 404 // no such version, as the other pages' "no such …" are
+          : 200,
     );
   });
 
