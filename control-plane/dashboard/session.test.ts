@@ -522,7 +522,10 @@ describe("dashboard actions", () => {
     const apps = await (await page("/dashboard/apps", inEmpty)).text();
     expect(apps).toContain(`RUNLET_PROJECT=${empty} npx runlet deploy examples/hello`);
     const runs = await (await page("/dashboard/runs", inEmpty)).text();
-    expect(runs).toContain("No runs yet.");
+    // How to make a first run, in this project (the CLI's default is local.json's).
+    expect(runs).toContain(
+      `No runs yet: call an app, <code>RUNLET_PROJECT=${empty} npx runlet run APP</code>`,
+    );
     const filtered = await (await page("/dashboard/runs?status=failure", inEmpty)).text();
     expect(filtered).toContain("No runs match.");
     // A status the page does not know is said with the one it likely meant.

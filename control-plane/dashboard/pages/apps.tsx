@@ -18,7 +18,7 @@ import { Page } from "../layout.tsx";
 import { runTimeRows } from "../run-times.ts";
 import { Definition, EmptyRow, Notice, Pager, Table, Time } from "../ui.tsx";
 import { RollbackCell, RollbackNotice } from "./app-rollback.tsx";
-import { type RunItem, RunRows } from "./runs.tsx";
+import { FirstRun, type RunItem, RunRows } from "./runs.tsx";
 
 interface AppItem {
   name: string;
@@ -268,7 +268,11 @@ export function registerApps(dash: Hono<DashEnv>) {
           label="Recent runs"
           head={["Run", "App", "Function", "Mode", "Status", "Created", "Duration", "Webhook"]}
         >
-          <RunRows runs={runs} filtered={false} />
+          <RunRows
+            runs={runs}
+            filtered={false}
+            none={<FirstRun project={c.var.session.projectId} app={name} />}
+          />
         </Table>
         <p>
           <a href={`/dashboard/runs?app=${name}`}>All runs of {a.name}</a>

@@ -4,6 +4,7 @@
  * (the script), later pages stay still while the user reads them.
  */
 import type { Hono } from "hono";
+import type { Child } from "hono/jsx";
 import type { z } from "zod";
 import { didYouMean } from "../../../common/closest.ts";
 import { RUN_ID } from "../../../common/ids.ts";
@@ -33,9 +34,28 @@ export function Mode({ async }: { async: boolean }) {
   return async ? <span class="badge badge-async">async</span> : <span class="muted">sync</span>;
 }
 
-export function RunRows({ runs, filtered = true }: { runs: RunItem[]; filtered?: boolean }) {
-  if (runs.length === 0)
-    return <EmptyRow span={8}>{filtered ? "No runs match." : "No runs yet."}</EmptyRow>;
+/** The command that makes a run of `app` (any app of the project when not given). */
+export function FirstRun({ project, app }: { project: string; app?: string }) {
+  return (
+    <>
+      No runs yet: call {app ? "it" : "an app"},{" "}
+      <code>{`RUNLET_PROJECT=${project} npx runlet run ${app ?? "APP"}`}</code>, and its runs show
+      here as they come, async ones too.
+    </>
+  );
+}
+
+export function RunRows({
+  runs,
+  filtered = true,
+  none = "No runs yet.",
+}: {
+  runs: RunItem[];
+  filtered?: boolean;
+  /** What an unfiltered empty list says: how to make a first run. */
+  none?: Child;
+}) {
+  if (runs.length === 0) return <EmptyRow span={8}>{filtered ? "No runs match." : none}</EmptyRow>;
   return (
     <>
       {runs.map((r) => (
@@ -158,6 +178,7 @@ export function registerRuns(dash: Hono<DashEnv>) {
               <RunRows
                 runs={listed.data.runs}
                 filtered={Boolean(filters.app || filters.status || filters.mode || q.cursor)}
+                none={<FirstRun project={c.var.session.projectId} />}
               />
             </Table>
             <Pager
