@@ -47,13 +47,13 @@ export function FirstRun({ project, app }: { project: string; app?: string }) {
 
 export function RunRows({
   runs,
-  filtered = true,
-  none = "No runs yet.",
+  filtered,
+  none,
 }: {
   runs: RunItem[];
-  filtered?: boolean;
+  filtered: boolean;
   /** What an unfiltered empty list says: how to make a first run. */
-  none?: Child;
+  none: Child;
 }) {
   if (runs.length === 0) return <EmptyRow span={8}>{filtered ? "No runs match." : none}</EmptyRow>;
   return (
