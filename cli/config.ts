@@ -72,11 +72,13 @@ export async function loadConfig(
   const missing = Object.entries(config)
     .filter(([k, v]) => !v && !(anyProject && k === "projectId"))
     .map(([k]) => k);
-  // The project alone is missing, with a token from the environment that should have named it.
+  // The project alone is missing, with a token from the environment that should have named it:
+  // a user's token, whose one project is asked for once the addresses are checked (below).
   const fromEnv = env[ENV.token];
-  if (missing.length === 1 && missing[0] === "projectId" && fromEnv)
-    throw new CliError(`no Runlet credentials (projectId): ${namesNoProject(fromEnv)}`);
-  if (missing.length) {
+  const askProject = missing.length === 1 && missing[0] === "projectId" && fromEnv;
+  if (askProject && fromEnv.split(".").length !== 3)
+    throw new CliError(`no Runlet credentials (projectId): ${notAToken}`);
+  if (missing.length && !askProject) {
     // One that is there but unread (cut short, hand-edited) is not said to be missing.
     const file = homePaths(home).localJson;
     const why = existsSync(file)
@@ -97,6 +99,7 @@ export async function loadConfig(
       throw new CliError(`${from} is not an http(s) URL: '${value}'`);
     }
   }
+  if (askProject) return onlyProject({ ...config, projectId: "" } as CliConfig);
   const projectFrom = env[ENV.project]
     ? ENV.project
     : claimed
@@ -106,14 +109,37 @@ export async function loadConfig(
 }
 
 /**
- * Why RUNLET_TOKEN gave no project, and what to do. A value that is no token at all (a CI
- * secret mistyped or unset upstream) was told only that credentials were missing, with a list
- * of variables the job had all set.
+ * A value of RUNLET_TOKEN that is no token at all (a CI secret mistyped or unset upstream): it
+ * was told only that credentials were missing, with a list of variables the job had all set.
  */
-function namesNoProject(token: string): string {
-  if (token.split(".").length !== 3)
-    return `${ENV.token} is not a Runlet token (a JWT: three parts joined by dots), so it names no project: check what sets it (a CI secret's name, say)`;
-  return `${ENV.token} names no project: it is a user's token, not a service account's. Set ${ENV.project} to the id of the project to work in (\`runlet projects\` lists yours), or use a service account's token, which names its own`;
+const notAToken = `${ENV.token} is not a Runlet token (a JWT: three parts joined by dots), so it names no project: check what sets it (a CI secret's name, say)`;
+
+/**
+ * A user's token in RUNLET_TOKEN, with no RUNLET_PROJECT nor local.json: the one project they
+ * are in, asked of the control plane. In several, or none, it is said which, and what to set:
+ * a user handed a token for their one project was refused until they found its id.
+ */
+async function onlyProject(config: CliConfig): Promise<CliConfig> {
+  const { projects } = await callApi<{ projects: Array<{ id: string; name: string }> }>(
+    config,
+    "GET",
+    "/v2/projects",
+    "finding your project",
+  );
+  const [only] = projects;
+  if (only && projects.length === 1)
+    return {
+      ...config,
+      projectId: only.id,
+      projectFrom: `your one project (${ENV.project} unset)`,
+    };
+  const named = projects.slice(0, 5).map((p) => `${p.id} (${p.name})`);
+  const more = projects.length > 5 ? `, and ${projects.length - 5} more` : "";
+  throw new CliError(
+    only
+      ? `no Runlet credentials (projectId): the user of ${ENV.token} is in ${projects.length} projects: set ${ENV.project} to the id of the one to work in (${named.join(", ")}${more}), or use a service account's token, which names its own`
+      : `no Runlet credentials (projectId): the user of ${ENV.token} is in no project: make one (runlet projects create --name NAME), or ask an owner to add you`,
+  );
 }
 
 /**

@@ -108,8 +108,18 @@ describe("runlet projects", () => {
     expect(listed.stdout).toContain(first);
     expect(listed.stdout).not.toContain("*");
     expect(listed.stderr).toContain("RUNLET_PROJECT=<its id>");
+    // In one project, the CLI works there without RUNLET_PROJECT (it was refused for want of it).
+    const apps = await runlet(["apps", "--json"], ben);
+    expect(apps.code, apps.stderr).toBe(0);
+    expect(JSON.parse(apps.stdout)).toMatchObject({ apps: expect.any(Array) });
     const own = await runlet(["projects", "create", "--name", "ben-own", "--json"], ben);
     expect(own.code, own.stderr).toBe(0);
+    // In two, it names them and what to set.
+    const which = await runlet(["apps"], ben);
+    expect(which.code).toBe(1);
+    expect(which.stderr).toContain(
+      `the user of RUNLET_TOKEN is in 2 projects: set RUNLET_PROJECT to the id of the one to work in (${first} (`,
+    );
     const again = await runlet(["projects", "--json"], ben);
     expect((JSON.parse(again.stdout).projects as Listed[]).map((p) => p.id)).toEqual([
       first,
