@@ -17,7 +17,7 @@ import { DEFAULT_PORT, ENV, HOST_REFUSED_EXIT } from "../common/consts.ts";
 import { exitWithin, watchSupervisor } from "../common/parent-watch.ts";
 import { DEFAULT_LIMITS } from "./limits.ts";
 import { listenAddressOf } from "./listen-address.ts";
-import { Refused } from "./membership.ts";
+import { Refused } from "./refusal.ts";
 import { detectSandbox, sandboxSettingsOf, sandboxSettingsSchema } from "./sandbox/sandbox.ts";
 import { startHost } from "./server.ts";
 

@@ -26,6 +26,7 @@ import type { BundleSource } from "./app-versions.ts";
 import { whyFetchFailed } from "./fetch-failure.ts";
 import { HttpError } from "./http/errors.ts";
 import type { GrantAnswer } from "./pool/grants.ts";
+import { ADDRESS_WAIT_MS, Refused, refusal, stillHeld } from "./refusal.ts";
 import { timeoutOr } from "./timeout-signal.ts";
 
 export interface MembershipOptions {
@@ -38,6 +39,8 @@ export interface MembershipOptions {
   heartbeat: () => Heartbeat;
   /** What the control plane answered: apps deleted (stop them), current versions. */
   answered: (answer: HeartbeatAnswer) => void;
+  /** How long to try again while a live host of another token holds the address. */
+  addressWaitMs?: number;
 }
 
 /** Pauses between tries to register, growing to the last; after failed heartbeats, to the tick. */
@@ -88,13 +91,17 @@ export class Membership implements BundleSource {
     this.#registration = registration;
     const began = Date.now();
     let said = false;
+    let held: number | undefined; // since when the address is refused as another host's
     for (let attempt = 0; ; attempt++) {
       try {
         const registered = await this.#register();
         this.#beatSoon(registered.heartbeatMs);
         return registered;
       } catch (err) {
-        if (err instanceof Refused) throw err;
+        if (err instanceof Refused) {
+          held = stillHeld(err, held, this.opts.addressWaitMs ?? ADDRESS_WAIT_MS);
+          said = true; // its own line, not "cannot register"
+        }
         const pause = RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)] as number;
         if (!said && Date.now() - began >= QUIET_MS) {
           said = true;
@@ -297,12 +304,3 @@ export class Membership implements BundleSource {
 
 /** The app's version cannot be had now: the caller's 502 says why. */
 const unavailable = (why: string) => new HttpError(502, why);
-
-/** The control plane will not take this host (a bad or revoked token, a bad registration). */
-export class Refused extends Error {}
-
-/** The control plane's refusal of this host, in its own words when its answer has them. */
-function refusal(status: number, body: unknown): Refused {
-  const message = (body as { message?: string } | undefined)?.message ?? `status ${status}`;
-  return new Refused(`the control plane refused this host: ${message}`);
-}

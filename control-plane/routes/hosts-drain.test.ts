@@ -125,6 +125,33 @@ describe("a drained host", () => {
     expect((await states(id)).worker).toBe("up");
   });
 
+  it("restarted under another join token, is told to wait until its old entry is down, then takes it over, drained", async () => {
+    // Drained, SIGKILLed and restarted within 15 s under another live token: the 409 said only
+    // "give this host the address…", and the host stopped for good (exit 3).
+    const id = await register("http://10.6.1.3:8790");
+    expect((await act("drain", id)).status).toBe(204);
+    const res = await f.call("POST", "/v2/hosts/tokens", { body: { name: "racks again" } });
+    const other = ((await res.json()) as { token: string }).token;
+    const again = await f.call("POST", "/internal/hosts", {
+      token: other,
+      body: { name: "far1", address: "http://10.6.1.3:8790", slots: 8, memoryMb: 4096 },
+    });
+    expect(again.status).toBe(409);
+    expect(((await again.json()) as { message: string }).message).toMatch(
+      new RegExp(
+        `^http://10\\.6\\.1\\.3:8790 is the address of runtime host '.*' \\(${id}\\), drained, heard from 0 s ago under another join token\\. If it is another machine, give this host the address the Worker reaches it at \\(runlet host --address http://<its address>:<port>\\)\\. If it is this host before a restart, its entry is down in 1[45] s unless it is heard from again, and runlet host tries again until then and takes it over, still drained \\(runlet hosts resume ${id}\\)$`,
+      ),
+    );
+    const silent = Date.now() - DOWN_AFTER_MS - 1_000; // SIGKILLed: no heartbeat since
+    await f.db.update(hosts).set({ seenAt: silent }).where(eq(hosts.id, id));
+    expect(await registerHost(f, other, "http://10.6.1.3:8790")).toBe(id);
+    expect(await states(id)).toEqual({
+      operator: "drained",
+      worker: "draining",
+      controlPlane: "draining",
+    });
+  });
+
   it("cannot be a stopped host (409), nor an unknown one (404); a resume of a host not drained is 409", async () => {
     const id = await register("http://10.6.2.1:8790");
     expect((await f.call("POST", `/internal/hosts/${id}/leave`, { token })).status).toBe(204);

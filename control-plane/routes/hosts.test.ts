@@ -199,7 +199,7 @@ describe("hosts", () => {
     const second = await register(theirs, "http://10.9.1.9:8790");
     expect(second.status).toBe(409);
     expect(second.body.message).toBe(
-      `http://10.9.1.9:8790 is the address of runtime host 'http://10.9.1.9:8790' (${first.body.hostId}), up: give this host the address the Worker reaches it at (runlet host --address http://<its address>:<port>)`,
+      `http://10.9.1.9:8790 is the address of runtime host 'http://10.9.1.9:8790' (${first.body.hostId}), up, heard from 0 s ago under another join token. If it is another machine, give this host the address the Worker reaches it at (runlet host --address http://<its address>:<port>). If it is this host before a restart, its entry is down in 15 s unless it is heard from again, and runlet host tries again until then and takes it over`,
     );
     expect((await register(mine, "http://10.9.1.9:8790")).body.hostId).toBe(first.body.hostId);
     await f.db
