@@ -76,3 +76,16 @@ export async function removeAppDir(dir: string): Promise<void> {
   // Only if empty: another app of the project being written meanwhile keeps it (ENOTEMPTY).
   await rmdir(dirname(dir)).catch(() => {});
 }
+
+/**
+ * Removes an app's folder that is empty, and its project's once that is empty too: a host killed
+ * while it tried a new app's first version (a deploy's start check) had its staging folder
+ * dropped at its next start (`recoverAppDir`), and the app's empty folder stayed for good.
+ */
+export async function removeIfEmpty(dir: string): Promise<void> {
+  const removed = await rmdir(dir).then(
+    () => true,
+    () => false, // ENOTEMPTY: a version, its current.json; or gone already
+  );
+  if (removed) await rmdir(dirname(dir)).catch(() => {});
+}

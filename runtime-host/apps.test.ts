@@ -132,6 +132,26 @@ describe("AppRegistry", () => {
     expect(await readFile(join(dir, "main.js"), "utf8")).toBe("exports.v = 1;");
   });
 
+  it("leaves no empty folder of a new app whose trial a crash cut off, nor of its project", async () => {
+    // Killed during a new app's start check: its staging folder went at the next start, and
+    // an empty apps/{project}/{app}/ stayed for good.
+    const registry = await AppRegistry.open(home);
+    const files = { "main.js": "exports.v = 1;" };
+    const staged = await registry.stage({
+      ...deployOf(1, files),
+      digest: await digestOfBundle(bundle(files)),
+    });
+    expect(await readdir(appDir())).toEqual([basename(staged.dir)]);
+    await AppRegistry.open(home); // the host's restart
+    expect(await readdir(join(home, "host", "apps"))).toEqual(["package.json"]);
+    // Beside an app of the same project that has a version: its folders stay.
+    await registry.deploy({ ...deployOf(1, files), app: "other", config: configOf("other") });
+    await registry.stage({ ...deployOf(1, files), digest: await digestOfBundle(bundle(files)) });
+    const reopened = await AppRegistry.open(home);
+    expect(await readdir(join(home, "host", "apps", "prj_1"))).toEqual(["other"]);
+    expect(reopened.get("prj_1", "other")?.version).toBe(1);
+  });
+
   it("skips an app whose current.json is damaged, and keeps the others", async () => {
     const registry = await AppRegistry.open(home);
     await registry.deploy(deployOf(1, { "main.js": "exports.v = 1;" }));

@@ -20,6 +20,7 @@ import {
   exists,
   recoverAppDir,
   removeAppDir,
+  removeIfEmpty,
   removeVersionsBut,
   subdirs,
   writeJsonAtomic,
@@ -290,7 +291,10 @@ export class AppRegistry {
           await removeVersionsBut(dir, [current.version]); // no replica runs yet
           this.#apps.set(appKey(project, app), deployment);
         } catch (err) {
-          if ((err as NodeJS.ErrnoException).code === "ENOENT") continue;
+          if ((err as NodeJS.ErrnoException).code === "ENOENT") {
+            await removeIfEmpty(dir); // a new app's trial, killed: its staging folder went
+            continue;
+          }
           const why = err instanceof z.ZodError ? describeZodError(err) : (err as Error).message;
           console.error(`runtime host: skipping app ${appKey(project, app)}: ${why}`);
         }
