@@ -74,6 +74,6 @@ it("stops, saying so, when the address is still held after its wait: another hos
   const refused = await joined.catch((err: unknown) => err);
   expect(refused).toBeInstanceOf(Refused);
   expect((refused as Error).message).toBe(
-    `the control plane refused this host: ${HELD}. Still so after 1 s: that host is heard from, so it is another`,
+    `the control plane refused this host: ${HELD}. Still so after 1 s: that host is heard from, so it is another one: give this host its own address`,
   );
 });

@@ -40,6 +40,6 @@ export function stillHeld(err: Refused, since: number | undefined, waitMs: numbe
   }
   if (Date.now() - since < waitMs) return since;
   throw new Refused(
-    `${err.message}. Still so after ${waitMs / 1000} s: that host is heard from, so it is another`,
+    `${err.message}. Still so after ${waitMs / 1000} s: that host is heard from, so it is another one: give this host its own address`,
   );
 }
