@@ -2,7 +2,9 @@
 // real control plane over libSQL: a name of 64 characters without a space (the most a service
 // account, a user, a join token or a host may have; a secret's, 128) wraps in its cell, so each table fits the
 // page and the row's Revoke stays on screen. The cells kept every name on one line: the API keys
-// table scrolled sideways, its Revoke button past the right edge.
+// table scrolled sideways, its Revoke button past the right edge. The audit log's entries, made by
+// a browser's user agent and with metadata, fit as well: its IP, user agent and metadata columns
+// made the table 1685 px wide in a 1238 px box, off screen until it was scrolled.
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { eq } from "drizzle-orm";
@@ -24,11 +26,18 @@ const errors: string[] = [];
 const long = (letter: string) => letter.repeat(64);
 /** A secret's name as long as they go: 128 characters. */
 const SECRET = `S${"_".repeat(127)}`;
+/** What a browser sends: the audit log records it with each entry. */
+const AGENT =
+  "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.2903.86";
 
 const call = async (method: string, path: string, token: string, body?: unknown) => {
   const res = await fetch(`${base}${path}`, {
     method,
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    headers: {
+      authorization: `Bearer ${token}`,
+      "content-type": "application/json",
+      "user-agent": AGENT,
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   expect(res.status, `${method} ${path}: ${await res.clone().text()}`).toBeLessThan(300);
@@ -54,6 +63,8 @@ beforeAll(async () => {
   const token = user.token as string;
   await call("POST", `${project}/service-accounts`, token, { name: long("s"), expiresAt });
   await call("PUT", `${project}/secrets/${SECRET}`, token, { value: "x" });
+  // An entry with metadata as an update writes it: what changed, from what to what.
+  await call("PATCH", project, token, { name: long("p"), plan: "enterprise" });
   const join = await call("POST", "/v2/hosts/tokens", token, { name: long("j") });
   await call("POST", "/internal/hosts", join.token as string, {
     name: long("h"),
@@ -113,6 +124,50 @@ describe("a name of 64 characters without a space, at 1280 px", () => {
       await page.goto(`${base}${path}`);
       await expect(page.locator("table").textContent(), path).resolves.toContain(name);
       expect([path, await wideTables()]).toEqual([path, []]);
+    }
+    expect(errors).toEqual([]);
+  });
+});
+
+describe("the audit log at 1280 px, its entries made by a browser, with metadata", () => {
+  it("fits the page: each entry's request (IP, user agent, request id, metadata) wraps in one cell", async () => {
+    const listed = await call(
+      "GET",
+      `/v2/projects/${f.projectId}/audit-log?action=projects.update`,
+      f.owner.token,
+    );
+    const [entry] = (listed as unknown as { logs: Array<{ requestId: string; ip: string }> }).logs;
+    await page.goto(`${base}/dashboard/audit-log`);
+    expect(await wideTables()).toEqual([]);
+    // Every part of the entry is on screen, none of it cut off in its cell.
+    const row = page.locator("tbody tr", { hasText: "projects.update" });
+    const text = await row.textContent();
+    for (const shown of [
+      AGENT,
+      entry?.requestId,
+      entry?.ip,
+      '"plan":{"from":"hobby","to":"enterprise"}',
+    ])
+      expect(text).toContain(shown);
+    const cells = await row.locator("td").evaluateAll((tds) =>
+      tds.map((td) => ({
+        right: td.getBoundingClientRect().right,
+        cut: td.scrollWidth > td.clientWidth,
+      })),
+    );
+    expect(cells.filter((c) => c.right > 1280 || c.cut)).toEqual([]);
+    expect(await seriousViolations(page)).toEqual([]);
+  });
+
+  it("scrolls its table alone at 390 px: the page itself keeps the window's width", async () => {
+    await page.setViewportSize({ width: 390, height: 800 });
+    try {
+      await page.goto(`${base}/dashboard/audit-log`);
+      const width = await page.locator("html").evaluate((html) => html.scrollWidth);
+      expect(width).toBeLessThanOrEqual(390);
+      await expect(page.getByRole("link", { name: "Export CSV" }).isVisible()).resolves.toBe(true);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
     }
     expect(errors).toEqual([]);
   });

@@ -52,7 +52,6 @@ th { font-weight: 600; background: var(--panel); color: var(--muted); font-size:
   text-transform: uppercase; letter-spacing: .04em; }
 tbody tr:last-child td { border-bottom: 0; }
 td.wrap { white-space: normal; word-break: break-word; min-width: 240px; max-width: 480px; }
-td.clip { max-width: 220px; overflow: hidden; text-overflow: ellipsis; }
 td.apps { white-space: normal; min-width: 140px; max-width: 320px; }
 /* A name people chose (an account, a user, a token, a host, who made it): it wraps, within a word
    if it has no space, so a 64-character one leaves the table its page's width and its row's
@@ -60,6 +59,9 @@ td.apps { white-space: normal; min-width: 140px; max-width: 320px; }
 td.name { white-space: normal; overflow-wrap: anywhere; min-width: 8rem; }
 .name { white-space: normal; overflow-wrap: anywhere; }
 td.name .mono { white-space: nowrap; } /* an id beside it stays whole */
+/* An audit entry's metadata and request: one cell that wraps, anywhere in a long token. */
+td.details { white-space: normal; overflow-wrap: anywhere; min-width: 22rem; }
+tr:has(> td.details) > td { vertical-align: top; } /* a tall row reads from its top line */
 td .button + .button { margin-left: 6px; }
 .status { font-weight: 600; }
 .status-success, .status-delivered, .status-active, .status-up { color: var(--ok); }

@@ -68,6 +68,23 @@ function byActor(page: Record<string, string | undefined>, id: string): URLSearc
   return query;
 }
 
+/**
+ * An entry's metadata and the request that made it (IP, request id, user agent), in one cell
+ * that wraps: as columns of their own they made the table 1685 px wide at a 1280 px window, the
+ * user agent clipped, and IP, user agent and metadata off screen until it was scrolled sideways.
+ */
+function Details({ entry: e }: { entry: Entry }) {
+  return (
+    <td class="details">
+      <code>{JSON.stringify(e.metadata)}</code>
+      <div class="hint">
+        IP <span class="mono">{e.ip ?? "—"}</span> · request <span class="mono">{e.requestId}</span>
+      </div>
+      <div class="hint">{e.userAgent ?? "no user agent"}</div>
+    </td>
+  );
+}
+
 export function registerAuditLog(dash: Hono<DashEnv>) {
   dash.get("/audit-log", async (c) => {
     const query = c.req.query();
@@ -141,19 +158,10 @@ export function registerAuditLog(dash: Hono<DashEnv>) {
             </p>
             <Table
               label="Audit log entries"
-              head={[
-                "Time",
-                "Action",
-                "Actor",
-                "Outcome",
-                "Target",
-                "IP",
-                "User agent",
-                "Metadata",
-              ]}
+              head={["Time", "Action", "Outcome", "Actor", "Target", "Details"]}
             >
               {listed.data.logs.length === 0 ? (
-                <EmptyRow span={8}>No entries match.</EmptyRow>
+                <EmptyRow span={6}>No entries match.</EmptyRow>
               ) : (
                 listed.data.logs.map((e) => (
                   <tr>
@@ -162,6 +170,9 @@ export function registerAuditLog(dash: Hono<DashEnv>) {
                     </td>
                     <td class="mono">{e.action}</td>
                     <td>
+                      <Status value={e.outcome} />
+                    </td>
+                    <td class="name">
                       {e.actor.name}{" "}
                       <span class="muted">{`(${e.actor.type === "user" ? "user" : "service account"})`}</span>
                       {/* Its id, which the Actor filter takes: a link to its entries. */}
@@ -174,17 +185,10 @@ export function registerAuditLog(dash: Hono<DashEnv>) {
                         </a>
                       </div>
                     </td>
-                    <td>
-                      <Status value={e.outcome} />
+                    <td class="name">
+                      <code>{`${e.target.type}: ${e.target.id}`}</code>
                     </td>
-                    <td class="mono">{`${e.target.type}: ${e.target.id}`}</td>
-                    <td class="mono">{e.ip ?? "—"}</td>
-                    <td class="clip" title={e.userAgent ?? undefined}>
-                      {e.userAgent ?? "—"}
-                    </td>
-                    <td class="wrap">
-                      <code>{JSON.stringify(e.metadata)}</code>
-                    </td>
+                    <Details entry={e} />
                   </tr>
                 ))
               )}
