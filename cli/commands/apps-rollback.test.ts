@@ -18,7 +18,7 @@ beforeAll(async () => {
       res.writeHead(status, { "content-type": "application/json" });
       res.end(JSON.stringify(body));
     };
-    if (req.url === "/v2/projects/prj_1/apps/hello/versions?limit=2")
+    if (req.url === "/v2/projects/prj_1/apps/hello/versions?limit=10")
       return send(200, { versions: versions.map((version) => ({ version, kept: true })) });
     const redeploy = /^\/v2\/projects\/prj_1\/apps\/hello\/versions\/(\d+)\/redeploy/.exec(
       req.url ?? "",
@@ -50,7 +50,7 @@ it("rolls back to the version before the live one without --to", async () => {
   const rolled = await runlet(["apps", "rollback", "hello"], env);
   expect(rolled.code, rolled.stderr).toBe(0);
   expect(asked).toEqual([
-    "GET /v2/projects/prj_1/apps/hello/versions?limit=2",
+    "GET /v2/projects/prj_1/apps/hello/versions?limit=10",
     "POST /v2/projects/prj_1/apps/hello/versions/4/redeploy",
   ]);
   expect(rolled.stdout).toMatch(
@@ -88,5 +88,5 @@ it("refuses what it cannot roll back to before asking for it", async () => {
   const other = await runlet(["apps", "show", "hello", "--to", "2"], env);
   expect(other.code).toBe(1);
   expect(other.stderr).toContain("apps show takes no --to");
-  expect(asked).toEqual(["GET /v2/projects/prj_1/apps/hello/versions?limit=2"]);
+  expect(asked).toEqual(["GET /v2/projects/prj_1/apps/hello/versions?limit=10"]);
 });

@@ -5,6 +5,7 @@
  * to start on a runtime host, and says where it started. Also `runlet apps versions <name>`, the
  * versions to roll back to.
  */
+import { KEPT_BUNDLES } from "../../control-plane/bundles.ts";
 import { CliError } from "../command.ts";
 import { type CliConfig, callProject, printTable } from "../config.ts";
 import { sendDeploy, startedNote } from "./deploy-request.ts";
@@ -16,14 +17,22 @@ function versionOf(to: string): number {
   return Number(to);
 }
 
-/** The version before the live one: the second newest. */
-async function previous(config: CliConfig, name: string): Promise<number> {
-  const { versions } = await callProject<{ versions: Array<{ version: number }> }>(
+/**
+ * The app's newest versions, the live one first: as many as keep their files, so any version it
+ * can be rolled back to is among them.
+ */
+async function newest(config: CliConfig, name: string) {
+  const { versions } = await callProject<{ versions: Array<{ version: number; kept: boolean }> }>(
     config,
     "GET",
-    `/apps/${encodeURIComponent(name)}/versions?limit=2`,
+    `/apps/${encodeURIComponent(name)}/versions?limit=${KEPT_BUNDLES}`,
     "reading its versions",
   );
+  return versions;
+}
+
+/** The version before the live one: the second newest. */
+function previous(versions: Array<{ version: number }>, name: string): number {
   const [live, before] = versions;
   if (!before)
     throw new CliError(
@@ -37,9 +46,15 @@ export async function rollback(
   name: string,
   opts: { to?: string; json: boolean; startCheck: boolean },
 ): Promise<number> {
-  const to = opts.to === undefined ? await previous(config, name) : versionOf(opts.to);
+  const asked = opts.to === undefined ? undefined : versionOf(opts.to);
+  // Read first unless --json gave the version (it prints no progress): the progress below is said
+  // of a version it can roll back to alone. `--to 99` printed "Rolling hello back…" and
+  // "Starting a replica…" before the 404; such a rollback is still sent, for the control plane's
+  // own words (no such version, the live one, its files no longer kept) and its audit entry.
+  const versions = asked !== undefined && opts.json ? [] : await newest(config, name);
+  const to = asked ?? previous(versions, name);
   const started = performance.now();
-  if (!opts.json) {
+  if (!opts.json && versions.some((v, i) => i > 0 && v.version === to && v.kept)) {
     console.error(`Rolling ${name} back to version ${to}'s code (project ${config.projectId})…`);
     if (opts.startCheck)
       console.error(

@@ -220,6 +220,13 @@ it("says a host token id of no token at once, before asking to revoke it", async
   expect(unknown.code).toBe(1);
 });
 
+it("says a kid of no signing key at once, before asking to retire it", async () => {
+  const unknown = await atTerminal(["keys", "retire", "bogus"], "y\n");
+  expect(unknown.shown).not.toContain("[y/N]");
+  expect(unknown.shown).toContain("runlet keys: no signing key 'bogus' (runlet keys lists them)");
+  expect(unknown.code).toBe(1);
+});
+
 it("asks before deleting a project, naming it; no keeps it, y deletes it", async () => {
   const made = await runlet(["projects", "create", "--name", "throwaway", "--json"]);
   expect(made.code, made.stderr).toBe(0);

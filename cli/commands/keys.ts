@@ -95,11 +95,23 @@ export const keys: Command = {
     }
     // The action left: retire.
     await confirmOrStop(
-      `Retire signing key ${kid}? Every token it signed (users', service accounts', dashboard sessions) is refused from now on, for good.`,
+      async () => {
+        // Said before the question: a kid mistyped was asked of, and 404 only after a yes.
+        const { keys } = await callApi<{ keys: Key[] }>(
+          config,
+          "GET",
+          "/v2/keys",
+          "listing signing keys",
+        );
+        if (!keys.some((k) => k.kid === kid))
+          throw new CliError(`no signing key '${kid}' (runlet keys lists them)`);
+        return `Retire signing key ${kid}? Every token it signed (users', service accounts', dashboard sessions) is refused from now on, for good.`;
+      },
       `Kept ${kid}: nothing was retired`,
       values.yes,
     );
-    if (!values.json) console.error(`Retiring ${kid} at ${config.baseUrl}…`);
+    // No "Retiring…" first: the answer comes at once, and a 404 came after that line, which
+    // read as if something had started.
     const answer = await callApi<{ keys: Key[] }>(
       config,
       "POST",

@@ -232,4 +232,34 @@ describe("the CLI in a script", () => {
     const filtered = await runlet(["runs", "--app", "quiet", "--status", "failure"]);
     expect([filtered.code, filtered.stderr]).toEqual([0, "No runs match."]);
   });
+
+  it("says a refusal alone: no progress line before a rollback to a version the app has not, or a retire of no key", async () => {
+    for (let i = 0; i < 2; i++)
+      expect((await runlet(["deploy", "examples/hello", "--no-start-check"])).code).toBe(0);
+    // "Rolling hello back to version 99's code…" and "Starting a replica…" came before the 404.
+    const missing = await runlet(["apps", "rollback", "hello", "--to", "99"]);
+    expect([missing.code, missing.stdout, missing.stderr]).toEqual([
+      1,
+      "",
+      "runlet apps: rollback failed (404): app 'hello' has no version 99 (its versions are 1 to 2)",
+    ]);
+    const live = await runlet(["apps", "rollback", "hello", "--to", "2"]);
+    expect([live.code, live.stderr]).toEqual([
+      1,
+      "runlet apps: rollback failed (409): version 2 of 'hello' is already live: nothing was deployed",
+    ]);
+    // A version it can roll back to is said to be under way, as before.
+    const rolled = await runlet(["apps", "rollback", "hello", "--to", "1", "--no-start-check"]);
+    expect(rolled.code, rolled.stderr).toBe(0);
+    expect(rolled.stderr).toMatch(/^Rolling hello back to version 1's code \(project prj_\w+\)…$/m);
+    expect((await runlet(["apps", "delete", "hello"])).code).toBe(0);
+
+    // "Retiring bogus at http://…" came before the 404.
+    const retired = await runlet(["keys", "retire", "bogus"]);
+    expect([retired.code, retired.stdout, retired.stderr]).toEqual([
+      1,
+      "",
+      "runlet keys: retiring the key failed (404): no signing key 'bogus'",
+    ]);
+  });
 });
