@@ -227,6 +227,19 @@ it("says a kid of no signing key at once, before asking to retire it", async () 
   expect(unknown.code).toBe(1);
 });
 
+it("says the signing key cannot be retired at once, before asking", async () => {
+  const { keys } = JSON.parse((await runlet(["keys", "--json"])).stdout) as {
+    keys: Array<{ kid: string; state: string }>;
+  };
+  const signing = keys.find((k) => k.state === "signing")?.kid as string;
+  const asked = await atTerminal(["keys", "retire", signing], "y\n");
+  expect(asked.shown).not.toContain("[y/N]");
+  expect(asked.shown).toContain(
+    `runlet keys: ${signing} is the key tokens are signed with now: rotate first (runlet keys rotate), then retire it`,
+  );
+  expect(asked.code).toBe(1);
+});
+
 it("asks before deleting a project, naming it; no keeps it, y deletes it", async () => {
   const made = await runlet(["projects", "create", "--name", "throwaway", "--json"]);
   expect(made.code, made.stderr).toBe(0);

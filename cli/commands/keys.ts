@@ -103,8 +103,19 @@ export const keys: Command = {
           "/v2/keys",
           "listing signing keys",
         );
-        if (!keys.some((k) => k.kid === kid))
-          throw new CliError(`no signing key '${kid}' (runlet keys lists them)`);
+        const key = keys.find((k) => k.kid === kid);
+        if (!key) throw new CliError(`no signing key '${kid}' (runlet keys lists them)`);
+        // Refusals the control plane would give after a yes, said before the question instead.
+        if (key.state === "signing")
+          throw new CliError(
+            `${kid} is the key tokens are signed with now: rotate first (runlet keys rotate), then retire it`,
+          );
+        if (key.state === "retired")
+          throw new CliError(`${kid} was already retired at ${key.retiredAt}`);
+        if (tokenKid(config.token) === kid && !values.force)
+          throw new CliError(
+            `the token you are calling with was signed with ${kid}: once it is retired, that token is refused too. Get a new one first (runlet users token), or retire it all the same (--force)`,
+          );
         return `Retire signing key ${kid}? Every token it signed (users', service accounts', dashboard sessions) is refused from now on, for good.`;
       },
       `Kept ${kid}: nothing was retired`,
