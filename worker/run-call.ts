@@ -6,6 +6,7 @@
  */
 import type { Context } from "hono";
 import { jsonBytesOver } from "../common/bytes.ts";
+import { didYouMean } from "../common/closest.ts";
 import { HEADER } from "../common/consts.ts";
 import { timeOfId } from "../common/ids.ts";
 import { type WorkerEnv, workerOrigin } from "./env.ts";
@@ -27,6 +28,26 @@ const MAX_SECRET_LENGTH = 1024;
 
 /** Runlet's own query parameters on a run call. */
 export const RUNLET_PARAMETERS: ReadonlySet<string> = new Set(["async", "webhookEndpoint"]);
+
+/**
+ * A route that takes only `takes` as query parameters refuses any other, 400 naming it and the
+ * one likely meant (`aliases`: known misspellings), then what the route takes (`says`): a typo
+ * was ignored, and did what the call meant not to (a sync run, a running run cancelled).
+ */
+export function refuseUnknownQuery(
+  c: Context<WorkerEnv>,
+  takes: readonly string[],
+  says: string,
+  aliases?: Record<string, string>,
+): void {
+  for (const name of new URL(c.req.url).searchParams.keys()) {
+    if (takes.includes(name)) continue;
+    throw new RunApiError(
+      400,
+      `unknown query parameter '${name.slice(0, 64)}'${didYouMean(name, takes, aliases)}: ${says}`,
+    );
+  }
+}
 
 export interface RunCall {
   /** The run's id; a call with an idempotency key moves it to the key's shard. */

@@ -5,7 +5,6 @@
  */
 import type { Context } from "hono";
 import { notAllowedMessage } from "../../common/allowed-methods.ts";
-import { didYouMean } from "../../common/closest.ts";
 import { functionInputOf } from "../../common/function-input.ts";
 import { noFunction } from "../../common/no-function.ts";
 import { resolveApp } from "../auth.ts";
@@ -19,6 +18,7 @@ import {
   deliver,
   RUNLET_PARAMETERS,
   type RunCall,
+  refuseUnknownQuery,
   reportingFailure,
   runCallOf,
 } from "../run-call.ts";
@@ -51,14 +51,12 @@ function refuseUnlessJson(body: ArrayBuffer): void {
  * synchronously, with no webhook).
  */
 function refuseUnknownParameters(c: FunctionContext): void {
-  for (const name of new URL(c.req.url).searchParams.keys()) {
-    if (RUNLET_PARAMETERS.has(name)) continue;
-    const meant = didYouMean(name, [...RUNLET_PARAMETERS], { webhook_endpoint: "webhookEndpoint" });
-    throw new RunApiError(
-      400,
-      `unknown query parameter '${name.slice(0, 64)}'${meant}: a managed function takes async and webhookEndpoint; its input is the JSON body`,
-    );
-  }
+  refuseUnknownQuery(
+    c,
+    [...RUNLET_PARAMETERS],
+    "a managed function takes async and webhookEndpoint; its input is the JSON body",
+    { webhook_endpoint: "webhookEndpoint" },
+  );
 }
 
 /**

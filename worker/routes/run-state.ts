@@ -6,13 +6,12 @@
  * call; a run of a deleted app can still be read (not cancelled nor sent again).
  */
 import type { Context } from "hono";
-import { didYouMean } from "../../common/closest.ts";
 import { RUN_ID_SOURCE } from "../../common/ids.ts";
 import { isEnded } from "../../common/protocol/runs.ts";
 import type { WorkerEnv } from "../env.ts";
 import { RunApiError } from "../errors.ts";
 import { indexedRun } from "../indexed-run.ts";
-import { flagOf, webhookOf, webhookSecretOf } from "../run-call.ts";
+import { flagOf, refuseUnknownQuery, webhookOf, webhookSecretOf } from "../run-call.ts";
 import { viewOrThrow } from "../runs/refusal.ts";
 import { existingShardFor } from "../runs/shards.ts";
 import { readCapped } from "../streams.ts";
@@ -48,7 +47,7 @@ export async function viewRun(c: RunContext) {
 
 export async function cancelRun(c: RunContext) {
   const { runId } = c.req.param();
-  refuseOtherParameters(c, ["onlyIfQueued"], "DELETE of a run");
+  refuseUnknownQuery(c, ["onlyIfQueued"], "DELETE of a run takes onlyIfQueued");
   const onlyIfQueued = flagOf(c, "onlyIfQueued");
   // An async run no longer in its shard ended more than the retention period ago.
   const { shard, notFound } = await shardHolding(c, (indexed) =>
@@ -67,7 +66,7 @@ export async function cancelRun(c: RunContext) {
  */
 export async function redeliverRun(c: RunContext) {
   const { runId } = c.req.param();
-  refuseOtherParameters(c, ["webhookEndpoint"], REDELIVERY);
+  refuseUnknownQuery(c, ["webhookEndpoint"], `${REDELIVERY} takes webhookEndpoint`);
   await takesNoBody(c);
   const secret = webhookSecretOf(c);
   const to = webhookOf(c) ?? (secret ? { secret } : {});
@@ -83,21 +82,6 @@ export async function redeliverRun(c: RunContext) {
 }
 
 const REDELIVERY = "POST …/deliveries";
-
-/**
- * A change to a run takes only its own query parameters: another is a 400 naming it, before the
- * run is looked at. A typo was ignored: `DELETE …?onlyIfQueud=true` cancelled a running run, and
- * `POST …/deliveries?webhookEndpont=<new>` sent the delivery to the first target again.
- */
-function refuseOtherParameters(c: RunContext, takes: readonly string[], what: string): void {
-  for (const name of new URL(c.req.url).searchParams.keys()) {
-    if (takes.includes(name)) continue;
-    throw new RunApiError(
-      400,
-      `unknown query parameter '${name.slice(0, 64)}'${didYouMean(name, takes)}: ${what} takes ${takes.join(", ")}`,
-    );
-  }
-}
 
 /**
  * A redelivery's options are its query and headers; a body, if any, is empty or `{}`. One with
