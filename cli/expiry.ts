@@ -26,6 +26,9 @@ function realDay(date: string): boolean {
   return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 10) === date;
 }
 
+/** Whether `text` is a date alone (2027-01-31), and a real day of the calendar. */
+export const isCalendarDate = (text: string) => DATE.test(text) && realDay(text);
+
 /**
  * `--expires` as the `expiresAt` the API takes: a duration from `now`, an RFC 3339 time as
  * given, a date as the end of that day UTC (as the dashboard's form takes one). Anything else,
@@ -41,7 +44,7 @@ export function expiryOf(text: string, now = Date.now()): string {
       ? new Date(now + ms).toISOString()
       : time?.[1] && realDay(time[1])
         ? upper
-        : DATE.test(text) && realDay(text)
+        : isCalendarDate(text)
           ? `${text}T23:59:59Z`
           : undefined;
   if (expiresAt === undefined)

@@ -81,5 +81,9 @@ describe("runlet audit-log --from and --to", () => {
     const bad = await cli(["audit-log", "--from", "2026-02-30"], first.env);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("from: must be an RFC 3339 date-time");
+    // Nor is a month past 12: it was a RangeError's stack trace (the day check read an invalid date).
+    const month = await cli(["audit-log", "--to", "2026-13-45"], first.env);
+    expect(month.code).toBe(1);
+    expect(month.stderr).toContain("to: must be an RFC 3339 date-time");
   });
 });

@@ -6,6 +6,7 @@ import { finished } from "node:stream/promises";
 import { upperCaseTime } from "../../common/rfc3339.ts";
 import { CliError, type Command, durationMs, pageLimit, takesOnly } from "../command.ts";
 import { type CliConfig, loadConfig, printTable, readAnswer, request } from "../config.ts";
+import { isCalendarDate } from "../expiry.ts";
 import { fetchPages } from "../pages.ts";
 
 const USAGE = `Usage: runlet audit-log [--from T] [--to T] [--action A] [--actor ID]
@@ -41,10 +42,7 @@ const FILTERS = ["from", "to", "action", "actor", "outcome"] as const;
 function ago(text: string, edge: "from" | "to", now = Date.now()): string {
   const ms = durationMs(text);
   if (ms !== undefined) return new Date(now - ms).toISOString();
-  const day = Date.parse(`${text}T00:00:00Z`);
-  // A real day of the calendar (2026-02-30 is none: Date.parse rolls it into March).
-  if (/^\d{4}-\d\d-\d\d$/.test(text) && new Date(day).toISOString().startsWith(text))
-    return `${text}T${edge === "from" ? "00:00:00.000" : "23:59:59.999"}Z`;
+  if (isCalendarDate(text)) return `${text}T${edge === "from" ? "00:00:00.000" : "23:59:59.999"}Z`;
   return upperCaseTime(text);
 }
 
