@@ -153,13 +153,15 @@ describe("wake", () => {
     for (const run of runs) await accept(run);
     for (const run of runs) await statusIs(run, "running");
     await accept(waiting);
-    await until("the host said busy", () => host.count(waiting) === 1);
-    const pauseEnds = (host.handOvers.at(-1)?.at ?? 0) + 250;
+    // Each "busy" doubles the shard's pause (250, 500, 1,000 ms): after the fourth answer the
+    // shard would wait 2 s before trying again, far longer than a wake takes on a loaded machine.
+    await until("the host said busy four times", () => host.count(waiting) === 4, 10_000);
+    const pauseEnds = (host.handOvers.at(-1)?.at ?? 0) + 2_000;
     const questions = runs.map((run) => hostRunStates(run, [{ status: "running" }]));
     const shard = shardNamed(app);
     expect(await shard.wake(ORIGIN)).toEqual({ queued: 1, running: 2 });
     // Handed over again before its pause ended.
-    await until("the queued run handed over", () => host.count(waiting) === 2);
+    await until("the queued run handed over", () => host.count(waiting) === 5);
     expect(host.handOvers.at(-1)?.at).toBeLessThan(pauseEnds);
     const due = await sql<{ due_at: number }>(
       shard,
@@ -189,22 +191,51 @@ describe("wake", () => {
 });
 
 describe("the watchdog, with a registry of hosts", () => {
-  afterEach(() => forgetPlacement());
-  /** The registry lists one host, at the fake host's address, in `state` (once). */
-  const registry = (state: string) =>
+  /**
+   * What the registry says of the one host it lists, at the fake host's address; undefined: it
+   * cannot be read (503). One lasting reply: a one-shot one could be taken by another shard's
+   * placement first, and the run would go to the host of the Worker's settings instead.
+   */
+  let hostState: string | undefined;
+  beforeAll(() => {
     fetchMock
       .get(CONTROL)
       .intercept({ path: "/internal/hosts" })
-      .reply(200, {
-        hosts: [{ id: "hst_far", address: HOST, state, slots: 8, busy: 0, queued: 0, apps: [] }],
-      });
+      .reply(() =>
+        hostState === undefined
+          ? { statusCode: 503, data: '{"message":"restarting"}' }
+          : {
+              statusCode: 200,
+              data: JSON.stringify({
+                hosts: [
+                  {
+                    id: "hst_far",
+                    address: HOST,
+                    state: hostState,
+                    slots: 8,
+                    busy: 0,
+                    queued: 0,
+                    apps: [],
+                  },
+                ],
+              }),
+            },
+      )
+      .persist();
+  });
+  afterEach(() => {
+    hostState = undefined;
+    forgetPlacement();
+  });
+  const registry = (state: string | undefined) => {
+    forgetPlacement();
+    hostState = state;
+  };
 
   it("fails a run at once when its host is silent and the registry has it down", async () => {
-    forgetPlacement();
     registry("up");
     const run = await runningRun();
     expect(await rowOf(run)).toMatchObject({ host_id: "hst_far", host_url: HOST });
-    forgetPlacement();
     registry("down");
     const host = hostRunStates(run, ["error"]);
     await check(run, host.asked, (row) => row.status !== "running");
@@ -222,10 +253,9 @@ describe("the watchdog, with a registry of hosts", () => {
   });
 
   it("keeps asking while the registry cannot be read: nobody can tell the host is gone", async () => {
-    forgetPlacement();
     registry("up");
     const run = await runningRun();
-    forgetPlacement(); // and the registry now answers nothing
+    registry(undefined);
     const host = hostRunStates(run, ["error"]);
     await check(run, host.asked, misses(1));
     expect(await viewOf(run)).toMatchObject({ status: "running" });
