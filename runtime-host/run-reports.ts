@@ -6,12 +6,15 @@
  * few milliseconds and sent together (`POST {control plane}/internal/runs`), off every caller's
  * path; of several reports of one run in a batch only the last is sent. A batch the control
  * plane could not take (unreachable, 5xx) is sent again for about a minute — a control plane
- * restarting loses no run from the index — then logged; a host that stops tries each once more.
+ * restarting loses no run from the index — then kept on disk for the host's next start; a host
+ * that stops tries each once more. Every report is written to disk before it is queued
+ * (report-journal.ts), so a host killed before its batch left sends it when it starts again.
  */
 import { timeOfId } from "../common/ids.ts";
 import type { HostRun } from "../common/protocol/host.ts";
 import { controlPlanePath } from "../common/protocol/paths.ts";
 import type { RunReport, RunReportBatch } from "../common/protocol/runs.ts";
+import { ReportJournal, removeFiles } from "./report-journal.ts";
 
 /** How long reports are gathered before they are sent, and the most sent at once. */
 const GATHER_MS = 25;
@@ -33,6 +36,7 @@ export class RunReports {
 
   /** Ends the pauses between tries once the host stops. */
   readonly #closing = new AbortController();
+  readonly #journal: ReportJournal | undefined;
 
   /** Without a control plane URL (a host on its own, in tests) nothing is reported. */
   constructor(
@@ -42,7 +46,15 @@ export class RunReports {
     /** This host's id in the registry, named in each report (docs/hosts.md). */
     private readonly hostId?: string,
     private readonly syncListedAfterMs = SYNC_LISTED_AFTER_MS,
-  ) {}
+    /** Where reports wait on disk until the index has them (none: in memory only). */
+    journalDir?: string,
+  ) {
+    if (!controlPlaneUrl || !journalDir) return;
+    const { journal, leftover, files } = ReportJournal.open(journalDir);
+    this.#journal = journal;
+    // A host before this one was killed or could not reach the index: its reports go first.
+    if (files.length > 0) this.#sendAll(leftover, () => removeFiles(files));
+  }
 
   /**
    * A synchronous run has its replica: listed `running` should it still run after
@@ -100,11 +112,9 @@ export class RunReports {
   #queue(runId: string, report: Omit<RunReport, "createdAt">): void {
     const createdAt = timeOfId(runId);
     if (!this.controlPlaneUrl || createdAt === undefined) return;
-    this.#queued.set(runId, {
-      ...report,
-      createdAt,
-      ...(this.hostId ? { host: this.hostId } : {}),
-    });
+    const full = { ...report, createdAt, ...(this.hostId ? { host: this.hostId } : {}) };
+    this.#journal?.append({ id: runId, ...full });
+    this.#queued.set(runId, full);
     this.#timer ??= setTimeout(() => this.#flush(), GATHER_MS);
   }
 
@@ -120,14 +130,24 @@ export class RunReports {
     this.#timer = undefined;
     const queued = [...this.#queued].map(([id, report]) => ({ id, ...report }));
     this.#queued.clear();
-    for (let at = 0; at < queued.length; at += BATCH) {
-      const sent = this.#send(queued.slice(at, at + BATCH));
-      this.#sending.add(sent);
-      void sent.then(() => this.#sending.delete(sent));
-    }
+    const segment = this.#journal?.seal();
+    this.#sendAll(queued, () => segment?.remove());
   }
 
-  async #send(runs: RunReportBatch["runs"]): Promise<void> {
+  /** Sends `runs` in batches; `taken` once every batch arrived or was refused. */
+  #sendAll(runs: RunReportBatch["runs"], taken: () => void): void {
+    const sends: Promise<boolean>[] = [];
+    for (let at = 0; at < runs.length; at += BATCH)
+      sends.push(this.#send(runs.slice(at, at + BATCH)));
+    const sent = Promise.all(sends).then((arrived) => {
+      if (arrived.every(Boolean)) taken();
+    });
+    this.#sending.add(sent);
+    void sent.then(() => this.#sending.delete(sent));
+  }
+
+  /** Whether the batch arrived, or was refused (sending it again would not help either). */
+  async #send(runs: RunReportBatch["runs"]): Promise<boolean> {
     for (const delay of [0, ...this.retryDelaysMs]) {
       if (delay) await this.#pause(delay);
       const lastTry = this.#closing.signal.aborted && delay > 0;
@@ -142,14 +162,22 @@ export class RunReports {
           signal: AbortSignal.timeout(10_000),
         });
         await res.arrayBuffer();
-        if (res.ok) return;
-        if (res.status < 500) break; // refused: sending it again would not help
+        if (res.ok) return true;
+        if (res.status < 500) {
+          console.error(
+            `runtime host: the runs index refused ${runs.length} run report(s) (${res.status})`,
+          );
+          return true;
+        }
       } catch {
         // unreachable: again, after a pause
       }
       if (lastTry) break; // stopping: a try begun after the stop was its last
     }
-    console.error(`runtime host: ${runs.length} run report(s) could not reach the runs index`);
+    console.error(
+      `runtime host: ${runs.length} run report(s) could not reach the runs index${this.#journal ? ": kept on disk, sent again when the host starts" : ""}`,
+    );
+    return false;
   }
 
   /** Waits `ms`, or less once the host stops. */

@@ -239,6 +239,8 @@ export async function startHost(opts: HostOptions): Promise<RunningHost> {
     internalToken,
     undefined,
     membership?.hostId,
+    undefined,
+    join(opts.home, "host", "reports"),
   );
   const callbacks = new RunCallbacks(internalToken);
   const runs = new AsyncRuns(pool, callbacks, reports);
