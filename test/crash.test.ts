@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, inPool, sleep, sleeper } from "./apps.ts";
 import {
@@ -7,6 +8,7 @@ import {
   newHome,
   portsFree,
   processesOf,
+  processTree,
   type Runlet,
   removeHome,
   startRunlet,
@@ -186,4 +188,28 @@ describe("a hard kill of the whole stack with runs queued and running", () => {
     // …and the runs index lists each exactly once, as it ended.
     expect(await listed(again, "busy", want)).toEqual(want);
   }, 180_000);
+
+  it("lists a sync run answered just before the kill, whose report had not reached the index", async () => {
+    const first = await stackWith(sleeper(['name = "quick"', 'runtime = "managed"']));
+    const api = client(first);
+    const call = async () => {
+      const res = await api.submit("quick", { ms: 0 });
+      expect(res.status).toBe(200);
+      return (await json(res)).run_id as string;
+    };
+    const warm = await call(); // the Worker knows the token, the app and the host from now on
+    await listed(first, "quick", [{ id: warm, status: "success" }]);
+    // The control plane frozen, the host's report of the next run cannot arrive before the kill.
+    const command = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, "utf8");
+    const controlPlane = processTree(first.process.pid as number).find((pid) =>
+      command(pid).includes("control-plane/server.ts"),
+    );
+    expect(controlPlane).toBeDefined();
+    process.kill(controlPlane as number, "SIGSTOP");
+    const answered = await call();
+
+    const { again } = await crashAndRestart(first);
+    const want = [warm, answered].map((id) => ({ id, status: "success" })).sort(byId);
+    expect(await listed(again, "quick", want)).toEqual(want);
+  }, 120_000);
 });
