@@ -35,6 +35,17 @@ export async function mark({ id, ms }) {
   return id;
 }
 export const marked = () => seen;
+let inside = 0;
+/** Waits until n calls are inside at once (true), or 5 s (false: they came one at a time). */
+export async function together({ n }) {
+  inside++;
+  for (const end = Date.now() + 5000; inside < n && Date.now() < end; )
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  const all = inside >= n;
+  await new Promise((resolve) => setTimeout(resolve, 20)); // the others see the count too
+  inside--;
+  return { pid: process.pid, all };
+}
 export function crash() {
   setImmediate(() => process.exit(7));
   return "bye";
@@ -94,13 +105,15 @@ describe("scaling", () => {
       { max_replicas: 1, replica_concurrency: 1 },
       { queueWaitMs: 150 },
     );
-    const busy = slow(client, 1_000);
+    let busyEnded = false;
+    const busy = slow(client, 2_000).finally(() => {
+      busyEnded = true;
+    });
     await eventually(client.metrics, (apps) => apps[0]?.replicas[0]?.active === 1);
-    const started = Date.now();
     const waited = await slow(client, 1);
     expect(waited.status).toBe(429);
     expect(String(waited.body.message)).toMatch(/waited 0.15 s for a slot/);
-    expect(Date.now() - started).toBeLessThan(900); // refused before the busy call ended
+    expect(busyEnded, "refused before the busy call ended").toBe(false);
     expect((await busy).status).toBe(200);
   });
 
@@ -142,10 +155,12 @@ describe("scaling", () => {
 
   it("runs replica_concurrency calls on one replica at once", async () => {
     const client = await hostWith({ max_replicas: 1, replica_concurrency: 3 });
-    const started = Date.now();
-    const answers = await Promise.all([1, 2, 3].map(() => slow(client, 300)));
-    expect(new Set(answers.map((a) => a.body.result)).size).toBe(1);
-    expect(Date.now() - started).toBeLessThan(850); // together, not one after another
+    const answers = await Promise.all(
+      [1, 2, 3].map(() => client.invoke("p", "app", "together", JSON.stringify({ n: 3 }))),
+    );
+    // All three were inside the function at once, in one replica.
+    const results = answers.map((a) => a.body.result as { pid: number; all: boolean });
+    expect(results).toEqual(Array(3).fill({ pid: results[0]?.pid, all: true }));
   });
 
   it("scales to zero after cooldown, and starts again on the next call", async () => {
