@@ -1,15 +1,14 @@
 /** The runtime host's HTTP server: the internal API over the app registry and replica pool. */
-import { rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { answerClientErrors } from "../common/client-errors.ts";
-import { APP_ENV, LOOPBACK } from "../common/consts.ts";
+import { LOOPBACK } from "../common/consts.ts";
 import { answerUnreadBodies } from "../common/unread-body.ts";
 import { AppVersions } from "./app-versions.ts";
-import { AppRegistry, type Deployment } from "./apps.ts";
+import { AppRegistry } from "./apps.ts";
 import { AsyncRuns } from "./async-runs.ts";
-import type { HostContext, HostSpares } from "./context.ts";
+import type { HostContext } from "./context.ts";
 import { heartbeatSides } from "./heartbeat.ts";
 import type { HostOptions, JoinOptions } from "./host-options.ts";
 import { asHttpError } from "./http/errors.ts";
@@ -17,19 +16,13 @@ import { sendError } from "./http/respond.ts";
 import { Intake } from "./intake.ts";
 import { DEFAULT_LIMITS, type HostLimits } from "./limits.ts";
 import { Membership } from "./membership.ts";
-import { ReplicaGrants } from "./pool/grants.ts";
-import { type PoolTarget, ReplicaPool } from "./pool/pool.ts";
-import { ManagedReplica } from "./pool/replica.ts";
-import { ReplicaOutputs } from "./pool/replica-output.ts";
+import type { ReplicaPool } from "./pool/pool.ts";
 import { RunLogStore } from "./pool/run-logs.ts";
-import { Spares } from "./pool/spares.ts";
-import { Trials } from "./pool/trials.ts";
+import { startReplicas } from "./replicas.ts";
 import { route } from "./router.ts";
 import { RunCallbacks } from "./run-callbacks.ts";
 import { RunReports } from "./run-reports.ts";
-import { CustomReplica } from "./runtimes/custom/replica.ts";
-import { managedLauncher } from "./runtimes/managed/launch.ts";
-import { detectSandbox, type Sandbox } from "./sandbox/sandbox.ts";
+import type { Sandbox } from "./sandbox/sandbox.ts";
 
 export interface RunningHost {
   url: string;
@@ -88,82 +81,20 @@ async function shutDown(
   clearTimeout(force);
 }
 
-/** The machine's sandbox, found once per process (the check starts a process). */
-let detected: Sandbox | undefined;
-
 export async function startHost(opts: HostOptions): Promise<RunningHost> {
   const limits: HostLimits = { ...DEFAULT_LIMITS, ...opts.limits };
   const registry = await AppRegistry.open(opts.home);
   // Its runs' logs, kept across its restarts (those of before are read when asked for).
   const runLogs = await RunLogStore.open(join(opts.home, "host", "run-logs"));
-  detected ??= opts.sandbox ? undefined : detectSandbox();
-  const sandbox = opts.sandbox ?? (detected as Sandbox);
-  const replicaOptions = {
-    startTimeoutMs: limits.startTimeoutMs,
-    stopGraceMs: limits.stopGraceMs,
-    launch: managedLauncher(sandbox),
+  let membership: Membership | undefined; // once it joins: new replicas ask it for grants, secrets
+  const {
     sandbox,
-    runLogs,
-  };
-  // Replicas start from spare processes, each app in a folder of its own.
-  const slots = join(opts.home, "host", "slots");
-  sandbox.reclaim(slots); // what a host that crashed left mounted there
-  rmSync(slots, { recursive: true, force: true }); // of a host that crashed
-  const spare = { project: "", app: "", version: 0 };
-  const spares: HostSpares = {
-    managed: new Spares(
-      join(slots, "managed"),
-      limits.spares,
-      (dir) => new ManagedReplica({ ...spare, dir, env: { [APP_ENV.spare]: "1" } }, replicaOptions),
-    ),
-    custom: new Spares(
-      join(slots, "custom"),
-      limits.spares,
-      (dir) => new CustomReplica({ ...spare, dir, config: {} }, replicaOptions),
-    ),
-  };
-  spares.managed.fill();
-  spares.custom.fill();
-  // In a registry, each new replica needs the control plane's grant (docs/hosts.md).
-  let membership: Membership | undefined;
-  const grants =
-    opts.join &&
-    new ReplicaGrants(async ({ project, app, version, config }, have) => {
-      if (!membership)
-        return { granted: false, elsewhere: true, unasked: "the host has not joined" };
-      return membership.mayStart({
-        project,
-        app,
-        version,
-        maxReplicas: config.scaling.max_replicas,
-        have,
-      });
-    });
-  // In a registry, a replica's environment holds its project's secrets (and their revision),
-  // read as it starts. Its start is bounded by its app's start_timeout (the host's limit without
-  // one).
-  const specOf = (target: PoolTarget) => ({
-    ...target,
-    secrets: async () => (await membership?.secrets(target.project)) ?? { env: {} },
-    startTimeout: target.config.start_timeout,
-  });
-  const outputs = new ReplicaOutputs(limits.endedOutputs);
-  const replicaOf = (target: PoolTarget) =>
-    outputs.track(
-      target.config.runtime === "custom"
-        ? spares.custom.replicaFor(specOf(target))
-        : spares.managed.replicaFor(specOf(target)),
-    );
-  // A deploy's trial replica, once its version is current, is the pool's first new one of it.
-  const trials = new Trials(replicaOf, (target) => {
-    registry.unstage(target as Deployment).catch(() => {});
-  });
-  const pool = new ReplicaPool((target) => trials.claim(target) ?? replicaOf(target), {
-    ...limits,
-    grants,
-    slots: opts.join?.slots ?? opts.slots,
-  });
-  const allReplicas = [pool, spares.managed, spares.custom, trials];
+    spares,
+    outputs,
+    trials,
+    pool,
+    all: allReplicas,
+  } = startReplicas(opts, limits, registry, runLogs, () => membership);
   // Apps with `min_replicas` are warm from the start (in a registry: once registered).
   const warmUp = () => {
     for (const deployment of registry.list()) pool.deployed(deployment);
