@@ -1,6 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ENV } from "../common/consts.ts";
+import { parseHttpUrl } from "../common/http-url.ts";
 import { tokenProject } from "../common/jwt.ts";
 import { homePaths, readLocalJson, runletHome } from "../control-plane/home.ts";
 import { CliError } from "./command.ts";
@@ -94,7 +95,7 @@ export async function loadConfig(
     ["apiUrl", ENV.apiUrl],
   ] as const) {
     const value = config[key] as string;
-    if (!/^https?:$/.test(URL.canParse(value) ? new URL(value).protocol : "")) {
+    if (!parseHttpUrl(value)) {
       const from = env[name] ? name : `${key} of ${homePaths(home).localJson}`;
       throw new CliError(`${from} is not an http(s) URL: '${value}'`);
     }

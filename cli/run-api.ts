@@ -5,6 +5,7 @@
  */
 import { createClient, type RunletClient, RunletError } from "runlet/client";
 import { ENV } from "../common/consts.ts";
+import { parseHttpUrl } from "../common/http-url.ts";
 import { RUN_ID, timeOfId } from "../common/ids.ts";
 import { homePaths } from "../control-plane/home.ts";
 import { CliError } from "./command.ts";
@@ -163,8 +164,7 @@ export function webhookSecret(flag: unknown): string | undefined {
  */
 export function webhookUrl(flag: unknown): string | undefined {
   if (typeof flag !== "string") return undefined;
-  const url = URL.canParse(flag) ? new URL(flag) : undefined;
-  if (url?.protocol !== "http:" && url?.protocol !== "https:")
+  if (!parseHttpUrl(flag))
     throw new CliError(
       `--webhook must be an absolute http(s) URL, such as https://example.com/hook (got '${flag}')`,
     );

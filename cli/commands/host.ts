@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { ENV } from "../../common/consts.ts";
+import { parseHttpUrl } from "../../common/http-url.ts";
 import { makeFolders } from "../../common/make-folders.ts";
 import { runletHome } from "../../control-plane/home.ts";
 import { CliError, type Command, takesOnly, wholeNumberFlag } from "../command.ts";
@@ -74,10 +75,7 @@ export const host: Command = {
     claimHome(home);
     const address = values.address;
     // A mistyped --address was a TypeError's stack trace.
-    if (
-      address !== undefined &&
-      !/^https?:$/.test(URL.canParse(String(address)) ? new URL(String(address)).protocol : "")
-    )
+    if (address !== undefined && !parseHttpUrl(String(address)))
       throw new CliError(
         `--address must be the http(s) URL the Worker reaches this host at (got '${address}')\n\n${USAGE}`,
       );

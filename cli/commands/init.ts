@@ -1,6 +1,7 @@
 import { mkdir, stat } from "node:fs/promises";
 import { isIP } from "node:net";
 import { ENV } from "../../common/consts.ts";
+import { parseHttpUrl } from "../../common/http-url.ts";
 import { homePaths, runletHome, writePrivateFile } from "../../control-plane/home.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
 import { readAnswer, request } from "../config.ts";
@@ -37,8 +38,8 @@ interface Claimed {
 
 /** The control plane's URL, without a trailing slash; plain HTTP only on this machine. */
 export function controlPlaneUrl(given: unknown): string {
-  const url = typeof given === "string" && URL.canParse(given) ? new URL(given) : undefined;
-  if (!url || !["http:", "https:"].includes(url.protocol) || url.search || url.hash) {
+  const url = typeof given === "string" ? parseHttpUrl(given) : undefined;
+  if (!url || url.search || url.hash) {
     throw new CliError(`--control-plane must be the control plane's http(s) URL\n\n${USAGE}`);
   }
   if (url.username || url.password) {

@@ -11,6 +11,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { HEADER } from "../../common/consts.ts";
+import { parseHttpUrl } from "../../common/http-url.ts";
 import { hostPath } from "../../common/protocol/paths.ts";
 import type { Deployment } from "../apps.ts";
 import type { HostContext } from "../context.ts";
@@ -33,8 +34,8 @@ function callbackOf(req: IncomingMessage): string | undefined {
   // Where the host reports the run's end (the Worker's internal route); optional.
   const raw = req.headers[HEADER.callbackUrl.toLowerCase()];
   if (raw === undefined) return undefined;
-  const url = typeof raw === "string" && URL.canParse(raw) ? new URL(raw) : undefined;
-  if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
+  const url = typeof raw === "string" ? parseHttpUrl(raw) : undefined;
+  if (!url) {
     throw new HttpError(400, `the ${HEADER.callbackUrl} header must be an absolute http(s) URL`);
   }
   return url.href;

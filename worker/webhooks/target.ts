@@ -4,6 +4,7 @@
  * make the service call its own internals (SSRF, e.g. the cloud metadata endpoint); such targets
  * are refused unless RUNLET_WEBHOOK_ALLOW_PRIVATE=1, which local development needs.
  */
+import { parseHttpUrl } from "../../common/http-url.ts";
 import { RunApiError } from "../errors.ts";
 
 /** Longer URLs are refused outright: no real receiver needs one, and they are stored per run. */
@@ -38,8 +39,8 @@ export function webhookTarget(raw: string | undefined, allowPrivate: boolean): U
       `webhookEndpoint is longer than ${MAX_WEBHOOK_URL_LENGTH} characters (${raw.length})`,
     );
   }
-  const url = parseUrl(raw);
-  if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
+  const url = parseHttpUrl(raw);
+  if (!url) {
     throw new RunApiError(
       400,
       `webhookEndpoint must be an absolute http(s) URL, got '${raw.slice(0, ECHO_LENGTH)}'`,
@@ -64,14 +65,6 @@ export function webhookTarget(raw: string | undefined, allowPrivate: boolean): U
   }
   url.hash = "";
   return url;
-}
-
-function parseUrl(raw: string): URL | undefined {
-  try {
-    return new URL(raw);
-  } catch {
-    return undefined;
-  }
 }
 
 /**
