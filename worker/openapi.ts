@@ -196,7 +196,11 @@ export const openApiDocument = {
           "A run of an app deleted since is still shown while the runs index has it (with its error and webhook deliveries while its shard keeps them); another id of that app is a 404, and cancelling or redelivering its runs is a 404 as any call of the app. Another method than GET, HEAD or DELETE on this path is, on a managed app, a 405 with `Allow: GET, HEAD, DELETE` (`method_not_allowed`); on a custom app, the app's own request.",
         tags: ["runs"],
         security: [{ bearerAuth: [] }],
-        responses: { 200: answer("The run.", ref("schemas", "Run")), ...REFUSED },
+        responses: {
+          200: answer("The run.", ref("schemas", "Run")),
+          400: error("A query parameter, named: this request takes none."),
+          ...REFUSED,
+        },
       },
       delete: {
         operationId: "cancelRun",

@@ -1,6 +1,7 @@
 /**
  * `GET /v4/{project}/{app}/runs/{run_id}`: any run's state — from its shard of the run store
- * when it has a row there (async runs and runs with a webhook), else from the runs index.
+ * when it has a row there (async runs and runs with a webhook), else from the runs index; it
+ * takes no query parameters.
  * `DELETE` cancels a queued or running async run (`?onlyIfQueued=true`: only a queued one); `POST …/deliveries` sends an ended run's
  * webhook again. The caller and the app are checked by the `caller` middleware, as for a run
  * call; a run of a deleted app can still be read (not cancelled nor sent again).
@@ -38,6 +39,12 @@ async function lookUp(c: RunContext) {
 
 export async function viewRun(c: RunContext) {
   const { project, app, runId } = c.req.param();
+  // `?wait=1` and the like were ignored: the caller read a state it thought was waited for.
+  refuseUnknownQuery(
+    c,
+    [],
+    "GET of a run takes no query parameters; it answers the run's state as it is now (ask again until it has ended)",
+  );
   if (c.var.appGone !== undefined) return c.json(await runOfDeletedApp(c, c.var.appGone), 200);
   const { found, notFound } = await lookUp(c);
   const view = found ?? (await indexedRun(c.env, c.var.caller.token, project, runId));

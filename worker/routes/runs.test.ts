@@ -320,6 +320,20 @@ describe("run API: async runs, run state and webhooks", () => {
     expect(queuedOnly.status).toBe(409);
   });
 
+  it("a GET of a run with a query parameter is a 400 naming it: it takes none, and ?wiat=1 no longer answers as if it had waited", async () => {
+    const { headers, runId } = await asyncRun();
+    await stateOnce(runId, headers, "running");
+    for (const query of ["wiat=1", "wait=1", "onlyIfQueued=true"]) {
+      const res = await SELF.fetch(`${runUrl(runId)}?${query}`, { headers });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({
+        message: `unknown query parameter '${query.split("=")[0]}': GET of a run takes no query parameters; it answers the run's state as it is now (ask again until it has ended)`,
+      });
+    }
+    // Without one it answers as before.
+    await stateOnce(runId, headers, "running");
+  });
+
   it("GET of an id that names no shard (its last character past SHARDS) creates no Durable Object", async () => {
     const headers = { authorization: `Bearer ${await sign()}` };
     appIsDeployed();
