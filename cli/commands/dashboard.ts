@@ -9,7 +9,8 @@ machine has one. The link works once, for 5 minutes; the session it opens lasts 
 most, and ends when the token that asked for the link is revoked.
 
   page        where the link lands once signed in (default: the runs): a dashboard address
-              as the browser shows it, or its path (/dashboard/apps/hello, runs/run_…)
+              as the browser shows it, or its path (/dashboard/apps/hello, runs/run_…);
+              one that leads out of /dashboard, as ../v2 does, is refused
 
   --no-open   only print the link
   --json      print {"url"} and nothing else (implies --no-open)`;
@@ -35,19 +36,29 @@ function openInBrowser(url: string): Promise<boolean> {
   });
 }
 
-/** The dashboard path `page` names: a URL or path of the dashboard, or a path inside it. */
+/** Where the paths are resolved: only the path and query of the result are kept. */
+const BASE = "http://dashboard.invalid";
+
+/**
+ * The dashboard path `page` names: a URL or path of the dashboard, or a path inside it, resolved
+ * as the browser resolves it. `runs/../../v2/projects` is `/v2/projects`, not a dashboard page:
+ * it was sent as it came, and the sign-in put the runs page in its place without a word.
+ */
 export function landingOf(page: string): string {
-  let path = page;
-  if (/^https?:\/\//i.test(page)) {
-    if (!URL.canParse(page)) throw new CliError(`'${page}' is not a URL\n\n${USAGE}`);
-    const url = new URL(page);
-    path = url.pathname + url.search;
-  } else if (!page.startsWith("/")) {
-    path = `/dashboard/${page}`;
+  const isUrl = /^https?:\/\//i.test(page);
+  if (isUrl && !URL.canParse(page)) throw new CliError(`'${page}' is not a URL\n\n${USAGE}`);
+  const joined = isUrl || page.startsWith("/") ? page : `/dashboard/${page}`;
+  const url = new URL(joined, BASE);
+  // `//host/dashboard` is another site's, as a browser reads it.
+  const here = isUrl || url.origin === BASE;
+  if (!here || !/^\/dashboard(\/|$)/.test(url.pathname)) {
+    const moved = here && !isUrl && url.pathname + url.search !== joined;
+    const leads = moved ? ` (it leads to ${url.pathname})` : "";
+    throw new CliError(
+      `'${page}' is not a dashboard page${leads}: give one under /dashboard, as apps/hello or /dashboard/runs/run_…\n\n${USAGE}`,
+    );
   }
-  if (!/^\/dashboard(\/|$|\?)/.test(path))
-    throw new CliError(`'${page}' is not a dashboard page: give one under /dashboard\n\n${USAGE}`);
-  return path;
+  return url.pathname + url.search;
 }
 
 export const dashboard: Command = {
