@@ -1,5 +1,12 @@
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { ENV } from "../../common/consts.ts";
 import { CSV_HEADER, csvRecord } from "../../control-plane/audit/export.ts";
 import { recordCounter } from "./audit-log.ts";
 import { runlet as cli, type FirstUser, withFirstUser } from "./test-support.ts";
@@ -85,5 +92,56 @@ describe("runlet audit-log --from and --to", () => {
     const month = await cli(["audit-log", "--to", "2026-13-45"], first.env);
     expect(month.code).toBe(1);
     expect(month.stderr).toContain("to: must be an RFC 3339 date-time");
+  });
+});
+
+describe("runlet audit-log --export answered 200 with something else than the export", () => {
+  /** A proxy's sign-in page, as a proxy between the CLI and the control plane answers. */
+  const PAGE =
+    "<!DOCTYPE html>\n<html><head><title>Sign in</title></head>\n<body>Proxy</body></html>\n";
+  let server: ReturnType<typeof createServer>;
+  let dir: string;
+  let env: Record<string, string>;
+  let url: string;
+  beforeAll(async () => {
+    server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(PAGE);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    env = { [ENV.baseUrl]: origin, [ENV.apiUrl]: origin, [ENV.project]: "prj_1", [ENV.token]: "t" };
+    url = `${origin}/v2/projects/prj_1/audit-log/export?format=csv`;
+    dir = await mkdtemp(join(tmpdir(), "runlet-audit-export-"));
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const said = `runlet audit-log: exporting the audit log failed: ${"URL"} answered 200 with text/html; charset=utf-8, not the export's text/csv: <!DOCTYPE html> <html><head><title>Sign in</title></head> <body>Proxy</body></html>. A proxy's page, or another server than Runlet's control plane: check RUNLET_BASE_URL (runlet start prints the control plane's address on its "control plane" line)`;
+
+  it("exits 1 naming the URL and what came back, and writes no file (an older one stays as it was)", async () => {
+    const fresh = join(dir, "fresh.csv");
+    const exported = await cli(["audit-log", "--export", "csv", "--output", fresh], env);
+    expect(exported.code).toBe(1);
+    expect(exported.stderr).toBe(said.replace("URL", url));
+    expect(existsSync(fresh)).toBe(false);
+    const older = join(dir, "older.csv");
+    await writeFile(older, "kept\n");
+    const again = await cli(["audit-log", "--export", "csv", "--output", older], env);
+    expect(again.code).toBe(1);
+    expect(await readFile(older, "utf8")).toBe("kept\n");
+  });
+
+  it("writes none of the page to standard output either", async () => {
+    const write = vi.spyOn(process.stdout, "write");
+    try {
+      const exported = await cli(["audit-log", "--export", "csv"], env);
+      expect(exported.code).toBe(1);
+      expect(exported.stderr).toBe(said.replace("URL", url));
+      expect(write).not.toHaveBeenCalled();
+    } finally {
+      write.mockRestore();
+    }
   });
 });

@@ -3,9 +3,17 @@ import { createWriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
 import type { Writable } from "node:stream";
 import { finished } from "node:stream/promises";
+import { EXPORT_CONTENT_TYPES, type ExportFormat } from "../../common/protocol/audit-export.ts";
 import { upperCaseTime } from "../../common/rfc3339.ts";
 import { CliError, type Command, durationMs, pageLimit, takesOnly } from "../command.ts";
-import { type CliConfig, loadConfig, printTable, readAnswer, request } from "../config.ts";
+import {
+  baseUrlSource,
+  type CliConfig,
+  loadConfig,
+  printTable,
+  readAnswer,
+  request,
+} from "../config.ts";
 import { isCalendarDate } from "../expiry.ts";
 import { fetchPages } from "../pages.ts";
 
@@ -67,6 +75,40 @@ export function recordCounter(format: "csv" | "ndjson") {
   };
 }
 
+/** The first characters of `res`'s body, on one line; the rest is not read. */
+async function opening(res: Response, chars: number): Promise<string> {
+  const reader = res.body?.getReader();
+  if (!reader) return "";
+  const decoder = new TextDecoder();
+  let text = "";
+  try {
+    while (text.length < chars * 2) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+  return text.replace(/\s+/g, " ").trim().slice(0, chars);
+}
+
+/**
+ * A 2xx that is not the export (a proxy's sign-in page, another server at the address) was
+ * written out as it came, "wrote 0 entries", exit 0: an HTML page saved as the .csv. Its content
+ * type says so; refused before any file is made, naming the address and what came back.
+ */
+async function refuseOtherAnswer(res: Response, format: ExportFormat, url: string, what: string) {
+  const mediaType = (type: string) => type.split(";")[0]?.trim().toLowerCase() ?? "";
+  const expected = mediaType(EXPORT_CONTENT_TYPES[format]);
+  const got = res.headers.get("content-type") ?? "";
+  if (mediaType(got) === expected) return;
+  const body = (await opening(res, 200)) || "an empty body";
+  throw new CliError(
+    `${what} failed: ${url} answered ${res.status} with ${got || "no content type"}, not the export's ${expected}: ${body}. A proxy's page, or another server than Runlet's control plane: check ${baseUrlSource()} (runlet start prints the control plane's address on its "control plane" line)`,
+  );
+}
+
 async function exportLog(
   config: CliConfig,
   format: string,
@@ -78,12 +120,10 @@ async function exportLog(
   }
   query.set("format", format);
   const what = "exporting the audit log";
-  const res = await request(
-    `${config.baseUrl}/v2/projects/${config.projectId}/audit-log/export?${query}`,
-    { headers: { authorization: `Bearer ${config.token}` } },
-    what,
-  );
+  const url = `${config.baseUrl}/v2/projects/${config.projectId}/audit-log/export?${query}`;
+  const res = await request(url, { headers: { authorization: `Bearer ${config.token}` } }, what);
   if (!res.ok || !res.body) await readAnswer(res, what); // throws the server's message
+  await refuseOtherAnswer(res, format, url, what);
   // The file is created only once the export has begun, and removed if it is cut off.
   const file = output ? createWriteStream(output) : undefined;
   // A file that cannot be made (a missing folder) is said so, not as an export cut off.

@@ -10,18 +10,10 @@
  * `@`, a tab or CR gets a leading `'`, so it is shown as text and never run as a formula (OWASP
  * "CSV injection"). NDJSON is the list API's entry shape, one per line, unaltered.
  */
+import type { ExportFormat } from "../../common/protocol/audit-export.ts";
 import type { Database } from "../db/index.ts";
 import type { PagePosition } from "../page-token.ts";
 import { type AuditQuery, type AuditRow, auditEntryView, listAuditEntries } from "./list.ts";
-
-export const EXPORT_FORMATS = ["csv", "ndjson"] as const;
-
-export type ExportFormat = (typeof EXPORT_FORMATS)[number];
-
-export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {
-  csv: "text/csv; charset=utf-8",
-  ndjson: "application/x-ndjson",
-};
 
 /** Rows per query: large enough to be few round trips, small enough to hold at once. */
 export const EXPORT_PAGE_SIZE = 500;

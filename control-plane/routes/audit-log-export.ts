@@ -3,12 +3,8 @@
  * filters select, streamed (see `audit/export.ts`). Owners only, audited as `audit_log.export`.
  */
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import {
-  EXPORT_CONTENT_TYPES,
-  EXPORT_FORMATS,
-  EXPORT_PAGE_SIZE,
-  exportStream,
-} from "../audit/export.ts";
+import { EXPORT_CONTENT_TYPES, EXPORT_FORMATS } from "../../common/protocol/audit-export.ts";
+import { EXPORT_PAGE_SIZE, exportStream } from "../audit/export.ts";
 import { auditSuccess } from "../audit/record.ts";
 import { auditWindow, checkOrder, retentionDaysOf } from "../audit/window.ts";
 import { access } from "../auth/access.ts";
