@@ -7,6 +7,7 @@
  * own words.
  */
 import type { Context, Hono } from "hono";
+import { KEPT_BUNDLES } from "../../bundles.ts";
 import type { DashEnv } from "../api.ts";
 import { setFlash, takeFlash } from "../flash.ts";
 import { Page } from "../layout.tsx";
@@ -79,12 +80,12 @@ export function registerAppRollback(dash: Hono<DashEnv>) {
     const name = c.req.param("name");
     const from = Number(c.req.param("version"));
     const path = `/apps/${encodeURIComponent(name)}`;
-    // Only the 10 newest versions keep their files: one of them, or none at all.
+    // Only the KEPT_BUNDLES newest versions keep their files: one of them, or none at all.
     const [app, versions] = await Promise.all([
       c.var.api.project<{ version: number }>("GET", path),
       c.var.api.project<{ versions: Array<{ version: number; kept?: boolean }> }>(
         "GET",
-        `${path}/versions?limit=10`,
+        `${path}/versions?limit=${KEPT_BUNDLES}`,
       ),
     ]);
     const refused = !app.ok ? app : !versions.ok ? versions : undefined;
@@ -101,7 +102,7 @@ export function registerAppRollback(dash: Hono<DashEnv>) {
           <Notice kind="info">{`Version ${from} of ${name} is the live one already.`}</Notice>
         ) : !version || !offered(version, live) ? (
           <Notice kind="info">
-            {`Version ${from} of ${name} cannot be rolled back to: ${from > live ? "it has no such version" : "only the 10 newest versions keep their files. Deploy its folder as it was at that version instead (runlet deploy)"}.`}
+            {`Version ${from} of ${name} cannot be rolled back to: ${from > live ? "it has no such version" : `only the ${KEPT_BUNDLES} newest versions keep their files. Deploy its folder as it was at that version instead (runlet deploy)`}.`}
           </Notice>
         ) : (
           <form method="post" action={rollbackPath(name, from)} class="stack">
