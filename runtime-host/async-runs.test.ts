@@ -150,9 +150,11 @@ describe("async runs on the host", () => {
     const limit = 10 * 1024 * 1024 - 2; // the JSON string's two quotes
     await submit("big", { bytes: limit + 1 }, "run_big");
     await submit("big", { bytes: limit }, "run_fits");
+    // Two results of 10 MiB made, copied and sent: seconds on a busy machine.
     await eventually(
       async () => received.length,
       (n) => n === 2,
+      30_000,
     );
     const ends = Object.fromEntries(received.map((r) => [r.body.runId, r.body]));
     expect(ends.run_big).toMatchObject({
