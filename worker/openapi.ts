@@ -212,6 +212,9 @@ export const openApiDocument = {
         parameters: [ref("parameters", "onlyIfQueued")],
         responses: {
           200: answer("The run, cancelled.", ref("schemas", "Run")),
+          400: error(
+            "A query parameter other than `onlyIfQueued`, named, or a value of it other than `true` or `false`.",
+          ),
           ...REFUSED,
           409: error(
             "The run has ended, or is a sync run; or it has started and `onlyIfQueued=true` was sent.",
@@ -238,7 +241,7 @@ export const openApiDocument = {
         responses: {
           202: answer("The delivery is under way: the run.", ref("schemas", "Run")),
           400: error(
-            "A bad `webhookEndpoint` or `X-Webhook-Secret`, or a body other than none or `{}` (its fields named).",
+            "A bad `webhookEndpoint` or `X-Webhook-Secret`, a query parameter other than `webhookEndpoint` (named), or a body other than none or `{}` (its fields named).",
           ),
           ...REFUSED,
           413: error("A body over 64 KiB (this request takes none)."),
