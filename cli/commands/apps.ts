@@ -1,5 +1,6 @@
 import { DEFAULT_START_TIMEOUT_S } from "../../common/app-limits.ts";
 import { type RunsNow, replicasNowText, runsNowText, stalledText } from "../../common/app-now.ts";
+import { KEPT_BUNDLES } from "../../control-plane/bundles.ts";
 import type { AppView, ListedApp } from "../../control-plane/routes/apps-read.ts";
 import type { AppReplicas } from "../../control-plane/routes/apps-replicas.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
@@ -20,7 +21,7 @@ const USAGE = `Usage: runlet apps [--json]
            its replicas now and the hosts they are on; --json prints {app, replicas}, the
            API's two answers
   versions the app's versions, newest first: who deployed each and when, its runtime, and
-           whether its code can be rolled back to (the 10 newest keep their files); --json
+           whether its code can be rolled back to (the ${KEPT_BUNDLES} newest keep their files); --json
            prints the API's answer
   delete   stops the app's replicas and deletes it with its deployments (audited); calls of it
            are 404 within 10 s (the run API keeps what it learnt of an app for 10 s; a run
@@ -33,7 +34,7 @@ const USAGE = `Usage: runlet apps [--json]
            and runlet.toml, as they were, deployed as the next version (v3's as v6), the way
            runlet deploy goes: a replica of it starts on a runtime host first, and one that
            fails to is refused (exit 1), the live version answering on. Audited as a deploy.
-           Only the 10 newest versions keep their files: for an older one, deploy its folder.
+           Only the ${KEPT_BUNDLES} newest versions keep their files: for an older one, deploy its folder.
            --to N            the version to roll back to (default: the one before the live
                              one; after a rollback, that is the version rolled back from)
            --no-start-check  make it live without starting a replica of it first

@@ -7,7 +7,7 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, desc, eq, lt } from "drizzle-orm";
 import { access } from "../auth/access.ts";
-import { isKept } from "../bundles.ts";
+import { isKept, KEPT_BUNDLES } from "../bundles.ts";
 import type { AppEnv } from "../context.ts";
 import { principalNames } from "../db/principal-names.ts";
 import { deployments } from "../db/schema.ts";
@@ -32,8 +32,7 @@ const versionSchema = z
         "A rollback's: the version whose files it deployed again (…/versions/{version}/redeploy); null for a deploy of its own, or one before 2026-11-27.",
     }),
     kept: z.boolean().openapi({
-      description:
-        "Whether its files are kept (an app's 10 newest versions' are): one that is can be deployed again, a rollback (…/versions/{version}/redeploy), unless it is the live one.",
+      description: `Whether its files are kept (an app's ${KEPT_BUNDLES} newest versions' are): one that is can be deployed again, a rollback (…/versions/{version}/redeploy), unless it is the live one.`,
     }),
   })
   .openapi("AppVersion");

@@ -47,7 +47,7 @@ interface Version {
   createdAt: string;
   files: number;
   bytes: number;
-  /** Its files are kept (the 10 newest): it can be rolled back to. Absent from older answers. */
+  /** Its files are kept (the KEPT_BUNDLES newest): it can be rolled back to. Absent from older answers. */
   kept?: boolean;
   digest?: string | null;
   /** A rollback's: the version whose code it deployed again. */
