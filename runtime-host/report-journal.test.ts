@@ -5,40 +5,29 @@
 
 import { spawn } from "node:child_process";
 import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { newId } from "../common/ids.ts";
 import { RunReports } from "./run-reports.ts";
-import { eventually, TOKEN } from "./test-support.ts";
+import { eventually, startReceiver, TOKEN } from "./test-support.ts";
 
 let dir: string;
-let control: Server;
+let control: Awaited<ReturnType<typeof startReceiver<{ runs: Record<string, unknown>[] }>>>;
 let controlUrl: string;
-const reported: Record<string, unknown>[] = [];
+/** Every report the control plane's POST /internal/runs took, in order. */
+const reported = () => control.received.flatMap((r) => r.body.runs);
 
 beforeEach(async () => {
-  reported.length = 0;
-  control = createServer((req, res) => {
-    let text = "";
-    req.on("data", (c) => {
-      text += c;
-    });
-    req.on("end", () => {
-      if (req.method === "POST" && req.url === "/internal/runs")
-        reported.push(...JSON.parse(text).runs);
-      res.writeHead(200, { "content-type": "application/json" }).end("{}");
-    });
-  });
-  await new Promise<void>((resolve) => control.listen(0, "127.0.0.1", resolve));
-  controlUrl = `http://127.0.0.1:${(control.address() as AddressInfo).port}`;
+  control = await startReceiver();
+  controlUrl = control.url;
   dir = await mkdtemp(join(tmpdir(), "runlet-reports-"));
 });
 
 afterEach(async () => {
-  await new Promise((resolve) => control.close(resolve));
+  await control.close();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -68,15 +57,15 @@ it("sends the report of a sync run whose host was killed before its batch left",
     `${ended(runId)} process.kill(process.pid, "SIGKILL");`,
   );
   expect(exit).toBe("SIGKILL");
-  expect(reported).toEqual([]);
+  expect(reported()).toEqual([]);
   expect(await segments()).toHaveLength(1);
 
   const next = new RunReports(controlUrl, TOKEN, [], undefined, undefined, dir);
   await eventually(
-    async () => reported,
+    async () => reported(),
     (r) => r.length === 1,
   );
-  expect(reported[0]).toMatchObject({ id: runId, status: "success", runTimeMs: 3, async: false });
+  expect(reported()[0]).toMatchObject({ id: runId, status: "success", runTimeMs: 3, async: false });
   await eventually(segments, (s) => s.length === 0);
   await next.close();
 });
@@ -94,7 +83,11 @@ it("keeps a batch the index could not take for the next host, and removes what a
   const fresh = newId("run");
   next.ended(fresh, { projectId: "p", app: "a", function: "f", status: "failure", runTimeMs: 1 });
   await next.close();
-  expect(reported.map((r) => r.id).sort()).toEqual([kept, fresh].sort());
+  expect(
+    reported()
+      .map((r) => r.id)
+      .sort(),
+  ).toEqual([kept, fresh].sort());
   expect(await segments()).toEqual([]);
 });
 
@@ -104,6 +97,6 @@ it("leaves alone the reports of a host still running on the same home", async ()
   await writeFile(join(dir, `${process.pid}-1.jsonl`), `${line}\n`);
   const next = new RunReports(controlUrl, TOKEN, [], undefined, undefined, dir);
   await next.close();
-  expect(reported).toEqual([]);
+  expect(reported()).toEqual([]);
   expect(await segments()).toEqual([`${process.pid}-1.jsonl`]);
 });

@@ -20,6 +20,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import type { RunReportBatch } from "../common/protocol/runs.ts";
+import { processAlive } from "./process-alive.ts";
 
 type Report = RunReportBatch["runs"][number];
 
@@ -38,8 +39,9 @@ export class ReportJournal {
   /** The journal in `dir`, and the reports a stopped host left there (the last of each run). */
   static open(dir: string): { journal: ReportJournal; leftover: Report[]; files: string[] } {
     mkdirSync(dir, { recursive: true });
+    // A live host's segments (another host on this home) are its own to send.
     const files = readdirSync(dir)
-      .filter((name) => /^\d+-\d+\.jsonl$/.test(name) && !isAlive(Number(name.split("-")[0])))
+      .filter((name) => /^\d+-\d+\.jsonl$/.test(name) && !processAlive(Number(name.split("-")[0])))
       .map((name) => join(dir, name));
     const last = new Map<string, Report>();
     for (const file of files) {
@@ -84,15 +86,5 @@ function parseLine(line: string): Report | undefined {
     return typeof report?.id === "string" ? report : undefined;
   } catch {
     return undefined;
-  }
-}
-
-/** Whether process `pid` still runs (a segment of a live host on the same home is not ours). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }

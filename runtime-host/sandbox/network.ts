@@ -14,6 +14,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { networkInterfaces } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { processAlive } from "../process-alive.ts";
 
 const run = promisify(execFile);
 
@@ -62,15 +63,6 @@ function hostAddresses(): string[] {
     .flatMap((a) => (a && a.family === "IPv4" && !a.internal ? [`${a.address}/32`] : []));
   // One address on two interfaces is one rule: a second `ip rule add` of it fails (EEXIST).
   return [...new Set(addresses)];
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 export interface ReplicaNetwork {
@@ -171,6 +163,6 @@ export function sweepNamespaces(ip = "ip"): void {
   if (!existsSync(NETNS_DIR)) return;
   for (const name of readdirSync(NETNS_DIR)) {
     const pid = Number(/^runlet-(\d+)-\d+$/.exec(name)?.[1]);
-    if (pid && !alive(pid)) spawnSync(ip, ["netns", "delete", name]);
+    if (pid && !processAlive(pid)) spawnSync(ip, ["netns", "delete", name]);
   }
 }
