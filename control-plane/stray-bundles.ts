@@ -5,14 +5,12 @@
  * (during a deploy's start check, which may last minutes, or while a delete waits for the hosts)
  * left the files for good: up to 20 MiB a deploy, and every kept version of a deleted app. At the
  * start no deploy or delete of this control plane is under way, so a file no row names is one of
- * those: its app's folder is read against the app's recorded versions.
+ * those: its app's folder is read against the app's recorded versions (recorded-bundles.ts).
  */
 import { readdir, rm, rmdir } from "node:fs/promises";
 import { join } from "node:path";
-import { and, eq } from "drizzle-orm";
-import { versionOfName } from "./bundles.ts";
 import type { Database } from "./db/index.ts";
-import { apps, deployments } from "./db/schema.ts";
+import { isStray, recordedNames } from "./recorded-bundles.ts";
 
 /** Removes the bundle files under `dir` that no deployment records; says which it removed. */
 export async function dropStrayBundles(db: Database, dir: string): Promise<string[]> {
@@ -20,21 +18,9 @@ export async function dropStrayBundles(db: Database, dir: string): Promise<strin
   for (const project of await entries(dir)) {
     for (const app of await entries(join(dir, project))) {
       const folder = join(dir, project, app);
-      const recorded = await db
-        .select({ version: deployments.version, digest: deployments.digest })
-        .from(deployments)
-        .innerJoin(apps, eq(apps.id, deployments.appId))
-        .where(and(eq(apps.projectId, project), eq(apps.name, app)));
-      // A recorded version's bundle is kept under its digest, or, kept before digests named
-      // bundles, under its number alone (bundles.ts, keptBundle).
-      const named = new Set<string>();
-      for (const { version, digest } of recorded) {
-        named.add(`v${version}.json`);
-        if (digest) named.add(`v${version}-${digest}.json`);
-      }
+      const recorded = await recordedNames(db, project, app);
       for (const name of await entries(folder)) {
-        // Not a bundle's name (nothing the store writes): left alone.
-        if (versionOfName(name) === undefined || named.has(name)) continue;
+        if (!isStray(name, recorded)) continue;
         await rm(join(folder, name), { force: true });
         dropped.push(`${project}/${app}/${name}`);
       }
