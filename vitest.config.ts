@@ -130,6 +130,9 @@ export default defineConfig({
               miniflare: {
                 // An empty database of its own for first-user.d1.test.ts.
                 d1Databases: { FIRST_USER_DB: { id: "first-user-db" } },
+                // A bucket of its own for stray-bundles-r2.d1.test.ts, whose sweeps look at
+                // every object: the other files' bundles, recorded in no row, stay out of it.
+                r2Buckets: { SWEPT_BUNDLES: { id: "swept-bundles" } },
                 // wrangler.toml binds the run API's Worker, which is not running here.
                 serviceBindings: {
                   RUN_API: () =>

@@ -7,5 +7,7 @@ declare module "cloudflare:test" {
     TEST_MIGRATIONS: D1Migration[];
     /** An empty database for the first-user cases (vitest.config.ts). */
     FIRST_USER_DB: D1Database;
+    /** A bucket for the sweeps of stray bundles (vitest.config.ts). */
+    SWEPT_BUNDLES: R2Bucket;
   }
 }
