@@ -3,14 +3,15 @@
 // as the Node control plane's start does its folder (stray-bundles.test.ts). Here the strays are
 // written as such a cut leaves them, beside bundles real deploys recorded in D1, in a bucket of
 // this file's own (SWEPT_BUNDLES, vitest.config.ts).
-import { env } from "cloudflare:test";
+import { createScheduledController, env } from "cloudflare:test";
 import { drizzle } from "drizzle-orm/d1";
-import { beforeAll, beforeEach, expect, it } from "vitest";
+import { beforeAll, beforeEach, expect, it, vi } from "vitest";
 import { r2Bundles } from "./bundles.ts";
 import type { Database } from "./db/index.ts";
 import * as schema from "./db/schema.ts";
 import { dropStrayR2Bundles, STRAY_AGE_MS, SWEEP_MARK } from "./stray-bundles-r2.ts";
 import { bundleFiles, createFixture, type Fixture } from "./testing/fixture.ts";
+import worker from "./worker.ts";
 
 const bucket = env.SWEPT_BUNDLES;
 let f: Fixture;
@@ -106,4 +107,21 @@ it("reads at most `pages` list pages a run, and the next run goes on from there"
   for (let i = 0; i < 3; i++) runs.push(await dropStrayR2Bundles(f.db, bucket, later(), limits));
   expect(runs).toEqual([[], [], [stray]]);
   expect(await bucket.head(SWEEP_MARK)).toBeNull();
+});
+
+it("runs from the control plane Worker's cron, and says what it removed", async () => {
+  await deploy("cron-kept");
+  const recorded = await keys();
+  const stray = `${f.projectId}/cron-gone/v1-ab.json`;
+  await bucket.put(stray, "{}");
+  const log = vi.spyOn(console, "log").mockImplementation(() => {});
+  const controller = createScheduledController({ scheduledTime: later(), cron: "0 * * * *" });
+
+  // The handler awaits its whole sweep: no ExecutionContext's waitUntil to wait for.
+  await worker.scheduled(controller, { ...env, BUNDLES: bucket });
+
+  expect(await keys()).toEqual(recorded);
+  expect(log).toHaveBeenCalledWith(expect.stringContaining(`removed 1 bundle(s)`));
+  expect(log).toHaveBeenCalledWith(expect.stringContaining(stray));
+  log.mockRestore();
 });

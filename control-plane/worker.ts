@@ -5,6 +5,7 @@
  * in RUNLET_HOME/keys/jwt-signing-key.json), after a rotation PREVIOUS_SIGNING_KEYS (the keys
  * signed with before, still verifying until retired: docs/deploy.md) and MASTER_SECRET
  * (base64url, 32+ bytes); and, until the first user is made (`runlet init`), BOOTSTRAP_TOKEN.
+ * Its cron (`scheduled`) sweeps the R2 bucket of bundles no version records (stray-bundles-r2.ts).
  */
 import { drizzle } from "drizzle-orm/d1";
 import { base64urlDecode } from "../common/jwt.ts";
@@ -17,6 +18,7 @@ import type { Database } from "./db/index.ts";
 import * as schema from "./db/schema.ts";
 import { httpRuntimeHosts } from "./host-client.ts";
 import { liveHosts } from "./hosts/registry.ts";
+import { dropStrayR2Bundles } from "./stray-bundles-r2.ts";
 
 export interface ControlPlaneEnv {
   DB: D1Database;
@@ -37,13 +39,15 @@ export interface ControlPlaneEnv {
 
 let app: Promise<ControlPlaneApp> | undefined;
 
+// Drizzle's D1 and libSQL databases differ only in their raw result types, never read.
+const database = (env: ControlPlaneEnv) => drizzle(env.DB, { schema }) as unknown as Database;
+
 async function build(env: ControlPlaneEnv): Promise<ControlPlaneApp> {
   const keys = await signingKeysFrom(
     JSON.parse(env.SIGNING_KEY) as StoredKey,
     parsePreviousKeys(env.PREVIOUS_SIGNING_KEYS, "PREVIOUS_SIGNING_KEYS"),
   );
-  // Drizzle's D1 and libSQL databases differ only in their raw result types, never read.
-  const db = drizzle(env.DB, { schema }) as unknown as Database;
+  const db = database(env);
   return createControlPlane({
     db,
     keys,
@@ -66,5 +70,13 @@ export default {
       throw err;
     });
     return (await app).fetch(request, env, ctx);
+  },
+  /** The cron of wrangler.toml's `[env.control-plane]`: bundles no version records go. */
+  async scheduled(controller: ScheduledController, env: ControlPlaneEnv): Promise<void> {
+    const dropped = await dropStrayR2Bundles(database(env), env.BUNDLES, controller.scheduledTime);
+    if (dropped.length > 0)
+      console.log(
+        `control plane: removed ${dropped.length} bundle(s) no version records (a deploy or a delete cut short): ${dropped.join(", ")}`,
+      );
   },
 } satisfies ExportedHandler<ControlPlaneEnv>;
