@@ -51,8 +51,13 @@ export async function recordHeartbeat(
       db
         .update(hosts)
         .set({
-          // An operator's drain stands whatever the host says (it says `up`).
-          state: sql`CASE WHEN ${hosts.state} = 'drained' THEN 'drained' ELSE ${beat.state} END`,
+          // An operator's drain stands while the host says `up`; once it says it is stopping
+          // (`draining`), that is what it is: a resume then would list it `up` to the Worker
+          // until its next heartbeat. Stopped, it registers `up` anyway.
+          state:
+            beat.state === "draining"
+              ? beat.state
+              : sql`CASE WHEN ${hosts.state} = 'drained' THEN 'drained' ELSE ${beat.state} END`,
           seenAt: now,
           busy: beat.busy,
           queued: beat.queued,
@@ -73,7 +78,7 @@ export async function recordHeartbeat(
     const last = heldBeats(db).get(id) ?? row ?? { seenAt: 0, upSince: now };
     const upSince = last.seenAt > now - DOWN_AFTER_MS ? last.upSince : now;
     // An operator's drain stands here too (the row keeps it: nothing could be written).
-    const drained = row?.state === "drained";
+    const drained = row?.state === "drained" && beat.state !== "draining";
     const { busy, queued } = beat;
     const state = drained ? "drained" : beat.state;
     holdBeat(db, id, { state, seenAt: now, upSince, busy, queued, apps: rows }, err);

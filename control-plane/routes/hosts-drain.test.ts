@@ -109,6 +109,30 @@ describe("a drained host", () => {
     expect((await states(id)).operator).toBe("up");
   });
 
+  it("is draining, not resumed, once it says it is stopping", async () => {
+    // Before, a drained host's `draining` heartbeat was kept as `drained`, so a resume during its
+    // graceful stop was 204 and listed it `up` to the Worker, new work placed on a host that
+    // was going away, until its next heartbeat (2 s) said `draining` again.
+    const id = await register("http://10.6.1.4:8790");
+    expect((await act("drain", id)).status).toBe(204);
+    const beat = await f.call("POST", `/internal/hosts/${id}/heartbeat`, {
+      token,
+      body: { state: "draining", busy: 1, queued: 0, apps: [] },
+    });
+    expect(beat.status).toBe(200);
+    expect(await states(id)).toEqual({
+      operator: "draining",
+      worker: "draining",
+      controlPlane: "draining",
+    });
+    const res = await act("resume", id);
+    expect(res.status).toBe(409);
+    expect(((await res.json()) as { message: string }).message).toBe(
+      `host '${id}' is draining: it is stopping, and takes work when it starts again`,
+    );
+    expect((await states(id)).worker).toBe("draining");
+  });
+
   it("stays drained when it registers again without having stopped (a crash, a restart)", async () => {
     // Before, a drained host that crashed and came back took work at once: an operator who
     // drained a failing host had it back in the rotation at its next crash.

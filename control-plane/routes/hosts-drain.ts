@@ -68,6 +68,8 @@ function done(id: string, what: "drained" | "resumed", answer: DrainAnswer): voi
   const why =
     what === "drained"
       ? "it runs nothing, and takes work when it starts again"
-      : "only a drained host is resumed";
+      : answer.state === "draining"
+        ? "it is stopping, and takes work when it starts again"
+        : "only a drained host is resumed";
   throw new ApiError("conflict", `host '${id}' is ${answer.state}: ${why}`);
 }
