@@ -77,3 +77,15 @@ it("gives each replica its own copy of the files, removed when it stops", async 
     );
   }
 });
+
+it("replaces a waiting spare that died, without waiting for the next cold start", async () => {
+  // Before, a spare killed while it waited (kill -9, the OOM killer) left one fewer until a
+  // cold start took another: that start, or the next, paid for starting a process.
+  const [dead] = await eventually(client.spares, (pids) => pids.length === 2);
+  process.kill(dead as number, "SIGKILL");
+  const after = await eventually(
+    client.spares,
+    (pids) => pids.length === 2 && !pids.includes(dead as number),
+  );
+  expect(after).not.toContain(dead);
+});

@@ -17,6 +17,9 @@ export interface SpareReplica<Spec extends WorkloadSpec> extends Replica {
   assign(spec: Spec): this;
 }
 
+/** The pause before a spare that died waiting is replaced. */
+const SPARE_REFILL_MS = 1_000;
+
 export class Spares<Spec extends WorkloadSpec, R extends SpareReplica<Spec>> {
   readonly #waiting: R[] = [];
   #starting = 0;
@@ -87,8 +90,12 @@ export class Spares<Spec extends WorkloadSpec, R extends SpareReplica<Spec>> {
     const spare = this.make(slot);
     spare.onExit(() => {
       const at = this.#waiting.indexOf(spare);
-      if (at >= 0) this.#waiting.splice(at, 1);
       rmSync(slot, { recursive: true, force: true });
+      if (at < 0) return;
+      this.#waiting.splice(at, 1);
+      // A spare that died waiting (killed, the OOM killer) is replaced now, not at the next cold
+      // start, which would pay for a start; after a pause, so spares that die at once do not spin.
+      if (!this.#closed) setTimeout(() => this.fill(), SPARE_REFILL_MS).unref();
     });
     return spare;
   }
