@@ -125,6 +125,22 @@ describe("runlet hosts drain, resume and remove", () => {
     expect(again.stderr).toContain(`no host '${id}'`);
   });
 
+  it("names the ids of the hosts of a name given for an id (drain, resume, remove)", async () => {
+    // A new operator's `runlet hosts drain local-1` said only "no host 'local-1' in the registry".
+    const id = await joined("http://10.7.0.4:8790");
+    for (const verb of ["drain", "resume", "remove"]) {
+      const res = await runlet(["hosts", verb, "http://10.7.0.4:8790"], env);
+      expect(res.code).toBe(1);
+      expect(res.stderr).toContain(
+        `(404): no host 'http://10.7.0.4:8790' in the registry: 'http://10.7.0.4:8790' is the name of host ${id} (up); give a host's id (the ID column of runlet hosts)`,
+      );
+    }
+    const unknown = await runlet(["hosts", "drain", "rack-none"], env);
+    expect(unknown.stderr.trim()).toBe(
+      "runlet hosts: draining the host failed (404): no host 'rack-none' in the registry",
+    );
+  });
+
   it("refuses a host that is up, saying to stop it first, and keeps it", async () => {
     const id = await joined("http://10.7.0.2:8790");
     const refused = await runlet(["hosts", "remove", id], env);

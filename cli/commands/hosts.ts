@@ -2,7 +2,7 @@ import { hostJoinCommand } from "../../common/host-join.ts";
 import { type HostView, hostView, joinedHostsText } from "../../common/host-view.ts";
 import { LOCAL_HOST_TOKEN } from "../../common/protocol/hosts.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
-import { callApi, loadConfig, printTable } from "../config.ts";
+import { type CliConfig, callApi, loadConfig, printTable } from "../config.ts";
 import { confirmOrStop, YES_OPTION } from "../confirm.ts";
 
 const USAGE = `Usage: runlet hosts [list] [--json]
@@ -58,6 +58,29 @@ interface HostToken {
 /** A token's hosts in a line: `rack-b (up), rack-c (down)`, none, or `?` (not said). */
 const hostsOf = (t: HostToken) => (t.hosts ? joinedHostsText(t.hosts) : "?");
 
+/**
+ * A drain, resume or remove of host `id`. A 404 for a host's name (the NAME column, given for
+ * its ID) names the ids it has: it said only "no host 'rack-2' in the registry".
+ */
+async function onHost(config: CliConfig, method: string, id: string, verb: string, what: string) {
+  const path = `/v2/hosts/${encodeURIComponent(id)}${verb ? `/${verb}` : ""}`;
+  try {
+    await callApi(config, method, path, what);
+  } catch (err) {
+    if (!(err instanceof CliError) || err.answer?.status !== 404) throw err;
+    const named = await callApi<{ hosts: HostView[] }>(config, "GET", "/v2/hosts", what).then(
+      ({ hosts }) => hosts.filter((h) => h.name === id).map((h) => `${h.id} (${h.state})`),
+      () => [],
+    );
+    if (named.length === 0) throw err;
+    throw new CliError(
+      `${err.message}: '${id}' is the name of ${named.length > 1 ? "hosts" : "host"} ${named.join(", ")}; give a host's id (the ID column of runlet hosts)`,
+      err.answer,
+      err.said,
+    );
+  }
+}
+
 export const hosts: Command = {
   name: "hosts",
   summary: "list, drain and remove the runtime hosts; make and revoke the tokens hosts join with",
@@ -104,11 +127,11 @@ export const hosts: Command = {
       const [id] = rest;
       if (!id)
         throw new CliError(`give the id of the host to ${action} (runlet hosts)\n\n${USAGE}`);
-      const path = `/v2/hosts/${encodeURIComponent(id)}/${action}`;
-      await callApi(
+      await onHost(
         config,
         "POST",
-        path,
+        id,
+        action,
         `${action === "drain" ? "draining" : "resuming"} the host`,
       );
       if (values.json) json({ id, [action === "drain" ? "drained" : "resumed"]: true });
@@ -120,7 +143,7 @@ export const hosts: Command = {
     if (action === "remove") {
       const [id] = rest;
       if (!id) throw new CliError(`give the id of the host to remove (runlet hosts)\n\n${USAGE}`);
-      await callApi(config, "DELETE", `/v2/hosts/${encodeURIComponent(id)}`, "removing the host");
+      await onHost(config, "DELETE", id, "", "removing the host");
       if (values.json) json({ id, removed: true });
       else console.log(`Removed ${id} from the hosts; if it comes back, it joins as a new host.`);
       return 0;
