@@ -59,6 +59,26 @@ export async function hostTokenId(db: Database, token: string): Promise<string |
 }
 
 /**
+ * Why `token` is refused, for the host's log: the operator at the host learns whether to ask for
+ * a new token (revoked) or to check what was pasted (none of this Runlet's). It said only "a
+ * runtime host needs a valid host token" for each.
+ */
+export async function hostTokenRefusal(db: Database, token: string): Promise<string> {
+  const refused = "a runtime host needs a valid host token";
+  const make = "an operator makes one with 'runlet hosts token --name NAME'";
+  if (!token) return `${refused}: none was given (RUNLET_HOST_TOKEN); ${make}`;
+  if (!token.startsWith(HOST_TOKEN_PREFIX))
+    return `${refused}: this is not one (host tokens begin ${HOST_TOKEN_PREFIX}); ${make}`;
+  const [row] = await db
+    .select({ id: hostTokens.id, name: hostTokens.name })
+    .from(hostTokens)
+    .where(eq(hostTokens.tokenHash, await secretHash(token)));
+  return row
+    ? `${refused}: this one, '${row.name}' (${row.id}), was revoked; ${make}`
+    : `${refused}: this one is not known to this control plane (mistyped, or another Runlet's); ${make}`;
+}
+
+/**
  * Takes a token made elsewhere (the local supervisor's, RUNLET_HOME/host-token) unless its hash
  * is known already; true if it is valid now (false: it was revoked).
  */

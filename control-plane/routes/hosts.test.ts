@@ -130,6 +130,23 @@ describe("host tokens", () => {
     for (const token of [null, "rlh_not-a-token", INTERNAL_TOKEN]) {
       expect((await register(token as string, "http://10.9.0.2:8790")).status).toBe(401);
     }
+    // Each says which mistake it is: it said "a runtime host needs a valid host token" alone.
+    const why = async (token: string | null) =>
+      (
+        (await (await f.call("POST", "/internal/hosts", { token, body: {} })).json()) as {
+          message: string;
+        }
+      ).message;
+    const make = "an operator makes one with 'runlet hosts token --name NAME'";
+    expect(await why(null)).toBe(
+      `a runtime host needs a valid host token: none was given (RUNLET_HOST_TOKEN); ${make}`,
+    );
+    expect(await why(INTERNAL_TOKEN)).toBe(
+      `a runtime host needs a valid host token: this is not one (host tokens begin rlh_); ${make}`,
+    );
+    expect(await why("rlh_not-a-token")).toBe(
+      `a runtime host needs a valid host token: this one is not known to this control plane (mistyped, or another Runlet's); ${make}`,
+    );
     const token = await hostToken();
     const bad = await f.call("POST", "/internal/hosts", {
       token,
@@ -161,7 +178,11 @@ describe("host tokens", () => {
       hosts: Array<{ id: string; state: string }>;
     };
     expect(after.hosts.find((h) => h.id === body.hostId)?.state).toBe("stopped");
-    expect((await beat(token, body.hostId as string, {})).status).toBe(401);
+    const refused = await beat(token, body.hostId as string, {});
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toMatchObject({
+      message: `a runtime host needs a valid host token: this one, 'to revoke' (${id}), was revoked; an operator makes one with 'runlet hosts token --name NAME'`,
+    });
     expect((await register(token, "http://10.9.0.3:8790")).status).toBe(401);
   });
 });

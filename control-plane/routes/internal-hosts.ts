@@ -35,7 +35,7 @@ import {
   recordedDigest,
   registerHost,
 } from "../hosts/registry.ts";
-import { hostTokenId } from "../hosts/tokens.ts";
+import { hostTokenId, hostTokenRefusal } from "../hosts/tokens.ts";
 import { openSecret } from "../secrets.ts";
 import { jsonBody } from "../validate.ts";
 
@@ -45,7 +45,7 @@ type HostEnv = AppEnv & { Variables: { hostTokenId: string } };
 const hostToken = createMiddleware<HostEnv>(async (c, next) => {
   const given = /^Bearer[ ]+(\S+)\s*$/i.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
   const id = await hostTokenId(c.var.deps.db, given);
-  if (!id) throw new ApiError("unauthorized", "a runtime host needs a valid host token");
+  if (!id) throw new ApiError("unauthorized", await hostTokenRefusal(c.var.deps.db, given));
   c.set("hostTokenId", id);
   await next();
 });
