@@ -10,6 +10,8 @@ import { Membership } from "./membership.ts";
 
 const GRANT_MS = 300;
 const events: string[] = [];
+/** Its heartbeats are refused (401), as once its host token is revoked. */
+let revoked = false;
 let server: Server | undefined;
 let membership: Membership | undefined;
 
@@ -17,6 +19,7 @@ afterEach(async () => {
   membership?.stop();
   await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   events.length = 0;
+  revoked = false;
 });
 
 /**
@@ -38,7 +41,8 @@ async function controlPlane(granting = { status: 200, body: {} as unknown }): Pr
         answer("register", { hostId: "hst_1", internalToken: "t".repeat(32), heartbeatMs: 60_000 });
       } else if (req.url?.endsWith("/heartbeat")) {
         events.push("heartbeat arrived");
-        answer("heartbeat", { gone: [], current: [] });
+        if (revoked) answer("heartbeat", { message: "a runtime host needs …" }, 0, 401);
+        else answer("heartbeat", { gone: [], current: [] });
       } else if (req.url?.endsWith("/leave")) {
         answer("leave", { message: "no host 'hst_1' registered with this token" }, 0, 404);
       } else if (req.url?.endsWith("/replicas")) {
@@ -126,6 +130,21 @@ it("says in its log when the control plane refused its leaving, rather than noth
     expect(logged.mock.calls.map((c) => String(c[0]))).toEqual([
       "runtime host: could not tell the control plane it left: it answered 404: no host 'hst_1' registered with this token",
     ]);
+  } finally {
+    logged.mockRestore();
+  }
+});
+
+it("does not try to leave once its token was refused: its log ends with the reason it stopped", async () => {
+  // It said "could not tell the control plane it left: it answered 401" after each revoke.
+  const m = await joined();
+  revoked = true;
+  await m.beatNow();
+  const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+  try {
+    await m.leave();
+    expect(logged).not.toHaveBeenCalled();
+    expect(events.filter((e) => e.startsWith("leave"))).toEqual([]);
   } finally {
     logged.mockRestore();
   }

@@ -185,10 +185,16 @@ export class Membership implements BundleSource {
   async leave(): Promise<void> {
     this.#leaving = true;
     clearTimeout(this.#timer);
-    await this.#beating.catch(() => {});
+    // Its token refused (revoked): the leave would be too, and its log said "could not tell the
+    // control plane it left: it answered 401" after the reason it stopped. The revoke listed
+    // it `stopped` already.
+    const refused = await this.#beating.then(
+      () => false,
+      (err: unknown) => err instanceof Refused,
+    );
     const unsaid = "runtime host: could not tell the control plane it left";
     try {
-      if (this.#hostId && !this.#stopped.signal.aborted) {
+      if (this.#hostId && !this.#stopped.signal.aborted && !refused) {
         const res = await this.#post(`${controlPlanePath.hosts}/${this.#hostId}/leave`);
         // A refusal was as silent as an answer: the host looked stopped to whoever read its log.
         const said = (await res.json().catch(() => undefined)) as { message?: unknown } | undefined;
