@@ -287,9 +287,13 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     );
     expect(every.runs.length).toBeGreaterThanOrEqual(2);
     // --failed with --app names the app: "No run has a failed delivery" read as none at all.
-    const none = await cli(["redeliver", "--failed", "--app", "my-app"], runlet.env);
-    expect(none.stderr.trim()).toBe("No run of 'my-app' has a failed delivery.");
+    const none = await cli(["redeliver", "--failed", "--app", "hello"], runlet.env);
+    expect(none.stderr.trim()).toBe("No run of 'hello' has a failed delivery.");
     expect(none.stdout).toBe("");
+    // A name that is no app and has no runs is a mistake, as with runs --app.
+    const typo = await cli(["redeliver", "--failed", "--app", "my-app"], runlet.env);
+    expect([typo.code, typo.stdout]).toEqual([1, ""]);
+    expect(typo.stderr).toMatch(/^runlet redeliver: app 'my-app' is not deployed in project/);
   });
 
   it("runs in the background with --async, follows it with status, and cannot cancel it once ended", async () => {

@@ -81,3 +81,43 @@ it("refuses a --webhook that is no http(s) URL before it sends anything, --faile
   }
   expect(secrets.length).toBe(before);
 });
+
+it("says --failed --app of a name that is no app and has no kept run is not found, as runs --app does", async () => {
+  // The control plane: no failed delivery anywhere, and only the app 'quiet'.
+  const asked: string[] = [];
+  const plane = createServer((req, res) => {
+    const path = new URL(req.url ?? "", "http://x").pathname;
+    asked.push(path);
+    const known = path === "/v2/projects/prj_1/apps/quiet" || path.endsWith("/runs");
+    res.writeHead(known ? 200 : 404, { "content-type": "application/json" });
+    res.end(
+      JSON.stringify(
+        known
+          ? { runs: [], hasMore: false, name: "quiet" }
+          : { message: "app 'quite' is not deployed in project 'prj_1'", code: "not_found" },
+      ),
+    );
+  });
+  await new Promise<void>((resolve) => plane.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(plane.address() as AddressInfo).port}`;
+  const planeEnv = { ...env, [ENV.baseUrl]: url };
+  try {
+    // A mistyped name said "No run of 'quite' has a failed delivery." and exited 0.
+    const typo = await runlet(["redeliver", "--failed", "--app", "quite"], planeEnv);
+    expect([typo.code, typo.stdout]).toEqual([1, ""]);
+    expect(typo.stderr).toBe(
+      "runlet redeliver: app 'quite' is not deployed in project 'prj_1', and no run of it is kept (runlet apps lists the project's apps)",
+    );
+    const json = await runlet(["redeliver", "--failed", "--app", "quite", "--json"], planeEnv);
+    expect(JSON.parse(json.stdout)).toMatchObject({ status: 404, code: "not_found" });
+    // An app of the project with nothing to send again is a note, exit 0.
+    const quiet = await runlet(["redeliver", "--failed", "--app", "quiet"], planeEnv);
+    expect([quiet.code, quiet.stdout, quiet.stderr]).toEqual([
+      0,
+      "",
+      "No run of 'quiet' has a failed delivery.",
+    ]);
+  } finally {
+    await new Promise((resolve) => plane.close(resolve));
+  }
+});

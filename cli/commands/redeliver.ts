@@ -10,6 +10,7 @@ import {
   webhookSecret,
   webhookUrl,
 } from "../run-api.ts";
+import { mustBeKnownApp } from "./runs.ts";
 
 const USAGE = `Usage: runlet redeliver <run_id> [--app APP] [--webhook URL] [--webhook-secret S]
                         [--json]
@@ -95,6 +96,10 @@ async function redeliverFailed(values: Record<string, unknown>): Promise<number>
     query,
     { all: true, what: "listing runs whose delivery failed" },
   );
+  // A mistyped --app matched nothing and read "No run of 'x' has a failed delivery.", exit 0,
+  // as `runs --app` did: the same 404, unless the index keeps runs of that name.
+  if (items.length === 0 && typeof values.app === "string")
+    await mustBeKnownApp(config, values.app, true);
   // Nothing to send, nothing to sign: no note then.
   const secret = items.length > 0 ? signedWith(values["webhook-secret"]) : undefined;
   const api = runApi(config);

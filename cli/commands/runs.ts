@@ -26,7 +26,11 @@ type Run = z.infer<typeof runSchema>;
  * a mistake (a typo said "No runs match" and exited 0), said as `apps show` says it: a 404.
  * `narrowed`: filters beside the app were given, so the index is asked for any run of it.
  */
-async function mustBeKnownApp(config: CliConfig, app: string, narrowed: boolean): Promise<void> {
+export async function mustBeKnownApp(
+  config: CliConfig,
+  app: string,
+  narrowed: boolean,
+): Promise<void> {
   const name = encodeURIComponent(app);
   try {
     await callProject(config, "GET", `/apps/${name}`, "reading the app");
