@@ -154,6 +154,45 @@ describe("GET /v2/projects/{id}/runs/{runId}/logs", () => {
     );
   });
 
+  it("takes ?after as digits only, passes it to the host, and says what it takes otherwise", async () => {
+    const id = await runOf(f.projectId);
+    const passed: Array<number | undefined> = [];
+    const runLogs = fakeHost.runLogs;
+    fakeHost.runLogs = (input) => {
+      passed.push(input.after);
+      return runLogs(input);
+    };
+    try {
+      for (const after of ["0", "7", "9007199254740991"])
+        expect((await f.call("GET", `${logsPath(f.projectId, id)}?after=${after}`)).status).toBe(
+          200,
+        );
+      expect(passed).toEqual([0, 7, Number.MAX_SAFE_INTEGER]);
+      // `abc` read "must be a number, not a NaN"; `0x10`, `1e3` and ` 5` were taken as numbers.
+      for (const after of [
+        "abc",
+        "",
+        "-1",
+        "1.5",
+        "0x10",
+        "1e3",
+        "%205",
+        "07",
+        "9007199254740992",
+      ]) {
+        const res = await f.call("GET", `${logsPath(f.projectId, id)}?after=${after}`);
+        expect(res.status, after).toBe(400);
+        expect(await res.json(), after).toEqual({
+          message: "after: must be a whole number, 0 or more: the seq of the last line read",
+          code: "bad_request",
+        });
+      }
+      expect(passed.length).toBe(3);
+    } finally {
+      fakeHost.runLogs = runLogs;
+    }
+  });
+
   it("answers 400 for what is not a run id, 403 to outsiders, 401 without a token, 404 for no project", async () => {
     const bad = await f.call("GET", logsPath(f.projectId, "not-a-run"));
     expect(bad.status).toBe(400);

@@ -16,6 +16,8 @@ export const runLogsParams = projectIdParam.extend({
     .openapi({ param: { name: "runId", in: "path" }, example: "run_…" }),
 });
 
+const afterMessage = "must be a whole number, 0 or more: the seq of the last line read";
+
 /**
  * Members and owners, like the runs list. Not audited: it reads the output of the caller's own
  * project's code, as the runs list reads its runs (docs/api.md).
@@ -30,11 +32,20 @@ export const getRunLogsRoute = createRoute({
   request: {
     params: runLogsParams,
     query: z.object({
-      after: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().openapi({
-        description:
-          "Only the whole lines whose `seq` is past this one (and an unfinished last line): what a reader polling the log has not had yet.",
-        example: 42,
-      }),
+      // Digits only, as `limit` takes: coerced, `abc` read "must be a number, not a NaN", and
+      // `0x10` or `1e3` were taken as 16 and 1000.
+      after: z
+        .string()
+        .regex(/^(0|[1-9][0-9]{0,15})$/, afterMessage)
+        .transform(Number)
+        .refine((n) => n <= Number.MAX_SAFE_INTEGER, afterMessage)
+        .optional()
+        .openapi({
+          type: "string",
+          description:
+            "Only the whole lines whose `seq` is past this one (and an unfinished last line): what a reader polling the log has not had yet.",
+          example: "42",
+        }),
     }),
   },
   responses: {
