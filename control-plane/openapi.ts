@@ -67,8 +67,23 @@ export const validationHook: Hook<any, AppEnv, any, any> = (result, c) => {
   const name = result.target === "query" ? result.error.issues[0]?.path[0] : undefined;
   if (typeof name === "string" && (c.req.queries(name)?.length ?? 0) > 1)
     throw new ApiError("bad_request", `${name}: given more than once`);
+  const issue = result.error.issues[0];
+  if (result.target === "query" && issue?.code === "unrecognized_keys")
+    throw new ApiError("bad_request", unknownQuery(issue.keys));
   throw new ApiError("bad_request", describeZodError(result.error));
 };
+
+/**
+ * A query parameter a route does not take. It read "unknown field 'nextPageToken'", a body's
+ * words, and a list's next page is asked for as `nextToken`, not by the name its answer gives
+ * the token: a client that sent it back under that name was told nothing more.
+ */
+function unknownQuery(keys: PropertyKey[]): string {
+  const names = keys.map((k) => `'${String(k)}'`).join(", ");
+  const paging = keys.some((k) => /^(next_?page_?token|page_?token|cursor|page)$/i.test(String(k)));
+  const hint = paging ? ": the next page is ?nextToken=, given the answer's nextPageToken" : "";
+  return `unknown query parameter${keys.length > 1 ? "s" : ""} ${names}${hint}`;
+}
 
 export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE };
 

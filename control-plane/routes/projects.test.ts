@@ -99,7 +99,7 @@ describe("query parameters", () => {
     ] as const) {
       const res = await f.call(method, path, method === "POST" ? { body: { name: "q" } } : {});
       expect({ path, status: res.status }).toEqual({ path, status: 400 });
-      expect((await body(res)).message).toMatch(/^unknown field '/);
+      expect((await body(res)).message).toMatch(/^unknown query parameter '/);
     }
   });
 });

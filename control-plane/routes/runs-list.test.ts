@@ -227,6 +227,20 @@ describe("GET /v2/projects/{id}/runs", () => {
     );
   });
 
+  it("names a query parameter it does not take as one, and where a page token goes", async () => {
+    // They read "unknown field 'nextPageToken'": the answer's name for the token sent back.
+    const said = async (q: string) => {
+      const res = await f.call("GET", `/v2/projects/${f.projectId}/runs?${q}`);
+      expect(res.status, q).toBe(400);
+      return ((await res.json()) as { message: string }).message;
+    };
+    expect(await said("colour=red")).toBe("unknown query parameter 'colour'");
+    for (const name of ["nextPageToken", "pageToken", "cursor"])
+      expect(await said(`${name}=x`)).toBe(
+        `unknown query parameter '${name}': the next page is ?nextToken=, given the answer's nextPageToken`,
+      );
+  });
+
   it("answers 400 for bad filters, 403 to outsiders, 401 without a token", async () => {
     for (const q of ["status=done", "async=yes", "limit=0", "limit=1.5", "colour=red"]) {
       const res = await f.call("GET", `/v2/projects/${f.projectId}/runs?${q}`);

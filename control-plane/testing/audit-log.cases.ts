@@ -105,7 +105,7 @@ export function auditLogCases(open: () => Promise<Database>) {
       ["outcome=", /^outcome: /],
       ["action=secret.read", /^action: must be one of /],
       ["actor=", /^actor: /],
-      ["colour=red", /unknown field 'colour'/],
+      ["colour=red", /unknown query parameter 'colour'/],
       ["limit=5&limit=6", /^limit: given more than once$/],
       ["limit=5&limit=5", /^limit: given more than once$/],
       ["action=apps.deploy&action=secrets.read", /^action: given more than once$/],
