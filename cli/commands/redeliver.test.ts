@@ -121,3 +121,25 @@ it("says --failed --app of a name that is no app and has no kept run is not foun
     await new Promise((resolve) => plane.close(resolve));
   }
 });
+
+it("says a refused listing of --failed in words that read once", async () => {
+  // It read "listing runs whose delivery failed failed (403): …".
+  const plane = createServer((_req, res) => {
+    res.writeHead(403, { "content-type": "application/json" });
+    res.end(
+      JSON.stringify({ message: "this service account's role is caller", code: "forbidden" }),
+    );
+  });
+  await new Promise<void>((resolve) => plane.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(plane.address() as AddressInfo).port}`;
+  try {
+    const refused = await runlet(["redeliver", "--failed"], { ...env, [ENV.baseUrl]: url });
+    expect([refused.code, refused.stdout, refused.stderr]).toEqual([
+      1,
+      "",
+      "runlet redeliver: listing the runs to deliver again failed (403): this service account's role is caller",
+    ]);
+  } finally {
+    await new Promise((resolve) => plane.close(resolve));
+  }
+});

@@ -94,7 +94,7 @@ async function redeliverFailed(values: Record<string, unknown>): Promise<number>
     "/runs",
     "runs",
     query,
-    { all: true, what: "listing runs whose delivery failed" },
+    { all: true, what: "listing the runs to deliver again" },
   );
   // A mistyped --app matched nothing and read "No run of 'x' has a failed delivery.", exit 0,
   // as `runs --app` did: the same 404, unless the index keeps runs of that name.
