@@ -84,6 +84,11 @@ it("prints the usage on stderr when no command is given, and a command's own for
   expect(await main(["help", "deploy"])).toBe(0);
   expect(printed(out)).toEqual([expect.stringMatching(/^Usage: runlet deploy \[dir\]/)]);
   expect(err).not.toHaveBeenCalled();
+  // A command it does not have is said as `runlet deplyo` says it, exit 1.
+  out.mockClear();
+  expect(await main(["help", "deplyo"])).toBe(1);
+  expect(out).not.toHaveBeenCalled();
+  expect(printed(err)[0]).toMatch(/^runlet: unknown command 'deplyo'\n\nUsage: runlet <command>/);
 });
 
 it("refuses a host's --address that is not a URL in one line, not with a stack trace", async () => {

@@ -78,6 +78,8 @@ export async function main(argv: string[]): Promise<number> {
   if (!name || name === "help" || name === "--help" || name === "-h") {
     // `runlet help deploy` is `runlet deploy --help`.
     const asked = name === "help" ? COMMANDS.find((c) => c.name === rest[0]) : undefined;
+    // `runlet help deplyo` printed the general usage and exited 0, as if it had been asked.
+    if (name === "help" && rest[0] && !rest[0].startsWith("-") && !asked) return main(rest);
     // No command at all is a mistake: the usage goes to stderr, as every usage error's does.
     if (!name) console.error(usage());
     else console.log(asked?.usage ?? usage());
