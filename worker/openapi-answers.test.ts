@@ -23,6 +23,9 @@ const doc = JSON.parse(JSON.stringify(openApiDocument));
 const runFunction = doc.paths["/v4/{project}/{app}/{function}"].post as {
   responses: Record<string, Response>;
 };
+const cancelRun = doc.paths["/v4/{project}/{app}/runs/{run_id}"].delete as {
+  responses: Record<string, Response>;
+};
 
 /** Whether `body` has what `schema` requires (its `$ref`s followed, one of its `oneOf`). */
 function admits(schema: Schema, body: Record<string, unknown>): boolean {
@@ -77,5 +80,25 @@ describe("the run API's OpenAPI document, against the answers to a function call
       200, 201, 204, 400, 404, 418, 500, 503, 500, 405,
     ]);
     expect(answers.map(([status, text]) => undescribed(status, text)).filter(Boolean)).toEqual([]);
+  });
+});
+
+describe("the run API's OpenAPI document, against the answers to a cancel", () => {
+  it("has the 400 of a cancel's bad or unknown query parameter", async () => {
+    // The Worker answered it (a typo of onlyIfQueued once cancelled a running run), but the
+    // document listed no 400 for DELETE: a generated client had no type for it.
+    const headers = { authorization: `Bearer ${await sign()}` };
+    appIsDeployed();
+    const statuses: number[] = [];
+    for (const query of ["onlyIfQueud=true", "onlyIfQueued=yes"]) {
+      const res = await SELF.fetch(
+        `https://api.test/v4/${PROJECT}/hello/runs/run_01m8exzrw0hp72r0q57d77nkm3?${query}`,
+        { method: "DELETE", headers },
+      );
+      statuses.push(res.status);
+      await res.body?.cancel();
+    }
+    expect(statuses).toEqual([400, 400]);
+    expect(cancelRun.responses[400]?.content?.["application/json"]?.schema).toBeDefined();
   });
 });

@@ -41,7 +41,7 @@ const REFUSED = {
 /** What every run call (managed or custom) may answer besides its own outcome. */
 const RUN_CALL_REFUSED = {
   400: error(
-    "Invalid JSON body, `async` other than true/false, a bad `webhookEndpoint`, `X-Webhook-Secret` or `Idempotency-Key`, a WebSocket handshake, or (custom apps) a header value with a control character.",
+    "Invalid JSON body, `async` other than true/false, a bad `webhookEndpoint`, `X-Webhook-Secret` or `Idempotency-Key`, a WebSocket handshake, (managed apps) another query parameter, named, or (custom apps) a header value with a control character.",
   ),
   ...REFUSED,
   409: error("The run of this `Idempotency-Key` has not answered yet (sync runs)."),
@@ -213,7 +213,7 @@ export const openApiDocument = {
         responses: {
           200: answer("The run, cancelled.", ref("schemas", "Run")),
           400: error(
-            "A query parameter other than `onlyIfQueued`, named, or a value of it other than `true` or `false`.",
+            "`onlyIfQueued` other than true/false, or given twice; or another query parameter, named (`?onlyIfQueud=true` would have cancelled a running run).",
           ),
           ...REFUSED,
           409: error(
@@ -241,7 +241,7 @@ export const openApiDocument = {
         responses: {
           202: answer("The delivery is under way: the run.", ref("schemas", "Run")),
           400: error(
-            "A bad `webhookEndpoint` or `X-Webhook-Secret`, a query parameter other than `webhookEndpoint` (named), or a body other than none or `{}` (its fields named).",
+            "A bad `webhookEndpoint` or `X-Webhook-Secret`, another query parameter (named), or a body other than none or `{}` (its fields named).",
           ),
           ...REFUSED,
           413: error("A body over 64 KiB (this request takes none)."),
