@@ -99,11 +99,22 @@ export function takesOnly(
 /**
  * node:util's words for a command line it refused, shorter where they were long: an unknown
  * option came with advice on '--' and an unmatched quote (`Unknown option '--yes'. To specify a
- * positional argument starting with a '-', ... as in '-- "--yes"`).
+ * positional argument starting with a '-', ... as in '-- "--yes"`). An option without its value
+ * is said in one line too: followed by another option (`runs --app $APP --json`, APP empty), it
+ * read in three ("Option '--app' argument is ambiguous.\nDid you forget…"), a `--json` message
+ * and a log line that README.md says are one line.
  */
 function parseError(err: Error): string {
   const unknown = /^Unknown option '([^']+)'/.exec(err.message);
-  return unknown ? `unknown option '${unknown[1]}'` : err.message;
+  if (unknown) return `unknown option '${unknown[1]}'`;
+  const missing = /^Option '(?:-\w, )?(-[^' ]+)(?: <value>)?' argument (missing|is ambiguous)/.exec(
+    err.message,
+  );
+  if (!missing) return err.message;
+  const [, option, why] = missing;
+  if (why === "missing") return `${option} needs a value`;
+  const long = /use '(--[^=']+)=-XYZ'/.exec(err.message)?.[1] ?? option;
+  return `${option} needs a value, and the word after it starts with a dash (a value that does is written ${long}=-value)`;
 }
 
 /** A duration as the CLI writes one (`30d`, `12h`, `90m`, `45s`) in milliseconds, else undefined. */

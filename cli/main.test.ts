@@ -269,3 +269,26 @@ it("says its version compiled (bin/compiled.mjs) and from source (RUNLET_FROM_SO
     });
   }
 }, 30_000);
+
+it("says an option without its value in one line, when another option follows it too", async () => {
+  // `runlet runs --app $APP --json` with APP empty read in three lines, in --json's message and
+  // on stderr: "Option '--app' argument is ambiguous.\nDid you forget to specify …".
+  expect(await main(["runs", "--app", "--json"])).toBe(1);
+  const message =
+    "--app needs a value, and the word after it starts with a dash (a value that does is written --app=-value)";
+  expect(printed(out)).toEqual([JSON.stringify({ message })]);
+  expect(printed(err)).toEqual([`runlet runs: ${message}`]);
+  out.mockClear();
+  err.mockClear();
+  expect(await main(["run", "hello", "-d", "--json"])).toBe(1);
+  expect(printed(out)).toEqual([
+    JSON.stringify({
+      message:
+        "-d needs a value, and the word after it starts with a dash (a value that does is written --data=-value)",
+    }),
+  ]);
+  out.mockClear();
+  err.mockClear();
+  expect(await main(["runs", "--json", "--app"])).toBe(1);
+  expect(printed(out)).toEqual([JSON.stringify({ message: "--app needs a value" })]);
+});
