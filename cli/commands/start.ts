@@ -15,6 +15,7 @@ import { CliError, type Command, takesOnly } from "../command.ts";
 import { prepareHome } from "../home-setup.ts";
 import { logLimitsFrom, watchLogSize } from "../log-files.ts";
 import { freePort, portIsFree, startProcess } from "../processes.ts";
+import { readyLine } from "../ready-line.ts";
 import { MAX_HOSTS, PORT_SETTINGS, startSettingsFrom, testKnobs } from "../start-settings.ts";
 import { Supervisor } from "../supervisor.ts";
 import { wakeRuns } from "../wake.ts";
@@ -282,9 +283,7 @@ Worker; every request it sends out is slower then, and passes wrangler's dev pro
       console.log(`  credentials    ${paths.localJson} (project ${local?.projectId})`);
       console.log(`  logs           ${paths.logs}/`);
       if (woken) console.log(`  async runs     ${woken}`);
-      console.log(
-        'Runlet is ready. Try: npx runlet deploy examples/hello && npx runlet run hello --data \'{"name":"Ada"}\'',
-      );
+      console.log(readyLine(process.cwd(), ROOT, home));
     }
 
     // From here on a component that exits is restarted; one that keeps failing stops them all.
