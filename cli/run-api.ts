@@ -153,8 +153,15 @@ export function unsignedNote(what: string): string {
  * keeps it out of the process list and the shell's history); none when neither is set.
  */
 export function webhookSecret(flag: unknown): string | undefined {
+  // A blank one was sent, and refused with the run API's words for a header the command line
+  // never wrote: "X-Webhook-Secret is empty: send the secret, or no header".
+  if (typeof flag === "string" && flag.trim() === "")
+    throw new CliError(
+      "--webhook-secret is empty: give the secret, or leave the flag out (the delivery then goes unsigned)",
+    );
   if (typeof flag === "string") return flag;
-  return process.env.RUNLET_WEBHOOK_SECRET || undefined;
+  const variable = process.env.RUNLET_WEBHOOK_SECRET;
+  return variable?.trim() ? variable : undefined;
 }
 
 /**

@@ -143,3 +143,30 @@ it("says a refused listing of --failed in words that read once", async () => {
     await new Promise((resolve) => plane.close(resolve));
   }
 });
+
+it("refuses an empty --webhook-secret before it sends anything, run's too", async () => {
+  // It was sent, and the run API's 400 named X-Webhook-Secret, which the command line never wrote.
+  const before = secrets.length;
+  for (const args of [
+    ["redeliver", runId, "--app", "hello"],
+    ["run", "hello", "--webhook", "https://example.com/hook"],
+  ]) {
+    for (const empty of ["", "  "]) {
+      const refused = await runlet([...args, "--webhook-secret", empty], env);
+      expect([refused.code, refused.stdout, refused.stderr]).toEqual([
+        1,
+        "",
+        `runlet ${args[0]}: --webhook-secret is empty: give the secret, or leave the flag out (the delivery then goes unsigned)`,
+      ]);
+    }
+  }
+  expect(secrets.length).toBe(before);
+  // A blank variable is no secret: the delivery goes unsigned, and the note says so.
+  const blank = await runlet(["redeliver", runId, "--app", "hello"], {
+    ...env,
+    RUNLET_WEBHOOK_SECRET: "  ",
+  });
+  expect(blank.code, blank.stderr).toBe(0);
+  expect(blank.stderr).toMatch(/^Note: the redelivery is unsigned/);
+  expect(secrets.at(-1)).toBe("");
+});
