@@ -2,8 +2,8 @@
  * The run a request on `/v4/{project}/{app}/…` is about, in `c.var.runId`, and `X-Request-Id`
  * set to it on every answer — success or error (a refused token included), in one place, as
  * Hono's `request-id` middleware does for request ids. A read or a cancellation of a run
- * (`GET|DELETE …/runs/{run_id}`, `POST …/runs/{run_id}/deliveries`) is about that run; anything
- * else is a run call: a new run.
+ * (`GET|HEAD|DELETE …/runs/{run_id}`, `POST …/runs/{run_id}/deliveries`) is about that run;
+ * anything else is a run call: a new run. (A HEAD, the GET without its body, had a new id.)
  */
 import { createMiddleware } from "hono/factory";
 import { HEADER } from "../../common/consts.ts";
@@ -30,7 +30,7 @@ const DELIVERIES = new RegExp(`^/v4/[^/]+/[^/]+/runs/(${RUN_ID_SOURCE})/deliveri
 export const runId = createMiddleware<WorkerEnv>(async (c, next) => {
   const { method, path } = c.req;
   const about =
-    method === "GET" || method === "DELETE"
+    method === "GET" || method === "HEAD" || method === "DELETE"
       ? RUN_STATE.exec(path)
       : method === "POST"
         ? DELIVERIES.exec(path)

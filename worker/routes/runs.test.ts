@@ -100,6 +100,9 @@ describe("run API: async runs, run state and webhooks", () => {
     const done = await SELF.fetch(runUrl(runId), { headers });
     expect(done.headers.get("X-Request-Id")).toBe(runId);
     expect(await done.json()).toMatchObject({ status: "success", run_time_ms: 5 });
+    // HEAD is the GET without its body: its X-Request-Id is the run's too (it was a new id).
+    const head = await SELF.fetch(runUrl(runId), { method: "HEAD", headers });
+    expect([head.status, head.headers.get("X-Request-Id")]).toEqual([200, runId]);
 
     // Not a run of another app (the runs index says whose it is); an ended run is not cancelled.
     appIsDeployed("other");
