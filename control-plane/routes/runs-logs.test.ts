@@ -196,7 +196,14 @@ describe("GET /v2/projects/{id}/runs/{runId}/logs", () => {
   it("answers 400 for what is not a run id, 403 to outsiders, 401 without a token, 404 for no project", async () => {
     const bad = await f.call("GET", logsPath(f.projectId, "not-a-run"));
     expect(bad.status).toBe(400);
-    expect(((await bad.json()) as Body).message).toMatch(/^runId: not a run id/);
+    expect(((await bad.json()) as Body).message).toBe(
+      "runId: not a run id: a run id is 'run_' and 26 lowercase letters and digits",
+    );
+    const read = await f.call("GET", `/v2/projects/${f.projectId}/runs/RUN_1`);
+    expect([read.status, ((await read.json()) as Body).message]).toEqual([
+      400,
+      "runId: not a run id: a run id is 'run_' and 26 lowercase letters and digits",
+    ]);
     const id = await runOf(f.projectId);
     const outsider = await f.call("GET", logsPath(f.projectId, id), { token: f.outsider.token });
     expect(outsider.status).toBe(403);

@@ -12,7 +12,8 @@ import { runLogsSchema } from "../runs/logs.ts";
 export const runLogsParams = projectIdParam.extend({
   runId: z
     .string()
-    .regex(RUN_ID, "not a run id")
+    // What one is, as the run API says it: "not a run id" alone left a mistyped or cut id a riddle.
+    .regex(RUN_ID, "not a run id: a run id is 'run_' and 26 lowercase letters and digits")
     .openapi({ param: { name: "runId", in: "path" }, example: "run_…" }),
 });
 
