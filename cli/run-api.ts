@@ -175,5 +175,13 @@ export function webhookUrl(flag: unknown): string | undefined {
     throw new CliError(
       `--webhook must be an absolute http(s) URL, such as https://example.com/hook (got '${flag}')`,
     );
+  // The run API's other refusals of a URL, in the command line's words: they came back as
+  // "webhookEndpoint must not contain credentials …; use X-Webhook-Secret …", after the note.
+  if (url.username || url.password)
+    throw new CliError(
+      "--webhook must not hold credentials (user:password@): sign its deliveries with --webhook-secret instead",
+    );
+  if (url.port === "0")
+    throw new CliError(`--webhook has port 0, which no receiver can listen on (got '${flag}')`);
   return flag;
 }

@@ -170,3 +170,28 @@ it("refuses an empty --webhook-secret before it sends anything, run's too", asyn
   expect(blank.stderr).toMatch(/^Note: the redelivery is unsigned/);
   expect(secrets.at(-1)).toBe("");
 });
+
+it("refuses a --webhook with credentials or port 0 in its own words before it sends anything", async () => {
+  // Both came back as the run API's 400 about webhookEndpoint and X-Webhook-Secret.
+  const before = secrets.length;
+  const said = {
+    "https://u:p@example.com/hook":
+      "--webhook must not hold credentials (user:password@): sign its deliveries with --webhook-secret instead",
+    "https://example.com:0/hook":
+      "--webhook has port 0, which no receiver can listen on (got 'https://example.com:0/hook')",
+  };
+  for (const [url, message] of Object.entries(said)) {
+    for (const args of [
+      ["redeliver", runId, "--app", "hello"],
+      ["run", "hello"],
+    ]) {
+      const refused = await runlet([...args, "--webhook", url, "--webhook-secret", "s"], env);
+      expect([refused.code, refused.stdout, refused.stderr]).toEqual([
+        1,
+        "",
+        `runlet ${args[0]}: ${message}`,
+      ]);
+    }
+  }
+  expect(secrets.length).toBe(before);
+});
