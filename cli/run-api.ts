@@ -159,9 +159,16 @@ export function webhookSecret(flag: unknown): string | undefined {
     throw new CliError(
       "--webhook-secret is empty: give the secret, or leave the flag out (the delivery then goes unsigned)",
     );
-  if (typeof flag === "string") return flag;
   const variable = process.env.RUNLET_WEBHOOK_SECRET;
-  return variable?.trim() ? variable : undefined;
+  const secret = typeof flag === "string" ? flag : variable?.trim() ? variable : undefined;
+  // The run API's limit (characters, spaces around aside): said in its words, it named
+  // X-Webhook-Secret, a header the command line never wrote.
+  const length = secret?.trim().length ?? 0;
+  if (length > 1024)
+    throw new CliError(
+      `${typeof flag === "string" ? "--webhook-secret" : "RUNLET_WEBHOOK_SECRET"} is longer than the run API's 1024 characters (${length})`,
+    );
+  return secret;
 }
 
 /**

@@ -144,7 +144,7 @@ it("says a refused listing of --failed in words that read once", async () => {
   }
 });
 
-it("refuses an empty --webhook-secret before it sends anything, run's too", async () => {
+it("refuses an empty or too long --webhook-secret before it sends anything, run's too", async () => {
   // It was sent, and the run API's 400 named X-Webhook-Secret, which the command line never wrote.
   const before = secrets.length;
   for (const args of [
@@ -160,7 +160,19 @@ it("refuses an empty --webhook-secret before it sends anything, run's too", asyn
       ]);
     }
   }
+  const long = await runlet(["redeliver", runId, "--app", "hello"], {
+    ...env,
+    RUNLET_WEBHOOK_SECRET: "s".repeat(1025),
+  });
+  expect([long.code, long.stderr]).toEqual([
+    1,
+    "runlet redeliver: RUNLET_WEBHOOK_SECRET is longer than the run API's 1024 characters (1025)",
+  ]);
   expect(secrets.length).toBe(before);
+  // 1024 characters of two bytes each is within it, as the run API counts.
+  const most = ["redeliver", runId, "--app", "hello", "--webhook-secret", "ü".repeat(1024)];
+  expect((await runlet(most, env)).code).toBe(0);
+  expect(secrets.splice(before)).toHaveLength(1);
   // A blank variable is no secret: the delivery goes unsigned, and the note says so.
   const blank = await runlet(["redeliver", runId, "--app", "hello"], {
     ...env,
