@@ -178,7 +178,8 @@ export function webhookSecret(flag: unknown): string | undefined {
  */
 export function webhookUrl(flag: unknown): string | undefined {
   if (typeof flag !== "string") return undefined;
-  if (!parseHttpUrl(flag))
+  const url = parseHttpUrl(flag);
+  if (!url)
     throw new CliError(
       `--webhook must be an absolute http(s) URL, such as https://example.com/hook (got '${flag}')`,
     );
