@@ -16,6 +16,13 @@ export class RunApiError extends Error {
   host?: { id: string | null; url: string };
   /** How long the run ran on its host before it failed there (its process died): for the index. */
   runTimeMs?: number;
+  /**
+   * The run the refusal is about, when that is not the request's own: an Idempotency-Key's run
+   * (still running, its answer not kept, or the key used for another request). Its id is then
+   * the answer's `run_id` and `X-Request-Id`, which before named the refused request's new id,
+   * a run that never was (`runlet status` of it: 404).
+   */
+  runId?: string;
   /** The host refused the call's input before anything ran: no run for the index. */
   beforeRun?: boolean;
   constructor(
@@ -29,8 +36,9 @@ export class RunApiError extends Error {
 
 /** The Worker's one error renderer: never a stack or an internal path. */
 export function renderError(err: Error, c: Context<WorkerEnv>) {
-  const runId = c.var.runId;
   const known = err instanceof RunApiError;
+  if (known && err.runId) c.set("runId", err.runId); // X-Request-Id too (middleware/run-id.ts)
+  const runId = c.var.runId;
   if (!known) console.error("[worker] unexpected error:", err);
   const body = known
     ? { message: err.message, code: err.code }

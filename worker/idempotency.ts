@@ -123,7 +123,7 @@ export async function answeredOnce(
   if (claim && "pending" in claim) {
     await noKeptAnswer(c, call.project, claim);
     claim = await shard.claim(key, runId, true); // lapsed, and its run left no trace: runs now
-    if (claim && "pending" in claim) throw new RunApiError(409, stillRunning(claim.pending));
+    if (claim && "pending" in claim) throw keyRunRefusal(claim.pending);
   }
   if (claim) return replayed(c, claim);
   let res: Response;
@@ -175,11 +175,18 @@ async function noKeptAnswer(c: Context<WorkerEnv>, project: string, key: Pending
   );
   const ended = run?.finished_at ? Date.parse(run.finished_at) : undefined;
   if (ended !== undefined && ended <= Date.now() - ANSWER_LOST_MS)
-    throw new RunApiError(
-      409,
+    throw keyRunRefusal(
+      key.pending,
       `the run of this Idempotency-Key (${key.pending}) ended ${run?.status} at ${run?.finished_at}, but its answer was not kept (the call was cut off where Runlet answers it): read the run instead (GET …/runs/${key.pending}); the key does not run it again`,
     );
-  if (run || !key.lapsed) throw new RunApiError(409, stillRunning(key.pending));
+  if (run || !key.lapsed) throw keyRunRefusal(key.pending);
+}
+
+/** A 409 about the key's run `runId` (by default: it has not answered yet), naming it as run_id. */
+function keyRunRefusal(runId: string, message = stillRunning(runId)): RunApiError {
+  const err = new RunApiError(409, message);
+  err.runId = runId;
+  return err;
 }
 
 function utf8(text: string): Uint8Array {

@@ -149,6 +149,9 @@ describe("Idempotency-Key: async runs", () => {
       const other = await call(path, { headers: headers("k"), body });
       expect(other.res.status).toBe(422);
       expect(other.body.message).toMatch(/different request/);
+      // It names the key's run, not a new id no run has (runlet status of it was a 404).
+      expect(other.body.run_id).toBe(first.body.run_id);
+      expect(other.res.headers.get("x-request-id")).toBe(first.body.run_id);
     }
     const elsewhere = await call(`${base}/other?async=true`, { headers: headers("k"), body: "{}" });
     expect(elsewhere.res.status).toBe(202);
@@ -313,6 +316,9 @@ describe("Idempotency-Key: sync runs", () => {
     );
     const done = await first;
     expect(done.res.status).toBe(200);
+    // The refusal named the running run, as its answer does: a script polls that one.
+    expect(during.body.run_id).toBe(done.body.run_id);
+    expect(during.res.headers.get("x-request-id")).toBe(done.body.run_id);
     const after = await call(path, { headers: headers("sync-slow") });
     expect(after.body).toEqual(done.body);
   });
@@ -383,6 +389,7 @@ describe("Idempotency-Key: sync runs", () => {
     expect(again.body.message).toBe(
       `the run of this Idempotency-Key (${runId}) ended success at ${finishedAt}, but its answer was not kept (the call was cut off where Runlet answers it): read the run instead (GET …/runs/${runId}); the key does not run it again`,
     );
+    expect(again.body.run_id).toBe(runId);
     expect((await first).res.status).toBe(200); // the host was called once (fetchMock)
   });
 

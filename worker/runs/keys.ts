@@ -72,9 +72,9 @@ export class IdempotencyKeys {
       )
       .toArray()[0];
     if (!row) return undefined;
-    if (row.fingerprint !== key.fingerprint) return refusal(422, KEY_REUSED);
+    if (row.fingerprint !== key.fingerprint) return refusal(422, KEY_REUSED, row.run_id);
     if (row.async === 1) return { replayOf: row.run_id };
-    if (row.answer_kept === 0) return refusal(409, tooLarge(row.run_id));
+    if (row.answer_kept === 0) return refusal(409, tooLarge(row.run_id), row.run_id);
     if (row.answer_status !== null) return { replayOf: row.run_id, answer: this.#answer(row) };
     return { pending: row.run_id, lapsed: row.lease_until === null || row.lease_until <= now };
   }

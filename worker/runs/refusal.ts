@@ -5,15 +5,21 @@
 import { RunApiError } from "../errors.ts";
 import type { Refusal } from "./types.ts";
 
-export function refusal(status: Refusal["refused"]["status"], message: string): Refusal {
-  return { refused: { status, message } };
+export function refusal(
+  status: Refusal["refused"]["status"],
+  message: string,
+  runId?: string,
+): Refusal {
+  return { refused: { status, message, ...(runId ? { runId } : {}) } };
 }
 
 /** The answer, or the refusal as the `RunApiError` it was. */
 export function viewOrThrow<T extends object>(answer: T): Exclude<T, Refusal> {
   if ("refused" in answer) {
-    const { status, message } = (answer as Refusal).refused;
-    throw new RunApiError(status, message);
+    const { status, message, runId } = (answer as Refusal).refused;
+    const err = new RunApiError(status, message);
+    err.runId = runId;
+    throw err;
   }
   return answer as Exclude<T, Refusal>;
 }

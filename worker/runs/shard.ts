@@ -89,7 +89,8 @@ export class RunShard extends DurableObject<Env> {
   ): KeyClaim | undefined {
     const seen = key && this.#keys.seen(key, run.createdAt);
     // A sync run's key: an async call's request differs (its query), so 422 came first.
-    if (seen) return "pending" in seen ? refusal(409, stillRunning(seen.pending)) : seen;
+    if (seen)
+      return "pending" in seen ? refusal(409, stillRunning(seen.pending), seen.pending) : seen;
     if (this.#runs.queued >= Math.ceil(MAX_QUEUED_RUNS / SHARDS)) {
       return refusal(
         429,

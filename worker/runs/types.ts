@@ -65,7 +65,12 @@ export type Outcome =
  * lose their class, so refusals travel as values).
  */
 export interface Refusal {
-  refused: { status: 400 | 404 | 409 | 413 | 422 | 429; message: string };
+  refused: {
+    status: 400 | 404 | 409 | 413 | 422 | 429;
+    message: string;
+    /** The run it is about, when that is not the request's own (an Idempotency-Key's run). */
+    runId?: string;
+  };
 }
 
 /** A run call's `Idempotency-Key`, hashed with its scope, and the fingerprint of its request. */
