@@ -66,11 +66,15 @@ export async function bootstrapLocal(
   }
 
   let token = previous?.token;
-  if (token && !(await stillGood(db, keys, publicKeys, token, owner.id))) token = undefined;
-  if (!token) {
+  const held = token ? await expiryOf(db, publicKeys, token, owner.id) : undefined;
+  const lasts = held !== undefined && held - now > RENEW_BEFORE_MS;
+  if (!token || !lasts || tokenKid(token) !== keys.kid) {
+    // One signed with a previous key is replaced now, before an operator retires that key, and
+    // keeps its expiry: a token made for 90 days (runlet users token --expires 90d) came back
+    // from a rotation good for a year.
     ({ token } = await issueToken(db, keys, {
       subject: owner.id,
-      expiresAt: new Date(now + TOKEN_LIFETIME_MS),
+      expiresAt: new Date(lasts ? held : now + TOKEN_LIFETIME_MS),
     }));
   }
 
@@ -102,24 +106,21 @@ async function ensureLocalHostToken(db: Database, home: string, ownerId: string)
   await writePrivateFile(homePaths(home).hostToken, `${created.token}\n`);
 }
 
-/** Whether local.json's token verifies, is signed with the current key and has 30 days left. */
-async function stillGood(
+/** When local.json's token expires (ms), if it verifies as the local owner's; else undefined. */
+async function expiryOf(
   db: Database,
-  keys: SigningKeys,
   publicKeys: PublicKeys,
   token: string,
   ownerId: string,
-) {
-  // One signed with a previous key is replaced now, before an operator retires that key.
-  if (tokenKid(token) !== keys.kid) return false;
+): Promise<number | undefined> {
   try {
     const principal = await authenticate(db, publicKeys, `Bearer ${token}`);
     const [, payload = ""] = token.split(".");
     const { exp } = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as {
       exp: number;
     };
-    return principal.id === ownerId && exp * 1000 - Date.now() > RENEW_BEFORE_MS;
+    return principal.id === ownerId ? exp * 1000 : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
