@@ -6,6 +6,8 @@ import { newId } from "../../common/ids.ts";
 import { runlet } from "./test-support.ts";
 
 const runId = newId("run");
+/** A run whose redelivery the run API refuses (409). */
+const refusedId = newId("run");
 /** The X-Webhook-Secret of each delivery asked for ("" for none). */
 const secrets: string[] = [];
 let server: ReturnType<typeof createServer>;
@@ -14,6 +16,11 @@ let env: Record<string, string | undefined>;
 beforeAll(async () => {
   // The run API's answer to a redelivery: the run, its new delivery pending.
   server = createServer((req, res) => {
+    if (req.url?.includes(refusedId)) {
+      res.writeHead(409, { "content-type": "application/json", "x-request-id": refusedId });
+      res.end(JSON.stringify({ message: `run '${refusedId}' had no webhook`, code: "conflict" }));
+      return;
+    }
     secrets.push(String(req.headers["x-webhook-secret"] ?? ""));
     const view = {
       run_id: runId,
@@ -67,6 +74,14 @@ it("says on stderr that a redelivery without a secret is unsigned, as run --webh
     expect(signed.stderr).not.toMatch(/unsigned/);
   }
   expect(secrets).toEqual(["", "", "s1", "s2"]);
+});
+
+it("says nothing of signing when the redelivery is refused: only the refusal", async () => {
+  // The note that it went unsigned came first, though nothing went.
+  const refused = await runlet(["redeliver", refusedId, "--app", "hello"], env);
+  expect(refused.code).toBe(1);
+  expect(refused.stderr).not.toMatch(/unsigned/);
+  expect(refused.stderr).toMatch(/had no webhook/);
 });
 
 it("refuses a --webhook that is no http(s) URL before it sends anything, --failed too", async () => {

@@ -49,7 +49,7 @@ export const redeliver: Command = {
     const [runId, ...extra] = positionals;
     if (!runId || extra.length > 0) throw new CliError(`give one run id\n\n${USAGE}`);
     const webhook = webhookUrl(values.webhook);
-    const secret = signedWith(values["webhook-secret"]);
+    const secret = webhookSecret(values["webhook-secret"]);
     const config = await loadConfig();
     const app = typeof values.app === "string" ? values.app : await appOfRun(config, runId);
     let view: RunView;
@@ -58,6 +58,7 @@ export const redeliver: Command = {
     } catch (err) {
       throw cliErrorOf(err, "redeliver", config);
     }
+    unsignedSaid(secret);
     if (values.json) console.log(JSON.stringify(view));
     else {
       console.log(
@@ -70,13 +71,12 @@ export const redeliver: Command = {
 };
 
 /**
- * The secret that signs the redelivery; without one, a note on stderr says it goes unsigned, as
- * `run --webhook` says it (it went out unsigned without a word).
+ * Without a secret, a note on stderr says the redelivery went unsigned, as `run --webhook` says
+ * it (it went out unsigned without a word). Said once one went: before the run API's answer it
+ * came ahead of refusals of redeliveries that never went (an unknown run, one without a webhook).
  */
-function signedWith(flag: unknown): string | undefined {
-  const secret = webhookSecret(flag);
+function unsignedSaid(secret: string | undefined): void {
   if (secret === undefined) console.error(unsignedNote("redelivery"));
-  return secret;
 }
 
 /** Runs sent again at once by `--failed`. */
@@ -86,6 +86,7 @@ const AT_ONCE = 8;
 async function redeliverFailed(values: Record<string, unknown>): Promise<number> {
   // A URL the run API refuses: refused once, not for every run in turn.
   const webhook = webhookUrl(values.webhook);
+  const secret = webhookSecret(values["webhook-secret"]);
   const config = await loadConfig();
   const query = new URLSearchParams({ webhook: "failed", limit: "200" });
   if (typeof values.app === "string") query.set("app", values.app);
@@ -100,8 +101,6 @@ async function redeliverFailed(values: Record<string, unknown>): Promise<number>
   // as `runs --app` did: the same 404, unless the index keeps runs of that name.
   if (items.length === 0 && typeof values.app === "string")
     await mustBeKnownApp(config, values.app, true);
-  // Nothing to send, nothing to sign: no note then.
-  const secret = items.length > 0 ? signedWith(values["webhook-secret"]) : undefined;
   const api = runApi(config);
   const refused: string[] = [];
   let next = 0;
@@ -118,6 +117,7 @@ async function redeliverFailed(values: Record<string, unknown>): Promise<number>
   };
   await Promise.all(Array.from({ length: AT_ONCE }, worker));
   const sent = items.length - refused.length;
+  if (sent > 0) unsignedSaid(secret); // none sent, nothing to sign: no note then
   if (values.json) console.log(JSON.stringify({ redelivered: sent, refused }));
   else if (items.length === 0) {
     // Nothing to do is a note, as an empty list's is: standard output stays empty.
