@@ -4,7 +4,8 @@
 // page and the row's Revoke stays on screen. The cells kept every name on one line: the API keys
 // table scrolled sideways, its Revoke button past the right edge. The audit log's entries, made by
 // a browser's user agent and with metadata, fit as well: its IP, user agent and metadata columns
-// made the table 1685 px wide in a 1238 px box, off screen until it was scrolled.
+// made the table 1685 px wide in a 1238 px box, off screen until it was scrolled. At 390 px, the
+// tables scroll in their own boxes and the page keeps the window's width.
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { eq } from "drizzle-orm";
@@ -126,6 +127,28 @@ describe("a name of 64 characters without a space, at 1280 px", () => {
       expect([path, await wideTables()]).toEqual([path, []]);
     }
     expect(errors).toEqual([]);
+  });
+});
+
+describe("tables with a column of buttons, at 390 px", () => {
+  // Each table scrolls in its own box; the page does not. The heading of the buttons' column
+  // (read by screen readers only, positioned absolutely) was placed against the page, past the
+  // window's edge, and the page scrolled sideways to it. html.scrollWidth said 390 all along: a
+  // scroll is what shows it.
+  it("leaves the page its window's width on the API keys, secrets, hosts and join-token pages", async () => {
+    await page.setViewportSize({ width: 390, height: 800 });
+    try {
+      const scrolled: string[] = [];
+      for (const path of ["/api-keys", "/secrets", "/hosts", "/hosts/tokens"]) {
+        await page.goto(`${base}/dashboard${path}`);
+        // The window's own scroll (html.scrollLeft stays 0 here too).
+        const x = await page.evaluate<number>("window.scrollTo(2000, 0), window.scrollX");
+        if (x > 0) scrolled.push(`${path}: ${x} px`);
+      }
+      expect(scrolled).toEqual([]);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
   });
 });
 

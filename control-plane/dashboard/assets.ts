@@ -45,7 +45,10 @@ h3 { font-size: 14px; margin: 16px 0 6px; }
 .muted { color: var(--muted); }
 .num, time, code, .mono { font-variant-numeric: tabular-nums; }
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }
-.table-wrap { overflow-x: auto; border: 1px solid var(--line); border-radius: 8px; }
+/* Positioned, so the screen-reader heading of a column of buttons (.sr-only, absolute) is placed
+   within the table's scroll box: placed against the page, it made the whole page scroll sideways
+   on a phone, by as far as the table was wider than the window. */
+.table-wrap { overflow-x: auto; border: 1px solid var(--line); border-radius: 8px; position: relative; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--line); white-space: nowrap; }
 th { font-weight: 600; background: var(--panel); color: var(--muted); font-size: 12px;
