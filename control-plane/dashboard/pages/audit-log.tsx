@@ -106,7 +106,8 @@ export function registerAuditLog(dash: Hono<DashEnv>) {
       <Page title="Audit log" section={PATH} session={c.var.session}>
         {listed.ok || listed.status !== 403 ? (
           <search>
-            <form method="get" action={PATH} class="filters">
+            {/* autocomplete off: Back restored the filters last chosen, not the address's. */}
+            <form method="get" action={PATH} class="filters" autocomplete="off">
               <Field
                 label="Action"
                 name="action"

@@ -122,7 +122,9 @@ export function registerRuns(dash: Hono<DashEnv>) {
     return c.html(
       <Page title="Runs" section="/dashboard/runs" session={c.var.session}>
         <search>
-          <form method="get" action="/dashboard/runs" class="filters">
+          {/* autocomplete off: Back to this page restored the filters last chosen over those its
+              address has, and the whole list showed under "hello" and "failure". */}
+          <form method="get" action="/dashboard/runs" class="filters" autocomplete="off">
             <Field
               label="App"
               name="app"
