@@ -4,15 +4,18 @@
 // page and the row's Revoke stays on screen. The cells kept every name on one line: the API keys
 // table scrolled sideways, its Revoke button past the right edge. The audit log's entries, made by
 // a browser's user agent and with metadata, fit as well: its IP, user agent and metadata columns
-// made the table 1685 px wide in a 1238 px box, off screen until it was scrolled. At 390 px, the
+// made the table 1685 px wide in a 1238 px box, off screen until it was scrolled. So does the runs
+// table, of an app whose name has 63 characters (its Webhook column was past the edge). At 390 px, the
 // tables scroll in their own boxes and the page keeps the window's width.
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { eq } from "drizzle-orm";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newId } from "../common/ids.ts";
 import { users } from "../control-plane/db/schema.ts";
 import { serveControlPlane } from "../control-plane/listen.ts";
+import { INTERNAL_TOKEN } from "../control-plane/testing/fixture.ts";
 import { libsqlFixture } from "../control-plane/testing/libsql.ts";
 import { launchChromium, newContext, screenshotOnFailure, seriousViolations } from "./browser.ts";
 
@@ -27,6 +30,8 @@ const errors: string[] = [];
 const long = (letter: string) => letter.repeat(64);
 /** A secret's name as long as they go: 128 characters. */
 const SECRET = `S${"_".repeat(127)}`;
+/** An app's name as long as they go (63), with no hyphen to break at. */
+const APP = "r".repeat(63);
 /** What a browser sends: the audit log records it with each entry. */
 const AGENT =
   "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.2903.86";
@@ -72,6 +77,25 @@ beforeAll(async () => {
     address: "http://10.8.1.2:8790",
     slots: 4,
     memoryMb: 1024,
+  });
+
+  // A run of an app whose name is as long as they go (63), by a custom app's long path, whose
+  // webhook failed: the runs index has it as the Worker reports it.
+  await call("POST", "/internal/runs", INTERNAL_TOKEN, {
+    runs: [
+      {
+        id: newId("run"),
+        projectId: f.projectId,
+        app: APP,
+        function: `GET /${"p".repeat(60)}`,
+        async: true,
+        status: "success",
+        createdAt: Date.now(),
+        finishedAt: Date.now(),
+        runTimeMs: 12,
+        webhook: { state: "failed", attempts: 3 },
+      },
+    ],
   });
 
   browser = await launchChromium();
@@ -127,6 +151,17 @@ describe("a name of 64 characters without a space, at 1280 px", () => {
       expect([path, await wideTables()]).toEqual([path, []]);
     }
     expect(errors).toEqual([]);
+  });
+});
+
+describe("the runs at 1280 px, of an app whose name has 63 characters", () => {
+  it("wraps the app's name and the function: the run's webhook result stays on screen", async () => {
+    await page.goto(`${base}/dashboard/runs`);
+    const row = page.locator("tbody tr", { hasText: APP });
+    await expect(row.textContent()).resolves.toContain("failed");
+    const webhook = await row.locator("td").last().boundingBox();
+    expect(webhook && webhook.x + webhook.width).toBeLessThanOrEqual(1280);
+    expect(await wideTables()).toEqual([]);
   });
 });
 

@@ -65,8 +65,10 @@ export function RunRows({
               {r.id}
             </a>
           </td>
-          <td>{r.app}</td>
-          <td class="mono">{r.function}</td>
+          {/* An app's name (up to 63 characters) and a custom app's method and path wrap: on one
+              line, a long one pushed the Webhook column past a 1280 px window. */}
+          <td class="name">{r.app}</td>
+          <td class="name mono">{r.function}</td>
           <td>
             <Mode async={r.async} />
           </td>
