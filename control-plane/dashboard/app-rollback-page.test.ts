@@ -1,7 +1,8 @@
 // The app page's "Roll back to this version", in-process over a real libSQL file: offered beside
 // each earlier version whose files are kept, asked on a confirmation page, then back on the app
 // page told what was done, or the API's refusal in its words. (Before, the dashboard listed an
-// app's versions and could make none of them live again.)
+// app's versions and could make none of them live again.) A confirmation gone back to after its
+// rollback deploys nothing more.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { bundleFiles } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
@@ -27,11 +28,11 @@ async function deploy(name: string, answer: string) {
 
 const page = (path: string, extra = "") =>
   f.app.request(path, { headers: { cookie: extra ? `${cookie}; ${extra}` : cookie } });
-const post = (path: string, origin = "http://localhost") =>
+const post = (path: string, origin = "http://localhost", body = "") =>
   f.app.request(path, {
     method: "POST",
     headers: { cookie, origin, "content-type": "application/x-www-form-urlencoded" },
-    body: "",
+    body,
   });
 
 /** The versions table's row of `version`, from its `<tr>` to its `</tr>`. */
@@ -83,6 +84,37 @@ it("says the API's refusal in its words on the app page", async () => {
   expect(after).toContain(
     "Not rolled back to version 1: version 1 of &#39;twice&#39; is already live: nothing was deployed",
   );
+});
+
+it("deploys nothing again when the confirmation is gone back to and sent once more", async () => {
+  // Back from the app page after a rollback showed the same confirmation, and its button
+  // deployed the same code as yet another version.
+  await deploy("back", "one");
+  await deploy("back", "two");
+  const ask = "/dashboard/apps/back/versions/1/rollback";
+  const form = await (await page(ask)).text();
+  const live = form.match(/name="live" value="(\d+)"/)?.[1];
+  expect(live).toBe("2");
+  const done = await post(ask, undefined, `live=${live}`);
+  expect(done.status).toBe(303);
+  const version = async () =>
+    (
+      (await (await f.call("GET", `/v2/projects/${f.projectId}/apps/back`)).json()) as {
+        version: number;
+      }
+    ).version;
+  expect(await version()).toBe(3);
+
+  const again = await (await page(ask)).text();
+  expect(again).toContain("Version 1&#39;s code is live already, as version 3");
+  expect(again).not.toContain(`action="${ask}"`);
+  const resent = await post(ask, undefined, `live=${live}`);
+  expect(resent.status).toBe(303);
+  const after = await (await page("/dashboard/apps/back", cookiesOf(resent))).text();
+  expect(after).toContain(
+    "Not rolled back to version 1: back&#39;s live version is 3 now, not 2 as when the confirmation was shown: nothing was deployed.",
+  );
+  expect(await version()).toBe(3);
 });
 
 it("offers no rollback to a version whose files are no longer kept", async () => {

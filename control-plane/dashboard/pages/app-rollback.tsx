@@ -83,16 +83,19 @@ export function registerAppRollback(dash: Hono<DashEnv>) {
     // Only the KEPT_BUNDLES newest versions keep their files: one of them, or none at all.
     const [app, versions] = await Promise.all([
       c.var.api.project<{ version: number }>("GET", path),
-      c.var.api.project<{ versions: Array<{ version: number; kept?: boolean }> }>(
-        "GET",
-        `${path}/versions?limit=${KEPT_BUNDLES}`,
-      ),
+      c.var.api.project<{
+        versions: Array<{ version: number; kept?: boolean; digest?: string | null }>;
+      }>("GET", `${path}/versions?limit=${KEPT_BUNDLES}`),
     ]);
     const refused = !app.ok ? app : !versions.ok ? versions : undefined;
     const live = app.ok ? app.data.version : 0;
-    const version = versions.ok
-      ? versions.data.versions.find((v) => v.version === from)
-      : undefined;
+    const find = (n: number) =>
+      versions.ok ? versions.data.versions.find((v) => v.version === n) : undefined;
+    const version = find(from);
+    // Its files are the live version's (a rollback to it made since: Back to this page after
+    // one): the app page offers no rollback then, and neither does this page.
+    const digest = version?.digest;
+    const same = from !== live && !!digest && digest === find(live)?.digest;
     const title = "Roll back an app";
     return c.html(
       <Page title={title} section="/dashboard/apps" session={c.var.session}>
@@ -100,6 +103,11 @@ export function registerAppRollback(dash: Hono<DashEnv>) {
           <Notice kind="error">{refused.message}</Notice>
         ) : from === live ? (
           <Notice kind="info">{`Version ${from} of ${name} is the live one already.`}</Notice>
+        ) : same ? (
+          <Notice kind="info">
+            {`Version ${from}'s code is live already, as version ${live}: a rollback to it would deploy the same code again. `}
+            <a href={appPage(name)}>Back to {name}</a>
+          </Notice>
         ) : !version || !offered(version, live) ? (
           <Notice kind="info">
             {`Version ${from} of ${name} cannot be rolled back to: ${from > live ? "it has no such version" : `only the ${KEPT_BUNDLES} newest versions keep their files. Deploy its folder as it was at that version instead (runlet deploy)`}.`}
@@ -112,6 +120,9 @@ export function registerAppRollback(dash: Hono<DashEnv>) {
               host first, as for a deploy, and new calls then get it. Version {live} stays in the
               list, and can be rolled back to in turn.
             </p>
+            {/* The live version it was asked against: a form sent again later (Back, then
+                the button once more) deploys nothing once another version is live. */}
+            <input type="hidden" name="live" value={String(live)} />
             <button type="submit">Roll back to version {from}</button>
             <a href={appPage(name)}>Keep version {live} live</a>
           </form>
@@ -132,6 +143,18 @@ export function registerAppRollback(dash: Hono<DashEnv>) {
   dash.post(ROUTE, async (c) => {
     const name = c.req.param("name");
     const from = Number(c.req.param("version"));
+    const shown = (await c.req.parseBody()).live;
+    if (typeof shown === "string" && shown !== "") {
+      const app = await c.var.api.project<{ version: number }>(
+        "GET",
+        `/apps/${encodeURIComponent(name)}`,
+      );
+      if (app.ok && String(app.data.version) !== shown) {
+        const message = `${name}'s live version is ${app.data.version} now, not ${shown} as when the confirmation was shown: nothing was deployed.`;
+        setFlash(c, appPage(name), { kind: "error", from, message } satisfies Flash);
+        return c.redirect(appPage(name), 303);
+      }
+    }
     const answer = await c.var.api.project<{ version: number; started: unknown }>(
       "POST",
       `/apps/${encodeURIComponent(name)}/versions/${from}/redeploy`,
