@@ -82,6 +82,9 @@ td .button + .button { margin-left: 6px; }
 .filters, .stack { display: flex; flex-wrap: wrap; gap: 12px; align-items: flex-start; margin: 0 0 12px; }
 .filters > button, .filters > .button { margin-top: 19px; }
 .stack { flex-direction: column; align-items: stretch; }
+/* A confirmation's button is as wide as its words: stretched, "Delete" was a red bar across the
+   whole page at 1280 px, read as a banner rather than a button. */
+.stack > button { align-self: flex-start; }
 .field { display: flex; flex-direction: column; gap: 2px; min-width: 160px; }
 .field label { font-size: 12px; color: var(--muted); font-weight: 600; }
 .hint { color: var(--muted); font-size: 12px; }

@@ -1,0 +1,61 @@
+// The confirmation pages in a real browser (Debian's Chromium) at 1280 px, against a real control
+// plane over libSQL: the button that confirms is as wide as its words. It stretched across the
+// page (1240 px), a red bar under the question that read as a banner rather than a button.
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { serveControlPlane } from "../control-plane/listen.ts";
+import { libsqlFixture } from "../control-plane/testing/libsql.ts";
+import { launchChromium, newContext, screenshotOnFailure } from "./browser.ts";
+
+let f: Awaited<ReturnType<typeof libsqlFixture>>;
+let server: Server;
+let base: string;
+let browser: Browser;
+let page: Page;
+let account: string;
+
+beforeAll(async () => {
+  f = await libsqlFixture();
+  server = serveControlPlane(f.app, { port: 0, hostname: "127.0.0.1" });
+  await new Promise<void>((resolve) => server.once("listening", resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${base}/v2/projects/${f.projectId}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${f.owner.token}`, "content-type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    expect(res.status, `${method} ${path}`).toBeLessThan(300);
+    return (res.status === 204 ? {} : await res.json()) as { url: string; id: string };
+  };
+  await call("PUT", "/secrets/DB_URL", { value: "x" });
+  const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
+  account = (await call("POST", "/service-accounts", { name: "ci", expiresAt })).id;
+  const { url } = await call("POST", "/dashboard-links");
+  browser = await launchChromium();
+  page = await (await newContext(browser, [])).newPage();
+  await page.goto(url);
+}, 60_000);
+
+screenshotOnFailure(() => page);
+
+afterAll(async () => {
+  await browser?.close();
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  await f?.cleanup();
+});
+
+it("sizes the confirming button to its words, on the secret's and the API key's pages", async () => {
+  const wide: string[] = [];
+  for (const [path, name] of [
+    ["/dashboard/secrets/DB_URL/delete", "Delete"],
+    [`/dashboard/api-keys/${account}/revoke`, "Revoke"],
+  ] as const) {
+    await page.goto(`${base}${path}`);
+    const box = await page.getByRole("button", { name, exact: true }).boundingBox();
+    if (!box || box.width > 200) wide.push(`${path}: ${box?.width} px`);
+  }
+  expect(wide).toEqual([]);
+});
