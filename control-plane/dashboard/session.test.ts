@@ -242,7 +242,11 @@ describe("a session", () => {
   it("ends on sign-out: the same cookie no longer opens a page", async () => {
     const cookie = await signIn();
     const out = await post("/dashboard/sign-out", cookie, {});
-    expect(out.status).toBe(303);
+    expect([out.status, out.headers.get("location")]).toEqual([303, "/dashboard/login?ended=out"]);
+    // The page it lands on says the sign-out was done (it was the bare sign-in page).
+    const signedOut = await (await f.app.request("/dashboard/login?ended=out")).text();
+    expect(signedOut).toContain("You signed out");
+    expect(signedOut).not.toContain("Your session ended");
     expect((await page("/dashboard/runs", cookie)).status).toBe(303);
     // A form sent with the ended session: back to its page after signing in, and told why.
     const late = await post("/dashboard/secrets", cookie, { name: "LATE", value: "v" });

@@ -46,7 +46,13 @@ function LoginPage({ error, next, ended }: { error?: string; next: string; ended
   return (
     <BarePage title="Sign in">
       {error ? <Notice kind="error">{error}</Notice> : null}
-      {ended === "project" ? (
+      {ended === "out" ? (
+        // Said, so a reader at a shared machine knows the sign-out was done, not that the
+        // session ended by itself (the page was the bare sign-in page, as for a first visit).
+        <Notice kind="info">
+          You signed out: this browser's session is ended, and its cookie opens no page again.
+        </Notice>
+      ) : ended === "project" ? (
         <Notice kind="warn">
           Your session ended: you are no longer a member of any project (an owner removed you). Ask
           an owner to add you again (<code>runlet users add</code>), then sign in.
@@ -124,7 +130,7 @@ export function registerSignIn(dash: Hono<DashEnv>) {
     const session = await readSession(c, c.var.deps.db, c.var.deps.publicKeys);
     if (session) await endSession(c.var.deps.db, session);
     clearSessionCookies(c);
-    return c.redirect("/dashboard/login", 303);
+    return c.redirect("/dashboard/login?ended=out", 303);
   });
 
   dash.post("/project", async (c) => switchProject(c));
