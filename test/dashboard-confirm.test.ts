@@ -1,6 +1,8 @@
-// The confirmation pages in a real browser (Debian's Chromium) at 1280 px, against a real control
-// plane over libSQL: the button that confirms is as wide as its words. It stretched across the
-// page (1240 px), a red bar under the question that read as a banner rather than a button.
+// Forms and confirmations in a real browser (Debian's Chromium) at 1280 px, against a real control
+// plane over libSQL. The button that confirms is as wide as its words: it stretched across the
+// page (1240 px), a red bar under the question that read as a banner rather than a button. A
+// secret's name the API would refuse is refused before the form is sent, the value kept in its
+// field: sent, the name came back and the value (never sent back) had to be pasted again.
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser, Page } from "playwright-core";
@@ -58,4 +60,18 @@ it("sizes the confirming button to its words, on the secret's and the API key's 
     if (!box || box.width > 200) wide.push(`${path}: ${box?.width} px`);
   }
   expect(wide).toEqual([]);
+});
+
+it("refuses a secret's name the API would refuse in the browser, the value kept where it was typed", async () => {
+  await page.goto(`${base}/dashboard/secrets`);
+  let posted = 0;
+  page.on("request", (req) => {
+    if (req.method() === "POST") posted++;
+  });
+  await page.getByLabel("Name").fill("bad name!");
+  await page.getByLabel("Value").fill("-----BEGIN KEY-----\nabc\n-----END KEY-----");
+  await page.getByRole("button", { name: "Save" }).click();
+  await expect(page.locator("#f-name:invalid").count()).resolves.toBe(1);
+  expect(posted).toBe(0);
+  await expect(page.getByLabel("Value").inputValue()).resolves.toContain("abc");
 });

@@ -95,6 +95,7 @@ export function Field({
   autocomplete = "off",
   options,
   maxlength,
+  pattern,
   step,
 }: {
   label: string;
@@ -107,6 +108,8 @@ export function Field({
   options?: Array<{ value: string; label: string }>;
   /** The API's own bound, so a browser stops there rather than the API refusing it. */
   maxlength?: number;
+  /** The API's own rule for the value, checked by the browser before the form is sent. */
+  pattern?: string;
   /** A time's precision (`any`: a permalink's seconds are valid too). */
   step?: string;
 }) {
@@ -148,6 +151,8 @@ export function Field({
           autocomplete={autocomplete}
           aria-describedby={hintId}
           maxlength={maxlength}
+          pattern={pattern}
+          title={pattern ? hint : undefined}
           step={step}
         />
       )}

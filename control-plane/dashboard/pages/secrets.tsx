@@ -4,6 +4,7 @@
  * no way to read one).
  */
 import type { Hono } from "hono";
+import { SECRET_NAME } from "../../../common/secret-name.ts";
 import type { DashEnv } from "../api.ts";
 import { setFlash, takeFlash } from "../flash.ts";
 import { Page } from "../layout.tsx";
@@ -42,7 +43,9 @@ export function registerSecrets(dash: Hono<DashEnv>) {
         {flash?.kind === "deleted" ? (
           <Notice kind="info">{`${flash.name} is deleted. The apps' running replicas are being replaced: calls from now on lack it.`}</Notice>
         ) : null}
-        {flash?.kind === "error" ? <Notice kind="error">{flash.message}</Notice> : null}
+        {flash?.kind === "error" ? (
+          <Notice kind="error">{`${flash.message}. Nothing was saved, and the value is not kept: type or paste it again.`}</Notice>
+        ) : null}
         {listed.ok ? (
           <>
             <h2>Set a secret</h2>
@@ -52,8 +55,11 @@ export function registerSecrets(dash: Hono<DashEnv>) {
                 name="name"
                 required
                 maxlength={128}
+                // Checked in the browser: refused by the API, the name came back but the value,
+                // never sent back, had to be pasted again (a PEM key, JSON credentials).
+                pattern={SECRET_NAME.source.slice(1, -1)}
                 value={flash?.kind === "error" ? flash.name : undefined}
-                hint="Letters, digits, underscores: DATABASE_URL"
+                hint="Letters, digits, underscores, not starting with a digit: DATABASE_URL"
               />
               <Field
                 label="Value"
