@@ -17,6 +17,8 @@ let f: Awaited<ReturnType<typeof libsqlFixture>>;
 let runApi: Server;
 const runApiSaw: Array<{ method?: string; url?: string; headers: IncomingHttpHeaders }> = [];
 const REFUSAL = "a delivery of run 'x' is in progress: try again once it ends";
+/** The one run the scripted run API cancels. */
+const CANCELLABLE = newId("run");
 
 beforeAll(async () => {
   f = await libsqlFixture();
@@ -26,7 +28,9 @@ beforeAll(async () => {
       req.method === "POST"
         ? [409, { message: REFUSAL }]
         : req.method === "DELETE"
-          ? [409, { message: "only async runs can be cancelled" }]
+          ? req.url?.endsWith(`/runs/${CANCELLABLE}`)
+            ? [200, { run_id: CANCELLABLE, status: "cancelled" }]
+            : [409, { message: "only async runs can be cancelled" }]
           : [200, RUN_VIEW];
     res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
   });
@@ -692,6 +696,23 @@ describe("dashboard actions", () => {
       await page(`/dashboard/runs/${runId}`, `${cookie}; ${cookiesOf(res)}`)
     ).text();
     expect(html).toContain("The run was not cancelled: only async runs can be cancelled.");
+  });
+
+  it("Cancel done: said on the run's page after the redirect, as the other actions say theirs", async () => {
+    const now = Date.now();
+    const run = { id: CANCELLABLE, projectId: f.projectId, app: "hello", function: "run" };
+    const body = { runs: [{ ...run, async: true, status: "running", createdAt: now }] };
+    await f.call("POST", "/internal/runs", { token: INTERNAL_TOKEN, body });
+    const cookie = await signIn();
+    const res = await post(`/dashboard/runs/${CANCELLABLE}/cancel`, cookie, {});
+    expect([res.status, res.headers.get("location")]).toEqual([
+      303,
+      `/dashboard/runs/${CANCELLABLE}`,
+    ]);
+    const html = await (
+      await page(`/dashboard/runs/${CANCELLABLE}`, `${cookie}; ${cookiesOf(res)}`)
+    ).text();
+    expect(html).toContain("Cancelled: the run ended as cancelled");
   });
 
   it("keep a permalink's time window in the audit log's fields, to the second", async () => {

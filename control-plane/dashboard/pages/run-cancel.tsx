@@ -11,7 +11,7 @@ import { isEnded } from "../../../common/protocol/runs.ts";
 import type { DashEnv } from "../api.ts";
 import { Page } from "../layout.tsx";
 import { Notice } from "../ui.tsx";
-import { pageOf, setCancelRefused } from "./run-deliveries.tsx";
+import { pageOf, setCancelOutcome } from "./run-deliveries.tsx";
 import type { RunItem } from "./runs.tsx";
 
 export const cancelPath = (runId: string) => `${pageOf(runId)}/cancel`;
@@ -72,7 +72,7 @@ export function registerRunCancel(dash: Hono<DashEnv>) {
     const cancelled = indexed.ok
       ? await api.runs("DELETE", `/v4/${session.projectId}/${indexed.data.app}/runs/${runId}`)
       : indexed;
-    if (!cancelled.ok) setCancelRefused(c, runId, cancelled.message);
+    setCancelOutcome(c, runId, cancelled.ok ? undefined : cancelled.message);
     return c.redirect(pageOf(runId), 303);
   });
 }

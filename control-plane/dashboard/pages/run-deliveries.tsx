@@ -22,7 +22,8 @@ import type { RunItem } from "./runs.tsx";
 export type ResendFlash =
   | { kind: "sent"; delivery: number; target: string }
   | { kind: "refused"; message: string; endpoint?: string }
-  | { kind: "not-cancelled"; message: string };
+  | { kind: "not-cancelled"; message: string }
+  | { kind: "cancelled" };
 
 /** A run's page on the dashboard. */
 export const pageOf = (runId: string) => `/dashboard/runs/${encodeURIComponent(runId)}`;
@@ -36,14 +37,25 @@ export function ResendNotice({ flash }: { flash: ResendFlash }) {
     return (
       <Notice kind="info">{`Delivery ${flash.delivery} is on its way to ${flash.target}.`}</Notice>
     );
+  // Said, as every other action says what it did: the status alone, far down on a phone, was
+  // all there was to read.
+  if (flash.kind === "cancelled")
+    return (
+      <Notice kind="info">
+        Cancelled: the run ended as cancelled (a running one's <code>ctx.signal</code> is aborted on
+        its host), and no webhook is delivered.
+      </Notice>
+    );
   const what =
     flash.kind === "refused" ? "The webhook was not sent again" : "The run was not cancelled";
   return <Notice kind="error">{`${what}: ${flash.message}.`}</Notice>;
 }
 
-/** A refused Cancel: told on the run's page after a redirect, so a reload sends nothing again. */
-export function setCancelRefused(c: Context, runId: string, message: string): void {
-  setFlash(c, pageOf(runId), { kind: "not-cancelled", message } satisfies ResendFlash);
+/** A Cancel done or refused: told on the run's page after a redirect, so a reload sends nothing again. */
+export function setCancelOutcome(c: Context, runId: string, refusal?: string): void {
+  const flash: ResendFlash =
+    refusal === undefined ? { kind: "cancelled" } : { kind: "not-cancelled", message: refusal };
+  setFlash(c, pageOf(runId), flash);
 }
 
 /** Whether a delivery can be sent again: an ended run's, over; never a cancelled run's (none was made). */
