@@ -7,14 +7,10 @@
  * gracefully says it leaves, after its last heartbeat: the registry shows it `stopped`.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { type DeployRequest, deployRequestSchema } from "../common/protocol/deploy.ts";
 import {
-  type CurrentVersion,
-  currentVersionSchema,
   type Heartbeat,
   type HeartbeatAnswer,
   heartbeatAnswerSchema,
-  projectSecretsSchema,
   type Registered,
   type Registration,
   type ReplicaRequest,
@@ -23,8 +19,8 @@ import {
 } from "../common/protocol/hosts.ts";
 import { controlPlanePath } from "../common/protocol/paths.ts";
 import type { BundleSource } from "./app-versions.ts";
+import { ControlPlaneReads } from "./control-plane-reads.ts";
 import { whyFetchFailed } from "./fetch-failure.ts";
-import { HttpError } from "./http/errors.ts";
 import type { GrantAnswer } from "./pool/grants.ts";
 import { ADDRESS_WAIT_MS, Refused, refusal, stillHeld } from "./refusal.ts";
 import { timeoutOr } from "./timeout-signal.ts";
@@ -80,7 +76,11 @@ export class Membership implements BundleSource {
   /** It said, or is saying, it leaves: no heartbeat goes after that. */
   #leaving = false;
 
-  constructor(private readonly opts: MembershipOptions) {}
+  readonly #reads: ControlPlaneReads;
+
+  constructor(private readonly opts: MembershipOptions) {
+    this.#reads = new ControlPlaneReads(opts.controlPlaneUrl, opts.hostToken, this.#stopped.signal);
+  }
 
   get hostId(): string | undefined {
     return this.#hostId;
@@ -146,29 +146,16 @@ export class Membership implements BundleSource {
     }
   }
 
-  async current(project: string, app: string): Promise<CurrentVersion | undefined> {
-    const res = await this.#get(controlPlanePath.current(project, app));
-    if (res.status === 404) return undefined;
-    const parsed = currentVersionSchema.safeParse(await res.json().catch(() => undefined));
-    if (!res.ok || !parsed.success) throw unavailable(`the control plane answered ${res.status}`);
-    return parsed.data;
+  current(project: string, app: string) {
+    return this.#reads.current(project, app);
   }
 
-  /** The project's secrets, as its apps' environment, and their revision. */
-  async secrets(project: string) {
-    const res = await this.#get(controlPlanePath.secrets(project));
-    const parsed = projectSecretsSchema.safeParse(await res.json().catch(() => undefined));
-    if (!res.ok || !parsed.success)
-      throw unavailable(`the control plane answered ${res.status} for the project's secrets`);
-    return parsed.data;
+  secrets(project: string) {
+    return this.#reads.secrets(project);
   }
 
-  async bundle(project: string, app: string, version: number): Promise<DeployRequest | undefined> {
-    const res = await this.#get(controlPlanePath.bundle(project, app, version), 60_000);
-    if (res.status === 404) return undefined;
-    const parsed = deployRequestSchema.safeParse(await res.json().catch(() => undefined));
-    if (!res.ok || !parsed.success) throw unavailable(`the control plane answered ${res.status}`);
-    return parsed.data;
+  bundle(project: string, app: string, version: number) {
+    return this.#reads.bundle(project, app, version);
   }
 
   stop(): void {
@@ -284,17 +271,6 @@ export class Membership implements BundleSource {
     this.opts.answered(answer.data);
   }
 
-  async #get(path: string, timeoutMs = 10_000): Promise<Response> {
-    try {
-      return await fetch(this.opts.controlPlaneUrl + path, {
-        headers: { authorization: `Bearer ${this.opts.hostToken()}` },
-        signal: timeoutOr(timeoutMs, this.#stopped.signal),
-      });
-    } catch {
-      throw unavailable("the control plane is not reachable to fetch the app");
-    }
-  }
-
   #post(path: string, body?: unknown): Promise<Response> {
     return fetch(this.opts.controlPlaneUrl + path, {
       method: "POST",
@@ -307,6 +283,3 @@ export class Membership implements BundleSource {
     });
   }
 }
-
-/** The app's version cannot be had now: the caller's 502 says why. */
-const unavailable = (why: string) => new HttpError(502, why);
