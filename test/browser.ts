@@ -4,13 +4,39 @@
  * findings as one list.
  */
 import { mkdir } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import AxeBuilder from "@axe-core/playwright";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterEach } from "vitest";
+import { serveControlPlane } from "../control-plane/listen.ts";
+import { libsqlFixture } from "../control-plane/testing/libsql.ts";
+import { launchChromium } from "./chromium.ts";
 import { ROOT } from "./harness.ts";
 
 export { CHROMIUM, launchChromium } from "./chromium.ts";
+
+/**
+ * A control plane over libSQL on a loopback port, its dashboard at `base`, and Chromium: what a
+ * dashboard test file starts before its tests; `close` stops all three.
+ */
+export async function dashboardStack() {
+  const f = await libsqlFixture();
+  const server = serveControlPlane(f.app, { port: 0, hostname: "127.0.0.1" });
+  await new Promise<void>((resolve) => server.once("listening", resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const browser = await launchChromium();
+  return {
+    f,
+    base,
+    browser,
+    async close() {
+      await browser.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await f.cleanup();
+    },
+  };
+}
 
 /** A fresh context (no cookies) whose pages report script errors into `errors`. */
 export async function newContext(browser: Browser, errors: string[]): Promise<BrowserContext> {

@@ -2,43 +2,31 @@
 // plane over libSQL: the page Back returns to shows the filters its address has. The browser put
 // back the ones last chosen instead, so the whole list showed under status "failure" (the runs)
 // or outcome "failure" (the audit log), and read as filtered.
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { serveControlPlane } from "../control-plane/listen.ts";
-import { libsqlFixture } from "../control-plane/testing/libsql.ts";
-import { launchChromium, newContext, screenshotOnFailure } from "./browser.ts";
+import { dashboardStack, newContext, screenshotOnFailure } from "./browser.ts";
 
-let f: Awaited<ReturnType<typeof libsqlFixture>>;
-let server: Server;
+let stack: Awaited<ReturnType<typeof dashboardStack>>;
 let base: string;
-let browser: Browser;
 let page: Page;
 const errors: string[] = [];
 
 beforeAll(async () => {
-  f = await libsqlFixture();
-  server = serveControlPlane(f.app, { port: 0, hostname: "127.0.0.1" });
-  await new Promise<void>((resolve) => server.once("listening", resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  stack = await dashboardStack();
+  const { f } = stack;
+  base = stack.base;
   const res = await fetch(`${base}/v2/projects/${f.projectId}/dashboard-links`, {
     method: "POST",
     headers: { authorization: `Bearer ${f.owner.token}` },
   });
   const { url } = (await res.json()) as { url: string };
-  browser = await launchChromium();
-  page = await (await newContext(browser, errors)).newPage();
+  page = await (await newContext(stack.browser, errors)).newPage();
   await page.goto(url);
 }, 60_000);
 
 screenshotOnFailure(() => page);
 
-afterAll(async () => {
-  await browser?.close();
-  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  await f?.cleanup();
-});
+afterAll(() => stack?.close());
 
 /** Chooses `value` in the select `name` of `path`, filters, and goes Back: the select's value. */
 async function backAfterFilter(path: string, name: string, value: string): Promise<string> {

@@ -3,26 +3,19 @@
 // page (1240 px), a red bar under the question that read as a banner rather than a button. A
 // secret's name the API would refuse is refused before the form is sent, the value kept in its
 // field: sent, the name came back and the value (never sent back) had to be pasted again.
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { serveControlPlane } from "../control-plane/listen.ts";
-import { libsqlFixture } from "../control-plane/testing/libsql.ts";
-import { launchChromium, newContext, screenshotOnFailure } from "./browser.ts";
+import { dashboardStack, newContext, screenshotOnFailure } from "./browser.ts";
 
-let f: Awaited<ReturnType<typeof libsqlFixture>>;
-let server: Server;
+let stack: Awaited<ReturnType<typeof dashboardStack>>;
 let base: string;
-let browser: Browser;
 let page: Page;
 let account: string;
 
 beforeAll(async () => {
-  f = await libsqlFixture();
-  server = serveControlPlane(f.app, { port: 0, hostname: "127.0.0.1" });
-  await new Promise<void>((resolve) => server.once("listening", resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  stack = await dashboardStack();
+  const { f } = stack;
+  base = stack.base;
   const call = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${base}/v2/projects/${f.projectId}${path}`, {
       method,
@@ -36,18 +29,13 @@ beforeAll(async () => {
   const expiresAt = new Date(Date.now() + 86_400_000).toISOString();
   account = (await call("POST", "/service-accounts", { name: "ci", expiresAt })).id;
   const { url } = await call("POST", "/dashboard-links");
-  browser = await launchChromium();
-  page = await (await newContext(browser, [])).newPage();
+  page = await (await newContext(stack.browser, [])).newPage();
   await page.goto(url);
 }, 60_000);
 
 screenshotOnFailure(() => page);
 
-afterAll(async () => {
-  await browser?.close();
-  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  await f?.cleanup();
-});
+afterAll(() => stack?.close());
 
 it("sizes the confirming button to its words, on the secret's and the API key's pages", async () => {
   const wide: string[] = [];
