@@ -1,17 +1,18 @@
 /**
  * `/dashboard/audit-log` (owners; others are told why not): the API's filters `action`,
  * `actor`, `outcome`, `from`, `to` are the page's own query, so a filtered view is a permalink;
+ * a value the API would not take is named and left out, the others kept (audit-filters.ts);
  * pages follow the API's tokens; the current filter exports as CSV or NDJSON (the API's
  * export, streamed through).
  */
 import type { Hono } from "hono";
 import { AUDIT_ACTIONS } from "../../audit/actions.ts";
 import type { DashEnv } from "../api.ts";
+import { byActor, fieldValue, filtersOf, rfc3339 } from "../audit-filters.ts";
 import { Page } from "../layout.tsx";
 import { EmptyRow, Field, Notice, Pager, Status, Table, Time } from "../ui.tsx";
 
 const PATH = "/dashboard/audit-log";
-const FILTERS = ["action", "actor", "outcome", "from", "to"] as const;
 
 interface Entry {
   id: string;
@@ -24,48 +25,6 @@ interface Entry {
   ip: string | null;
   userAgent: string | null;
   metadata: Record<string, unknown>;
-}
-
-/** A `datetime-local` value: to the minute, or with seconds and their fraction. */
-const LOCAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?$/;
-
-/** A `datetime-local` value (read as UTC) or an RFC 3339 time, as the API takes it. */
-function rfc3339(value: string): string {
-  if (!LOCAL.test(value)) return value;
-  return value.length === 16 ? `${value}:00Z` : `${value}Z`;
-}
-
-/**
- * The time as the form's `datetime-local` field shows it (UTC): a permalink's RFC 3339 time
- * left the field empty, and the next Filter sent `from=` and lost the window.
- */
-function fieldValue(value: string | undefined): string | undefined {
-  if (!value || LOCAL.test(value)) return value;
-  const at = Date.parse(value);
-  if (Number.isNaN(at)) return value; // the API's 400 says what is wrong with it
-  const iso = new Date(at).toISOString();
-  return iso.endsWith(":00.000Z") ? iso.slice(0, 16) : iso.slice(0, 23).replace(/\.000$/, "");
-}
-
-/** The page's filters, and the API query they make. */
-function filtersOf(query: Record<string, string>) {
-  const page: Record<string, string | undefined> = {};
-  const api = new URLSearchParams();
-  for (const name of FILTERS) {
-    const value = query[name]?.trim();
-    if (!value) continue;
-    page[name] = value;
-    api.set(name, name === "from" || name === "to" ? rfc3339(value) : value);
-  }
-  return { page, api };
-}
-
-/** The page's filters with `actor` set to `id` (the same window, action and outcome). */
-function byActor(page: Record<string, string | undefined>, id: string): URLSearchParams {
-  const query = new URLSearchParams();
-  for (const [name, value] of Object.entries({ ...page, actor: id }))
-    if (value) query.set(name, value);
-  return query;
 }
 
 /**
@@ -88,7 +47,7 @@ function Details({ entry: e }: { entry: Entry }) {
 export function registerAuditLog(dash: Hono<DashEnv>) {
   dash.get("/audit-log", async (c) => {
     const query = c.req.query();
-    const { page, api } = filtersOf(query);
+    const { page, api, problems } = filtersOf(query);
     const listQuery = new URLSearchParams(api);
     listQuery.set("limit", "50");
     if (query.cursor) listQuery.set("nextToken", query.cursor);
@@ -145,6 +104,12 @@ export function registerAuditLog(dash: Hono<DashEnv>) {
               <button type="submit">Filter</button>
             </form>
           </search>
+        ) : null}
+        {/* Said as the runs page says its own: each value left out, what it takes, the one meant. */}
+        {problems.length > 0 && (listed.ok || listed.status !== 403) ? (
+          <Notice kind="error">
+            {`${problems.join("; ")}: ${problems.length === 1 ? "that filter is" : "those filters are"} left out.`}
+          </Notice>
         ) : null}
         {listed.ok ? (
           <>
