@@ -75,6 +75,13 @@ export function access(rule: AccessRule) {
   });
 }
 
+/**
+ * Whether `role` passes a rule whose least role is `least`, as `access` checks it: for a page that
+ * offers an action only to those the API would let do it.
+ */
+export const roleMeets = (role: string, least: Role): boolean =>
+  role === "owner" || (least !== "owner" && (role === "member" || least === "caller"));
+
 /** Route middleware for routes outside a project: authenticates the caller (401) and no more. */
 export const signedIn = createMiddleware<AppEnv>(async (c, next) => {
   const { db, publicKeys } = c.var.deps;

@@ -14,6 +14,7 @@ import { apiFor, type DashEnv, type InProcess } from "./api.ts";
 import { SCRIPT, STYLESHEET } from "./assets.ts";
 import { BarePage } from "./layout.tsx";
 import { registerApiKeys } from "./pages/api-keys.tsx";
+import { registerAppDelete } from "./pages/app-delete.tsx";
 import { registerAppOutput } from "./pages/app-output.tsx";
 import { registerAppRollback } from "./pages/app-rollback.tsx";
 import { registerApps } from "./pages/apps.tsx";
@@ -97,6 +98,7 @@ export function registerDashboard(app: Hono<AppEnv>, inProcess: InProcess) {
   registerApps(dash);
   registerAppOutput(dash);
   registerAppRollback(dash);
+  registerAppDelete(dash);
   registerApiKeys(dash);
   registerProjectDelete(dash);
   registerAuditLog(dash);

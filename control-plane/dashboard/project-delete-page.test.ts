@@ -67,7 +67,7 @@ it("names the apps left instead of offering the button", async () => {
   expect((await f.call("POST", `/v2/projects/${id}/apps`, { body: { files } })).status).toBe(201);
   const html = await (await page(PAGE, await dashboardCookie(f, id))).text();
   expect(html).toContain(
-    "still has an app: keep. Delete it first (runlet apps delete NAME), then the project.",
+    'still has an app: <a href="/dashboard/apps/keep">keep</a>. Delete it first (Delete the app… on its page, or runlet apps delete NAME), then the project.',
   );
   expect(html).not.toContain("Delete project</button>");
 });

@@ -7,11 +7,15 @@ import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
 import { and, eq } from "drizzle-orm";
 import { auditSuccess } from "../audit/record.ts";
 import { access } from "../auth/access.ts";
+import type { Role } from "../auth/tokens.ts";
 import type { AppEnv } from "../context.ts";
 import { apps, deployments } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import type { KeyedQueue } from "../keyed-queue.ts";
 import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
+
+/** Who may delete an app: members and owners (the dashboard offers the button to them alone). */
+export const DELETE_APP_ROLE = "member" satisfies Role;
 
 export const deleteAppRoute = createRoute({
   method: "delete",
@@ -22,7 +26,7 @@ export const deleteAppRoute = createRoute({
   security: bearerAuth,
   middleware: [
     access({
-      role: "member",
+      role: DELETE_APP_ROLE,
       audit: {
         action: "apps.delete",
         target: (c) => ({ type: "app", id: c.req.param("appName") ?? "" }),

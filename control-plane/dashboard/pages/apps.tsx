@@ -3,7 +3,8 @@
  * running, and one app's versions, runtime, scaling, replicas now (from the runtime host), its
  * async queue (from the run store: not the host's waiting calls), recent runs and their failure
  * rate and run times (run-times.ts), and a link to what its replicas wrote (app-output.tsx);
- * beside each earlier version whose files are kept, "Roll back to this version" (app-rollback.tsx).
+ * beside each earlier version whose files are kept, "Roll back to this version" (app-rollback.tsx);
+ * "Delete the app…" (app-delete.tsx), whose outcome the apps list says.
  */
 import type { Hono } from "hono";
 import { DEFAULT_START_TIMEOUT_S } from "../../../common/app-limits.ts";
@@ -17,6 +18,7 @@ import type { DashEnv } from "../api.ts";
 import { Page } from "../layout.tsx";
 import { runTimeRows } from "../run-times.ts";
 import { Definition, EmptyRow, Notice, Pager, Table, Time } from "../ui.tsx";
+import { AppDeletedNotice, AppDeleteLink } from "./app-delete.tsx";
 import { RollbackCell, RollbackNotice } from "./app-rollback.tsx";
 import { FirstRun, type RunItem, RunRows } from "./runs.tsx";
 
@@ -85,6 +87,7 @@ export function registerApps(dash: Hono<DashEnv>) {
     );
     return c.html(
       <Page title="Apps" section="/dashboard/apps" session={c.var.session}>
+        <AppDeletedNotice c={c} />
         {listed.ok ? (
           <Table
             label="Apps"
@@ -277,6 +280,7 @@ export function registerApps(dash: Hono<DashEnv>) {
         <p>
           <a href={`/dashboard/runs?app=${name}`}>All runs of {a.name}</a>
         </p>
+        <AppDeleteLink c={c} name={a.name} />
       </Page>,
     );
   });

@@ -4,7 +4,8 @@
  * goes, whose form calls `DELETE /v2/projects/{id}` (owners; audited there, `source:
  * "dashboard"`) and comes back to this page (Post/Redirect/Get), which then says it was deleted
  * and shows another of the user's projects, or the API's refusal in its own words. A project that
- * still has apps is not offered the button: the page names them (the API would refuse, 409).
+ * still has apps is not offered the button: the page names them, each a link to its page, where
+ * "Delete the app…" deletes it (the API would refuse, 409).
  * Works without JavaScript, within the dashboard's CSP.
  */
 import type { Hono } from "hono";
@@ -51,7 +52,15 @@ export function registerProjectDelete(dash: Hono<DashEnv>) {
           <Notice kind="error">{`Only the project's owners may delete ${project.data.name}.`}</Notice>
         ) : names.length > 0 ? (
           <Notice kind="info">
-            {`${project.data.name} still has ${names.length === 1 ? "an app" : `${names.length} apps`}: ${names.slice(0, NAMED).join(", ")}${more}. Delete ${names.length === 1 ? "it" : "each"} first (runlet apps delete NAME), then the project.`}{" "}
+            {`${project.data.name} still has ${names.length === 1 ? "an app" : `${names.length} apps`}: `}
+            {/* Each a link to its page, whose "Delete the app…" deletes it. */}
+            {names.slice(0, NAMED).map((n, i) => (
+              <>
+                {i > 0 ? ", " : ""}
+                <a href={`/dashboard/apps/${encodeURIComponent(n)}`}>{n}</a>
+              </>
+            ))}
+            {`${more}. Delete ${names.length === 1 ? "it" : "each"} first (Delete the app… on its page, or runlet apps delete NAME), then the project.`}{" "}
             {back}
           </Notice>
         ) : (
