@@ -305,10 +305,15 @@ describe("Idempotency-Key: sync runs", () => {
 
   it("answers 409 while the first call still runs, then its answer", async () => {
     const headers = await callerOf("idem-sync");
-    hostAnswers(200, { ok: true, result: "slow", run_time_ms: 400 }, 400);
+    hostAnswers(200, { ok: true, result: "slow", run_time_ms: 400 }, 800); // HOST_ANSWER_MS is 1 s here
     const path = `/v4/${PROJECT}/idem-sync/run`;
     const first = call(path, { headers: headers("sync-slow") });
-    await sleep(100);
+    // At the host, so its key is taken: a fixed 100 ms was not always enough on a loaded machine.
+    const atHost = () =>
+      fetchMock
+        .pendingInterceptors()
+        .some((i) => i.path === `/internal/invoke/${PROJECT}/idem-sync/run`);
+    await until("the first call at the host", () => !atHost());
     const during = await call(path, { headers: headers("sync-slow") });
     expect(during.res.status).toBe(409);
     expect(during.body.message).toMatch(
