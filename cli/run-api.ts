@@ -4,7 +4,7 @@
  * a command prints.
  */
 import { createClient, type RunletClient, RunletError } from "runlet/client";
-import { ENV } from "../common/consts.ts";
+import { ENV, MAX_WEBHOOK_SECRET_LENGTH } from "../common/consts.ts";
 import { parseHttpUrl } from "../common/http-url.ts";
 import { RUN_ID, timeOfId } from "../common/ids.ts";
 import { homePaths } from "../control-plane/home.ts";
@@ -164,9 +164,9 @@ export function webhookSecret(flag: unknown): string | undefined {
   // The run API's limit (characters, spaces around aside): said in its words, it named
   // X-Webhook-Secret, a header the command line never wrote.
   const length = secret?.trim().length ?? 0;
-  if (length > 1024)
+  if (length > MAX_WEBHOOK_SECRET_LENGTH)
     throw new CliError(
-      `${typeof flag === "string" ? "--webhook-secret" : "RUNLET_WEBHOOK_SECRET"} is longer than the run API's 1024 characters (${length})`,
+      `${typeof flag === "string" ? "--webhook-secret" : "RUNLET_WEBHOOK_SECRET"} is longer than the run API's ${MAX_WEBHOOK_SECRET_LENGTH} characters (${length})`,
     );
   return secret;
 }

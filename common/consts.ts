@@ -108,6 +108,12 @@ export const APP_ENV = {
  */
 export const HOST_REFUSED_EXIT = 3;
 
+/**
+ * The largest `X-Webhook-Secret` (characters) the run API takes: an HMAC key longer than this
+ * adds nothing. The CLI refuses a longer one before it sends anything.
+ */
+export const MAX_WEBHOOK_SECRET_LENGTH = 1024;
+
 export const DEFAULT_PORT = { control: 8080, api: 8787, host: 8790 } as const;
 
 export const LOOPBACK = "127.0.0.1";

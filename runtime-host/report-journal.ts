@@ -24,11 +24,6 @@ import { processAlive } from "./process-alive.ts";
 
 type Report = RunReportBatch["runs"][number];
 
-/** A segment whose reports are on their way: removed once they arrived or were refused. */
-export interface SealedSegment {
-  remove(): void;
-}
-
 export class ReportJournal {
   #fd: number | undefined;
   #path = "";
@@ -63,18 +58,19 @@ export class ReportJournal {
     writeSync(this.#fd, `${JSON.stringify(report)}\n`);
   }
 
-  /** Ends the current segment (its reports go out now); the next report starts another. */
-  seal(): SealedSegment {
-    const fd = this.#fd;
-    const path = this.#path;
+  /**
+   * Ends the current segment (its reports go out now; the next report starts another): its file,
+   * to remove once they arrived or were refused (none if no report was written).
+   */
+  seal(): string[] {
+    if (this.#fd === undefined) return [];
+    closeSync(this.#fd);
     this.#fd = undefined;
-    if (fd === undefined) return { remove: () => {} };
-    closeSync(fd);
-    return { remove: () => rmSync(path, { force: true }) };
+    return [this.#path];
   }
 }
 
-/** Removes files a stopped host left, once their reports were taken. */
+/** Removes segments once their reports were taken (sealed, or left by a stopped host). */
 export function removeFiles(files: string[]): void {
   for (const file of files) rmSync(file, { force: true });
 }

@@ -130,8 +130,8 @@ export class RunReports {
     this.#timer = undefined;
     const queued = [...this.#queued].map(([id, report]) => ({ id, ...report }));
     this.#queued.clear();
-    const segment = this.#journal?.seal();
-    this.#sendAll(queued, () => segment?.remove());
+    const sealed = this.#journal?.seal() ?? [];
+    this.#sendAll(queued, () => removeFiles(sealed));
   }
 
   /** Sends `runs` in batches; `taken` once every batch arrived or was refused. */

@@ -7,7 +7,7 @@
 import type { Context } from "hono";
 import { jsonBytesOver } from "../common/bytes.ts";
 import { didYouMean } from "../common/closest.ts";
-import { HEADER } from "../common/consts.ts";
+import { HEADER, MAX_WEBHOOK_SECRET_LENGTH } from "../common/consts.ts";
 import { timeOfId } from "../common/ids.ts";
 import { type WorkerEnv, workerOrigin } from "./env.ts";
 import { RunApiError } from "./errors.ts";
@@ -22,9 +22,6 @@ import { webhookTarget } from "./webhooks/target.ts";
 
 /** Largest request body a run accepts. */
 export const MAX_RUN_BODY_BYTES = 10 * 1024 * 1024;
-
-/** The largest `X-Webhook-Secret` accepted: an HMAC key longer than this adds nothing. */
-const MAX_SECRET_LENGTH = 1024;
 
 /** Runlet's own query parameters on a run call. */
 export const RUNLET_PARAMETERS: ReadonlySet<string> = new Set(["async", "webhookEndpoint"]);
@@ -261,10 +258,10 @@ export function webhookSecretOf(c: Context<WorkerEnv>): string | undefined {
   // Sent empty (a variable that was not set): signed deliveries were meant, none can be made.
   if (secret === "")
     throw new RunApiError(400, `${HEADER.webhookSecret} is empty: send the secret, or no header`);
-  if (secret && secret.length > MAX_SECRET_LENGTH)
+  if (secret && secret.length > MAX_WEBHOOK_SECRET_LENGTH)
     throw new RunApiError(
       400,
-      `${HEADER.webhookSecret} is longer than ${MAX_SECRET_LENGTH} characters`,
+      `${HEADER.webhookSecret} is longer than ${MAX_WEBHOOK_SECRET_LENGTH} characters`,
     );
   return secret;
 }

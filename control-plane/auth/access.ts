@@ -61,13 +61,12 @@ export function access(rule: AccessRule) {
           : `you are not a member of project '${projectId}'`,
       );
     }
-    if (rule.role === "owner" && role !== "owner") {
-      throw new ApiError("forbidden", "only the project owner may do this");
-    }
-    if (rule.role === "member" && role === "caller") {
+    if (!roleMeets(role, rule.role)) {
       throw new ApiError(
         "forbidden",
-        "this service account's role is caller: it calls the project's apps (the run API) and nothing more",
+        rule.role === "owner"
+          ? "only the project owner may do this"
+          : "this service account's role is caller: it calls the project's apps (the run API) and nothing more",
       );
     }
     c.set("access", { principal, role, projectId });
@@ -76,8 +75,8 @@ export function access(rule: AccessRule) {
 }
 
 /**
- * Whether `role` passes a rule whose least role is `least`, as `access` checks it: for a page that
- * offers an action only to those the API would let do it.
+ * Whether `role` passes a rule whose least role is `least`: what `access` checks, and what a page
+ * asks to offer an action only to those the API would let do it.
  */
 export const roleMeets = (role: string, least: Role): boolean =>
   role === "owner" || (least !== "owner" && (role === "member" || least === "caller"));

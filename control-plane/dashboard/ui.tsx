@@ -285,3 +285,6 @@ export function SecretOnce({
     </section>
   );
 }
+
+/** An app's page in the dashboard. */
+export const appPage = (name: string) => `/dashboard/apps/${encodeURIComponent(name)}`;

@@ -13,10 +13,9 @@ import { DELETE_APP_ROLE } from "../../routes/apps-delete.ts";
 import type { DashEnv } from "../api.ts";
 import { setFlash, takeFlash } from "../flash.ts";
 import { Page } from "../layout.tsx";
-import { Notice } from "../ui.tsx";
+import { appPage, Notice } from "../ui.tsx";
 
 const APPS = "/dashboard/apps";
-const appPage = (name: string) => `${APPS}/${encodeURIComponent(name)}`;
 const deletePath = (name: string) => `${appPage(name)}/delete`;
 
 /** Said once on the apps list (`deleted`, `gone`) or on the confirmation page (`error`). */

@@ -10,7 +10,7 @@ import { exitOf } from "../../../common/exit-status.ts";
 import type { AppOutput } from "../../../common/protocol/host.ts";
 import type { DashEnv } from "../api.ts";
 import { Page } from "../layout.tsx";
-import { LogLines, Notice, Time } from "../ui.tsx";
+import { appPage, LogLines, Notice, Time } from "../ui.tsx";
 
 type Replica = AppOutput["replicas"][number];
 
@@ -56,7 +56,7 @@ export function registerAppOutput(dash: Hono<DashEnv>) {
     return c.html(
       <Page title={`Output of ${name}`} section="/dashboard/apps" session={c.var.session}>
         <p>
-          <a href={`/dashboard/apps/${encodeURIComponent(name)}`}>App {name}</a>
+          <a href={appPage(name)}>App {name}</a>
         </p>
         {!output.ok ? (
           <Notice kind="error">{output.message}</Notice>

@@ -11,14 +11,12 @@ import { KEPT_BUNDLES } from "../../bundles.ts";
 import type { DashEnv } from "../api.ts";
 import { setFlash, takeFlash } from "../flash.ts";
 import { Page } from "../layout.tsx";
-import { Notice } from "../ui.tsx";
+import { appPage, Notice } from "../ui.tsx";
 
 type Flash =
   | { kind: "done"; from: number; version: number; started: boolean }
   | { kind: "error"; from: number; message: string };
 
-/** The app's page, where a rollback's outcome is said. */
-const appPage = (name: string) => `/dashboard/apps/${encodeURIComponent(name)}`;
 const rollbackPath = (name: string, version: number) =>
   `${appPage(name)}/versions/${version}/rollback`;
 

@@ -12,7 +12,7 @@ import type { Hono } from "hono";
 import type { DashEnv } from "../api.ts";
 import { setFlash, takeFlash } from "../flash.ts";
 import { Page } from "../layout.tsx";
-import { Notice } from "../ui.tsx";
+import { appPage, Notice } from "../ui.tsx";
 
 export const DELETE_PROJECT_PATH = "/dashboard/project/delete";
 const KEYS = "/dashboard/api-keys";
@@ -57,7 +57,7 @@ export function registerProjectDelete(dash: Hono<DashEnv>) {
             {names.slice(0, NAMED).map((n, i) => (
               <>
                 {i > 0 ? ", " : ""}
-                <a href={`/dashboard/apps/${encodeURIComponent(n)}`}>{n}</a>
+                <a href={appPage(n)}>{n}</a>
               </>
             ))}
             {`${more}. Delete ${names.length === 1 ? "it" : "each"} first (Delete the app… on its page, or runlet apps delete NAME), then the project.`}{" "}
