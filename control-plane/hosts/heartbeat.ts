@@ -12,7 +12,7 @@
  * the app runs no more than its maximum over all hosts, that is never fewer than a host has.
  * A host an operator drained keeps none: it retires its replicas as their calls end.
  */
-import { eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { AppConfig } from "../../common/app-config.ts";
 import {
   DOWN_AFTER_MS,
@@ -21,10 +21,12 @@ import {
 } from "../../common/protocol/hosts.ts";
 import { inParts } from "../db/in-parts.ts";
 import type { Database } from "../db/index.ts";
+import { insertIf } from "../db/insert-if.ts";
 import { apps, hostApps, hosts, projects as projectsTable } from "../db/schema.ts";
-import { isDiskFull } from "../errors.ts";
+import { ApiError, isDiskFull } from "../errors.ts";
 import { beatWritten, DEGRADED, heldBeats, holdBeat } from "./held-beats.ts";
 import { liveVersions } from "./registry.ts";
+import { liveToken, revokedMeanwhile } from "./tokens.ts";
 
 /**
  * Records host `id`'s heartbeat, replacing what it said before; answers the apps it runs that
@@ -45,6 +47,7 @@ export async function recordHeartbeat(
     ready: a.ready,
     busy: a.busy,
   }));
+  const liveHost = sql`exists (select 1 from ${hosts} where ${hosts.id} = ${id} and ${liveToken(hosts.tokenId)})`;
   let mine: Array<Array<{ state: string }>>;
   try {
     mine = (await db.batch([
@@ -64,10 +67,11 @@ export async function recordHeartbeat(
           // Back from down: up since now. (The right-hand sides read the row before the update.)
           upSince: sql`CASE WHEN ${hosts.seenAt} > ${now - DOWN_AFTER_MS} THEN ${hosts.upSince} ELSE ${now} END`,
         })
-        .where(eq(hosts.id, id))
+        // Its token revoked since the request's check: it stays stopped, holding nothing.
+        .where(and(eq(hosts.id, id), liveToken(hosts.tokenId)))
         .returning({ state: hosts.state }),
       db.delete(hostApps).where(eq(hostApps.hostId, id)),
-      ...rows.map((r) => db.insert(hostApps).values(r)),
+      ...rows.map((r) => insertIf(db, hostApps, r, liveHost)),
     ])) as Array<Array<{ state: string }>>;
   } catch (err) {
     if (!isDiskFull(err)) throw err;
@@ -84,8 +88,17 @@ export async function recordHeartbeat(
     holdBeat(db, id, { state, seenAt: now, upSince, busy, queued, apps: rows }, err);
     return { ...(await answerTo(db, id, beat.apps, drained)), degraded: DEGRADED };
   }
+  const written = mine?.[0]?.[0];
+  if (!written) throw await unwritten(db, id);
   beatWritten(db, id);
-  return answerTo(db, id, beat.apps, mine?.[0]?.[0]?.state === "drained");
+  return answerTo(db, id, beat.apps, written.state === "drained");
+}
+
+/** Why host `id`'s heartbeat was not written: its token revoked meanwhile (401), or it is gone. */
+async function unwritten(db: Database, id: string): Promise<ApiError> {
+  const [row] = await db.select({ tokenId: hosts.tokenId }).from(hosts).where(eq(hosts.id, id));
+  if (row) return revokedMeanwhile(db, row.tokenId);
+  return new ApiError("not_found", `no host '${id}' is registered: register again`);
 }
 
 /** `drained`: an operator drained the host, which keeps no replica (it retires them all). */

@@ -17,11 +17,13 @@ import {
   type ReplicaRequest,
 } from "../../common/protocol/hosts.ts";
 import type { Database } from "../db/index.ts";
+import { insertIf } from "../db/insert-if.ts";
 import { apps, deployments, hostApps, hosts } from "../db/schema.ts";
 import { ApiError, isDiskFull } from "../errors.ts";
 import { hostRestarted } from "../runs/lost-sync.ts";
 import { heldBeats, holdingBeats } from "./held-beats.ts";
 import { grantHeld } from "./held-grants.ts";
+import { liveToken, revokedMeanwhile } from "./tokens.ts";
 
 /**
  * A host registers (again): by its address, it keeps its id. What it ran before is forgotten:
@@ -46,9 +48,9 @@ export async function registerHost(
     seenAt: now,
     upSince: now,
   };
-  const [row] = await db
-    .insert(hosts)
-    .values({ id: newId("hst"), address: reg.address, ...fields })
+  // Written while its token is live: one revoked since the request's check leaves it stopped.
+  const row = { id: newId("hst"), address: reg.address, ...fields };
+  const [registered] = await insertIf(db, hosts, row, liveToken(tokenId))
     .onConflictDoUpdate({
       target: hosts.address,
       set: {
@@ -59,7 +61,8 @@ export async function registerHost(
       },
     })
     .returning({ id: hosts.id });
-  const id = (row as { id: string }).id;
+  if (!registered) throw await revokedMeanwhile(db, tokenId);
+  const { id } = registered;
   // A host registers at its start (or once forgotten): the sync calls it had are over.
   await db.batch([db.delete(hostApps).where(eq(hostApps.hostId, id)), hostRestarted(db, id, now)]);
   return id;

@@ -2,7 +2,7 @@
  * Host tokens (docs/hosts.md): what a runtime host joins the registry with. Shown once when made;
  * only a hash is kept. Revoking one refuses its hosts from their next heartbeat.
  */
-import { and, eq, inArray, isNull, ne, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, ne, type SQLWrapper, sql } from "drizzle-orm";
 import { newId } from "../../common/ids.ts";
 import { HOST_TOKEN_PREFIX } from "../../common/protocol/hosts.ts";
 import { newSecret, secretHash } from "../../common/same-secret.ts";
@@ -64,18 +64,43 @@ export async function hostTokenId(db: Database, token: string): Promise<string |
  * runtime host needs a valid host token" for each.
  */
 export async function hostTokenRefusal(db: Database, token: string): Promise<string> {
-  const refused = "a runtime host needs a valid host token";
-  const make = "an operator makes one with 'runlet hosts token --name NAME'";
-  if (!token) return `${refused}: none was given (RUNLET_HOST_TOKEN); ${make}`;
+  if (!token) return `${REFUSED}: none was given (RUNLET_HOST_TOKEN); ${MAKE}`;
   if (!token.startsWith(HOST_TOKEN_PREFIX))
-    return `${refused}: this is not one (host tokens begin ${HOST_TOKEN_PREFIX}); ${make}`;
+    return `${REFUSED}: this is not one (host tokens begin ${HOST_TOKEN_PREFIX}); ${MAKE}`;
   const [row] = await db
     .select({ id: hostTokens.id, name: hostTokens.name })
     .from(hostTokens)
     .where(eq(hostTokens.tokenHash, await secretHash(token)));
   return row
-    ? `${refused}: this one, '${row.name}' (${row.id}), was revoked; ${make}`
-    : `${refused}: this one is not known to this control plane (mistyped, or another Runlet's); ${make}`;
+    ? revokedRefusal(row)
+    : `${REFUSED}: this one is not known to this control plane (mistyped, or another Runlet's); ${MAKE}`;
+}
+
+const REFUSED = "a runtime host needs a valid host token";
+const MAKE = "an operator makes one with 'runlet hosts token --name NAME'";
+const revokedRefusal = (token: { id: string; name: string }) =>
+  `${REFUSED}: this one, '${token.name}' (${token.id}), was revoked; ${MAKE}`;
+
+/**
+ * The condition, in one statement, that host token `tokenId` (a value, or a column such as
+ * `hosts.tokenId`) is not revoked. A host's registration and heartbeat write under it: their
+ * token is checked as the request begins, and a revoke between that check and the write was
+ * undone by it (the host `up` again, its replicas counted, under a revoked token, until 15 s of
+ * silence made it down).
+ */
+export const liveToken = (tokenId: SQLWrapper | string) =>
+  sql`exists (select 1 from ${hostTokens} where ${hostTokens.id} = ${tokenId} and ${hostTokens.revokedAt} is null)`;
+
+/**
+ * The 401 of a host's write that `liveToken` refused: its token (`tokenId`) was revoked after
+ * the request's check. Said as `hostTokenRefusal` says it to the next request.
+ */
+export async function revokedMeanwhile(db: Database, tokenId: string): Promise<ApiError> {
+  const [row] = await db
+    .select({ id: hostTokens.id, name: hostTokens.name })
+    .from(hostTokens)
+    .where(eq(hostTokens.id, tokenId));
+  return new ApiError("unauthorized", revokedRefusal(row ?? { id: tokenId, name: "?" }));
 }
 
 /**
