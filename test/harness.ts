@@ -232,11 +232,17 @@ export async function portsFree(ports: Runlet["ports"], timeoutMs = 15_000): Pro
   }
 }
 
-/** The pid listening on TCP `port` (iproute2's ss), or undefined. */
+/**
+ * The pid listening on TCP `port` (iproute2's ss), or undefined. ss names every process that
+ * holds the socket, the newest first: a child the listener has just forked holds it until its
+ * exec, and a runtime host forks often (spares, replicas). The first was taken, and a test
+ * signalled a child that had ended since (kill ESRCH): now the holder that is no other's child.
+ */
 export function pidOnPort(port: string | number): number | undefined {
   const out = execFileSync("ss", ["-ltnpH", `sport = :${port}`], { encoding: "utf8" });
-  const pid = /pid=(\d+)/.exec(out)?.[1];
-  return pid ? Number(pid) : undefined;
+  const holders = [...out.matchAll(/pid=(\d+)/g)].map((m) => Number(m[1]));
+  const children = new Set(holders.flatMap(childrenOf));
+  return holders.find((pid) => !children.has(pid) && isAlive(pid));
 }
 
 /**
