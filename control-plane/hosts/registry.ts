@@ -155,7 +155,8 @@ export function liveVersions(db: Database, where: SQL | undefined) {
 /**
  * May host `id` start one more replica of the app? Yes while the app's replicas on every host
  * not down — this one's own included — are fewer than `maxReplicas`, unless an operator drained
- * it; the grant is counted at once (one statement: two hosts asking at the same moment cannot
+ * it or it is stopped (its token revoked, or it left, since its request's check: a grant then
+ * held a place of the app for 15 s on a host that ran nothing); the grant is counted at once (one statement: two hosts asking at the same moment cannot
  * both take the last one). On a full disk, or while heartbeats are held in memory, counted and
  * kept in memory (held-grants.ts).
  */
@@ -195,7 +196,7 @@ async function grantWritten(db: Database, id: string, req: ReplicaRequest) {
     INSERT INTO host_apps (host_id, project_id, app, version, replicas, ready, busy)
     SELECT ${id}, ${req.project}, ${req.app}, ${req.version}, 1, 0, 0
     WHERE ${replicasNow} < ${req.maxReplicas}
-      AND NOT EXISTS (SELECT 1 FROM hosts WHERE id = ${id} AND state = 'drained')
+      AND NOT EXISTS (SELECT 1 FROM hosts WHERE id = ${id} AND state IN ('drained', 'stopped'))
     ON CONFLICT (host_id, project_id, app)
       DO UPDATE SET replicas = replicas + 1, version = excluded.version
     RETURNING replicas`);

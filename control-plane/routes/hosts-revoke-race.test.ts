@@ -3,7 +3,8 @@
 // it must not undo the revoke. A heartbeat written then listed the host `up` again, its replicas
 // counted, under a revoked token, until 15 s of silence made it down: the Worker placed work on a
 // host that was stopping, and `runlet start` after `runlet hosts revoke` listed two hosts
-// 'local-1' up (test/supervisor.test.ts, once, under load). A registration did the same.
+// 'local-1' up (test/supervisor.test.ts, once, under load). A registration did the same, and a
+// replica granted then held a place of the app's max_replicas on the stopped host for 15 s.
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { users } from "../db/schema.ts";
@@ -115,5 +116,27 @@ describe("a host token revoked during one of its host's requests", () => {
     expect(res.status).toBe(401);
     expect(await res.json()).toMatchObject({ message: revokedMessage("registering", id) });
     expect(await stateOf(hostId)).toEqual({ listed: "stopped", apps: [], placed: "down" });
+  });
+
+  it("grants no replica to the host: the app's place stays free for the others", async () => {
+    const { id, token } = await hostToken("asking");
+    const hostId = await registerHost(f, token, "http://10.7.0.3:8790");
+    const other = await hostToken("other");
+    const otherId = await registerHost(f, other.token, "http://10.7.0.4:8790");
+    const req = { project: f.projectId, app: "placed", version: 1, maxReplicas: 1 };
+    const ask = heldPost(`/internal/hosts/${hostId}/replicas`, token, req);
+    await ask.reading;
+    expect((await f.call("DELETE", `/v2/hosts/tokens/${id}`)).status).toBe(204);
+    ask.release();
+    const res = await ask.answer;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ granted: false });
+    expect(await stateOf(hostId)).toEqual({ listed: "stopped", apps: [], placed: "down" });
+    // The app's one place: the other host's (it was held by the stopped host for 15 s).
+    const theirs = await f.call("POST", `/internal/hosts/${otherId}/replicas`, {
+      token: other.token,
+      body: req,
+    });
+    expect(await theirs.json()).toMatchObject({ granted: true });
   });
 });
