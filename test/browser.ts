@@ -7,7 +7,7 @@ import { mkdir } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import AxeBuilder from "@axe-core/playwright";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from "playwright-core";
 import { afterEach } from "vitest";
 import { serveControlPlane } from "../control-plane/listen.ts";
 import { libsqlFixture } from "../control-plane/testing/libsql.ts";
@@ -38,9 +38,16 @@ export async function dashboardStack() {
   };
 }
 
-/** A fresh context (no cookies) whose pages report script errors into `errors`. */
-export async function newContext(browser: Browser, errors: string[]): Promise<BrowserContext> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+/**
+ * A fresh context (no cookies) whose pages report script errors into `errors`; `options` as
+ * playwright's (a `timezoneId`, say).
+ */
+export async function newContext(
+  browser: Browser,
+  errors: string[],
+  options: BrowserContextOptions = {},
+): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, ...options });
   context.on("page", (page) => watch(page, errors));
   return context;
 }

@@ -134,9 +134,10 @@ export const SCRIPT = `"use strict";
     return p.year + "-" + p.month + "-" + p.day + " " + p.hour + ":" + p.minute + ":" +
       p.second + " " + p.timeZoneName;
   }
-  // A log line's time keeps its milliseconds (data-ms).
+  // A log line's time keeps its milliseconds (data-ms); one marked data-utc stays in UTC, as
+  // the server wrote it (the audit log's, whose From and To fields are UTC).
   function localTimes(root) {
-    root.querySelectorAll("time[datetime]").forEach(function (el) {
+    root.querySelectorAll("time[datetime]:not([data-utc])").forEach(function (el) {
       var d = new Date(el.getAttribute("datetime"));
       if (isNaN(d.getTime())) return;
       var text = local(d);

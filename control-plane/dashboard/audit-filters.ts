@@ -32,10 +32,16 @@ const CHOICES: Partial<Record<Filter, readonly string[]>> = {
 /** A `datetime-local` value: to the minute, or with seconds and their fraction. */
 const LOCAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?$/;
 
-/** A `datetime-local` value (read as UTC) or an RFC 3339 time, as the API takes it. */
-export function rfc3339(value: string): string {
+/**
+ * A `datetime-local` value (read as UTC) or an RFC 3339 time, as the API takes it. A `to`
+ * field without a fraction of a second takes in that whole second, as the page's rows show
+ * times to the second: an entry at 05:16:06.412, shown as `05:16:06 UTC`, was left out by
+ * To `05:16:06` (the API's 05:16:06.000). An RFC 3339 time is the API's, to the millisecond.
+ */
+export function apiTime(name: "from" | "to", value: string): string {
   if (!LOCAL.test(value)) return value;
-  return value.length === 16 ? `${value}:00Z` : `${value}Z`;
+  const seconds = value.length === 16 ? `${value}:00` : value;
+  return name === "to" && seconds.length === 19 ? `${seconds}.999Z` : `${seconds}Z`;
 }
 
 /**
@@ -61,7 +67,7 @@ function meantTime(name: "from" | "to", value: string): string | undefined {
   const time = value
     .replace(/^(\d{4}-\d{2}-\d{2}) +(?=\d)/, "$1T")
     .replace(/ (\d{2}:\d{2})$/, "+$1");
-  return time !== value && takes(name, rfc3339(time)) ? fieldValue(time) : undefined;
+  return time !== value && takes(name, apiTime(name, time)) ? fieldValue(time) : undefined;
 }
 
 /**
@@ -75,7 +81,7 @@ export function filtersOf(query: Record<string, string>) {
   for (const name of FILTERS) {
     const value = query[name]?.trim();
     if (!value) continue;
-    const sent = name === "from" || name === "to" ? rfc3339(value) : value;
+    const sent = name === "from" || name === "to" ? apiTime(name, value) : value;
     if (!takes(name, sent)) {
       const time = name === "from" || name === "to" ? meantTime(name, value) : undefined;
       const meant = time ? ` (did you mean '${time}'?)` : didYouMean(value, CHOICES[name] ?? []);

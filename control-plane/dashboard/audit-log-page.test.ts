@@ -54,3 +54,27 @@ it("keeps a good value selected beside a bad one, and filters by it", async () =
   expect(html).toContain("action=secrets.write&amp;from=2026-11-27T05%3A16%3A00Z&amp;format=csv");
   expect(html).not.toContain("outcome=fail");
 });
+
+it("shows its times in UTC, as its From and To take them, and a To to the second takes in that second", async () => {
+  const html = await page("to=2026-11-27T05:16:06&from=2026-11-27T05:10");
+  expect(html).toContain('<th scope="col">Time (UTC)</th>');
+  expect(html).toContain('<label for="f-from">From (UTC)</label>');
+  // The rows are shown to the second: an entry at 05:16:06.412 is shown as 05:16:06 and was
+  // left out by To 05:16:06, the API's 05:16:06.000.
+  expect(html).toContain("from=2026-11-27T05%3A10%3A00Z&amp;to=2026-11-27T05%3A16%3A06.999Z");
+  const minute = await page("to=2026-11-27T05:16");
+  expect(minute).toContain("to=2026-11-27T05%3A16%3A00.999Z&amp;format=csv");
+  // With a fraction, or as RFC 3339, it is the API's, to the millisecond.
+  expect(await page("to=2026-11-27T05:16:06.5")).toContain("to=2026-11-27T05%3A16%3A06.5Z&amp;");
+  expect(await page("to=2026-11-27T05:16:06Z")).toContain("to=2026-11-27T05%3A16%3A06Z&amp;");
+  // Each row's time is marked for the script to leave in UTC (elsewhere: the reader's zone).
+  const written = await f.app.request(`/v2/projects/${f.projectId}/secrets/UTC_ROW`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${f.owner.token}`, "content-type": "application/json" },
+    body: JSON.stringify({ value: "v" }),
+  });
+  expect(written.status).toBe(204);
+  expect(await page("")).toMatch(
+    /<td><time datetime="[^"]+Z" title="[^"]+" data-utc="">[^<]+ UTC<\/time>/,
+  );
+});

@@ -6,11 +6,15 @@ export function formatUtc(iso: string): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 }
 
-export function Time({ at }: { at: string | number | null | undefined }) {
+/**
+ * A time, shown by the page's script in the reader's own zone; `utc` keeps it in UTC (`data-utc`),
+ * where the page's fields that take a time take UTC (the audit log's From and To).
+ */
+export function Time({ at, utc }: { at: string | number | null | undefined; utc?: boolean }) {
   if (at === null || at === undefined) return <span class="muted">—</span>;
   const iso = typeof at === "number" ? new Date(at).toISOString() : at;
   return (
-    <time datetime={iso} title={iso}>
+    <time datetime={iso} title={iso} data-utc={utc ? "" : undefined}>
       {formatUtc(iso)}
     </time>
   );

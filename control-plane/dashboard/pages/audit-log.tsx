@@ -8,7 +8,7 @@
 import type { Hono } from "hono";
 import { AUDIT_ACTIONS } from "../../audit/actions.ts";
 import type { DashEnv } from "../api.ts";
-import { byActor, fieldValue, filtersOf, rfc3339 } from "../audit-filters.ts";
+import { apiTime, byActor, fieldValue, filtersOf } from "../audit-filters.ts";
 import { Page } from "../layout.tsx";
 import { EmptyRow, Field, Notice, Pager, Status, Table, Time } from "../ui.tsx";
 
@@ -124,7 +124,7 @@ export function registerAuditLog(dash: Hono<DashEnv>) {
             </p>
             <Table
               label="Audit log entries"
-              head={["Time", "Action", "Outcome", "Actor", "Target", "Details"]}
+              head={["Time (UTC)", "Action", "Outcome", "Actor", "Target", "Details"]}
             >
               {listed.data.logs.length === 0 ? (
                 <EmptyRow span={6}>No entries match.</EmptyRow>
@@ -132,7 +132,7 @@ export function registerAuditLog(dash: Hono<DashEnv>) {
                 listed.data.logs.map((e) => (
                   <tr>
                     <td>
-                      <Time at={e.timestamp} />
+                      <Time at={e.timestamp} utc />
                     </td>
                     <td class="mono">{e.action}</td>
                     <td>
@@ -183,7 +183,7 @@ export function registerAuditLog(dash: Hono<DashEnv>) {
     const query = new URLSearchParams(
       [...new URL(c.req.url).searchParams].map(([name, value]) => [
         name,
-        name === "from" || name === "to" ? rfc3339(value.trim()) : value,
+        name === "from" || name === "to" ? apiTime(name, value.trim()) : value,
       ]),
     );
     const res = await c.var.api.raw(`/audit-log/export?${query}`);
