@@ -150,3 +150,49 @@ const ended = {
   run_time_ms: 1000,
   host: null,
 };
+
+it("says of each webhook delivery whether it was signed, and --json keeps the API's answer", async () => {
+  const runId = newId("run");
+  const attempt = { at: "2026-11-26T00:00:02.100Z", duration_ms: 12 };
+  const view = {
+    ...ended,
+    run_id: runId,
+    webhook: {
+      delivery: 2,
+      target: "https://hooks.example.com/b",
+      signed: true,
+      state: "delivered",
+      attempts: [{ ...attempt, attempt: 1, status: 200, verdict: "delivered" }],
+      earlier: [
+        {
+          delivery: 1,
+          target: "https://hooks.example.com/a",
+          signed: false,
+          state: "failed",
+          attempts: [{ ...attempt, attempt: 1, status: 401, verdict: "final" }],
+        },
+      ],
+    },
+  };
+  const server = createServer((req, res) => {
+    const ours = req.url === `/v4/prj_1/hello/runs/${runId}`;
+    res.writeHead(ours ? 200 : 404, { "content-type": "application/json" });
+    res.end(JSON.stringify(ours ? view : { message: "not here" }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const env = { [ENV.baseUrl]: url, [ENV.apiUrl]: url, [ENV.project]: "prj_1", [ENV.token]: "t" };
+  try {
+    const shown = await runlet(["status", runId, "--app", "hello"], env);
+    expect(shown.code, shown.stderr).toBe(0);
+    // Only --json said it: a receiver's 401 to an unsigned delivery read as the receiver's fault.
+    expect(shown.stdout.split("\n").filter((l) => l.startsWith("webhook"))).toEqual([
+      "webhook   delivery 1  failed  unsigned  https://hooks.example.com/a",
+      "webhook   delivery 2  delivered  signed  https://hooks.example.com/b",
+    ]);
+    const json = await runlet(["status", runId, "--app", "hello", "--json"], env);
+    expect(JSON.parse(json.stdout)).toEqual(view);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+});

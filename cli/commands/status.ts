@@ -63,10 +63,13 @@ export function runLines(state: RunView): string[] {
     ...(state.host ? [`host      ${state.host}`] : []),
   ];
   const { webhook } = state;
-  // Once sent again (runlet redeliver), every delivery is listed, oldest first, numbered.
+  // Once sent again (runlet redeliver), every delivery is listed, oldest first, numbered; each
+  // says whether it was signed (only --json said it: a receiver's refusals of an unsigned one
+  // read as its own fault).
   for (const delivery of webhook ? [...(webhook.earlier ?? []), webhook] : []) {
     const n = webhook?.delivery ? `delivery ${delivery.delivery ?? webhook.delivery}  ` : "";
-    lines.push(`webhook   ${n}${delivery.state}  ${delivery.target}`);
+    const signed = delivery.signed ? "signed" : "unsigned";
+    lines.push(`webhook   ${n}${delivery.state}  ${signed}  ${delivery.target}`);
     for (const a of delivery.attempts)
       lines.push(`  attempt ${a.attempt}  ${a.at}  ${a.status ?? a.error}`);
   }
@@ -76,8 +79,9 @@ export function runLines(state: RunView): string[] {
 const STATUS_USAGE = `Usage: runlet status <run_id> [--app APP] [--wait [--timeout 10m]] [--json]
 
 A run's state: queued, running, success, failure or cancelled, its times, its error, the
-runtime host it went to (runlet hosts names it), and its webhook delivery attempts. --json
-prints the worker's answer.
+runtime host it went to (runlet hosts names it), and its webhook deliveries: each one's state,
+whether it was signed (--webhook-secret) or unsigned, its target and its attempts. --json
+prints the worker's answer (each delivery's "signed": true or false).
 
   --app       the run's app, as with runlet redeliver (default: looked up in the runs index
               by the run id); a run of another app is not found
