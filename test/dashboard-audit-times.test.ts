@@ -1,7 +1,8 @@
 // The audit log's times in a real browser (Debian's Chromium) whose zone is not UTC, against a
 // real control plane over libSQL: a time read off a row, typed into From and To, finds that row.
 // The rows were shown in the reader's zone (`00:16:06 EST`) while From and To are UTC, so the
-// time typed there was five hours off; and To, to the second, ended at that second's first
+// time typed there was five hours off; the fields had no seconds to type (step "any"), so a
+// row's 19:35:18 typed in became 07:35 AM; and To, to the second, ended at that second's first
 // millisecond, before the entry shown with it.
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -19,7 +20,10 @@ beforeAll(async () => {
     headers: { authorization: `Bearer ${f.owner.token}` },
   });
   const { url } = (await res.json()) as { url: string };
-  const context = await newContext(stack.browser, errors, { timezoneId: "America/New_York" });
+  const context = await newContext(stack.browser, errors, {
+    timezoneId: "America/New_York",
+    locale: "en-US",
+  });
   page = await context.newPage();
   await page.goto(url);
 }, 60_000);
@@ -27,6 +31,22 @@ beforeAll(async () => {
 screenshotOnFailure(() => page);
 
 afterAll(() => stack?.close());
+
+/**
+ * Types `typed` (`2026-11-27T19:35:18`) into the `datetime-local` field `label` with the keyboard,
+ * as an en-US reader does: month, day, year, then the time in its 12-hour form and AM or PM.
+ */
+async function typeTime(label: string, typed: string): Promise<void> {
+  const [y, mo, d, h, mi, s] = typed.split(/[-T:]/);
+  const hour = Number(h);
+  const field = page.getByLabel(label);
+  await field.click({ position: { x: 12, y: 10 } }); // its month
+  await page.keyboard.type(`${mo}${d}${y}`);
+  await page.keyboard.press("ArrowRight"); // a year takes up to 6 digits
+  await page.keyboard.type(`${String(hour % 12 || 12).padStart(2, "0")}${mi}${s}`);
+  await page.keyboard.press("ArrowRight"); // past the milliseconds, left empty
+  await page.keyboard.type(hour < 12 ? "A" : "P");
+}
 
 /** Writes the secret `name` through the API: its audit entry's request id. */
 async function writeSecret(name: string): Promise<string> {
@@ -51,8 +71,8 @@ it("finds a row by the time it shows, typed into From and To, in a browser five 
   const typed = `${date}T${time}`;
   // The field's own value drops seconds of 0 (HTML's normalized form).
   const field = typed.endsWith(":00") ? typed.slice(0, 16) : typed;
-  await page.getByLabel("From (UTC)").fill(typed);
-  await page.getByLabel("To (UTC)").fill(typed);
+  await typeTime("From (UTC)", typed);
+  await typeTime("To (UTC)", typed);
   await Promise.all([
     page.waitForURL("**/dashboard/audit-log?**"),
     page.getByRole("button", { name: "Filter" }).click(),

@@ -114,7 +114,7 @@ export function Field({
   maxlength?: number;
   /** The API's own rule for the value, checked by the browser before the form is sent. */
   pattern?: string;
-  /** A time's precision (`any`: a permalink's seconds are valid too). */
+  /** A time's precision in seconds (`0.001`: seconds to type, a permalink's milliseconds valid). */
   step?: string;
 }) {
   const id = `f-${name}`;

@@ -87,18 +87,20 @@ export function registerAuditLog(dash: Hono<DashEnv>) {
                   { value: "failure", label: "failure" },
                 ]}
               />
+              {/* Seconds as the rows show them (step 0.001: with "any", Chrome had no seconds
+                  to type, and a row's 19:35:18 typed in became 07:35 AM). */}
               <Field
                 label="From (UTC)"
                 name="from"
                 type="datetime-local"
-                step="any"
+                step="0.001"
                 value={fieldValue(page.from)}
               />
               <Field
                 label="To (UTC)"
                 name="to"
                 type="datetime-local"
-                step="any"
+                step="0.001"
                 value={fieldValue(page.to)}
               />
               <button type="submit">Filter</button>
