@@ -78,3 +78,20 @@ it("shows its times in UTC, as its From and To take them, and a To to the second
     /<td><time datetime="[^"]+Z" title="[^"]+" data-utc="">[^<]+ UTC<\/time>/,
   );
 });
+
+it("says a window that ends before it starts, leaves it out, and lists the rest", async () => {
+  const html = await page("from=2026-11-27T20:00&to=2026-11-27T19:00:30&outcome=success");
+  // It was the API's 400 alone, "from must not be later than to": no list, no export.
+  expect(html).toContain(
+    "from &#39;2026-11-27T20:00&#39; is later than to &#39;2026-11-27T19:00:30&#39;: those filters are left out.",
+  );
+  expect(html).toContain('aria-label="Audit log entries"');
+  expect(html).toMatch(/name="from" type="datetime-local" autocomplete/);
+  expect(html).toContain("outcome=success&amp;format=csv");
+  // Nor is the slip a refused read in the audit log.
+  const refused = await f.app.request(
+    `/v2/projects/${f.projectId}/audit-log?action=audit_log.read&outcome=failure`,
+    { headers: { authorization: `Bearer ${f.owner.token}` } },
+  );
+  expect(((await refused.json()) as { logs: unknown[] }).logs).toEqual([]);
+});

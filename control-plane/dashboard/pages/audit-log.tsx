@@ -47,7 +47,7 @@ function Details({ entry: e }: { entry: Entry }) {
 export function registerAuditLog(dash: Hono<DashEnv>) {
   dash.get("/audit-log", async (c) => {
     const query = c.req.query();
-    const { page, api, problems } = filtersOf(query);
+    const { page, api, problems, leftOut } = filtersOf(query);
     const listQuery = new URLSearchParams(api);
     listQuery.set("limit", "50");
     if (query.cursor) listQuery.set("nextToken", query.cursor);
@@ -110,7 +110,7 @@ export function registerAuditLog(dash: Hono<DashEnv>) {
         {/* Said as the runs page says its own: each value left out, what it takes, the one meant. */}
         {problems.length > 0 && (listed.ok || listed.status !== 403) ? (
           <Notice kind="error">
-            {`${problems.join("; ")}: ${problems.length === 1 ? "that filter is" : "those filters are"} left out.`}
+            {`${problems.join("; ")}: ${leftOut === 1 ? "that filter is" : "those filters are"} left out.`}
           </Notice>
         ) : null}
         {listed.ok ? (
