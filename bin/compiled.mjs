@@ -7,7 +7,8 @@
  * Kept in node_modules/.cache/runlet/ beside a list of every file it came from, with each
  * file's size and modification time, and built again (about 0.3 s) at the first start after any
  * of them changed: an edited source is never run stale. Each file's `import.meta.url` stays its
- * own (start.ts finds the project's root by it), and stack traces name the TypeScript sources.
+ * own (start.ts finds the project's root by it), and stack traces name the TypeScript sources
+ * (stack-map.mjs).
  * Whatever goes wrong here (no esbuild, a cache that cannot be written, a build error) answers
  * undefined, and the caller runs the sources through tsx as before.
  */
@@ -27,6 +28,7 @@ import {
 } from "node:fs";
 import { dirname, join, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { mapStacks } from "./stack-map.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 export const CACHE_DIR = join(ROOT, "node_modules", ".cache", "runlet");
@@ -46,7 +48,7 @@ const EXTERNAL = ["@libsql/client", "wrangler", "esbuild", "tsx", "playwright-co
 export async function load(entry, cacheDir = CACHE_DIR) {
   const url = process.env.RUNLET_FROM_SOURCE === "1" ? undefined : await compiled(entry, cacheDir);
   if (url) {
-    process.setSourceMapsEnabled(true);
+    mapStacks(url);
     try {
       return await import(url);
     } catch (err) {
@@ -129,7 +131,8 @@ async function build(entry, cacheDir, name, listPath) {
       banner: {
         js: 'import { createRequire as __runletRequire } from "node:module"; const require = __runletRequire(import.meta.url);',
       },
-      sourcemap: "inline",
+      // Beside the module, read when a stack is formatted (stack-map.mjs), not as it loads.
+      sourcemap: "external",
       sourcesContent: false,
       metafile: true,
       write: false,
@@ -138,10 +141,19 @@ async function build(entry, cacheDir, name, listPath) {
       plugins: [ownUrls],
     })
     .finally(() => esbuild.stop());
-  const code = result.outputFiles?.[0]?.contents;
-  if (!code) return undefined;
+  const output = (/** @type {string} */ ending) =>
+    result.outputFiles?.find((file) => file.path.endsWith(ending))?.contents;
+  const code = output(".mjs");
+  const map = output(".mjs.map");
+  if (!code || !map) return undefined;
   const module = `${name}-${createHash("sha256").update(code).digest("hex").slice(0, 12)}.mjs`;
-  writeAtomically(join(cacheDir, module), code);
+  // The map first: a module is used once it is there. The comment names it for Node's own
+  // source maps (`--enable-source-maps`).
+  writeAtomically(join(cacheDir, `${module}.map`), map);
+  writeAtomically(
+    join(cacheDir, module),
+    Buffer.concat([code, Buffer.from(`\n//# sourceMappingURL=${module}.map\n`)]),
+  );
   // Beside the files bundled, the two that say how: tsconfig.json (JSX) and package.json (what
   // `runlet/client` is).
   const read = [...Object.keys(result.metafile?.inputs ?? {}), "tsconfig.json", "package.json"];
@@ -181,7 +193,7 @@ const MINUTE_MS = 60_000;
 const WEEK_MS = 7 * 24 * 60 * MINUTE_MS;
 
 /**
- * Removes what an earlier build left (each module is about 2 MB): the modules built before this
+ * Removes what an earlier build left (each module about 1 MB, its map 0.6 MB): the modules built before this
  * one from the same entry, a minute after they were replaced (no command that read the list
  * before is still about to load one), and anything a week old (built by another Node, or by an
  * earlier version of this file; one still in use is built again once).
@@ -189,7 +201,7 @@ const WEEK_MS = 7 * 24 * 60 * MINUTE_MS;
 /** @param {string} cacheDir @param {string} name @param {string} module */
 function prune(cacheDir, name, module) {
   for (const file of readdirSync(cacheDir)) {
-    if (file === module || file === `${name}.json`) continue;
+    if (file === module || file === `${module}.map` || file === `${name}.json`) continue;
     const path = join(cacheDir, file);
     const age = Date.now() - (statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
     if (age > (file.startsWith(`${name}-`) ? MINUTE_MS : WEEK_MS)) rmSync(path, { force: true });

@@ -77,6 +77,7 @@ describe("the compiled CLI (bin/compiled.mjs)", () => {
       join(dir, "installed", "node_modules", "esbuild"),
     );
     await copyFile(COMPILED, join(root, "bin", "compiled.mjs"));
+    await copyFile(join(ROOT, "bin", "stack-map.mjs"), join(root, "bin", "stack-map.mjs"));
     await writeFile(join(root, "package.json"), '{"type": "module"}\n');
     await writeFile(join(root, "tsconfig.json"), "{}\n");
     await writeFile(join(root, "main.ts"), 'export * from "./sub/where.ts";\n');
@@ -199,26 +200,30 @@ describe("the compiled CLI (bin/compiled.mjs)", () => {
     expect(loaded.stdout).toBe("ran\n");
   });
 
-  it("names the TypeScript file and line in a stack trace", async () => {
+  it("names the TypeScript file and line in a stack trace, with Node's source maps on or off", async () => {
     await writeFile(
       b(),
       'export const here = import.meta.url;\nexport const word = "third";\nexport function boom(): never {\n  throw new Error("boom");\n}\n',
     );
     await writeFile(entry, 'import { boom } from "./sub/b.ts";\nboom();\n');
-    const thrown = spawnSync(
-      process.execPath,
-      [
-        "--input-type=module",
-        "-e",
-        `const { compiled } = await import(${JSON.stringify(pathToFileURL(COMPILED).href)});
-         const url = await compiled(${JSON.stringify(entry)}, ${JSON.stringify(cache)});
-         process.setSourceMapsEnabled(true);
-         await import(url);`,
-      ],
-      { encoding: "utf8" },
-    );
-    expect(thrown.status).not.toBe(0);
-    expect(thrown.stderr).toContain(`${b()}:4`);
+    // As bin/runlet.mjs loads the CLI (its map read only for the stack: stack-map.mjs), and
+    // under --enable-source-maps (Node reads the map the module names).
+    for (const flags of [[], ["--enable-source-maps"]]) {
+      const thrown = spawnSync(
+        process.execPath,
+        [
+          ...flags,
+          "--input-type=module",
+          "-e",
+          `const { load } = await import(${JSON.stringify(pathToFileURL(COMPILED).href)});
+           await load(${JSON.stringify(entry)}, ${JSON.stringify(cache)});`,
+        ],
+        { encoding: "utf8" },
+      );
+      expect(thrown.status).not.toBe(0);
+      expect(thrown.stderr).toContain(`at boom (${b()}:4:9)`);
+      expect(thrown.stderr).toContain(`${entry}:2:1`);
+    }
   });
 
   it("answers undefined for a file it cannot build, so the caller runs the sources through tsx", async () => {
