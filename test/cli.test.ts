@@ -371,7 +371,7 @@ describe("runlet tokens, secrets, audit-log and runs", () => {
     expect((await cli(["deploy", dir], runlet.env)).code).toBe(0);
     for (const status of [400, 404, 405]) {
       const own = await cli(["run", "statuses", "--data", JSON.stringify({ status })], runlet.env);
-      expect(own.stderr).toContain(`run failed (${status}): {"run_id":"run_`);
+      expect(own.stderr).toContain(`the function answered ${status}: {"run_id":"run_`);
       expect(own.stderr).toMatch(/run id: run_\w+/);
     }
     // A 204 has no body: --json says its status, not {run_id} alone as an async acceptance.

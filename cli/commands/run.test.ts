@@ -52,6 +52,11 @@ beforeAll(async () => {
         })
         .end(JSON.stringify({ message: `key ${key}`, code: "x", run_id: NEW }));
     if (req.url?.endsWith("/hello/slow")) return; // answers never: the caller gives up
+    // A function that returned normally with a status_code of its own: its run is a success.
+    if (req.url?.endsWith("/hello/teapot"))
+      return res
+        .writeHead(418, headers)
+        .end(JSON.stringify({ run_id: runId, result: { status_code: 418 }, run_time_ms: 2 }));
     if (key === "threw" || req.url?.endsWith("/hello/boom"))
       return res
         .writeHead(500, headers)
@@ -106,6 +111,16 @@ it("says a path is not an app's name, and to deploy the folder first", async () 
   expect(await main(["run", "./examples/hello"])).toBe(1);
   expect(printed(err)).toEqual([
     "runlet run: './examples/hello' is a path: runlet run takes a deployed app's name. Deploy the folder first (runlet deploy ./examples/hello), then runlet run <its name>",
+  ]);
+});
+
+it("says a function that returned its own status outside 2xx answered it, not that its run failed", async () => {
+  expect(await main(["run", "hello", "teapot"])).toBe(1);
+  expect(printed(err)).toEqual([
+    'runlet run: the function answered 418: {"run_id":"' +
+      NEW +
+      '","result":{"status_code":418},"run_time_ms":2}',
+    `run id: ${NEW}`,
   ]);
 });
 

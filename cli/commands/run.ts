@@ -22,7 +22,10 @@ interface Outcome {
   body: unknown;
   runId?: string;
   failure?: string;
-  /** Runlet's own answer (`{message, code, run_id}`), not the function's result or the app's. */
+  /**
+   * Runlet's own answer (`{message, code, run_id}`): true; the function's result: undefined; a
+   * custom app's own answer: false.
+   */
   runlets?: boolean;
   /** The first answer of its Idempotency-Key, given again: nothing ran for this call. */
   replayed?: boolean;
@@ -277,7 +280,14 @@ outside 2xx exits 1.
     // A failure is said on stderr with --json too: the job's log shows why it stopped.
     if (outcome.failure !== undefined) {
       const whose = outcome.status === 401 ? ` (${tokenSource()})` : "";
-      const what = outcome.runlets === false ? "" : `run failed (${outcome.status}): `;
+      // A function that returned its own status_code ran, and its run is a success: "run
+      // failed" sent its caller to `runlet status`, which said success.
+      const what =
+        outcome.runlets === false
+          ? ""
+          : outcome.runlets
+            ? `run failed (${outcome.status}): `
+            : `the function answered ${outcome.status}: `;
       console.error(`runlet run: ${what}${outcome.failure}${whose}`);
     }
     if (outcome.replayed) console.error(replayNote(outcome.runId, false));
