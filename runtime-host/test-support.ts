@@ -180,7 +180,9 @@ export function hostClient(url: string, token: string = TOKEN) {
           method: "POST",
           headers: { ...auth, [HEADER.runId]: "run_test", ...headers },
           body,
-          signal: AbortSignal.timeout(20_000),
+          // A guard against a hang under the test's own timeout (60 s): a replica filling its
+          // 1 GiB of memory took past 20 s on a two-core machine running other agents' tests.
+          signal: AbortSignal.timeout(50_000),
         },
       );
       return answer(res);
