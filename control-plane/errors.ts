@@ -19,6 +19,8 @@ export class ApiError extends HTTPException {
   constructor(
     readonly code: ErrorCode,
     message: string,
+    /** Fields the body has beside `message` and `code` (a 409 of the registry: what is held). */
+    readonly details?: Record<string, string>,
   ) {
     super(ERROR_STATUS[code], { message });
   }
@@ -26,7 +28,8 @@ export class ApiError extends HTTPException {
 
 /** The one error handler: `{message, code}` JSON, never a stack or an internal path. */
 export function handleError(err: Error, c: Context) {
-  if (err instanceof ApiError) return c.json({ message: err.message, code: err.code }, err.status);
+  if (err instanceof ApiError)
+    return c.json({ ...err.details, message: err.message, code: err.code }, err.status);
   if (err instanceof HTTPException) {
     // The management API takes JSON bodies only; Hono's own words do not say that.
     const message =

@@ -20,8 +20,13 @@ afterEach(async () => {
 
 const HELD = "http://127.0.0.1:1 is the address of runtime host 'far1' (hst_old), drained, …";
 
-/** A control plane that refuses the registration `refusals` times (409, the address held). */
-async function controlPlane(refusals: number): Promise<string> {
+const NAME_HELD = "the name 'far1' is runtime host hst_other's, at http://10.0.0.2:8790, up, …";
+
+/**
+ * A control plane that refuses the registration `refusals` times (409, the address held, or the
+ * name: `held` says which, as the control plane's body does; an older one's says nothing).
+ */
+async function controlPlane(refusals: number, held?: "name"): Promise<string> {
   const port = await freePort();
   let asked = 0;
   server = createServer((req, res) => {
@@ -29,7 +34,8 @@ async function controlPlane(refusals: number): Promise<string> {
     res.setHeader("content-type", "application/json");
     if (asked++ < refusals) {
       res.statusCode = 409;
-      res.end(JSON.stringify({ message: HELD, code: "conflict" }));
+      const message = held === "name" ? NAME_HELD : HELD;
+      res.end(JSON.stringify({ message, code: "conflict", ...(held ? { held } : {}) }));
       return;
     }
     res.end(
@@ -75,5 +81,21 @@ it("stops, saying so, when the address is still held after its wait: another hos
   expect(refused).toBeInstanceOf(Refused);
   expect((refused as Error).message).toBe(
     `the control plane refused this host: ${HELD}. Still so after 1 s: that host is heard from, so it is another one: give this host its own address`,
+  );
+});
+
+it("tries again while its name is a live host's elsewhere, and stops, saying to give it another name, if it stays so", async () => {
+  // A host restarted at another address finds its old entry holding the name until it is down.
+  const { joined, logged } = join(await controlPlane(1, "name"));
+  expect((await joined).hostId).toBe("hst_old");
+  expect(logged).toEqual([
+    `runtime host: the control plane refused this host: ${NAME_HELD}; trying again for up to 20 s`,
+  ]);
+  membership?.stop();
+  await new Promise<void>((resolve) => server?.close(() => resolve()));
+  const again = join(await controlPlane(1_000, "name"), 1_000);
+  const refused = await again.joined.catch((err: unknown) => err);
+  expect((refused as Error).message).toBe(
+    `the control plane refused this host: ${NAME_HELD}. Still so after 1 s: that host is heard from, so it is another one: give this host its own name (--name)`,
   );
 });

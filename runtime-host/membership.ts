@@ -199,7 +199,7 @@ export class Membership implements BundleSource {
   async #register(): Promise<Registered> {
     const res = await this.#post(controlPlanePath.hosts, this.#registration);
     const body = await res.json().catch(() => undefined);
-    // 409: another live host has this address (its own --address is needed).
+    // 409: another live host has this address (its own --address is needed), or this name.
     if (res.status === 401 || res.status === 400 || res.status === 409)
       throw refusal(res.status, body);
     const registered = registeredSchema.safeParse(body);

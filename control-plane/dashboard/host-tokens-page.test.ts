@@ -47,10 +47,11 @@ const rowOf = (html: string, id: string) =>
   html.match(new RegExp(`<tr>(?:(?!</tr>).)*${id}(?:(?!</tr>).)*</tr>`, "s"))?.[0] ?? "";
 const tokensNamed = async (name: string) =>
   (await f.db.select().from(hostTokens)).filter((t) => t.name === name);
-const register = (token: string, address: string) =>
+/** Two live hosts may not share a name. */
+const register = (token: string, address: string, name = "rack") =>
   f.call("POST", "/internal/hosts", {
     token,
-    body: { name: "rack", address, slots: 4, memoryMb: 1024 },
+    body: { name, address, slots: 4, memoryMb: 1024 },
   });
 
 describe("the join-tokens page", () => {
@@ -83,7 +84,7 @@ describe("the join-tokens page", () => {
     expect(rowOf(html, made?.id as string)).toContain("Olive Owner (you)");
 
     // It is a host token: a host registers with it; the API lists it, never the token.
-    expect((await register(token, "http://10.8.0.7:8790")).status).toBe(200);
+    expect((await register(token, "http://10.8.0.7:8790", "rack-7")).status).toBe(200);
     const listed = await (await f.call("GET", "/v2/hosts/tokens")).text();
     expect(listed).toContain("rack-7");
     expect(listed).not.toContain(token);
@@ -176,7 +177,9 @@ describe("the join-tokens page", () => {
 
   it("is where removing a host sends an operator to keep it out", async () => {
     const { token } = await createHostToken(f.db, { name: "rack-gone", createdBy: f.owner.id });
-    const { hostId } = (await (await register(token, "http://10.8.0.10:8790")).json()) as {
+    const { hostId } = (await (
+      await register(token, "http://10.8.0.10:8790", "rack-10")
+    ).json()) as {
       hostId: string;
     };
     await f.db

@@ -19,10 +19,11 @@ import {
 import type { Database } from "../db/index.ts";
 import { insertIf } from "../db/insert-if.ts";
 import { apps, deployments, hostApps, hosts } from "../db/schema.ts";
-import { ApiError, isDiskFull } from "../errors.ts";
+import { isDiskFull } from "../errors.ts";
 import { hostRestarted } from "../runs/lost-sync.ts";
 import { heldBeats, holdingBeats } from "./held-beats.ts";
 import { grantHeld } from "./held-grants.ts";
+import { addressFree, nameFree } from "./join-checks.ts";
 import { liveToken, revokedMeanwhile } from "./tokens.ts";
 
 /**
@@ -38,6 +39,7 @@ export async function registerHost(
   await forgetHosts(db, FORGET_DOWN_MS); // `runlet start`'s extra hosts come back at new ports
   const now = Date.now();
   await addressFree(db, tokenId, reg.address, now);
+  await nameFree(db, reg, now);
   const fields = {
     name: reg.name,
     tokenId,
@@ -66,34 +68,6 @@ export async function registerHost(
   // A host registers at its start (or once forgotten): the sync calls it had are over.
   await db.batch([db.delete(hostApps).where(eq(hostApps.hostId, id)), hostRestarted(db, id, now)]);
   return id;
-}
-
-/**
- * Refuses (409) an address a live host registered with another token: a second machine whose
- * `runlet host` had no `--address` registered at `http://127.0.0.1:8790`, took over the entry of
- * `runlet start`'s own host (its id, name and token), and the two swapped at every heartbeat.
- * The same token is the same host come back; a host down or stopped may be taken over. A host
- * killed and restarted under another token is refused until its old entry is down: the host
- * tries again that long (runtime-host/membership.ts), then takes it over, drained if it was.
- */
-async function addressFree(db: Database, tokenId: string, address: string, now: number) {
-  const [held] = await db
-    .select({
-      id: hosts.id,
-      name: hosts.name,
-      tokenId: hosts.tokenId,
-      state: hosts.state,
-      seenAt: hosts.seenAt,
-    })
-    .from(hosts)
-    .where(and(eq(hosts.address, address), sql`${hosts.seenAt} >= ${now - DOWN_AFTER_MS}`));
-  if (!held || held.tokenId === tokenId || held.state === "stopped") return;
-  const ago = Math.max(0, Math.round((now - held.seenAt) / 1000));
-  const downIn = Math.max(1, Math.ceil((held.seenAt + DOWN_AFTER_MS - now) / 1000));
-  throw new ApiError(
-    "conflict",
-    `${address} is the address of runtime host '${held.name}' (${held.id}), ${held.state}, heard from ${ago} s ago under another join token. If it is another machine, give this host the address the Worker reaches it at (runlet host --address http://<its address>:<port>). If it is this host before a restart, its entry is down in ${downIn} s unless it is heard from again, and runlet host tries again until then and takes it over${held.state === "drained" ? `, still drained (runlet hosts resume ${held.id})` : ""}`,
-  );
 }
 
 /** The host `id`, if `tokenId` (the token it presented) is the one it registered with. */
