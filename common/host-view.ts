@@ -13,6 +13,8 @@ export interface HostView {
   busy: number;
   queued: number;
   seenAt: string;
+  /** The Worker could not connect to it at its address (for a minute after it last said so). */
+  unreachable?: { at: string; error: string };
   apps: Array<{ project: string; app: string; replicas: number }>;
 }
 
@@ -54,7 +56,11 @@ export function hostView(
       queued: "—",
       apps: h.apps.length > 0 ? `last: ${apps}` : "—",
     };
-  return { state: h.state, busy: `${h.busy}/${h.slots}`, queued: String(h.queued), apps };
+  // Up to the registry, but the run API's Worker could not connect to it: no work goes there.
+  const state = h.unreachable
+    ? `${h.state}, unreachable ${since(h.unreachable.at, now)} ago: ${h.unreachable.error}`
+    : h.state;
+  return { state, busy: `${h.busy}/${h.slots}`, queued: String(h.queued), apps };
 }
 
 /**

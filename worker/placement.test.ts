@@ -8,7 +8,8 @@ import { env, fetchMock } from "cloudflare:test";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { PlacementHost } from "../common/protocol/hosts.ts";
 import type { Env } from "./env.ts";
-import { forwardToHost, invokeOnHost } from "./host.ts";
+import { invokeOnHost } from "./host.ts";
+import { forwardToHost } from "./host-forward.ts";
 import { forgetPlacement, hostsFor, inFlight, isHostAlive, suspect } from "./placement.ts";
 import { CONTROL, HOST } from "./routes/test-support.ts";
 
@@ -17,6 +18,10 @@ const workerEnv = env as unknown as Env;
 beforeAll(() => {
   fetchMock.activate();
   fetchMock.disableNetConnect();
+  // Each host answers its health check, asked before the first call there (host-reach.ts).
+  for (const id of ["a", "b", "c", "d", "lone"])
+    fetchMock.get(`http://${id}.test`).intercept({ path: "/healthz" }).reply(200, "ok").persist();
+  fetchMock.get(HOST).intercept({ path: "/healthz" }).reply(200, "ok").persist();
 });
 beforeEach(() => forgetPlacement());
 

@@ -5,7 +5,9 @@
  * there × replica_concurrency, less its calls there), then a host that may start one, then the
  * shortest wait per replica; within each, each app prefers its own order (rendezvous hashing:
  * its calls keep going where its replicas and caches are) as long as that host is not much
- * busier than the others; then the least loaded. A host a call could not reach is passed over by this isolate for a few seconds. With
+ * busier than the others; then the least loaded. A host a call could not reach is passed over by
+ * this isolate for a few seconds, and by every isolate while the registry has it unreachable
+ * (the Worker told it: host-reach.ts). With
  * no host up (or the registry not readable, nothing known yet) the Worker's RUNTIME_HOST_URL is
  * the one host, if set, unless the registry has that host draining (stopping, or drained).
  */
@@ -107,6 +109,22 @@ export async function isHostAlive(env: Env, id: string): Promise<boolean | undef
 /** A call to `url` could not connect: pass the host over for a while. */
 export function suspect(url: string): void {
   suspects.set(url, Date.now() + SUSPECT_MS);
+  reached.delete(url);
+}
+
+/**
+ * Hosts this isolate has had an answer from (any HTTP answer: it connected), until a call there
+ * fails to connect. A sync call goes to a host not in it only after the host answered a health
+ * check (host-reach.ts): a call the host never got may go to the next host.
+ */
+const reached = new Set<string>();
+
+/** Whether this isolate has reached `url` (since its last failure to). */
+export const wasReached = (url: string): boolean => reached.has(url);
+
+/** `url` answered this isolate. */
+export function answered(url: string): void {
+  reached.add(url);
 }
 
 /**
@@ -122,8 +140,9 @@ export async function hostsFor(
   capacity = Number.POSITIVE_INFINITY,
 ): Promise<Target[]> {
   const now = Date.now();
+  // Not a host the Worker could not connect to, in this isolate or (the registry says) another.
   const up = (await registeredHosts(env)).filter(
-    (h) => h.state === "up" && !((suspects.get(h.address) ?? 0) > now),
+    (h) => h.state === "up" && !h.unreachable && !((suspects.get(h.address) ?? 0) > now),
   );
   const target = { project, app, concurrency, maxReplicas: capacity / concurrency };
   if (up.length === 0) {
@@ -187,4 +206,5 @@ export function forgetPlacement(): void {
   refreshing = undefined;
   suspects.clear();
   open.clear();
+  reached.clear();
 }

@@ -155,6 +155,26 @@ export const replicaAnswerSchema = z.object({ granted: z.boolean(), replicas: co
 export type ReplicaAnswer = z.infer<typeof replicaAnswerSchema>;
 
 /**
+ * How long placement passes over a host the Worker reported it could not connect to (unless it
+ * registers again first). A heartbeat does not end it: it proves the host reaches the control
+ * plane, not that the Worker reaches the host. The Worker asks a host's `/healthz` before its
+ * first call there, so trying it again after this costs a caller nothing.
+ */
+export const UNREACHABLE_MS = 60_000;
+
+/**
+ * `POST {control plane}/internal/hosts/{id}/unreachable`, with the internal token: the Worker
+ * could not connect to the host at its address (the call went to another host).
+ */
+export const unreachableReportSchema = z.strictObject({
+  error: z.string().check(z.minLength(1), z.maxLength(500)),
+});
+export type UnreachableReport = z.infer<typeof unreachableReportSchema>;
+
+/** A host the Worker could not connect to: when (ms since the epoch) and the error it met. */
+const unreachableSchema = z.object({ at: z.number(), error: z.string() });
+
+/**
  * A host as the Worker places work on it: `GET {control plane}/internal/hosts`. A host that
  * stopped is `down` here: to the Worker both mean no work and no run there any more (and a Worker
  * older than `stopped` reads the list all the same).
@@ -175,6 +195,11 @@ export const placementHostSchema = z.object({
       busy: z.number(),
     }),
   ),
+  /**
+   * Set for `UNREACHABLE_MS` after the Worker reported it could not connect to the host: no new
+   * work goes there meanwhile. Absent: no such report (or an older control plane).
+   */
+  unreachable: z.optional(unreachableSchema),
 });
 export type PlacementHost = z.infer<typeof placementHostSchema>;
 

@@ -65,6 +65,8 @@ export const controlPlanePath = {
    * gracefully). GET with the internal token: `Placement`.
    */
   hosts: "/internal/hosts",
+  /** POST with the internal token: the Worker could not connect to the host (`UnreachableReport`). */
+  unreachable: (hostId: string) => `/internal/hosts/${hostId}/unreachable`,
   /** GET with a host token: the app's current version (`CurrentVersion`). */
   current: (project: string, app: string) => `/internal/bundles/${project}/${app}`,
   /** GET with a host token: a project's secrets, as its apps' environment, and their revision (`{env, revision}`). */

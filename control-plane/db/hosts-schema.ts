@@ -45,6 +45,13 @@ export const hosts = sqliteTable(
     upSince: integer("up_since").notNull().default(0),
     busy: integer("busy").notNull().default(0),
     queued: integer("queued").notNull().default(0),
+    /**
+     * When the Worker last could not connect to it at its address, and why
+     * (`POST /internal/hosts/{id}/unreachable`): placement passes it over for `UNREACHABLE_MS`
+     * after, or until it registers again. Null: no such report.
+     */
+    unreachableAt: integer("unreachable_at"),
+    unreachableError: text("unreachable_error"),
   },
   (t) => [index("hosts_seen").on(t.seenAt)],
 );

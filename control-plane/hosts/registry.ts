@@ -25,6 +25,7 @@ import { heldBeats, holdingBeats } from "./held-beats.ts";
 import { grantHeld } from "./held-grants.ts";
 import { addressFree, nameFree } from "./join-checks.ts";
 import { liveToken, revokedMeanwhile } from "./tokens.ts";
+import { unreachableNow } from "./unreachable.ts";
 
 /**
  * A host registers (again): by its address, it keeps its id. What it ran before is forgotten:
@@ -49,6 +50,9 @@ export async function registerHost(
     registeredAt: now,
     seenAt: now,
     upSince: now,
+    // Registered again (restarted, perhaps at a corrected address): the Worker tries it again.
+    unreachableAt: null,
+    unreachableError: null,
   };
   // Written while its token is live: one revoked since the request's check leaves it stopped.
   const row = { id: newId("hst"), address: reg.address, ...fields };
@@ -192,14 +196,16 @@ export async function listHosts(db: Database): Promise<RegisteredHost[]> {
   return rows.map((row) => {
     const beat = held.get(row.id);
     const h = beat ? { ...row, ...beat } : row;
+    const state = (
+      h.state !== "stopped" && now - h.seenAt > DOWN_AFTER_MS ? "down" : h.state
+    ) as HostState;
     return {
       id: h.id,
       name: h.name,
       address: h.address,
       tokenId: h.tokenId,
-      state: (h.state !== "stopped" && now - h.seenAt > DOWN_AFTER_MS
-        ? "down"
-        : h.state) as HostState,
+      state,
+      ...unreachableNow(h, state, now),
       slots: h.slots,
       memoryMb: h.memoryMb,
       busy: h.busy,

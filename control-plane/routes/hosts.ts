@@ -48,6 +48,15 @@ const hostSchema = z
     queued: z.number().int().openapi({ description: "Calls waiting for a slot." }),
     registeredAt: time(),
     seenAt: time().openapi({ description: "Its last heartbeat." }),
+    unreachable: z
+      .object({ at: time(), error: z.string() })
+      .optional()
+      .openapi({
+        description:
+          "Set for a minute after the run API's Worker could not connect to the host at its " +
+          "address (or until it registers again): no new work goes there meanwhile. `error` is " +
+          "what the Worker met.",
+      }),
     apps: z.array(
       z.object({
         project: z.string(),
@@ -203,6 +212,7 @@ export function registerHosts(app: OpenAPIHono<AppEnv>) {
       ...h,
       registeredAt: iso(h.registeredAt),
       seenAt: iso(h.seenAt),
+      unreachable: h.unreachable && { ...h.unreachable, at: iso(h.unreachable.at) },
     }));
     return c.json({ hosts }, 200);
   });

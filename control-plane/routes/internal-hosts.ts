@@ -4,7 +4,8 @@
  * alive, `POST /internal/hosts/{hostId}/replicas` asks for one more replica of an app,
  * `POST /internal/hosts/{hostId}/leave` says it stopped gracefully,
  * `GET /internal/bundles/{project}/{app}/{version}` fetches a version's bundle. And the
- * Worker's, with the internal token: `GET /internal/hosts`, where it places work.
+ * Worker's, with the internal token: `GET /internal/hosts`, where it places work, and
+ * `POST /internal/hosts/{hostId}/unreachable`, a host it could not connect to.
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
@@ -20,6 +21,7 @@ import {
   type Registered,
   registrationSchema,
   replicaRequestSchema,
+  unreachableReportSchema,
 } from "../../common/protocol/hosts.ts";
 import { internalOnly } from "../auth/internal-only.ts";
 import type { AppEnv } from "../context.ts";
@@ -36,6 +38,7 @@ import {
   registerHost,
 } from "../hosts/registry.ts";
 import { hostTokenId, hostTokenRefusal } from "../hosts/tokens.ts";
+import { markUnreachable } from "../hosts/unreachable.ts";
 import { openSecret } from "../secrets.ts";
 import { jsonBody } from "../validate.ts";
 
@@ -141,7 +144,7 @@ export function registerInternalHosts(app: OpenAPIHono<AppEnv>) {
   app.get("/internal/hosts", internalOnly, async (c) => {
     const all = await listHosts(c.var.deps.db);
     const placement: Placement = {
-      hosts: all.map(({ id, address, state, slots, busy, queued, apps }) => ({
+      hosts: all.map(({ id, address, state, slots, busy, queued, apps, unreachable }) => ({
         id,
         address,
         state: placementState(state),
@@ -149,8 +152,19 @@ export function registerInternalHosts(app: OpenAPIHono<AppEnv>) {
         busy,
         queued,
         apps,
+        ...(unreachable ? { unreachable } : {}),
       })),
     };
     return c.json(placement, 200);
+  });
+
+  // The Worker could not connect to the host at its address: placement passes it over for a
+  // while, and the operator's listing says so (hosts/unreachable.ts).
+  app.post("/internal/hosts/:hostId/unreachable", internalOnly, async (c) => {
+    const id = c.req.param("hostId");
+    const { error } = await jsonBody(c, unreachableReportSchema);
+    if (!(await markUnreachable(c.var.deps.db, id, error)))
+      throw new ApiError("not_found", `no host '${id}' in the registry`);
+    return c.body(null, 204);
   });
 }

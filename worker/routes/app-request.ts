@@ -7,7 +7,7 @@ import type { Context } from "hono";
 import { bodyOf } from "../../common/bytes.ts";
 import type { WorkerEnv } from "../env.ts";
 import { RunApiError } from "../errors.ts";
-import { appHeaders, forwardToHost } from "../host.ts";
+import { appHeaders, forwardToHost } from "../host-forward.ts";
 import { answeredOnce, keyOfCall } from "../idempotency.ts";
 import {
   accept,
@@ -83,7 +83,11 @@ async function forward(
   const { project, app, runId } = call;
   const { replicaConcurrency: concurrency, capacity } = c.var.app.scaling;
   const { startTimeout } = c.var.app;
-  const target = { project, app, pathAndQuery, runId, concurrency, capacity, startTimeout };
+  const background = (work: Promise<unknown>) => c.executionCtx.waitUntil(work);
+  const target = {
+    ...{ project, app, pathAndQuery, runId, concurrency, capacity, startTimeout },
+    background,
+  };
   const { answer, host } = await reportingFailure(c, call, fn, () =>
     forwardToHost(c.env, target, c.req.raw, buffered),
   );

@@ -111,7 +111,8 @@ async function runNow(c: FunctionContext, call: RunCall, fn: string, body: Array
   const { project, app, runId } = call;
   const { replicaConcurrency: concurrency, capacity } = c.var.app.scaling;
   const { startTimeout } = c.var.app;
-  const target = { project, app, fn, runId, concurrency, capacity, startTimeout };
+  const background = (work: Promise<unknown>) => c.executionCtx.waitUntil(work);
+  const target = { project, app, fn, runId, concurrency, capacity, startTimeout, background };
   const outcome = await reportingFailure(c, call, fn, () => invokeOnHost(c.env, target, body));
   deliver(
     c,

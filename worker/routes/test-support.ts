@@ -50,6 +50,8 @@ export async function setUpUpstreams(): Promise<void> {
     .intercept({ path: "/.well-known/jwks.json" })
     .reply(200, { keys: [{ ...key.publicJwk, kid: key.kid }] })
     .persist();
+  // The host answers its health check: asked before the first call there (worker/host-reach.ts).
+  fetchMock.get(HOST).intercept({ path: "/healthz" }).reply(200, "ok").persist();
   fetchMock
     .get(CONTROL)
     .intercept({ path: /^\/internal\/runs\/run_/, method: "PUT" })

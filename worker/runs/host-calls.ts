@@ -10,7 +10,7 @@ import {
 } from "../../common/protocol/host.ts";
 import { hostPath, workerPath } from "../../common/protocol/paths.ts";
 import type { Env } from "../env.ts";
-import { hostError } from "../host.ts";
+import { hostError } from "../host-call.ts";
 import { hostsFor, suspect, type Target } from "../placement.ts";
 import type { QueuedRun, ShardInfo } from "./rows.ts";
 import type { AppRequest } from "./types.ts";
