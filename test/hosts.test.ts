@@ -54,12 +54,13 @@ afterAll(async () => {
 async function joinedHost(hostToken: string): Promise<RunningHost> {
   const home = await newHome();
   homes.push(home);
+  // Two live hosts may not share a name (docs/hosts.md).
   return startTestHost(home, {
     internalToken: undefined,
     join: {
       controlPlaneUrl,
       hostToken: () => hostToken,
-      name: "test host",
+      name: `test host ${homes.length}`,
       slots: 4,
       memoryMb: 1024,
     },
