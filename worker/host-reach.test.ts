@@ -88,6 +88,7 @@ describe("a host the Worker cannot connect to", () => {
         error: expect.stringMatching(
           /^the Worker could not connect to http:\/\/gone\.test \(.*ECONNREFUSED.*\)$/,
         ),
+        checkedAt: expect.any(Number),
       },
     });
     // Passed over by this isolate from now on.

@@ -10,6 +10,7 @@
  * unreachable`), which lists the host unreachable and has every isolate pass it over for a minute
  * (`UNREACHABLE_MS`), or until the host registers again.
  */
+import type { UnreachableReport } from "../common/protocol/hosts.ts";
 import { controlPlanePath } from "../common/protocol/paths.ts";
 import { controlPlaneFetch } from "./control-plane.ts";
 import type { Env } from "./env.ts";
@@ -32,13 +33,14 @@ export async function reachable(
   background: Background,
 ): Promise<{ ok: true } | { ok: false; error: string }> {
   if (wasReached(host.url)) return { ok: true };
+  const checkedAt = Date.now();
   const error = await connectError(host.url);
   if (error === undefined) {
     answered(host.url);
     return { ok: true };
   }
   suspect(host.url);
-  if (host.id) background(tellRegistry(env, host.id, error));
+  if (host.id) background(tellRegistry(env, host.id, { error, checkedAt }));
   return { ok: false, error };
 }
 
@@ -59,7 +61,7 @@ async function connectError(url: string): Promise<string | undefined> {
   }
 }
 
-async function tellRegistry(env: Env, hostId: string, error: string): Promise<void> {
+async function tellRegistry(env: Env, hostId: string, report: UnreachableReport): Promise<void> {
   try {
     const res = await controlPlaneFetch(env, controlPlanePath.unreachable(hostId), {
       method: "POST",
@@ -67,7 +69,7 @@ async function tellRegistry(env: Env, hostId: string, error: string): Promise<vo
         authorization: `Bearer ${env.INTERNAL_TOKEN}`,
         "content-type": "application/json",
       },
-      body: JSON.stringify({ error }),
+      body: JSON.stringify(report),
       signal: AbortSignal.timeout(FIRST_CHECK_MS),
     });
     await res.body?.cancel();

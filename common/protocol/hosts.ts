@@ -168,6 +168,11 @@ export const UNREACHABLE_MS = 60_000;
  */
 export const unreachableReportSchema = z.strictObject({
   error: z.string().check(z.minLength(1), z.maxLength(500)),
+  /**
+   * When the Worker began the check that failed (ms since the epoch): a host that registered
+   * since (restarted, perhaps at its address put right) is not marked by it. Absent: now.
+   */
+  checkedAt: z.optional(z.number().check(z.int(), z.nonnegative())),
 });
 export type UnreachableReport = z.infer<typeof unreachableReportSchema>;
 

@@ -78,6 +78,15 @@ describe("a host the Worker could not connect to", () => {
     expect(await listed(id)).not.toHaveProperty("unreachable");
   });
 
+  it("is not marked by a check begun before the host registered again (restarted at once)", async () => {
+    const id = await register();
+    const checkedAt = Date.now() - 1_000; // the Worker's check, while the old process was gone
+    expect((await report(id, { error: ERROR, checkedAt })).status).toBe(204);
+    expect(await placed(id)).not.toHaveProperty("unreachable");
+    expect((await report(id, { error: ERROR, checkedAt: Date.now() })).status).toBe(204);
+    expect(await placed(id)).toHaveProperty("unreachable");
+  });
+
   it("is said only by the Worker (the internal token), of a host the registry has, with an error", async () => {
     const id = await register();
     expect((await report(id, { error: ERROR }, hostToken)).status).toBe(401);

@@ -6,19 +6,30 @@
  * unreachable with when and the error, and placement passes it over for `UNREACHABLE_MS`, or
  * until the host registers again.
  */
-import { eq } from "drizzle-orm";
+import { and, eq, lte } from "drizzle-orm";
 import { type HostState, UNREACHABLE_MS } from "../../common/protocol/hosts.ts";
 import type { Database } from "../db/index.ts";
 import { hosts } from "../db/schema.ts";
 
-/** Notes that the Worker could not connect to host `id`; false if the registry has no such host. */
-export async function markUnreachable(db: Database, id: string, error: string): Promise<boolean> {
-  const done = await db
+/**
+ * Notes that the Worker could not connect to host `id` in a check begun at `checkedAt`, unless
+ * the host registered since: a host killed and restarted at once (by `runlet start`) would
+ * otherwise be passed over for a minute by a report that came in after its new registration.
+ * False if the registry has no such host.
+ */
+export async function markUnreachable(
+  db: Database,
+  id: string,
+  error: string,
+  checkedAt = Date.now(),
+): Promise<boolean> {
+  const [host] = await db.select({ id: hosts.id }).from(hosts).where(eq(hosts.id, id));
+  if (!host) return false;
+  await db
     .update(hosts)
     .set({ unreachableAt: Date.now(), unreachableError: error })
-    .where(eq(hosts.id, id))
-    .returning({ id: hosts.id });
-  return done.length > 0;
+    .where(and(eq(hosts.id, id), lte(hosts.registeredAt, checkedAt)));
+  return true;
 }
 
 /**

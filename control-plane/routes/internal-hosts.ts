@@ -162,8 +162,8 @@ export function registerInternalHosts(app: OpenAPIHono<AppEnv>) {
   // while, and the operator's listing says so (hosts/unreachable.ts).
   app.post("/internal/hosts/:hostId/unreachable", internalOnly, async (c) => {
     const id = c.req.param("hostId");
-    const { error } = await jsonBody(c, unreachableReportSchema);
-    if (!(await markUnreachable(c.var.deps.db, id, error)))
+    const { error, checkedAt } = await jsonBody(c, unreachableReportSchema);
+    if (!(await markUnreachable(c.var.deps.db, id, error, checkedAt)))
       throw new ApiError("not_found", `no host '${id}' in the registry`);
     return c.body(null, 204);
   });
