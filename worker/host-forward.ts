@@ -109,14 +109,19 @@ export async function forwardToHost(
   let res: Response | undefined;
   let reached: Target | undefined;
   let failure = CUT_OFF;
+  // Whether a host got the request (it may have run there), and the refusal of one that turned
+  // it away unstarted: the caller's answer if no host after it can be connected to.
+  let sent = false;
+  let refused: RunApiError | undefined;
   for (const [i, host] of hosts.entries()) {
     const reach = await reachable(env, host, target.background ?? started);
     if (!reach.ok) {
       reached ??= host;
-      failure = notSent(reach.error);
+      if (!sent) failure = notSent(reach.error);
       continue;
     }
     reached = host;
+    sent = true;
     // Bounded until the answer's head, as a function call is (the body may stream for longer).
     const wait = waitFor(env, host, target.startTimeout);
     try {
@@ -140,12 +145,16 @@ export async function forwardToHost(
     }
     answered(host.url);
     const notHere = res.headers.get(HEADER.hostError) && [429, 502, 503].includes(res.status);
-    if (notHere && resendable && i < hosts.length - 1 && (await servedElsewhere(res))) {
+    const refusal = notHere && resendable && i < hosts.length - 1 ? res.clone() : undefined;
+    if (refusal && (await servedElsewhere(res))) {
+      refused = at(host, await hostError(refusal));
       res = undefined;
       continue;
     }
+    await refusal?.body?.cancel();
     break;
   }
+  if (!res && refused) throw refused;
   if (!res || !reached) {
     const err = new RunApiError(502, failure);
     throw reached ? at(reached, err) : err;

@@ -130,6 +130,22 @@ describe("a host the Worker cannot connect to", () => {
     });
   });
 
+  it("answers a host's refusal (nothing ran there) when the next host cannot be connected to", async () => {
+    // The far host last: the app's replica is warm on the first, which is busy and says so.
+    registry([host("up", true), host("gone")]);
+    refusing("gone");
+    reports();
+    fetchMock
+      .get("http://up.test")
+      .intercept({ path: INVOKE, method: "POST" })
+      .reply(429, { message: "busy here", code: "too_many_requests", elsewhere: true });
+    await expect(call("run_d")).rejects.toMatchObject({
+      status: 429,
+      message: "busy here",
+      host: { id: "up" },
+    });
+  });
+
   it("is passed over by every isolate while the registry has it unreachable", async () => {
     const unreachable = { at: Date.now(), error: "the Worker could not connect to …" };
     registry([host("gone", true, { unreachable }), host("up")]);

@@ -44,6 +44,9 @@ export async function invokeOnHost(
   if (hosts.length === 0) throw new RunApiError(502, NO_HOST);
   let res: Response | undefined;
   let unreached: { host: Target; error: string } | undefined;
+  // A host that turned the call away unstarted, before a next host could not be connected to:
+  // its answer is the caller's, as it would have been had it been the last.
+  let refused: RunApiError | undefined;
   for (const [i, host] of hosts.entries()) {
     // A host not connected to before the call is sent never got it: the next host may.
     const reach = await reachable(env, host, target.background ?? started);
@@ -80,11 +83,14 @@ export async function invokeOnHost(
     // failure to start one, as its sandbox), or that is stopping and turned the call away
     // unstarted: the next.
     const notHere = res.status === 429 || res.status === 502 || res.status === 503;
-    if (notHere && i < hosts.length - 1 && (await servedElsewhere(res))) {
+    const refusal = notHere && i < hosts.length - 1 ? res.clone() : undefined;
+    if (refusal && (await servedElsewhere(res))) {
       done();
+      refused = at(host, await hostError(refusal));
       res = undefined;
       continue;
     }
+    await refusal?.body?.cancel();
     try {
       if (!res.ok) throw at(host, await hostError(res));
       const invocation = invocationSchema.safeParse(await res.json().catch(() => undefined));
@@ -95,6 +101,7 @@ export async function invokeOnHost(
       done();
     }
   }
+  if (refused) throw refused;
   // Each host tried could not be connected to: the call was sent nowhere.
   if (unreached) throw at(unreached.host, new RunApiError(502, notSent(unreached.error)));
   throw new RunApiError(502, "the runtime host is not reachable");
