@@ -52,6 +52,8 @@ it("sends every request for the control plane to its binding, none to CONTROL_PL
       return Response.json({ message: "unexpected" }, { status: 500 });
     },
   } as unknown as Fetcher;
+  // The Worker asks a host it has not reached yet whether it answers (worker/host-reach.ts).
+  fetchMock.get(HOST).intercept({ path: "/healthz" }).reply(200, "ok").persist();
   fetchMock
     .get(HOST)
     .intercept({ path: `/internal/invoke/${PROJECT}/bound/run`, method: "POST" })
