@@ -37,7 +37,8 @@ Every change is audited in the project (users.create, users.add, ...).
            without <user-id>, your own (before it expires; if it came from local.json, the new
            one is saved there instead of printed); with <user-id>, a member's (operators who own
            the project: the way back for an expired token). --expires WHEN as for create
-  revoke   stops a member's token without a new one (operators who own the project)
+  revoke   stops a member's token without a new one (operators who own the project), or that
+           of a user removed from every project (whose token still makes projects)
 
 A revoked or replaced token is refused at once by the management API and within 10 s by the
 run API (which keeps the control plane's answer about a token for 10 s).`;

@@ -17,7 +17,14 @@ import { tokens, users } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { bearerAuth, errorResponses, smallBody } from "../openapi.ts";
 import { expiresAtSchema, expiryMs } from "./expiry.ts";
-import { liveTokenCount, liveUserTokens, memberOr404, projectsOf, userIdParam } from "./members.ts";
+import {
+  liveTokenCount,
+  liveUserTokens,
+  memberOr404,
+  membersOf,
+  projectsOf,
+  userIdParam,
+} from "./members.ts";
 
 export const newTokenBody = z
   .strictObject({
@@ -106,13 +113,15 @@ export const revokeUserTokenRoute = createRoute({
   path: "/v2/projects/{projectId}/users/{userId}/token",
   operationId: "revokeUserToken",
   summary:
-    "Revoke a member's token (an operator who owns the project only): it fails from the next request (audited).",
+    "Revoke a member's token, or that of a user in no project (an operator who owns the project only): it fails from the next request (audited).",
   security: bearerAuth,
   middleware: [...operatorOwner("users.revoke_token", "revoke users' tokens")] as const,
   request: { params: userIdParam },
   responses: {
     204: { description: "Revoked (or the user had no token)." },
-    ...errorResponses({ 404: "The project does not exist, or the user is not a member of it." }),
+    ...errorResponses({
+      404: "The project does not exist, or the user is neither a member of it nor in no project.",
+    }),
   },
 });
 
@@ -160,14 +169,33 @@ export function registerUserTokens(app: OpenAPIHono<AppEnv>) {
   app.openapi(revokeUserTokenRoute, async (c) => {
     const { db } = c.var.deps;
     const { userId } = c.req.valid("param");
-    const member = await memberOr404(c.var.deps, c.var.access.projectId, userId);
+    const { user, inNoProject } = await memberOrInNone(c, userId);
     const revoked = await liveTokenCount(db, userId);
     const audit = c.var.audit;
     if (audit) audit.alsoIn = await projectsOf(db, userId);
     await db.batch([
       db.update(tokens).set({ revokedAt: Date.now() }).where(liveUserTokens(userId)),
-      ...auditSuccesses(c, { name: member.name, revoked }),
+      ...auditSuccesses(c, { name: user.name, revoked, ...(inNoProject ? { inNoProject } : {}) }),
     ]);
     return c.body(null, 204);
   });
+}
+
+/**
+ * The user whose token `DELETE …/users/{userId}/token` revokes: a member of the project, or a
+ * user in no project at all. Removed from every project they were in, a user keeps a token that
+ * makes projects of their own and renews itself; this route, which took members only, was then
+ * the only way to revoke it, and answered 404 (docs/deploy.md, "Roles and leaving": remove them
+ * from each project, then revoke their token). A user in another project is revoked from there.
+ */
+async function memberOrInNone(c: Ctx, userId: string) {
+  const { db } = c.var.deps;
+  const [member] = await membersOf(c.var.deps, c.var.access.projectId, userId);
+  if (member) return { user: member, inNoProject: false };
+  const [user] = await db
+    .select({ id: users.id, name: users.name })
+    .from(users)
+    .where(eq(users.id, userId));
+  if (user && (await projectsOf(db, userId)).length === 0) return { user, inNoProject: true };
+  throw new ApiError("not_found", `user '${userId}' is not a member of this project`);
 }

@@ -456,5 +456,33 @@ function describeTokens(ctx: Ctx) {
         metadata: { name: "Rex Revoked", revoked: 1 },
       });
     });
+
+    it("an operator revokes the token of a user removed from every project (it still made projects)", async () => {
+      const { f, operator, boss, send, person, join, one } = ctx();
+      const lea = await person("Lea Left");
+      await join(f.projectId, lea, "member");
+      expect((await send("DELETE", one(lea.id), boss.token)).status).toBe(204);
+      // In no project, the token still makes one: the way on for someone who is to stay.
+      const made = await send("POST", "/v2/projects", lea.token, { name: "lea's own" });
+      expect(made.status).toBe(201);
+      expect((await send("DELETE", `/v2/projects/${made.body.id}`, lea.token)).status).toBe(204);
+      // Someone in another project is revoked from there, by an operator who owns it.
+      const stays = await person("Sam Stays");
+      await join(f.outsiderProjectId, stays, "member");
+      expect((await send("DELETE", `${one(stays.id)}/token`, operator.token)).status).toBe(404);
+      expect((await send("DELETE", `${one(lea.id)}/token`, boss.token)).status).toBe(403);
+      const res = await f.call("DELETE", `${one(lea.id)}/token`, { token: operator.token });
+      expect(res.status).toBe(204);
+      const after = await send("POST", "/v2/projects", lea.token, { name: "another" });
+      expect(after).toMatchObject({ status: 401, body: { message: "token has been revoked" } });
+      expect((await send("GET", "/v2/projects", stays.token)).status).toBe(200);
+      expect((await auditRows(f.db, f.projectId))[0]).toMatchObject({
+        action: "users.revoke_token",
+        outcome: "success",
+        actorId: operator.id,
+        targetId: lea.id,
+        metadata: { name: "Lea Left", revoked: 1, inNoProject: true },
+      });
+    });
   });
 }
