@@ -3,10 +3,11 @@
 // run API on loopback. The browser tests (test/dashboard) click through the same pages in Chromium.
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../../common/ids.ts";
 import { issueToken } from "../auth/tokens.ts";
-import { memberships, users } from "../db/schema.ts";
+import { memberships, tokens, users } from "../db/schema.ts";
 import { INTERNAL_TOKEN } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 import { cookiesOf } from "../testing/owner-rows.ts";
@@ -89,6 +90,9 @@ async function signIn(token = f.owner.token): Promise<string> {
   expect(res.status).toBe(303);
   return cookiesOf(res);
 }
+
+/** The session's own token, as its cookie carries it. */
+const sessionToken = (cookie: string) => /runlet_session=([^;]+)/.exec(cookie)?.[1] as string;
 
 const page = (path: string, cookie: string) => f.app.request(path, { headers: { cookie } });
 
@@ -259,6 +263,30 @@ describe("a session", () => {
     const login = await (await f.app.request(to)).text();
     expect(login).toContain("Your session ended");
     expect(login).toContain('value="/dashboard/secrets"');
+  });
+
+  it("ends on sign-out with the links its token asked for, which end with it at the latest", async () => {
+    const cookie = await signIn();
+    const before = new URL(await linkFor(sessionToken(cookie)));
+    expect((await post("/dashboard/sign-out", cookie, {})).status).toBe(303);
+    // A copied cookie is worth nothing after the sign-out: nor is a link it asked for before.
+    const res = await f.app.request(before.pathname + before.search);
+    expect(res.status).toBe(400);
+    expect(res.headers.getSetCookie()).toEqual([]);
+    // A session from a session's link lasts no longer than that session (an hour left here).
+    const token = sessionToken(await signIn());
+    const jti = JSON.parse(Buffer.from(token.split(".")[1] as string, "base64url").toString()).jti;
+    await f.db
+      .update(tokens)
+      .set({ expiresAt: Date.now() + 3_600_000 })
+      .where(eq(tokens.id, jti));
+    const next = new URL(await linkFor(token));
+    const made = await f.app.request(next.pathname + next.search);
+    expect(made.status).toBe(303);
+    const maxAge = /runlet_session=[^;]+;\s*Max-Age=(\d+)/.exec(
+      made.headers.getSetCookie().join("\n"),
+    )?.[1];
+    expect(Number(maxAge)).toBeLessThanOrEqual(3600);
   });
 
   it("goes after sign-in only to a dashboard page, as a browser resolves the address", async () => {

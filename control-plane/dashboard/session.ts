@@ -145,19 +145,28 @@ async function pruneExpired(db: Database, before: number): Promise<void> {
 
 /**
  * A session token made from `fromTokenId` (a session's own token stands for the token it came
- * from): the same subject and project claim, expiring with it at the latest.
+ * from): the same subject and project claim, expiring with it at the latest. Made from a session
+ * (a link its token asked for, or its token pasted), it also needs that session alive, and ends
+ * with it: a link a session made before its sign-out signed in afterwards, for 12 new hours.
  */
 async function startSession(
   db: Database,
   keys: SigningKeys,
   fromTokenId: string,
 ): Promise<{ token: string; expiresAt: number } | null> {
-  let [from] = await db.select().from(tokens).where(eq(tokens.id, fromTokenId));
-  if (from?.parentId) [from] = await db.select().from(tokens).where(eq(tokens.id, from.parentId));
   const now = Date.now();
-  if (!from || from.revokedAt !== null || from.expiresAt <= now) return null;
+  const alive = (t: typeof tokens.$inferSelect | undefined): t is typeof tokens.$inferSelect =>
+    t !== undefined && t.revokedAt === null && t.expiresAt > now;
+  let [from] = await db.select().from(tokens).where(eq(tokens.id, fromTokenId));
+  let until = now + SESSION_MS;
+  if (from?.parentId) {
+    if (!alive(from)) return null;
+    until = Math.min(until, from.expiresAt);
+    [from] = await db.select().from(tokens).where(eq(tokens.id, from.parentId));
+  }
+  if (!alive(from)) return null;
   await pruneExpired(db, now - EXPIRED_KEPT_MS);
-  const expiresAt = Math.min(now + SESSION_MS, from.expiresAt);
+  const expiresAt = Math.min(until, from.expiresAt);
   const issued = await prepareToken(keys, {
     subject: from.subject,
     projectId: from.projectId ?? undefined,
