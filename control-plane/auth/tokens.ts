@@ -10,7 +10,14 @@ import type { SigningKeys } from "./signing.ts";
 
 /** Who is calling: a user, or a service account of one project (with its role there). */
 export type Principal =
-  | { type: "user"; id: string; name: string; tokenId: string }
+  | {
+      type: "user";
+      id: string;
+      name: string;
+      tokenId: string;
+      /** A dashboard session's token (made from the token its holder signed in with). */
+      session?: true;
+    }
   | {
       type: "service_account";
       id: string;
@@ -100,6 +107,7 @@ export async function authenticate(
   const [row] = await db
     .select({
       revokedAt: tokens.revokedAt,
+      parentId: tokens.parentId,
       parentRevokedAt: parent.revokedAt,
       lastUsedAt: tokens.lastUsedAt,
       userName: users.name,
@@ -124,7 +132,14 @@ export async function authenticate(
   if (row.account) {
     return { type: "service_account", id: claims.sub, tokenId: claims.jti, ...row.account };
   }
-  return { type: "user", id: claims.sub, name: row.userName ?? "", tokenId: claims.jti };
+  const session = row.parentId !== null ? { session: true as const } : {};
+  return {
+    type: "user",
+    id: claims.sub,
+    name: row.userName ?? "",
+    tokenId: claims.jti,
+    ...session,
+  };
 }
 
 export function publicKeysOf(keys: SigningKeys): Promise<PublicKeys> {

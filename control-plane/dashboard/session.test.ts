@@ -289,6 +289,28 @@ describe("a session", () => {
     expect(Number(maxAge)).toBeLessThanOrEqual(3600);
   });
 
+  it("cannot renew its user's token, which would outlive the session and end the user's own", async () => {
+    const token = sessionToken(await signIn());
+    const renew = (bearer: string) =>
+      f.app.request("/v2/me/token", {
+        method: "POST",
+        headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json" },
+        body: JSON.stringify({ expiresAt: new Date(Date.now() + 86_400_000).toISOString() }),
+      });
+    const refused = await renew(token);
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { message: string }).message).toBe(
+      "a dashboard session cannot renew its user's token: renew it with the token you signed in with (runlet users token)",
+    );
+    // Nothing changed: the session still works, and so does the token it came from.
+    for (const bearer of [token, f.owner.token]) {
+      const projects = await f.app.request("/v2/projects", {
+        headers: { authorization: `Bearer ${bearer}` },
+      });
+      expect(projects.status).toBe(200);
+    }
+  });
+
   it("goes after sign-in only to a dashboard page, as a browser resolves the address", async () => {
     for (const [next, kept] of [
       ["/dashboard/apps?x=1", "/dashboard/apps?x=1"],

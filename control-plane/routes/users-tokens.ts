@@ -152,6 +152,14 @@ export function registerUserTokens(app: OpenAPIHono<AppEnv>) {
         "a service account's token is not renewed: make a new service account (runlet tokens create) and revoke this one",
       );
     }
+    // A copied session cookie, worth nothing once signed out (docs/dashboard.md), would become
+    // a token of up to ten years, and the user's own would stop working.
+    if (principal.session) {
+      throw new ApiError(
+        "forbidden",
+        "a dashboard session cannot renew its user's token: renew it with the token you signed in with (runlet users token)",
+      );
+    }
     const [user] = await c.var.deps.db
       .select({ id: users.id, name: users.name })
       .from(users)
