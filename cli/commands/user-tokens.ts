@@ -100,7 +100,7 @@ export async function revokeToken(values: Values, userId: string): Promise<numbe
     return 0;
   }
   console.log(
-    `Revoked the token of ${userId}: refused at once by the management API, within 10 s by the run API. A new one: runlet users token ${userId} --expires 90d`,
+    `Revoked the token of ${userId}: refused at once by the management API, within 10 s by the run API. A new one: runlet users token ${userId} --expires 90d (for a user in no project, once 'runlet users add ${userId} --role member' has added them)`,
   );
   return 0;
 }
