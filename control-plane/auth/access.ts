@@ -25,6 +25,12 @@ export interface AccessRule {
    * PATCH of …/users/{userId}; docs/api.md).
    */
   operatorOnSelf?: true;
+  /**
+   * What a role short of `role` is told, where the route also needs more than the role (an
+   * operator who owns the project): "only the project owner may do this" sent a member to become
+   * an owner, who was then refused as no operator.
+   */
+  refused?: string;
 }
 
 /**
@@ -65,7 +71,7 @@ export function access(rule: AccessRule) {
       throw new ApiError(
         "forbidden",
         rule.role === "owner"
-          ? "only the project owner may do this"
+          ? (rule.refused ?? "only the project owner may do this")
           : "this service account's role is caller: it calls the project's apps (the run API) and nothing more",
       );
     }

@@ -28,11 +28,12 @@ import {
 } from "./members.ts";
 import { roleSchema } from "./projects.ts";
 
-const audited = (action: AuditAction, operatorOnSelf?: true) =>
+const audited = (action: AuditAction, operatorOnSelf?: true, refused?: string) =>
   access({
     role: "owner",
     audit: { action, target: (c) => ({ type: "user", id: c.req.param("userId") ?? "" }) },
     ...(operatorOnSelf ? { operatorOnSelf } : {}),
+    ...(refused ? { refused } : {}),
   });
 
 /**
@@ -76,7 +77,11 @@ export const addUserRoute = createRoute({
     "Add an existing user to the project: an operator who owns the project; or an operator adds themselves to any project (audited).",
   security: bearerAuth,
   middleware: [
-    audited("users.add", true),
+    audited(
+      "users.add",
+      true,
+      "only an operator of this Runlet who owns the project may add users to a project",
+    ),
     operatorFor("add users to a project"),
     smallBody,
   ] as const,

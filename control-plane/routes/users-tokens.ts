@@ -83,6 +83,7 @@ const operatorOwner = (action: "users.issue_token" | "users.revoke_token", what:
     access({
       role: "owner",
       audit: { action, target: (c) => ({ type: "user", id: c.req.param("userId") ?? "" }) },
+      refused: `only an operator of this Runlet who owns the project may ${what}`,
     }),
     operatorFor(what),
   ] as const;

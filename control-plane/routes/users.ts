@@ -37,6 +37,7 @@ export const createUserRoute = createRoute({
     access({
       role: "owner",
       audit: { action: "users.create", target: () => ({ type: "user", id: "(new)" }) },
+      refused: "only an operator of this Runlet who owns the project may add users",
     }),
     operatorToo,
     smallBody,

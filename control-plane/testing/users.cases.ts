@@ -161,6 +161,24 @@ export function userLifecycleCases(open: () => Promise<Database>) {
       });
       const member = await send("PUT", one(stranger.id), f.member.token, { role: "member" });
       expect(member.status).toBe(403);
+      // Both needs said at once: "only the project owner" sent a member to become one, who was
+      // then refused as no operator.
+      expect(member.body.message).toBe(
+        "only an operator of this Runlet who owns the project may add users to a project",
+      );
+      const create = await send("POST", users$(), f.member.token, {
+        name: "Mo",
+        expiresAt: inDays(5),
+      });
+      expect(create.body.message).toBe(
+        "only an operator of this Runlet who owns the project may add users",
+      );
+      const token = await send("POST", `${one(stranger.id)}/token`, f.member.token, {
+        expiresAt: inDays(5),
+      });
+      expect(token.body.message).toBe(
+        "only an operator of this Runlet who owns the project may issue tokens to users",
+      );
       expect((await send("PUT", one(stranger.id), null, { role: "member" })).status).toBe(401);
       expect((await send("GET", users$(), operator.token)).body.users).toHaveLength(4);
     });
