@@ -6,8 +6,8 @@ import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hostView } from "../../common/host-view.ts";
 import { UNREACHABLE_MS } from "../../common/protocol/hosts.ts";
-import { hosts, users } from "../db/schema.ts";
-import { INTERNAL_TOKEN } from "../testing/fixture.ts";
+import { hosts } from "../db/schema.ts";
+import { INTERNAL_TOKEN, operatorHostToken } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
@@ -17,9 +17,7 @@ const ERROR = "the Worker could not connect to http://10.6.0.1:8790 (Network con
 
 beforeAll(async () => {
   f = await libsqlFixture();
-  await f.db.update(users).set({ operator: true }).where(eq(users.id, f.owner.id));
-  const res = await f.call("POST", "/v2/hosts/tokens", { body: { name: "racks" } });
-  hostToken = ((await res.json()) as { token: string }).token;
+  ({ token: hostToken } = await operatorHostToken(f, "racks"));
 });
 afterAll(() => f.cleanup());
 

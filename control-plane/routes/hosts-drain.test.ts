@@ -7,9 +7,14 @@
 import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DOWN_AFTER_MS } from "../../common/protocol/hosts.ts";
-import { hosts, users } from "../db/schema.ts";
+import { hosts } from "../db/schema.ts";
 import { liveHosts } from "../hosts/registry.ts";
-import { bundleFiles, INTERNAL_TOKEN, registerHost } from "../testing/fixture.ts";
+import {
+  bundleFiles,
+  INTERNAL_TOKEN,
+  operatorHostToken,
+  registerHost,
+} from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
@@ -17,9 +22,7 @@ let token: string;
 
 beforeAll(async () => {
   f = await libsqlFixture();
-  await f.db.update(users).set({ operator: true }).where(eq(users.id, f.owner.id));
-  const res = await f.call("POST", "/v2/hosts/tokens", { body: { name: "racks" } });
-  token = ((await res.json()) as { token: string }).token;
+  ({ token } = await operatorHostToken(f, "racks"));
   const files = bundleFiles({
     "runlet.toml": 'name = "wide"\n[scaling]\nmax_replicas = 2\n',
     "main.mjs": "export const run = () => 1;",

@@ -5,25 +5,18 @@
 // host that was stopping, and `runlet start` after `runlet hosts revoke` listed two hosts
 // 'local-1' up (test/supervisor.test.ts, once, under load). A registration did the same, and a
 // replica granted then held a place of the app's max_replicas on the stopped host for 15 s.
-import { eq } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { users } from "../db/schema.ts";
-import { INTERNAL_TOKEN, registerHost } from "../testing/fixture.ts";
+import { INTERNAL_TOKEN, operatorHostToken, registerHost } from "../testing/fixture.ts";
 import { libsqlFixture } from "../testing/libsql.ts";
 
 let f: Awaited<ReturnType<typeof libsqlFixture>>;
 
 beforeAll(async () => {
   f = await libsqlFixture();
-  await f.db.update(users).set({ operator: true }).where(eq(users.id, f.owner.id));
 });
 afterAll(() => f.cleanup());
 
-async function hostToken(name: string): Promise<{ id: string; token: string }> {
-  const res = await f.call("POST", "/v2/hosts/tokens", { body: { name } });
-  expect(res.status).toBe(201);
-  return (await res.json()) as { id: string; token: string };
-}
+const hostToken = (name: string) => operatorHostToken(f, name);
 
 /**
  * POSTs `body` to `path` with `token`, the body held back until `release`: `reading` resolves

@@ -3,6 +3,7 @@
  * Runtime-agnostic: the Node tests hand it a libSQL file, the Workers tests a D1 binding, and
  * the same test cases run against both.
  */
+import { eq } from "drizzle-orm";
 import { newId } from "../../common/ids.ts";
 import { generateSigningKey } from "../../common/jwt.ts";
 import { type ControlPlaneApp, createControlPlane } from "../app.ts";
@@ -167,6 +168,20 @@ export function bundleFiles(files: Record<string, string>) {
     path,
     contentBase64: Buffer.from(text).toString("base64"),
   }));
+}
+
+/**
+ * The host token `name`, made by the fixture's owner made an operator first (who may see and
+ * admit this Runlet's hosts): what a host test registers its hosts with.
+ */
+export async function operatorHostToken(
+  f: Fixture,
+  name: string,
+): Promise<{ id: string; token: string }> {
+  await f.db.update(users).set({ operator: true }).where(eq(users.id, f.owner.id));
+  const res = await f.call("POST", "/v2/hosts/tokens", { body: { name } });
+  if (res.status !== 201) throw new Error(`host token: ${res.status} ${await res.text()}`);
+  return (await res.json()) as { id: string; token: string };
 }
 
 /** Registers a runtime host at `address` with the host token `token`: its registry id. */
