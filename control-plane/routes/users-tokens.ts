@@ -17,14 +17,7 @@ import { tokens, users } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { bearerAuth, errorResponses, smallBody } from "../openapi.ts";
 import { expiresAtSchema, expiryMs } from "./expiry.ts";
-import {
-  liveTokenCount,
-  liveUserTokens,
-  memberOr404,
-  membersOf,
-  projectsOf,
-  userIdParam,
-} from "./members.ts";
+import { liveTokenCount, liveUserTokens, memberOr404, projectsOf, userIdParam } from "./members.ts";
 
 export const newTokenBody = z
   .strictObject({
@@ -178,10 +171,11 @@ export function registerUserTokens(app: OpenAPIHono<AppEnv>) {
   app.openapi(revokeUserTokenRoute, async (c) => {
     const { db } = c.var.deps;
     const { userId } = c.req.valid("param");
-    const { user, inNoProject } = await memberOrInNone(c, userId);
+    const inProjects = await projectsOf(db, userId);
+    const { user, inNoProject } = await memberOrInNone(c, userId, inProjects);
     const revoked = await liveTokenCount(db, userId);
     const audit = c.var.audit;
-    if (audit) audit.alsoIn = await projectsOf(db, userId);
+    if (audit) audit.alsoIn = inProjects;
     await db.batch([
       db.update(tokens).set({ revokedAt: Date.now() }).where(liveUserTokens(userId)),
       ...auditSuccesses(c, { name: user.name, revoked, ...(inNoProject ? { inNoProject } : {}) }),
@@ -192,19 +186,22 @@ export function registerUserTokens(app: OpenAPIHono<AppEnv>) {
 
 /**
  * The user whose token `DELETE …/users/{userId}/token` revokes: a member of the project, or a
- * user in no project at all. Removed from every project they were in, a user keeps a token that
+ * user in no project at all (`inProjects`: the projects the user is in). Removed from every project they were in, a user keeps a token that
  * makes projects of their own and renews itself; this route, which took members only, was then
  * the only way to revoke it, and answered 404 (docs/deploy.md, "Roles and leaving": remove them
  * from each project, then revoke their token). A user in another project is revoked from there.
  */
-async function memberOrInNone(c: Ctx, userId: string) {
-  const { db } = c.var.deps;
-  const [member] = await membersOf(c.var.deps, c.var.access.projectId, userId);
-  if (member) return { user: member, inNoProject: false };
-  const [user] = await db
-    .select({ id: users.id, name: users.name })
-    .from(users)
-    .where(eq(users.id, userId));
-  if (user && (await projectsOf(db, userId)).length === 0) return { user, inNoProject: true };
-  throw new ApiError("not_found", `user '${userId}' is not a member of this project`);
+async function memberOrInNone(c: Ctx, userId: string, inProjects: string[]) {
+  const [user] =
+    inProjects.length === 0
+      ? await c.var.deps.db
+          .select({ id: users.id, name: users.name })
+          .from(users)
+          .where(eq(users.id, userId))
+      : [];
+  if (user) return { user, inNoProject: true };
+  return {
+    user: await memberOr404(c.var.deps, c.var.access.projectId, userId),
+    inNoProject: false,
+  };
 }
