@@ -30,8 +30,7 @@ export async function addressFree(db: Database, tokenId: string, address: string
     .from(hosts)
     .where(and(eq(hosts.address, address), sql`${hosts.seenAt} >= ${now - DOWN_AFTER_MS}`));
   if (!held || held.tokenId === tokenId || held.state === "stopped") return;
-  const ago = Math.max(0, Math.round((now - held.seenAt) / 1000));
-  const downIn = Math.max(1, Math.ceil((held.seenAt + DOWN_AFTER_MS - now) / 1000));
+  const { ago, downIn } = silence(held.seenAt, now);
   throw new ApiError(
     "conflict",
     `${address} is the address of runtime host '${held.name}' (${held.id}), ${held.state}, heard from ${ago} s ago under another join token. If it is another machine, give this host the address the Worker reaches it at (runlet host --address http://<its address>:<port>). If it is this host before a restart, its entry is down in ${downIn} s unless it is heard from again, and runlet host tries again until then and takes it over${held.state === "drained" ? `, still drained (runlet hosts resume ${held.id})` : ""}`,
@@ -65,11 +64,18 @@ export async function nameFree(db: Database, reg: Registration, now: number) {
     )
     .limit(1);
   if (!held) return;
-  const ago = Math.max(0, Math.round((now - held.seenAt) / 1000));
-  const downIn = Math.max(1, Math.ceil((held.seenAt + DOWN_AFTER_MS - now) / 1000));
+  const { ago, downIn } = silence(held.seenAt, now);
   throw new ApiError(
     "conflict",
     `the name '${reg.name}' is runtime host ${held.id}'s, at ${held.address}, ${held.state}, heard from ${ago} s ago. Give this host another name (runlet host --name NAME), or stop the other first (Ctrl-C on its runlet host, or revoke its token with runlet hosts revoke). If it is this host before a restart at another address, its entry is down in ${downIn} s unless it is heard from again, and runlet host tries again until then and takes the name over`,
     { held: "name" },
   );
+}
+
+/** Seconds since a live host `seenAt` was heard from, and until its entry is down (at least 1). */
+function silence(seenAt: number, now: number): { ago: number; downIn: number } {
+  return {
+    ago: Math.max(0, Math.round((now - seenAt) / 1000)),
+    downIn: Math.max(1, Math.ceil((seenAt + DOWN_AFTER_MS - now) / 1000)),
+  };
 }
