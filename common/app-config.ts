@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import {
   DEFAULT_QUEUE_TIMEOUT_S,
   MAX_GRACE_PERIOD_S,

@@ -2,7 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { ENV } from "../common/consts.ts";
 import { HOST_TOKEN_PREFIX } from "../common/protocol/hosts.ts";
 import { newSecret } from "../common/same-secret.ts";

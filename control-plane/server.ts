@@ -5,7 +5,7 @@
 
 import { join } from "node:path";
 import { getConnInfo } from "@hono/node-server/conninfo";
-import { z } from "zod";
+import * as z from "zod";
 import { describeZodError } from "../common/app-config.ts";
 import { DEFAULT_PORT, ENV, LOOPBACK } from "../common/consts.ts";
 import { makeFolders } from "../common/make-folders.ts";

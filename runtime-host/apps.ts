@@ -1,7 +1,7 @@
 /** The registry of deployed apps: their current versions, in memory and persisted under home. */
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import {
   type AppConfig,
   appConfigSchema,

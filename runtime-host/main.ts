@@ -11,7 +11,7 @@
 import { readFileSync } from "node:fs";
 import { hostname, totalmem } from "node:os";
 import { resolve } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { describeZodError } from "../common/app-config.ts";
 import { DEFAULT_PORT, ENV, HOST_REFUSED_EXIT } from "../common/consts.ts";
 import { exitWithin, watchSupervisor } from "../common/parent-watch.ts";

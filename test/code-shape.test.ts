@@ -115,6 +115,19 @@ describe("imports", () => {
     }
     expect(crossings).toEqual([]);
   });
+
+  it("take zod's functions, not its `z` object, which brings all its locales along", () => {
+    // `import { z } from "zod"` is an object holding every export, so a bundle keeps them all:
+    // 750 KB of a `runlet` command's 1 MB, 60 ms of compiling for each command
+    // (docs/benchmarks.md, bench:cli). `import * as z` keeps only what is used (190 KB).
+    const named = /import\s+\{([^}]*)\}\s*from\s*"zod(?:\/v4)?"/g;
+    const offenders = files.filter((file) =>
+      [...readFileSync(file, "utf8").matchAll(named)].some(([, names = ""]) =>
+        names.split(",").some((name) => name.trim() === "z"),
+      ),
+    );
+    expect(offenders.map((f) => relative(ROOT, f))).toEqual([]);
+  });
 });
 
 /** Lines past which a product file must say why it is long ("Over 300 lines …"). */

@@ -4,7 +4,7 @@
  * started before it is current (docs/hosts.md). Never bundled into the Worker (classic zod, like
  * the app's config it carries).
  */
-import { z } from "zod";
+import * as z from "zod";
 import { appConfigSchema, bundleFileSchema } from "../app-config.ts";
 import { MAX_BUNDLE_FILES } from "../app-limits.ts";
 

@@ -9,7 +9,7 @@
  * one `result` per `invoke`; `log` for what calls write while they run (batches of writes: a
  * call's always before its `result`, as IPC keeps the order).
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { CallOutcome } from "./workload.ts";
 
 /** host → child: call the export `fn` with `payload` (the caller's JSON). */

@@ -7,7 +7,7 @@
 import { spawnSync } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
-import { z } from "zod";
+import * as z from "zod";
 import { ENV } from "../../common/consts.ts";
 import { bubblewrap, type Isolation, limitsPrefix } from "./bubblewrap.ts";
 import { parseCidr, ReplicaNetworks } from "./network.ts";
