@@ -4,7 +4,7 @@
 import { createServer, type Server } from "node:http";
 import { afterEach, expect, it, vi } from "vitest";
 import { freePort } from "../cli/processes.ts";
-import { Membership } from "./membership.ts";
+import { Membership, registerPause } from "./membership.ts";
 
 let server: Server | undefined;
 let membership: Membership | undefined;
@@ -67,3 +67,20 @@ it("says once, after 3 s, where it cannot register and why", async () => {
     ),
   ]);
 }, 20_000);
+
+it("tries a control plane that refuses connections every 250 ms while it starts, then less often", async () => {
+  const port = await freePort();
+  const refused = await fetch(`http://127.0.0.1:${port}/`).catch((err: unknown) => err);
+  const timedOut = new DOMException("The operation was aborted due to timeout", "TimeoutError");
+  // Nothing listening yet (the control plane starting beside the host): no growing pause.
+  expect([0, 1, 4, 20].map((attempt) => registerPause(attempt, refused, 5_000))).toEqual([
+    250, 250, 250, 250,
+  ]);
+  // Still refused after 30 s, or any other failure: the pauses grow as before.
+  expect([0, 1, 4, 20].map((attempt) => registerPause(attempt, refused, 31_000))).toEqual([
+    250, 500, 5_000, 5_000,
+  ]);
+  expect([0, 1, 4].map((attempt) => registerPause(attempt, timedOut, 1_000))).toEqual([
+    250, 500, 5_000,
+  ]);
+});

@@ -57,6 +57,22 @@ export function heartbeatPause(tickMs: number, failures: number): number {
   return failures ? Math.min(tickMs, RETRY_MS[failures - 1] ?? tickMs) : tickMs;
 }
 
+/**
+ * How long a host that is starting keeps trying, at RETRY_MS's first pause, a control plane that
+ * refuses the connection: under `runlet start` the control plane starts beside it, and nothing
+ * listening yet costs neither side anything. The growing pauses made a start's host register up
+ * to 2 s after the control plane was up (5 s under load), its "ready" line that much later.
+ */
+const STARTING_MS = 30_000;
+
+/** The pause after failed registration attempt `attempt` (from 0), `elapsedMs` into trying. */
+export function registerPause(attempt: number, err: unknown, elapsedMs: number): number {
+  const refused =
+    err instanceof Error && (err.cause as { code?: unknown })?.code === "ECONNREFUSED";
+  if (refused && elapsedMs < STARTING_MS) return RETRY_MS[0] as number;
+  return RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)] as number;
+}
+
 export class Membership implements BundleSource {
   #hostId: string | undefined;
   #registration: Registration | undefined;
@@ -102,7 +118,7 @@ export class Membership implements BundleSource {
           held = stillHeld(err, held, this.opts.addressWaitMs ?? ADDRESS_WAIT_MS);
           said = true; // its own line, not "cannot register"
         }
-        const pause = RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)] as number;
+        const pause = registerPause(attempt, err, Date.now() - began);
         if (!said && Date.now() - began >= QUIET_MS) {
           said = true;
           console.error(
