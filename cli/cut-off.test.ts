@@ -64,6 +64,23 @@ it("says a management request or a run's cancel that was cut may have been carri
   expect(cancelled.stderr).toMatch(cut(".+", cutting));
 });
 
+it("says a read that was cut changed nothing, and to run it again", async () => {
+  for (const args of [
+    ["apps"],
+    ["runs", "--app", "hello"],
+    ["audit-log"],
+    ["secrets", "get", "DB_URL"],
+    ["status", newId("run"), "--app", "hello"],
+  ]) {
+    const said = await runlet(args, env(cutting));
+    expect(said.code, args.join(" ")).toBe(1);
+    expect(said.stderr, args.join(" ")).toContain(
+      `the connection to ${cutting} was cut before it answered (did Runlet stop or restart?). It only reads, so it changed nothing: run it again once Runlet answers`,
+    );
+    expect(said.stderr, args.join(" ")).not.toContain("may have been carried out");
+  }
+});
+
 it("still says it cannot reach a server that is not there", async () => {
   for (const args of [
     ["run", "hello"],

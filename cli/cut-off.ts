@@ -23,5 +23,22 @@ export function connectionCut(err: unknown): boolean {
  * how to see whether it was carried out.
  */
 export function cutMessage(what: string, url: string, check: string): string {
-  return `${what} failed: the connection to ${new URL(url).origin} was cut before it answered (did Runlet stop or restart?). The request had reached it, so it may have been carried out: ${check}`;
+  return `${cutHead(what, url)} The request had reached it, so it may have been carried out: ${check}`;
+}
+
+/**
+ * What the CLI says of a cut read (a `GET`: `runlet apps`, `status`, `audit-log`…), which changes
+ * nothing whether it was carried out or not. It was told "may have been carried out: check what
+ * it did before sending it again", which sent a user looking for what a listing had changed.
+ */
+export function cutReadMessage(what: string, url: string): string {
+  return `${cutHead(what, url)} It only reads, so it changed nothing: run it again once Runlet answers (runlet start brings back a component that stopped within seconds).`;
+}
+
+/** Whether a request of `method` only reads (nothing is changed by sending it again). */
+export const onlyReads = (method: string | undefined) =>
+  ["GET", "HEAD"].includes((method ?? "GET").toUpperCase());
+
+function cutHead(what: string, url: string): string {
+  return `${what} failed: the connection to ${new URL(url).origin} was cut before it answered (did Runlet stop or restart?).`;
 }

@@ -10,7 +10,7 @@ import { RUN_ID, timeOfId } from "../common/ids.ts";
 import { homePaths } from "../control-plane/home.ts";
 import { CliError } from "./command.ts";
 import { type CliConfig, callProject, cliHome } from "./config.ts";
-import { connectionCut, cutMessage } from "./cut-off.ts";
+import { connectionCut, cutMessage, cutReadMessage } from "./cut-off.ts";
 import { USER_AGENT } from "./version.ts";
 
 /** The run API's client, its requests carrying the CLI's User-Agent as `request`'s do. */
@@ -82,14 +82,23 @@ export function answeredMessage(err: RunletError): string | undefined {
 /**
  * What a command says of a failed call on a run's URL (`what`: "status", "cancel", ...): that
  * Runlet cannot be reached, that RUNLET_API_URL is not the run API (as `run` says it), or the
- * Worker's message. Anything else than a RunletError is thrown as it is.
+ * Worker's message. Anything else than a RunletError is thrown as it is. `reads`: the call only
+ * read (`status`), so a cut one changed nothing.
  */
-export function cliErrorOf(err: unknown, what: string, config: CliConfig): unknown {
+export function cliErrorOf(
+  err: unknown,
+  what: string,
+  config: CliConfig,
+  { reads = false } = {},
+): unknown {
   if (!(err instanceof RunletError)) return err;
-  if (err.code === "network_error")
-    return connectionCut(err.cause)
-      ? new CliError(cutMessage(what, config.apiUrl, "check the run before sending it again"))
-      : unreachable(what, config);
+  if (err.code === "network_error" && connectionCut(err.cause))
+    return new CliError(
+      reads
+        ? cutReadMessage(what, config.apiUrl)
+        : cutMessage(what, config.apiUrl, "check the run before sending it again"),
+    );
+  if (err.code === "network_error") return unreachable(what, config);
   // `waitFor` past its time: the client's own words (the run has not ended, and goes on).
   if (err.code === "timeout") return new CliError(`${err.message}: it goes on`);
   // The control plane's port given for the Worker's said "no route for GET /v4/…", an HTML page

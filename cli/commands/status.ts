@@ -36,7 +36,8 @@ async function call(
     if (first && isEnded(first.status)) return first;
     return await api.waitFor(app, runId, { timeoutMs: waitMs });
   } catch (err) {
-    throw cliErrorOf(err, method === "GET" ? "status" : "cancel", config);
+    const reads = method === "GET";
+    throw cliErrorOf(err, reads ? "status" : "cancel", config, { reads });
   }
 }
 
