@@ -72,6 +72,25 @@ it("drops the bundles a cut deploy or delete left, and keeps every recorded vers
     async () => (await f.call("GET", `/v2/projects/${f.projectId}/apps/doomed`)).status === 404,
   );
   expect(await filesOf("doomed")).toHaveLength(1);
+  // What took effect is on the record, and only that: the cut deploys recorded nothing (no
+  // version, no app, no entry: they had not taken effect when the kill came; `runlet deploy` was
+  // told its connection was cut), the cut delete its entry (its rows were gone).
+  const apps = (await (await f.call("GET", `/v2/projects/${f.projectId}/apps`)).json()) as {
+    apps: Array<{ name: string; version: number }>;
+  };
+  expect(apps.apps.map((a) => `${a.name} v${a.version}`).sort()).toEqual(["kept v2", "rolled v1"]);
+  const log = (await (await f.call("GET", `/v2/projects/${f.projectId}/audit-log`)).json()) as {
+    logs: Array<{ action: string; target: { id: string }; metadata: { version?: number } }>;
+  };
+  expect(
+    log.logs.map((e) => `${e.action} ${e.target.id} v${e.metadata.version}`).toReversed(),
+  ).toEqual([
+    "apps.deploy kept v1",
+    "apps.deploy kept v2",
+    "apps.deploy rolled v1",
+    "apps.deploy doomed v1",
+    "apps.delete doomed v1",
+  ]);
   // A file that is no bundle's (not the store's own) stays.
   await writeFile(join(dir, f.projectId, "kept", "notes.txt"), "mine");
 
