@@ -168,16 +168,26 @@ const ANSWER_LOST_MS = 60_000;
  * ago or more ran, and its answer was lost with the Worker that held the call: read it instead.
  * Before, such a key said "has not answered yet" for its whole lease (10 min), then ran the job
  * again (the operator's exploratory round: a stack killed mid-call, its host finishing the call).
+ * A run the index has ended less than a minute ago is said to have ended too (its answer may
+ * still be kept by the call that ran it): it was "has not answered yet: try again once it has",
+ * which `runlet status` of the run, ended, gainsaid (the Worker killed mid-call, by hand).
  */
 async function noKeptAnswer(c: Context<WorkerEnv>, project: string, key: PendingKey) {
   const run = await indexedRun(c.env, c.var.caller.token, project, key.pending).catch(
     () => undefined, // the control plane not reachable: as if it had no trace
   );
   const ended = run?.finished_at ? Date.parse(run.finished_at) : undefined;
+  const endedAs = `the run of this Idempotency-Key (${key.pending}) ended ${run?.status} at ${run?.finished_at}`;
+  const readIt = `read the run instead (GET …/runs/${key.pending}); the key does not run it again`;
   if (ended !== undefined && ended <= Date.now() - ANSWER_LOST_MS)
     throw keyRunRefusal(
       key.pending,
-      `the run of this Idempotency-Key (${key.pending}) ended ${run?.status} at ${run?.finished_at}, but its answer was not kept (the call was cut off where Runlet answers it): read the run instead (GET …/runs/${key.pending}); the key does not run it again`,
+      `${endedAs}, but its answer was not kept (the call was cut off where Runlet answers it): ${readIt}`,
+    );
+  if (ended !== undefined)
+    throw keyRunRefusal(
+      key.pending,
+      `${endedAs}; its answer is not kept yet: it is on its way to the first call's caller (send the key again in a moment for it), or it was lost with a Worker that stopped mid-call: ${readIt}`,
     );
   if (run || !key.lapsed) throw keyRunRefusal(key.pending);
 }

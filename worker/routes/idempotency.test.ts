@@ -344,8 +344,8 @@ describe("Idempotency-Key: sync runs", () => {
     expect(replayedOf(retry.res)).toBeNull();
   });
 
-  /** The key's row, in whichever shard its hash picked: its lease made to have passed. */
-  async function leaseLapsed(): Promise<string> {
+  /** The key's row, in whichever shard its hash picked: its lease made to have passed (`lapse`). */
+  async function leaseLapsed(lapse = true): Promise<string> {
     for (let k = 0; k < SHARDS; k++) {
       const runId = await runInDurableObject(
         shardNamed("idem-sync", k, PROJECT),
@@ -356,7 +356,8 @@ describe("Idempotency-Key: sync runs", () => {
               "SELECT run_id FROM idempotency_keys WHERE answer_status IS NULL",
             )
             .toArray()[0];
-          sql.exec("UPDATE idempotency_keys SET lease_until = ? WHERE answer_status IS NULL", 1);
+          if (lapse)
+            sql.exec("UPDATE idempotency_keys SET lease_until = ? WHERE answer_status IS NULL", 1);
           return row?.run_id;
         },
       );
@@ -396,6 +397,25 @@ describe("Idempotency-Key: sync runs", () => {
     );
     expect(again.body.run_id).toBe(runId);
     expect((await first).res.status).toBe(200); // the host was called once (fetchMock)
+  });
+
+  it("says a run that ended a moment ago has ended, not that it has not answered yet", async () => {
+    // The Worker was killed mid-call; its host ended the run, which the runs index has: a key
+    // sent again within the minute said "has not answered yet: try again once it has".
+    const headers = await callerOf("idem-sync");
+    hostAnswers(200, { ok: true, result: "first", run_time_ms: 5 }, 700);
+    const path = `/v4/${PROJECT}/idem-sync/run`;
+    const first = call(path, { headers: headers("sync-ended") });
+    await sleep(200);
+    const runId = await leaseLapsed(false);
+    const finishedAt = indexHas(runId, 5_000);
+    const again = await call(path, { headers: headers("sync-ended") });
+    expect((await first).res.status).toBe(200);
+    expect(again.res.status).toBe(409);
+    expect(again.body.message).toBe(
+      `the run of this Idempotency-Key (${runId}) ended success at ${finishedAt}; its answer is not kept yet: it is on its way to the first call's caller (send the key again in a moment for it), or it was lost with a Worker that stopped mid-call: read the run instead (GET …/runs/${runId}); the key does not run it again`,
+    );
+    expect(again.body.run_id).toBe(runId);
   });
 
   it("runs a lapsed key's call again when the runs index has no trace of its run", async () => {
