@@ -5,7 +5,7 @@ import { parseHttpUrl } from "../common/http-url.ts";
 import { tokenProject } from "../common/jwt.ts";
 import { homePaths, readLocalJson, runletHome } from "../control-plane/home.ts";
 import { CliError } from "./command.ts";
-import { connectionCut, cutMessage, cutReadMessage, onlyReads } from "./cut-off.ts";
+import { CutOff, connectionCut, cutReadMessage, onlyReads } from "./cut-off.ts";
 import { deletedProject } from "./deleted-project.ts";
 import { notTheControlPlane } from "./not-control-plane.ts";
 import { USER_AGENT } from "./version.ts";
@@ -238,8 +238,7 @@ export async function request(
     return await send(url, { ...init, headers });
   } catch (err) {
     if (connectionCut(err) && onlyReads(init.method)) throw new CliError(cutReadMessage(what, url));
-    if (connectionCut(err))
-      throw new CliError(cutMessage(what, url, "check what it did before sending it again"));
+    if (connectionCut(err)) throw new CutOff(what, url);
     throw new CliError(
       `${what} failed: cannot reach ${new URL(url).origin} — is Runlet running (\`npm start\`)?`,
     );

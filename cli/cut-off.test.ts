@@ -1,8 +1,11 @@
 // A request whose connection is cut after it was sent (Runlet killed or restarted mid-call): the
 // CLI said "cannot reach … is Runlet running?", as if nothing had been sent, though a run killed
 // with its Worker mid-call had run to its end (seen: `runlet run sleeper` with workerd killed).
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ENV } from "../common/consts.ts";
 import { newId } from "../common/ids.ts";
@@ -79,6 +82,31 @@ it("says a read that was cut changed nothing, and to run it again", async () => 
     );
     expect(said.stderr, args.join(" ")).not.toContain("may have been carried out");
   }
+});
+
+it("says how to see whether a cut deploy, token or secret was made", async () => {
+  const app = await mkdtemp(join(tmpdir(), "runlet-cut-deploy-"));
+  try {
+    await writeFile(join(app, "runlet.toml"), 'name = "hello"\n');
+    await writeFile(join(app, "main.mjs"), "export const run = () => 1;\n");
+    const deployed = await runlet(["deploy", app], env(cutting));
+    expect(deployed.code).toBe(1);
+    expect(deployed.stderr).toContain(`deploy failed: the connection to ${cutting} was cut`);
+    expect(deployed.stderr).toContain(
+      "runlet apps versions hello shows whether it was recorded (a version deployed just now); if it was not, the version before still answers, and sending it again is safe",
+    );
+  } finally {
+    await rm(app, { recursive: true, force: true });
+  }
+  const created = await runlet(
+    ["tokens", "create", "--name", "ci", "--expires", "1d"],
+    env(cutting),
+  );
+  expect(created.stderr).toContain(
+    "runlet tokens list shows whether 'ci' was made; if it was, its token reached no one: revoke it (runlet tokens revoke <its id>) and create it again",
+  );
+  const stored = await runlet(["secrets", "set", "DB_URL", "x"], env(cutting));
+  expect(stored.stderr).toContain("sending it again does no harm: it stores the same value");
 });
 
 it("still says it cannot reach a server that is not there", async () => {

@@ -5,6 +5,8 @@
  * "cannot reach … is Runlet running?" for both, and a user ran again what had run.
  */
 
+import { CliError } from "./command.ts";
+
 /** Errors of a connection that was made, then closed or reset before the answer came. */
 const CUT_CODES = new Set(["UND_ERR_SOCKET", "ECONNRESET", "EPIPE"]);
 
@@ -39,6 +41,25 @@ export function cutReadMessage(what: string, url: string): string {
 export const onlyReads = (method: string | undefined) =>
   ["GET", "HEAD"].includes((method ?? "GET").toUpperCase());
 
-function cutHead(what: string, url: string): string {
+/** The first sentence of every message of a cut request. */
+export function cutHead(what: string, url: string): string {
   return `${what} failed: the connection to ${new URL(url).origin} was cut before it answered (did Runlet stop or restart?).`;
+}
+
+/**
+ * A change whose connection was cut: said with the general advice, which a command that knows
+ * how to see whether its change was made replaces with that (`withCheck`).
+ */
+export class CutOff extends CliError {
+  constructor(
+    readonly what: string,
+    readonly url: string,
+  ) {
+    super(cutMessage(what, url, "check what it did before sending it again"));
+  }
+}
+
+/** `err`, or for a cut change, the same said with `check`: how to see whether it was made. */
+export function withCheck(err: unknown, check: string): unknown {
+  return err instanceof CutOff ? new CliError(cutMessage(err.what, err.url, check)) : err;
 }

@@ -12,6 +12,7 @@ import { ENV } from "../../common/consts.ts";
 import { homePaths } from "../../control-plane/home.ts";
 import { CliError, type Command, formatBytes } from "../command.ts";
 import { cliHome, loadConfig } from "../config.ts";
+import { withCheck } from "../cut-off.ts";
 import { sendDeploy, startedNote } from "./deploy-request.ts";
 import { checkBundleCount, checkBundleSize } from "./deploy-size.ts";
 import { checkSyntax, describeProblems, filesToCheck, languageOf } from "./syntax-check.ts";
@@ -244,7 +245,16 @@ takes the new version's first call. With no runtime host up, the deploy is refus
       console.error(
         `Starting a replica of the new version of ${name} on a runtime host before it goes live${limit === undefined ? "" : ` (start_timeout ${limit} s)`}…`,
       );
-    const app = await sendDeploy(config, "/apps", { body: { files }, startCheck, what: "deploy" });
+    const app = await sendDeploy(config, "/apps", {
+      body: { files },
+      startCheck,
+      what: "deploy",
+    }).catch((err: unknown) => {
+      throw withCheck(
+        err,
+        `runlet apps versions ${name} shows whether it was recorded (a version deployed just now); if it was not, the version before still answers, and sending it again is safe`,
+      );
+    });
     if (values.json) {
       console.log(JSON.stringify(app));
     } else {

@@ -7,6 +7,7 @@ import {
 import { CliError, type Command, takesOnly } from "../command.ts";
 import { callProject, loadConfig, printTable } from "../config.ts";
 import { confirmOrStop, YES_OPTION } from "../confirm.ts";
+import { withCheck } from "../cut-off.ts";
 import { readStdin } from "../stdin.ts";
 
 const USAGE = `Usage: runlet secrets set <NAME> [VALUE | -] [--json]
@@ -121,7 +122,9 @@ export const secrets: Command = {
       // Nothing came (an empty file, a variable that was not set): no value was meant to be "".
       if (piped && value === "")
         throw new CliError(`no value on standard input for ${name}: nothing was stored`);
-      await callProject(config, "PUT", path, `setting ${name}`, { value });
+      await callProject(config, "PUT", path, `setting ${name}`, { value }).catch((err: unknown) => {
+        throw withCheck(err, "sending it again does no harm: it stores the same value");
+      });
       if (values.json) console.log(JSON.stringify({ name, stored: true }));
       else console.log(`Stored ${name}.`);
       if (!values.json)

@@ -3,6 +3,7 @@ import { tokenState } from "../../common/token-state.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
 import { callProject, loadConfig, printTable } from "../config.ts";
 import { confirmOrStop, YES_OPTION } from "../confirm.ts";
+import { withCheck } from "../cut-off.ts";
 import { expiryOf } from "../expiry.ts";
 
 const USAGE = `Usage: runlet tokens create --name NAME --expires WHEN [--role caller|member|owner] [--json]
@@ -79,7 +80,13 @@ export const tokens: Command = {
           expiresAt,
           ...(values.role ? { role: values.role } : {}),
         },
-      );
+      ).catch((err: unknown) => {
+        // Made, its token would have been shown to no one, and its name taken (a 409 again).
+        throw withCheck(
+          err,
+          `runlet tokens list shows whether '${values.name}' was made; if it was, its token reached no one: revoke it (runlet tokens revoke <its id>) and create it again`,
+        );
+      });
       if (values.json) {
         console.log(JSON.stringify(created));
         return 0;

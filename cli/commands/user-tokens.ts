@@ -4,9 +4,11 @@
  * (`POST|DELETE /v2/projects/{id}/users/{user}/token`). The old token stops working at once.
  */
 import { ENV } from "../../common/consts.ts";
+import { tokenSubject } from "../../common/jwt.ts";
 import { homePaths, readLocalJson, writePrivateFile } from "../../control-plane/home.ts";
 import { CliError } from "../command.ts";
 import { type CliConfig, callApi, callProject, cliHome, loadConfig } from "../config.ts";
+import { CutOff, cutHead } from "../cut-off.ts";
 import { expiryOf } from "../expiry.ts";
 
 type Values = Record<string, string | boolean | undefined>;
@@ -34,6 +36,45 @@ async function saveOwn(config: CliConfig, issued: Issued): Promise<string | null
   return path;
 }
 
+/**
+ * A renewal whose answer was cut: whether it was made, told by the token it was sent with. Made,
+ * it revoked that token, and the new one reached no one: the general advice ("check what it did")
+ * could not be followed, every check being refused as revoked.
+ */
+async function renewalCut(cut: CutOff, config: CliConfig): Promise<CliError> {
+  // Asked again while nothing answers (a control plane killed mid-renewal is back within
+  // seconds), 5 s at most.
+  let works: boolean | undefined;
+  for (let tries = 0; works === undefined && tries < 10; tries++) {
+    if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 500));
+    works = await callApi(config, "GET", "/v2/projects", "checking your token").then(
+      () => true,
+      (err: unknown) => {
+        const status = err instanceof CliError ? err.answer?.status : undefined;
+        if (status === undefined || status >= 500) return undefined;
+        return status !== 401;
+      },
+    );
+  }
+  const head = cutHead(cut.what, cut.url);
+  const anew = `an operator who owns one of your projects gives you a new one (runlet users token ${tokenSubject(config.token) ?? "<your id>"} --expires 90d)`;
+  if (works)
+    return new CliError(`${head} It was not renewed: your token still works; run it again.`);
+  if (works === undefined)
+    return new CliError(
+      `${head} It may have been renewed, and Runlet does not answer to tell: once it does, runlet projects says whether your token still works (then run this again); if it is refused as revoked, the renewal was made and the new token lost with its answer: ${anew}.`,
+    );
+  const local = process.env[ENV.token] ? undefined : await readLocalJson(cliHome());
+  const rewritten = local?.token && local.token !== config.token;
+  return new CliError(
+    `${head} It was renewed, but the new token was lost with the answer, and your token is refused now. ${
+      rewritten
+        ? "The control plane, restarting, wrote another to local.json: you are signed in again."
+        : `To sign in again, ${anew}; on runlet start's own home, starting it again writes one to local.json.`
+    }`,
+  );
+}
+
 export async function newToken(
   values: Values,
   userId: string | undefined,
@@ -51,7 +92,11 @@ export async function newToken(
         "issuing the token",
         { expiresAt },
       )
-    : await callApi<Issued>(config, "POST", "/v2/me/token", "renewing your token", { expiresAt });
+    : await callApi<Issued>(config, "POST", "/v2/me/token", "renewing your token", {
+        expiresAt,
+      }).catch(async (err: unknown) => {
+        throw err instanceof CutOff ? await renewalCut(err, config) : err;
+      });
   // The old token is revoked already: a new one that could not be saved is printed instead.
   const savedTo = userId
     ? null
