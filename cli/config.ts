@@ -8,6 +8,7 @@ import { CliError } from "./command.ts";
 import { CutOff, connectionCut, cutReadMessage, onlyReads } from "./cut-off.ts";
 import { deletedProject } from "./deleted-project.ts";
 import { notTheControlPlane } from "./not-control-plane.ts";
+import { unreachableMessage } from "./unreachable.ts";
 import { USER_AGENT } from "./version.ts";
 
 export interface CliConfig {
@@ -239,9 +240,7 @@ export async function request(
   } catch (err) {
     if (connectionCut(err) && onlyReads(init.method)) throw new CliError(cutReadMessage(what, url));
     if (connectionCut(err)) throw new CutOff(what, url);
-    throw new CliError(
-      `${what} failed: cannot reach ${new URL(url).origin} — is Runlet running (\`npm start\`)?`,
-    );
+    throw new CliError(unreachableMessage(what, url, cliHome()));
   } finally {
     waiting.stop();
   }

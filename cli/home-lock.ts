@@ -31,6 +31,21 @@ function runletCommand(pid: number): "start" | "host" | undefined {
   return args.includes("start") ? "start" : args.includes("host") ? "host" : undefined;
 }
 
+/**
+ * The pid of the `runlet start` that holds `home` and still runs, if one does: a component of
+ * it that does not answer is being restarted (or has just died), not "not running".
+ */
+export function liveStart(home: string): number | undefined {
+  try {
+    const [pid] = readFileSync(join(home, "runlet.pid"), "utf8").split("\n");
+    const holder = Number(pid);
+    if (!Number.isInteger(holder) || holder <= 0) return undefined;
+    return runletCommand(holder) === "start" ? holder : undefined;
+  } catch {
+    return undefined; // no start holds it
+  }
+}
+
 /** Takes `home` for this process, released when it exits; throws if another start holds it. */
 export function claimHome(home: string): void {
   const path = join(home, "runlet.pid");

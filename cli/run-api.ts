@@ -11,6 +11,7 @@ import { homePaths } from "../control-plane/home.ts";
 import { CliError } from "./command.ts";
 import { type CliConfig, callProject, cliHome } from "./config.ts";
 import { connectionCut, cutMessage, cutReadMessage } from "./cut-off.ts";
+import { unreachableMessage } from "./unreachable.ts";
 import { USER_AGENT } from "./version.ts";
 
 /** The run API's client, its requests carrying the CLI's User-Agent as `request`'s do. */
@@ -144,9 +145,7 @@ export function notTheRunApi(
 }
 
 export function unreachable(what: string, config: CliConfig): CliError {
-  return new CliError(
-    `${what} failed: cannot reach ${new URL(config.apiUrl).origin} — is Runlet running (\`npm start\`)?`,
-  );
+  return new CliError(unreachableMessage(what, config.apiUrl, cliHome()));
 }
 
 /**
