@@ -5,7 +5,7 @@ import { parseHttpUrl } from "../common/http-url.ts";
 import { tokenProject } from "../common/jwt.ts";
 import { homePaths, readLocalJson, runletHome } from "../control-plane/home.ts";
 import { CliError } from "./command.ts";
-import { CutOff, connectionCut, cutReadMessage, onlyReads } from "./cut-off.ts";
+import { CutOff, connectionCut, cutReadMessage, DELETE_AGAIN, onlyReads } from "./cut-off.ts";
 import { deletedProject } from "./deleted-project.ts";
 import { notTheControlPlane } from "./not-control-plane.ts";
 import { unreachableMessage } from "./unreachable.ts";
@@ -239,7 +239,8 @@ export async function request(
     return await send(url, { ...init, headers });
   } catch (err) {
     if (connectionCut(err) && onlyReads(init.method)) throw new CliError(cutReadMessage(what, url));
-    if (connectionCut(err)) throw new CutOff(what, url);
+    if (connectionCut(err))
+      throw init.method === "DELETE" ? new CutOff(what, url, DELETE_AGAIN) : new CutOff(what, url);
     throw new CliError(unreachableMessage(what, url, cliHome()));
   } finally {
     waiting.stop();

@@ -62,6 +62,16 @@ it("says a management request or a run's cancel that was cut may have been carri
   expect(deleted.code).toBe(1);
   expect(deleted.stderr).toMatch(cut(".+", cutting));
   expect(deleted.stderr).not.toContain("cannot reach");
+  for (const args of [
+    ["apps", "delete", "hello", "--yes"],
+    ["tokens", "revoke", "sa_1", "--yes"],
+    ["secrets", "delete", "DB_URL", "--yes"],
+  ]) {
+    const said = await runlet(args, env(cutting));
+    expect(said.stderr, args.join(" ")).toContain(
+      "may have been carried out: sending it again does no harm: nothing is deleted twice",
+    );
+  }
   const cancelled = await runlet(["cancel", newId("run"), "--app", "hello"], env(cutting));
   expect(cancelled.code).toBe(1);
   expect(cancelled.stderr).toMatch(cut(".+", cutting));

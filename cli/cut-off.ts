@@ -54,10 +54,17 @@ export class CutOff extends CliError {
   constructor(
     readonly what: string,
     readonly url: string,
+    check = "check what it did before sending it again",
   ) {
-    super(cutMessage(what, url, "check what it did before sending it again"));
+    super(cutMessage(what, url, check));
   }
 }
+
+/**
+ * What a cut `DELETE` says: sent again, it is done, or answered as done already (a 404 for what
+ * is gone, a 204 for a token revoked again).
+ */
+export const DELETE_AGAIN = "sending it again does no harm: nothing is deleted twice";
 
 /** `err`, or for a cut change, the same said with `check`: how to see whether it was made. */
 export function withCheck(err: unknown, check: string): unknown {
