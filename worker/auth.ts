@@ -13,7 +13,7 @@ import {
   tokenKid,
   verifyJwt,
 } from "../common/jwt.ts";
-import { controlPlaneFetch } from "./control-plane.ts";
+import { controlPlaneFetch, controlPlaneFetchPatiently } from "./control-plane.ts";
 import type { Caller, Env, ResolvedApp } from "./env.ts";
 import { RunApiError } from "./errors.ts";
 
@@ -43,9 +43,12 @@ const resolved = new Map<string, { app: ResolvedApp; at: number }>();
 async function fetchJwks(env: Env): Promise<PublicKeys> {
   let res: Response;
   try {
-    res = await controlPlaneFetch(env, "/.well-known/jwks.json", {
-      signal: AbortSignal.timeout(patience(env)),
-    });
+    // Keys known already are used while the control plane is away; none known, it is waited for.
+    res = jwks
+      ? await controlPlaneFetch(env, "/.well-known/jwks.json", {
+          signal: AbortSignal.timeout(patience(env)),
+        })
+      : await controlPlaneFetchPatiently(env, "/.well-known/jwks.json", {}, patience(env));
   } catch {
     if (jwks) return jwks.keys;
     throw new RunApiError(502, "cannot verify tokens: the control plane is not reachable");
@@ -148,13 +151,11 @@ export async function resolveApp(
 
   let res: Response;
   try {
-    res = await controlPlaneFetch(
+    res = await controlPlaneFetchPatiently(
       env,
       `/v2/projects/${encodeURIComponent(project)}/apps/${encodeURIComponent(app)}`,
-      {
-        headers: { authorization: `Bearer ${caller.token}` },
-        signal: AbortSignal.timeout(patience(env)),
-      },
+      { headers: { authorization: `Bearer ${caller.token}` } },
+      patience(env),
     );
   } catch {
     throw new RunApiError(502, "the control plane is not reachable");
