@@ -34,7 +34,7 @@ export function cutMessage(what: string, url: string, check: string): string {
  * it did before sending it again", which sent a user looking for what a listing had changed.
  */
 export function cutReadMessage(what: string, url: string): string {
-  return `${cutHead(what, url)} It only reads, so it changed nothing: run it again once Runlet answers (runlet start brings back a component that stopped within seconds).`;
+  return `${cutHead(what, url)} It only reads, so it changed nothing: run it again once Runlet answers.`;
 }
 
 /** Whether a request of `method` only reads (nothing is changed by sending it again). */
