@@ -31,19 +31,48 @@ function runletCommand(pid: number): "start" | "host" | undefined {
   return args.includes("start") ? "start" : args.includes("host") ? "host" : undefined;
 }
 
+/** The live `runlet start` or `runlet host` other than this process that holds `home`, if any. */
+function holderOf(home: string): { pid: number; command: "start" | "host" } | undefined {
+  let text: string;
+  try {
+    text = readFileSync(join(home, "runlet.pid"), "utf8");
+  } catch {
+    return undefined; // no pid file (or no home yet): nobody holds it
+  }
+  const [pid, held] = text.split("\n");
+  const holder = Number(pid);
+  // No path: written before the path was; its pid is all there is to go by.
+  const here = held === undefined || held === "" || held === realpathSync(home);
+  const command =
+    here && Number.isInteger(holder) && holder > 0 && holder !== process.pid
+      ? runletCommand(holder)
+      : undefined;
+  return command ? { pid: holder, command } : undefined;
+}
+
+const heldBy = (home: string, holder: { pid: number; command: string }) =>
+  new CliError(
+    `another runlet ${holder.command} (pid ${holder.pid}) is using ${home}: stop it first (Ctrl-C where it runs), or give this one a home of its own (RUNLET_HOME)`,
+  );
+
+/**
+ * Refuses `home` if a live runlet holds it, without taking it: `runlet start` asks before it
+ * checks its ports, since a second start on the same home and ports (npm start run twice) found
+ * its ports taken by the first and said to set RUNLET_CONTROL_PORT to a free one, which led
+ * only to this refusal.
+ */
+export function refuseHeldHome(home: string): void {
+  const holder = holderOf(home);
+  if (holder) throw heldBy(home, holder);
+}
+
 /**
  * The pid of the `runlet start` that holds `home` and still runs, if one does: a component of
  * it that does not answer is being restarted (or has just died), not "not running".
  */
 export function liveStart(home: string): number | undefined {
-  try {
-    const [pid] = readFileSync(join(home, "runlet.pid"), "utf8").split("\n");
-    const holder = Number(pid);
-    if (!Number.isInteger(holder) || holder <= 0) return undefined;
-    return runletCommand(holder) === "start" ? holder : undefined;
-  } catch {
-    return undefined; // no start holds it
-  }
+  const holder = holderOf(home);
+  return holder?.command === "start" ? holder.pid : undefined;
 }
 
 /** Takes `home` for this process, released when it exits; throws if another start holds it. */
@@ -67,18 +96,8 @@ export function claimHome(home: string): void {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     }
-    const [pid, held] = readFileSync(path, "utf8").split("\n");
-    const holder = Number(pid);
-    // No path: written before the path was; its pid is all there is to go by.
-    const here = held === undefined || held === "" || held === real;
-    const command =
-      here && Number.isInteger(holder) && holder > 0 && holder !== process.pid
-        ? runletCommand(holder)
-        : undefined;
-    if (command)
-      throw new CliError(
-        `another runlet ${command} (pid ${holder}) is using ${home}: stop it first (Ctrl-C where it runs), or give this one a home of its own (RUNLET_HOME)`,
-      );
+    const holder = holderOf(home);
+    if (holder) throw heldBy(home, holder);
     unlinkSync(path); // left by a start that died
   }
   throw new CliError(`could not take ${path}: another runlet is starting on the same home`);

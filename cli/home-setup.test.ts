@@ -12,9 +12,11 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { runlet } from "./commands/test-support.ts";
 import { prepareHome } from "./home-setup.ts";
 
 const root = mkdtempSync(join(tmpdir(), "runlet-home-setup-"));
@@ -95,5 +97,31 @@ describe("prepareHome", () => {
     await expect(prepareHome("/proc/runlet-home")).rejects.toThrow(
       "cannot write to RUNLET_HOME /proc/runlet-home: its file system does not let a folder be made there (ENOENT)",
     );
+  });
+});
+
+describe("runlet start on a home a running start holds", () => {
+  it("says that start holds it, not that its ports are taken (npm start run twice)", async () => {
+    const home = join(root, "twice");
+    mkdirSync(home);
+    const first = fakeStart();
+    writeFileSync(join(home, "runlet.pid"), `${first}\n${realpathSync(home)}\n`);
+    // The first start's control plane holds the port the second would take.
+    const held = createServer();
+    await new Promise<void>((listening) => held.listen(0, "127.0.0.1", listening));
+    const { port } = held.address() as { port: number };
+    try {
+      const second = await runlet(["start"], {
+        RUNLET_HOME: home,
+        RUNLET_CONTROL_PORT: String(port),
+      });
+      expect(second.code).toBe(1);
+      // It said "port … is already in use: … set RUNLET_CONTROL_PORT to a free port", and one
+      // set so was then refused as this.
+      expect(second.stderr).toContain(`another runlet start (pid ${first}) is using ${home}`);
+      expect(second.stderr).not.toContain("already in use");
+    } finally {
+      held.close();
+    }
   });
 });

@@ -12,6 +12,7 @@ import {
 import { sweepNamespaces } from "../../runtime-host/sandbox/network.ts";
 import { DEFAULT_UID_BASE, UID_COUNT, unmountUnder } from "../../runtime-host/sandbox/users.ts";
 import { CliError, type Command, takesOnly } from "../command.ts";
+import { refuseHeldHome } from "../home-lock.ts";
 import { prepareHome } from "../home-setup.ts";
 import { logLimitsFrom, watchLogSize } from "../log-files.ts";
 import { freePort, portIsFree, startProcess } from "../processes.ts";
@@ -77,6 +78,9 @@ Worker; every request it sends out is slower then, and passes wrangler's dev pro
     // The control plane and the run API at RUNLET_LISTEN (loopback unless set); the hosts it
     // runs on loopback, where only this machine's Worker calls them.
     const addressOf = { control: listen, api: listen, host: LOOPBACK };
+    const home = runletHome();
+    // A start already running on this home holds its ports too: that, not the ports, is said.
+    refuseHeldHome(home);
     for (const key of ["control", "api", "host"] as const) {
       if (!(await portIsFree(ports[key], addressOf[key]))) {
         throw new CliError(
@@ -85,7 +89,6 @@ Worker; every request it sends out is slower then, and passes wrangler's dev pro
       }
     }
 
-    const home = runletHome();
     const paths = homePaths(home);
     // Its folders, the pid file (one start per home) and the tokens, or one line saying why not.
     const internalToken = await prepareHome(home);
