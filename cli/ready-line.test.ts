@@ -22,3 +22,11 @@ it("goes to the checkout first from elsewhere, naming a home that is not its own
     `Runlet is ready. Try: cd '/src/my runlet' && export RUNLET_HOME='/home/ada/it'\\''s/.runlet' && ${TRY}`,
   );
 });
+
+it("names a home that is not the checkout's own inside the checkout too", () => {
+  // RUNLET_HOME=/tmp/hf-home npm start said only `npx runlet deploy …`: in the README's second
+  // terminal that read the checkout's .runlet (none: "no Runlet credentials", or another stack's).
+  expect(readyLine("/src/runlet", "/src/runlet", "/tmp/hf-home")).toBe(
+    `Runlet is ready. Try: export RUNLET_HOME=/tmp/hf-home && ${TRY}`,
+  );
+});
