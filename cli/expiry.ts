@@ -26,6 +26,12 @@ function realDay(date: string): boolean {
   return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 10) === date;
 }
 
+/** Whether `text` is an RFC 3339 time with an offset on a real day, as the control plane takes one. */
+export function isRfc3339Time(text: string): boolean {
+  const day = RFC_3339.exec(upperCaseTime(text))?.[1];
+  return day !== undefined && realDay(day);
+}
+
 /** Whether `text` is a date alone (2027-01-31), and a real day of the calendar. */
 export const isCalendarDate = (text: string) => DATE.test(text) && realDay(text);
 

@@ -84,14 +84,46 @@ describe("runlet audit-log --from and --to", () => {
     const dayBefore = await cli(["audit-log", "--to", before.slice(0, 10), "--json"], first.env);
     expect(dayBefore.code, dayBefore.stderr).toBe(0);
     expect(JSON.parse(dayBefore.stdout).logs).toEqual([]);
-    // Not a day of the calendar: sent as given, and the API's 400 says what it takes.
+    // Not a day of the calendar: refused, saying what the flag takes.
     const bad = await cli(["audit-log", "--from", "2026-02-30"], first.env);
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain("from: must be an RFC 3339 date-time");
+    expect(bad.stderr).toContain("--from takes an RFC 3339 time");
     // Nor is a month past 12: it was a RangeError's stack trace (the day check read an invalid date).
     const month = await cli(["audit-log", "--to", "2026-13-45"], first.env);
     expect(month.code).toBe(1);
-    expect(month.stderr).toContain("to: must be an RFC 3339 date-time");
+    expect(month.stderr).toContain("--to takes an RFC 3339 time");
+  });
+
+  it("refuse what the API would not take before sending it, saying what the flag takes", async () => {
+    // `--from 3w` went to the server, whose 400 named RFC 3339 alone ("from: must be an RFC 3339
+    // date-time"), though the flag takes a date or a duration; and each try wrote a refused
+    // audit_log.read into the log being read.
+    const cases: [string[], string][] = [
+      [
+        ["--from", "3w"],
+        "--from takes an RFC 3339 time (2026-11-22T09:30:00Z), a date (2026-11-22: --from its start, UTC) or a duration ago (90m, 24h, 7d) (got '3w')",
+      ],
+      [["--to", "yesterday"], "--to takes an RFC 3339 time"],
+      [["--from", "2026-11-27T10:00"], "--from takes an RFC 3339 time"],
+      [
+        ["--outcome", "failed"],
+        "--outcome takes success or failure (got 'failed'; did you mean 'failure'?)",
+      ],
+      [
+        ["--from", "2026-11-28", "--to", "2026-11-27"],
+        "--from (2026-11-28T00:00:00.000Z) is later than --to (2026-11-27T23:59:59.999Z)",
+      ],
+    ];
+    for (const [flags, said] of cases) {
+      const refused = await cli(["audit-log", ...flags, "--json"], first.env);
+      expect(refused.code, flags.join(" ")).toBe(1);
+      expect(JSON.parse(refused.stdout).message).toContain(said);
+      expect(JSON.parse(refused.stdout).status, "nothing was sent").toBeUndefined();
+      const exported = await cli(["audit-log", "--export", "ndjson", ...flags], first.env);
+      expect(exported.stderr).toContain(said);
+    }
+    const failures = await cli(["audit-log", "--outcome", "failure", "--json"], first.env);
+    expect(JSON.parse(failures.stdout).logs).toEqual([]);
   });
 });
 

@@ -14,7 +14,7 @@ import {
   readAnswer,
   request,
 } from "../config.ts";
-import { isCalendarDate } from "../expiry.ts";
+import { isCalendarDate, isRfc3339Time } from "../expiry.ts";
 import { fetchPages } from "../pages.ts";
 
 const USAGE = `Usage: runlet audit-log [--from T] [--to T] [--action A] [--actor ID]
@@ -51,7 +51,36 @@ function ago(text: string, edge: "from" | "to", now = Date.now()): string {
   const ms = durationMs(text);
   if (ms !== undefined) return new Date(now - ms).toISOString();
   if (isCalendarDate(text)) return `${text}T${edge === "from" ? "00:00:00.000" : "23:59:59.999"}Z`;
-  return upperCaseTime(text);
+  if (isRfc3339Time(text)) return upperCaseTime(text);
+  throw new CliError(
+    `--${edge} takes an RFC 3339 time (2026-11-22T09:30:00Z), a date (2026-11-22: --${edge} its ${edge === "from" ? "start" : "end"}, UTC) or a duration ago (90m, 24h, 7d) (got '${text}')`,
+  );
+}
+
+/**
+ * The filters as the API takes them, or a CliError in one line before anything is sent. A value
+ * it refuses went to the server, whose 400 named the API's own form alone (`from: must be an RFC
+ * 3339 date-time`, for `--from 3w`, though the flag takes durations and dates), and each such
+ * try wrote a refused `audit_log.read` into the very log being read.
+ */
+function filtersQuery(values: Record<string, unknown>): URLSearchParams {
+  const query = new URLSearchParams();
+  for (const key of FILTERS) {
+    const value = values[key];
+    if (typeof value === "string")
+      query.set(key, key === "from" || key === "to" ? ago(value, key) : value);
+  }
+  const outcome = query.get("outcome");
+  if (outcome !== null && outcome !== "success" && outcome !== "failure") {
+    const meant = outcome.toLowerCase().startsWith("s") ? "success" : "failure";
+    throw new CliError(
+      `--outcome takes success or failure (got '${outcome}'; did you mean '${meant}'?)`,
+    );
+  }
+  const [from, to] = [query.get("from"), query.get("to")];
+  if (from !== null && to !== null && Date.parse(from) > Date.parse(to))
+    throw new CliError(`--from (${from}) is later than --to (${to}): nothing could match`);
+  return query;
 }
 
 /**
@@ -187,12 +216,7 @@ export const auditLog: Command = {
   async run({ values, positionals }) {
     // It takes no words: a stray one (a value without its option) was ignored.
     takesOnly("audit-log", { values: {}, words: positionals }, {}, USAGE);
-    const query = new URLSearchParams();
-    for (const key of FILTERS) {
-      const value = values[key];
-      if (typeof value === "string")
-        query.set(key, key === "from" || key === "to" ? ago(value, key) : value);
-    }
+    const query = filtersQuery(values);
     if (typeof values.export === "string") {
       const extra = (["limit", "all", "json"] as const).filter((k) => values[k] !== undefined);
       if (extra.length) {
