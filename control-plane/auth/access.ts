@@ -71,13 +71,25 @@ export function access(rule: AccessRule) {
       throw new ApiError(
         "forbidden",
         rule.role === "owner"
-          ? (rule.refused ?? "only the project owner may do this")
+          ? (rule.refused ?? ownersOnly(principal, role))
           : "this service account's role is caller: it calls the project's apps (the run API) and nothing more",
       );
     }
     c.set("access", { principal, role, projectId });
     await next();
   });
+}
+
+/**
+ * An owner's route refused to a member or a caller, naming the caller's role and the way to one
+ * that may: "only the project owner may do this" alone left a CI job's member token (the default
+ * of `runlet tokens create`) with no word of its role or of `--role owner`.
+ */
+function ownersOnly(principal: Principal, role: string): string {
+  const why = "only the project owner may do this";
+  return principal.type === "service_account"
+    ? `${why}: this service account's role is ${role} (a token that may is made with --role owner: runlet tokens create)`
+    : `${why}: your role in it is ${role} (an owner may make you one: runlet users role ${principal.id} owner)`;
 }
 
 /**

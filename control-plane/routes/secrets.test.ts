@@ -274,11 +274,27 @@ describe("GET /v2/projects/{id}/secrets", () => {
     const member = await list(f.member.token);
     expect(member.status).toBe(403);
     expect(await body(member)).toEqual({
-      message: "only the project owner may do this",
+      message: `only the project owner may do this: your role in it is member (an owner may make you one: runlet users role ${f.member.id} owner)`,
       code: "forbidden",
     });
     expect((await list(f.outsider.token)).status).toBe(403);
     expect((await list(null)).status).toBe(401);
+  });
+
+  it("tells a member's service account its role and how a token that may is made", async () => {
+    // A CI job's token of the default role (member) was told "only the project owner may do
+    // this", with no word of its role or of --role owner.
+    const made = await f.call("POST", `/v2/projects/${f.projectId}/service-accounts`, {
+      body: { name: "ci-secrets", expiresAt: new Date(Date.now() + 86_400_000).toISOString() },
+    });
+    const { token } = (await made.json()) as { token: string };
+    const refused = await f.call("PUT", path("FROM_CI"), { token, body: { value: "x" } });
+    expect(refused.status).toBe(403);
+    expect(await body(refused)).toEqual({
+      message:
+        "only the project owner may do this: this service account's role is member (a token that may is made with --role owner: runlet tokens create)",
+      code: "forbidden",
+    });
   });
 });
 

@@ -229,7 +229,7 @@ export function auditExportCases(open: () => Promise<Database>) {
       const member = await exportOf(f.projectId, "format=csv", f.member.token);
       expect(member.status).toBe(403);
       expect(await member.json()).toEqual({
-        message: "only the project owner may do this",
+        message: `only the project owner may do this: your role in it is member (an owner may make you one: runlet users role ${f.member.id} owner)`,
         code: "forbidden",
       });
       expect((await exportOf(f.projectId, "format=csv", f.outsider.token)).status).toBe(403);

@@ -234,7 +234,12 @@ export function auditLogCases(open: () => Promise<Database>) {
 
     it("403 for a member and an outsider, 404 for a project that does not exist", async () => {
       const cases = [
-        [f.projectId, f.member.token, 403, "only the project owner may do this"],
+        [
+          f.projectId,
+          f.member.token,
+          403,
+          `only the project owner may do this: your role in it is member (an owner may make you one: runlet users role ${f.member.id} owner)`,
+        ],
         [f.projectId, f.outsider.token, 403, `you are not a member of project '${f.projectId}'`],
         ["prj_nope", f.owner.token, 404, "project 'prj_nope' not found"],
       ] as const;

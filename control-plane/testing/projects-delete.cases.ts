@@ -234,7 +234,10 @@ export function deleteProjectCases(open: () => Promise<Database>) {
     const member = await answer(await remove(f.projectId, f.member.token));
     expect(member).toEqual({
       status: 403,
-      body: { code: "forbidden", message: "only the project owner may do this" },
+      body: {
+        code: "forbidden",
+        message: `only the project owner may do this: your role in it is member (an owner may make you one: runlet users role ${f.member.id} owner)`,
+      },
     });
     const [entry] = await auditRows(f.db, f.projectId);
     expect(entry).toMatchObject({
