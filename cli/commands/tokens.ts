@@ -10,7 +10,8 @@ const USAGE = `Usage: runlet tokens create --name NAME --expires WHEN [--role ca
        runlet tokens list [--json]
        runlet tokens revoke <service-account-id> [--yes] [--json]
 
-Service-account tokens for scripts and CI (project owners only).
+Service-account tokens for scripts and CI (project owners only): the API's service accounts
+(/v2/projects/{id}/service-accounts), the dashboard's "API keys" page.
 
   create   --name      a name for the account, e.g. "ci-staging"
            --expires   a duration from now (12h, 30d, 365d), an RFC 3339 time
