@@ -211,6 +211,23 @@ it("refuses a secret's name before asking for its value (set X=1), and a delete 
   expect(known.shown).toContain("Deleted KNOWN.");
 });
 
+it("reads a secret typed at a terminal without showing it, Backspace taking back a character", async () => {
+  // It was echoed as typed, on the screen and in the scrollback; the dashboard's field masks it.
+  const set = await atTerminal(["secrets", "set", "TYPED"], "s3cret-typedd\x7f\n\x04");
+  expect(set.code, set.shown).toBe(0);
+  expect(set.shown).toContain("(it is not shown as you type), then Ctrl-D:");
+  expect(set.shown).toContain("Stored TYPED.");
+  expect(set.shown).not.toContain("s3cret");
+  expect((await runlet(["secrets", "get", "TYPED"])).stdout).toBe("s3cret-typed");
+  // Lines pasted (\r in raw mode, or \r\n) keep their breaks as \n, as a piped PEM file's.
+  expect((await atTerminal(["secrets", "set", "PEM"], "a\rb\r\nc\r\x04")).code).toBe(0);
+  expect((await runlet(["secrets", "get", "PEM"])).stdout).toBe("a\nb\nc");
+  const stopped = await atTerminal(["secrets", "set", "STOPPED"], "half\x03");
+  expect(stopped.shown).toContain("interrupted (Ctrl-C): nothing was stored");
+  expect(stopped.code).toBe(1);
+  expect((await runlet(["secrets", "list", "--json"])).stdout).not.toContain("STOPPED");
+});
+
 it("says a host token id of no token at once, before asking to revoke it", async () => {
   const unknown = await atTerminal(["hosts", "revoke", "htk_01m8eeq2w2b59dy9an0w9a451x"], "y\n");
   expect(unknown.shown).not.toContain("[y/N]");

@@ -8,7 +8,7 @@ import { CliError, type Command, takesOnly } from "../command.ts";
 import { callProject, loadConfig, printTable } from "../config.ts";
 import { confirmOrStop, YES_OPTION } from "../confirm.ts";
 import { withCheck } from "../cut-off.ts";
-import { readStdin } from "../stdin.ts";
+import { readSecret } from "../stdin.ts";
 
 const USAGE = `Usage: runlet secrets set <NAME> [VALUE | -] [--json]
        runlet secrets get <NAME> [--json]
@@ -19,6 +19,7 @@ Project secrets, encrypted at rest (project owners only; every read and write is
 
   set   stores VALUE under NAME. Leave VALUE out (or give -) to read it from standard input,
         which keeps it out of your shell history:  printf %s "$DB_URL" | npx runlet secrets set DB_URL
+        (typed at a terminal, it is not shown; Ctrl-D ends it)
         The apps' running replicas that read another value are replaced, no redeploy needed:
         calls made once this command returns get the new value; calls running then finish
         with the value before
@@ -41,7 +42,7 @@ const runningNote = (now: string, stale: string, which = "") =>
 
 /** The value piped in: one trailing newline is the terminal's, not the value's. */
 async function readValue(): Promise<string> {
-  return (await readStdin("the value")).replace(/\r?\n$/, "");
+  return (await readSecret("the value")).replace(/\r?\n$/, "");
 }
 
 /**
