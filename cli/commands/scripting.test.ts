@@ -198,7 +198,7 @@ describe("the CLI in a script", () => {
     const typo = await runlet(["runs", "--app", "quite"]);
     expect(typo.code).toBe(1);
     expect(typo.stderr).toBe(
-      `runlet runs: app 'quite' is not deployed in project '${projectId}', and no run of it is kept (runlet apps lists the project's apps)`,
+      `runlet runs: app 'quite' is not deployed in project '${projectId}' (did you mean 'quiet'?), and no run of it is kept (runlet apps lists the project's apps)`,
     );
     const json = await runlet(["runs", "--app", "quite", "--status", "failure", "--json"]);
     expect(json.code).toBe(1);

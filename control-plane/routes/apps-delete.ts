@@ -10,9 +10,9 @@ import { access } from "../auth/access.ts";
 import type { Role } from "../auth/tokens.ts";
 import type { AppEnv } from "../context.ts";
 import { apps, deployments } from "../db/schema.ts";
-import { ApiError } from "../errors.ts";
 import type { KeyedQueue } from "../keyed-queue.ts";
 import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
+import { notDeployed } from "./app-lookup.ts";
 
 /** Who may delete an app: members and owners (the dashboard offers the button to them alone). */
 export const DELETE_APP_ROLE = "member" satisfies Role;
@@ -51,12 +51,7 @@ export function registerDeleteApp(app: OpenAPIHono<AppEnv>, deploysByApp: KeyedQ
         .select()
         .from(apps)
         .where(and(eq(apps.projectId, projectId), eq(apps.name, appName)));
-      if (!existing) {
-        throw new ApiError(
-          "not_found",
-          `app '${appName}' is not deployed in project '${projectId}'`,
-        );
-      }
+      if (!existing) throw await notDeployed(db, projectId, appName, c.var.access.role);
       // The rows first: a host that misses the stop below hears at its next heartbeat that
       // the app is gone. Then the bundles (a host can no longer fetch a version of it).
       await db.batch([

@@ -66,7 +66,7 @@ export function registerGetAppOutput(app: OpenAPIHono<AppEnv>) {
     const { db, hosts } = c.var.deps;
     const { projectId } = c.var.access;
     const { appName } = c.req.valid("param");
-    await appOr404(db, projectId, appName);
+    await appOr404(db, projectId, appName, c.var.access.role);
     return c.json(await hosts.output({ project: projectId, app: appName }), 200);
   });
 }

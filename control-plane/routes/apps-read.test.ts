@@ -112,3 +112,39 @@ it("lists every app of every project on /internal/apps, for the internal token o
     ]),
   );
 });
+
+it("names the app a mistyped name likely meant, to those who may list the apps", async () => {
+  // `runlet run wokrer` (the Worker reads this route) said only that wokrer was not deployed.
+  await deploy('name = "worker"');
+  const read = (name: string, token?: string) =>
+    f.call("GET", `/v2/projects/${f.projectId}/apps/${name}`, { token });
+  const typo = await read("wokrer", f.member.token);
+  expect(typo.status).toBe(404);
+  expect(((await typo.json()) as { message: string }).message).toBe(
+    `app 'wokrer' is not deployed in project '${f.projectId}' (did you mean 'worker'?)`,
+  );
+  // A name near none is said as before; so are the other app routes' 404s.
+  const far = await read("payments");
+  expect(((await far.json()) as { message: string }).message).toBe(
+    `app 'payments' is not deployed in project '${f.projectId}'`,
+  );
+  for (const path of ["replicas", "versions", "output"]) {
+    const res = await f.call("GET", `/v2/projects/${f.projectId}/apps/wokrer/${path}`);
+    expect(((await res.json()) as { message: string }).message, path).toContain(
+      "(did you mean 'worker'?)",
+    );
+  }
+  // A caller's token may read an app, not list them: it learns no other app's name.
+  const made = await f.call("POST", `/v2/projects/${f.projectId}/service-accounts`, {
+    body: {
+      name: "caller-typo",
+      role: "caller",
+      expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+    },
+  });
+  const { token } = (await made.json()) as { token: string };
+  const callers = await read("wokrer", token);
+  expect(((await callers.json()) as { message: string }).message).toBe(
+    `app 'wokrer' is not deployed in project '${f.projectId}'`,
+  );
+});

@@ -6,10 +6,10 @@ import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
 import type { Database } from "../db/index.ts";
 import { apps, deployments } from "../db/schema.ts";
-import { ApiError } from "../errors.ts";
 import { bearerAuth, errorResponses, projectIdParam } from "../openapi.ts";
 import { optionalPage, optionalPageQuery, pageFields } from "../optional-page.ts";
 import { NO_RUNS, unfinishedRunsByApp } from "../runs/unfinished.ts";
+import { notDeployed } from "./app-lookup.ts";
 
 export const appSchema = z
   .object({
@@ -185,8 +185,7 @@ export function registerReadApps(app: OpenAPIHono<AppEnv>) {
       c.var.deps.db,
       and(eq(apps.projectId, projectId), eq(apps.name, appName)) as SQL,
     );
-    if (!row)
-      throw new ApiError("not_found", `app '${appName}' is not deployed in project '${projectId}'`);
+    if (!row) throw await notDeployed(c.var.deps.db, projectId, appName, c.var.access.role);
     return c.json(view(row.app, row.config as AppConfig, row.digest, row.functions), 200);
   });
 }

@@ -83,7 +83,7 @@ export function registerRedeployVersion(app: OpenAPIHono<AppEnv>, deploysByApp: 
     const { startCheck } = c.req.valid("query");
     const { db, bundles } = c.var.deps;
     const body = await deploysByApp.run(`${projectId}/${appName}`, async () => {
-      const found = await appOr404(db, projectId, appName);
+      const found = await appOr404(db, projectId, appName, c.var.access.role);
       const live = found.currentVersion;
       const [row] = await db
         .select({ digest: deployments.digest })

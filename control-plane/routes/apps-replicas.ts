@@ -76,7 +76,7 @@ export function registerGetAppReplicas(app: OpenAPIHono<AppEnv>) {
     const { db, hosts } = c.var.deps;
     const { projectId } = c.var.access;
     const { appName } = c.req.valid("param");
-    const found = await appOr404(db, projectId, appName);
+    const found = await appOr404(db, projectId, appName, c.var.access.role);
     const [counts, runs] = await Promise.all([
       hosts.replicas({ project: projectId, app: appName }),
       unfinishedRunsOf(db, projectId, { name: appName, createdAt: found.createdAt }),

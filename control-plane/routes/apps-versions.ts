@@ -66,7 +66,7 @@ export function registerListAppVersions(app: OpenAPIHono<AppEnv>) {
     const { db } = c.var.deps;
     const { projectId } = c.var.access;
     const { appName } = c.req.valid("param");
-    const found = await appOr404(db, projectId, appName);
+    const found = await appOr404(db, projectId, appName, c.var.access.role);
     const { rows, ...paging } = await optionalPage({
       key: c.var.deps.derived.pageTokens,
       query: c.req.valid("query"),
