@@ -193,7 +193,7 @@ const MINUTE_MS = 60_000;
 const WEEK_MS = 7 * 24 * 60 * MINUTE_MS;
 
 /**
- * Removes what an earlier build left (each module about 1 MB, its map 0.6 MB): the modules
+ * Removes what an earlier build left (each module 0.5 to 1.6 MB, its map about as much): the modules
  * built before this one from the same entry, with their maps, a minute after they were replaced
  * (no command that read the list before is still about to load one), and anything a week old
  * (built by another Node, or by an earlier version of this file; one still in use is built
