@@ -52,6 +52,18 @@ beforeAll(async () => {
         })
         .end(JSON.stringify({ message: `key ${key}`, code: "x", run_id: NEW }));
     if (req.url?.endsWith("/hello/slow")) return; // answers never: the caller gives up
+    // The Worker's 502s where nothing ran: its control plane, or every runtime host, not reached.
+    const notReached: Record<string, string> = {
+      "/hello/cp-down": "cannot verify tokens: the control plane is not reachable",
+      "/hello/cp-app": "the control plane is not reachable",
+      "/hello/no-host":
+        "no runtime host is up to take the call (each is down, stopping or drained by an operator); try again shortly",
+    };
+    const said = Object.entries(notReached).find(([path]) => req.url?.endsWith(path))?.[1];
+    if (said)
+      return res
+        .writeHead(502, headers)
+        .end(JSON.stringify({ message: said, code: "bad_gateway", run_id: runId }));
     // A function that returned normally with a status_code of its own: its run is a success.
     if (req.url?.endsWith("/hello/teapot"))
       return res
@@ -130,6 +142,22 @@ it("says where a failed run's output is: its logs, where a thrown error's stack 
     "runlet run: run failed (500): CUDA OOM",
     `run id: ${NEW}`,
     `What it wrote: runlet logs ${NEW}`,
+  ]);
+});
+
+it("offers no run id for a 502 whose control plane was not reached, and no logs where no host took the call", async () => {
+  // Both printed `run id:` and `What it wrote: runlet logs …`: a run never made, logs never written.
+  for (const fn of ["cp-down", "cp-app"]) {
+    err.mockClear();
+    expect(await main(["run", "hello", fn])).toBe(1);
+    expect(printed(err)).toEqual([expect.stringMatching(/^runlet run: run failed \(502\): /)]);
+  }
+  // No host took it: its run is listed, failed (runlet status finds it), but wrote nothing.
+  err.mockClear();
+  expect(await main(["run", "hello", "no-host"])).toBe(1);
+  expect(printed(err)).toEqual([
+    expect.stringMatching(/^runlet run: run failed \(502\): no runtime host is up/),
+    `run id: ${NEW}`,
   ]);
 });
 

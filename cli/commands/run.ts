@@ -14,6 +14,7 @@ import {
   webhookUrl,
 } from "../run-api.ts";
 import { readStdin } from "../stdin.ts";
+import { madeRun, ranOnAHost } from "./run-made.ts";
 
 /** A sync run's answer as the CLI prints it; `failure` says why it is not a success. */
 interface Outcome {
@@ -76,27 +77,6 @@ async function readInput(data: string | undefined): Promise<unknown> {
 function textOf(body: unknown): string {
   if (body === undefined) return "";
   return typeof body === "string" ? body : JSON.stringify(body);
-}
-
-/**
- * Whether a run stands behind the answer's id, for `runlet status` to find. The run API refuses
- * a bad token, input or webhook (400, 401, 403, 413, 415), an unknown project or app (404), a
- * path that is no function's (405) and an Idempotency-Key it cannot take (409: its first call
- * has not answered, or its answer was not kept; 422: used with another request; its message
- * names the key's run where there is one) before it makes a run: their id is the request's
- * alone. A 404
- * for a function the app does not export was found out by a run, which the runs index keeps, as
- * is any status a function returned (`status_code`) or a custom app answered.
- */
-function madeRun({ status, body, runlets }: Outcome, app: string, fn: string): boolean {
-  if (!runlets) return true;
-  if (status === 404) {
-    const { message } = (body ?? {}) as { message?: unknown };
-    return (
-      typeof message === "string" && message.startsWith(`app '${app}' has no function '${fn}'`)
-    );
-  }
-  return ![400, 401, 403, 405, 409, 413, 415, 422].includes(status);
 }
 
 /**
@@ -295,7 +275,7 @@ outside 2xx exits 1.
     else if (!values.json && RUN_ID.test(outcome.runId ?? "") && madeRun(outcome, app, fn)) {
       console.error(`run id: ${outcome.runId}`);
       // What it wrote, a thrown error's stack with it, is in its logs: said where to look.
-      if (outcome.failure !== undefined && outcome.runlets !== false && outcome.status >= 500)
+      if (outcome.failure !== undefined && outcome.runlets !== false && ranOnAHost(outcome))
         console.error(`What it wrote: runlet logs ${outcome.runId}`);
     }
     return outcome.failure === undefined ? 0 : 1;
