@@ -51,6 +51,17 @@ export async function mustBeKnownApp(
   }
 }
 
+/**
+ * A run's STATUS cell: a custom app's answer outside 2xx says its status (its run is a success,
+ * the app answered): a 404 read as a plain `success`, which `runlet status` said "answered 404".
+ */
+function statusCell(run: Run): string {
+  const code = run.statusCode;
+  return code === undefined || (code >= 200 && code < 300)
+    ? run.status
+    : `${run.status} (answered ${code})`;
+}
+
 export const runs: Command = {
   name: "runs",
   summary: "list the project's recent runs",
@@ -97,7 +108,7 @@ export const runs: Command = {
           r.app,
           r.function,
           r.async ? "async" : "sync",
-          r.status,
+          statusCell(r),
           r.createdAt,
           r.runTimeMs === null ? "-" : `${r.runTimeMs.toFixed(1)} ms`,
         ]),
