@@ -114,8 +114,15 @@ it("says that a run has not ended once --wait's time is up, at the run API", asy
   const said = await runlet(args, env(runApi));
   expect(said.code).toBe(1);
   expect(said.stderr).toMatch(
-    new RegExp(
-      `^runlet status: run ${runId} has not ended after 1000 ms \\(running\\): it goes on$`,
-    ),
+    new RegExp(`^runlet status: run ${runId} has not ended after 1s \\(running\\): it goes on$`),
   );
+  // --json: the run as it is now beside the message (it printed {message} alone), still exit 1.
+  const json = await runlet([...args.slice(0, -1), "2s", "--json"], env(runApi));
+  expect(json.code).toBe(1);
+  const message = `run ${runId} has not ended after 2s (running): it goes on`;
+  expect(JSON.parse(json.stdout)).toEqual({
+    message,
+    run: { run_id: runId, app: "hello", function: "run", async: true, status: "running" },
+  });
+  expect(json.stderr).toBe(`runlet status: ${message}`);
 });

@@ -562,7 +562,7 @@ export async function run(input, ctx) {
     expect(written).toContain('"second"');
     const notYet = await cli(["status", runId, "--wait", "--timeout", "1s"], runlet.env);
     expect(notYet.code).toBe(1);
-    expect(notYet.stderr).toMatch(/has not ended after 1000 ms \(running\): it goes on/);
+    expect(notYet.stderr).toMatch(/has not ended after 1s \(running\): it goes on/);
     expect((await cli(["cancel", runId], runlet.env)).code).toBe(0);
     const cancelled = await cli(["status", runId, "--wait"], runlet.env);
     expect(cancelled.code).toBe(1); // waited on, a run that did not succeed

@@ -8,15 +8,35 @@ import { appOfRun, cliErrorOf, endedExitCode, indexedRun, runApi } from "../run-
 import { cancelQueued } from "./cancel-queued.ts";
 
 /**
+ * `--wait`'s time up: said in the unit given (`--timeout 1s` read "after 1000 ms"), with the run
+ * as it is now, read once more (undefined if that read failed), for --json: it printed only
+ * `{message}`, and a script had to ask again what state the run was in.
+ */
+class NotEndedYet extends CliError {
+  constructor(
+    message: string,
+    readonly run: RunView | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/** How long --wait waits: `given` as typed (10m unsaid), and in ms. */
+interface Wait {
+  ms: number;
+  given: string;
+}
+
+/**
  * Reads (GET) or cancels (DELETE) the run through the run API; its app is `appName` when given,
- * else looked up in the runs index. `waitMs`: reads it until it has ended, that long at most.
+ * else looked up in the runs index. `wait`: reads it until it has ended, that long at most.
  */
 async function call(
   method: "GET" | "DELETE",
   runId: string | undefined,
   extra: string[],
   usage: string,
-  waitMs?: number,
+  wait?: Wait,
   appName?: string,
 ) {
   if (!runId || extra.length > 0) throw new CliError(`give one run id\n\n${usage}`);
@@ -25,7 +45,7 @@ async function call(
   const api = runApi(config);
   try {
     if (method === "DELETE") return await api.cancel(app, runId);
-    if (waitMs === undefined) return await api.status(app, runId);
+    if (wait === undefined) return await api.status(app, runId);
     // One read first, failing as without --wait: waitFor reads again past no answer at all, and
     // an address where nothing listens was said only after the whole --timeout (10 min), as a
     // run that "has not ended … it goes on". A busy or restarting Runlet (429, 5xx) is waited for.
@@ -34,8 +54,14 @@ async function call(
       throw err;
     });
     if (first && isEnded(first.status)) return first;
-    return await api.waitFor(app, runId, { timeoutMs: waitMs });
+    return await api.waitFor(app, runId, { timeoutMs: wait.ms }).catch(async (err: unknown) => {
+      if (!(err instanceof RunletError) || err.code !== "timeout") throw err;
+      const now = await api.status(app, runId).catch(() => undefined);
+      const said = err.message.replace(`after ${wait.ms} ms`, `after ${wait.given}`);
+      throw new NotEndedYet(`${said}: it goes on`, now);
+    });
   } catch (err) {
+    if (err instanceof NotEndedYet) throw err;
     const reads = method === "GET";
     throw cliErrorOf(err, reads ? "status" : "cancel", config, { reads });
   }
@@ -90,7 +116,8 @@ prints the worker's answer (each delivery's "signed": true or false).
               then show it; exits 0 if it ended success, 1 if failure or cancelled, so a
               script can wait on a background run: runlet status "$id" --wait && next-step
   --timeout   how long --wait waits at most (90s, 10m, 2h; default 10m): past it, exits 1
-              saying the run has not ended (it goes on)`;
+              saying the run has not ended (it goes on); --json: {message, run}, the run as
+              it is now (null if it could not be read)`;
 
 export const status: Command = {
   name: "status",
@@ -101,18 +128,23 @@ export const status: Command = {
     const [runId, ...extra] = positionals;
     if (typeof values.timeout === "string" && values.wait !== true)
       throw new CliError("--timeout is how long --wait waits: give --wait too");
-    const waitMs =
-      values.wait === true
-        ? typeof values.timeout === "string"
-          ? timeoutMs(values.timeout)
-          : 10 * 60_000
-        : undefined;
+    const given = typeof values.timeout === "string" ? values.timeout : "10m";
+    const wait = values.wait === true ? { ms: timeoutMs(given), given } : undefined;
     const app = typeof values.app === "string" ? values.app : undefined;
-    const state = await call("GET", runId, extra, STATUS_USAGE, waitMs, app);
+    let state: RunView;
+    try {
+      state = await call("GET", runId, extra, STATUS_USAGE, wait, app);
+    } catch (err) {
+      // --json: the run as it is now beside the message (the exit code is still 1).
+      if (!(err instanceof NotEndedYet) || !values.json) throw err;
+      console.log(JSON.stringify({ message: err.message, run: err.run ?? null }));
+      console.error(`runlet status: ${err.message}`);
+      return 1;
+    }
     if (values.json) console.log(JSON.stringify(state));
     else console.log(runLines(state).join("\n"));
     // Waited on: how it ended is the exit code.
-    return waitMs === undefined ? 0 : endedExitCode(state.status);
+    return wait === undefined ? 0 : endedExitCode(state.status);
   },
 };
 
