@@ -167,12 +167,18 @@ it("asks before cancelling a run, or an app's whole queue: no cancels nothing", 
     expect(refused.code).toBe(1);
   }
   expect((await runlet(["deploy", "examples/hello", "--no-start-check"])).code).toBe(0);
+  // Nothing queued: said, not asked about (it asked "Cancel the 0 queued runs of hello?").
   const queue = await atTerminal(["cancel", "--app", "hello", "--queued"], "\n");
-  expect(queue.shown).toContain(
-    "Cancel the 0 queued runs of hello? Each ends cancelled and never starts; no webhook is delivered. Runs already running are left alone. [y/N]",
+  expect(queue.shown).not.toContain("[y/N]");
+  expect(queue.shown).toContain("Nothing is queued for hello: nothing to cancel.");
+  expect(queue.code).toBe(0);
+  await indexed([{ async: true, status: "queued" }]);
+  const asked = await atTerminal(["cancel", "--app", "hello", "--queued"], "\n");
+  expect(asked.shown).toContain(
+    "Cancel the 1 queued run of hello? Each ends cancelled and never starts; no webhook is delivered. Runs already running are left alone. [y/N]",
   );
-  expect(queue.shown).toContain("runlet cancel: Kept hello's queue: nothing was cancelled");
-  expect(queue.code).toBe(1);
+  expect(asked.shown).toContain("runlet cancel: Kept hello's queue: nothing was cancelled");
+  expect(asked.code).toBe(1);
 });
 
 it("refuses a secret's name before asking for its value (set X=1), and a delete of no secret before asking", async () => {

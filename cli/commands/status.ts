@@ -3,9 +3,9 @@ import type { RunsNow } from "../../common/app-now.ts";
 import { isEnded } from "../../common/protocol/runs.ts";
 import { CliError, type Command, durationMs } from "../command.ts";
 import { callProject, loadConfig } from "../config.ts";
-import { confirmOrStop, YES_OPTION } from "../confirm.ts";
+import { atTerminal, confirmOrStop, YES_OPTION } from "../confirm.ts";
 import { appOfRun, cliErrorOf, endedExitCode, indexedRun, runApi } from "../run-api.ts";
-import { cancelQueued } from "./cancel-queued.ts";
+import { cancelQueued, type QueueCancelled } from "./cancel-queued.ts";
 
 /**
  * `--wait`'s time up: said in the unit given (`--timeout 1s` read "after 1000 ms"), with the run
@@ -178,21 +178,31 @@ export const cancel: Command = {
       if (app === undefined || !values.queued || positionals.length > 0)
         throw new CliError(`give a run id, or --app NAME with --queued\n\n${CANCEL_USAGE}`);
       const config = await loadConfig();
-      await confirmOrStop(
-        async () => {
-          const path = `/apps/${encodeURIComponent(app)}/replicas`;
-          const { runs } = await callProject<{ runs?: RunsNow }>(
-            config,
-            "GET",
-            path,
-            "reading the app",
+      // A person is asked, naming how many are queued; none queued is said, not asked about
+      // (it asked "Cancel the 0 queued runs of hello?").
+      if (atTerminal() && values.yes !== true) {
+        const path = `/apps/${encodeURIComponent(app)}/replicas`;
+        const { runs } = await callProject<{ runs?: RunsNow }>(
+          config,
+          "GET",
+          path,
+          "reading the app",
+        );
+        if (runs?.queued === 0) {
+          const none: QueueCancelled = { app, cancelled: [], skipped: [], started: [] };
+          console.log(
+            values.json ? JSON.stringify(none) : `Nothing is queued for ${app}: nothing to cancel.`,
           );
-          const count = runs ? `the ${runs.queued} queued runs` : "every queued run";
-          return `Cancel ${count} of ${app}? Each ends cancelled and never starts; no webhook is delivered. Runs already running are left alone.`;
-        },
-        `Kept ${app}'s queue: nothing was cancelled`,
-        values.yes,
-      );
+          return 0;
+        }
+        const one = runs?.queued === 1;
+        const count = runs ? `the ${runs.queued} queued run${one ? "" : "s"}` : "every queued run";
+        await confirmOrStop(
+          `Cancel ${count} of ${app}? Each ends cancelled and never starts; no webhook is delivered. Runs already running are left alone.`,
+          `Kept ${app}'s queue: nothing was cancelled`,
+          values.yes,
+        );
+      }
       const done = await cancelQueued(config, app, (n, of) =>
         console.error(`cancelling ${app}'s queued runs: ${n} of ${of}…`),
       );
