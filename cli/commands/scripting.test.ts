@@ -87,6 +87,23 @@ describe("the CLI in a script", () => {
     expect(rotated.stderr).toMatch(/still verifies the tokens it signed/);
   });
 
+  it("says where the names are for a secret or a project not found", async () => {
+    // Each said only "… not found": the list that has the names was left to be found.
+    for (const action of ["get", "delete"]) {
+      const missing = await runlet(["secrets", action, "NOPE"]);
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toBe(
+        `runlet secrets: ${action === "get" ? "reading" : "deleting"} NOPE failed (404): secret 'NOPE' not found (runlet secrets list shows the names)`,
+      );
+    }
+    const project = newId("prj");
+    const unknown = await runlet(["secrets", "list"], { [ENV.project]: project });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe(
+      `runlet secrets: listing secrets failed (404): project '${project}' not found: GET /v2/projects (runlet projects) lists yours with their ids`,
+    );
+  });
+
   it("keeps a page's table alone on stdout, and counts the pages of --all in lines of their own", async () => {
     // Twelve entries and more: one per secret written.
     for (let i = 0; i < 12; i++)

@@ -10,6 +10,17 @@ import { confirmOrStop, YES_OPTION } from "../confirm.ts";
 import { withCheck } from "../cut-off.ts";
 import { readSecret } from "../stdin.ts";
 
+/**
+ * A 404 for a secret of no such name says where the names are, as `secrets delete` at a terminal
+ * does: `secrets get NOPE` said only "secret 'NOPE' not found".
+ */
+function whereNamesAre(err: unknown, name: string): unknown {
+  if (!(err instanceof CliError) || err.answer?.status !== 404) return err;
+  if (!err.said?.startsWith(`secret '${name}' not found`)) return err;
+  const said = `${err.said} (runlet secrets list shows the names)`;
+  return new CliError(`${err.message} (runlet secrets list shows the names)`, err.answer, said);
+}
+
 const USAGE = `Usage: runlet secrets set <NAME> [VALUE | -] [--json]
        runlet secrets get <NAME> [--json]
        runlet secrets delete <NAME> [--yes] [--json]
@@ -156,7 +167,9 @@ export const secrets: Command = {
         `Kept ${name}: nothing was deleted`,
         values.yes,
       );
-      await callProject(config, "DELETE", path, `deleting ${name}`);
+      await callProject(config, "DELETE", path, `deleting ${name}`).catch((err: unknown) => {
+        throw whereNamesAre(err, name);
+      });
       if (values.json) console.log(JSON.stringify({ name, deleted: true }));
       else console.log(`Deleted ${name}.`);
       if (!values.json) console.error(runningNote(`do not have ${name}`, "it still set"));
@@ -167,7 +180,9 @@ export const secrets: Command = {
       "GET",
       path,
       `reading ${name}`,
-    );
+    ).catch((err: unknown) => {
+      throw whereNamesAre(err, name);
+    });
     console.log(values.json ? JSON.stringify(secret) : secret.value);
     return 0;
   },

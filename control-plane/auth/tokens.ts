@@ -147,13 +147,15 @@ export function publicKeysOf(keys: SigningKeys): Promise<PublicKeys> {
 }
 
 /**
- * A 404's words for a project that does not exist. One named by its name where its id goes
- * (`RUNLET_PROJECT=default`, `/v4/default/hello/run`: the README calls it "a project called
- * default") is told so, and where the ids are: it was only "project 'default' not found".
+ * A 404's words for a project that does not exist, and where the ids are: it was only "project
+ * 'prj_…' not found", and a RUNLET_PROJECT of a deleted project or with a typo left the user to
+ * find the list. One named by its name where its id goes (`RUNLET_PROJECT=default`,
+ * `/v4/default/hello/run`: the README calls it "a project called default") is told so.
  */
 function projectNotFound(projectId: string): string {
-  if (projectId.startsWith("prj_")) return `project '${projectId}' not found`;
-  return `project '${projectId}' not found: a project is named by its id (prj_…), not by its name; GET /v2/projects (runlet projects) lists yours with their ids`;
+  const where = "GET /v2/projects (runlet projects) lists yours with their ids";
+  if (projectId.startsWith("prj_")) return `project '${projectId}' not found: ${where}`;
+  return `project '${projectId}' not found: a project is named by its id (prj_…), not by its name; ${where}`;
 }
 
 /**

@@ -241,7 +241,12 @@ export function auditLogCases(open: () => Promise<Database>) {
           `only the project owner may do this: your role in it is member (an owner may make you one: runlet users role ${f.member.id} owner)`,
         ],
         [f.projectId, f.outsider.token, 403, `you are not a member of project '${f.projectId}'`],
-        ["prj_nope", f.owner.token, 404, "project 'prj_nope' not found"],
+        [
+          "prj_nope",
+          f.owner.token,
+          404,
+          "project 'prj_nope' not found: GET /v2/projects (runlet projects) lists yours with their ids",
+        ],
       ] as const;
       for (const [projectId, token, status, message] of cases) {
         const res = await page(projectId, "", token);
