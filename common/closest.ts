@@ -47,3 +47,12 @@ export function didYouMean(
   const meant = typeof got === "string" ? closest(got, choices, aliases) : undefined;
   return meant === undefined ? "" : ` (did you mean '${meant}'?)`;
 }
+
+/**
+ * A refusal of a word outside a closed list, as a zod `error`: `must be one of …`, and the one
+ * meant when it is plain (`failed`: "did you mean 'failure'?"; `secret.read`: 'secrets.read').
+ */
+export const mustBeOneOf =
+  (values: readonly string[], aliases?: Readonly<Record<string, string>>) =>
+  (issue: { input?: unknown }) =>
+    `must be one of ${values.join(", ")}${didYouMean(issue.input, values, aliases)}`;

@@ -1,4 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { mustBeOneOf } from "../../common/closest.ts";
 import { AUDIT_ACTIONS, OUTCOMES } from "../audit/actions.ts";
 import { auditEntryView, listAuditEntries } from "../audit/list.ts";
 import { auditWindow, checkOrder, retentionDaysOf } from "../audit/window.ts";
@@ -30,7 +31,8 @@ const rfc3339 = (what: string) => {
 export const auditLogQuery = z.strictObject({
   from: rfc3339("start of the window").optional(),
   to: rfc3339("end of the window; default now").optional(),
-  action: z.enum(AUDIT_ACTIONS, { error: `must be one of ${AUDIT_ACTIONS.join(", ")}` }).optional(),
+  // A near miss is named: `secret.read` listed every action, and which was meant went unsaid.
+  action: z.enum(AUDIT_ACTIONS, { error: mustBeOneOf(AUDIT_ACTIONS) }).optional(),
   actor: z.string().min(1).max(128).optional().openapi({ description: "An actor id." }),
   outcome: z.enum(OUTCOMES, { error: "must be success or failure" }).optional(),
   limit: pageSizeParam,

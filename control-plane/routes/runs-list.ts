@@ -1,5 +1,5 @@
 import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
-import { didYouMean } from "../../common/closest.ts";
+import { mustBeOneOf as oneOf } from "../../common/closest.ts";
 import { RUN_STATUS_ALIASES, RUN_STATUSES, WEBHOOK_STATES } from "../../common/protocol/runs.ts";
 import { access } from "../auth/access.ts";
 import type { AppEnv } from "../context.ts";
@@ -14,12 +14,6 @@ import {
 import { nextPageFields, readPageToken } from "../page-token.ts";
 import { findRun, listRuns, runView } from "../runs/index.ts";
 import { runLogsParams } from "./runs-logs.ts";
-
-/** `must be one of …`, and the one meant when it is plain (`failed`: "did you mean 'failure'?"). */
-const oneOf =
-  (values: readonly string[], aliases?: Readonly<Record<string, string>>) =>
-  (issue: { input?: unknown }) =>
-    `must be one of ${values.join(", ")}${didYouMean(issue.input, values, aliases)}`;
 
 export const runsQuery = z.strictObject({
   app: z.string().min(1).max(64).optional(),

@@ -103,7 +103,9 @@ export function auditLogCases(open: () => Promise<Database>) {
       ["to=now", /^to: /],
       ["outcome=maybe", /^outcome: must be success or failure/],
       ["outcome=", /^outcome: /],
-      ["action=secret.read", /^action: must be one of /],
+      // A near miss is named (it listed every action, and which was meant went unsaid).
+      ["action=secret.read", /^action: must be one of .*\(did you mean 'secrets\.read'\?\)$/],
+      ["action=nothing.like.it", /^action: must be one of [a-z_., ]+$/],
       ["actor=", /^actor: /],
       ["colour=red", /unknown query parameter 'colour'/],
       ["limit=5&limit=6", /^limit: given more than once$/],
