@@ -1,7 +1,8 @@
 // `runlet host`'s --port and --slots, checked by the command before anything starts: a bad value
 // claimed the home and started a runtime host, which said "bad environment: RUNLET_HOST_PORT: …"
-// (a variable the user never set) or "RUNLET_HOST_SLOTS: …".
-import { execFile } from "node:child_process";
+// (a variable the user never set) or "RUNLET_HOST_SLOTS: …". And its --json, which printed the
+// host's text lines.
+import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
@@ -11,7 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ENV } from "../../common/consts.ts";
-import { runlet } from "./test-support.ts";
+import { runlet, withFirstUser } from "./test-support.ts";
 
 let dir: string;
 beforeAll(async () => {
@@ -65,5 +66,56 @@ it("names its own --port when the port is taken (it named RUNLET_HOST_PORT, runl
     );
   } finally {
     await new Promise((resolve) => taken.close(resolve));
+  }
+});
+
+/** `runlet host … --json` as a process of its own: its stdout, its stderr and its exit code. */
+function hostJson(env: NodeJS.ProcessEnv, args: string[], stopOnce: (out: string) => boolean) {
+  const bin = fileURLToPath(new URL("../../bin/runlet.mjs", import.meta.url));
+  const child = spawn(process.execPath, [bin, "host", ...args, "--json"], { env });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => {
+    stdout += chunk;
+    if (stopOnce(stdout)) child.kill("SIGINT");
+  });
+  child.stderr.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const stopAnyway = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on("close", (code) => {
+      clearTimeout(stopAnyway);
+      resolve({ code, stdout, stderr });
+    }),
+  );
+}
+
+it("prints one JSON object with --json: the host once it joined, or why it did not", async () => {
+  const first = await withFirstUser("host-json", "first");
+  try {
+    const made = await runlet(["hosts", "token", "--name", "json", "--json"], first.env);
+    const { token } = JSON.parse(made.stdout) as { token: string };
+    const env = { ...process.env, [ENV.home]: join(dir, "json"), [ENV.hostToken]: token };
+    const args = ["--control-plane", first.baseUrl, "--port", "0"];
+    const joined = await hostJson(env, args, (out) => out.includes("\n"));
+    // It printed "runtime host listening on …" and "runtime host: SIGINT; stopping" as text.
+    const lines = joined.stdout.trimEnd().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0] ?? "")).toEqual({
+      ready: true,
+      hostUrl: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+      hostId: expect.stringMatching(/^hst_/),
+      controlPlane: first.baseUrl,
+    });
+    expect(joined.stderr).toContain("runtime host: SIGINT; stopping");
+    const refused = await hostJson({ ...env, [ENV.hostToken]: "rlh_unknown" }, args, () => false);
+    expect(refused.code).not.toBe(0);
+    expect(JSON.parse(refused.stdout)).toEqual({
+      message: expect.stringMatching(/^the runtime host stopped before it was ready \(exit \d+\)/),
+    });
+    expect(refused.stderr).toContain("the control plane refused this host");
+  } finally {
+    await first.stop();
   }
 });

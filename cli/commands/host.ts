@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
 import { ENV } from "../../common/consts.ts";
 import { parseHttpUrl } from "../../common/http-url.ts";
 import { makeFolders } from "../../common/make-folders.ts";
@@ -9,7 +10,7 @@ import { unwritable } from "../home-setup.ts";
 import { ROOT } from "./start.ts";
 
 const USAGE = `Usage: runlet host --control-plane URL [--address URL] [--listen IP] [--port N]
-                   [--name NAME] [--slots N]
+                   [--name NAME] [--slots N] [--json]
        (with RUNLET_HOST_TOKEN set to a host token)
 
 Runs a runtime host on this machine that joins the Runlet whose control plane is at URL: it
@@ -27,6 +28,9 @@ gets up to 10 s). See docs/hosts.md.
   --name            how the host is listed (default: this machine's name)
   --slots           replicas it runs at once, 1 to 100000 (default: one per 256 MiB of memory,
                     at most 256)
+  --json            stdout holds one JSON object, once it has joined: {ready: true, hostUrl,
+                    hostId, controlPlane}; or {message} if it stopped before; its log lines
+                    go to stderr
 
 Its memory is the machine's unless RUNLET_HOST_MEMORY_MB says its share (machines it shares).
 
@@ -104,18 +108,54 @@ export const host: Command = {
     const child = spawn(process.execPath, ["bin/run-ts.mjs", "runtime-host/main.ts"], {
       cwd: ROOT,
       env: { ...env, [ENV.supervised]: "1" },
-      stdio: ["pipe", "inherit", "inherit"],
+      stdio: ["pipe", values.json ? "pipe" : "inherit", "inherit"],
       detached: true,
     });
     child.stdin?.on("error", () => {});
     const forward = (signal: NodeJS.Signals) => child.kill(signal);
     process.on("SIGINT", forward);
     process.on("SIGTERM", forward);
+    const ready = values.json && child.stdout ? readyAsJson(child.stdout) : undefined;
     return new Promise<number>((resolve) =>
-      child.on("exit", (code, signal) => resolve(code ?? (signal ? 1 : 0))),
+      child.on("exit", (code, signal) => {
+        const exit = code ?? (signal ? 1 : 0);
+        // --json: one document on stdout however it ends (it printed the host's text lines).
+        if (ready && !ready.told)
+          console.log(
+            JSON.stringify({
+              message: `the runtime host stopped before it was ready (${signal ?? `exit ${exit}`}): its reason is on stderr`,
+            }),
+          );
+        resolve(exit);
+      }),
     );
   },
 };
+
+/**
+ * `--json`: the host's ready line (runtime-host/main.ts: "runtime host listening on URL (host ID
+ * of CONTROL_PLANE)") as one JSON object on stdout, as `runlet start --json` prints its own; the
+ * host's other lines go to stderr. `told` once it was printed.
+ */
+function readyAsJson(out: NodeJS.ReadableStream): { told: boolean } {
+  const state = { told: false };
+  const lines = createInterface({ input: out });
+  lines.on("line", (line) => {
+    const joined = /^runtime host listening on (\S+)(?: \(host (\S+) of (\S+)\))?$/.exec(line);
+    if (state.told || !joined) return void process.stderr.write(`${line}\n`);
+    state.told = true;
+    const [, hostUrl, hostId, controlPlane] = joined;
+    console.log(
+      JSON.stringify({
+        ready: true,
+        hostUrl,
+        hostId: hostId ?? null,
+        controlPlane: controlPlane ?? null,
+      }),
+    );
+  });
+  return state;
+}
 
 /** Whether `url` names this machine's loopback (a control plane beside this host). */
 function onLoopback(url: string): boolean {
