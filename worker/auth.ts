@@ -13,6 +13,11 @@ import {
   tokenKid,
   verifyJwt,
 } from "../common/jwt.ts";
+import {
+  CANNOT_VERIFY,
+  CONTROL_PLANE_UNREACHABLE,
+  controlPlaneAnswered,
+} from "../common/protocol/no-run.ts";
 import { controlPlaneFetch, controlPlaneFetchPatiently } from "./control-plane.ts";
 import type { Caller, Env, ResolvedApp } from "./env.ts";
 import { RunApiError } from "./errors.ts";
@@ -51,10 +56,9 @@ async function fetchJwks(env: Env): Promise<PublicKeys> {
       : await controlPlaneFetchPatiently(env, "/.well-known/jwks.json", {}, patience(env));
   } catch {
     if (jwks) return jwks.keys;
-    throw new RunApiError(502, "cannot verify tokens: the control plane is not reachable");
+    throw new RunApiError(502, CANNOT_VERIFY + CONTROL_PLANE_UNREACHABLE);
   }
-  if (!res.ok)
-    throw new RunApiError(502, `cannot verify tokens: the control plane answered ${res.status}`);
+  if (!res.ok) throw new RunApiError(502, CANNOT_VERIFY + controlPlaneAnswered(res.status));
   const keys = await importJwks((await res.json()) as Jwks);
   jwks = { keys, fetchedAt: Date.now() };
   return keys;
@@ -158,7 +162,7 @@ export async function resolveApp(
       patience(env),
     );
   } catch {
-    throw new RunApiError(502, "the control plane is not reachable");
+    throw new RunApiError(502, CONTROL_PLANE_UNREACHABLE);
   }
   if (res.ok) {
     const found = (await res.json()) as ResolvedApp;
@@ -168,5 +172,5 @@ export async function resolveApp(
   }
   const body = (await res.json().catch(() => ({}))) as { message?: string };
   const status = res.status === 401 || res.status === 403 || res.status === 404 ? res.status : 502;
-  throw new RunApiError(status, body.message ?? `the control plane answered ${res.status}`);
+  throw new RunApiError(status, body.message ?? controlPlaneAnswered(res.status));
 }

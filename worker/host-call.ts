@@ -11,26 +11,16 @@ import { probeWhileWaiting } from "./host-probe.ts";
 import type { Background } from "./host-reach.ts";
 import type { Target } from "./placement.ts";
 
+export { NO_HOST, notSent } from "../common/protocol/no-run.ts";
+
 /** Hosts a call tries while each says the app's replicas run elsewhere. */
 export const MAX_TRIES = 3;
 
 /** Work the caller's answer need not wait for: by default only started (tests). */
 export const started: Background = (work) => void work.catch(() => {});
 
-/** No host the call was placed on could be connected to: it was not sent, so it did not run. */
-export const notSent = (error: string) =>
-  `no runtime host could be reached: ${error}; the call was not sent, so it did not run. Try again shortly`;
-
 export const SILENT =
   "the runtime host stopped answering while it held the call (its health check went unanswered); the call may have run there";
-
-/**
- * No host takes work: the registry has each down, stopping or drained (and no fallback is set).
- * A 502, as every failure to reach a host is (a host's own 503 is a 502 too): DESIGN.md's run
- * API answers a host's failures 502, and lists no 503 for them.
- */
-export const NO_HOST =
-  "no runtime host is up to take the call (each is down, stopping or drained by an operator); try again shortly";
 
 /**
  * The connection to the host failed before its answer: refused, or cut while the host held the

@@ -3,6 +3,7 @@
  * shape of the run API's view: for a run without a row in the run store (a sync run without a
  * webhook), and for an Idempotency-Key whose sync run's answer was never kept.
  */
+import { CONTROL_PLANE_UNREACHABLE, controlPlaneAnswered } from "../common/protocol/no-run.ts";
 import { controlPlaneFetch } from "./control-plane.ts";
 import type { Env } from "./env.ts";
 import { RunApiError } from "./errors.ts";
@@ -15,10 +16,10 @@ export async function indexedRun(env: Env, token: string, project: string, runId
       headers: { authorization: `Bearer ${token}` },
     });
   } catch {
-    throw new RunApiError(502, "the control plane is not reachable");
+    throw new RunApiError(502, CONTROL_PLANE_UNREACHABLE);
   }
   if (res.status === 404) return undefined;
-  if (!res.ok) throw new RunApiError(502, `the control plane answered ${res.status}`);
+  if (!res.ok) throw new RunApiError(502, controlPlaneAnswered(res.status));
   const row = (await res.json()) as {
     id: string;
     app: string;

@@ -1,7 +1,15 @@
 /**
  * What `runlet run` may say of a failed call's run: whether a run stands behind its id (`run id:`,
  * for `runlet status`), and whether it reached a runtime host, so has logs (`runlet logs`).
+ * The Worker's words for those come from common/protocol/no-run.ts, which it answers with.
  */
+import {
+  CANNOT_VERIFY,
+  CONTROL_PLANE_ANSWERED,
+  CONTROL_PLANE_UNREACHABLE,
+  NO_HOST,
+  NO_HOST_REACHED,
+} from "../../common/protocol/no-run.ts";
 
 /** A call's answer as `runlet run` read it: `runlets` true for the run API's own `{message}`. */
 interface Answer {
@@ -21,14 +29,17 @@ const messageOf = (body: unknown): string => {
  * made, nor could one be listed. `runlet run` printed `run id:` and `runlet logs` for it, a run
  * `runlet status` then said was not found.
  */
-const CONTROL_PLANE_DOWN =
-  /^(cannot verify tokens: )?the control plane (is not reachable|answered )/;
+const controlPlaneDown = (message: string): boolean => {
+  const said = message.startsWith(CANNOT_VERIFY) ? message.slice(CANNOT_VERIFY.length) : message;
+  return said === CONTROL_PLANE_UNREACHABLE || said.startsWith(`${CONTROL_PLANE_ANSWERED} `);
+};
 
 /**
  * No runtime host took the call, so nothing ran: none is up, or none could be connected to
  * before the call was sent (worker/host-call.ts). Its run is listed, failed, but has no logs.
  */
-const NO_HOST_TOOK_IT = /^no runtime host (is up|could be reached)/;
+const noHostTookIt = (message: string): boolean =>
+  message === NO_HOST || message.startsWith(`${NO_HOST_REACHED}: `);
 
 /**
  * Whether a run stands behind the answer's id, for `runlet status` to find. The run API refuses
@@ -43,11 +54,11 @@ const NO_HOST_TOOK_IT = /^no runtime host (is up|could be reached)/;
 export function madeRun({ status, body, runlets }: Answer, app: string, fn: string): boolean {
   if (!runlets) return true;
   if (status === 404) return messageOf(body).startsWith(`app '${app}' has no function '${fn}'`);
-  if (status === 502 && CONTROL_PLANE_DOWN.test(messageOf(body))) return false;
+  if (status === 502 && controlPlaneDown(messageOf(body))) return false;
   return ![400, 401, 403, 405, 409, 413, 415, 422].includes(status);
 }
 
 /** Whether a failure (5xx) came from a runtime host that had the call: its run has logs. */
 export function ranOnAHost({ status, body }: Answer): boolean {
-  return status >= 500 && !(status === 502 && NO_HOST_TOOK_IT.test(messageOf(body)));
+  return status >= 500 && !(status === 502 && noHostTookIt(messageOf(body)));
 }

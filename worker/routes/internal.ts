@@ -6,6 +6,7 @@ import type { Context } from "hono";
 import { RUN_ID_SOURCE } from "../../common/ids.ts";
 import { appListSchema, wakeRequestSchema } from "../../common/protocol/apps.ts";
 import { hostRunStateSchema } from "../../common/protocol/host.ts";
+import { CONTROL_PLANE_UNREACHABLE, controlPlaneAnswered } from "../../common/protocol/no-run.ts";
 import { controlPlanePath } from "../../common/protocol/paths.ts";
 import { controlPlaneFetch } from "../control-plane.ts";
 import { type WorkerEnv, workerOrigin } from "../env.ts";
@@ -44,9 +45,9 @@ export async function wake(c: Context<WorkerEnv>) {
       headers: { authorization: `Bearer ${c.env.INTERNAL_TOKEN}` },
     });
   } catch {
-    throw new RunApiError(502, "the control plane is not reachable");
+    throw new RunApiError(502, CONTROL_PLANE_UNREACHABLE);
   }
-  if (!res.ok) throw new RunApiError(502, `the control plane answered ${res.status}`);
+  if (!res.ok) throw new RunApiError(502, controlPlaneAnswered(res.status));
   const list = appListSchema.safeParse(await res.json().catch(() => undefined));
   if (!list.success)
     throw new RunApiError(502, "the control plane's answer was not a list of apps");
