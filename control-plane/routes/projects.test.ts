@@ -166,7 +166,9 @@ describe("PATCH /v2/projects/{id}", () => {
   it("answers 404 for a project that does not exist", async () => {
     const res = await f.call("PATCH", "/v2/projects/prj_missing", { body: { plan: "pro" } });
     expect(res.status).toBe(404);
-    expect((await body(res)).message).toBe("project 'prj_missing' not found");
+    expect((await body(res)).message).toBe(
+      "project 'prj_missing' not found: GET /v2/projects (runlet projects) lists yours with their ids",
+    );
   });
 
   it("says, for a project named by its name where its id goes, that it is named by its id", async () => {
