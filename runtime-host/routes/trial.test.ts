@@ -71,10 +71,13 @@ describe("a deploy's trial on the runtime host", () => {
 
   it("keeps its answer going while a slow start runs, within the app's start_timeout", async () => {
     await host.close();
-    host = await startTestHost(home, { limits: { startTimeoutMs: 500, trialKeepAliveMs: 200 } });
-    // Loads for about 1.5 s, past the host's limit here: its own start_timeout allows it.
+    // The host's limit also bounds the start of the replica's process before the app's code
+    // loads: 0.5 s was once not enough for it in CI (two files and workerd beside it), and the
+    // trial failed there, before the app's own limit could apply.
+    host = await startTestHost(home, { limits: { startTimeoutMs: 2_000, trialKeepAliveMs: 200 } });
+    // Loads for about 3 s, past the host's limit here: its own start_timeout allows it.
     const slow = {
-      "main.mjs": "await new Promise((r) => setTimeout(r, 1_500));\nexport const run = () => 1;",
+      "main.mjs": "await new Promise((r) => setTimeout(r, 3_000));\nexport const run = () => 1;",
     };
     const files = bundle(slow);
     const res = await fetch(`${host.url}/internal/apps/p/a/trial`, {
@@ -82,7 +85,7 @@ describe("a deploy's trial on the runtime host", () => {
       headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
       body: JSON.stringify({
         version: 1,
-        // Far above the 1.5 s, which a busy machine stretches (5 s was once not enough).
+        // Far above the 3 s, which a busy machine stretches (5 s was once not enough).
         config: configOf("a", { start_timeout: 30 }),
         files,
         digest: await digestOfBundle(files),
