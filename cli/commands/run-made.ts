@@ -1,8 +1,10 @@
 /**
  * What `runlet run` may say of a failed call's run: whether a run stands behind its id (`run id:`,
  * for `runlet status`), and whether it reached a runtime host, so has logs (`runlet logs`).
- * The Worker's words for those come from common/protocol/no-run.ts, which it answers with.
+ * The Worker's words for those come from common/protocol/no-run.ts and common/no-function.ts,
+ * which it and the runtime host answer with.
  */
+import { noFunctionHead } from "../../common/no-function.ts";
 import {
   CANNOT_VERIFY,
   CONTROL_PLANE_ANSWERED,
@@ -53,7 +55,7 @@ const noHostTookIt = (message: string): boolean =>
  */
 export function madeRun({ status, body, runlets }: Answer, app: string, fn: string): boolean {
   if (!runlets) return true;
-  if (status === 404) return messageOf(body).startsWith(`app '${app}' has no function '${fn}'`);
+  if (status === 404) return messageOf(body).startsWith(noFunctionHead(app, fn));
   if (status === 502 && controlPlaneDown(messageOf(body))) return false;
   return ![400, 401, 403, 405, 409, 413, 415, 422].includes(status);
 }
