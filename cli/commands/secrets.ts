@@ -10,15 +10,18 @@ import { confirmOrStop, YES_OPTION } from "../confirm.ts";
 import { withCheck } from "../cut-off.ts";
 import { readSecret } from "../stdin.ts";
 
+/** The control plane's 404 for a secret of no such name (control-plane/routes/secrets.ts). */
+const notFound = (name: string) => `secret '${name}' not found`;
+const NAMES_ARE = "(runlet secrets list shows the names)";
+
 /**
  * A 404 for a secret of no such name says where the names are, as `secrets delete` at a terminal
  * does: `secrets get NOPE` said only "secret 'NOPE' not found".
  */
 function whereNamesAre(err: unknown, name: string): unknown {
   if (!(err instanceof CliError) || err.answer?.status !== 404) return err;
-  if (!err.said?.startsWith(`secret '${name}' not found`)) return err;
-  const said = `${err.said} (runlet secrets list shows the names)`;
-  return new CliError(`${err.message} (runlet secrets list shows the names)`, err.answer, said);
+  if (!err.said?.startsWith(notFound(name))) return err;
+  return new CliError(`${err.message} ${NAMES_ARE}`, err.answer, `${err.said} ${NAMES_ARE}`);
 }
 
 const USAGE = `Usage: runlet secrets set <NAME> [VALUE | -] [--json]
@@ -161,7 +164,7 @@ export const secrets: Command = {
             "listing secrets",
           );
           if (!answer.secrets.some((s) => s.name === name))
-            throw new CliError(`secret '${name}' not found (runlet secrets list shows the names)`);
+            throw new CliError(`${notFound(name)} ${NAMES_ARE}`);
           return `Delete secret ${name}? Its value is gone for good; replicas started from now on do not have it.`;
         },
         `Kept ${name}: nothing was deleted`,
