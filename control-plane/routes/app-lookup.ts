@@ -1,6 +1,7 @@
 /** The app a route names, or the 404 every app route answers for one not deployed. */
 import { and, eq } from "drizzle-orm";
 import { didYouMean } from "../../common/closest.ts";
+import { roleMeets } from "../auth/access.ts";
 import type { Role } from "../auth/tokens.ts";
 import type { Database } from "../db/index.ts";
 import { apps } from "../db/schema.ts";
@@ -17,7 +18,8 @@ export async function notDeployed(
   appName: string,
   role: Role | null,
 ): Promise<ApiError> {
-  const mayList = role === "member" || role === "owner";
+  // What the app routes ask to list the apps (GET …/apps): a member at least.
+  const mayList = role !== null && roleMeets(role, "member");
   const names = mayList
     ? (await db.select({ name: apps.name }).from(apps).where(eq(apps.projectId, projectId))).map(
         (row) => row.name,
