@@ -61,6 +61,20 @@ it("refuses a page whose `..` leads out of /dashboard, naming where it leads, an
   expect(asked).toEqual([]);
 });
 
+it("refuses a page under none of the dashboard's sections, naming the one likely meant", async () => {
+  // Its link signed in and landed on the dashboard's "not found" page.
+  const refused = await runlet(["dashboard", "run/run_1", "--json"], env);
+  expect(refused.code).toBe(1);
+  expect(JSON.parse(refused.stdout)).toEqual({
+    message:
+      "'run/run_1' is not a dashboard page: its pages are under runs, apps, api-keys, audit-log, secrets, hosts, project (did you mean 'runs'?)",
+  });
+  expect(asked).toEqual([]);
+  expect(landingOf("/dashboard")).toBe("/dashboard");
+  expect(landingOf("project/delete")).toBe("/dashboard/project/delete");
+  expect(landingOf("audit-log?outcome=failure")).toBe("/dashboard/audit-log?outcome=failure");
+});
+
 it("sends the resolved page as the link's next", async () => {
   const printed = await runlet(["dashboard", "apps/../runs/run_1", "--json"], env);
   expect(printed.code, printed.stderr).toBe(0);

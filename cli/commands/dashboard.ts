@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { didYouMean } from "../../common/closest.ts";
+import { DASHBOARD_PAGES } from "../../common/dashboard-sections.ts";
 import { CliError, type Command } from "../command.ts";
 import { callProject, loadConfig } from "../config.ts";
 
@@ -58,6 +60,11 @@ export function landingOf(page: string): string {
       `'${page}' is not a dashboard page${leads}: give one under /dashboard, as apps/hello or /dashboard/runs/run_…\n\n${USAGE}`,
     );
   }
+  const section = url.pathname.split("/")[2];
+  if (section && !DASHBOARD_PAGES.includes(section))
+    throw new CliError(
+      `'${page}' is not a dashboard page: its pages are under ${DASHBOARD_PAGES.join(", ")}${didYouMean(section, DASHBOARD_PAGES)}\n\n${USAGE}`,
+    );
   return url.pathname + url.search;
 }
 

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { answeredNote } from "../../common/protocol/runs.ts";
 import type { runSchema } from "../../control-plane/routes/runs-list.ts";
 import { CliError, type Command, pageLimit, takesOnly } from "../command.ts";
 import { type CliConfig, callProject, loadConfig, printTable } from "../config.ts";
@@ -51,17 +52,6 @@ export async function mustBeKnownApp(
   }
 }
 
-/**
- * A run's STATUS cell: a custom app's answer outside 2xx says its status (its run is a success,
- * the app answered): a 404 read as a plain `success`, which `runlet status` said "answered 404".
- */
-function statusCell(run: Run): string {
-  const code = run.statusCode;
-  return code === undefined || (code >= 200 && code < 300)
-    ? run.status
-    : `${run.status} (answered ${code})`;
-}
-
 export const runs: Command = {
   name: "runs",
   summary: "list the project's recent runs",
@@ -108,7 +98,7 @@ export const runs: Command = {
           r.app,
           r.function,
           r.async ? "async" : "sync",
-          statusCell(r),
+          `${r.status}${answeredNote(r.statusCode)}`,
           r.createdAt,
           r.runTimeMs === null ? "-" : `${r.runTimeMs.toFixed(1)} ms`,
         ]),

@@ -58,6 +58,16 @@ export function isCustomRequest(fn: string): boolean {
 }
 
 /**
+ * What a run's status says of a custom app's answer outside 2xx (its run is a success: the app
+ * answered): " (answered 404)", or nothing. A 404 shown as a plain `success` reads as if it were.
+ */
+export function answeredNote(statusCode: number | undefined): string {
+  return statusCode === undefined || (statusCode >= 200 && statusCode < 300)
+    ? ""
+    : ` (answered ${statusCode})`;
+}
+
+/**
  * How long a run is kept once it ended: its row in the run store (once its delivery is over
  * too), its entry in the runs index.
  */

@@ -1,18 +1,7 @@
 /** The frame of every page: header, sections, project switch, sign-out; and bare pages. */
 import type { Child } from "hono/jsx";
+import { SECTIONS } from "../../common/dashboard-sections.ts";
 import type { Session } from "./session.ts";
-
-export const SECTIONS = [
-  { path: "/dashboard/runs", label: "Runs" },
-  { path: "/dashboard/apps", label: "Apps" },
-  // The project's owners' pages: a member who opened one (the audit log's wrote a refused read
-  // in the log each time) is told so there, and is not offered them.
-  { path: "/dashboard/api-keys", label: "API keys", owners: true },
-  { path: "/dashboard/audit-log", label: "Audit log", owners: true },
-  { path: "/dashboard/secrets", label: "Secrets", owners: true },
-  // This Runlet's runtime hosts: only its operators see them (docs/hosts.md).
-  { path: "/dashboard/hosts", label: "Hosts", operators: true },
-] as const;
 
 /** The sections `session` is offered. */
 const offered = (session: Session) =>

@@ -8,7 +8,7 @@ import type { Child } from "hono/jsx";
 import type { z } from "zod";
 import { didYouMean } from "../../../common/closest.ts";
 import { RUN_ID } from "../../../common/ids.ts";
-import { RUN_STATUS_ALIASES, RUN_STATUSES } from "../../../common/protocol/runs.ts";
+import { answeredNote, RUN_STATUS_ALIASES, RUN_STATUSES } from "../../../common/protocol/runs.ts";
 import type { runSchema } from "../../routes/runs-list.ts";
 import type { DashEnv } from "../api.ts";
 import { Page } from "../layout.tsx";
@@ -74,6 +74,9 @@ export function RunRows({
           </td>
           <td>
             <Status value={r.status} />
+            {answeredNote(r.statusCode) ? (
+              <span class="muted">{answeredNote(r.statusCode)}</span>
+            ) : null}
           </td>
           <td>
             <Time at={r.createdAt} />
