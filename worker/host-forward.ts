@@ -20,7 +20,7 @@ import {
   waitFor,
 } from "./host-call.ts";
 import { type Background, reachable } from "./host-reach.ts";
-import { answered, hostsFor, suspect, type Target } from "./placement.ts";
+import { answered, type OpenCall, placeCall, suspect, type Target } from "./placement.ts";
 
 /**
  * A custom app's sync request body up to this size is read whole before it is sent, when there
@@ -79,13 +79,30 @@ export async function forwardToHost(
   /** The body read already (a key's, or one without a Content-Length): sent with its length. */
   buffered: ArrayBuffer | null = null,
 ): Promise<{ answer: Response; host: Target }> {
+  const { hosts: placed, open } = await placeCall(env, target);
+  if (placed.length === 0) throw new RunApiError(502, NO_HOST);
+  // Counted open on its host until the answer's head (placement.ts): a burst spreads as placed.
+  try {
+    return await sendOn(env, target, request, placed, open, buffered);
+  } finally {
+    open.end();
+  }
+}
+
+/** forwardToHost's tries, each of `placed` in turn (`open` counts the request where it is). */
+async function sendOn(
+  env: Env,
+  target: Parameters<typeof forwardToHost>[1],
+  request: Request,
+  placed: Target[],
+  open: OpenCall,
+  buffered: ArrayBuffer | null,
+): Promise<{ answer: Response; host: Target }> {
   const { project, app, pathAndQuery, runId } = target;
   const headers = appHeaders(request.headers);
   headers.set("authorization", `Bearer ${env.INTERNAL_TOKEN}`);
   headers.set(HEADER.runId, runId);
   const bodiless = request.method === "GET" || request.method === "HEAD";
-  const placed = await hostsFor(env, project, app, target.concurrency, target.capacity);
-  if (placed.length === 0) throw new RunApiError(502, NO_HOST);
   // A host that cannot start a replica of the app (429 elsewhere: nothing ran) sends it to the
   // next, as a function call goes: a body that small is read here first, to be sent again.
   let body: ArrayBuffer | ReadableStream | null = bodiless ? null : (buffered ?? request.body);
@@ -114,6 +131,7 @@ export async function forwardToHost(
   let sent = false;
   let refused: RunApiError | undefined;
   for (const [i, host] of hosts.entries()) {
+    open.on(host.url);
     const reach = await reachable(env, host, target.background ?? started);
     if (!reach.ok) {
       reached ??= host;

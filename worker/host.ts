@@ -16,7 +16,7 @@ import {
   waitFor,
 } from "./host-call.ts";
 import { type Background, reachable } from "./host-reach.ts";
-import { answered, hostsFor, inFlight, suspect, type Target } from "./placement.ts";
+import { answered, type OpenCall, placeCall, suspect, type Target } from "./placement.ts";
 
 /**
  * Calls `fn` of an app on the best of its hosts (placement.ts), the next one if a host says it
@@ -39,22 +39,39 @@ export async function invokeOnHost(
   },
   body: ArrayBuffer,
 ): Promise<Invocation & { host: Target }> {
-  const { project, app, fn, runId, concurrency, capacity } = target;
-  const hosts = (await hostsFor(env, project, app, concurrency, capacity)).slice(0, MAX_TRIES);
+  const placed = await placeCall(env, target);
+  const { open } = placed;
+  const hosts = placed.hosts.slice(0, MAX_TRIES);
   if (hosts.length === 0) throw new RunApiError(502, NO_HOST);
+  try {
+    return await tryHosts(env, target, hosts, open, body);
+  } finally {
+    open.end();
+  }
+}
+
+/** Sends the call to each of `hosts` in turn, as invokeOnHost says; `open` counts it there. */
+async function tryHosts(
+  env: Env,
+  target: Parameters<typeof invokeOnHost>[1],
+  hosts: Target[],
+  open: OpenCall,
+  body: ArrayBuffer,
+): Promise<Invocation & { host: Target }> {
+  const { project, app, fn, runId } = target;
   let res: Response | undefined;
   let unreached: { host: Target; error: string } | undefined;
   // A host that turned the call away unstarted, before a next host could not be connected to:
   // its answer is the caller's, as it would have been had it been the last.
   let refused: RunApiError | undefined;
   for (const [i, host] of hosts.entries()) {
+    open.on(host.url);
     // A host not connected to before the call is sent never got it: the next host may.
     const reach = await reachable(env, host, target.background ?? started);
     if (!reach.ok) {
       unreached = { host, error: reach.error };
       continue;
     }
-    const done = inFlight(host.url, project, app);
     const wait = waitFor(env, host, target.startTimeout);
     try {
       res = await fetch(host.url + hostPath.invoke(project, app, fn), {
@@ -68,7 +85,6 @@ export async function invokeOnHost(
         signal: wait.signal,
       });
     } catch {
-      done();
       if (wait.timedOut())
         throw at(host, new RunApiError(504, "the runtime host did not answer the call in time"));
       // Unreachable, frozen, or it died with the call: the call may have run there, so it is
@@ -85,21 +101,16 @@ export async function invokeOnHost(
     const notHere = res.status === 429 || res.status === 502 || res.status === 503;
     const refusal = notHere && i < hosts.length - 1 ? res.clone() : undefined;
     if (refusal && (await servedElsewhere(res))) {
-      done();
       refused = at(host, await hostError(refusal));
       res = undefined;
       continue;
     }
     await refusal?.body?.cancel();
-    try {
-      if (!res.ok) throw at(host, await hostError(res));
-      const invocation = invocationSchema.safeParse(await res.json().catch(() => undefined));
-      if (!invocation.success)
-        throw at(host, new RunApiError(502, "the runtime host's answer was not a call's"));
-      return { ...invocation.data, host };
-    } finally {
-      done();
-    }
+    if (!res.ok) throw at(host, await hostError(res));
+    const invocation = invocationSchema.safeParse(await res.json().catch(() => undefined));
+    if (!invocation.success)
+      throw at(host, new RunApiError(502, "the runtime host's answer was not a call's"));
+    return { ...invocation.data, host };
   }
   if (refused) throw refused;
   // Each host tried could not be connected to: the call was sent nowhere.

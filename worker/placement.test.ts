@@ -158,6 +158,33 @@ describe("placement", () => {
     expect((await order("svc"))[0]).toBe(sticky);
   });
 
+  it("spreads a burst of calls that arrive together over the hosts, each counted where it is placed", async () => {
+    // Counted only once its host's first health check had answered, every call of a burst was
+    // placed as if it were alone: 60 sync calls of an app with max_replicas = 6 all went to one
+    // of three hosts, which started all six replicas itself.
+    registry(["a", "b", "c"].map((id) => host(id)));
+    for (const id of ["a", "b", "c"])
+      fetchMock
+        .get(`http://${id}.test`)
+        .intercept({ path: "/internal/invoke/prj/burst/run", method: "POST" })
+        .reply(200, { ok: true, result: id, run_time_ms: 1 })
+        .persist();
+    const first = await order("burst"); // the list read: no call of the burst waits for it
+    const target = { project: "prj", app: "burst", fn: "run", concurrency: 1, capacity: 6 };
+    const body = () => new TextEncoder().encode("{}").buffer as ArrayBuffer;
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        invokeOnHost(workerEnv, { ...target, runId: `run_${i}` }, body()),
+      ),
+    );
+    const served = answers.map((a) => a.host.id);
+    expect(new Set(served)).toEqual(new Set(["a", "b", "c"]));
+    for (const id of ["a", "b", "c"])
+      expect(served.filter((s) => s === id).length).toBeLessThanOrEqual(3);
+    // Each ended: counted nowhere, so the app's own host comes first again.
+    expect(await order("burst")).toEqual(first);
+  });
+
   it("counts a replica's slots by the app's replica_concurrency: one busy call leaves it warm", async () => {
     // The heartbeat's busy counts calls, its ready replicas: 1 call on 1 replica of 64 slots
     // read as full, and the call went to a host without the app, to start a replica cold.

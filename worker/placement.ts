@@ -139,9 +139,62 @@ export async function hostsFor(
   concurrency = 1,
   capacity = Number.POSITIVE_INFINITY,
 ): Promise<Target[]> {
+  return targetsAmong(await registeredHosts(env), env, project, app, concurrency, capacity);
+}
+
+/** A call of an app, counted open on one host at a time (`inFlight`). */
+export interface OpenCall {
+  /** The call is now on `url`: counted there, and no longer on any host before. */
+  on(url: string): void;
+  /** It ended: counted nowhere. */
+  end(): void;
+}
+
+/**
+ * The hosts for a call of the app, as `hostsFor` ranks them less those `skip` names, with the
+ * call counted open on the first from the moment it is placed. A call counted only after an
+ * await (the host's first health check, the hand-over's fetch) left every call of a burst placed
+ * meanwhile ranked as if it were alone: all went to the same host, where it started all of the
+ * app's replicas (60 sync calls of a `max_replicas = 6` app, all on one of three hosts, under
+ * load).
+ */
+export async function placeCall(
+  env: Env,
+  target: { project: string; app: string; concurrency?: number; capacity?: number },
+  skip: (url: string) => boolean = () => false,
+): Promise<{ hosts: Target[]; open: OpenCall }> {
+  const { project, app, concurrency = 1, capacity = Number.POSITIVE_INFINITY } = target;
+  const listed = await registeredHosts(env);
+  // From here to the count, nothing is awaited: the next call placed sees this one.
+  const hosts = targetsAmong(listed, env, project, app, concurrency, capacity).filter(
+    (h) => !skip(h.url),
+  );
+  let done: (() => void) | undefined;
+  const open: OpenCall = {
+    on(url) {
+      done?.();
+      done = inFlight(url, project, app);
+    },
+    end() {
+      done?.();
+      done = undefined;
+    },
+  };
+  if (hosts[0]) open.on(hosts[0].url);
+  return { hosts, open };
+}
+
+function targetsAmong(
+  listed: PlacementHost[],
+  env: Env,
+  project: string,
+  app: string,
+  concurrency: number,
+  capacity: number,
+): Target[] {
   const now = Date.now();
   // Not a host the Worker could not connect to, in this isolate or (the registry says) another.
-  const up = (await registeredHosts(env)).filter(
+  const up = listed.filter(
     (h) => h.state === "up" && !h.unreachable && !((suspects.get(h.address) ?? 0) > now),
   );
   const target = { project, app, concurrency, maxReplicas: capacity / concurrency };

@@ -11,7 +11,7 @@ import {
 import { hostPath, workerPath } from "../../common/protocol/paths.ts";
 import type { Env } from "../env.ts";
 import { hostError } from "../host-call.ts";
-import { hostsFor, suspect, type Target } from "../placement.ts";
+import { type OpenCall, placeCall, suspect, type Target } from "../placement.ts";
 import type { QueuedRun, ShardInfo } from "./rows.ts";
 import type { AppRequest } from "./types.ts";
 
@@ -150,15 +150,19 @@ export async function handOverToBest(
   info: ShardInfo,
   run: QueuedRun,
   signal: AbortSignal,
-  sentTo: (host: Target) => void,
+  sentTo: (host: Target, open: OpenCall) => void,
   concurrency: number,
   passedOver?: { urls: ReadonlySet<string>; message: string },
 ): Promise<HandOver> {
-  const hosts = await hostsFor(env, info.project, info.app, concurrency, info.capacity);
-  const host = hosts.find((h) => !passedOver?.urls.has(h.url));
+  const { hosts, open } = await placeCall(
+    env,
+    { project: info.project, app: info.app, concurrency, capacity: info.capacity },
+    (url) => passedOver?.urls.has(url) === true,
+  );
+  const host = hosts[0];
   if (!host && passedOver) return { kind: "refused", message: passedOver.message };
   if (!host) return { kind: "later", message: "no runtime host is up" };
-  sentTo(host);
+  sentTo(host, open);
   const callbackUrl = info.origin + workerPath.runEnd(info.project, info.app, run.id);
   const target = {
     id: run.id,

@@ -7,7 +7,7 @@ import type { HostRunState } from "../../common/protocol/host.ts";
 import { isEnded } from "../../common/protocol/runs.ts";
 import type { Env } from "../env.ts";
 import { hostAnswers } from "../host-probe.ts";
-import { inFlight, suspect, type Target } from "../placement.ts";
+import { type OpenCall, suspect, type Target } from "../placement.ts";
 import { ShardAlarm } from "./alarm.ts";
 import { deliverDue } from "./deliveries.ts";
 import { Dispatch } from "./dispatch.ts";
@@ -111,10 +111,10 @@ export class RunMoves {
     let release: (() => void) | undefined;
     let host: Target | undefined;
     try {
-      const sentTo = (to: Target) => {
+      const sentTo = (to: Target, open: OpenCall) => {
         host = to;
         this.dispatch.sentTo(id, to);
-        release = inFlight(to.url, info.project, info.app);
+        release = open.end;
       };
       const { env, replicaConcurrency } = this;
       const passedOver = this.dispatch.passedOver(id);
