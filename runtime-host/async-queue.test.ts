@@ -245,9 +245,11 @@ it("refuses a run 429 only when the app's queue is full, and forgets it", async 
 
 it("refuses a queued run 404 when its app is removed meanwhile, and forgets it", async () => {
   await start();
-  await blocker(300);
+  // Long enough to still run when the app is removed, on a machine busy with other tests: with
+  // 300 ms the queued run had started by then, once in a CI run (answered 200).
+  await blocker(2_000);
   const runId = newId("run");
-  const submitted = answerOf(submit(runId, 10, 1_000));
+  const submitted = answerOf(submit(runId, 10, 5_000));
   await eventually(
     () => statusOf(runId),
     (status) => status === "queued",
