@@ -89,7 +89,7 @@ export interface RunView {
   run_time_ms: number | null;
   /** The runtime host the run went to (its registry id), or null. */
   host: string | null;
-  /** A custom app's run that ended with its answer: that answer's status. */
+  /** A custom app's run that ended with its answer: that answer's status; a sync function call whose result set its own status_code: that status. */
   status_code?: number;
   /** Why a run failed. */
   error?: { message: string };

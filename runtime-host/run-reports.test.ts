@@ -85,6 +85,31 @@ it("reports the runs it answered, in batches, with the internal token", async ()
   expect(Number(byId.get(ok)?.createdAt)).toBeLessThanOrEqual(Number(byId.get(ok)?.finishedAt));
 });
 
+it("reports a function's own status_code, as a custom app's answer is: the index says 'answered 404'", async () => {
+  const client = hostClient(host.url);
+  await client.deploy("p", "codes", 1, {
+    "main.mjs": [
+      "export const missing = () => ({ status_code: 404, message: 'no such item' });",
+      "export const made = () => ({ status_code: 201 });",
+      "export const odd = () => ({ status_code: 99 });",
+      "export const plain = () => ({ ok: true });",
+    ].join("\n"),
+  });
+  const ids = { missing: newId("run"), made: newId("run"), odd: newId("run"), plain: newId("run") };
+  for (const [fn, runId] of Object.entries(ids))
+    await client.invoke("p", "codes", fn, undefined, { [HEADER.runId]: runId });
+  const runs = await eventually(
+    async () => reported(),
+    (r) => r.length >= 4,
+  );
+  const byId = new Map(runs.map((r) => [r.id, r]));
+  expect(byId.get(ids.missing)).toMatchObject({ status: "success", statusCode: 404 });
+  expect(byId.get(ids.made)).toMatchObject({ status: "success", statusCode: 201 });
+  // Not a status the call could answer with (it answered 200), and no status_code at all.
+  expect(byId.get(ids.odd)).not.toHaveProperty("statusCode");
+  expect(byId.get(ids.plain)).not.toHaveProperty("statusCode");
+});
+
 it("reports a custom app's requests by method and path, never the query", async () => {
   const server = `require("node:http").createServer((req, res) => {
   res.writeHead(req.url.startsWith("/boom") ? 500 : 200).end("ok");

@@ -66,7 +66,8 @@ const runView = {
     host: { type: ["string", "null"], description: "The registry id of its runtime host." },
     status_code: {
       type: "integer",
-      description: "A custom app's run that ended with its answer: that answer's status.",
+      description:
+        "A custom app's run that ended with its answer: that answer's status; a sync function call whose result set its own status_code: that status.",
     },
     error: { type: "object", required: ["message"], properties: { message: { type: "string" } } },
     webhook: ref("schemas", "Webhook"),

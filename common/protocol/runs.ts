@@ -58,8 +58,20 @@ export function isCustomRequest(fn: string): boolean {
 }
 
 /**
- * What a run's status says of a custom app's answer outside 2xx (its run is a success: the app
- * answered): " (answered 404)", or nothing. A 404 shown as a plain `success` reads as if it were.
+ * A function result's own `status_code` (an integer from 200 to 599): the HTTP status of its
+ * sync run, and what the runs index keeps of it; undefined where the result sets none (200).
+ */
+export function ownStatusCode(result: unknown): number | undefined {
+  if (!result || typeof result !== "object" || !("status_code" in result)) return undefined;
+  const code = (result as { status_code: unknown }).status_code;
+  return typeof code === "number" && Number.isInteger(code) && code >= 200 && code <= 599
+    ? code
+    : undefined;
+}
+
+/**
+ * What a run's status says of an answer outside 2xx, a custom app's or a function's own
+ * `status_code` (its run is a success: the app answered): " (answered 404)", or nothing. A 404 shown as a plain `success` reads as if it were.
  */
 export function answeredNote(statusCode: number | undefined): string {
   return statusCode === undefined || (statusCode >= 200 && statusCode < 300)
@@ -116,7 +128,7 @@ export const runReportSchema = z.strictObject({
       ),
     ),
   ),
-  /** How a custom app answered its run: its HTTP status. */
+  /** How a custom app answered its run, or a function's own `status_code`: its HTTP status. */
   statusCode: z.optional(z.nullable(z.number().check(z.int(), z.gte(100), z.lte(599)))),
   /** The registry id of the runtime host that ran it, when known (docs/hosts.md). */
   host: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),

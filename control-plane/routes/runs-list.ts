@@ -44,11 +44,10 @@ export const runSchema = z
       .object({ message: z.string() })
       .optional()
       .openapi({ description: "Why a failed run failed: the message its caller got." }),
-    statusCode: z
-      .number()
-      .int()
-      .optional()
-      .openapi({ description: "A custom app's run: the HTTP status the app answered." }),
+    statusCode: z.number().int().optional().openapi({
+      description:
+        "A custom app's run: the HTTP status the app answered; a sync function call whose result set its own status_code: that status.",
+    }),
     webhook: z
       .object({ state: z.enum(WEBHOOK_STATES), attempts: z.number().int() })
       .nullable()

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { noFunction } from "../../common/no-function.ts";
 import type { Invocation } from "../../common/protocol/host.ts";
+import { ownStatusCode } from "../../common/protocol/runs.ts";
 import type { HostContext } from "../context.ts";
 import { parseJsonBody, readBody } from "../http/body.ts";
 import { deploymentOf, functionName, projectAndApp, runIdOf } from "../http/params.ts";
@@ -44,11 +45,15 @@ export async function invokeFunction(
   if (outcome.kind !== "not-found") {
     const status = outcome.kind === "returned" ? "success" : "failure";
     const error = outcome.kind === "threw" ? { error: outcome.message } : {};
+    // A result's own status_code is the call's HTTP status: the runs index says it, as it says a
+    // custom app's ("success (answered 404)"), where a 404 read as a plain success.
+    const code = outcome.kind === "returned" ? ownStatusCode(outcome.value) : undefined;
     reports.ended(runId, {
       ...listed,
       status,
       runTimeMs,
       ...error,
+      ...(code !== undefined ? { statusCode: code } : {}),
     });
   }
   switch (outcome.kind) {

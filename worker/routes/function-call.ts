@@ -7,6 +7,7 @@ import type { Context } from "hono";
 import { notAllowedMessage } from "../../common/allowed-methods.ts";
 import { functionInputOf } from "../../common/function-input.ts";
 import { noFunction } from "../../common/no-function.ts";
+import { ownStatusCode } from "../../common/protocol/runs.ts";
 import { resolveApp } from "../auth.ts";
 import type { WorkerEnv } from "../env.ts";
 import { RunApiError } from "../errors.ts";
@@ -24,16 +25,6 @@ import {
 } from "../run-call.ts";
 
 type FunctionContext = Context<WorkerEnv, "/v4/:project/:app/:fn">;
-
-/** A result object's numeric `status_code` sets the HTTP status of a synchronous run. */
-function statusOf(result: unknown): number {
-  if (result && typeof result === "object" && "status_code" in result) {
-    const code = (result as { status_code: unknown }).status_code;
-    if (typeof code === "number" && Number.isInteger(code) && code >= 200 && code <= 599)
-      return code;
-  }
-  return 200;
-}
 
 /**
  * A function's input is JSON (an empty body is null) nested at most 1,000 deep: an async call's
@@ -128,7 +119,7 @@ async function runNow(c: FunctionContext, call: RunCall, fn: string, body: Array
     return c.json({ run_id: call.runId, error: { message: error.message }, run_time_ms }, 500);
   }
   const { result, run_time_ms } = outcome;
-  const status = statusOf(result);
+  const status = ownStatusCode(result) ?? 200;
   // These carry no body (the Fetch standard refuses one): the status and X-Request-Id alone.
   if (status === 204 || status === 205 || status === 304) return c.body(null, status);
   return c.json({ run_id: call.runId, result, run_time_ms }, status as 200);
