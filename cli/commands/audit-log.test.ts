@@ -107,8 +107,10 @@ describe("runlet audit-log --from and --to", () => {
       [["--from", "2026-11-27T10:00"], "--from takes an RFC 3339 time"],
       [
         ["--outcome", "failed"],
-        "--outcome takes success or failure (got 'failed'; did you mean 'failure'?)",
+        "--outcome takes success or failure, not 'failed' (did you mean 'failure'?)",
       ],
+      [["--action", "secret.read"], "not 'secret.read' (did you mean 'secrets.read'?)"],
+      [["--action", "everything"], "--action takes one of projects.create, projects.update,"],
       [
         ["--from", "2026-11-28", "--to", "2026-11-27"],
         "--from (2026-11-28T00:00:00.000Z) is later than --to (2026-11-27T23:59:59.999Z)",

@@ -3,8 +3,10 @@ import { createWriteStream } from "node:fs";
 import { rm } from "node:fs/promises";
 import type { Writable } from "node:stream";
 import { finished } from "node:stream/promises";
+import { didYouMean } from "../../common/closest.ts";
 import { EXPORT_CONTENT_TYPES, type ExportFormat } from "../../common/protocol/audit-export.ts";
 import { upperCaseTime } from "../../common/rfc3339.ts";
+import { AUDIT_ACTIONS } from "../../control-plane/audit/actions.ts";
 import { CliError, type Command, durationMs, pageLimit, takesOnly } from "../command.ts";
 import {
   baseUrlSource,
@@ -40,6 +42,12 @@ The project's audit log, newest first (project owners only).
 
 const FILTERS = ["from", "to", "action", "actor", "outcome"] as const;
 
+/** The filters that take a word of a closed list: checked here, as the API would refuse them. */
+const CLOSED: ReadonlyArray<[string, readonly string[]]> = [
+  ["outcome", ["success", "failure"]],
+  ["action", AUDIT_ACTIONS],
+];
+
 /**
  * `--from 24h`: that long before now, as the API's RFC 3339 time; a time is sent as given (its
  * `t` and `z` in upper case, as a control plane before 2026-11-27 takes them). The API took times
@@ -70,12 +78,12 @@ function filtersQuery(values: Record<string, unknown>): URLSearchParams {
     if (typeof value === "string")
       query.set(key, key === "from" || key === "to" ? ago(value, key) : value);
   }
-  const outcome = query.get("outcome");
-  if (outcome !== null && outcome !== "success" && outcome !== "failure") {
-    const meant = outcome.toLowerCase().startsWith("s") ? "success" : "failure";
-    throw new CliError(
-      `--outcome takes success or failure (got '${outcome}'; did you mean '${meant}'?)`,
-    );
+  for (const [key, choices] of CLOSED) {
+    const value = query.get(key);
+    if (value !== null && !choices.includes(value))
+      throw new CliError(
+        `--${key} takes ${key === "outcome" ? "success or failure" : `one of ${choices.join(", ")}`}, not '${value}'${didYouMean(value, choices)}`,
+      );
   }
   const [from, to] = [query.get("from"), query.get("to")];
   if (from !== null && to !== null && Date.parse(from) > Date.parse(to))
