@@ -84,3 +84,57 @@ it("tries a control plane that refuses connections every 250 ms while it starts,
     250, 500, 5_000,
   ]);
 });
+
+it("registers with its token file's new token when the old one, read just before, was refused as revoked", async () => {
+  // `runlet start`'s control plane replaces a revoked `local` token in the file before it listens;
+  // a host on a busy machine read the file, then connected once the control plane listened, and
+  // exited "refused: … was revoked" (a supervisor test, once in a CI run).
+  let file = "rlh_old";
+  server = createServer((req, res) => {
+    req.resume();
+    res.setHeader("content-type", "application/json");
+    if (req.headers.authorization !== "Bearer rlh_new") {
+      file = "rlh_new"; // replaced while this request was on its way
+      res.statusCode = 401;
+      return res.end(JSON.stringify({ message: "this one, 'local', was revoked" }));
+    }
+    res.end(
+      JSON.stringify({ hostId: "hst_1", internalToken: "t".repeat(32), heartbeatMs: 60_000 }),
+    );
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server?.listen(port, "127.0.0.1", resolve));
+  membership = new Membership({
+    controlPlaneUrl: `http://127.0.0.1:${port}`,
+    hostToken: () => file,
+    heartbeat: () => ({ state: "up", busy: 0, queued: 0, apps: [] }),
+    answered: () => {},
+  });
+  const joined = await membership.join({
+    name: "h1",
+    address: "http://127.0.0.1:1",
+    slots: 4,
+    memoryMb: 1024,
+  });
+  expect(joined.hostId).toBe("hst_1");
+});
+
+it("stops at a revoked token the file still holds", async () => {
+  server = createServer((req, res) => {
+    req.resume();
+    res.statusCode = 401;
+    res.setHeader("content-type", "application/json");
+    res.end(JSON.stringify({ message: "this one, 'local', was revoked" }));
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server?.listen(port, "127.0.0.1", resolve));
+  membership = new Membership({
+    controlPlaneUrl: `http://127.0.0.1:${port}`,
+    hostToken: () => "rlh_old",
+    heartbeat: () => ({ state: "up", busy: 0, queued: 0, apps: [] }),
+    answered: () => {},
+  });
+  await expect(
+    membership.join({ name: "h1", address: "http://127.0.0.1:1", slots: 4, memoryMb: 1024 }),
+  ).rejects.toThrow(/was revoked/);
+});

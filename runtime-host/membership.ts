@@ -213,8 +213,12 @@ export class Membership implements BundleSource {
   }
 
   async #register(): Promise<Registered> {
-    const res = await this.#post(controlPlanePath.hosts, this.#registration);
+    const token = this.opts.hostToken();
+    const res = await this.#post(controlPlanePath.hosts, this.#registration, token);
     const body = await res.json().catch(() => undefined);
+    // Read before `runlet start`'s control plane replaced a revoked one, sent once it listened.
+    if (res.status === 401 && this.opts.hostToken() !== token)
+      throw new Error("its host token was replaced as it was sent");
     // 409: another live host has this address (its own --address is needed), or this name.
     if (res.status === 401 || res.status === 400 || res.status === 409)
       throw refusal(res.status, body);
@@ -287,11 +291,11 @@ export class Membership implements BundleSource {
     this.opts.answered(answer.data);
   }
 
-  #post(path: string, body?: unknown): Promise<Response> {
+  #post(path: string, body?: unknown, token = this.opts.hostToken()): Promise<Response> {
     return fetch(this.opts.controlPlaneUrl + path, {
       method: "POST",
       headers: {
-        authorization: `Bearer ${this.opts.hostToken()}`,
+        authorization: `Bearer ${token}`,
         ...(body === undefined ? {} : { "content-type": "application/json" }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
