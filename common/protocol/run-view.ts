@@ -53,7 +53,10 @@ export interface RunView {
    * for one, or when the host is not in a registry (the Worker's RUNTIME_HOST_URL).
    */
   host: string | null;
-  /** A custom app's run that ended with its answer: that answer's status (the body is not shown). */
+  /**
+   * A custom app's run that ended with its answer: that answer's status (the body is not
+   * shown); a sync function call whose result set its own status_code: that status.
+   */
   status_code?: number;
   error?: { message: string };
   webhook?: WebhookView;

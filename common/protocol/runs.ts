@@ -71,7 +71,8 @@ export function ownStatusCode(result: unknown): number | undefined {
 
 /**
  * What a run's status says of an answer outside 2xx, a custom app's or a function's own
- * `status_code` (its run is a success: the app answered): " (answered 404)", or nothing. A 404 shown as a plain `success` reads as if it were.
+ * `status_code` (its run is a success: the app answered): " (answered 404)", or nothing. A 404
+ * shown as a plain `success` read as if the call had worked.
  */
 export function answeredNote(statusCode: number | undefined): string {
   return statusCode === undefined || (statusCode >= 200 && statusCode < 300)

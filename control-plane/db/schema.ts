@@ -207,7 +207,7 @@ export const runs = sqliteTable(
     host: text("host"),
     /** Why a failed run failed: the message its caller got (at most 1,000 characters). */
     error: text("error"),
-    /** A custom app's run: the HTTP status the app answered. */
+    /** A custom app's run: the HTTP status the app answered; a function's own status_code. */
     statusCode: integer("status_code"),
     /** The run's webhook delivery, if it had one: its state and the attempts made so far. */
     webhookState: text("webhook_state", { enum: WEBHOOK_STATES }),
