@@ -41,8 +41,8 @@ it("sends each async end once, many in one batch", async () => {
 it("keeps an end the index refused in the run's row and sends it again until it is taken", async () => {
   const app = newApp();
   fakeHost(app, () => ended({ status: "failure", error: { message: "boom" } }));
-  indexRefuses(2);
   const run = newRun(app, { k: 0 });
+  indexRefuses(2, run.runId);
   await accept(run);
   await statusIs(run, "failure");
   await until("the refused end, still in the row", async () => (await rowOf(run))?.indexed === 0);

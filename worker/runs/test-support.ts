@@ -45,10 +45,17 @@ const indexed = new Map<string, string[]>();
 const indexReports = new Map<string, Array<Record<string, unknown>>>();
 /** Batches the fake runs index still refuses (503) before it takes them again. */
 let indexRefusals = 0;
+/** Only the batches holding this run's report are refused, if set. */
+let refusalsFor: string | undefined;
 
-/** The runs index answers the next `count` batches 503 (as a control plane restarting would). */
-export function indexRefuses(count: number): void {
+/**
+ * The runs index answers the next `count` batches 503 (as a control plane restarting would): any
+ * batch, or only those holding `runId`'s report. A late report of another test's run took one of
+ * the refusals meant for the test's own, once on a busy machine.
+ */
+export function indexRefuses(count: number, runId?: string): void {
   indexRefusals = count;
+  refusalsFor = runId;
 }
 
 /** How long the runs index takes to take a batch (a busy control plane): 0 by default. */
@@ -65,7 +72,7 @@ export function startFakes(): void {
     .get(CONTROL)
     .intercept({ path: "/internal/runs", method: "POST" })
     .reply(({ body }) => {
-      if (indexRefusals > 0) {
+      if (indexRefusals > 0 && (!refusalsFor || String(body).includes(refusalsFor))) {
         indexRefusals--;
         return { statusCode: 503, data: '{"message":"restarting"}' };
       }
