@@ -29,24 +29,23 @@ function controlPlaneLater(port: number, afterMs: number): void {
   }, afterMs);
 }
 
+/** Joins the control plane on `port` with the token `hostToken` reads at each request. */
+function joining(port: number, hostToken: () => string = () => "rlh_test") {
+  membership = new Membership({
+    controlPlaneUrl: `http://127.0.0.1:${port}`,
+    hostToken,
+    heartbeat: () => ({ state: "up", busy: 0, queued: 0, apps: [] }),
+    answered: () => {},
+  });
+  return membership.join({ name: "h1", address: "http://127.0.0.1:1", slots: 4, memoryMb: 1024 });
+}
+
 async function join(port: number): Promise<string[]> {
   const logged: string[] = [];
   vi.spyOn(console, "error").mockImplementation((line: string) => {
     logged.push(line);
   });
-  membership = new Membership({
-    controlPlaneUrl: `http://127.0.0.1:${port}`,
-    hostToken: () => "rlh_test",
-    heartbeat: () => ({ state: "up", busy: 0, queued: 0, apps: [] }),
-    answered: () => {},
-  });
-  const joined = await membership.join({
-    name: "h1",
-    address: "http://127.0.0.1:1",
-    slots: 4,
-    memoryMb: 1024,
-  });
-  expect(joined.hostId).toBe("hst_1");
+  expect((await joining(port)).hostId).toBe("hst_1");
   return logged;
 }
 
@@ -104,19 +103,7 @@ it("registers with its token file's new token when the old one, read just before
   });
   const port = await freePort();
   await new Promise<void>((resolve) => server?.listen(port, "127.0.0.1", resolve));
-  membership = new Membership({
-    controlPlaneUrl: `http://127.0.0.1:${port}`,
-    hostToken: () => file,
-    heartbeat: () => ({ state: "up", busy: 0, queued: 0, apps: [] }),
-    answered: () => {},
-  });
-  const joined = await membership.join({
-    name: "h1",
-    address: "http://127.0.0.1:1",
-    slots: 4,
-    memoryMb: 1024,
-  });
-  expect(joined.hostId).toBe("hst_1");
+  expect((await joining(port, () => file)).hostId).toBe("hst_1");
 });
 
 it("stops at a revoked token the file still holds", async () => {
@@ -128,13 +115,5 @@ it("stops at a revoked token the file still holds", async () => {
   });
   const port = await freePort();
   await new Promise<void>((resolve) => server?.listen(port, "127.0.0.1", resolve));
-  membership = new Membership({
-    controlPlaneUrl: `http://127.0.0.1:${port}`,
-    hostToken: () => "rlh_old",
-    heartbeat: () => ({ state: "up", busy: 0, queued: 0, apps: [] }),
-    answered: () => {},
-  });
-  await expect(
-    membership.join({ name: "h1", address: "http://127.0.0.1:1", slots: 4, memoryMb: 1024 }),
-  ).rejects.toThrow(/was revoked/);
+  await expect(joining(port, () => "rlh_old")).rejects.toThrow(/was revoked/);
 });
