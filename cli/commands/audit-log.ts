@@ -6,7 +6,7 @@ import { finished } from "node:stream/promises";
 import { didYouMean } from "../../common/closest.ts";
 import { EXPORT_CONTENT_TYPES, type ExportFormat } from "../../common/protocol/audit-export.ts";
 import { upperCaseTime } from "../../common/rfc3339.ts";
-import { AUDIT_ACTIONS } from "../../control-plane/audit/actions.ts";
+import { AUDIT_ACTIONS, OUTCOMES } from "../../control-plane/audit/actions.ts";
 import { CliError, type Command, durationMs, pageLimit, takesOnly } from "../command.ts";
 import {
   baseUrlSource,
@@ -44,7 +44,7 @@ const FILTERS = ["from", "to", "action", "actor", "outcome"] as const;
 
 /** The filters that take a word of a closed list: checked here, as the API would refuse them. */
 const CLOSED: ReadonlyArray<[string, readonly string[]]> = [
-  ["outcome", ["success", "failure"]],
+  ["outcome", OUTCOMES],
   ["action", AUDIT_ACTIONS],
 ];
 
@@ -82,7 +82,7 @@ function filtersQuery(values: Record<string, unknown>): URLSearchParams {
     const value = query.get(key);
     if (value !== null && !choices.includes(value))
       throw new CliError(
-        `--${key} takes ${key === "outcome" ? "success or failure" : `one of ${choices.join(", ")}`}, not '${value}'${didYouMean(value, choices)}`,
+        `--${key} takes ${choices.length === 2 ? choices.join(" or ") : `one of ${choices.join(", ")}`}, not '${value}'${didYouMean(value, choices)}`,
       );
   }
   const [from, to] = [query.get("from"), query.get("to")];

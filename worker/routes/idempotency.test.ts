@@ -381,16 +381,22 @@ describe("Idempotency-Key: sync runs", () => {
     return finishedAt;
   }
 
-  it("says a run whose answer was lost ran, rather than 409 until its lease passes and then run it again", async () => {
-    // The stack was killed mid-call; its host finished the call and the runs index has it.
-    const headers = await callerOf("idem-sync");
+  /** A call of idem-sync with `key`, its host answering after 700 ms, 200 ms under way. */
+  async function underWay(key: string) {
+    const headers = (await callerOf("idem-sync"))(key);
     hostAnswers(200, { ok: true, result: "first", run_time_ms: 5 }, 700);
     const path = `/v4/${PROJECT}/idem-sync/run`;
-    const first = call(path, { headers: headers("sync-lost") });
+    const first = call(path, { headers });
     await sleep(200);
+    return { path, headers, first };
+  }
+
+  it("says a run whose answer was lost ran, rather than 409 until its lease passes and then run it again", async () => {
+    // The stack was killed mid-call; its host finished the call and the runs index has it.
+    const { path, headers, first } = await underWay("sync-lost");
     const runId = await leaseLapsed();
     const finishedAt = indexHas(runId, 120_000);
-    const again = await call(path, { headers: headers("sync-lost") });
+    const again = await call(path, { headers });
     expect(again.res.status).toBe(409);
     expect(again.body.message).toBe(
       `the run of this Idempotency-Key (${runId}) ended success at ${finishedAt}, but its answer was not kept (the call was cut off where Runlet answers it): read the run instead (GET …/runs/${runId}); the key does not run it again`,
@@ -402,14 +408,10 @@ describe("Idempotency-Key: sync runs", () => {
   it("says a run that ended a moment ago has ended, not that it has not answered yet", async () => {
     // The Worker was killed mid-call; its host ended the run, which the runs index has: a key
     // sent again within the minute said "has not answered yet: try again once it has".
-    const headers = await callerOf("idem-sync");
-    hostAnswers(200, { ok: true, result: "first", run_time_ms: 5 }, 700);
-    const path = `/v4/${PROJECT}/idem-sync/run`;
-    const first = call(path, { headers: headers("sync-ended") });
-    await sleep(200);
+    const { path, headers, first } = await underWay("sync-ended");
     const runId = await leaseLapsed(false);
     const finishedAt = indexHas(runId, 5_000);
-    const again = await call(path, { headers: headers("sync-ended") });
+    const again = await call(path, { headers });
     expect((await first).res.status).toBe(200);
     expect(again.res.status).toBe(409);
     expect(again.body.message).toBe(
@@ -419,14 +421,10 @@ describe("Idempotency-Key: sync runs", () => {
   });
 
   it("runs a lapsed key's call again when the runs index has no trace of its run", async () => {
-    const headers = await callerOf("idem-sync");
-    hostAnswers(200, { ok: true, result: "first", run_time_ms: 5 }, 700);
-    const path = `/v4/${PROJECT}/idem-sync/run`;
-    const first = call(path, { headers: headers("sync-never") });
-    await sleep(200);
+    const { path, headers, first } = await underWay("sync-never");
     indexHas(await leaseLapsed());
     hostAnswers(200, { ok: true, result: "second", run_time_ms: 5 });
-    const again = await call(path, { headers: headers("sync-never") });
+    const again = await call(path, { headers });
     expect(again.res.status).toBe(200);
     expect(again.body.result).toBe("second");
     await first;
