@@ -128,7 +128,9 @@ export function answered(url: string): void {
 }
 
 /**
- * The hosts to try for a call of the app, best first (at least the fallback, if any).
+ * The hosts to try for a call of the app, best first (at least the fallback, if any), counting
+ * nothing: the order `placeCall` would place a call in now, which the tests read. A call is
+ * placed by `placeCall`, which counts it as it ranks.
  * `concurrency`: the app's `replica_concurrency` (1 where the caller does not know it);
  * `capacity`: its `max_replicas × replica_concurrency` (unbounded where not known).
  */
