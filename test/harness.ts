@@ -42,7 +42,10 @@ export function runletEnv(
   };
 }
 
-/** Starts Runlet and resolves once it prints its ready line (bounded). */
+/**
+ * Starts Runlet and resolves once it prints its ready line (bounded). It is supervised by this
+ * process (README: `RUNLET_SUPERVISED`): a test process that ends, however, takes the stack with it.
+ */
 export async function startRunlet(
   home: string,
   ports = undefined as Runlet["ports"] | undefined,
@@ -52,9 +55,11 @@ export async function startRunlet(
   const env = { ...runletEnv(home, usedPorts), ...extraEnv };
   const child = spawn(process.execPath, [BIN, "start", "--json"], {
     cwd: ROOT,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...env, RUNLET_SUPERVISED: "1" },
+    stdio: ["pipe", "pipe", "pipe"],
   });
+  // The supervisor's pipe: never written to, closed only when this process ends.
+  child.stdin.on("error", () => {});
   let output = "";
   child.stdout.on("data", (d) => {
     output += d;

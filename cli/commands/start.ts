@@ -3,6 +3,7 @@ import { totalmem } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { DEFAULT_PORT, ENV, HOST_REFUSED_EXIT, LOOPBACK } from "../../common/consts.ts";
+import { watchSupervisor } from "../../common/parent-watch.ts";
 import {
   homePaths,
   readLocalJson,
@@ -258,6 +259,9 @@ Worker; every request it sends out is slower then, and passes wrangler's dev pro
     };
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
+    // Started by a supervisor of its own (RUNLET_SUPERVISED=1, its pipe as stdin: a test's
+    // process), it stops as on SIGTERM once that supervisor is gone, however it went.
+    watchSupervisor(() => onSignal("SIGTERM"));
 
     const failed = await supervisor.ready();
     if (failed) throw new CliError(failed);
