@@ -10,8 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { failure } from "../client/test-support.ts";
 import { newId } from "../common/ids.ts";
 import { client as appsOf, sleeper } from "./apps.ts";
-import { cli, newHome, ROOT, type Runlet, removeHome, startRunlet } from "./harness.ts";
+import { cli, ROOT, type Runlet } from "./harness.ts";
 import { type Receiver, startReceiver } from "./receiver.ts";
+import { sharedRunlet } from "./shared-stack.ts";
 
 // `runlet/client` — imported by the package's own name, as a user's code does — against a real
 // Runlet (`runlet start`) and a real webhook receiver on loopback; `runlet redeliver` too.
@@ -21,13 +22,11 @@ const SECRET = "whsec_client_test_0123456789";
 
 describe("runlet/client against a real Runlet", () => {
   let runlet: Runlet;
-  let home: string;
   let receiver: Receiver;
   let api: RunletClient;
 
   beforeAll(async () => {
-    home = await newHome();
-    [runlet, receiver] = await Promise.all([startRunlet(home), startReceiver()]);
+    [runlet, receiver] = await Promise.all([sharedRunlet("client"), startReceiver()]);
     const { apiUrl, projectId, token } = runlet.local;
     api = createClient({ apiUrl, project: projectId, token });
     const deployed = await cli(["deploy", "examples/hello"], runlet.env);
@@ -49,9 +48,7 @@ describe("runlet/client against a real Runlet", () => {
   }
 
   afterAll(async () => {
-    await runlet?.stop();
     await receiver?.close();
-    if (home) await removeHome(home);
   });
 
   it("runs a function and answers its result, run id and status", async () => {

@@ -13,8 +13,9 @@ import { loadOrCreateInternalToken } from "../control-plane/home.ts";
 import { verifyWebhook } from "../webhooks/index.mjs";
 import { client, waitOrCancel } from "./apps.ts";
 import { launchChromium, newContext, screenshotOnFailure, seriousViolations } from "./browser.ts";
-import { cli, json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
+import { cli, json, type Runlet } from "./harness.ts";
 import { type Receiver, startReceiver } from "./receiver.ts";
+import { sharedRunlet } from "./shared-stack.ts";
 
 const TALKER = {
   "runlet.toml": 'name = "talker"\nruntime = "managed"',
@@ -38,7 +39,6 @@ const QUEUER = {
 };
 
 let runlet: Runlet;
-let home: string;
 let receiver: Receiver;
 let browser: Browser;
 let owner: BrowserContext;
@@ -76,8 +76,7 @@ async function checkWithAxe(on: Page): Promise<void> {
 }
 
 beforeAll(async () => {
-  home = await newHome();
-  runlet = await startRunlet(home);
+  runlet = await sharedRunlet("dashboard");
   receiver = await startReceiver();
   await client(runlet).deploy(TALKER);
   browser = await launchChromium();
@@ -90,8 +89,6 @@ screenshotOnFailure(() => page);
 afterAll(async () => {
   await browser?.close();
   await receiver?.close();
-  await runlet?.stop();
-  if (home) await removeHome(home);
 });
 
 describe("the dashboard, in a browser", () => {
@@ -254,7 +251,7 @@ describe("the dashboard, in a browser", () => {
     const reported = await fetch(`${base()}/internal/runs/${runId}`, {
       method: "PUT",
       headers: {
-        authorization: `Bearer ${await loadOrCreateInternalToken(home)}`,
+        authorization: `Bearer ${await loadOrCreateInternalToken(runlet.home)}`,
         "content-type": "application/json",
       },
       body: JSON.stringify({

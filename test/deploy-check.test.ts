@@ -9,24 +9,21 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AppFolders, appFolders } from "./app-folders.ts";
-import { cli, type Json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
+import { cli, type Json, type Runlet } from "./harness.ts";
+import { sharedRunlet } from "./shared-stack.ts";
 
 const hasPython = spawnSync("python3", ["--version"]).status === 0;
 
 describe("runlet deploy starts a replica of the version before it goes live", () => {
   let runlet: Runlet;
-  let home: string;
   let apps: AppFolders;
 
   beforeAll(async () => {
-    home = await newHome();
     apps = await appFolders("deploy-start");
-    runlet = await startRunlet(home);
+    runlet = await sharedRunlet("deploy-check");
   });
 
   afterAll(async () => {
-    await runlet?.stop();
-    await removeHome(home);
     await apps?.remove();
   });
 
@@ -149,7 +146,7 @@ describe("runlet deploy starts a replica of the version before it goes live", ()
       "  stdout | reading config.yaml\n  stderr | config.yaml: no such file",
     );
     // Nothing of it stays in the control plane's home (an empty folder of the app did).
-    expect(existsSync(join(home, "bundles", runlet.local.projectId, "quits"))).toBe(false);
+    expect(existsSync(join(runlet.home, "bundles", runlet.local.projectId, "quits"))).toBe(false);
   });
 
   it("serves a good version's first call on the replica the deploy started", async () => {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client, inPool, maxOverlap, sleep, sleeper, waitOrCancel } from "./apps.ts";
-import { cli, type Json, json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
+import { cli, type Json, json, type Runlet } from "./harness.ts";
 import { type Receiver, startReceiver } from "./receiver.ts";
+import { sharedRunlet } from "./shared-stack.ts";
 
 // Issue 11, "async runs are a durable queue", as a user sees it through a real stack
 // (`runlet start`) and a real webhook receiver on loopback. The crash and restart is in
@@ -11,7 +12,6 @@ const ENDED = ["success", "failure", "cancelled"];
 
 describe("async runs are a durable queue", () => {
   let runlet: Runlet;
-  let home: string;
   let receiver: Receiver;
   let api: ReturnType<typeof client>;
 
@@ -30,8 +30,7 @@ describe("async runs are a durable queue", () => {
   }
 
   beforeAll(async () => {
-    home = await newHome();
-    [runlet, receiver] = await Promise.all([startRunlet(home), startReceiver()]);
+    [runlet, receiver] = await Promise.all([sharedRunlet("queue"), startReceiver()]);
     api = client(runlet);
     const scaling = (max: number) => [
       "[scaling]",
@@ -54,9 +53,7 @@ describe("async runs are a durable queue", () => {
   });
 
   afterAll(async () => {
-    await runlet?.stop();
     await receiver?.close();
-    if (home) await removeHome(home);
   });
 
   it("takes a burst of 400 async runs: every one accepted, run once, listed once, never more than max_replicas at once", async () => {

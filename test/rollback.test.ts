@@ -2,26 +2,23 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type AppFolders, appFolders } from "./app-folders.ts";
 import { launchChromium, newContext, screenshotOnFailure } from "./browser.ts";
-import { cli, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
+import { cli, type Runlet } from "./harness.ts";
+import { sharedRunlet } from "./shared-stack.ts";
 
 let runlet: Runlet;
-let home: string;
 let apps: AppFolders;
 let browser: Browser | undefined;
 let page: Page | undefined;
 
 beforeAll(async () => {
-  home = await newHome();
   apps = await appFolders("rollback");
-  runlet = await startRunlet(home);
+  runlet = await sharedRunlet("rollback");
 });
 
 screenshotOnFailure(() => page);
 
 afterAll(async () => {
   await browser?.close();
-  await runlet?.stop();
-  await removeHome(home);
   await apps?.remove();
 });
 

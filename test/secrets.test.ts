@@ -2,22 +2,16 @@
 // API, read by a managed and a custom app's code, a change seen by the replicas started after it,
 // and a change (`runlet secrets set`, the API) reaching a managed or custom app's warm replicas
 // without a redeploy.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { client } from "./apps.ts";
-import { cli, json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
+import { cli, json, type Runlet } from "./harness.ts";
+import { sharedRunlet } from "./shared-stack.ts";
 
-let home: string;
 let runlet: Runlet;
 
 beforeAll(async () => {
-  home = await newHome();
-  runlet = await startRunlet(home);
+  runlet = await sharedRunlet("secrets");
 }, 120_000);
-
-afterAll(async () => {
-  await runlet?.stop();
-  if (home) await removeHome(home);
-});
 
 async function setSecret(name: string, value: string) {
   const { baseUrl, projectId, token } = runlet.local;

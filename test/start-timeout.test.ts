@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type AppFolders, appFolders } from "./app-folders.ts";
-import { cli, type Json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
+import { cli, type Json, type Runlet } from "./harness.ts";
+import { sharedRunlet } from "./shared-stack.ts";
 
 const SLOW = {
   "main.mjs":
@@ -9,18 +10,14 @@ const SLOW = {
 
 describe("start_timeout in runlet.toml", () => {
   let runlet: Runlet;
-  let home: string;
   let apps: AppFolders;
 
   beforeAll(async () => {
-    home = await newHome();
     apps = await appFolders("start-timeout");
-    runlet = await startRunlet(home);
+    runlet = await sharedRunlet("start-timeout");
   });
 
   afterAll(async () => {
-    await runlet?.stop();
-    await removeHome(home);
     await apps?.remove();
   });
 

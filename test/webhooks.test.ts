@@ -2,9 +2,10 @@ import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyWebhook } from "../webhooks/index.mjs";
 import { waitOrCancel } from "./apps.ts";
-import { type Json, json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
+import { type Json, json, type Runlet } from "./harness.ts";
 import { nodeRequest } from "./raw-http.ts";
 import { type Receiver, startReceiver } from "./receiver.ts";
+import { sharedRunlet } from "./shared-stack.ts";
 
 // Async runs and webhook deliveries through the real components: `runlet start` (wrangler dev
 // with the run Durable Objects, the runtime host, the control plane) and a real receiver on
@@ -58,7 +59,6 @@ require("node:http").createServer((req, res) => {
 
 describe("async runs and webhooks, end to end", () => {
   let runlet: Runlet;
-  let home: string;
   let receiver: Receiver;
 
   const auth = () => ({
@@ -121,16 +121,13 @@ describe("async runs and webhooks, end to end", () => {
   }
 
   beforeAll(async () => {
-    home = await newHome();
-    [runlet, receiver] = await Promise.all([startRunlet(home), startReceiver()]);
+    [runlet, receiver] = await Promise.all([sharedRunlet("webhooks"), startReceiver()]);
     await deploy(JOBS);
     await deploy(SITE);
   });
 
   afterAll(async () => {
-    await runlet?.stop();
     await receiver?.close();
-    await removeHome(home);
   });
 
   it("answers async=true with 202 and exactly {run_id}, then runs it in the background", async () => {
