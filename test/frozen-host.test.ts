@@ -64,7 +64,7 @@ async function childHost(hostToken: string): Promise<string> {
   const home = await newHome();
   homes.push(home);
   const port = await freePort();
-  const host = spawnHost(process.execPath, ["--import", "tsx", "runtime-host/main.ts"], {
+  const host = spawnHost(process.execPath, ["bin/run-ts.mjs", "runtime-host/main.ts"], {
     RUNLET_HOME: home,
     RUNLET_HOST_PORT: String(port),
     RUNLET_BASE_URL: controlPlaneUrl,

@@ -58,7 +58,7 @@ describe.skipIf(!hasIp)("a runtime host in another network namespace", () => {
     expect(made.code).toBe(0);
     host = spawnHost(
       "ip",
-      ["netns", "exec", NS, process.execPath, "--import", "tsx", "runtime-host/main.ts"],
+      ["netns", "exec", NS, process.execPath, "bin/run-ts.mjs", "runtime-host/main.ts"],
       {
         RUNLET_HOME: hostHome,
         RUNLET_HOST_TOKEN: made.stdout.trim(),
