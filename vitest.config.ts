@@ -1,5 +1,7 @@
+import { readFileSync } from "node:fs";
 import { defineWorkersProject, readD1Migrations } from "@cloudflare/vitest-pool-workers/config";
 import { defineConfig } from "vitest/config";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
 import { generateSigningKey } from "./common/jwt.ts";
 
 /**
@@ -53,6 +55,26 @@ function workersProject(name: string, include: string[], exclude: string[], flag
   });
 }
 
+/**
+ * vitest's order (the longest or largest files first), with the end-to-end files that share one
+ * stack (test/shared-stack.ts) moved together where the first of them stood: each of the two
+ * forks then runs its share of them back to back on one stack, started once, where they came
+ * far apart, each after the stack had stopped idle.
+ */
+class SharedStackTogether extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const sharing = (spec: TestSpecification) =>
+      spec.moduleId.includes("/test/") &&
+      readFileSync(spec.moduleId, "utf8").includes("sharedRunlet(");
+    const first = sorted.findIndex(sharing);
+    if (first < 0) return sorted;
+    const together = sorted.filter(sharing);
+    const rest = sorted.filter((spec) => !sharing(spec));
+    return [...rest.slice(0, first), ...together, ...rest.slice(first)];
+  }
+}
+
 export default defineConfig({
   test: {
     // Two files at once on two cores: most of a real stack's test is waiting on its processes.
@@ -64,6 +86,7 @@ export default defineConfig({
     // them fresh (compiled.test.ts asks for that itself, vi.resetModules), and each file puts
     // back what it changes of the process (env stubs, cwd, fake timers) in its own hooks.
     poolOptions: { forks: { isolate: false } },
+    sequence: { sequencer: SharedStackTogether },
     // The JSON report feeds the one-line totals that .ci/run prints.
     reporters: ["default", "json"],
     outputFile: { json: "test-results/vitest.json" },

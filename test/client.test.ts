@@ -48,6 +48,7 @@ describe("runlet/client against a real Runlet", () => {
   }
 
   afterAll(async () => {
+    await runlet?.stop();
     await receiver?.close();
   });
 

@@ -89,6 +89,7 @@ screenshotOnFailure(() => page);
 afterAll(async () => {
   await browser?.close();
   await receiver?.close();
+  await runlet?.stop();
 });
 
 describe("the dashboard, in a browser", () => {

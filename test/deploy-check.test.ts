@@ -24,6 +24,7 @@ describe("runlet deploy starts a replica of the version before it goes live", ()
   });
 
   afterAll(async () => {
+    await runlet?.stop();
     await apps?.remove();
   });
 

@@ -53,6 +53,7 @@ describe("async runs are a durable queue", () => {
   });
 
   afterAll(async () => {
+    await runlet?.stop();
     await receiver?.close();
   });
 

@@ -19,6 +19,7 @@ screenshotOnFailure(() => page);
 
 afterAll(async () => {
   await browser?.close();
+  await runlet?.stop();
   await apps?.remove();
 });
 

@@ -2,7 +2,7 @@
 // API, read by a managed and a custom app's code, a change seen by the replicas started after it,
 // and a change (`runlet secrets set`, the API) reaching a managed or custom app's warm replicas
 // without a redeploy.
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { client } from "./apps.ts";
 import { cli, json, type Runlet } from "./harness.ts";
 import { sharedRunlet } from "./shared-stack.ts";
@@ -12,6 +12,8 @@ let runlet: Runlet;
 beforeAll(async () => {
   runlet = await sharedRunlet("secrets");
 }, 120_000);
+
+afterAll(() => runlet?.stop());
 
 async function setSecret(name: string, value: string) {
   const { baseUrl, projectId, token } = runlet.local;

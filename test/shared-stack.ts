@@ -1,24 +1,34 @@
 /**
- * One local Runlet for the end-to-end files that only use its APIs, started once per test
- * process (vitest's fork, which runs file after file) instead of once per file: a stack's start
- * is about 6.5 s of CPU, and the suite started one for each of these files.
+ * One local Runlet for the end-to-end files that only use its APIs, started once for several
+ * files instead of once per file: a stack's start is about 6.5 s of CPU.
  *
  * Each file gets a project of its own, made by the local owner: its apps, runs, secrets, audit
  * log and runs index are apart from the other files'. What a project does not separate (the
  * runtime host and its slots, the home's logs) is shared, so a file that changes the stack
- * itself, restarts it or needs other settings starts its own with `startRunlet`. The stack
- * stops when the test process ends (it is supervised by it: harness.ts).
+ * itself, restarts it or needs other settings starts its own with `startRunlet`.
+ *
+ * A stack left running idles at about 2.6 s of CPU a minute (esbuild's watch of the Worker's
+ * sources, the components' heartbeats), so it stops once no file has used it for `IDLE_MS`;
+ * vitest.config.ts runs the files that share it one after the other. It also stops with the
+ * test process (it is supervised by it: harness.ts).
  */
-import { json, newHome, type Runlet, startRunlet } from "./harness.ts";
+import { json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
+
+/** How long the stack waits for the next file before it stops. */
+const IDLE_MS = 30_000;
 
 let shared: Promise<Runlet> | undefined;
+let users = 0;
+let idle: NodeJS.Timeout | undefined;
 
 /**
  * The shared stack, seen through a new project named `name` (owned by the local owner, whose
- * token `local.token` is). `env` names the project for the CLI (`RUNLET_PROJECT`). `stop` does
- * nothing: the stack outlives the file.
+ * token `local.token` is). `env` names the project for the CLI (`RUNLET_PROJECT`). `stop` only
+ * says the file is done with it.
  */
 export async function sharedRunlet(name: string): Promise<Runlet> {
+  clearTimeout(idle);
+  users++;
   shared ??= newHome().then((home) => startRunlet(home));
   const stack = await shared;
   const { baseUrl, token } = stack.local;
@@ -34,6 +44,17 @@ export async function sharedRunlet(name: string): Promise<Runlet> {
     ...stack,
     local: { ...stack.local, projectId: project.id },
     env: { ...stack.env, RUNLET_PROJECT: project.id },
-    stop: async () => null,
+    stop: async () => {
+      if (--users === 0) idle = setTimeout(() => void stopShared(), IDLE_MS).unref();
+      return null;
+    },
   };
+}
+
+async function stopShared(): Promise<void> {
+  const stack = await shared;
+  shared = undefined;
+  if (!stack) return;
+  await stack.stop();
+  await removeHome(stack.home);
 }

@@ -18,6 +18,7 @@ describe("start_timeout in runlet.toml", () => {
   });
 
   afterAll(async () => {
+    await runlet?.stop();
     await apps?.remove();
   });
 

@@ -127,6 +127,7 @@ describe("async runs and webhooks, end to end", () => {
   });
 
   afterAll(async () => {
+    await runlet?.stop();
     await receiver?.close();
   });
 
