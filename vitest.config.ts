@@ -64,13 +64,14 @@ function workersProject(name: string, include: string[], exclude: string[], flag
 class SharedStackTogether extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const sorted = await super.sort(files);
-    const sharing = (spec: TestSpecification) =>
-      spec.moduleId.includes("/test/") &&
-      readFileSync(spec.moduleId, "utf8").includes("sharedRunlet(");
-    const first = sorted.findIndex(sharing);
+    const together = sorted.filter(
+      (spec) =>
+        spec.moduleId.includes("/test/") &&
+        readFileSync(spec.moduleId, "utf8").includes("sharedRunlet("),
+    );
+    const first = sorted.indexOf(together[0] as TestSpecification);
     if (first < 0) return sorted;
-    const together = sorted.filter(sharing);
-    const rest = sorted.filter((spec) => !sharing(spec));
+    const rest = sorted.filter((spec) => !together.includes(spec));
     return [...rest.slice(0, first), ...together, ...rest.slice(first)];
   }
 }

@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
@@ -589,12 +590,12 @@ describe("starting and stopping", () => {
       const deployed = await cli(["deploy", "examples/hello"], first.env);
       expect(deployed.code).toBe(0);
       // Its supervisor's pipe closed (README, RUNLET_SUPERVISED): it stops as on SIGTERM.
-      const exited = new Promise<number | null>((resolve) => {
-        const timer = setTimeout(() => resolve(-1), 30_000);
-        first.process.once("exit", (code) => resolve(code)).once("exit", () => clearTimeout(timer));
-      });
       first.process.stdin?.end();
-      expect(await exited).toBe(0);
+      const [code] = await Promise.race([
+        once(first.process, "exit"),
+        new Promise<unknown[]>((resolve) => setTimeout(resolve, 30_000, ["still running"])),
+      ]);
+      expect(code).toBe(0);
       for (const port of Object.values(first.ports))
         expect(await portIsFree(port, "127.0.0.1")).toBe(true);
 

@@ -52,8 +52,9 @@ export async function sharedRunlet(name: string): Promise<Runlet> {
 }
 
 async function stopShared(): Promise<void> {
-  const stack = await shared;
+  const stopping = shared;
   shared = undefined;
+  const stack = await stopping;
   if (!stack) return;
   await stack.stop();
   await removeHome(stack.home);
