@@ -4,7 +4,9 @@
  * cli.test.ts ran about a hundred. What it prints is captured as the process would have
  * printed it (each console line ending in a newline, what is written to stdout and stderr as is).
  * The binary itself (bin/runlet.mjs, its exit codes, a command's standard input) is what
- * harness.ts's `cli` runs.
+ * harness.ts's `cli` runs. cli/commands/test-support.ts's `runlet` runs `main` here too for the
+ * command tests, with its lines joined without the last newline and the progress apart; this one
+ * prints as the binary does, so assertions written for the binary hold.
  */
 import { format } from "node:util";
 import { vi } from "vitest";

@@ -10,9 +10,16 @@
  * A stack left running idles at about 2.6 s of CPU a minute (esbuild's watch of the Worker's
  * sources, the components' heartbeats), so it stops once no file has used it for `IDLE_MS`;
  * vitest.config.ts runs the files that share it one after the other. It also stops with the
- * test process (it is supervised by it: harness.ts).
+ * test process (it is supervised by it: harness.ts); its home, left then, is removed by the next
+ * shared stack's start.
  */
-import { json, newHome, type Runlet, removeHome, startRunlet } from "./harness.ts";
+import { mkdtemp, readdir, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { isAlive, json, type Runlet, removeHome, startRunlet } from "./harness.ts";
+
+/** A shared stack's home: this prefix, then the pid of the test process that started it. */
+const PREFIX = "runlet-shared-";
 
 /** How long the stack waits for the next file before it stops. */
 const IDLE_MS = 30_000;
@@ -29,7 +36,9 @@ let idle: NodeJS.Timeout | undefined;
 export async function sharedRunlet(name: string): Promise<Runlet> {
   clearTimeout(idle);
   users++;
-  shared ??= newHome().then((home) => startRunlet(home));
+  shared ??= sweepLeftHomes()
+    .then(() => mkdtemp(join(tmpdir(), `${PREFIX}${process.pid}-`)))
+    .then((home) => startRunlet(home));
   const stack = await shared;
   const { baseUrl, token } = stack.local;
   const res = await fetch(`${baseUrl}/v2/projects`, {
@@ -58,4 +67,19 @@ async function stopShared(): Promise<void> {
   if (!stack) return;
   await stack.stop();
   await removeHome(stack.home);
+}
+
+/**
+ * Removes the homes of shared stacks whose test process ended before their idle stop (a run of a
+ * few files), once the stack in each has stopped too (no live pid in its runlet.pid).
+ */
+async function sweepLeftHomes(): Promise<void> {
+  for (const name of await readdir(tmpdir())) {
+    if (!name.startsWith(PREFIX) || isAlive(Number(name.slice(PREFIX.length).split("-")[0])))
+      continue;
+    const home = join(tmpdir(), name);
+    const held = await readFile(join(home, "runlet.pid"), "utf8").catch(() => "");
+    const pid = Number(held.split("\n")[0]);
+    if (!(pid > 0 && isAlive(pid))) await removeHome(home);
+  }
 }
